@@ -1,0 +1,181 @@
+//! The command line: every command, flag and example. The binary parses this and hands the
+//! result to [`crate::commands`]; completions and the man page are generated from it too.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+const ABOUT: &str =
+    "Coordinate one doer and several reviewer agents through a shared Markdown blackboard";
+
+const LONG_ABOUT: &str = "\
+pair keeps a Markdown blackboard whose YAML frontmatter is a checked state machine: the phase of
+the work, revision counters and one entry per agent. Every change is one locked, hash-checked,
+fsynced atomic replace, checked against the protocol.
+
+Exit codes: 0 done (poll: your turn), 1 I/O error, 2 lock timeout, 3 stale, 4 usage error,
+5 invalid blackboard, 6 protocol violation, 7 missing or already exists, 10 not your turn,
+11 terminal phase.";
+
+const EXAMPLES: &str = "\
+Examples:
+  pair init task.md --goal 'Fix the flaky upload test' --work-type debugging
+  pair poll task.md --agent doer
+  pair status task.md
+  pair validate blackboards/
+  pair write task.md --content-file new.md --expect-sha256 <sha256 of what you read>";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "pair",
+    version,
+    about = ABOUT,
+    long_about = LONG_ABOUT,
+    after_help = EXAMPLES,
+    propagate_version = true,
+    disable_help_subcommand = true
+)]
+pub struct Cli {
+    /// Print a machine-readable JSON result on stdout (errors as JSON on stderr).
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    #[command(subcommand)]
+    pub command: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Cmd {
+    /// Create a blackboard from the template (refuses to overwrite).
+    #[command(after_help = "\
+Examples:
+  pair init task.md --goal 'Add CSV export to the report page'
+  pair init bug.md --goal-file issue.txt --work-type debugging --reviewers alice,bob
+  pair init task.md --doer builder --yolo")]
+    Init(InitArgs),
+
+    /// Read the frontmatter and say whose turn it is (exit 0 your turn, 10 not, 11 terminal).
+    #[command(after_help = "\
+Examples:
+  pair poll task.md --agent alice
+  PAIR_AGENT=doer pair poll task.md --json")]
+    Poll(PollArgs),
+
+    /// Full read: whose turn, counters, reviewers, the file's SHA-256 and the body's sections.
+    #[command(after_help = "\
+Examples:
+  pair status task.md
+  pair status task.md --agent alice --json")]
+    Status(StatusArgs),
+
+    /// Check blackboards for CI (exit 5 if any is invalid).
+    #[command(after_help = "\
+Examples:
+  pair validate task.md
+  pair validate docs/blackboards/ --json")]
+    Validate(ValidateArgs),
+
+    /// Raw compare-and-swap write of a complete new file.
+    #[command(after_help = "\
+Examples:
+  pair write task.md --content-file new.md --expect-sha256 3f2a…  --operation plan-review
+  pair write --path task.md --content-file new.md --create-if-missing
+  generate-board | pair write task.md --content-file - --create-if-missing")]
+    Write(WriteArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Path of the blackboard to create.
+    pub board: PathBuf,
+    /// The goal, written into the Goal section.
+    #[arg(long, conflicts_with = "goal_file")]
+    pub goal: Option<String>,
+    /// Read the goal from a file (`-` for stdin).
+    #[arg(long, value_name = "FILE")]
+    pub goal_file: Option<PathBuf>,
+    /// feature, debugging, refactor, docs, spike, or another lower-case word.
+    #[arg(long, default_value = "feature", value_name = "TYPE")]
+    pub work_type: String,
+    /// Require a root cause analysis round before planning (on by default for debugging).
+    #[arg(long)]
+    pub rca: bool,
+    /// Require a red-test round before coding (on by default for debugging).
+    #[arg(long)]
+    pub red_test: bool,
+    /// Pre-approve the doer-side human gates.
+    #[arg(long)]
+    pub yolo: bool,
+    /// The doer's agent id.
+    #[arg(long, default_value = "doer", value_name = "ID")]
+    pub doer: String,
+    /// Reviewers required from the start (comma-separated ids).
+    #[arg(long, value_delimiter = ',', value_name = "A,B")]
+    pub reviewers: Vec<String>,
+    /// Use this blackboard file as the template instead of the built-in one.
+    #[arg(long, value_name = "FILE")]
+    pub template: Option<PathBuf>,
+    /// How long to wait for the lock, in seconds.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub timeout: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct PollArgs {
+    /// The blackboard.
+    pub board: PathBuf,
+    /// Your agent id.
+    #[arg(long, env = "PAIR_AGENT", value_name = "ID")]
+    pub agent: String,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The blackboard.
+    pub board: PathBuf,
+    /// Whose point of view to report `your_turn` from (default: the doer).
+    #[arg(long, env = "PAIR_AGENT", value_name = "ID")]
+    pub agent: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Blackboard files, or directories searched for them.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("mode").required(true).args(["expect_sha256", "create_if_missing"])))]
+pub struct WriteArgs {
+    /// The blackboard (or use --path).
+    #[arg(required_unless_present = "path", conflicts_with = "path")]
+    pub board: Option<PathBuf>,
+    /// The blackboard (compatible with the original helper).
+    #[arg(long, value_name = "BOARD")]
+    pub path: Option<PathBuf>,
+    /// The complete new file (`-` for stdin).
+    #[arg(long, value_name = "FILE")]
+    pub content_file: PathBuf,
+    /// SHA-256 of the file as you read it (compare-and-swap).
+    #[arg(long, value_name = "HEX")]
+    pub expect_sha256: Option<String>,
+    /// Create the blackboard; refuse if it exists.
+    #[arg(long)]
+    pub create_if_missing: bool,
+    /// A short name for the change, recorded in the lock owner file.
+    #[arg(long, default_value = "write", value_name = "NAME")]
+    pub operation: String,
+    /// Who is writing (recorded in the lock owner file).
+    #[arg(long, env = "PAIR_AGENT", value_name = "ID")]
+    pub agent: Option<String>,
+    /// How long to wait for the lock, in seconds.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub timeout: f64,
+}
+
+impl WriteArgs {
+    pub fn board(&self) -> Option<&PathBuf> {
+        self.board.as_ref().or(self.path.as_ref())
+    }
+}

@@ -1,0 +1,156 @@
+//! `pair init`: create a blackboard from the built-in template (or `--template FILE`).
+
+use serde_json::json;
+
+use super::{Outcome, read_text, shown, timeout};
+use crate::cli::InitArgs;
+use crate::document::{Document, check_note};
+use crate::error::{Error, Result};
+use crate::model::{Phase, Role, Timestamp, is_agent_id, is_work_type};
+use crate::protocol;
+use crate::report::SCHEMA;
+use crate::store::{self, Expect, WriteOptions};
+use crate::validate;
+
+/// The built-in template, embedded so the binary works on its own.
+pub const TEMPLATE: &str = include_str!("../../templates/blackboard.md");
+
+pub fn run(a: InitArgs) -> Result<Outcome> {
+    if !is_agent_id(&a.doer) {
+        return Err(Error::Usage(format!(
+            "--doer {:?} is not a valid agent id: use 1-64 letters, digits, `.`, `_` or `-`, \
+             starting with a letter or digit",
+            a.doer
+        )));
+    }
+    if !is_work_type(&a.work_type) {
+        return Err(Error::Usage(format!(
+            "--work-type {:?} is not valid: use feature, debugging, refactor, docs, spike or \
+             another lower-case word matching [a-z][a-z0-9_-]*",
+            a.work_type
+        )));
+    }
+    let mut reviewers: Vec<String> = Vec::new();
+    for r in &a.reviewers {
+        let r = r.trim();
+        if r.is_empty() {
+            continue;
+        }
+        if !is_agent_id(r) {
+            return Err(Error::Usage(format!(
+                "--reviewers: {r:?} is not a valid agent id"
+            )));
+        }
+        if r == a.doer {
+            return Err(Error::Usage(format!(
+                "--reviewers: {r:?} is the doer; the doer cannot review its own work"
+            )));
+        }
+        if !reviewers.iter().any(|x| x == r) {
+            reviewers.push(r.to_string());
+        }
+    }
+    let goal = match (&a.goal, &a.goal_file) {
+        (Some(g), _) => Some(g.clone()),
+        (None, Some(f)) => Some(read_text(f, "--goal-file")?),
+        (None, None) => None,
+    };
+    if let Some(g) = &goal
+        && let Err(p) = check_note(g)
+    {
+        return Err(Error::Usage(format!(
+            "the goal cannot be used: {}",
+            p.message
+        )));
+    }
+
+    let (template_name, template) = match &a.template {
+        Some(path) => (shown(path), super::read_input(path, "--template")?),
+        None => (
+            "the built-in template".to_string(),
+            TEMPLATE.as_bytes().to_vec(),
+        ),
+    };
+    let valid = validate::check_bytes(&template).map_err(|r| Error::Invalid {
+        path: std::path::PathBuf::from(&template_name),
+        errors: r.errors,
+        new_content: false,
+    })?;
+    let mut doc: Document = valid.doc;
+    let mut fm = valid.parsed.fm;
+
+    // The template's doer takes the requested id.
+    match fm.agents.iter_mut().find(|(_, ag)| ag.role == Role::Doer) {
+        Some((id, _)) => *id = a.doer.clone(),
+        None => {
+            return Err(Error::Usage(format!("{template_name} has no doer agent")));
+        }
+    }
+    fm.phase = Phase::Draft;
+    fm.phase_updated_at = Timestamp::now();
+    fm.work_type = a.work_type.clone();
+    let debugging = a.work_type == "debugging";
+    fm.rca_required = fm.rca_required || a.rca || debugging;
+    fm.red_test_required = fm.red_test_required || a.red_test || debugging;
+    fm.yolo = fm.yolo || a.yolo;
+    fm.required_reviewers = reviewers;
+
+    if !(debugging || fm.rca_required) {
+        doc.remove_empty_section("Root Cause Analysis");
+    }
+    if !(debugging || fm.red_test_required) {
+        doc.remove_empty_section("Red Tests");
+    }
+    if let Some(g) = &goal {
+        doc.append("Goal", g);
+    }
+    let content = doc.render(&fm.emit());
+
+    let opts = WriteOptions {
+        timeout: timeout(a.timeout)?,
+        agent: Some(a.doer.clone()),
+        operation: "init".to_string(),
+    };
+    let written = store::update(
+        &a.board,
+        Expect::Absent,
+        &opts,
+        |_| Ok(content.into_bytes()),
+    )?;
+    let fm = &written.valid.parsed.fm;
+    let board = shown(&a.board);
+    let next = protocol::next(fm, &a.doer, &board);
+    let json = json!({
+        "schema": SCHEMA,
+        "path": board,
+        "created": true,
+        "sha256": written.new_sha256,
+        "phase": fm.phase,
+        "work_type": fm.work_type,
+        "rca_required": fm.rca_required,
+        "red_test_required": fm.red_test_required,
+        "yolo": fm.yolo,
+        "doer": a.doer,
+        "required_reviewers": fm.required_reviewers,
+        "next": next,
+    });
+    let text = format!(
+        "created {board} (phase DRAFT, doer {}, work type {}{}{})\nnext: {}\n",
+        a.doer,
+        fm.work_type,
+        if fm.rca_required {
+            ", RCA required"
+        } else {
+            ""
+        },
+        if fm.red_test_required {
+            ", red test required"
+        } else {
+            ""
+        },
+        next.action
+    );
+    let mut out = Outcome::ok(json, text);
+    out.warnings = written.warnings;
+    Ok(out)
+}

@@ -1,0 +1,100 @@
+//! The commands. Each takes its parsed arguments, does its work through the store, and returns
+//! an [`Outcome`]: a JSON object, the same result as text, and the exit code.
+
+use std::io::Read;
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value as Json;
+
+use crate::cli::{Cli, Cmd};
+use crate::error::{Error, Result};
+
+mod init;
+mod read;
+mod validate;
+mod write;
+
+/// A command's result.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The `--json` object (always carries `"schema": 1`).
+    pub json: Json,
+    /// The human-readable rendering.
+    pub text: String,
+    /// 0, or the non-error status codes of `poll` (10, 11) and `validate` (5).
+    pub code: i32,
+    /// Things worth saying on stderr that do not change the outcome.
+    pub warnings: Vec<String>,
+}
+
+impl Outcome {
+    pub fn ok(json: Json, text: String) -> Outcome {
+        Outcome {
+            json,
+            text,
+            code: 0,
+            warnings: vec![],
+        }
+    }
+}
+
+/// Run a parsed command line.
+pub fn run(cli: Cli) -> Result<Outcome> {
+    match cli.command {
+        Cmd::Init(a) => init::run(a),
+        Cmd::Poll(a) => read::poll(a),
+        Cmd::Status(a) => read::status(a),
+        Cmd::Validate(a) => validate::run(a),
+        Cmd::Write(a) => write::run(a),
+    }
+}
+
+/// A `--timeout` in seconds as a duration.
+pub(crate) fn timeout(seconds: f64) -> Result<Duration> {
+    if seconds.is_finite() && (0.0..=86_400.0).contains(&seconds) {
+        Ok(Duration::from_secs_f64(seconds))
+    } else {
+        Err(Error::Usage(format!(
+            "--timeout must be a number of seconds from 0 to 86400, got {seconds}"
+        )))
+    }
+}
+
+/// Read a file given on the command line, `-` meaning stdin.
+pub(crate) fn read_input(path: &Path, what: &str) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    if path == Path::new("-") {
+        std::io::stdin()
+            .read_to_end(&mut buf)
+            .map_err(|e| Error::io(path, "read standard input", e))?;
+        return Ok(buf);
+    }
+    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            Error::Usage(format!("{what} {}: no such file", path.display()))
+        }
+        _ => Error::io(path, "stat", e),
+    })?;
+    if !meta.is_file() {
+        return Err(Error::Usage(format!(
+            "{what} {}: not a regular file",
+            path.display()
+        )));
+    }
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_to_end(&mut buf))
+        .map_err(|e| Error::io(path, "read", e))?;
+    Ok(buf)
+}
+
+/// Read UTF-8 text given on the command line, `-` meaning stdin.
+pub(crate) fn read_text(path: &Path, what: &str) -> Result<String> {
+    String::from_utf8(read_input(path, what)?)
+        .map_err(|_| Error::Usage(format!("{what} {}: not valid UTF-8", path.display())))
+}
+
+/// The path as the user wrote it, for messages and action sentences.
+pub(crate) fn shown(path: &Path) -> String {
+    path.display().to_string()
+}

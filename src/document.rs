@@ -1,0 +1,717 @@
+//! The blackboard file as text: frontmatter/body split, line endings, BOM, sections, appends.
+//!
+//! One splitter serves every command, so `poll`, `status`, `validate` and the writers can never
+//! disagree about where the frontmatter ends (SPEC §2). The body is kept as the exact string read
+//! from disk; the only ways it changes are [`Document::append`] and [`Document::ensure_section`],
+//! which insert new bytes and leave every existing byte where it was.
+
+use std::fmt;
+
+/// The UTF-8 byte-order mark.
+pub const BOM: &str = "\u{feff}";
+
+/// Level-2 sections in template order (SPEC §2.3). A missing section is created at its place in
+/// this order.
+pub const SECTION_ORDER: &[&str] = &[
+    "Goal",
+    "Evidence",
+    "Root Cause Analysis",
+    "Plan Revisions",
+    "Plan Reviews",
+    "Red Tests",
+    "Implementation Notes",
+    "Code Review Rounds",
+    "Validation",
+    "Decisions",
+];
+
+/// Line-ending style of a file, detected from its first line and kept on every write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Eol {
+    Lf,
+    CrLf,
+}
+
+impl Eol {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Eol::Lf => "\n",
+            Eol::CrLf => "\r\n",
+        }
+    }
+
+    /// Convert text written with `\n` to this style (a lone `\r\n` in the input is kept as is).
+    pub fn apply(self, text: &str) -> String {
+        match self {
+            Eol::Lf => text.to_string(),
+            Eol::CrLf => {
+                let mut out = String::with_capacity(text.len() + text.len() / 16);
+                let mut prev = '\0';
+                for c in text.chars() {
+                    if c == '\n' && prev != '\r' {
+                        out.push('\r');
+                    }
+                    out.push(c);
+                    prev = c;
+                }
+                out
+            }
+        }
+    }
+}
+
+/// Why a file could not be split into frontmatter and body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SplitError {
+    /// The file is empty.
+    Empty,
+    /// The frontmatter is not valid UTF-8 (1-based line of the first bad byte).
+    NotUtf8 { line: u32, part: &'static str },
+    /// The first line is not `---`.
+    NoFrontmatter { found: String },
+    /// No line `---` closes the frontmatter.
+    Unclosed,
+    /// Git conflict markers are present.
+    ConflictMarkers { line: u32, marker: String },
+}
+
+impl fmt::Display for SplitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SplitError::Empty => write!(
+                f,
+                "the file is empty; a blackboard starts with a `---` line, the YAML frontmatter, \
+                 and a closing `---` line"
+            ),
+            SplitError::NotUtf8 { line, part } => {
+                write!(f, "line {line}: the {part} is not valid UTF-8")
+            }
+            SplitError::NoFrontmatter { found } => write!(
+                f,
+                "line 1: no frontmatter: the first line must be `---`, found {found:?}"
+            ),
+            SplitError::Unclosed => write!(
+                f,
+                "the frontmatter is not closed: no line `---` follows the opening `---` on line 1"
+            ),
+            SplitError::ConflictMarkers { line, marker } => write!(
+                f,
+                "line {line}: unresolved git conflict marker `{marker}`; resolve the merge \
+                 conflict, then run `pair validate` again"
+            ),
+        }
+    }
+}
+
+/// A blackboard split into its parts. `fm_text` excludes the delimiter lines; `body` is
+/// everything after the closing delimiter line, byte for byte.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Document {
+    pub bom: bool,
+    pub eol: Eol,
+    pub fm_text: String,
+    /// 1-based line number of the first frontmatter line (the line after the opening `---`).
+    pub fm_first_line: u32,
+    pub body: String,
+    /// 1-based line number on which the body starts.
+    pub body_first_line: u32,
+}
+
+fn is_delimiter(line: &str) -> bool {
+    let line = line.strip_suffix('\n').unwrap_or(line);
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    line.trim_end_matches([' ', '\t']) == "---"
+}
+
+/// Whether a line (without its ending) is a git conflict marker.
+pub fn conflict_marker(line: &str) -> Option<&'static str> {
+    let line = line.trim_end_matches(['\r', '\n']);
+    for marker in ["<<<<<<<", ">>>>>>>", "======="] {
+        if let Some(rest) = line.strip_prefix(marker) {
+            let ok = if marker == "=======" {
+                rest.trim_end().is_empty()
+            } else {
+                rest.is_empty() || rest.starts_with(' ') || rest.starts_with('\t')
+            };
+            if ok {
+                return Some(marker);
+            }
+        }
+    }
+    None
+}
+
+fn line_of_offset(bytes: &[u8], offset: usize) -> u32 {
+    bytes[..offset.min(bytes.len())]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count() as u32
+        + 1
+}
+
+impl Document {
+    /// Split the bytes of a whole file.
+    pub fn parse(bytes: &[u8]) -> Result<Document, SplitError> {
+        let (doc, _) = Self::split(bytes, true)?;
+        Ok(doc)
+    }
+
+    /// Split only as far as the closing delimiter: the body is left empty and not checked.
+    /// This is what `poll` uses so that its cost does not grow with the body.
+    pub fn parse_frontmatter_only(bytes: &[u8]) -> Result<Document, SplitError> {
+        let (doc, _) = Self::split(bytes, false)?;
+        Ok(doc)
+    }
+
+    fn split(bytes: &[u8], with_body: bool) -> Result<(Document, usize), SplitError> {
+        if bytes.is_empty() {
+            return Err(SplitError::Empty);
+        }
+        let (bom, rest) = match bytes.strip_prefix(BOM.as_bytes()) {
+            Some(rest) => (true, rest),
+            None => (false, bytes),
+        };
+        // First line.
+        let first_end = rest
+            .iter()
+            .position(|b| *b == b'\n')
+            .map(|i| i + 1)
+            .unwrap_or(rest.len());
+        let first = &rest[..first_end];
+        let first_str = String::from_utf8_lossy(first);
+        if !is_delimiter(&first_str) || !first.ends_with(b"\n") {
+            if is_delimiter(&first_str) {
+                return Err(SplitError::Unclosed);
+            }
+            let shown: String = first_str
+                .trim_end_matches(['\r', '\n'])
+                .chars()
+                .take(40)
+                .collect();
+            return Err(SplitError::NoFrontmatter { found: shown });
+        }
+        let eol = if first.ends_with(b"\r\n") {
+            Eol::CrLf
+        } else {
+            Eol::Lf
+        };
+        // Find the closing delimiter line.
+        let mut pos = first_end;
+        let mut close: Option<(usize, usize)> = None;
+        while pos < rest.len() {
+            let end = rest[pos..]
+                .iter()
+                .position(|b| *b == b'\n')
+                .map(|i| pos + i + 1)
+                .unwrap_or(rest.len());
+            let line = &rest[pos..end];
+            if line.len() <= 64 && is_delimiter(&String::from_utf8_lossy(line)) {
+                close = Some((pos, end));
+                break;
+            }
+            pos = end;
+        }
+        let Some((close_start, close_end)) = close else {
+            return Err(SplitError::Unclosed);
+        };
+        let fm_bytes = &rest[first_end..close_start];
+        let fm_text = match std::str::from_utf8(fm_bytes) {
+            Ok(s) => s.to_string(),
+            Err(e) => {
+                return Err(SplitError::NotUtf8 {
+                    line: line_of_offset(rest, first_end + e.valid_up_to()),
+                    part: "frontmatter",
+                });
+            }
+        };
+        let body_first_line = line_of_offset(rest, close_end);
+        let body = if with_body {
+            match std::str::from_utf8(&rest[close_end..]) {
+                Ok(s) => s.to_string(),
+                Err(e) => {
+                    return Err(SplitError::NotUtf8 {
+                        line: line_of_offset(rest, close_end + e.valid_up_to()),
+                        part: "body",
+                    });
+                }
+            }
+        } else {
+            String::new()
+        };
+        // Conflict markers anywhere: in the frontmatter always, in the body when it was read.
+        let scan = |text: &str, first_line: u32| -> Result<(), SplitError> {
+            for (i, line) in text.split('\n').enumerate() {
+                if let Some(marker) = conflict_marker(line) {
+                    return Err(SplitError::ConflictMarkers {
+                        line: first_line + i as u32,
+                        marker: marker.to_string(),
+                    });
+                }
+            }
+            Ok(())
+        };
+        scan(&fm_text, 2)?;
+        if with_body {
+            scan(&body, body_first_line)?;
+        }
+        Ok((
+            Document {
+                bom,
+                eol,
+                fm_text,
+                fm_first_line: 2,
+                body,
+                body_first_line,
+            },
+            close_end,
+        ))
+    }
+
+    /// Assemble a file from a new frontmatter (written with `\n`, converted to the file's style)
+    /// and this document's body, BOM and line-ending style.
+    pub fn render(&self, frontmatter: &str) -> String {
+        let mut out = String::with_capacity(self.body.len() + frontmatter.len() + 16);
+        if self.bom {
+            out.push_str(BOM);
+        }
+        let eol = self.eol.as_str();
+        out.push_str("---");
+        out.push_str(eol);
+        out.push_str(&self.eol.apply(frontmatter));
+        out.push_str("---");
+        out.push_str(eol);
+        out.push_str(&self.body);
+        out
+    }
+
+    /// The level-2 sections of the body.
+    pub fn sections(&self) -> Vec<Section> {
+        sections(&self.body, self.body_first_line)
+    }
+
+    /// Append an entry (text written with `\n`) to the end of a section, creating the section at
+    /// its template position if it is missing. Existing bytes are not changed.
+    pub fn append(&mut self, section: &str, entry: &str) {
+        self.ensure_section(section);
+        let secs = self.sections();
+        let Some(sec) = secs.iter().find(|s| s.name == section) else {
+            return;
+        };
+        let insert_at = sec.end;
+        let before = &self.body[..insert_at];
+        let eol = self.eol.as_str();
+        let mut text = String::new();
+        if !before.ends_with('\n') {
+            text.push_str(eol);
+        }
+        if !before.ends_with(&format!("{eol}{eol}")) && !before.ends_with("\n\n") {
+            text.push_str(eol);
+        }
+        text.push_str(&self.eol.apply(entry.trim_end_matches('\n')));
+        text.push_str(eol);
+        if insert_at < self.body.len() {
+            // A heading follows: keep one blank line before it.
+            text.push_str(eol);
+        }
+        self.body.insert_str(insert_at, &text);
+    }
+
+    /// Remove a level-2 section whose content is only blank lines. Returns whether it did.
+    pub fn remove_empty_section(&mut self, name: &str) -> bool {
+        let secs = self.sections();
+        let Some(sec) = secs.iter().find(|s| s.name == name) else {
+            return false;
+        };
+        let text = &self.body[sec.start..sec.end];
+        let after_heading = text.split_once('\n').map_or("", |(_, rest)| rest);
+        if !after_heading.trim().is_empty() {
+            return false;
+        }
+        self.body.replace_range(sec.start..sec.end, "");
+        true
+    }
+
+    /// Create a level-2 section if it is missing, at its template position (before the first
+    /// existing section that comes after it in [`SECTION_ORDER`], else at the end of the body).
+    pub fn ensure_section(&mut self, name: &str) {
+        let secs = self.sections();
+        if secs.iter().any(|s| s.name == name) {
+            return;
+        }
+        let eol = self.eol.as_str();
+        let rank = SECTION_ORDER.iter().position(|s| *s == name);
+        let next = rank.and_then(|r| {
+            secs.iter().find(|s| {
+                SECTION_ORDER
+                    .iter()
+                    .position(|t| *t == s.name)
+                    .is_some_and(|sr| sr > r)
+            })
+        });
+        match next {
+            Some(sec) => {
+                let text = format!("## {name}{eol}{eol}");
+                self.body.insert_str(sec.start, &text);
+            }
+            None => {
+                let mut text = String::new();
+                if !self.body.is_empty() && !self.body.ends_with('\n') {
+                    text.push_str(eol);
+                }
+                if !self.body.is_empty() && !self.body.ends_with(&format!("{eol}{eol}")) {
+                    text.push_str(eol);
+                }
+                text.push_str(&format!("## {name}{eol}"));
+                self.body.push_str(&text);
+            }
+        }
+    }
+}
+
+/// A level-2 section: its name, the byte range in the body from its heading to the next
+/// level-1/2 heading (or the end), and the 1-based file line of its heading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section {
+    pub name: String,
+    pub start: usize,
+    pub end: usize,
+    pub line: u32,
+    /// Number of level-3 entries (`### …`) in the section.
+    pub entries: usize,
+}
+
+/// Markdown block structure just good enough to find ATX headings outside fenced code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineKind {
+    Text,
+    Blank,
+    /// ATX heading of this level, outside a fence.
+    Heading(u8),
+    /// A fence line (opening or closing).
+    Fence,
+    /// A line inside a fenced code block.
+    InFence,
+}
+
+/// Classify each line of some Markdown (fences tracked across lines).
+pub fn classify_lines(text: &str) -> Vec<(usize, &str, LineKind)> {
+    let mut out = Vec::new();
+    let mut fence: Option<(char, usize)> = None;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let content = line.trim_end_matches(['\n', '\r']);
+        let kind = match fence {
+            Some((ch, len)) => {
+                if closes_fence(content, ch, len) {
+                    fence = None;
+                    LineKind::Fence
+                } else {
+                    LineKind::InFence
+                }
+            }
+            None => {
+                if let Some(f) = opens_fence(content) {
+                    fence = Some(f);
+                    LineKind::Fence
+                } else if let Some(level) = atx_level(content) {
+                    LineKind::Heading(level)
+                } else if content.trim().is_empty() {
+                    LineKind::Blank
+                } else {
+                    LineKind::Text
+                }
+            }
+        };
+        out.push((offset, line, kind));
+        offset += line.len();
+    }
+    out
+}
+
+fn leading_spaces(s: &str) -> Option<&str> {
+    let n = s.len() - s.trim_start_matches(' ').len();
+    if n > 3 { None } else { Some(&s[n..]) }
+}
+
+fn opens_fence(line: &str) -> Option<(char, usize)> {
+    let s = leading_spaces(line)?;
+    let ch = s.chars().next()?;
+    if ch != '`' && ch != '~' {
+        return None;
+    }
+    let len = s.chars().take_while(|c| *c == ch).count();
+    if len < 3 {
+        return None;
+    }
+    if ch == '`' && s[len..].contains('`') {
+        return None;
+    }
+    Some((ch, len))
+}
+
+fn closes_fence(line: &str, ch: char, len: usize) -> bool {
+    let Some(s) = leading_spaces(line) else {
+        return false;
+    };
+    let n = s.chars().take_while(|c| *c == ch).count();
+    n >= len && s[n * ch.len_utf8()..].trim().is_empty()
+}
+
+/// The level of an ATX heading line, if it is one.
+pub fn atx_level(line: &str) -> Option<u8> {
+    let s = leading_spaces(line)?;
+    let n = s.chars().take_while(|c| *c == '#').count();
+    if n == 0 || n > 6 {
+        return None;
+    }
+    let rest = &s[n..];
+    if rest.is_empty() || rest.starts_with(' ') || rest.starts_with('\t') {
+        Some(n as u8)
+    } else {
+        None
+    }
+}
+
+fn heading_text(line: &str) -> String {
+    let s = line.trim_end_matches(['\n', '\r']).trim_start();
+    let s = s.trim_start_matches('#').trim();
+    // Optional closing sequence of #s.
+    let trimmed = s.trim_end_matches('#');
+    if trimmed.len() != s.len() && (trimmed.is_empty() || trimmed.ends_with(' ')) {
+        trimmed.trim().to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+/// Find the level-2 sections of a body. `first_line` is the file line the body starts on.
+pub fn sections(body: &str, first_line: u32) -> Vec<Section> {
+    let lines = classify_lines(body);
+    let mut out: Vec<Section> = Vec::new();
+    for (i, (offset, line, kind)) in lines.iter().enumerate() {
+        match kind {
+            LineKind::Heading(level) if *level <= 2 => {
+                if let Some(last) = out.last_mut()
+                    && last.end == usize::MAX
+                {
+                    last.end = *offset;
+                }
+                if *level == 2 {
+                    out.push(Section {
+                        name: heading_text(line),
+                        start: *offset,
+                        end: usize::MAX,
+                        line: first_line + i as u32,
+                        entries: 0,
+                    });
+                }
+            }
+            LineKind::Heading(3) => {
+                if let Some(last) = out.last_mut()
+                    && last.end == usize::MAX
+                {
+                    last.entries += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(last) = out.last_mut()
+        && last.end == usize::MAX
+    {
+        last.end = body.len();
+    }
+    // The end of a section is where the next level-1/2 heading begins; for trailing blank lines
+    // we keep the end as is so appends land after them (never inside the next heading).
+    out
+}
+
+/// Why a note cannot be appended as it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoteProblem {
+    /// 1-based line within the note.
+    pub line: u32,
+    pub message: String,
+}
+
+/// Check that text can be appended inside a section without changing the document's structure:
+/// no level-1/2 heading (ATX or setext) outside a fence, no unclosed fence, no conflict marker.
+pub fn check_note(text: &str) -> Result<(), NoteProblem> {
+    let lines = classify_lines(text);
+    let mut open_fence_line = None;
+    let mut prev_text = false;
+    for (i, (_, line, kind)) in lines.iter().enumerate() {
+        let n = i as u32 + 1;
+        let content = line.trim_end_matches(['\n', '\r']);
+        if let Some(marker) = conflict_marker(content) {
+            return Err(NoteProblem {
+                line: n,
+                message: format!(
+                    "line {n} of the note is a git conflict marker `{marker}`; blackboards may not contain them"
+                ),
+            });
+        }
+        match kind {
+            LineKind::Heading(level) if *level <= 2 => {
+                return Err(NoteProblem {
+                    line: n,
+                    message: format!(
+                        "line {n} of the note is a level-{level} heading ({:?}); it would split the \
+                         section. Use `###` or deeper headings inside notes",
+                        content.trim()
+                    ),
+                });
+            }
+            LineKind::Fence => {
+                open_fence_line = match open_fence_line {
+                    None => Some(n),
+                    Some(_) => None,
+                };
+            }
+            LineKind::Text if prev_text => {
+                let t = content.trim();
+                if let Some(s) = leading_spaces(content)
+                    && !t.is_empty()
+                    && (t.chars().all(|c| c == '=') || t.chars().all(|c| c == '-'))
+                    && s.trim_end() == t
+                {
+                    return Err(NoteProblem {
+                        line: n,
+                        message: format!(
+                            "line {n} of the note underlines the line above with {:?}, which makes \
+                             it a level-1/2 heading and would split the section; add a blank line \
+                             before it or use `###` headings",
+                            t
+                        ),
+                    });
+                }
+            }
+            _ => {}
+        }
+        prev_text = matches!(kind, LineKind::Text);
+    }
+    if let Some(n) = open_fence_line {
+        return Err(NoteProblem {
+            line: n,
+            message: format!(
+                "the code fence opened on line {n} of the note is never closed; it would swallow \
+                 the sections after it. Close the fence"
+            ),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOC: &str = "---\nphase: DRAFT\n---\n# T\n\n## Goal\n\ng\n\n## Plan Reviews\n\n```\n## not a heading\n```\n\n## Decisions\n";
+
+    #[test]
+    fn splits_frontmatter_and_body() {
+        let d = Document::parse(DOC.as_bytes()).unwrap();
+        assert_eq!(d.fm_text, "phase: DRAFT\n");
+        assert!(d.body.starts_with("# T\n"));
+        assert_eq!(d.body_first_line, 4);
+        assert_eq!(d.render("phase: DRAFT\n"), DOC);
+    }
+
+    #[test]
+    fn crlf_bom_and_trailing_spaces_are_accepted() {
+        let text = "\u{feff}---  \r\nphase: DRAFT\r\n--- \t\r\nbody\r\n";
+        let d = Document::parse(text.as_bytes()).unwrap();
+        assert!(d.bom);
+        assert_eq!(d.eol, Eol::CrLf);
+        assert_eq!(d.fm_text, "phase: DRAFT\r\n");
+        assert_eq!(d.body, "body\r\n");
+    }
+
+    #[test]
+    fn sections_skip_fenced_headings() {
+        let d = Document::parse(DOC.as_bytes()).unwrap();
+        let names: Vec<_> = d.sections().into_iter().map(|s| s.name).collect();
+        assert_eq!(names, ["Goal", "Plan Reviews", "Decisions"]);
+    }
+
+    #[test]
+    fn append_goes_to_section_end_and_keeps_other_bytes() {
+        let mut d = Document::parse(DOC.as_bytes()).unwrap();
+        d.append("Plan Reviews", "### review 1\n\nok\n");
+        let body = d.body.clone();
+        assert!(
+            body.contains("```\n\n### review 1\n\nok\n\n## Decisions"),
+            "{body}"
+        );
+        assert!(
+            body.starts_with(
+                "# T\n\n## Goal\n\ng\n\n## Plan Reviews\n\n```\n## not a heading\n```\n"
+            )
+        );
+    }
+
+    #[test]
+    fn missing_section_created_at_template_position() {
+        let mut d = Document::parse(DOC.as_bytes()).unwrap();
+        d.append("Evidence", "### e\n");
+        let names: Vec<_> = d.sections().into_iter().map(|s| s.name).collect();
+        assert_eq!(names, ["Goal", "Evidence", "Plan Reviews", "Decisions"]);
+        d.append("Validation", "### v\n");
+        let names: Vec<_> = d.sections().into_iter().map(|s| s.name).collect();
+        assert_eq!(
+            names,
+            [
+                "Goal",
+                "Evidence",
+                "Plan Reviews",
+                "Validation",
+                "Decisions"
+            ]
+        );
+    }
+
+    #[test]
+    fn crlf_append_keeps_style() {
+        let text = "---\r\nphase: DRAFT\r\n---\r\n## Goal\r\n\r\ng\r\n";
+        let mut d = Document::parse(text.as_bytes()).unwrap();
+        d.append("Goal", "### x\n\nline\n");
+        assert!(!d.body.replace("\r\n", "").contains('\n'), "{:?}", d.body);
+    }
+
+    #[test]
+    fn conflict_markers_are_errors() {
+        let text = "---\nphase: DRAFT\n---\nok\n<<<<<<< HEAD\nx\n=======\ny\n>>>>>>> b\n";
+        let err = Document::parse(text.as_bytes()).unwrap_err();
+        assert_eq!(
+            err,
+            SplitError::ConflictMarkers {
+                line: 5,
+                marker: "<<<<<<<".into()
+            }
+        );
+    }
+
+    #[test]
+    fn notes_that_would_split_sections_are_refused() {
+        assert!(check_note("fine\n### sub\ntext").is_ok());
+        assert!(check_note("```\n## in fence\n```\n").is_ok());
+        assert_eq!(check_note("a\n## Plan Reviews\n").unwrap_err().line, 2);
+        assert_eq!(check_note("Title\n=====\n").unwrap_err().line, 2);
+        assert_eq!(check_note("ok\n```\nunclosed\n").unwrap_err().line, 2);
+        assert!(check_note("- a\n\n---\n").is_ok());
+    }
+
+    #[test]
+    fn split_errors() {
+        assert_eq!(Document::parse(b""), Err(SplitError::Empty));
+        assert!(matches!(
+            Document::parse(b"hello\n"),
+            Err(SplitError::NoFrontmatter { .. })
+        ));
+        assert_eq!(Document::parse(b"---\na: 1\n"), Err(SplitError::Unclosed));
+        assert!(matches!(
+            Document::parse(b"---\na: \xff\n---\n"),
+            Err(SplitError::NotUtf8 { line: 2, .. })
+        ));
+    }
+}

@@ -1,0 +1,81 @@
+//! The `pair` binary: parse arguments, run the command, render the result, map errors to the
+//! exit codes of SPEC §7.1.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+use clap::error::ErrorKind;
+use pair::cli::Cli;
+use pair::commands;
+
+/// Usage errors exit 4 (clap's own default would be 2, which means "lock timeout" here).
+const USAGE: u8 = 4;
+
+fn wants_json() -> bool {
+    std::env::args_os().skip(1).any(|a| a == "--json")
+}
+
+fn print_error(json: bool, code: i32, kind: &str, message: &str) {
+    let mut err = std::io::stderr().lock();
+    if json {
+        let envelope = serde_json::json!({
+            "error": {"code": code, "kind": kind, "message": message}
+        });
+        let _ = writeln!(err, "{envelope}");
+    } else {
+        let _ = writeln!(err, "pair: error: {}", message.trim_end());
+    }
+}
+
+fn main() -> ExitCode {
+    let json = wants_json();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            return match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                    let _ = e.print();
+                    ExitCode::SUCCESS
+                }
+                _ => {
+                    if json {
+                        let msg = e.kind().to_string();
+                        let detail = e.to_string();
+                        let first = detail
+                            .lines()
+                            .next()
+                            .map(|l| l.trim_start_matches("error: ").to_string())
+                            .unwrap_or(msg);
+                        print_error(true, USAGE.into(), "usage", &first);
+                    } else {
+                        let _ = e.print();
+                    }
+                    ExitCode::from(USAGE)
+                }
+            };
+        }
+    };
+    let json = cli.json;
+    match commands::run(cli) {
+        Ok(outcome) => {
+            let mut out = std::io::stdout().lock();
+            let written = if json {
+                writeln!(out, "{}", outcome.json)
+            } else {
+                write!(out, "{}", outcome.text)
+            };
+            // A closed pipe (e.g. `| head`) is not worth a panic or a failure exit.
+            drop(written);
+            for w in &outcome.warnings {
+                let _ = writeln!(std::io::stderr(), "pair: warning: {w}");
+            }
+            ExitCode::from(outcome.code.clamp(0, 255) as u8)
+        }
+        Err(e) => {
+            let code = e.code();
+            print_error(json, code, e.kind(), &e.to_string());
+            ExitCode::from(code as u8)
+        }
+    }
+}

@@ -1,0 +1,1039 @@
+//! The typed frontmatter: phases, statuses, verdicts, roles, counters, timestamps and agents as
+//! Rust types, built from the YAML tree with every problem reported at once, and emitted back in
+//! the canonical order of SPEC §2.1.
+//!
+//! Emission is deterministic and idempotent: emitting what was parsed from an emitted file gives
+//! the same bytes. Keys this version does not know are kept (in their original order, after the
+//! known ones) so a newer `pair` and an older one can share a blackboard.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, NaiveDateTime, Utc};
+use serde::Serialize;
+
+use crate::yaml::{self, Node, Value};
+
+/// Declares a closed set of YAML words as a Rust enum with `as_str`, `ALL`, `FromStr`, `Display`
+/// and `Serialize` (as the word itself).
+macro_rules! word_enum {
+    ($(#[$meta:meta])* $name:ident { $($variant:ident => $word:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $name { $($variant),+ }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $word),+ }
+            }
+        }
+        impl FromStr for $name {
+            type Err = ();
+            fn from_str(s: &str) -> Result<Self, ()> {
+                match s { $($word => Ok($name::$variant),)+ _ => Err(()) }
+            }
+        }
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(self.as_str()) }
+        }
+        impl Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+    };
+}
+
+word_enum!(
+    /// The workflow phase (SPEC §3).
+    Phase {
+        Draft => "DRAFT",
+        Analyzing => "ANALYZING",
+        AnalysisSubmitted => "ANALYSIS_SUBMITTED",
+        ReviewingAnalysis => "REVIEWING_ANALYSIS",
+        AnalysisChangesRequested => "ANALYSIS_CHANGES_REQUESTED",
+        AnalysisApproved => "ANALYSIS_APPROVED",
+        Planning => "PLANNING",
+        PlanningSubmitted => "PLANNING_SUBMITTED",
+        ReviewingPlan => "REVIEWING_PLAN",
+        PlanChangesRequested => "PLAN_CHANGES_REQUESTED",
+        PlanApproved => "PLAN_APPROVED",
+        RedTesting => "RED_TESTING",
+        RedTestSubmitted => "RED_TEST_SUBMITTED",
+        ReviewingRedTest => "REVIEWING_RED_TEST",
+        RedTestChangesRequested => "RED_TEST_CHANGES_REQUESTED",
+        RedTestApproved => "RED_TEST_APPROVED",
+        Coding => "CODING",
+        CodeSubmitted => "CODE_SUBMITTED",
+        ReviewingCode => "REVIEWING_CODE",
+        CodeChangesRequested => "CODE_CHANGES_REQUESTED",
+        FollowupReview => "FOLLOWUP_REVIEW",
+        ReadyToCommit => "READY_TO_COMMIT",
+        Committed => "COMMITTED",
+        Merged => "MERGED",
+        CleanedUp => "CLEANED_UP",
+        Blocked => "BLOCKED",
+        Stopped => "STOPPED",
+    }
+);
+
+word_enum!(
+    /// An agent's own status (SPEC §2.1).
+    Status {
+        Draft => "DRAFT",
+        Idle => "IDLE",
+        Waiting => "WAITING",
+        Working => "WORKING",
+        Reviewing => "REVIEWING",
+        Approved => "APPROVED",
+        ChangesRequested => "CHANGES_REQUESTED",
+        Blocked => "BLOCKED",
+        Stopped => "STOPPED",
+    }
+);
+
+word_enum!(
+    /// A reviewer's verdict on one revision of one target.
+    Verdict {
+        Approved => "APPROVED",
+        ChangesRequested => "CHANGES_REQUESTED",
+        Comment => "COMMENT",
+    }
+);
+
+word_enum!(
+    /// An agent's role.
+    Role {
+        Doer => "doer",
+        Reviewer => "reviewer",
+    }
+);
+
+word_enum!(
+    /// What a review round is about. Each target has its own counter and verdict fields.
+    Target {
+        Analysis => "analysis",
+        Plan => "plan",
+        RedTest => "red_test",
+        Code => "code",
+    }
+);
+
+impl Target {
+    /// The frontmatter counter of this target.
+    pub fn counter_field(self) -> &'static str {
+        match self {
+            Target::Analysis => "analysis_revision",
+            Target::Plan => "plan_revision",
+            Target::RedTest => "red_test_round",
+            Target::Code => "code_review_round",
+        }
+    }
+    /// The agent field recording which counter value a reviewer reviewed.
+    pub fn reviewed_field(self) -> &'static str {
+        match self {
+            Target::Analysis => "reviewed_analysis_revision",
+            Target::Plan => "reviewed_plan_revision",
+            Target::RedTest => "reviewed_red_test_round",
+            Target::Code => "reviewed_code_round",
+        }
+    }
+    /// The agent field holding the verdict.
+    pub fn verdict_field(self) -> &'static str {
+        match self {
+            Target::Analysis => "analysis_verdict",
+            Target::Plan => "plan_verdict",
+            Target::RedTest => "red_test_verdict",
+            Target::Code => "code_verdict",
+        }
+    }
+}
+
+/// A UTC timestamp in the one format the protocol uses: `YYYY-MM-DDTHH:MM:SSZ`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Timestamp(pub DateTime<Utc>);
+
+impl Timestamp {
+    pub const FORMAT: &'static str = "%Y-%m-%dT%H:%M:%SZ";
+
+    /// The current time, truncated to whole seconds.
+    pub fn now() -> Timestamp {
+        let now = Utc::now();
+        Timestamp(DateTime::from_timestamp(now.timestamp(), 0).unwrap_or(now))
+    }
+
+    pub fn parse(s: &str) -> Option<Timestamp> {
+        // chrono accepts some unpadded fields; the protocol's format has a fixed width.
+        if s.len() != 20 {
+            return None;
+        }
+        NaiveDateTime::parse_from_str(s, Self::FORMAT)
+            .ok()
+            .map(|n| Timestamp(n.and_utc()))
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0.format(Self::FORMAT))
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// Whether a string is a valid agent id: `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`.
+pub fn is_agent_id(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= 64
+        && b[0].is_ascii_alphanumeric()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
+}
+
+/// Whether a string is a valid work type: `[a-z][a-z0-9_-]*`.
+pub fn is_work_type(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b[0].is_ascii_lowercase()
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'_' | b'-'))
+}
+
+/// One reviewer's record for one target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Review {
+    pub reviewed: Option<u32>,
+    pub verdict: Option<Verdict>,
+}
+
+/// One entry of `agents`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Agent {
+    pub role: Role,
+    pub status: Status,
+    pub last_seen: Option<Timestamp>,
+    pub analysis: Review,
+    pub plan: Review,
+    pub red_test: Review,
+    pub code: Review,
+    /// Keys this version does not know, in file order.
+    pub extra: Vec<(String, Node)>,
+}
+
+impl Agent {
+    pub fn new(role: Role, status: Status) -> Agent {
+        Agent {
+            role,
+            status,
+            last_seen: None,
+            analysis: Review::default(),
+            plan: Review::default(),
+            red_test: Review::default(),
+            code: Review::default(),
+            extra: Vec::new(),
+        }
+    }
+    pub fn review(&self, t: Target) -> &Review {
+        match t {
+            Target::Analysis => &self.analysis,
+            Target::Plan => &self.plan,
+            Target::RedTest => &self.red_test,
+            Target::Code => &self.code,
+        }
+    }
+    pub fn review_mut(&mut self, t: Target) -> &mut Review {
+        match t {
+            Target::Analysis => &mut self.analysis,
+            Target::Plan => &mut self.plan,
+            Target::RedTest => &mut self.red_test,
+            Target::Code => &mut self.code,
+        }
+    }
+}
+
+/// The optional audit trail of the commit/merge/cleanup steps.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Audit {
+    pub repo_root: Option<String>,
+    pub base_branch: Option<String>,
+    pub base_sha: Option<String>,
+    pub topic_branch: Option<String>,
+    pub commit_sha: Option<String>,
+    pub merged_into: Option<String>,
+    pub merged_at: Option<Timestamp>,
+    pub worktree_removed: Option<bool>,
+}
+
+/// The frontmatter, typed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frontmatter {
+    pub phase: Phase,
+    pub phase_updated_at: Timestamp,
+    pub yolo: bool,
+    pub work_type: String,
+    pub rca_required: bool,
+    pub red_test_required: bool,
+    pub required_reviewers: Vec<String>,
+    pub no_review: bool,
+    pub analysis_revision: u32,
+    pub plan_revision: u32,
+    pub red_test_round: u32,
+    pub code_review_round: u32,
+    pub worktree: Option<String>,
+    pub blocked_from: Option<Phase>,
+    pub audit: Audit,
+    /// Agents in file order.
+    pub agents: Vec<(String, Agent)>,
+    /// Top-level keys this version does not know, in file order.
+    pub extra: Vec<(String, Node)>,
+}
+
+impl Frontmatter {
+    pub fn counter(&self, t: Target) -> u32 {
+        match t {
+            Target::Analysis => self.analysis_revision,
+            Target::Plan => self.plan_revision,
+            Target::RedTest => self.red_test_round,
+            Target::Code => self.code_review_round,
+        }
+    }
+    pub fn counter_mut(&mut self, t: Target) -> &mut u32 {
+        match t {
+            Target::Analysis => &mut self.analysis_revision,
+            Target::Plan => &mut self.plan_revision,
+            Target::RedTest => &mut self.red_test_round,
+            Target::Code => &mut self.code_review_round,
+        }
+    }
+    pub fn agent(&self, id: &str) -> Option<&Agent> {
+        self.agents.iter().find(|(k, _)| k == id).map(|(_, a)| a)
+    }
+    pub fn agent_mut(&mut self, id: &str) -> Option<&mut Agent> {
+        self.agents
+            .iter_mut()
+            .find(|(k, _)| k == id)
+            .map(|(_, a)| a)
+    }
+    /// The doer's id (the first agent with role doer; validation ensures there is exactly one).
+    pub fn doer(&self) -> Option<&str> {
+        self.agents
+            .iter()
+            .find(|(_, a)| a.role == Role::Doer)
+            .map(|(k, _)| k.as_str())
+    }
+    /// Ids of all agents with role reviewer, in file order.
+    pub fn reviewers(&self) -> Vec<&str> {
+        self.agents
+            .iter()
+            .filter(|(_, a)| a.role == Role::Reviewer)
+            .map(|(k, _)| k.as_str())
+            .collect()
+    }
+
+    /// The canonical YAML text (without delimiters), lines ending in `\n`.
+    pub fn emit(&self) -> String {
+        let mut out = String::with_capacity(1024);
+        let line = |out: &mut String, k: &str, v: String| {
+            out.push_str(k);
+            out.push_str(": ");
+            out.push_str(&v);
+            out.push('\n');
+        };
+        let opt_str = |v: &Option<String>| v.as_deref().map_or("null".to_string(), yaml::scalar);
+        line(&mut out, "phase", self.phase.to_string());
+        line(
+            &mut out,
+            "phase_updated_at",
+            yaml::quoted(&self.phase_updated_at.to_string()),
+        );
+        line(&mut out, "yolo", self.yolo.to_string());
+        line(&mut out, "work_type", yaml::scalar(&self.work_type));
+        line(&mut out, "rca_required", self.rca_required.to_string());
+        line(
+            &mut out,
+            "red_test_required",
+            self.red_test_required.to_string(),
+        );
+        if self.required_reviewers.is_empty() {
+            line(&mut out, "required_reviewers", "[]".to_string());
+        } else {
+            out.push_str("required_reviewers:\n");
+            for r in &self.required_reviewers {
+                out.push_str("  - ");
+                out.push_str(&yaml::scalar(r));
+                out.push('\n');
+            }
+        }
+        line(&mut out, "no_review", self.no_review.to_string());
+        line(
+            &mut out,
+            "analysis_revision",
+            self.analysis_revision.to_string(),
+        );
+        line(&mut out, "plan_revision", self.plan_revision.to_string());
+        line(&mut out, "red_test_round", self.red_test_round.to_string());
+        line(
+            &mut out,
+            "code_review_round",
+            self.code_review_round.to_string(),
+        );
+        line(&mut out, "worktree", opt_str(&self.worktree));
+        line(
+            &mut out,
+            "blocked_from",
+            self.blocked_from
+                .map_or("null".to_string(), |p| p.to_string()),
+        );
+        let a = &self.audit;
+        for (k, v) in [
+            ("repo_root", &a.repo_root),
+            ("base_branch", &a.base_branch),
+            ("base_sha", &a.base_sha),
+            ("topic_branch", &a.topic_branch),
+            ("commit_sha", &a.commit_sha),
+            ("merged_into", &a.merged_into),
+        ] {
+            if v.is_some() {
+                line(&mut out, k, opt_str(v));
+            }
+        }
+        if let Some(t) = a.merged_at {
+            line(&mut out, "merged_at", yaml::quoted(&t.to_string()));
+        }
+        if let Some(b) = a.worktree_removed {
+            line(&mut out, "worktree_removed", b.to_string());
+        }
+        if self.agents.is_empty() {
+            line(&mut out, "agents", "{}".to_string());
+        } else {
+            out.push_str("agents:\n");
+            for (id, agent) in &self.agents {
+                out.push_str("  ");
+                out.push_str(&yaml::scalar(id));
+                out.push_str(":\n");
+                emit_agent(&mut out, agent);
+            }
+        }
+        for (k, v) in &self.extra {
+            yaml::emit_entry(&mut out, 0, k, v);
+        }
+        out
+    }
+}
+
+fn emit_agent(out: &mut String, a: &Agent) {
+    let mut line = |k: &str, v: String| {
+        out.push_str("    ");
+        out.push_str(k);
+        out.push_str(": ");
+        out.push_str(&v);
+        out.push('\n');
+    };
+    line("role", a.role.to_string());
+    line("status", a.status.to_string());
+    line(
+        "last_seen",
+        a.last_seen
+            .map_or("null".to_string(), |t| yaml::quoted(&t.to_string())),
+    );
+    for t in Target::ALL {
+        let r = a.review(*t);
+        line(
+            t.reviewed_field(),
+            r.reviewed.map_or("null".to_string(), |n| n.to_string()),
+        );
+        line(
+            t.verdict_field(),
+            r.verdict.map_or("null".to_string(), |v| v.to_string()),
+        );
+    }
+    for (k, v) in &a.extra {
+        yaml::emit_entry(out, 4, k, v);
+    }
+}
+
+/// A problem with one field: its dotted path, the file line where known, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FieldError {
+    pub field: String,
+    pub line: Option<u32>,
+    pub message: String,
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(l) => write!(f, "line {l}: `{}`: {}", self.field, self.message),
+            None => write!(f, "`{}`: {}", self.field, self.message),
+        }
+    }
+}
+
+/// The frontmatter as parsed, with the line of every known field (for later checks' errors)
+/// and the warnings found on the way.
+#[derive(Debug, Clone)]
+pub struct Parsed {
+    pub fm: Frontmatter,
+    pub lines: HashMap<String, u32>,
+    pub warnings: Vec<FieldError>,
+}
+
+impl Parsed {
+    pub fn line(&self, field: &str) -> Option<u32> {
+        self.lines.get(field).copied()
+    }
+}
+
+const TOP_KEYS: &[&str] = &[
+    "phase",
+    "phase_updated_at",
+    "yolo",
+    "work_type",
+    "rca_required",
+    "red_test_required",
+    "required_reviewers",
+    "no_review",
+    "analysis_revision",
+    "plan_revision",
+    "red_test_round",
+    "code_review_round",
+    "worktree",
+    "blocked_from",
+    "repo_root",
+    "base_branch",
+    "base_sha",
+    "topic_branch",
+    "commit_sha",
+    "merged_into",
+    "merged_at",
+    "worktree_removed",
+    "agents",
+];
+
+const AGENT_KEYS: &[&str] = &[
+    "role",
+    "status",
+    "last_seen",
+    "reviewed_analysis_revision",
+    "analysis_verdict",
+    "reviewed_plan_revision",
+    "plan_verdict",
+    "reviewed_red_test_round",
+    "red_test_verdict",
+    "reviewed_code_round",
+    "code_verdict",
+];
+
+/// Walks one mapping, converting fields and collecting errors with their paths and lines.
+struct Fields<'a> {
+    entries: &'a [(String, Node)],
+    prefix: String,
+    map_line: u32,
+    errors: &'a mut Vec<FieldError>,
+    lines: &'a mut HashMap<String, u32>,
+}
+
+type Conv<T> = fn(&Value) -> Result<T, String>;
+
+impl Fields<'_> {
+    fn path(&self, key: &str) -> String {
+        format!("{}{}", self.prefix, key)
+    }
+
+    fn get(&mut self, key: &str) -> Option<&Node> {
+        let entries = self.entries;
+        let node = entries.iter().find(|(k, _)| k == key).map(|(_, n)| n)?;
+        let path = self.path(key);
+        self.lines.insert(path, node.line);
+        Some(node)
+    }
+
+    /// A required field.
+    fn req<T>(&mut self, key: &str, conv: Conv<T>) -> Option<T> {
+        match self.get(key).cloned() {
+            Some(node) => self.convert(key, &node, conv),
+            None => {
+                let field = self.path(key);
+                let line = (self.map_line > 0).then_some(self.map_line);
+                self.errors.push(FieldError {
+                    field,
+                    line,
+                    message: "required field is missing".to_string(),
+                });
+                None
+            }
+        }
+    }
+
+    /// An optional field with a default when absent.
+    fn opt<T>(&mut self, key: &str, default: T, conv: Conv<T>) -> T {
+        match self.get(key).cloned() {
+            Some(node) => self.convert(key, &node, conv).unwrap_or(default),
+            None => default,
+        }
+    }
+
+    fn convert<T>(&mut self, key: &str, node: &Node, conv: Conv<T>) -> Option<T> {
+        match conv(&node.value) {
+            Ok(v) => Some(v),
+            Err(message) => {
+                self.errors.push(FieldError {
+                    field: self.path(key),
+                    line: (node.line > 0).then_some(node.line),
+                    message,
+                });
+                None
+            }
+        }
+    }
+
+    fn unknown(&self, known: &[&str]) -> Vec<(String, Node)> {
+        self.entries
+            .iter()
+            .filter(|(k, _)| !known.contains(&k.as_str()))
+            .cloned()
+            .collect()
+    }
+}
+
+fn found(v: &Value) -> String {
+    match v {
+        Value::Seq(_) | Value::Map(_) | Value::Null => format!("found {}", v.describe()),
+        _ => format!("found {} {}", v.kind(), v.describe()),
+    }
+}
+
+fn conv_bool(v: &Value) -> Result<bool, String> {
+    match v {
+        Value::Bool(b) => Ok(*b),
+        other => Err(format!("expected true or false, {}", found(other))),
+    }
+}
+
+fn conv_count(v: &Value) -> Result<u32, String> {
+    match v {
+        Value::Int(i) if *i >= 0 && *i <= u32::MAX as i64 => Ok(*i as u32),
+        Value::Int(i) => Err(format!(
+            "expected a whole number from 0 to {}, found {i}",
+            u32::MAX
+        )),
+        other => Err(format!(
+            "expected a whole number >= 0 (unquoted), {}",
+            found(other)
+        )),
+    }
+}
+
+fn conv_opt_count(v: &Value) -> Result<Option<u32>, String> {
+    match v {
+        Value::Null => Ok(None),
+        other => conv_count(other)
+            .map(Some)
+            .map_err(|e| format!("{e} (or null)")),
+    }
+}
+
+fn word_list<T: Copy + fmt::Display>(all: &[T]) -> String {
+    all.iter()
+        .map(|p| p.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn conv_word<T: FromStr + Copy + fmt::Display>(all: &[T], v: &Value) -> Result<T, String> {
+    match v {
+        Value::Str(s) => s
+            .parse::<T>()
+            .map_err(|_| format!("expected one of {}, found {s:?}", word_list(all))),
+        other => Err(format!(
+            "expected one of {}, {}",
+            word_list(all),
+            found(other)
+        )),
+    }
+}
+
+fn conv_phase(v: &Value) -> Result<Phase, String> {
+    conv_word(Phase::ALL, v)
+}
+fn conv_opt_phase(v: &Value) -> Result<Option<Phase>, String> {
+    match v {
+        Value::Null => Ok(None),
+        other => conv_phase(other).map(Some),
+    }
+}
+fn conv_status(v: &Value) -> Result<Status, String> {
+    conv_word(Status::ALL, v)
+}
+fn conv_role(v: &Value) -> Result<Role, String> {
+    conv_word(Role::ALL, v)
+}
+fn conv_opt_verdict(v: &Value) -> Result<Option<Verdict>, String> {
+    match v {
+        Value::Null => Ok(None),
+        other => conv_word(Verdict::ALL, other)
+            .map(Some)
+            .map_err(|e| format!("{e} (or null)")),
+    }
+}
+
+fn conv_timestamp(v: &Value) -> Result<Timestamp, String> {
+    match v {
+        Value::Str(s) => Timestamp::parse(s).ok_or_else(|| {
+            format!("expected a UTC timestamp like \"2026-01-31T12:00:00Z\", found {s:?}")
+        }),
+        other => Err(format!(
+            "expected a quoted UTC timestamp like \"2026-01-31T12:00:00Z\", {}",
+            found(other)
+        )),
+    }
+}
+fn conv_opt_timestamp(v: &Value) -> Result<Option<Timestamp>, String> {
+    match v {
+        Value::Null => Ok(None),
+        other => conv_timestamp(other).map(Some),
+    }
+}
+
+fn conv_opt_string(v: &Value) -> Result<Option<String>, String> {
+    match v {
+        Value::Null => Ok(None),
+        Value::Str(s) => Ok(Some(s.clone())),
+        other => Err(format!("expected a string or null, {}", found(other))),
+    }
+}
+
+fn conv_opt_bool(v: &Value) -> Result<Option<bool>, String> {
+    match v {
+        Value::Null => Ok(None),
+        other => conv_bool(other).map(Some),
+    }
+}
+
+fn conv_work_type(v: &Value) -> Result<String, String> {
+    match v {
+        Value::Str(s) if is_work_type(s) => Ok(s.clone()),
+        Value::Str(s) => Err(format!(
+            "expected feature, debugging, refactor, docs, spike or another lower-case word \
+             matching [a-z][a-z0-9_-]*, found {s:?}"
+        )),
+        other => Err(format!("expected a lower-case word, {}", found(other))),
+    }
+}
+
+fn conv_worktree(v: &Value) -> Result<Option<String>, String> {
+    match v {
+        Value::Null => Ok(None),
+        Value::Str(s) if s.starts_with('/') => Ok(Some(s.clone())),
+        Value::Str(s) => Err(format!(
+            "expected an absolute path (starting with `/`) or null, found {s:?}"
+        )),
+        other => Err(format!(
+            "expected an absolute path or null, {}",
+            found(other)
+        )),
+    }
+}
+
+fn conv_agent_ids(v: &Value) -> Result<Vec<String>, String> {
+    let Value::Seq(items) = v else {
+        return Err(format!("expected a list of agent ids, {}", found(v)));
+    };
+    let mut out: Vec<String> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        match &item.value {
+            Value::Str(s) if is_agent_id(s) => {
+                if out.contains(s) {
+                    return Err(format!("agent id {s:?} is listed twice"));
+                }
+                out.push(s.clone());
+            }
+            Value::Str(s) => {
+                return Err(format!(
+                    "item {} is not a valid agent id ([A-Za-z0-9][A-Za-z0-9._-]{{0,63}}), found {s:?}",
+                    i + 1
+                ));
+            }
+            other => {
+                return Err(format!(
+                    "item {} should be an agent id, {}",
+                    i + 1,
+                    found(other)
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Build the typed frontmatter from the YAML tree. On failure, every field error found.
+pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
+    let Value::Map(entries) = &node.value else {
+        return Err(vec![FieldError {
+            field: "frontmatter".to_string(),
+            line: (node.line > 0).then_some(node.line),
+            message: format!(
+                "the frontmatter must be a YAML mapping of fields (phase: …, agents: …), {}",
+                found(&node.value)
+            ),
+        }]);
+    };
+    let mut errors = Vec::new();
+    let mut lines = HashMap::new();
+    let mut warnings = Vec::new();
+    let mut f = Fields {
+        entries,
+        prefix: String::new(),
+        map_line: node.line,
+        errors: &mut errors,
+        lines: &mut lines,
+    };
+    let phase = f.req("phase", conv_phase);
+    let phase_updated_at = f.req("phase_updated_at", conv_timestamp);
+    let yolo = f.opt("yolo", false, conv_bool);
+    let work_type = f.req("work_type", conv_work_type);
+    let rca_required = f.req("rca_required", conv_bool);
+    let red_test_required = f.req("red_test_required", conv_bool);
+    let required_reviewers = f.req("required_reviewers", conv_agent_ids);
+    let no_review = f.opt("no_review", false, conv_bool);
+    let analysis_revision = f.req("analysis_revision", conv_count);
+    let plan_revision = f.req("plan_revision", conv_count);
+    let red_test_round = f.req("red_test_round", conv_count);
+    let code_review_round = f.req("code_review_round", conv_count);
+    let worktree = f.req("worktree", conv_worktree);
+    let blocked_from = f.opt("blocked_from", None, conv_opt_phase);
+    let audit = Audit {
+        repo_root: f.opt("repo_root", None, conv_opt_string),
+        base_branch: f.opt("base_branch", None, conv_opt_string),
+        base_sha: f.opt("base_sha", None, conv_opt_string),
+        topic_branch: f.opt("topic_branch", None, conv_opt_string),
+        commit_sha: f.opt("commit_sha", None, conv_opt_string),
+        merged_into: f.opt("merged_into", None, conv_opt_string),
+        merged_at: f.opt("merged_at", None, conv_opt_timestamp),
+        worktree_removed: f.opt("worktree_removed", None, conv_opt_bool),
+    };
+    let extra = f.unknown(TOP_KEYS);
+    let agents_node = f.get("agents").cloned();
+    for (k, n) in &extra {
+        warnings.push(FieldError {
+            field: k.clone(),
+            line: (n.line > 0).then_some(n.line),
+            message: "unknown field (kept as is; a newer version of pair may use it)".to_string(),
+        });
+    }
+    let mut agents = Vec::new();
+    match agents_node {
+        None => errors.push(FieldError {
+            field: "agents".to_string(),
+            line: None,
+            message: "required field is missing".to_string(),
+        }),
+        Some(Node {
+            value: Value::Map(list),
+            ..
+        }) => {
+            for (id, anode) in &list {
+                let path = format!("agents.{id}");
+                lines.insert(path.clone(), anode.line);
+                if !is_agent_id(id) {
+                    errors.push(FieldError {
+                        field: path.clone(),
+                        line: (anode.line > 0).then_some(anode.line.saturating_sub(1).max(1)),
+                        message: format!(
+                            "{id:?} is not a valid agent id: use 1-64 letters, digits, `.`, `_` \
+                             or `-`, starting with a letter or digit"
+                        ),
+                    });
+                }
+                if let Some(agent) =
+                    agent_from_node(&path, anode, &mut errors, &mut lines, &mut warnings)
+                {
+                    agents.push((id.clone(), agent));
+                }
+            }
+        }
+        Some(Node { value, line }) => errors.push(FieldError {
+            field: "agents".to_string(),
+            line: (line > 0).then_some(line),
+            message: format!("expected a mapping of agent id to agent, {}", found(&value)),
+        }),
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    // Every `req` succeeded, so these are all Some.
+    let (
+        Some(phase),
+        Some(phase_updated_at),
+        Some(work_type),
+        Some(rca_required),
+        Some(red_test_required),
+        Some(required_reviewers),
+        Some(analysis_revision),
+        Some(plan_revision),
+        Some(red_test_round),
+        Some(code_review_round),
+        Some(worktree),
+    ) = (
+        phase,
+        phase_updated_at,
+        work_type,
+        rca_required,
+        red_test_required,
+        required_reviewers,
+        analysis_revision,
+        plan_revision,
+        red_test_round,
+        code_review_round,
+        worktree,
+    )
+    else {
+        return Err(vec![FieldError {
+            field: "frontmatter".to_string(),
+            line: None,
+            message: "internal error: a required field was not converted".to_string(),
+        }]);
+    };
+    Ok(Parsed {
+        fm: Frontmatter {
+            phase,
+            phase_updated_at,
+            yolo,
+            work_type,
+            rca_required,
+            red_test_required,
+            required_reviewers,
+            no_review,
+            analysis_revision,
+            plan_revision,
+            red_test_round,
+            code_review_round,
+            worktree,
+            blocked_from,
+            audit,
+            agents,
+            extra,
+        },
+        lines,
+        warnings,
+    })
+}
+
+fn agent_from_node(
+    path: &str,
+    node: &Node,
+    errors: &mut Vec<FieldError>,
+    lines: &mut HashMap<String, u32>,
+    warnings: &mut Vec<FieldError>,
+) -> Option<Agent> {
+    let Value::Map(entries) = &node.value else {
+        errors.push(FieldError {
+            field: path.to_string(),
+            line: (node.line > 0).then_some(node.line),
+            message: format!(
+                "expected a mapping with role, status and verdict fields, {}",
+                found(&node.value)
+            ),
+        });
+        return None;
+    };
+    let before = errors.len();
+    let mut f = Fields {
+        entries,
+        prefix: format!("{path}."),
+        map_line: node.line,
+        errors,
+        lines,
+    };
+    let role = f.req("role", conv_role);
+    let status = f.req("status", conv_status);
+    let last_seen = f.opt("last_seen", None, conv_opt_timestamp);
+    let mut reviews = [Review::default(); 4];
+    for (i, t) in Target::ALL.iter().enumerate() {
+        reviews[i] = Review {
+            reviewed: f.opt(t.reviewed_field(), None, conv_opt_count),
+            verdict: f.opt(t.verdict_field(), None, conv_opt_verdict),
+        };
+    }
+    let extra = f.unknown(AGENT_KEYS);
+    for (k, n) in &extra {
+        warnings.push(FieldError {
+            field: format!("{path}.{k}"),
+            line: (n.line > 0).then_some(n.line),
+            message: "unknown field (kept as is; a newer version of pair may use it)".to_string(),
+        });
+    }
+    if errors.len() > before {
+        return None;
+    }
+    Some(Agent {
+        role: role?,
+        status: status?,
+        last_seen,
+        analysis: reviews[0],
+        plan: reviews[1],
+        red_test: reviews[2],
+        code: reviews[3],
+        extra,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) const SAMPLE: &str = "phase: DRAFT\nphase_updated_at: \"2026-01-01T00:00:00Z\"\nwork_type: feature\nrca_required: false\nred_test_required: false\nrequired_reviewers: []\nplan_revision: 0\nanalysis_revision: 0\nred_test_round: 0\ncode_review_round: 0\nworktree: null\nagents:\n  doer:\n    role: doer\n    status: DRAFT\n    last_seen: null\n    shoe_size: 44\nfuture_key:\n  nested: [1, two]\n";
+
+    fn parse(text: &str) -> Result<Parsed, Vec<FieldError>> {
+        from_node(&yaml::parse(text, 1).unwrap())
+    }
+
+    #[test]
+    fn seed_style_frontmatter_parses_and_keeps_unknown_keys() {
+        let p = parse(SAMPLE).unwrap();
+        assert_eq!(p.fm.phase, Phase::Draft);
+        assert_eq!(p.fm.doer(), Some("doer"));
+        assert_eq!(p.warnings.len(), 2);
+        let emitted = p.fm.emit();
+        assert!(
+            emitted.contains("future_key:\n  nested:\n    - 1\n    - two\n"),
+            "{emitted}"
+        );
+        assert!(emitted.contains("    shoe_size: 44\n"), "{emitted}");
+        let again = parse(&emitted).unwrap();
+        assert_eq!(again.fm, p.fm);
+        assert_eq!(again.fm.emit(), emitted);
+    }
+
+    #[test]
+    fn all_errors_are_reported_with_lines() {
+        let bad = SAMPLE
+            .replace("phase: DRAFT", "phase: DONE")
+            .replace("plan_revision: 0", "plan_revision: '1'")
+            .replace("status: DRAFT", "status: SLEEPING");
+        let errs = parse(&bad).unwrap_err();
+        let fields: Vec<_> = errs.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["phase", "plan_revision", "agents.doer.status"]);
+        assert_eq!(errs[0].line, Some(2));
+        assert!(
+            errs[1].message.contains("string \"1\""),
+            "{}",
+            errs[1].message
+        );
+    }
+
+    #[test]
+    fn timestamps_are_strict() {
+        assert!(Timestamp::parse("2026-01-01T00:00:00Z").is_some());
+        assert!(Timestamp::parse("2026-1-01T00:00:00Z").is_none());
+        assert!(Timestamp::parse("2026-01-01 00:00:00Z").is_none());
+        assert!(Timestamp::parse("yesterday").is_none());
+    }
+}

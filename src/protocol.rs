@@ -1,0 +1,807 @@
+//! The pairing protocol as data: phase classes, the transition table (SPEC §3.1), review rounds
+//! (§4) and whose turn it is (§8).
+//!
+//! [`TRANSITIONS`] is the single statement of who may move the phase where, with which command,
+//! under which condition. Commands, `write --as` checks, `poll`'s next step and the docs' phase
+//! table all read it, so a rule cannot drift between two places.
+
+use serde::Serialize;
+
+use crate::model::{Frontmatter, Phase, Role, Target, Verdict};
+
+/// Who may take a transition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Actor {
+    Doer,
+    Reviewer,
+    /// Any agent on the blackboard.
+    Any,
+    /// Nobody directly: the `verdict` write that completes a round.
+    Auto,
+}
+
+/// The artifact a doer submits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Artifact {
+    Analysis,
+    Plan,
+    RedTest,
+    Code,
+    Followup,
+}
+
+impl Artifact {
+    pub const ALL: &'static [Artifact] = &[
+        Artifact::Analysis,
+        Artifact::Plan,
+        Artifact::RedTest,
+        Artifact::Code,
+        Artifact::Followup,
+    ];
+    /// The word used on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Artifact::Analysis => "analysis",
+            Artifact::Plan => "plan",
+            Artifact::RedTest => "red-test",
+            Artifact::Code => "code",
+            Artifact::Followup => "followup",
+        }
+    }
+    pub fn target(self) -> Target {
+        match self {
+            Artifact::Analysis => Target::Analysis,
+            Artifact::Plan => Target::Plan,
+            Artifact::RedTest => Target::RedTest,
+            Artifact::Code | Artifact::Followup => Target::Code,
+        }
+    }
+}
+
+/// The command that takes a transition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    Advance,
+    Submit(Artifact),
+    Claim,
+    /// The automatic move inside the `verdict` write that completes a round.
+    Verdict,
+    Block,
+    Unblock,
+    Stop,
+}
+
+impl Command {
+    pub fn name(self) -> &'static str {
+        match self {
+            Command::Advance => "advance",
+            Command::Submit(_) => "submit",
+            Command::Claim => "claim",
+            Command::Verdict => "verdict",
+            Command::Block => "block",
+            Command::Unblock => "unblock",
+            Command::Stop => "stop",
+        }
+    }
+}
+
+/// A condition a transition needs besides actor and phase. A doer may `--waive` it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Guard {
+    None,
+    /// `rca_required` is false.
+    NoRcaRequired,
+    /// `red_test_required` is false.
+    NoRedTestRequired,
+    /// When `rca_required`, the analysis round on the current revision is approved.
+    AnalysisApprovedIfRequired,
+}
+
+impl Guard {
+    pub fn holds(self, fm: &Frontmatter) -> bool {
+        match self {
+            Guard::None => true,
+            Guard::NoRcaRequired => !fm.rca_required,
+            Guard::NoRedTestRequired => !fm.red_test_required,
+            Guard::AnalysisApprovedIfRequired => {
+                !fm.rca_required || round(fm, Target::Analysis).approved
+            }
+        }
+    }
+    /// The predicate in words, for refusals and for the waiver record.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Guard::None => "none",
+            Guard::NoRcaRequired => "rca_required is false (root cause analysis is not required)",
+            Guard::NoRedTestRequired => "red_test_required is false (a red test is not required)",
+            Guard::AnalysisApprovedIfRequired => {
+                "the root cause analysis is approved (rca_required is true)"
+            }
+        }
+    }
+}
+
+/// A flag the transition needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    Nothing,
+    Worktree,
+    CommitSha,
+    MergedInto,
+}
+
+/// Where the phase goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum To {
+    Phase(Phase),
+    /// Back to `blocked_from`.
+    BlockedFrom,
+    /// The approved or changes-requested phase of the round (§4).
+    RoundOutcome,
+}
+
+/// One row of SPEC §3.1.
+#[derive(Debug, Clone, Copy)]
+pub struct Transition {
+    pub from: From,
+    pub to: To,
+    pub actor: Actor,
+    pub command: Command,
+    pub guard: Guard,
+    /// The doer must pass `--user-approved` unless `yolo`.
+    pub human_gate: bool,
+    pub needs: Needs,
+}
+
+/// The phases a transition leaves from.
+#[derive(Debug, Clone, Copy)]
+pub enum From {
+    One(Phase),
+    Two(Phase, Phase),
+    /// Every reviewable phase.
+    Reviewable,
+    /// Every non-terminal phase.
+    NonTerminal,
+    /// Every non-terminal phase and BLOCKED.
+    NonTerminalOrBlocked,
+}
+
+impl From {
+    pub fn matches(self, p: Phase) -> bool {
+        match self {
+            From::One(a) => p == a,
+            From::Two(a, b) => p == a || p == b,
+            From::Reviewable => p.is_reviewable(),
+            From::NonTerminal => !p.is_terminal(),
+            From::NonTerminalOrBlocked => !p.is_terminal() || p == Phase::Blocked,
+        }
+    }
+}
+
+use Phase as P;
+
+const fn row(
+    from: From,
+    to: Phase,
+    actor: Actor,
+    command: Command,
+    guard: Guard,
+    human_gate: bool,
+    needs: Needs,
+) -> Transition {
+    Transition {
+        from,
+        to: To::Phase(to),
+        actor,
+        command,
+        guard,
+        human_gate,
+        needs,
+    }
+}
+
+const GATE: bool = true;
+const FREE: bool = false;
+
+/// SPEC §3.1, one row per line. Where one phase has several doer moves, the first whose guard
+/// holds is the one `poll` proposes.
+pub const TRANSITIONS: &[Transition] = &[
+    row(
+        From::One(P::Draft),
+        P::Planning,
+        Actor::Doer,
+        Command::Advance,
+        Guard::NoRcaRequired,
+        GATE,
+        Needs::Nothing,
+    ),
+    row(
+        From::One(P::Draft),
+        P::Analyzing,
+        Actor::Doer,
+        Command::Advance,
+        Guard::None,
+        GATE,
+        Needs::Nothing,
+    ),
+    row(
+        From::Two(P::Analyzing, P::AnalysisChangesRequested),
+        P::AnalysisSubmitted,
+        Actor::Doer,
+        Command::Submit(Artifact::Analysis),
+        Guard::None,
+        GATE,
+        Needs::Nothing,
+    ),
+    row(
+        From::One(P::AnalysisChangesRequested),
+        P::Analyzing,
+        Actor::Doer,
+        Command::Advance,
+        Guard::None,
+        FREE,
+        Needs::Nothing,
+    ),
+    row(
+        From::One(P::AnalysisApproved),
+        P::Planning,
+        Actor::Doer,
+        Command::Advance,
+        Guard::None,
+        FREE,
+        Needs::Nothing,
+    ),
+    row(
+        From::Two(P::Planning, P::PlanChangesRequested),
+        P::PlanningSubmitted,
+        Actor::Doer,
+        Command::Submit(Artifact::Plan),
+        Guard::AnalysisApprovedIfRequired,
+        GATE,
+        Needs::Nothing,
+    ),
+    row(
+        From::One(P::PlanChangesRequested),
+        P::Planning,
+        Actor::Doer,
+        Command::Advance,
+        Guard::None,
+        FREE,
+        Needs::Nothing,
+    ),
+    row(
+        From::One(P::PlanApproved),
+        P::Coding,
+        Actor::Doer,
+        Command::Advance,
+        Guard::NoRedTestRequired,
+        GATE,
+        Needs::Worktree,
+    ),
+    row(
+        From::One(P::PlanApproved),
+        P::RedTesting,
+        Actor::Doer,
+        Command::Advance,
+        Guard::None,
+        FREE,
+        Needs::Nothing,
+    ),
+    row(
+        From::Two(P::RedTesting, P::RedTestChangesRequested),
+        P::RedTestSubmitted,
+        Actor::Doer,
+        Command::Submit(Artifact::RedTest),
+        Guard::None,
+        FREE,
+        Needs::Nothing,
+    ),
+    row(
+        From::One(P::RedTestChangesRequested),
+        P::RedTesting,
+        Actor::Doer,
+        Command::Advance,
+        Guard::None,
+        FREE,
+        Needs::Nothing,
+    ),
+    row(
+        From::One(P::RedTestApproved),
+        P::Coding,
+        Actor::Doer,
+        Command::Advance,
+        Guard::None,
+        FREE,
+        Needs::Worktree,
+    ),
+    row(
+        From::One(P::Coding),
+        P::CodeSubmitted,
+        Actor::Doer,
+        Command::Submit(Artifact::Code),
+        Guard::None,
+        FREE,
+        Needs::Nothing,
+    ),
+    row(
+        From::Two(P::CodeChangesRequested, P::ReadyToCommit),
+        P::FollowupReview,
+        Actor::Doer,
+        Command::Submit(Artifact::Followup),
+        Guard::None,
+        FREE,
+        Needs::Nothing,
+    ),
+    row(
+        From::One(P::AnalysisSubmitted),
+        P::ReviewingAnalysis,
+        Actor::Reviewer,
+        Command::Claim,
+        Guard::None,
+        FREE,
+        Needs::Nothing,
+    ),
+    row(
+        From::One(P::PlanningSubmitted),
+        P::ReviewingPlan,
+        Actor::Reviewer,
+        Command::Claim,
+        Guard::None,
+        FREE,
+        Needs::Nothing,
+    ),
+    row(
+        From::One(P::RedTestSubmitted),
+        P::ReviewingRedTest,
+        Actor::Reviewer,
+        Command::Claim,
+        Guard::None,
+        FREE,
+        Needs::Nothing,
+    ),
+    row(
+        From::One(P::CodeSubmitted),
+        P::ReviewingCode,
+        Actor::Reviewer,
+        Command::Claim,
+        Guard::None,
+        FREE,
+        Needs::Nothing,
+    ),
+    Transition {
+        from: From::Reviewable,
+        to: To::RoundOutcome,
+        actor: Actor::Auto,
+        command: Command::Verdict,
+        guard: Guard::None,
+        human_gate: FREE,
+        needs: Needs::Nothing,
+    },
+    row(
+        From::One(P::ReadyToCommit),
+        P::Committed,
+        Actor::Doer,
+        Command::Advance,
+        Guard::None,
+        GATE,
+        Needs::CommitSha,
+    ),
+    row(
+        From::One(P::Committed),
+        P::Merged,
+        Actor::Doer,
+        Command::Advance,
+        Guard::None,
+        GATE,
+        Needs::MergedInto,
+    ),
+    row(
+        From::One(P::Merged),
+        P::CleanedUp,
+        Actor::Doer,
+        Command::Advance,
+        Guard::None,
+        FREE,
+        Needs::Nothing,
+    ),
+    row(
+        From::NonTerminal,
+        P::Blocked,
+        Actor::Any,
+        Command::Block,
+        Guard::None,
+        FREE,
+        Needs::Nothing,
+    ),
+    Transition {
+        from: From::One(P::Blocked),
+        to: To::BlockedFrom,
+        actor: Actor::Doer,
+        command: Command::Unblock,
+        guard: Guard::None,
+        human_gate: FREE,
+        needs: Needs::Nothing,
+    },
+    row(
+        From::NonTerminalOrBlocked,
+        P::Stopped,
+        Actor::Any,
+        Command::Stop,
+        Guard::None,
+        FREE,
+        Needs::Nothing,
+    ),
+];
+
+impl Phase {
+    /// Phases in which every agent stops polling (SPEC §3).
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            P::Committed | P::Merged | P::CleanedUp | P::Blocked | P::Stopped
+        )
+    }
+
+    /// Phases in which reviewers act, and on which target.
+    pub fn review_target(self) -> Option<Target> {
+        match self {
+            P::AnalysisSubmitted | P::ReviewingAnalysis => Some(Target::Analysis),
+            P::PlanningSubmitted | P::ReviewingPlan => Some(Target::Plan),
+            P::RedTestSubmitted | P::ReviewingRedTest => Some(Target::RedTest),
+            P::CodeSubmitted | P::ReviewingCode | P::FollowupReview => Some(Target::Code),
+            _ => None,
+        }
+    }
+
+    pub fn is_reviewable(self) -> bool {
+        self.review_target().is_some()
+    }
+
+    /// Which diff reviewers read in a code phase.
+    pub fn diff_scope(self) -> Option<&'static str> {
+        match self {
+            P::CodeSubmitted | P::ReviewingCode => Some("staged"),
+            P::FollowupReview => Some("unstaged"),
+            _ => None,
+        }
+    }
+
+    /// The artifact counter that must be ≥ 1 in this phase (≥ 2 for FOLLOWUP_REVIEW).
+    pub fn requires_counter(self) -> Option<(Target, u32)> {
+        match self {
+            P::AnalysisSubmitted
+            | P::ReviewingAnalysis
+            | P::AnalysisChangesRequested
+            | P::AnalysisApproved => Some((Target::Analysis, 1)),
+            P::PlanningSubmitted | P::ReviewingPlan | P::PlanChangesRequested | P::PlanApproved => {
+                Some((Target::Plan, 1))
+            }
+            P::RedTestSubmitted
+            | P::ReviewingRedTest
+            | P::RedTestChangesRequested
+            | P::RedTestApproved => Some((Target::RedTest, 1)),
+            P::CodeSubmitted | P::ReviewingCode | P::CodeChangesRequested | P::ReadyToCommit => {
+                Some((Target::Code, 1))
+            }
+            P::FollowupReview => Some((Target::Code, 2)),
+            _ => None,
+        }
+    }
+
+    /// Phases from CODING to CLEANED_UP, which need a recorded worktree.
+    pub fn needs_worktree(self) -> bool {
+        matches!(
+            self,
+            P::Coding
+                | P::CodeSubmitted
+                | P::ReviewingCode
+                | P::CodeChangesRequested
+                | P::FollowupReview
+                | P::ReadyToCommit
+                | P::Committed
+                | P::Merged
+                | P::CleanedUp
+        )
+    }
+
+    /// For a phase that records a round's outcome: the target and whether it says approved.
+    pub fn outcome_of(self) -> Option<(Target, bool)> {
+        match self {
+            P::AnalysisApproved => Some((Target::Analysis, true)),
+            P::AnalysisChangesRequested => Some((Target::Analysis, false)),
+            P::PlanApproved => Some((Target::Plan, true)),
+            P::PlanChangesRequested => Some((Target::Plan, false)),
+            P::RedTestApproved => Some((Target::RedTest, true)),
+            P::RedTestChangesRequested => Some((Target::RedTest, false)),
+            P::ReadyToCommit => Some((Target::Code, true)),
+            P::CodeChangesRequested => Some((Target::Code, false)),
+            _ => None,
+        }
+    }
+}
+
+/// The phase a completed round moves to.
+pub fn outcome_phase(target: Target, approved: bool) -> Phase {
+    match (target, approved) {
+        (Target::Analysis, true) => P::AnalysisApproved,
+        (Target::Analysis, false) => P::AnalysisChangesRequested,
+        (Target::Plan, true) => P::PlanApproved,
+        (Target::Plan, false) => P::PlanChangesRequested,
+        (Target::RedTest, true) => P::RedTestApproved,
+        (Target::RedTest, false) => P::RedTestChangesRequested,
+        (Target::Code, true) => P::ReadyToCommit,
+        (Target::Code, false) => P::CodeChangesRequested,
+    }
+}
+
+/// The state of the round on the current counter of a target (SPEC §4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Round {
+    pub target: Target,
+    pub counter: u32,
+    pub complete: bool,
+    pub approved: bool,
+    pub changes_requested: bool,
+    pub comment_only: bool,
+    /// Required reviewers without a current verdict (includes missing and stale ones).
+    pub pending: Vec<String>,
+    /// Required reviewers with no agent entry.
+    pub missing: Vec<String>,
+    /// Required reviewers whose last verdict is for an older counter.
+    pub stale: Vec<String>,
+    pub approved_by: Vec<String>,
+    pub changes_requested_by: Vec<String>,
+    pub comment_by: Vec<String>,
+}
+
+/// Evaluate the round of `target` on its current counter.
+pub fn round(fm: &Frontmatter, target: Target) -> Round {
+    let counter = fm.counter(target);
+    let mut r = Round {
+        target,
+        counter,
+        complete: false,
+        approved: false,
+        changes_requested: false,
+        comment_only: false,
+        pending: vec![],
+        missing: vec![],
+        stale: vec![],
+        approved_by: vec![],
+        changes_requested_by: vec![],
+        comment_by: vec![],
+    };
+    for id in &fm.required_reviewers {
+        let Some(agent) = fm.agent(id) else {
+            r.missing.push(id.clone());
+            r.pending.push(id.clone());
+            continue;
+        };
+        let review = agent.review(target);
+        match (review.reviewed, review.verdict) {
+            (Some(n), Some(v)) if n == counter => match v {
+                Verdict::Approved => r.approved_by.push(id.clone()),
+                Verdict::ChangesRequested => r.changes_requested_by.push(id.clone()),
+                Verdict::Comment => r.comment_by.push(id.clone()),
+            },
+            (Some(_), _) | (_, Some(_)) => {
+                r.stale.push(id.clone());
+                r.pending.push(id.clone());
+            }
+            (None, None) => r.pending.push(id.clone()),
+        }
+    }
+    r.complete = r.pending.is_empty() && (counter > 0);
+    r.approved = r.complete && r.changes_requested_by.is_empty() && r.comment_by.is_empty();
+    r.changes_requested = r.complete && !r.approved;
+    r.comment_only = r.changes_requested && r.changes_requested_by.is_empty();
+    r
+}
+
+/// The doer's proposed next move in a work phase: the first table row from this phase, for the
+/// doer, whose guard holds.
+pub fn doer_next(fm: &Frontmatter) -> Option<&'static Transition> {
+    TRANSITIONS.iter().find(|t| {
+        t.actor == Actor::Doer
+            && matches!(t.from, From::One(_) | From::Two(_, _))
+            && t.from.matches(fm.phase)
+            && t.guard.holds(fm)
+    })
+}
+
+/// Who acts next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NextActor {
+    Doer,
+    Reviewer,
+    User,
+    None,
+}
+
+/// The `next` block of a poll report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Next {
+    pub actor: NextActor,
+    pub handoff_to: Vec<String>,
+    pub action: String,
+}
+
+/// Quote a path for a shell command line in an action sentence.
+pub fn shell_word(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '+' | ':' | '@')
+        })
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+fn command_line(t: &Transition, board: &str, doer: &str, fm: &Frontmatter) -> String {
+    let b = shell_word(board);
+    let d = shell_word(doer);
+    let mut cmd = match t.command {
+        Command::Submit(a) => format!(
+            "pair submit {b} --agent {d} {} --note-file FILE",
+            a.as_str()
+        ),
+        _ => {
+            let to = match t.to {
+                To::Phase(p) => p.to_string(),
+                To::BlockedFrom => fm.blocked_from.map_or("PHASE".into(), |p| p.to_string()),
+                To::RoundOutcome => "PHASE".into(),
+            };
+            format!("pair {} {b} --agent {d} {to}", t.command.name())
+        }
+    };
+    match t.needs {
+        Needs::Worktree if fm.worktree.is_none() => cmd.push_str(" --worktree ABSOLUTE_PATH"),
+        Needs::CommitSha => cmd.push_str(" --commit-sha SHA"),
+        Needs::MergedInto => cmd.push_str(" --merged-into BRANCH"),
+        _ => {}
+    }
+    if t.human_gate && !fm.yolo {
+        cmd.push_str(" --user-approved");
+    }
+    cmd
+}
+
+/// Decide who acts next (SPEC §8, first matching rule wins).
+pub fn next(fm: &Frontmatter, agent: &str, board: &str) -> Next {
+    let doer = fm.doer().unwrap_or("doer").to_string();
+    let b = shell_word(board);
+    if fm.phase.is_terminal() {
+        let action = match fm.phase {
+            P::Blocked => format!(
+                "The blackboard is BLOCKED; stop polling and ask the user. The doer can resume with \
+                 `pair unblock {b} --agent {} --reason TEXT` or anyone can end it with `pair stop`.",
+                shell_word(&doer)
+            ),
+            P::Committed => format!(
+                "The work is COMMITTED; stop polling. With the user's approval the doer may record \
+                 the merge with `pair advance {b} --agent {} MERGED --merged-into BRANCH --user-approved`.",
+                shell_word(&doer)
+            ),
+            P::Merged => format!(
+                "The work is MERGED; stop polling. After removing the worktree the doer may run \
+                 `pair advance {b} --agent {} CLEANED_UP`.",
+                shell_word(&doer)
+            ),
+            p => format!("The phase is {p}, which is terminal: stop polling."),
+        };
+        return Next {
+            actor: NextActor::None,
+            handoff_to: vec![],
+            action,
+        };
+    }
+    if fm.agent(agent).is_none() {
+        return Next {
+            actor: NextActor::Reviewer,
+            handoff_to: vec![agent.to_string()],
+            action: format!(
+                "Register first: `pair register {b} --agent {}` (add --required only if the user \
+                 named you as a required reviewer).",
+                shell_word(agent)
+            ),
+        };
+    }
+    if let Some(target) = fm.phase.review_target() {
+        if fm.required_reviewers.is_empty() {
+            return Next {
+                actor: NextActor::Doer,
+                handoff_to: vec![doer.clone()],
+                action: format!(
+                    "No reviewers are required for this {target} review. Ask the user to name \
+                     reviewers (each runs `pair register {b} --agent ID --required`), then poll again.",
+                ),
+            };
+        }
+        let r = round(fm, target);
+        if !r.pending.is_empty() {
+            let scope = fm
+                .phase
+                .diff_scope()
+                .map(|s| format!(" (review the {s} diff in the worktree)"))
+                .unwrap_or_default();
+            return Next {
+                actor: NextActor::Reviewer,
+                handoff_to: r.pending.clone(),
+                action: format!(
+                    "Review {target} {} {}{scope}, then run `pair verdict {b} --agent YOUR_ID \
+                     APPROVED|CHANGES_REQUESTED|COMMENT --revision {} --note-file FILE`.",
+                    if target == Target::Code {
+                        "round"
+                    } else {
+                        "revision"
+                    },
+                    r.counter,
+                    r.counter
+                ),
+            };
+        }
+        // A complete round that did not move the phase: only a broken raw write leaves this.
+        return Next {
+            actor: NextActor::Doer,
+            handoff_to: vec![doer.clone()],
+            action: format!(
+                "Every required reviewer has a current verdict but the phase was not moved to {}. \
+                 Repair it with `pair write {b} --repair --reason TEXT ...`.",
+                outcome_phase(target, r.approved)
+            ),
+        };
+    }
+    match doer_next(fm) {
+        Some(t) => {
+            let cmd = command_line(t, board, &doer, fm);
+            let what = match t.command {
+                Command::Submit(a) => format!("write the {} and submit it", a.as_str()),
+                _ => match t.to {
+                    To::Phase(p) => format!("move to {p}"),
+                    _ => "move on".to_string(),
+                },
+            };
+            if t.human_gate && !fm.yolo {
+                Next {
+                    actor: NextActor::User,
+                    handoff_to: vec![doer.clone()],
+                    action: format!(
+                        "Human gate: {what} only after the user approves; then run `{cmd}`."
+                    ),
+                }
+            } else {
+                Next {
+                    actor: NextActor::Doer,
+                    handoff_to: vec![doer.clone()],
+                    action: format!("{}: run `{cmd}`.", capitalize(&what)),
+                }
+            }
+        }
+        None => Next {
+            actor: NextActor::Doer,
+            handoff_to: vec![doer.clone()],
+            action: format!(
+                "No move out of {} applies as the gates stand; ask the user (a gate can be waived \
+                 with `--waive REASON`).",
+                fm.phase
+            ),
+        },
+    }
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+/// Whether an agent id, if on the blackboard, is the doer.
+pub fn role_of(fm: &Frontmatter, agent: &str) -> Option<Role> {
+    fm.agent(agent).map(|a| a.role)
+}

@@ -1,0 +1,586 @@
+//! Reading and writing blackboards on disk (SPEC §6). This module is the only code that writes
+//! a blackboard; every write goes through [`update`].
+//!
+//! A write:
+//! 1. opens the sidecar `<target>.lock` without following symlinks and takes an exclusive
+//!    `flock`, waiting up to the timeout;
+//! 2. checks the locked file is still the one at that path (it may have been deleted and
+//!    recreated by someone) and retries if not;
+//! 3. records the owner in `<target>.lock.owner.json`, atomically;
+//! 4. re-reads the blackboard and checks the caller's expectation (hash, or absence);
+//! 5. lets the caller build the new content, and validates it;
+//! 6. writes a temporary file beside the target with the original permissions, fsyncs it,
+//!    renames it over the target (or links it into place when creating, so nothing is
+//!    clobbered), and fsyncs the directory;
+//! 7. returns what happened, computed under the lock.
+//!
+//! Reads take no lock: a rename is atomic, so a reader sees the old file or the new one.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+use crate::validate::{self, Valid};
+use crate::yaml::MAX_FRONTMATTER_BYTES;
+
+/// The lock wait used when the caller gives none (SPEC §6).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Lower-case hex SHA-256 of some bytes.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(64);
+    for b in digest.iter() {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+/// The sidecar lock path of a (resolved) blackboard path.
+pub fn lock_path(target: &Path) -> PathBuf {
+    suffixed(target, ".lock")
+}
+
+/// The sidecar owner-diagnostics path of a (resolved) blackboard path.
+pub fn owner_path(target: &Path) -> PathBuf {
+    suffixed(target, ".lock.owner.json")
+}
+
+fn suffixed(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_os_string();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+fn file_name(target: &Path) -> String {
+    target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "blackboard".to_string())
+}
+
+fn temp_prefix(target: &Path) -> String {
+    format!(".{}.pair-tmp-", file_name(target))
+}
+
+fn parent_dir(target: &Path) -> PathBuf {
+    match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Resolve the path a blackboard is really stored at: a symlinked blackboard is written at its
+/// target (the link survives) and locked by the target's path.
+pub fn resolve(path: &Path) -> Result<PathBuf> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => match fs::canonicalize(path) {
+            Ok(target) => Ok(target),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::UnsafePath {
+                path: path.to_path_buf(),
+                why: "is a symlink whose target does not exist; point it at a blackboard or \
+                      remove it"
+                    .to_string(),
+            }),
+            Err(e) => Err(Error::io(path, "resolve the symlink", e)),
+        },
+        _ => Ok(path.to_path_buf()),
+    }
+}
+
+fn kind_of(ft: &fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_dir() {
+        "a directory"
+    } else if ft.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_block_device() || ft.is_char_device() {
+        "a device"
+    } else if ft.is_symlink() {
+        "a symlink"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Open a blackboard for reading without ever blocking (a FIFO opened for reading would wait
+/// for a writer) and refuse anything that is not a regular file.
+fn open_regular(path: &Path) -> Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => Error::Missing {
+                path: path.to_path_buf(),
+            },
+            _ => Error::io(path, "open the blackboard", e),
+        })?;
+    let meta = file
+        .metadata()
+        .map_err(|e| Error::io(path, "stat the blackboard", e))?;
+    if !meta.file_type().is_file() {
+        return Err(Error::NotAFile {
+            path: path.to_path_buf(),
+            kind: kind_of(&meta.file_type()),
+        });
+    }
+    Ok(file)
+}
+
+/// Read a whole blackboard.
+pub fn read(path: &Path) -> Result<Vec<u8>> {
+    let mut file = open_regular(path)?;
+    let mut buf = Vec::new();
+    file.read_to_end(&mut buf)
+        .map_err(|e| Error::io(path, "read the blackboard", e))?;
+    Ok(buf)
+}
+
+/// Read a blackboard only as far as the end of its frontmatter, so the cost does not grow with
+/// the body. Returns the bytes read; they end at a line boundary (or at end of file).
+pub fn read_head(path: &Path) -> Result<Vec<u8>> {
+    let mut file = open_regular(path)?;
+    let mut buf = Vec::with_capacity(8192);
+    let mut chunk = vec![0u8; 16 * 1024];
+    let limit = MAX_FRONTMATTER_BYTES + 64 * 1024;
+    let mut scanned_lines = 0usize;
+    let mut line_start = 0usize;
+    loop {
+        let n = file
+            .read(&mut chunk)
+            .map_err(|e| Error::io(path, "read the blackboard", e))?;
+        if n == 0 {
+            return Ok(buf);
+        }
+        let old_len = buf.len();
+        buf.extend_from_slice(&chunk[..n]);
+        // Walk the new complete lines; stop after the closing delimiter line.
+        let mut i = old_len;
+        while let Some(off) = buf[i..].iter().position(|b| *b == b'\n') {
+            let end = i + off + 1;
+            let line = &buf[line_start..end];
+            let is_first = scanned_lines == 0;
+            let text = line
+                .strip_prefix(crate::document::BOM.as_bytes())
+                .unwrap_or(line);
+            let trimmed = trim_line(text);
+            scanned_lines += 1;
+            line_start = end;
+            i = end;
+            if trimmed == b"---" && !is_first {
+                buf.truncate(end);
+                return Ok(buf);
+            }
+            if is_first && trimmed != b"---" {
+                // Not a blackboard; the parser will say so.
+                buf.truncate(end);
+                return Ok(buf);
+            }
+        }
+        if buf.len() > limit {
+            return Ok(buf);
+        }
+    }
+}
+
+fn trim_line(line: &[u8]) -> &[u8] {
+    let mut end = line.len();
+    while end > 0 && matches!(line[end - 1], b'\n' | b'\r' | b' ' | b'\t') {
+        end -= 1;
+    }
+    &line[..end]
+}
+
+/// A blackboard read and validated in full.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub path: PathBuf,
+    pub bytes: Vec<u8>,
+    pub sha256: String,
+    pub valid: Valid,
+}
+
+/// Read and validate a whole blackboard.
+pub fn load(path: &Path) -> Result<Loaded> {
+    let bytes = read(path)?;
+    let valid = validate::check_bytes(&bytes).map_err(|r| Error::Invalid {
+        path: path.to_path_buf(),
+        errors: r.errors,
+        new_content: false,
+    })?;
+    Ok(Loaded {
+        path: path.to_path_buf(),
+        sha256: sha256_hex(&bytes),
+        bytes,
+        valid,
+    })
+}
+
+/// Read and validate only the frontmatter.
+pub fn load_frontmatter(path: &Path) -> Result<Valid> {
+    let bytes = read_head(path)?;
+    validate::check_frontmatter_bytes(&bytes).map_err(|r| Error::Invalid {
+        path: path.to_path_buf(),
+        errors: r.errors,
+        new_content: false,
+    })
+}
+
+/// What the writer expects to find under the lock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expect {
+    /// The file exists with exactly this SHA-256 (compare-and-swap).
+    Sha256(String),
+    /// The file does not exist (creation never clobbers).
+    Absent,
+    /// The file exists; whatever it holds (semantic commands re-check it themselves).
+    Present,
+}
+
+/// Who is writing and why, recorded in the owner file while the lock is held.
+#[derive(Debug, Clone)]
+pub struct WriteOptions {
+    pub timeout: Duration,
+    pub agent: Option<String>,
+    pub operation: String,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions {
+            timeout: DEFAULT_TIMEOUT,
+            agent: None,
+            operation: "write".to_string(),
+        }
+    }
+}
+
+/// The blackboard as found under the lock.
+#[derive(Debug, Clone)]
+pub struct Current {
+    pub bytes: Vec<u8>,
+    pub sha256: String,
+}
+
+/// What a successful write did.
+#[derive(Debug, Clone)]
+pub struct Written {
+    /// The path written (the symlink's target for a symlinked blackboard).
+    pub target: PathBuf,
+    pub old_sha256: Option<String>,
+    pub new_sha256: String,
+    pub created: bool,
+    /// The new content, validated.
+    pub valid: Valid,
+    /// Problems after the rename that do not undo it (e.g. the directory fsync failed).
+    pub warnings: Vec<String>,
+}
+
+/// The exclusive lock on a blackboard, held until dropped.
+pub struct Lock {
+    _file: File,
+    pub path: PathBuf,
+}
+
+fn lstat_identity(path: &Path) -> Option<(u64, u64)> {
+    fs::symlink_metadata(path)
+        .ok()
+        .filter(|m| m.file_type().is_file())
+        .map(|m| (m.dev(), m.ino()))
+}
+
+fn read_owner(target: &Path) -> Option<String> {
+    let path = owner_path(target);
+    let meta = fs::symlink_metadata(&path).ok()?;
+    if !meta.file_type().is_file() || meta.len() > 64 * 1024 {
+        return None;
+    }
+    let text = fs::read_to_string(&path).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    Some(format!(
+        "pid {} on {}, agent {}, operation {}, since {}",
+        v.get("pid").map(|p| p.to_string()).unwrap_or_default(),
+        v.get("hostname").and_then(|h| h.as_str()).unwrap_or("?"),
+        v.get("agent").and_then(|h| h.as_str()).unwrap_or("-"),
+        v.get("operation").and_then(|h| h.as_str()).unwrap_or("?"),
+        v.get("acquired_at").and_then(|h| h.as_str()).unwrap_or("?"),
+    ))
+}
+
+/// Take the exclusive lock of a resolved blackboard path.
+pub fn lock(target: &Path, timeout: Duration) -> Result<Lock> {
+    let path = lock_path(target);
+    let deadline = Instant::now() + timeout;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .mode(0o666)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(&path)
+            .map_err(|e| {
+                if e.raw_os_error() == Some(libc::ELOOP) {
+                    Error::UnsafePath {
+                        path: path.clone(),
+                        why: "the lock file is a symlink; refusing to follow it. Remove the \
+                              symlink (pair recreates the lock file)"
+                            .to_string(),
+                    }
+                } else {
+                    Error::io(&path, "open the lock file", e)
+                }
+            })?;
+        let meta = file
+            .metadata()
+            .map_err(|e| Error::io(&path, "stat the lock file", e))?;
+        if !meta.file_type().is_file() {
+            return Err(Error::UnsafePath {
+                path: path.clone(),
+                why: format!(
+                    "the lock file is {}, not a regular file; remove it",
+                    kind_of(&meta.file_type())
+                ),
+            });
+        }
+        let locked = loop {
+            match file.try_lock() {
+                Ok(()) => break true,
+                Err(fs::TryLockError::WouldBlock) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        break false;
+                    }
+                    std::thread::sleep(pause.min(deadline - now));
+                    pause = (pause * 2).min(Duration::from_millis(20));
+                }
+                Err(fs::TryLockError::Error(e)) => {
+                    return Err(Error::io(&path, "lock the lock file", e));
+                }
+            }
+        };
+        if !locked {
+            return Err(Error::LockTimeout {
+                lock: path.clone(),
+                timeout,
+                holder: read_owner(target),
+            });
+        }
+        // Someone may have deleted (and recreated) the lock file while we waited: then our lock
+        // guards nothing. Retry on the file now at the path.
+        if lstat_identity(&path) == Some((meta.dev(), meta.ino())) {
+            return Ok(Lock { _file: file, path });
+        }
+    }
+}
+
+/// Create a temporary file beside `target`, write `bytes`, give it `mode` (and the owner when
+/// possible), and fsync it.
+fn write_temp(
+    target: &Path,
+    bytes: &[u8],
+    mode: u32,
+    owner: Option<(u32, u32)>,
+) -> Result<tempfile::NamedTempFile> {
+    let dir = parent_dir(target);
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&temp_prefix(target))
+        .tempfile_in(&dir)
+        .map_err(|e| Error::io(&dir, "create a temporary file in", e))?;
+    let tpath = tmp.path().to_path_buf();
+    tmp.as_file()
+        .set_permissions(fs::Permissions::from_mode(mode))
+        .map_err(|e| Error::io(&tpath, "set permissions of", e))?;
+    if let Some((uid, gid)) = owner {
+        // Keeping the owner needs privileges; without them the file keeps ours.
+        let _ = std::os::unix::fs::fchown(tmp.as_file(), Some(uid), Some(gid));
+    }
+    tmp.write_all(bytes)
+        .map_err(|e| Error::io(&tpath, "write", e))?;
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| Error::io(&tpath, "fsync", e))?;
+    Ok(tmp)
+}
+
+fn fsync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Record who holds the lock, atomically, never following a symlink at the owner path.
+fn write_owner(target: &Path, opts: &WriteOptions) -> Result<()> {
+    let path = owner_path(target);
+    if let Ok(meta) = fs::symlink_metadata(&path)
+        && !meta.file_type().is_file()
+    {
+        return Err(Error::UnsafePath {
+            path,
+            why: format!(
+                "the lock owner file is {}; refusing to touch it. Remove it (pair recreates it)",
+                kind_of(&meta.file_type())
+            ),
+        });
+    }
+    let hostname = fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default();
+    let record = serde_json::json!({
+        "pid": std::process::id(),
+        "hostname": hostname,
+        "agent": opts.agent,
+        "operation": opts.operation,
+        "acquired_at": crate::model::Timestamp::now().to_string(),
+    });
+    let mut text = serde_json::to_string_pretty(&record).unwrap_or_default();
+    text.push('\n');
+    let tmp = write_temp(&path, text.as_bytes(), 0o644, None)?;
+    tmp.persist(&path)
+        .map_err(|e| Error::io(&path, "replace the lock owner file", e.error))?;
+    Ok(())
+}
+
+/// Remove temporary files that a writer killed mid-write left beside the blackboard. Only called
+/// under the lock, when no live writer of this blackboard can own one.
+fn remove_orphans(target: &Path) {
+    let dir = parent_dir(target);
+    let prefix = temp_prefix(target);
+    let owner_prefix = temp_prefix(&owner_path(target));
+    let Ok(entries) = fs::read_dir(&dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if (name.starts_with(&prefix) || name.starts_with(&owner_prefix))
+            && entry.file_type().is_ok_and(|t| t.is_file())
+        {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Read the blackboard under the lock. `None` when it does not exist.
+fn read_locked(target: &Path) -> Result<Option<Current>> {
+    match fs::symlink_metadata(target) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(target, "stat the blackboard", e)),
+        Ok(_) => {}
+    }
+    let bytes = match read(target) {
+        Ok(b) => b,
+        Err(Error::Missing { .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    Ok(Some(Current {
+        sha256: sha256_hex(&bytes),
+        bytes,
+    }))
+}
+
+/// Perform one locked, checked, durable write. `build` gets the current content (`None` when
+/// creating) and returns the complete new file; it may refuse with any error, which leaves the
+/// file untouched.
+pub fn update<F>(path: &Path, expect: Expect, opts: &WriteOptions, build: F) -> Result<Written>
+where
+    F: FnOnce(Option<&Current>) -> Result<Vec<u8>>,
+{
+    let target = resolve(path)?;
+    let _lock = lock(&target, opts.timeout)?;
+    write_owner(&target, opts)?;
+    remove_orphans(&target);
+
+    let current = read_locked(&target)?;
+    match (&expect, &current) {
+        (Expect::Absent, Some(_)) => {
+            return Err(Error::Exists {
+                path: path.to_path_buf(),
+            });
+        }
+        (Expect::Sha256(_) | Expect::Present, None) => {
+            return Err(Error::Missing {
+                path: path.to_path_buf(),
+            });
+        }
+        (Expect::Sha256(want), Some(cur)) if !want.eq_ignore_ascii_case(&cur.sha256) => {
+            return Err(Error::Stale {
+                path: path.to_path_buf(),
+                expected: want.to_lowercase(),
+                found: cur.sha256.clone(),
+            });
+        }
+        _ => {}
+    }
+
+    let new_bytes = build(current.as_ref())?;
+    let valid = validate::check_bytes(&new_bytes).map_err(|r| Error::Invalid {
+        path: path.to_path_buf(),
+        errors: r.errors,
+        new_content: true,
+    })?;
+
+    let (mode, owner) = match &current {
+        Some(_) => {
+            let meta =
+                fs::metadata(&target).map_err(|e| Error::io(&target, "stat the blackboard", e))?;
+            (meta.mode() & 0o7777, Some((meta.uid(), meta.gid())))
+        }
+        None => (0o666 & !current_umask(), None),
+    };
+    let tmp = write_temp(&target, &new_bytes, mode, owner)?;
+    match &current {
+        Some(_) => {
+            tmp.persist(&target)
+                .map_err(|e| Error::io(&target, "rename the new content over", e.error))?;
+        }
+        None => {
+            tmp.persist_noclobber(&target).map_err(|e| {
+                if e.error.kind() == io::ErrorKind::AlreadyExists {
+                    Error::Exists {
+                        path: path.to_path_buf(),
+                    }
+                } else {
+                    Error::io(&target, "create", e.error)
+                }
+            })?;
+        }
+    }
+    // The rename happened: from here on the write has succeeded.
+    let mut warnings = Vec::new();
+    let dir = parent_dir(&target);
+    if let Err(e) = fsync_dir(&dir) {
+        warnings.push(format!(
+            "{}: the write landed but fsync of the directory failed ({e}); it may not survive a \
+             power loss",
+            dir.display()
+        ));
+    }
+    Ok(Written {
+        target,
+        old_sha256: current.map(|c| c.sha256),
+        new_sha256: sha256_hex(&new_bytes),
+        created: matches!(expect, Expect::Absent),
+        valid,
+        warnings,
+    })
+}
+
+fn current_umask() -> u32 {
+    // /proc/self/status carries the umask without changing it (libc::umask would set it).
+    fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        })
+        .unwrap_or(0o022)
+}
