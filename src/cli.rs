@@ -75,6 +75,77 @@ Examples:
   pair validate docs/blackboards/ --json")]
     Validate(ValidateArgs),
 
+    /// Register yourself as a reviewer (`--required` if the user named you).
+    #[command(after_help = "\
+Examples:
+  pair register task.md --agent alice
+  pair register task.md --agent bob --required")]
+    Register(RegisterArgs),
+
+    /// Take up the submitted artifact for review (optional; sets REVIEWING_*).
+    #[command(after_help = "\
+Examples:
+  pair claim task.md --agent alice")]
+    Claim(ClaimArgs),
+
+    /// Submit an artifact for review: analysis, plan, red-test, code or followup.
+    #[command(after_help = "\
+Examples:
+  pair submit task.md --agent doer plan --note-file plan.md --user-approved
+  pair submit task.md --agent doer code --note 'Staged: parser fix and tests'
+  pair submit task.md --agent doer plan --note-file plan.md --user-approved --no-review
+  git diff --cached --stat | pair submit task.md --agent doer code --note-file -")]
+    Submit(SubmitArgs),
+
+    /// Give your verdict on the current revision of the artifact under review.
+    #[command(after_help = "\
+Examples:
+  pair verdict task.md --agent alice APPROVED --revision 2 --note 'Plan is sound.'
+  pair verdict task.md --agent bob CHANGES_REQUESTED --revision 2 --note-file review.md")]
+    Verdict(VerdictArgs),
+
+    /// Move the phase on (the doer's transitions of the protocol).
+    #[command(after_help = "\
+Examples:
+  pair advance task.md --agent doer PLANNING --user-approved
+  pair advance task.md --agent doer CODING --worktree /repo/.worktrees/task --user-approved
+  pair advance task.md --agent doer COMMITTED --commit-sha 1a2b3c4 --user-approved
+  pair advance task.md --agent doer MERGED --merged-into main --user-approved
+  pair advance task.md --agent doer CLEANED_UP")]
+    Advance(AdvanceArgs),
+
+    /// Block the work (any agent) until the doer unblocks it.
+    #[command(after_help = "\
+Examples:
+  pair block task.md --agent alice --reason 'The staging database is down'")]
+    Block(ReasonArgs),
+
+    /// Resume blocked work where it stopped (the doer).
+    #[command(after_help = "\
+Examples:
+  pair unblock task.md --agent doer --reason 'Database is back'")]
+    Unblock(ReasonArgs),
+
+    /// Stop the workflow because the user asked to (any agent).
+    #[command(after_help = "\
+Examples:
+  pair stop task.md --agent doer --reason 'User cancelled the task'")]
+    Stop(ReasonArgs),
+
+    /// Append a note to a section of the body.
+    #[command(after_help = "\
+Examples:
+  pair note task.md --agent doer --section Evidence --note 'Fails on 3 of 10 runs'
+  cargo test 2>&1 | tail -20 | pair note task.md --agent doer --section Validation --note-file -")]
+    Note(NoteArgs),
+
+    /// Print the default worktree path for a blackboard.
+    #[command(after_help = "\
+Examples:
+  pair worktree-path task.md
+  pair worktree-path task.md --repo-root /src/app --json")]
+    WorktreePath(WorktreePathArgs),
+
     /// Raw compare-and-swap write of a complete new file.
     #[command(after_help = "\
 Examples:
@@ -169,6 +240,18 @@ pub struct WriteArgs {
     /// Who is writing (recorded in the lock owner file).
     #[arg(long, env = "PAIR_AGENT", value_name = "ID")]
     pub agent: Option<String>,
+    /// Check the change against this agent's field ownership and the transition table.
+    #[arg(long = "as", value_name = "ID", conflicts_with = "repair")]
+    pub as_agent: Option<String>,
+    /// A human repair: skip ownership and transition checks (still validated; recorded).
+    #[arg(long, requires = "reason")]
+    pub repair: bool,
+    /// Why the repair is needed (recorded in Decisions).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+    /// With --as: the user approved the human gate this change passes.
+    #[arg(long)]
+    pub user_approved: bool,
     /// How long to wait for the lock, in seconds.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub timeout: f64,
@@ -178,4 +261,167 @@ impl WriteArgs {
     pub fn board(&self) -> Option<&PathBuf> {
         self.board.as_ref().or(self.path.as_ref())
     }
+}
+
+/// Flags every semantic write takes.
+#[derive(Debug, Args)]
+pub struct WriteCommon {
+    /// Your agent id.
+    #[arg(long, env = "PAIR_AGENT", value_name = "ID")]
+    pub agent: String,
+    /// Refuse (exit 3) unless the file still has this SHA-256.
+    #[arg(long, value_name = "HEX")]
+    pub expect_sha256: Option<String>,
+    /// How long to wait for the lock, in seconds.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub timeout: f64,
+}
+
+/// Where a note's text comes from.
+#[derive(Debug, Args)]
+#[group(id = "text", multiple = false)]
+pub struct NoteText {
+    /// The text.
+    #[arg(long, value_name = "TEXT")]
+    pub note: Option<String>,
+    /// Read the text from a file (`-` for stdin).
+    #[arg(long, value_name = "FILE")]
+    pub note_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct RegisterArgs {
+    /// The blackboard.
+    pub board: PathBuf,
+    #[command(flatten)]
+    pub common: WriteCommon,
+    /// The user named you a required reviewer.
+    #[arg(long)]
+    pub required: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ClaimArgs {
+    /// The blackboard.
+    pub board: PathBuf,
+    #[command(flatten)]
+    pub common: WriteCommon,
+}
+
+/// The artifacts a doer submits.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ArtifactArg {
+    Analysis,
+    Plan,
+    RedTest,
+    Code,
+    Followup,
+}
+
+#[derive(Debug, Args)]
+pub struct SubmitArgs {
+    /// The blackboard.
+    pub board: PathBuf,
+    /// What you submit.
+    #[arg(value_enum)]
+    pub artifact: ArtifactArg,
+    #[command(flatten)]
+    pub common: WriteCommon,
+    #[command(flatten)]
+    pub text: NoteText,
+    /// The user approved this step (the human gate of analysis and plan submissions).
+    #[arg(long)]
+    pub user_approved: bool,
+    /// The user approved working without reviewers (only when none are registered).
+    #[arg(long)]
+    pub no_review: bool,
+    /// The user waived this step's predicate; the reason is recorded.
+    #[arg(long, value_name = "REASON")]
+    pub waive: Option<String>,
+}
+
+/// A reviewer's verdict.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+#[value(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum VerdictArg {
+    Approved,
+    ChangesRequested,
+    Comment,
+}
+
+#[derive(Debug, Args)]
+pub struct VerdictArgs {
+    /// The blackboard.
+    pub board: PathBuf,
+    /// Your verdict.
+    #[arg(value_enum)]
+    pub verdict: VerdictArg,
+    #[command(flatten)]
+    pub common: WriteCommon,
+    /// The revision (or round) you reviewed, as `poll` reported it.
+    #[arg(long, value_name = "N")]
+    pub revision: u32,
+    #[command(flatten)]
+    pub text: NoteText,
+}
+
+#[derive(Debug, Args)]
+pub struct AdvanceArgs {
+    /// The blackboard.
+    pub board: PathBuf,
+    /// The phase to move to.
+    #[arg(value_name = "PHASE")]
+    pub phase: String,
+    #[command(flatten)]
+    pub common: WriteCommon,
+    /// Absolute path of the coding worktree (entering CODING).
+    #[arg(long, value_name = "PATH")]
+    pub worktree: Option<String>,
+    /// The commit made (entering COMMITTED).
+    #[arg(long, value_name = "SHA")]
+    pub commit_sha: Option<String>,
+    /// The branch merged into (entering MERGED).
+    #[arg(long, value_name = "BRANCH")]
+    pub merged_into: Option<String>,
+    /// The user approved this step (human gates).
+    #[arg(long)]
+    pub user_approved: bool,
+    /// The user waived this step's predicate; the reason is recorded.
+    #[arg(long, value_name = "REASON")]
+    pub waive: Option<String>,
+    #[command(flatten)]
+    pub text: NoteText,
+}
+
+#[derive(Debug, Args)]
+pub struct ReasonArgs {
+    /// The blackboard.
+    pub board: PathBuf,
+    #[command(flatten)]
+    pub common: WriteCommon,
+    /// Why (recorded in Decisions).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: String,
+}
+
+#[derive(Debug, Args)]
+pub struct NoteArgs {
+    /// The blackboard.
+    pub board: PathBuf,
+    #[command(flatten)]
+    pub common: WriteCommon,
+    /// The section to append to (created at its template position if missing).
+    #[arg(long, value_name = "NAME")]
+    pub section: String,
+    #[command(flatten)]
+    pub text: NoteText,
+}
+
+#[derive(Debug, Args)]
+pub struct WorktreePathArgs {
+    /// The blackboard.
+    pub board: PathBuf,
+    /// The repository root (default: `git rev-parse --show-toplevel` in the blackboard's directory).
+    #[arg(long, value_name = "DIR")]
+    pub repo_root: Option<PathBuf>,
 }

@@ -7,6 +7,8 @@
 //! * [`yaml`] — the frontmatter as a span-carrying YAML tree (lines for every error);
 //! * [`model`] — the typed frontmatter and its canonical emission;
 //! * [`protocol`] — phases, the transition table, review rounds, whose turn;
+//! * [`ops`] — the semantic operations (register, submit, verdict, advance, …) in memory;
+//! * [`ownership`] — field ownership checks for raw writes made as an agent;
 //! * [`validate`] — every invariant a blackboard must satisfy;
 //! * [`store`] — the lock, compare-and-swap and durable atomic replace;
 //! * [`commands`] — the commands, on top of all of the above;
@@ -17,6 +19,8 @@ pub mod commands;
 pub mod document;
 pub mod error;
 pub mod model;
+pub mod ops;
+pub mod ownership;
 pub mod protocol;
 pub mod report;
 pub mod store;

@@ -12,7 +12,9 @@ use crate::error::{Error, Result};
 
 mod init;
 mod read;
+mod semantic;
 mod validate;
+mod worktree;
 mod write;
 
 /// A command's result.
@@ -47,6 +49,16 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Cmd::Status(a) => read::status(a),
         Cmd::Validate(a) => validate::run(a),
         Cmd::Write(a) => write::run(a),
+        Cmd::Register(a) => semantic::register(a),
+        Cmd::Claim(a) => semantic::claim(a),
+        Cmd::Submit(a) => semantic::submit(a),
+        Cmd::Verdict(a) => semantic::verdict(a),
+        Cmd::Advance(a) => semantic::advance(a),
+        Cmd::Block(a) => semantic::block(a),
+        Cmd::Unblock(a) => semantic::unblock(a),
+        Cmd::Stop(a) => semantic::stop(a),
+        Cmd::Note(a) => semantic::note(a),
+        Cmd::WorktreePath(a) => worktree::run(a),
     }
 }
 

@@ -4,11 +4,24 @@ use serde_json::json;
 
 use super::{Outcome, shown};
 use crate::cli::{PollArgs, StatusArgs};
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::model::is_agent_id;
 use crate::report::{SectionInfo, Turn};
 use crate::store;
 
+fn check_agent(id: &str) -> Result<()> {
+    if is_agent_id(id) {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "--agent {id:?} is not a valid agent id: use 1-64 letters, digits, `.`, `_` or `-`, \
+             starting with a letter or digit"
+        )))
+    }
+}
+
 pub fn poll(a: PollArgs) -> Result<Outcome> {
+    check_agent(&a.agent)?;
     let valid = store::load_frontmatter(&a.board)?;
     let turn = Turn::new(&valid.parsed.fm, &a.agent, &shown(&a.board));
     let code = turn.exit_code();
@@ -23,6 +36,9 @@ pub fn poll(a: PollArgs) -> Result<Outcome> {
 }
 
 pub fn status(a: StatusArgs) -> Result<Outcome> {
+    if let Some(id) = &a.agent {
+        check_agent(id)?;
+    }
     let loaded = store::load(&a.board)?;
     let fm = &loaded.valid.parsed.fm;
     let agent = a

@@ -5,9 +5,23 @@ use serde_json::json;
 
 use super::{Outcome, read_input, shown, timeout};
 use crate::cli::WriteArgs;
+use crate::document::Document;
 use crate::error::{Error, Result};
+use crate::model::Timestamp;
+use crate::ownership;
 use crate::report::SCHEMA;
 use crate::store::{self, Expect, WriteOptions};
+use crate::validate;
+
+/// How a raw write is checked.
+enum Mode {
+    /// Helper-compatible: validated only.
+    Raw,
+    /// As an agent: ownership and transitions checked (SPEC §5).
+    As(String),
+    /// A human repair: validated and recorded.
+    Repair(String),
+}
 
 pub fn run(a: WriteArgs) -> Result<Outcome> {
     let Some(board) = a.board().cloned() else {
@@ -40,7 +54,87 @@ pub fn run(a: WriteArgs) -> Result<Outcome> {
         agent: a.agent.clone(),
         operation: a.operation.clone(),
     };
-    let written = store::update(&board, expect, &opts, move |_| Ok(content))?;
+    let mode = if a.repair {
+        Mode::Repair(a.reason.clone().unwrap_or_default())
+    } else if let Some(id) = &a.as_agent {
+        Mode::As(id.clone())
+    } else {
+        Mode::Raw
+    };
+    if let Mode::As(id) | Mode::Repair(id) = &mode
+        && id.trim().is_empty()
+    {
+        return Err(Error::Usage("--as and --reason need a value".into()));
+    }
+    let user_approved = a.user_approved;
+    let repairer = a.agent.clone().unwrap_or_else(|| "a human".to_string());
+    let board_for_errors = board.clone();
+    let written = store::update(&board, expect, &opts, move |current| match mode {
+        Mode::Raw => {
+            if let Some(current) = current {
+                let old = validate::check_bytes(&current.bytes).map_err(|r| Error::Invalid {
+                    path: board_for_errors.clone(),
+                    errors: r.errors,
+                    new_content: false,
+                })?;
+                let new = validate::check_bytes(&content).map_err(|r| Error::Invalid {
+                    path: board_for_errors.clone(),
+                    errors: r.errors,
+                    new_content: true,
+                })?;
+                ownership::check_anonymous(&old.parsed.fm, &new.parsed.fm, user_approved)?;
+            }
+            Ok(content)
+        }
+        Mode::As(id) => {
+            let Some(current) = current else {
+                // Creation as an agent: nothing to compare against.
+                return Ok(content);
+            };
+            let old = validate::check_bytes(&current.bytes).map_err(|r| Error::Invalid {
+                path: board_for_errors.clone(),
+                errors: r.errors,
+                new_content: false,
+            })?;
+            let new = validate::check_bytes(&content).map_err(|r| Error::Invalid {
+                path: board_for_errors.clone(),
+                errors: r.errors,
+                new_content: true,
+            })?;
+            ownership::check(
+                &old.parsed.fm,
+                &old.doc.body,
+                &new.parsed.fm,
+                &new.doc.body,
+                &id,
+                user_approved,
+            )?;
+            Ok(content)
+        }
+        Mode::Repair(reason) => {
+            let mut doc = Document::parse(&content).map_err(|e| Error::Invalid {
+                path: board_for_errors.clone(),
+                errors: vec![crate::model::FieldError {
+                    field: "file".into(),
+                    line: None,
+                    message: e.to_string(),
+                }],
+                new_content: true,
+            })?;
+            let now = Timestamp::now();
+            let reason = reason.split_whitespace().collect::<Vec<_>>().join(" ");
+            doc.append(
+                "Decisions",
+                &format!(
+                    "### Repair — {repairer} — {now}\n\nThe blackboard was repaired by hand \
+                     (`pair write --repair`), skipping ownership and transition checks.\n\nReason: {reason}\n"
+                ),
+            );
+            // The frontmatter is kept as written; render() restores its line endings and BOM.
+            let fm_text = doc.fm_text.replace("\r\n", "\n");
+            Ok(doc.render(&fm_text).into_bytes())
+        }
+    })?;
     let phase = written.valid.parsed.fm.phase;
     let json = json!({
         "schema": SCHEMA,

@@ -1,0 +1,259 @@
+//! The semantic commands: each is one locked write that applies an operation of [`crate::ops`]
+//! to the blackboard as found under the lock.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use super::{Outcome, read_text, shown, timeout};
+use crate::cli::{
+    AdvanceArgs, ArtifactArg, ClaimArgs, NoteArgs, NoteText, ReasonArgs, RegisterArgs, SubmitArgs,
+    VerdictArgs, WriteCommon,
+};
+use crate::document::Document;
+use crate::error::{Error, Result};
+use crate::model::{Frontmatter, Phase, Timestamp, Verdict, is_agent_id};
+use crate::ops::{self, Ctx};
+use crate::protocol::{self, Artifact};
+use crate::report::SCHEMA;
+use crate::store::{self, Expect, WriteOptions};
+use crate::validate;
+
+fn note_text(t: &NoteText, required: bool) -> Result<Option<String>> {
+    match (&t.note, &t.note_file) {
+        (Some(n), _) => Ok(Some(n.clone())),
+        (None, Some(f)) => Ok(Some(read_text(f, "--note-file")?)),
+        (None, None) if required => Err(Error::Usage(
+            "give the text with --note TEXT or --note-file FILE (`-` for stdin)".into(),
+        )),
+        (None, None) => Ok(None),
+    }
+}
+
+fn expect(common: &WriteCommon) -> Result<Expect> {
+    match &common.expect_sha256 {
+        None => Ok(Expect::Present),
+        Some(h) => {
+            let h = h.trim().to_lowercase();
+            if h.len() != 64 || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(Error::Usage(format!(
+                    "--expect-sha256 must be 64 hex digits, got {h:?}"
+                )));
+            }
+            Ok(Expect::Sha256(h))
+        }
+    }
+}
+
+/// Apply one operation in one locked write and report the result.
+fn apply<F>(
+    board: &Path,
+    common: &WriteCommon,
+    operation: &str,
+    mut ctx_edit: impl FnMut(&mut Ctx),
+    op: F,
+) -> Result<Outcome>
+where
+    F: FnOnce(&mut Frontmatter, &mut Document, &Ctx) -> Result<String>,
+{
+    if !is_agent_id(&common.agent) {
+        return Err(Error::Usage(format!(
+            "--agent {:?} is not a valid agent id: use 1-64 letters, digits, `.`, `_` or `-`, \
+             starting with a letter or digit",
+            common.agent
+        )));
+    }
+    let mut ctx = Ctx {
+        agent: common.agent.clone(),
+        now: Timestamp::now(),
+        board: shown(board),
+        user_approved: false,
+        waive: None,
+    };
+    ctx_edit(&mut ctx);
+    let opts = WriteOptions {
+        timeout: timeout(common.timeout)?,
+        agent: Some(common.agent.clone()),
+        operation: operation.to_string(),
+    };
+    let mut summary = String::new();
+    let mut old_phase = None;
+    let written = store::update(board, expect(common)?, &opts, |current| {
+        let Some(current) = current else {
+            return Err(Error::Missing {
+                path: board.to_path_buf(),
+            });
+        };
+        let valid = validate::check_bytes(&current.bytes).map_err(|r| Error::Invalid {
+            path: board.to_path_buf(),
+            errors: r.errors,
+            new_content: false,
+        })?;
+        let mut doc = valid.doc;
+        let mut fm = valid.parsed.fm;
+        old_phase = Some(fm.phase);
+        // Body first, frontmatter last: the operation appends, then the frontmatter is emitted.
+        summary = op(&mut fm, &mut doc, &ctx)?;
+        Ok(doc.render(&fm.emit()).into_bytes())
+    })?;
+    let fm = &written.valid.parsed.fm;
+    let next = protocol::next(fm, &common.agent, &ctx.board);
+    let your_turn = next.handoff_to.iter().any(|h| h == &common.agent);
+    let json = json!({
+        "schema": SCHEMA,
+        "path": ctx.board,
+        "operation": operation,
+        "agent": common.agent,
+        "summary": summary,
+        "old_phase": old_phase,
+        "phase": fm.phase,
+        "old_sha256": written.old_sha256,
+        "new_sha256": written.new_sha256,
+        "counters": {
+            "analysis_revision": fm.analysis_revision,
+            "plan_revision": fm.plan_revision,
+            "red_test_round": fm.red_test_round,
+            "code_review_round": fm.code_review_round,
+        },
+        "next": next,
+        "your_turn": your_turn,
+        "warnings": written.warnings,
+    });
+    let text = format!("{summary}\nphase: {}\nnext: {}\n", fm.phase, next.action);
+    let mut out = Outcome::ok(json, text);
+    out.warnings = written.warnings;
+    Ok(out)
+}
+
+pub fn register(a: RegisterArgs) -> Result<Outcome> {
+    let required = a.required;
+    apply(
+        &a.board,
+        &a.common,
+        "register",
+        |_| {},
+        |fm, doc, ctx| ops::register(fm, doc, ctx, required),
+    )
+}
+
+pub fn claim(a: ClaimArgs) -> Result<Outcome> {
+    apply(&a.board, &a.common, "claim", |_| {}, ops::claim)
+}
+
+pub fn submit(a: SubmitArgs) -> Result<Outcome> {
+    let artifact = match a.artifact {
+        ArtifactArg::Analysis => Artifact::Analysis,
+        ArtifactArg::Plan => Artifact::Plan,
+        ArtifactArg::RedTest => Artifact::RedTest,
+        ArtifactArg::Code => Artifact::Code,
+        ArtifactArg::Followup => Artifact::Followup,
+    };
+    let note = note_text(&a.text, true)?.unwrap_or_default();
+    let (approved, waive, no_review) = (a.user_approved, a.waive.clone(), a.no_review);
+    apply(
+        &a.board,
+        &a.common,
+        &format!("submit-{}", artifact.as_str()),
+        |c| {
+            c.user_approved = approved;
+            c.waive = waive.clone();
+        },
+        |fm, doc, ctx| ops::submit(fm, doc, ctx, artifact, &note, no_review),
+    )
+}
+
+pub fn verdict(a: VerdictArgs) -> Result<Outcome> {
+    let v = match a.verdict {
+        crate::cli::VerdictArg::Approved => Verdict::Approved,
+        crate::cli::VerdictArg::ChangesRequested => Verdict::ChangesRequested,
+        crate::cli::VerdictArg::Comment => Verdict::Comment,
+    };
+    let note = note_text(&a.text, true)?.unwrap_or_default();
+    let revision = a.revision;
+    apply(
+        &a.board,
+        &a.common,
+        "verdict",
+        |_| {},
+        |fm, doc, ctx| ops::verdict(fm, doc, ctx, v, revision, &note),
+    )
+}
+
+pub fn advance(a: AdvanceArgs) -> Result<Outcome> {
+    let to: Phase = a.phase.trim().to_uppercase().parse().map_err(|_| {
+        Error::Usage(format!(
+            "{:?} is not a phase; phases are {}",
+            a.phase,
+            Phase::ALL
+                .iter()
+                .map(|p| p.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })?;
+    if let Some(w) = &a.worktree {
+        ops::check_worktree_arg(w)?;
+    }
+    let args = ops::AdvanceArgs {
+        worktree: a.worktree.clone(),
+        commit_sha: a.commit_sha.clone(),
+        merged_into: a.merged_into.clone(),
+        note: note_text(&a.text, false)?,
+    };
+    let (approved, waive) = (a.user_approved, a.waive.clone());
+    apply(
+        &a.board,
+        &a.common,
+        "advance",
+        |c| {
+            c.user_approved = approved;
+            c.waive = waive.clone();
+        },
+        |fm, doc, ctx| ops::advance(fm, doc, ctx, to, &args),
+    )
+}
+
+pub fn block(a: ReasonArgs) -> Result<Outcome> {
+    let reason = a.reason.clone();
+    apply(
+        &a.board,
+        &a.common,
+        "block",
+        |_| {},
+        |fm, doc, ctx| ops::block(fm, doc, ctx, &reason),
+    )
+}
+
+pub fn unblock(a: ReasonArgs) -> Result<Outcome> {
+    let reason = a.reason.clone();
+    apply(
+        &a.board,
+        &a.common,
+        "unblock",
+        |_| {},
+        |fm, doc, ctx| ops::unblock(fm, doc, ctx, &reason),
+    )
+}
+
+pub fn stop(a: ReasonArgs) -> Result<Outcome> {
+    let reason = a.reason.clone();
+    apply(
+        &a.board,
+        &a.common,
+        "stop",
+        |_| {},
+        |fm, doc, ctx| ops::stop(fm, doc, ctx, &reason),
+    )
+}
+
+pub fn note(a: NoteArgs) -> Result<Outcome> {
+    let text = note_text(&a.text, true)?.unwrap_or_default();
+    let section = a.section.clone();
+    apply(
+        &a.board,
+        &a.common,
+        "note",
+        |_| {},
+        |fm, doc, ctx| ops::note(fm, doc, ctx, &section, &text),
+    )
+}

@@ -1,0 +1,112 @@
+//! `pair worktree-path`: the default coding worktree of a blackboard,
+//! `<repo-root>/.worktrees/<stem>`, refusing anything unsafe (SPEC §7).
+
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::json;
+
+use super::Outcome;
+use crate::cli::WorktreePathArgs;
+use crate::error::{Error, Result};
+use crate::report::SCHEMA;
+
+fn repo_root(board: &Path) -> Result<PathBuf> {
+    let dir = match board.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&dir)
+        .args(["rev-parse", "--show-toplevel"])
+        .output()
+        .map_err(|e| Error::io(&dir, "run `git rev-parse --show-toplevel` in", e))?;
+    if !out.status.success() {
+        return Err(Error::Usage(format!(
+            "{} is not inside a git repository; pass --repo-root DIR",
+            dir.display()
+        )));
+    }
+    Ok(PathBuf::from(
+        String::from_utf8_lossy(&out.stdout).trim_end_matches(['\n', '\r']),
+    ))
+}
+
+/// The stem of a blackboard file name: the name less one trailing `.md`, if it is safe to use as
+/// a directory name.
+pub fn stem(board: &Path) -> Result<String> {
+    let name = board
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = name.strip_suffix(".md").unwrap_or(&name).to_string();
+    let safe = !stem.is_empty()
+        && !stem.starts_with('.')
+        && !stem.starts_with('-')
+        && stem
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if !safe {
+        return Err(Error::protocol(format!(
+            "the blackboard name {name:?} gives the worktree stem {stem:?}, which is empty or \
+             unsafe (use letters, digits, `.`, `_` and `-`, not starting with `.` or `-`); pass \
+             an explicit --worktree to `pair advance` instead"
+        )));
+    }
+    Ok(stem)
+}
+
+pub fn run(a: WorktreePathArgs) -> Result<Outcome> {
+    let root = match &a.repo_root {
+        Some(r) => r.clone(),
+        None => repo_root(&a.board)?,
+    };
+    if !root.is_absolute() {
+        return Err(Error::Usage(format!(
+            "--repo-root {} must be an absolute path",
+            root.display()
+        )));
+    }
+    if root.components().any(|c| c == Component::ParentDir) {
+        return Err(Error::Usage("--repo-root must not contain `..`".into()));
+    }
+    let stem = stem(&a.board)?;
+    let base = root.join(".worktrees");
+    let path = base.join(&stem);
+    // A symlinked .worktrees (or worktree) that leads elsewhere is an escape.
+    if let Ok(real_root) = std::fs::canonicalize(&root) {
+        let real_base =
+            std::fs::canonicalize(&base).unwrap_or_else(|_| real_root.join(".worktrees"));
+        if !real_base.starts_with(&real_root) {
+            return Err(Error::protocol(format!(
+                "{} resolves to {}, outside the repository; refusing",
+                base.display(),
+                real_base.display()
+            )));
+        }
+        if let Ok(real) = std::fs::canonicalize(&path)
+            && !real.starts_with(&real_base)
+        {
+            return Err(Error::protocol(format!(
+                "{} resolves to {}, outside {}; refusing",
+                path.display(),
+                real.display(),
+                base.display()
+            )));
+        }
+    }
+    // An existing path must be a git worktree (a `.git` file or directory inside).
+    let existing = std::fs::symlink_metadata(&path).is_ok();
+    if existing && !path.join(".git").exists() {
+        return Err(Error::protocol(format!(
+            "{} already exists and is not a git worktree; choose another path with \
+             `pair advance … --worktree PATH`",
+            path.display()
+        )));
+    }
+    let shown = path.display().to_string();
+    Ok(Outcome::ok(
+        json!({"schema": SCHEMA, "path": shown, "repo_root": root.display().to_string(), "stem": stem, "exists": existing}),
+        format!("{shown}\n"),
+    ))
+}
