@@ -617,3 +617,91 @@ fn capitalize(s: &str) -> String {
 pub fn role_of(fm: &Frontmatter, agent: &str) -> Option<Role> {
     fm.agent(agent).map(|a| a.role)
 }
+
+impl Transition {
+    fn source_text(&self) -> String {
+        match self.from {
+            From::One(a) => a.to_string(),
+            From::Two(a, b) => format!("{a}, {b}"),
+            From::Reviewable => "any review phase".to_string(),
+            From::NonTerminal => "any non-terminal phase".to_string(),
+            From::NonTerminalOrBlocked => "any non-terminal phase, BLOCKED".to_string(),
+        }
+    }
+
+    fn target_text(&self) -> String {
+        match self.to {
+            To::Phase(p) => p.to_string(),
+            To::BlockedFrom => "`blocked_from`".to_string(),
+            To::RoundOutcome => {
+                "X_APPROVED / X_CHANGES_REQUESTED (code: READY_TO_COMMIT / CODE_CHANGES_REQUESTED)"
+                    .to_string()
+            }
+        }
+    }
+
+    fn command_text(&self) -> String {
+        let base = match self.command {
+            Command::Submit(a) => format!("`submit {}`", a.as_str()),
+            Command::Verdict => "automatic, in the `verdict` that completes the round".to_string(),
+            c => format!("`{}`", c.name()),
+        };
+        match self.needs {
+            Needs::Worktree => format!("{base} `--worktree`"),
+            Needs::CommitSha => format!("{base} `--commit-sha`"),
+            Needs::MergedInto => format!("{base} `--merged-into`"),
+            Needs::Nothing => base,
+        }
+    }
+
+    fn condition_text(&self) -> String {
+        let mut parts = Vec::new();
+        if self.human_gate {
+            parts.push("human gate".to_string());
+        }
+        match self.guard {
+            Guard::None => {}
+            Guard::NoRcaRequired => parts.push("not `rca_required`".to_string()),
+            Guard::NoRedTestRequired => parts.push("not `red_test_required`".to_string()),
+            Guard::AnalysisApprovedIfRequired => {
+                parts.push("if `rca_required`, analysis approved".to_string())
+            }
+        }
+        if let Command::Submit(a) = self.command {
+            parts.push(format!("{} +1", a.target().counter_field()));
+        }
+        if self.command == Command::Claim {
+            parts.push("required reviewer".to_string());
+        }
+        if self.command == Command::Block {
+            parts.push("records `blocked_from`".to_string());
+        }
+        if parts.is_empty() {
+            "—".to_string()
+        } else {
+            parts.join("; ")
+        }
+    }
+}
+
+/// The transition table as a Markdown table, for the README (a test keeps the two identical).
+pub fn markdown_table() -> String {
+    let mut out =
+        String::from("| from | to | who | command | condition |\n|---|---|---|---|---|\n");
+    for t in TRANSITIONS {
+        let who = match t.actor {
+            Actor::Doer => "doer",
+            Actor::Reviewer => "reviewer",
+            Actor::Any => "any agent",
+            Actor::Auto => "—",
+        };
+        out.push_str(&format!(
+            "| {} | {} | {who} | {} | {} |\n",
+            t.source_text(),
+            t.target_text(),
+            t.command_text(),
+            t.condition_text()
+        ));
+    }
+    out
+}

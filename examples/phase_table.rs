@@ -1,0 +1,3 @@
+fn main() {
+    print!("{}", pair::protocol::markdown_table());
+}

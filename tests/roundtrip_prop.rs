@@ -1,0 +1,264 @@
+//! Property tests: the typed frontmatter survives emit → parse unchanged, emission is
+//! idempotent, and rendering a document keeps its body, BOM and line endings byte for byte.
+
+use pair::document::{Document, Eol};
+use pair::model::{
+    self, Agent, Audit, Frontmatter, Phase, Review, Role, Status, Target, Timestamp, Verdict,
+};
+use pair::yaml::{self, Node, Value};
+use proptest::prelude::*;
+
+fn agent_id() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[A-Za-z0-9][A-Za-z0-9._-]{0,12}",
+        // Ids YAML would read as something else when unquoted.
+        Just("1".to_string()),
+        Just("true".to_string()),
+        Just("null".to_string()),
+        Just("y".to_string()),
+        Just("No".to_string()),
+        Just("0x1F".to_string()),
+        Just("1e3".to_string()),
+        Just("007".to_string()),
+    ]
+}
+
+fn text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[ -~]{0,30}",
+        "\\PC{0,20}",
+        Just("a: b # not a comment".to_string()),
+        Just("- dash".to_string()),
+        Just("line one\nline two".to_string()),
+        Just("  padded  ".to_string()),
+        Just("".to_string()),
+        Just("'quoted'".to_string()),
+        Just("\"double\"".to_string()),
+    ]
+}
+
+fn timestamp() -> impl Strategy<Value = Timestamp> {
+    (0i64..4_102_444_800)
+        .prop_map(|s| Timestamp(chrono::DateTime::from_timestamp(s, 0).expect("in range")))
+}
+
+fn review() -> impl Strategy<Value = Review> {
+    (
+        proptest::option::of(0u32..1000),
+        proptest::option::of(proptest::sample::select(Verdict::ALL.to_vec())),
+    )
+        .prop_map(|(reviewed, verdict)| Review { reviewed, verdict })
+}
+
+fn leaf() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::Int),
+        (-1e9f64..1e9).prop_map(Value::Float),
+        text().prop_map(Value::Str),
+    ]
+}
+
+fn value() -> impl Strategy<Value = Value> {
+    leaf().prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4)
+                .prop_map(|v| Value::Seq(v.into_iter().map(node).collect())),
+            proptest::collection::btree_map("[a-z][a-z_]{0,8}", inner, 0..4)
+                .prop_map(|m| { Value::Map(m.into_iter().map(|(k, v)| (k, node(v))).collect()) }),
+        ]
+    })
+}
+
+fn node(value: Value) -> Node {
+    Node { value, line: 0 }
+}
+
+fn extras(known: &'static [&'static str]) -> impl Strategy<Value = Vec<(String, Node)>> {
+    proptest::collection::btree_map("x_[a-z]{1,8}", value(), 0..3).prop_map(move |m| {
+        m.into_iter()
+            .filter(|(k, _)| !known.contains(&k.as_str()))
+            .map(|(k, v)| (k, node(v)))
+            .collect()
+    })
+}
+
+fn agent(role: Role) -> impl Strategy<Value = Agent> {
+    (
+        proptest::sample::select(Status::ALL.to_vec()),
+        proptest::option::of(timestamp()),
+        [review(), review(), review(), review()],
+        extras(&[]),
+    )
+        .prop_map(move |(status, last_seen, r, extra)| Agent {
+            role,
+            status,
+            last_seen,
+            analysis: r[0],
+            plan: r[1],
+            red_test: r[2],
+            code: r[3],
+            extra,
+        })
+}
+
+fn frontmatter() -> impl Strategy<Value = Frontmatter> {
+    let flags = (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>());
+    let counters = (0u32..50, 0u32..50, 0u32..50, 0u32..50);
+    let audit = (
+        proptest::option::of(text()),
+        proptest::option::of("[0-9a-f]{7,40}"),
+        proptest::option::of(timestamp()),
+        proptest::option::of(any::<bool>()),
+    );
+    (
+        proptest::sample::select(Phase::ALL.to_vec()),
+        timestamp(),
+        flags,
+        "[a-z][a-z0-9_-]{0,10}",
+        proptest::collection::btree_set(agent_id(), 0..4),
+        counters,
+        proptest::option::of(text().prop_map(|t| format!("/{t}"))),
+        proptest::option::of(proptest::sample::select(Phase::ALL.to_vec())),
+        audit,
+        (agent_id(), agent(Role::Doer)),
+        proptest::collection::vec((agent_id(), agent(Role::Reviewer)), 0..4),
+        extras(&[]),
+    )
+        .prop_map(
+            |(
+                phase,
+                at,
+                (yolo, rca, red, no_review),
+                work_type,
+                required,
+                (a, p, r, c),
+                worktree,
+                blocked_from,
+                (root, sha, merged_at, removed),
+                doer,
+                reviewers,
+                extra,
+            )| {
+                let mut agents = vec![doer];
+                for (id, a) in reviewers {
+                    if !agents.iter().any(|(k, _)| *k == id) {
+                        agents.push((id, a));
+                    }
+                }
+                Frontmatter {
+                    phase,
+                    phase_updated_at: at,
+                    yolo,
+                    work_type,
+                    rca_required: rca,
+                    red_test_required: red,
+                    required_reviewers: required.into_iter().collect(),
+                    no_review,
+                    analysis_revision: a,
+                    plan_revision: p,
+                    red_test_round: r,
+                    code_review_round: c,
+                    worktree,
+                    blocked_from,
+                    audit: Audit {
+                        repo_root: root,
+                        commit_sha: sha,
+                        merged_at,
+                        worktree_removed: removed,
+                        ..Audit::default()
+                    },
+                    agents,
+                    extra,
+                }
+            },
+        )
+}
+
+fn parse(text: &str) -> Frontmatter {
+    let node =
+        yaml::parse(text, 1).unwrap_or_else(|e| panic!("emitted YAML does not parse: {e}\n{text}"));
+    match model::from_node(&node) {
+        Ok(p) => p.fm,
+        Err(errs) => panic!("emitted frontmatter does not convert: {errs:?}\n{text}"),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn emitted_frontmatter_parses_back_to_the_same_model(fm in frontmatter()) {
+        let emitted = fm.emit();
+        let back = parse(&emitted);
+        prop_assert_eq!(&back, &fm);
+        // Idempotent: emitting what was parsed gives the same bytes.
+        prop_assert_eq!(back.emit(), emitted);
+    }
+
+    #[test]
+    fn rendering_keeps_body_bom_and_line_endings(
+        fm in frontmatter(),
+        body in "(\\PC{0,40}\n){0,6}",
+        bom in any::<bool>(),
+        crlf in any::<bool>(),
+    ) {
+        let eol = if crlf { Eol::CrLf } else { Eol::Lf };
+        let body = eol.apply(&body.replace(['<', '>', '='], "."));
+        let doc = Document {
+            bom,
+            eol,
+            fm_text: String::new(),
+            fm_first_line: 2,
+            body: body.clone(),
+            body_first_line: 0,
+        };
+        let bytes = doc.render(&fm.emit());
+        let back = Document::parse(bytes.as_bytes()).expect("rendered document splits");
+        prop_assert_eq!(back.bom, bom);
+        prop_assert_eq!(back.eol, eol);
+        prop_assert_eq!(&back.body, &body);
+        prop_assert_eq!(parse(&back.fm_text.replace("\r\n", "\n")), fm);
+    }
+
+    #[test]
+    fn appends_never_change_existing_body_bytes(
+        paragraphs in proptest::collection::vec("[a-z ]{0,20}", 0..5),
+        section in proptest::sample::select(pair::document::SECTION_ORDER.to_vec()),
+        note in "[a-z ]{1,20}(\n[a-z ]{0,20}){0,3}",
+    ) {
+        let mut body = String::from("# Title\n\n## Goal\n\n");
+        for p in &paragraphs {
+            body.push_str(p);
+            body.push('\n');
+        }
+        body.push_str("\n## Decisions\n\nold decision\n");
+        let text = format!("---\nphase: DRAFT\n---\n{body}");
+        let mut doc = Document::parse(text.as_bytes()).unwrap();
+        let before: Vec<String> = doc.body.lines().map(String::from).collect();
+        doc.append(section, &format!("### entry\n\n{note}\n"));
+        // The old lines are all still there, in order.
+        let after: Vec<&str> = doc.body.lines().collect();
+        let mut it = after.iter();
+        for line in &before {
+            prop_assert!(it.any(|l| l == line), "lost line {:?}", line);
+        }
+        // The entry sits inside the requested section.
+        let secs = doc.sections();
+        let sec = secs.iter().find(|s| s.name == section).expect("section exists");
+        prop_assert!(doc.body[sec.start..sec.end].contains("### entry"));
+    }
+}
+
+#[test]
+fn every_target_has_distinct_fields() {
+    let mut fields: Vec<&str> = Target::ALL
+        .iter()
+        .flat_map(|t| [t.counter_field(), t.reviewed_field(), t.verdict_field()])
+        .collect();
+    let n = fields.len();
+    fields.sort();
+    fields.dedup();
+    assert_eq!(fields.len(), n);
+}
