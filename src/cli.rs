@@ -58,6 +58,7 @@ Examples:
     #[command(after_help = "\
 Examples:
   pair poll task.md --agent alice
+  pair poll task.md --agent alice --wait --timeout 600
   PAIR_AGENT=doer pair poll task.md --json")]
     Poll(PollArgs),
 
@@ -198,6 +199,25 @@ pub struct PollArgs {
     /// Your agent id.
     #[arg(long, env = "PAIR_AGENT", value_name = "ID")]
     pub agent: String,
+    /// Block until it is your turn or the phase is terminal (or the blackboard appears).
+    #[arg(long)]
+    pub wait: bool,
+    /// With --wait: give up after this many seconds (exit 10).
+    #[arg(
+        long,
+        default_value_t = 600.0,
+        value_name = "SECONDS",
+        requires = "wait"
+    )]
+    pub timeout: f64,
+    /// With --wait: re-check this often where file notifications are unavailable.
+    #[arg(
+        long,
+        default_value_t = 60.0,
+        value_name = "SECONDS",
+        requires = "wait"
+    )]
+    pub interval: f64,
 }
 
 #[derive(Debug, Args)]

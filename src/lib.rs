@@ -12,7 +12,8 @@
 //! * [`validate`] — every invariant a blackboard must satisfy;
 //! * [`store`] — the lock, compare-and-swap and durable atomic replace;
 //! * [`commands`] — the commands, on top of all of the above;
-//! * [`report`] — the whose-turn report shared by `poll` and `status`.
+//! * [`report`] — the whose-turn report shared by `poll` and `status`;
+//! * [`wait`] — waking `poll --wait` on file-system notifications.
 
 pub mod cli;
 pub mod commands;
@@ -25,6 +26,7 @@ pub mod protocol;
 pub mod report;
 pub mod store;
 pub mod validate;
+pub mod wait;
 pub mod yaml;
 
 pub use error::{Error, Result};

@@ -1,5 +1,7 @@
 //! `pair poll` (frontmatter only) and `pair status` (the whole file).
 
+use std::time::{Duration, Instant};
+
 use serde_json::json;
 
 use super::{Outcome, shown};
@@ -8,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::model::is_agent_id;
 use crate::report::{SectionInfo, Turn};
 use crate::store;
+use crate::wait::Waiter;
 
 fn check_agent(id: &str) -> Result<()> {
     if is_agent_id(id) {
@@ -20,19 +23,61 @@ fn check_agent(id: &str) -> Result<()> {
     }
 }
 
-pub fn poll(a: PollArgs) -> Result<Outcome> {
-    check_agent(&a.agent)?;
+fn poll_once(a: &PollArgs) -> Result<Turn> {
     let valid = store::load_frontmatter(&a.board)?;
-    let turn = Turn::new(&valid.parsed.fm, &a.agent, &shown(&a.board));
-    let code = turn.exit_code();
-    let text = turn.render();
-    let json = serde_json::to_value(&turn).unwrap_or_default();
-    Ok(Outcome {
+    Ok(Turn::new(&valid.parsed.fm, &a.agent, &shown(&a.board)))
+}
+
+fn turn_outcome(turn: &Turn, waited: Option<Duration>) -> Outcome {
+    let mut json = serde_json::to_value(turn).unwrap_or_default();
+    let mut text = turn.render();
+    if let (Some(w), Some(obj)) = (waited, json.as_object_mut()) {
+        obj.insert("waited_ms".into(), json!(w.as_millis() as u64));
+        text.push_str(&format!("waited      {:.1} s\n", w.as_secs_f64()));
+    }
+    Outcome {
         json,
         text,
-        code,
+        code: turn.exit_code(),
         warnings: vec![],
-    })
+    }
+}
+
+pub fn poll(a: PollArgs) -> Result<Outcome> {
+    check_agent(&a.agent)?;
+    if !a.wait {
+        return Ok(turn_outcome(&poll_once(&a)?, None));
+    }
+    let timeout = super::timeout(a.timeout)?;
+    let interval = super::timeout(a.interval)?.max(Duration::from_millis(10));
+    let start = Instant::now();
+    let deadline = start + timeout;
+    // Watch first, then read: a change between the two cannot be missed.
+    let mut waiter = Waiter::new(&a.board);
+    loop {
+        let last = match poll_once(&a) {
+            Ok(turn) if turn.your_turn || turn.terminal => {
+                return Ok(turn_outcome(&turn, Some(start.elapsed())));
+            }
+            Ok(turn) => Ok(turn),
+            // A reviewer started before the doer created the blackboard waits for it.
+            Err(e @ Error::Missing { .. }) => Err(e),
+            Err(e) => return Err(e),
+        };
+        let now = Instant::now();
+        if now >= deadline {
+            return match last {
+                Ok(turn) => Ok(turn_outcome(&turn, Some(start.elapsed()))),
+                Err(e) => Err(e),
+            };
+        }
+        let slice = (deadline - now).min(interval);
+        waiter.wait(slice);
+        if !waiter.is_notified() {
+            // Polling mode: the board may have appeared in a directory created meanwhile.
+            waiter = Waiter::new(&a.board);
+        }
+    }
 }
 
 pub fn status(a: StatusArgs) -> Result<Outcome> {
