@@ -116,8 +116,9 @@ fn check_terminal(fm: &Frontmatter, ctx: &Ctx, command: &str) -> Result<()> {
     }
     let hint = match fm.phase {
         Phase::Blocked => format!(
-            "; the doer can resume with `pair unblock {} --agent DOER --reason TEXT`",
-            ctx.b()
+            "; the doer can resume with `pair unblock {} --agent {} --reason TEXT`",
+            ctx.b(),
+            shell_word(fm.doer().unwrap_or("doer"))
         ),
         _ => String::new(),
     };
@@ -544,8 +545,9 @@ pub fn advance(
                 unreachable!()
             };
             format!(
-                "; to reach {to}, run `pair submit {} --agent DOER {} --note-file FILE`",
+                "; to reach {to}, run `pair submit {} --agent {} {} --note-file FILE`",
                 ctx.b(),
+                shell_word(&ctx.agent),
                 a.as_str()
             )
         } else {

@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use crate::model::{Frontmatter, Phase, Role, Target, Verdict};
+use crate::model::{Frontmatter, Phase, Target, Verdict};
 
 /// Who may take a transition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -483,7 +483,27 @@ fn command_line(t: &Transition, board: &str, doer: &str, fm: &Frontmatter) -> St
 }
 
 /// Decide who acts next (SPEC §8, first matching rule wins).
+///
+/// `action` speaks to the agent that asked: the exact command when it is its turn, otherwise
+/// who is acting and how to wait for them.
 pub fn next(fm: &Frontmatter, agent: &str, board: &str) -> Next {
+    let mut next = decide(fm, agent, board);
+    if next.actor != NextActor::None && !next.handoff_to.iter().any(|h| h == agent) {
+        let who = match next.actor {
+            NextActor::User => format!("{} (asking the user)", next.handoff_to.join(", ")),
+            _ => next.handoff_to.join(", "),
+        };
+        next.action = format!(
+            "Not your turn: waiting for {who}. Run `pair poll {} --agent {} --wait` to wait for it.",
+            shell_word(board),
+            shell_word(agent)
+        );
+    }
+    next
+}
+
+/// Who acts next and what the acting agent should run.
+fn decide(fm: &Frontmatter, agent: &str, board: &str) -> Next {
     let doer = fm.doer().unwrap_or("doer").to_string();
     let b = shell_word(board);
     if fm.phase.is_terminal() {
@@ -544,7 +564,7 @@ pub fn next(fm: &Frontmatter, agent: &str, board: &str) -> Next {
                 actor: NextActor::Reviewer,
                 handoff_to: r.pending.clone(),
                 action: format!(
-                    "Review {target} {} {}{scope}, then run `pair verdict {b} --agent YOUR_ID \
+                    "Review {target} {} {}{scope}, then run `pair verdict {b} --agent {} \
                      APPROVED|CHANGES_REQUESTED|COMMENT --revision {} --note-file FILE`.",
                     if target == Target::Code {
                         "round"
@@ -552,6 +572,7 @@ pub fn next(fm: &Frontmatter, agent: &str, board: &str) -> Next {
                         "revision"
                     },
                     r.counter,
+                    shell_word(agent),
                     r.counter
                 ),
             };
@@ -611,11 +632,6 @@ fn capitalize(s: &str) -> String {
         Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
         None => String::new(),
     }
-}
-
-/// Whether an agent id, if on the blackboard, is the doer.
-pub fn role_of(fm: &Frontmatter, agent: &str) -> Option<Role> {
-    fm.agent(agent).map(|a| a.role)
 }
 
 impl Transition {
