@@ -137,7 +137,7 @@ Examples:
     #[command(after_help = "\
 Examples:
   pair note task.md --agent doer --section Evidence --note 'Fails on 3 of 10 runs'
-  cargo test 2>&1 | tail -20 | pair note task.md --agent doer --section Validation --note-file -")]
+  cargo test 2>&1 | tail -20 | pair note task.md --agent doer --section Validation --code --note-file -")]
     Note(NoteArgs),
 
     /// Print the default worktree path for a blackboard.
@@ -257,7 +257,8 @@ pub struct WriteArgs {
     /// A short name for the change, recorded in the lock owner file.
     #[arg(long, default_value = "write", value_name = "NAME")]
     pub operation: String,
-    /// Who is writing (recorded in the lock owner file).
+    /// Who is writing: recorded in the lock owner file, and the change is checked against this
+    /// agent's field ownership (like --as).
     #[arg(long, env = "PAIR_AGENT", value_name = "ID")]
     pub agent: Option<String>,
     /// Check the change against this agent's field ownership and the transition table.
@@ -267,7 +268,7 @@ pub struct WriteArgs {
     #[arg(long, requires = "reason")]
     pub repair: bool,
     /// Why the repair is needed (recorded in Decisions).
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", requires = "repair")]
     pub reason: Option<String>,
     /// With --as: the user approved the human gate this change passes.
     #[arg(long)]
@@ -299,14 +300,16 @@ pub struct WriteCommon {
 
 /// Where a note's text comes from.
 #[derive(Debug, Args)]
-#[group(id = "text", multiple = false)]
 pub struct NoteText {
     /// The text.
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", conflicts_with = "note_file")]
     pub note: Option<String>,
     /// Read the text from a file (`-` for stdin).
     #[arg(long, value_name = "FILE")]
     pub note_file: Option<PathBuf>,
+    /// Put the text in a code block (for command output, logs, diffs).
+    #[arg(long)]
+    pub code: bool,
 }
 
 #[derive(Debug, Args)]

@@ -40,22 +40,12 @@ impl Eol {
         }
     }
 
-    /// Convert text written with `\n` to this style (a lone `\r\n` in the input is kept as is).
+    /// Convert text to this style, whatever line endings it came with.
     pub fn apply(self, text: &str) -> String {
+        let text = normalize_newlines(text);
         match self {
-            Eol::Lf => text.to_string(),
-            Eol::CrLf => {
-                let mut out = String::with_capacity(text.len() + text.len() / 16);
-                let mut prev = '\0';
-                for c in text.chars() {
-                    if c == '\n' && prev != '\r' {
-                        out.push('\r');
-                    }
-                    out.push(c);
-                    prev = c;
-                }
-                out
-            }
+            Eol::Lf => text,
+            Eol::CrLf => text.replace('\n', "\r\n"),
         }
     }
 }
@@ -205,7 +195,7 @@ impl Document {
                 .map(|i| pos + i + 1)
                 .unwrap_or(rest.len());
             let line = &rest[pos..end];
-            if line.len() <= 64 && is_delimiter(&String::from_utf8_lossy(line)) {
+            if line.starts_with(b"---") && is_delimiter(&String::from_utf8_lossy(line)) {
                 close = Some((pos, end));
                 break;
             }
@@ -290,12 +280,19 @@ impl Document {
     }
 
     /// Append an entry (text written with `\n`) to the end of a section, creating the section at
-    /// its template position if it is missing. Existing bytes are not changed.
-    pub fn append(&mut self, section: &str, entry: &str) {
+    /// its template position if it is missing. Existing bytes are not changed. Returns false, and
+    /// changes nothing, when the section cannot be found or made (see [`valid_section_name`]).
+    #[must_use]
+    pub fn append(&mut self, section: &str, entry: &str) -> bool {
+        if !valid_section_name(section) {
+            return false;
+        }
+        let before_append = self.body.clone();
         self.ensure_section(section);
         let secs = self.sections();
         let Some(sec) = secs.iter().find(|s| s.name == section) else {
-            return;
+            self.body = before_append;
+            return false;
         };
         let insert_at = sec.end;
         let before = &self.body[..insert_at];
@@ -314,6 +311,7 @@ impl Document {
             text.push_str(eol);
         }
         self.body.insert_str(insert_at, &text);
+        true
     }
 
     /// Remove a level-2 section whose content is only blank lines. Returns whether it did.
@@ -366,6 +364,37 @@ impl Document {
             }
         }
     }
+}
+
+/// Whether a section name can be written as a `## Name` heading and found again: one line, no
+/// leading or trailing space, and no `#`, backtick or tilde that would change how it parses.
+pub fn valid_section_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 100
+        && name.trim() == name
+        && !name.contains(['#', '`', '~', '\n', '\r'])
+        && !name.chars().any(char::is_control)
+        && conflict_marker(name).is_none()
+}
+
+/// The 1-based line (within `text`) of a code fence that is opened and never closed.
+pub fn unclosed_fence(text: &str) -> Option<u32> {
+    let mut open = None;
+    for (i, (_, _, kind)) in classify_lines(text).iter().enumerate() {
+        if *kind == LineKind::Fence {
+            open = match open {
+                None => Some(i as u32 + 1),
+                Some(_) => None,
+            };
+        }
+    }
+    open
+}
+
+/// Normalize text from outside (notes, goals) to `\n` line endings: CRLF and lone CR (which
+/// Markdown also reads as a line break) both become `\n`.
+pub fn normalize_newlines(text: &str) -> String {
+    text.replace("\r\n", "\n").replace('\r', "\n")
 }
 
 /// A level-2 section: its name, the byte range in the body from its heading to the next
@@ -537,7 +566,8 @@ pub struct NoteProblem {
 /// Check that text can be appended inside a section without changing the document's structure:
 /// no level-1/2 heading (ATX or setext) outside a fence, no unclosed fence, no conflict marker.
 pub fn check_note(text: &str) -> Result<(), NoteProblem> {
-    let lines = classify_lines(text);
+    let text = normalize_newlines(text);
+    let lines = classify_lines(&text);
     let mut open_fence_line = None;
     let mut prev_text = false;
     for (i, (_, line, kind)) in lines.iter().enumerate() {
@@ -637,7 +667,7 @@ mod tests {
     #[test]
     fn append_goes_to_section_end_and_keeps_other_bytes() {
         let mut d = Document::parse(DOC.as_bytes()).unwrap();
-        d.append("Plan Reviews", "### review 1\n\nok\n");
+        assert!(d.append("Plan Reviews", "### review 1\n\nok\n"));
         let body = d.body.clone();
         assert!(
             body.contains("```\n\n### review 1\n\nok\n\n## Decisions"),
@@ -653,10 +683,10 @@ mod tests {
     #[test]
     fn missing_section_created_at_template_position() {
         let mut d = Document::parse(DOC.as_bytes()).unwrap();
-        d.append("Evidence", "### e\n");
+        assert!(d.append("Evidence", "### e\n"));
         let names: Vec<_> = d.sections().into_iter().map(|s| s.name).collect();
         assert_eq!(names, ["Goal", "Evidence", "Plan Reviews", "Decisions"]);
-        d.append("Validation", "### v\n");
+        assert!(d.append("Validation", "### v\n"));
         let names: Vec<_> = d.sections().into_iter().map(|s| s.name).collect();
         assert_eq!(
             names,
@@ -674,7 +704,7 @@ mod tests {
     fn crlf_append_keeps_style() {
         let text = "---\r\nphase: DRAFT\r\n---\r\n## Goal\r\n\r\ng\r\n";
         let mut d = Document::parse(text.as_bytes()).unwrap();
-        d.append("Goal", "### x\n\nline\n");
+        assert!(d.append("Goal", "### x\n\nline\n"));
         assert!(!d.body.replace("\r\n", "").contains('\n'), "{:?}", d.body);
     }
 

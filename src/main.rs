@@ -40,14 +40,20 @@ fn main() -> ExitCode {
                 }
                 _ => {
                     if json {
-                        let msg = e.kind().to_string();
-                        let detail = e.to_string();
-                        let first = detail
-                            .lines()
+                        // clap's message up to its usage block, on one line.
+                        let detail = e.render().to_string();
+                        let message = detail
+                            .split("\n\nUsage:")
                             .next()
-                            .map(|l| l.trim_start_matches("error: ").to_string())
-                            .unwrap_or(msg);
-                        print_error(true, USAGE.into(), "usage", &first);
+                            .unwrap_or(&detail)
+                            .split("\n\nFor more information")
+                            .next()
+                            .unwrap_or(&detail)
+                            .trim_start_matches("error: ")
+                            .split_whitespace()
+                            .collect::<Vec<_>>()
+                            .join(" ");
+                        print_error(true, USAGE.into(), "usage", &message);
                     } else {
                         let _ = e.print();
                     }

@@ -5,7 +5,7 @@
 //! writes both in one locked replace. Nothing here touches the disk; a refusal leaves the
 //! in-memory copy to be dropped and the file untouched.
 
-use crate::document::{Document, check_note};
+use crate::document::{Document, check_note, normalize_newlines, valid_section_name};
 use crate::error::{Error, Result};
 use crate::model::{Agent, Frontmatter, Phase, Role, Status, Target, Timestamp, Verdict};
 use crate::protocol::{
@@ -63,10 +63,24 @@ fn entry(heading: &str, text: &str) -> String {
     }
 }
 
-fn checked_note(text: &str) -> Result<&str> {
+/// Append an entry to a section, or refuse if the section cannot be found or made.
+fn add(doc: &mut Document, section: &str, text: &str) -> Result<()> {
+    if doc.append(section, text) {
+        Ok(())
+    } else {
+        Err(Error::protocol(format!(
+            "cannot append to section {section:?}: the name cannot be used as a `## ` heading, or \
+             the body hides it (run `pair validate` on the blackboard)"
+        )))
+    }
+}
+
+/// A note's text with its line endings normalized, if it can be appended without changing the
+/// document's structure.
+fn checked_note(text: &str) -> Result<String> {
     check_note(text)
         .map_err(|p| Error::Usage(format!("the note cannot be appended: {}", p.message)))?;
-    Ok(text)
+    Ok(normalize_newlines(text))
 }
 
 fn one_line(s: &str) -> String {
@@ -161,7 +175,8 @@ fn pass_gates(
                 fm.phase
             )));
         }
-        doc.append(
+        add(
+            doc,
             DECISIONS,
             &entry(
                 &format!(
@@ -173,11 +188,12 @@ fn pass_gates(
                     fm.phase
                 ),
             ),
-        );
+        )?;
     }
     if !t.guard.holds(fm) {
         match &ctx.waive {
-            Some(reason) => doc.append(
+            Some(reason) => add(
+                doc,
                 DECISIONS,
                 &entry(
                     &format!(
@@ -190,7 +206,7 @@ fn pass_gates(
                         one_line(reason)
                     ),
                 ),
-            ),
+            )?,
             None => {
                 return Err(Error::protocol(format!(
                     "{} → {to} needs {}; it does not hold. If the user explicitly waived this \
@@ -233,13 +249,14 @@ pub fn register(
             Some(t) => format!("joins the open {t} round"),
             None => "joins from the next review round".to_string(),
         };
-        doc.append(
+        add(
+            doc,
             DECISIONS,
             &entry(
                 &format!("Required reviewer added — {id} — {}", ctx.now),
                 &format!("The user named {id} a required reviewer; {id} {when}."),
             ),
-        );
+        )?;
         said.push(format!("{id} is now a required reviewer and {when}"));
     } else if fm.required_reviewers.contains(&id) {
         said.push(format!("{id} is a required reviewer"));
@@ -305,7 +322,7 @@ pub fn submit(
 ) -> Result<String> {
     check_terminal(fm, ctx, "submit")?;
     require_role(fm, ctx, Role::Doer, "submit")?;
-    let note = checked_note(note)?;
+    let note = &checked_note(note)?;
     let from = fm.phase;
     let Some(t) = TRANSITIONS
         .iter()
@@ -339,7 +356,7 @@ pub fn submit(
         artifact.as_str()
     );
     // Who reviews: snapshot the registered reviewers on the first submission.
-    if fm.required_reviewers.is_empty() {
+    if fm.required_reviewers.is_empty() && !fm.no_review {
         fm.required_reviewers = fm.reviewers().into_iter().map(String::from).collect();
     }
     if fm.required_reviewers.is_empty() && !fm.no_review {
@@ -353,14 +370,15 @@ pub fn submit(
             )));
         }
         fm.no_review = true;
-        doc.append(
+        add(
+            doc,
             DECISIONS,
             &entry(
                 &format!("No-review workflow approved — {} — {}", ctx.agent, ctx.now),
                 "The user approved working without reviewers; submissions are approved as they \
                  are submitted.",
             ),
-        );
+        )?;
     } else if no_review && !fm.required_reviewers.is_empty() {
         return Err(Error::protocol(format!(
             "--no-review applies only when no reviewers are registered; required reviewers: {}",
@@ -384,7 +402,7 @@ pub fn submit(
         ),
         _ => format!("{noun} {unit} {n} — {} — {}", ctx.agent, ctx.now),
     };
-    doc.append(artifact_section(target, false), &entry(&heading, note));
+    add(doc, artifact_section(target, false), &entry(&heading, note))?;
     set_phase(fm, ctx, to);
     touch(fm, ctx, Some(Status::Waiting));
     let mut summary = format!("submitted {} {unit} {n}: {from} → {to}", artifact.as_str());
@@ -429,7 +447,7 @@ pub fn verdict(
 ) -> Result<String> {
     check_terminal(fm, ctx, "verdict")?;
     require_role(fm, ctx, Role::Reviewer, "give a verdict")?;
-    let note = checked_note(note)?;
+    let note = &checked_note(note)?;
     let Some(target) = fm.phase.review_target() else {
         return Err(Error::protocol(format!(
             "no review is open: phase {} is not a review phase. Wait with `pair poll {} --agent {} --wait`",
@@ -472,7 +490,8 @@ pub fn verdict(
         (Target::Code, _) => format!("Code review — round {counter}"),
         _ => format!("{noun} review — {unit} {counter}"),
     };
-    doc.append(
+    add(
+        doc,
         artifact_section(target, true),
         &entry(
             &format!(
@@ -486,7 +505,7 @@ pub fn verdict(
             ),
             note,
         ),
-    );
+    )?;
     let mut summary = format!(
         "{id}: {verdict} on {} {unit} {counter}",
         noun.to_lowercase()
@@ -680,7 +699,7 @@ pub fn advance(
         }
     }
     if let Some((h, text)) = record {
-        doc.append(DECISIONS, &entry(&h, &text));
+        add(doc, DECISIONS, &entry(&h, &text))?;
     }
     set_phase(fm, ctx, to);
     touch(
@@ -721,8 +740,7 @@ fn reason_text(reason: &str) -> Result<String> {
     if r.is_empty() {
         return Err(Error::Usage("--reason must not be empty".into()));
     }
-    checked_note(r)?;
-    Ok(r.to_string())
+    checked_note(r)
 }
 
 /// `block`: any agent stops the work until the doer unblocks it.
@@ -732,13 +750,14 @@ pub fn block(fm: &mut Frontmatter, doc: &mut Document, ctx: &Ctx, reason: &str) 
     let reason = reason_text(reason)?;
     let from = fm.phase;
     fm.blocked_from = Some(from);
-    doc.append(
+    add(
+        doc,
         DECISIONS,
         &entry(
             &format!("Blocked — from {from} — {} — {}", ctx.agent, ctx.now),
             &reason,
         ),
-    );
+    )?;
     set_phase(fm, ctx, Phase::Blocked);
     touch(fm, ctx, Some(Status::Blocked));
     Ok(format!("{from} → BLOCKED"))
@@ -766,13 +785,14 @@ pub fn unblock(
         ));
     };
     fm.blocked_from = None;
-    doc.append(
+    add(
+        doc,
         DECISIONS,
         &entry(
             &format!("Unblocked — back to {to} — {} — {}", ctx.agent, ctx.now),
             &reason,
         ),
-    );
+    )?;
     set_phase(fm, ctx, to);
     touch(fm, ctx, Some(Status::Working));
     Ok(format!("BLOCKED → {to}"))
@@ -785,13 +805,14 @@ pub fn stop(fm: &mut Frontmatter, doc: &mut Document, ctx: &Ctx, reason: &str) -
     let reason = reason_text(reason)?;
     let from = fm.phase;
     fm.blocked_from = None;
-    doc.append(
+    add(
+        doc,
         DECISIONS,
         &entry(
             &format!("Stopped — from {from} — {} — {}", ctx.agent, ctx.now),
             &reason,
         ),
-    );
+    )?;
     set_phase(fm, ctx, Phase::Stopped);
     touch(fm, ctx, Some(Status::Stopped));
     Ok(format!("{from} → STOPPED"))
@@ -808,16 +829,18 @@ pub fn note(
     check_terminal(fm, ctx, "note")?;
     actor(fm, ctx)?;
     let name = section.trim();
-    if name.is_empty() || name.contains(['\n', '\r']) || name.starts_with('#') {
+    if !valid_section_name(name) {
         return Err(Error::Usage(format!(
-            "--section {section:?} must be a section name such as Evidence or Validation"
+            "--section {section:?} is not a usable section name: give a plain name such as \
+             Evidence or Validation (no `#`, backticks, tildes or line breaks)"
         )));
     }
     let text = checked_note(text)?;
-    doc.append(
+    add(
+        doc,
         name,
-        &entry(&format!("Note — {} — {}", ctx.agent, ctx.now), text),
-    );
+        &entry(&format!("Note — {} — {}", ctx.agent, ctx.now), &text),
+    )?;
     touch(fm, ctx, None);
     Ok(format!("appended a note to {name}"))
 }

@@ -36,10 +36,17 @@ fn agent_diff(old: &crate::model::Agent, new: &crate::model::Agent) -> &'static 
 
 /// Check a raw write made without naming a writer (the helper-compatible `pair write`): the
 /// phase may only move along a row of the transition table (by whichever actor), counters only
-/// with their submission, and nothing is written to a terminal blackboard. Ownership, including
-/// the append-only body, needs a writer and is checked by [`check`] (`--as ID`).
-pub fn check_anonymous(old: &Frontmatter, new: &Frontmatter, user_approved: bool) -> Result<()> {
-    check_phase_and_counters(old, new, None, user_approved)
+/// with their submission, nothing is written to a terminal blackboard, and the body is
+/// append-only. Field ownership needs a writer and is checked by [`check`].
+pub fn check_anonymous(
+    old: &Frontmatter,
+    old_body: &str,
+    new: &Frontmatter,
+    new_body: &str,
+    user_approved: bool,
+) -> Result<()> {
+    check_phase_and_counters(old, new, None, user_approved)?;
+    check_append_only(old_body, new_body)
 }
 
 /// Check that `writer` may turn `old` into `new` (frontmatter and body).
@@ -177,10 +184,26 @@ fn check_phase_and_counters(
         .copied()
         .filter(|t| old.counter(*t) != new.counter(*t))
         .collect();
+    if old.no_review != new.no_review
+        && (old.no_review || !new.required_reviewers.is_empty() || !new.reviewers().is_empty())
+    {
+        return Err(refuse(
+            "field `no_review` may only be turned on, with the user's approval, while no \
+             reviewer is registered or required (`pair submit … --no-review`)"
+                .to_string(),
+        ));
+    }
     if old.phase == new.phase {
         if old.phase.is_terminal() && !protocol::terminal_allows(old.phase, "note") {
             return Err(refuse(format!(
                 "the blackboard is {} (terminal); writes are refused",
+                old.phase
+            )));
+        }
+        if old.phase.is_terminal() && !same_but_last_seen(old, new) {
+            return Err(refuse(format!(
+                "the blackboard is {}: only notes may be added (`pair note`); the frontmatter \
+                 may not change until `pair unblock` or `pair stop`",
                 old.phase
             )));
         }
@@ -292,6 +315,23 @@ fn check_transition(
             )));
         }
     }
+    if let Command::Submit(_) = t.command
+        && old.required_reviewers.is_empty()
+        && !new.no_review
+    {
+        let registered: Vec<String> = new.reviewers().into_iter().map(String::from).collect();
+        if new.required_reviewers != registered {
+            return Err(refuse(format!(
+                "field `required_reviewers`: the first submission snapshots the registered \
+                 reviewers ({}) into required_reviewers",
+                if registered.is_empty() {
+                    "none; pass --no-review with the user's approval".to_string()
+                } else {
+                    registered.join(", ")
+                }
+            )));
+        }
+    }
     match t.command {
         Command::Block if new.blocked_from != Some(from) => Err(refuse(format!(
             "field `blocked_from` must be {from} when blocking from {from}"
@@ -301,6 +341,18 @@ fn check_transition(
         )),
         _ => Ok(()),
     }
+}
+
+/// Whether two frontmatters differ at most in their agents' `last_seen`.
+fn same_but_last_seen(old: &Frontmatter, new: &Frontmatter) -> bool {
+    let strip = |fm: &Frontmatter| {
+        let mut fm = fm.clone();
+        for (_, a) in fm.agents.iter_mut() {
+            a.last_seen = None;
+        }
+        fm
+    };
+    strip(old) == strip(new)
 }
 
 /// Every line of the old body must still be in the new body, in order; only additions between

@@ -105,7 +105,7 @@ impl Guard {
             Guard::NoRcaRequired => !fm.rca_required,
             Guard::NoRedTestRequired => !fm.red_test_required,
             Guard::AnalysisApprovedIfRequired => {
-                !fm.rca_required || round(fm, Target::Analysis).approved
+                !fm.rca_required || stands_approved(fm, Target::Analysis)
             }
         }
     }
@@ -409,6 +409,18 @@ pub fn round(fm: &Frontmatter, target: Target) -> Round {
     r.changes_requested = r.complete && !r.approved;
     r.comment_only = r.changes_requested && r.changes_requested_by.is_empty();
     r
+}
+
+/// Whether the last closed round of `target` stands approved: no required reviewer has a current
+/// verdict other than APPROVED, and at least one has approved (or the user approved working
+/// without review). A reviewer added after the round closed has no verdict yet and joins from the
+/// next round, so it does not reopen this one.
+pub fn stands_approved(fm: &Frontmatter, target: Target) -> bool {
+    let r = round(fm, target);
+    r.changes_requested_by.is_empty()
+        && r.comment_by.is_empty()
+        && (!r.approved_by.is_empty() || fm.no_review)
+        && r.counter > 0
 }
 
 /// The doer's proposed next move in a work phase: the first table row from this phase, for the

@@ -118,6 +118,16 @@ fn open_regular(path: &Path) -> Result<File> {
         .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(path)
         .map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound
+                if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) =>
+            {
+                Error::UnsafePath {
+                    path: path.to_path_buf(),
+                    why: "is a symlink whose target does not exist; point it at a blackboard \
+                          or remove it"
+                        .to_string(),
+                }
+            }
             io::ErrorKind::NotFound => Error::Missing {
                 path: path.to_path_buf(),
             },
@@ -531,6 +541,14 @@ where
         Some(_) => {
             let meta =
                 fs::metadata(&target).map_err(|e| Error::io(&target, "stat the blackboard", e))?;
+            // A rename would replace even a read-only file; honour the owner's intent instead.
+            if meta.mode() & 0o222 == 0 {
+                return Err(Error::io(
+                    &target,
+                    "replace the blackboard (it is read-only; `chmod u+w` it to allow writes)",
+                    io::Error::from(io::ErrorKind::PermissionDenied),
+                ));
+            }
             (meta.mode() & 0o7777, Some((meta.uid(), meta.gid())))
         }
         None => (0o666 & !current_umask(), None),

@@ -77,6 +77,18 @@ pub fn check_bytes(bytes: &[u8]) -> Result<Valid, Report> {
         warnings: vec![],
     })?;
     let parsed = check_frontmatter(&doc)?;
+    if let Some(line) = crate::document::unclosed_fence(&doc.body) {
+        return Err(Report {
+            errors: vec![FieldError {
+                field: "body".to_string(),
+                line: Some(doc.body_first_line + line - 1),
+                message: "a code fence opened here is never closed, so every section after it \
+                          is hidden inside the code block; close the fence"
+                    .to_string(),
+            }],
+            warnings: parsed.warnings,
+        });
+    }
     Ok(Valid { doc, parsed })
 }
 
@@ -261,7 +273,6 @@ pub fn invariants(p: &Parsed) -> Vec<FieldError> {
     // closed has no verdict yet and does not contradict it.
     if let Some((target, approved)) = fm.phase.outcome_of() {
         let r = protocol::round(fm, target);
-        let voted = r.approved_by.len() + r.changes_requested_by.len() + r.comment_by.len();
         if approved {
             if !r.changes_requested_by.is_empty() || !r.comment_by.is_empty() {
                 let who: Vec<_> = r
@@ -281,7 +292,7 @@ pub fn invariants(p: &Parsed) -> Vec<FieldError> {
                         target.verdict_field()
                     ),
                 );
-            } else if voted == 0 && !(fm.no_review && fm.required_reviewers.is_empty()) {
+            } else if !protocol::stands_approved(fm, target) {
                 err(
                     "phase",
                     format!(

@@ -158,6 +158,18 @@ fn clean_message(msg: &str) -> String {
         Some(i) => &first[..i],
         None => first,
     };
+    if first.starts_with("budget breached") {
+        let what = if first.contains("Depth") {
+            "it is nested more than 32 levels deep"
+        } else if first.contains("Documents") {
+            "it holds more than one YAML document (a `---` or `...` line inside the frontmatter?)"
+        } else if first.contains("Alias") || first.contains("Anchor") || first.contains("Replay") {
+            "its aliases expand too much (an alias bomb?)"
+        } else {
+            "it is too large or complex"
+        };
+        return format!("the frontmatter exceeds a safety limit: {what}");
+    }
     if let Some(rest) = first.strip_prefix("duplicate mapping key: ") {
         let key = rest
             .split(", set DuplicateKeyPolicy")
@@ -254,7 +266,9 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut entries: Vec<(String, Node)> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         while let Some(key) = map.next_key::<Spanned<Value>>()? {
+            let key_line = key.referenced.line();
             let key = match key.value {
                 Value::Str(s) => s,
                 Value::Int(i) => i.to_string(),
@@ -269,6 +283,13 @@ impl<'de> Visitor<'de> for ValueVisitor {
                     )));
                 }
             };
+            // `1` and "1" are different YAML keys but the same field name here.
+            if !seen.insert(key.clone()) {
+                return Err(de::Error::custom(format!(
+                    "duplicate key `{key}` (line {key_line}): each key may appear only once; \
+                     `1` and \"1\" count as the same key"
+                )));
+            }
             let value = map.next_value::<Spanned<Value>>()?;
             entries.push((key, spanned_node(value)));
         }

@@ -755,8 +755,14 @@ fn unknown_keys_are_warnings_not_errors_and_survive_a_raw_write() {
     pair(["status", b.p()]).code(0);
     pair(["poll", b.p(), "--agent", "doer"]).code(0);
 
+    // the body is append-only, even for a plain raw write
+    let rewritten = content.replace("Do the thing.", "Do the thing, carefully.");
+    b.write_expect(&rewritten, &sha256_hex(&content), &[])
+        .code(6);
+    b.assert_untouched(content.as_bytes());
+
     // a raw write round trip keeps the unknown keys
-    let new = content.replace("Do the thing.", "Do the thing, carefully.");
+    let new = format!("{content}\nMore detail.\n");
     b.write_expect(&new, &sha256_hex(&content), &[]).code(0);
     let stored = b.read_string();
     assert_eq!(stored, new);
@@ -775,7 +781,7 @@ fn write_refuses_a_lock_file_that_is_a_symlink_and_touches_neither_target_nor_bo
     let lock = b.dir.path().join("board.md.lock");
     std::os::unix::fs::symlink("target.txt", &lock).unwrap();
 
-    let new = MINIMAL.replace("Do the thing.", "Changed.");
+    let new = format!("{MINIMAL}\nAppended.\n");
     let out = b.write_expect(&new, &sha256_hex(MINIMAL), &["--timeout", "2"]);
     out.failed_without_hanging()
         .mentions_any(&["symlink", "symbolic"]);
@@ -799,7 +805,7 @@ fn write_refuses_a_dangling_lock_symlink_and_does_not_create_its_target() {
     let b = Board::minimal();
     let lock = b.dir.path().join("board.md.lock");
     std::os::unix::fs::symlink("nowhere.txt", &lock).unwrap();
-    let new = MINIMAL.replace("Do the thing.", "Changed.");
+    let new = format!("{MINIMAL}\nAppended.\n");
     let out = b.write_expect(&new, &sha256_hex(MINIMAL), &["--timeout", "2"]);
     out.failed_without_hanging();
     b.assert_untouched(MINIMAL.as_bytes());
@@ -818,7 +824,7 @@ fn write_refuses_an_owner_file_that_is_a_symlink_and_leaves_its_target_untouched
     let owner = b.dir.path().join("board.md.lock.owner.json");
     std::os::unix::fs::symlink("owner-target.txt", &owner).unwrap();
 
-    let new = MINIMAL.replace("Do the thing.", "Changed.");
+    let new = format!("{MINIMAL}\nAppended.\n");
     let out = b.write_expect(&new, &sha256_hex(MINIMAL), &["--timeout", "2"]);
     out.failed_without_hanging();
     b.assert_untouched(MINIMAL.as_bytes());
@@ -833,7 +839,7 @@ fn write_refuses_an_owner_file_that_is_a_symlink_and_leaves_its_target_untouched
 fn write_fails_cleanly_when_the_lock_path_is_a_directory() {
     let b = Board::minimal();
     fs::create_dir(b.dir.path().join("board.md.lock")).unwrap();
-    let new = MINIMAL.replace("Do the thing.", "Changed.");
+    let new = format!("{MINIMAL}\nAppended.\n");
     let out = b.write_expect(&new, &sha256_hex(MINIMAL), &["--timeout", "2"]);
     out.failed_without_hanging();
     assert_ne!(
@@ -865,7 +871,7 @@ fn write_in_an_unwritable_directory_fails_cleanly_or_as_root_succeeds_cleanly() 
     pair(["status", b.p()]).code(0);
     pair(["poll", b.p(), "--agent", "doer"]).code(0);
 
-    let new = MINIMAL.replace("Do the thing.", "Changed.");
+    let new = format!("{MINIMAL}\nAppended.\n");
     let out = b.write_expect(&new, &sha256_hex(MINIMAL), &["--timeout", "2"]);
     if is_root() {
         // root ignores directory permissions: the write must then fully succeed

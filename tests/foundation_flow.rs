@@ -519,9 +519,7 @@ fn trailing_spaces_on_delimiter_lines_are_accepted_by_validate_status_and_poll()
 #[test]
 fn raw_write_of_crlf_and_bom_content_stores_the_exact_bytes() {
     let b = Board::minimal();
-    let crlf = with_bom(&to_crlf(
-        &MINIMAL.replace("Do the thing.", "Do the CRLF thing."),
-    ));
+    let crlf = with_bom(&to_crlf(&format!("{MINIMAL}\nDo the CRLF thing.\n")));
     b.write_expect(&crlf, &sha256_hex(MINIMAL), &[]).code(0);
     assert_bytes_eq(
         &b.read(),
@@ -531,7 +529,9 @@ fn raw_write_of_crlf_and_bom_content_stores_the_exact_bytes() {
     pair(["validate", b.p()]).code(0);
 
     // and a raw write onto a CRLF/BOM file works with the hash of its exact bytes
-    let crlf2 = with_bom(&to_crlf(MINIMAL));
+    let crlf2 = with_bom(&to_crlf(&format!(
+        "{MINIMAL}\nDo the CRLF thing.\nAnd one more line.\n"
+    )));
     b.write_expect(&crlf2, &sha256_hex(&crlf), &[]).code(0);
     assert_bytes_eq(
         &b.read(),

@@ -12,8 +12,9 @@ use std::process::{Command as StdCommand, Stdio};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
+/// MINIMAL with a line appended (bodies are append-only, so edits append).
 fn changed(tag: &str) -> String {
-    MINIMAL.replace("Do the thing.", &format!("Do the thing. ({tag})"))
+    format!("{MINIMAL}\n({tag})\n")
 }
 
 // ------------------------------------------------------------------------------------------
@@ -58,7 +59,7 @@ fn write_with_current_hash_replaces_the_file_exactly_and_reports_both_hashes() {
     b.assert_clean_dir(&[]);
 
     // chained: the new hash is what the next writer must present
-    let newer = changed("v3");
+    let newer = format!("{new}\n(v3)\n");
     b.write_expect(&newer, &sha256_hex(MINIMAL), &[]).code(3);
     b.write_expect(&newer, &sha256_hex(&new), &[]).code(0);
     assert_bytes_eq(
@@ -703,7 +704,7 @@ fn the_lock_owner_file_when_present_records_pid_hostname_agent_operation_and_tim
     b.write_expect(
         changed("owner"),
         &sha256_hex(MINIMAL),
-        &["--agent", "bob", "--operation", "plan-review"],
+        &["--agent", "doer", "--operation", "plan-review"],
     )
     .code(0);
     let owner = b.dir.path().join("board.md.lock.owner.json");
@@ -712,7 +713,7 @@ fn the_lock_owner_file_when_present_records_pid_hostname_agent_operation_and_tim
             serde_json::from_slice(&fs::read(&owner).unwrap()).expect("owner file is JSON");
         assert!(v["pid"].is_u64(), "{v}");
         assert!(v["hostname"].is_string(), "{v}");
-        assert_eq!(v["agent"], "bob", "{v}");
+        assert_eq!(v["agent"], "doer", "{v}");
         assert_eq!(v["operation"], "plan-review", "{v}");
         assert!(
             v["acquired_at"].as_str().is_some_and(|t| t.ends_with('Z')),
@@ -737,7 +738,7 @@ fn raw_write_onto_a_stopped_board_is_refused_with_exit_6_and_leaves_it_untouched
     b.write_expect(MINIMAL, &sha256_hex(&stopped), &[]).code(6);
     b.assert_untouched(stopped.as_bytes());
     // editing its body
-    let edited = stopped.replace("Do the thing.", "Do the thing after all.");
+    let edited = format!("{stopped}\nDo the thing after all.\n");
     b.write_expect(&edited, &sha256_hex(&stopped), &["--json"])
         .json_error(6);
     b.assert_untouched(stopped.as_bytes());

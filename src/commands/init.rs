@@ -6,7 +6,9 @@ use super::{Outcome, read_text, shown, timeout};
 use crate::cli::InitArgs;
 use crate::document::{Document, check_note};
 use crate::error::{Error, Result};
-use crate::model::{Phase, Role, Timestamp, is_agent_id, is_work_type};
+use crate::model::{
+    Agent, Audit, Phase, Role, Status, Target, Timestamp, is_agent_id, is_work_type,
+};
 use crate::protocol;
 use crate::report::SCHEMA;
 use crate::store::{self, Expect, WriteOptions};
@@ -79,13 +81,25 @@ pub fn run(a: InitArgs) -> Result<Outcome> {
     let mut doc: Document = valid.doc;
     let mut fm = valid.parsed.fm;
 
-    // The template's doer takes the requested id.
-    match fm.agents.iter_mut().find(|(_, ag)| ag.role == Role::Doer) {
-        Some((id, _)) => *id = a.doer.clone(),
-        None => {
-            return Err(Error::Usage(format!("{template_name} has no doer agent")));
-        }
+    // A template may be an old blackboard: keep its shape and body, not its state.
+    let Some(doer_extra) = fm
+        .agents
+        .iter()
+        .find(|(_, ag)| ag.role == Role::Doer)
+        .map(|(_, ag)| ag.extra.clone())
+    else {
+        return Err(Error::Usage(format!("{template_name} has no doer agent")));
+    };
+    let mut doer_agent = Agent::new(Role::Doer, Status::Draft);
+    doer_agent.extra = doer_extra;
+    fm.agents = vec![(a.doer.clone(), doer_agent)];
+    for t in Target::ALL {
+        *fm.counter_mut(*t) = 0;
     }
+    fm.no_review = false;
+    fm.worktree = None;
+    fm.blocked_from = None;
+    fm.audit = Audit::default();
     fm.phase = Phase::Draft;
     fm.phase_updated_at = Timestamp::now();
     fm.work_type = a.work_type.clone();
@@ -102,7 +116,12 @@ pub fn run(a: InitArgs) -> Result<Outcome> {
         doc.remove_empty_section("Red Tests");
     }
     if let Some(g) = &goal {
-        doc.append("Goal", g);
+        let g = crate::document::normalize_newlines(g);
+        if !doc.append("Goal", &g) {
+            return Err(Error::Usage(format!(
+                "{template_name} has no usable `## Goal` section to write the goal into"
+            )));
+        }
     }
     let content = doc.render(&fm.emit());
 

@@ -88,9 +88,10 @@ pub(crate) fn read_input(path: &Path, what: &str) -> Result<Vec<u8>> {
         }
         _ => Error::io(path, "stat", e),
     })?;
-    if !meta.is_file() {
+    // Pipes (`<(cmd)`) and devices (`/dev/null`) are fine to read from; directories are not.
+    if meta.is_dir() {
         return Err(Error::Usage(format!(
-            "{what} {}: not a regular file",
+            "{what} {}: is a directory",
             path.display()
         )));
     }

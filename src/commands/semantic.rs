@@ -20,14 +20,25 @@ use crate::store::{self, Expect, WriteOptions};
 use crate::validate;
 
 fn note_text(t: &NoteText, required: bool) -> Result<Option<String>> {
-    match (&t.note, &t.note_file) {
-        (Some(n), _) => Ok(Some(n.clone())),
-        (None, Some(f)) => Ok(Some(read_text(f, "--note-file")?)),
-        (None, None) if required => Err(Error::Usage(
-            "give the text with --note TEXT or --note-file FILE (`-` for stdin)".into(),
-        )),
-        (None, None) => Ok(None),
-    }
+    let text = match (&t.note, &t.note_file) {
+        (Some(n), _) => n.clone(),
+        (None, Some(f)) => read_text(f, "--note-file")?,
+        (None, None) if required => {
+            return Err(Error::Usage(
+                "give the text with --note TEXT or --note-file FILE (`-` for stdin)".into(),
+            ));
+        }
+        (None, None) => return Ok(None),
+    };
+    Ok(Some(if t.code { fenced(&text) } else { text }))
+}
+
+/// Wrap text in a code fence longer than any run of backticks inside it.
+fn fenced(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let body = crate::document::normalize_newlines(text);
+    format!("{fence}\n{}\n{fence}", body.trim_end_matches('\n'))
 }
 
 fn expect(common: &WriteCommon) -> Result<Expect> {

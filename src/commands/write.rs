@@ -56,7 +56,8 @@ pub fn run(a: WriteArgs) -> Result<Outcome> {
     };
     let mode = if a.repair {
         Mode::Repair(a.reason.clone().unwrap_or_default())
-    } else if let Some(id) = &a.as_agent {
+    } else if let Some(id) = a.as_agent.as_ref().or(a.agent.as_ref()) {
+        // Naming the writer (--as, --agent or PAIR_AGENT) means its ownership is checked.
         Mode::As(id.clone())
     } else {
         Mode::Raw
@@ -82,7 +83,13 @@ pub fn run(a: WriteArgs) -> Result<Outcome> {
                     errors: r.errors,
                     new_content: true,
                 })?;
-                ownership::check_anonymous(&old.parsed.fm, &new.parsed.fm, user_approved)?;
+                ownership::check_anonymous(
+                    &old.parsed.fm,
+                    &old.doc.body,
+                    &new.parsed.fm,
+                    &new.doc.body,
+                    user_approved,
+                )?;
             }
             Ok(content)
         }
@@ -123,13 +130,20 @@ pub fn run(a: WriteArgs) -> Result<Outcome> {
             })?;
             let now = Timestamp::now();
             let reason = reason.split_whitespace().collect::<Vec<_>>().join(" ");
-            doc.append(
+            let appended = doc.append(
                 "Decisions",
                 &format!(
                     "### Repair — {repairer} — {now}\n\nThe blackboard was repaired by hand \
                      (`pair write --repair`), skipping ownership and transition checks.\n\nReason: {reason}\n"
                 ),
             );
+            if !appended {
+                return Err(Error::Usage(
+                    "the repaired content has no usable `## Decisions` section to record the \
+                     repair in"
+                        .into(),
+                ));
+            }
             // The frontmatter is kept as written; render() restores its line endings and BOM.
             let fm_text = doc.fm_text.replace("\r\n", "\n");
             Ok(doc.render(&fm_text).into_bytes())
