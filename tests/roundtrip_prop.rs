@@ -237,7 +237,8 @@ proptest! {
         let text = format!("---\nphase: DRAFT\n---\n{body}");
         let mut doc = Document::parse(text.as_bytes()).unwrap();
         let before: Vec<String> = doc.body.lines().map(String::from).collect();
-        doc.append(section, &format!("### entry\n\n{note}\n"));
+        let entry = format!("### entry\n\n{note}\n");
+        prop_assert!(doc.append(section, &entry));
         // The old lines are all still there, in order.
         let after: Vec<&str> = doc.body.lines().collect();
         let mut it = after.iter();
