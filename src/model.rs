@@ -422,7 +422,10 @@ impl Frontmatter {
             }
         }
         for (k, v) in &self.extra {
-            yaml::emit_entry(&mut out, 0, k, v);
+            match &v.raw {
+                Some(raw) => out.push_str(raw),
+                None => yaml::emit_entry(&mut out, 0, k, v),
+            }
         }
         out
     }
@@ -489,6 +492,11 @@ impl Parsed {
     pub fn line(&self, field: &str) -> Option<u32> {
         self.lines.get(field).copied()
     }
+}
+
+/// Whether a top-level key is one this version knows.
+pub fn is_known_key(key: &str) -> bool {
+    TOP_KEYS.contains(&key)
 }
 
 const TOP_KEYS: &[&str] = &[
@@ -619,7 +627,7 @@ fn conv_bool(v: &Value) -> Result<bool, String> {
 
 fn conv_count(v: &Value) -> Result<u32, String> {
     match v {
-        Value::Int(i) if *i >= 0 && *i <= u32::MAX as i64 => Ok(*i as u32),
+        Value::Int(i) if *i >= 0 && *i <= i128::from(u32::MAX) => Ok(*i as u32),
         Value::Int(i) => Err(format!(
             "expected a whole number from 0 to {}, found {i}",
             u32::MAX
@@ -859,7 +867,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
                 }
             }
         }
-        Some(Node { value, line }) => errors.push(FieldError {
+        Some(Node { value, line, .. }) => errors.push(FieldError {
             field: "agents".to_string(),
             line: (line > 0).then_some(line),
             message: format!("expected a mapping of agent id to agent, {}", found(&value)),

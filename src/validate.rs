@@ -47,7 +47,7 @@ fn split_error(e: &SplitError) -> FieldError {
 
 /// Parse and check the frontmatter of a split document.
 pub fn check_frontmatter(doc: &Document) -> Result<Parsed, Report> {
-    let node = yaml::parse(&doc.fm_text, doc.fm_first_line - 1).map_err(|e| Report {
+    let mut node = yaml::parse(&doc.fm_text, doc.fm_first_line - 1).map_err(|e| Report {
         errors: vec![FieldError {
             field: "frontmatter".to_string(),
             line: e.line,
@@ -55,6 +55,8 @@ pub fn check_frontmatter(doc: &Document) -> Result<Parsed, Report> {
         }],
         warnings: vec![],
     })?;
+    // Unknown keys are written back exactly as they were found.
+    yaml::attach_raw(&mut node, &doc.fm_text, |k| !model::is_known_key(k));
     let parsed = model::from_node(&node).map_err(|errors| Report {
         errors,
         warnings: vec![],

@@ -25,6 +25,10 @@ pub const MAX_FRONTMATTER_BYTES: usize = 1024 * 1024;
 pub struct Node {
     pub value: Value,
     pub line: u32,
+    /// For a top-level entry the model does not know: its exact source text (`key: value`
+    /// lines, with the comments before it), re-emitted verbatim so that tags, comments and
+    /// number spellings survive a write. Set only when that text parses alone to this value.
+    pub raw: Option<String>,
 }
 
 impl PartialEq for Node {
@@ -34,15 +38,32 @@ impl PartialEq for Node {
 }
 
 /// The shapes a frontmatter value can take. Mapping keys are strings; order is kept.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Value {
     Null,
     Bool(bool),
-    Int(i64),
+    /// Wide enough for every YAML integer up to `u64::MAX` and down to `i64::MIN`.
+    Int(i128),
     Float(f64),
     Str(String),
     Seq(Vec<Node>),
     Map(Vec<(String, Node)>),
+}
+
+/// Floats compare by bits, so a NaN equals itself and an unchanged file compares equal.
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Null, Value::Null) => true,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::Float(a), Value::Float(b)) => a.to_bits() == b.to_bits(),
+            (Value::Str(a), Value::Str(b)) => a == b,
+            (Value::Seq(a), Value::Seq(b)) => a == b,
+            (Value::Map(a), Value::Map(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 impl Value {
@@ -109,6 +130,7 @@ pub fn parse(text: &str, line_offset: u32) -> Result<Node, YamlError> {
         return Ok(Node {
             value: Value::Null,
             line: line_offset + 1,
+            raw: None,
         });
     }
     let mut budget = serde_saphyr::Budget::default();
@@ -129,6 +151,7 @@ pub fn parse(text: &str, line_offset: u32) -> Result<Node, YamlError> {
     options.strict_booleans = true;
     options.legacy_octal_numbers = false;
     options.leading_zero_numbers_as_strings = true;
+    options.non_finite_float_policy = serde_saphyr::NonFiniteFloatPolicy::PassThrough;
     let spanned: Spanned<Value> =
         serde_saphyr::from_str_with_options(text, options).map_err(|e| {
             let line = e
@@ -144,6 +167,7 @@ pub fn parse(text: &str, line_offset: u32) -> Result<Node, YamlError> {
     let mut node = Node {
         value: spanned.value,
         line: spanned.referenced.line() as u32,
+        raw: None,
     };
     shift_lines(&mut node, line_offset);
     Ok(node)
@@ -203,6 +227,7 @@ fn spanned_node(s: Spanned<Value>) -> Node {
     Node {
         value: s.value,
         line: s.referenced.line() as u32,
+        raw: None,
     }
 }
 
@@ -225,22 +250,16 @@ impl<'de> Visitor<'de> for ValueVisitor {
         Ok(Value::Bool(v))
     }
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::Int(v))
+        Ok(Value::Int(v.into()))
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
-        match i64::try_from(v) {
-            Ok(i) => Ok(Value::Int(i)),
-            Err(_) => Ok(Value::Float(v as f64)),
-        }
+        Ok(Value::Int(v.into()))
     }
     fn visit_i128<E: de::Error>(self, v: i128) -> Result<Value, E> {
-        match i64::try_from(v) {
-            Ok(i) => Ok(Value::Int(i)),
-            Err(_) => Ok(Value::Float(v as f64)),
-        }
+        Ok(Value::Int(v))
     }
     fn visit_u128<E: de::Error>(self, v: u128) -> Result<Value, E> {
-        match i64::try_from(v) {
+        match i128::try_from(v) {
             Ok(i) => Ok(Value::Int(i)),
             Err(_) => Ok(Value::Float(v as f64)),
         }
@@ -308,7 +327,7 @@ impl Serialize for Value {
         match self {
             Value::Null => s.serialize_unit(),
             Value::Bool(b) => s.serialize_bool(*b),
-            Value::Int(i) => s.serialize_i64(*i),
+            Value::Int(i) => s.serialize_i128(*i),
             Value::Float(f) => s.serialize_f64(*f),
             Value::Str(v) => s.serialize_str(v),
             Value::Seq(items) => {
@@ -325,6 +344,95 @@ impl Serialize for Value {
                 }
                 map.end()
             }
+        }
+    }
+}
+
+/// Split frontmatter text into its top-level entries: each starts at a line that begins a key
+/// in column 0 and runs to the next such line; comment and blank lines before a key belong to
+/// it. Lines are kept exactly (with `\n` endings).
+fn top_level_segments(text: &str) -> Vec<String> {
+    let mut segments = Vec::new();
+    let mut current = String::new();
+    let mut pending = String::new();
+    for line in text.split_inclusive('\n') {
+        let starts_entry = match line.as_bytes().first() {
+            None | Some(b' ' | b'\t' | b'\r' | b'\n' | b'#') => false,
+            Some(b'-') => !(line.starts_with("- ") || line.trim_end() == "-"),
+            Some(_) => true,
+        };
+        let filler = line.trim().is_empty() || line.starts_with('#');
+        if starts_entry {
+            if !current.is_empty() {
+                segments.push(std::mem::take(&mut current));
+            }
+            current.push_str(&pending);
+            pending.clear();
+            current.push_str(line);
+        } else if filler {
+            pending.push_str(line);
+        } else {
+            current.push_str(&pending);
+            pending.clear();
+            current.push_str(line);
+        }
+    }
+    current.push_str(&pending);
+    if !current.is_empty() {
+        segments.push(current);
+    }
+    segments
+}
+
+/// The key a segment's first entry line names, when it is a plain word (a fast pre-filter).
+fn plain_key(segment: &str) -> Option<&str> {
+    let line = segment
+        .lines()
+        .find(|l| !l.trim().is_empty() && !l.starts_with('#'))?;
+    let key = line.split_once(':')?.0;
+    key.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        .then_some(key)
+}
+
+/// Record the exact source text of the top-level entries `wanted` selects (the keys the model
+/// does not know), so they can be written back byte for byte. An entry whose text does not parse
+/// alone to the same value (it uses an anchor defined elsewhere, say) keeps `raw: None` and is
+/// written back by value.
+pub fn attach_raw(node: &mut Node, text: &str, wanted: impl Fn(&str) -> bool) {
+    let Value::Map(entries) = &mut node.value else {
+        return;
+    };
+    if !entries.iter().any(|(k, _)| wanted(k)) {
+        return;
+    }
+    let text = text.replace("\r\n", "\n");
+    for segment in top_level_segments(&text) {
+        if plain_key(&segment).is_some_and(|k| !wanted(k)) {
+            continue;
+        }
+        let Ok(Node {
+            value: Value::Map(mut alone),
+            ..
+        }) = parse(&segment, 0)
+        else {
+            continue;
+        };
+        if alone.len() != 1 {
+            continue;
+        }
+        let (key, value) = alone.remove(0);
+        if !wanted(&key) {
+            continue;
+        }
+        if let Some((_, target)) = entries.iter_mut().find(|(k, _)| *k == key)
+            && target.value == value.value
+        {
+            let mut raw = segment;
+            if !raw.ends_with('\n') {
+                raw.push('\n');
+            }
+            target.raw = Some(raw);
         }
     }
 }

@@ -433,3 +433,44 @@ fn a_lone_carriage_return_cannot_smuggle_a_heading_into_a_note() {
     assert_eq!(r.code, 4, "{}", r.stderr);
     assert_eq!(e.read("n.md"), before);
 }
+
+#[test]
+fn unknown_top_level_keys_survive_a_semantic_write_byte_for_byte() {
+    let e = Env::new();
+    e.ok(0, &["init", "k.md"]);
+    let extra = "# why blob is here\nblob: !!binary aGVsbG8=\ncustom: !foo bar\nbig: 18446744073709551615\n0x10: hex key\noctal: 0o17\ninf: .inf\nnotes: |\n  multi\n  line\nnested:\n- a\n- {b: 1}\n";
+    let text = e
+        .read("k.md")
+        .replacen("agents:\n", &format!("{extra}agents:\n"), 1);
+    fs::write(e.path("k.md"), &text).unwrap();
+    e.ok(0, &["validate", "k.md"]);
+    e.ok(
+        0,
+        &[
+            "note",
+            "k.md",
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            "x",
+        ],
+    );
+    e.ok(
+        0,
+        &[
+            "note",
+            "k.md",
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            "y",
+        ],
+    );
+    let after = e.read("k.md");
+    assert!(after.contains(extra), "unknown entries changed:\n{after}");
+    e.ok(0, &["validate", "k.md"]);
+}

@@ -54,7 +54,7 @@ fn leaf() -> impl Strategy<Value = Value> {
     prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(Value::Int),
+        any::<i64>().prop_map(|i| Value::Int(i.into())),
         (-1e9f64..1e9).prop_map(Value::Float),
         text().prop_map(Value::Str),
     ]
@@ -72,7 +72,11 @@ fn value() -> impl Strategy<Value = Value> {
 }
 
 fn node(value: Value) -> Node {
-    Node { value, line: 0 }
+    Node {
+        value,
+        line: 0,
+        raw: None,
+    }
 }
 
 fn extras(known: &'static [&'static str]) -> impl Strategy<Value = Vec<(String, Node)>> {
