@@ -71,51 +71,27 @@ pub fn run(a: WriteArgs) -> Result<Outcome> {
     let repairer = a.agent.clone().unwrap_or_else(|| "a human".to_string());
     let board_for_errors = board.clone();
     let written = store::update(&board, expect, &opts, move |current| match mode {
-        Mode::Raw => {
-            if let Some(current) = current {
-                let old = validate::check_bytes(&current.bytes).map_err(|r| Error::Invalid {
-                    path: board_for_errors.clone(),
-                    errors: r.errors,
-                    new_content: false,
-                })?;
-                let new = validate::check_bytes(&content).map_err(|r| Error::Invalid {
-                    path: board_for_errors.clone(),
-                    errors: r.errors,
-                    new_content: true,
-                })?;
-                ownership::check_anonymous(
-                    &old.parsed.fm,
-                    &old.doc.body,
-                    &new.parsed.fm,
-                    &new.doc.body,
-                    user_approved,
-                )?;
-            }
-            Ok(content)
-        }
-        Mode::As(id) => {
+        Mode::Raw | Mode::As(_) => {
+            // Creation has nothing to compare against; the store still validates it.
             let Some(current) = current else {
-                // Creation as an agent: nothing to compare against.
                 return Ok(content);
             };
-            let old = validate::check_bytes(&current.bytes).map_err(|r| Error::Invalid {
+            let invalid = |errors, new_content| Error::Invalid {
                 path: board_for_errors.clone(),
-                errors: r.errors,
-                new_content: false,
-            })?;
-            let new = validate::check_bytes(&content).map_err(|r| Error::Invalid {
-                path: board_for_errors.clone(),
-                errors: r.errors,
-                new_content: true,
-            })?;
-            ownership::check(
-                &old.parsed.fm,
-                &old.doc.body,
-                &new.parsed.fm,
-                &new.doc.body,
-                &id,
-                user_approved,
-            )?;
+                errors,
+                new_content,
+            };
+            let old =
+                validate::check_bytes(&current.bytes).map_err(|r| invalid(r.errors, false))?;
+            let new = validate::check_bytes(&content).map_err(|r| invalid(r.errors, true))?;
+            let (old_fm, new_fm) = (&old.parsed.fm, &new.parsed.fm);
+            let (old_body, new_body) = (&old.doc.body, &new.doc.body);
+            match &mode {
+                Mode::As(id) => {
+                    ownership::check(old_fm, old_body, new_fm, new_body, id, user_approved)?
+                }
+                _ => ownership::check_anonymous(old_fm, old_body, new_fm, new_body, user_approved)?,
+            }
             Ok(content)
         }
         Mode::Repair(reason) => {
