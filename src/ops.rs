@@ -167,12 +167,32 @@ fn pass_gates(
     to: Phase,
     cmdline: &str,
 ) -> Result<()> {
-    if t.human_gate && !fm.yolo {
+    // The full command a refusal suggests: every flag this step needs, not just the missing one.
+    let gated = t.human_gate && !fm.yolo;
+    let guarded = !t.guard.holds(fm);
+    let full = format!(
+        "{cmdline}{}{}",
+        if gated { " --user-approved" } else { "" },
+        match (&ctx.waive, guarded) {
+            (Some(reason), _) => format!(" --waive {}", shell_word(reason)),
+            (None, true) => " --waive REASON".to_string(),
+            (None, false) => String::new(),
+        }
+    );
+    if gated {
         if !ctx.user_approved {
             return Err(Error::protocol(format!(
-                "human gate: {} → {to} needs the user's approval. Ask the user, then run \
-                 `{cmdline} --user-approved`",
-                fm.phase
+                "human gate: {} → {to} needs the user's approval{}. Ask the user, then run \
+                 `{full}`",
+                fm.phase,
+                if guarded && ctx.waive.is_none() {
+                    format!(
+                        ", and {} does not hold (waive it only if the user did)",
+                        t.guard.describe()
+                    )
+                } else {
+                    String::new()
+                }
             )));
         }
         add(
@@ -210,7 +230,7 @@ fn pass_gates(
             None => {
                 return Err(Error::protocol(format!(
                     "{} → {to} needs {}; it does not hold. If the user explicitly waived this \
-                     gate, run `{cmdline} --waive REASON`",
+                     gate, run `{full}`",
                     fm.phase,
                     t.guard.describe()
                 )));
@@ -349,12 +369,20 @@ pub fn submit(
             "internal error: submit row without a phase",
         ));
     };
-    let cmdline = format!(
+    let mut cmdline = format!(
         "pair submit {} --agent {} {} --note-file FILE",
         ctx.b(),
         shell_word(&ctx.agent),
         artifact.as_str()
     );
+    if no_review {
+        cmdline.push_str(" --no-review");
+    }
+    let gate_flag = if t.human_gate && !fm.yolo {
+        " --user-approved"
+    } else {
+        ""
+    };
     // Who reviews: snapshot the registered reviewers on the first submission.
     if fm.required_reviewers.is_empty() && !fm.no_review {
         fm.required_reviewers = fm.reviewers().into_iter().map(String::from).collect();
@@ -364,7 +392,7 @@ pub fn submit(
             return Err(Error::protocol(format!(
                 "no reviewers are registered, so nobody would review this {}. Have reviewers run \
                  `pair register {} --agent ID`, or, if the user approved working without review, \
-                 run `{cmdline} --no-review`",
+                 run `{cmdline} --no-review{gate_flag}`",
                 artifact.as_str(),
                 ctx.b()
             )));
@@ -620,10 +648,14 @@ pub fn advance(
             }
         },
         Needs::MergedInto => match &args.merged_into {
-            Some(b) if !b.trim().is_empty() && !b.contains(['\n', '\r']) => {
+            Some(b) if !b.trim().is_empty() && !b.chars().any(char::is_control) => {
                 cmdline.push_str(&format!(" --merged-into {}", shell_word(b)));
             }
-            Some(_) => return Err(Error::Usage("--merged-into needs a branch name".into())),
+            Some(_) => {
+                return Err(Error::Usage(
+                    "--merged-into needs a branch name (no control characters)".into(),
+                ));
+            }
             None => {
                 return Err(Error::Usage(format!(
                     "{from} → {to} needs --merged-into BRANCH"
@@ -729,8 +761,10 @@ pub fn check_worktree_arg(w: &str) -> Result<()> {
             "--worktree {w:?} must not contain `..`"
         )));
     }
-    if w.contains(['\n', '\r']) {
-        return Err(Error::Usage("--worktree must be a single line".into()));
+    if w.chars().any(char::is_control) {
+        return Err(Error::Usage(
+            "--worktree must not contain control characters or line breaks".into(),
+        ));
     }
     Ok(())
 }

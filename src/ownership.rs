@@ -5,7 +5,7 @@
 //! take, counters move only with their submission, and the old body must survive line for line.
 
 use crate::error::{Error, Result};
-use crate::model::{Frontmatter, Role, Target};
+use crate::model::{Frontmatter, Phase, Role, Target};
 use crate::protocol::{self, Actor, Command, TRANSITIONS, To, outcome_phase};
 
 fn refuse(msg: String) -> Error {
@@ -34,22 +34,28 @@ fn agent_diff(old: &crate::model::Agent, new: &crate::model::Agent) -> &'static 
     "an unknown field"
 }
 
+/// A human gate a raw write passed with `--user-approved`, to be recorded in Decisions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GatePassed {
+    pub from: Phase,
+    pub to: Phase,
+}
+
 /// Check a raw write made without naming a writer (the helper-compatible `pair write`): the
-/// phase may only move along a row of the transition table (by whichever actor), counters only
-/// with their submission, nothing is written to a terminal blackboard, and the body is
-/// append-only. Field ownership needs a writer and is checked by [`check`].
+/// rules every write obeys (see [`check_common`]) hold, whoever made it. Field ownership needs a
+/// writer and is checked by [`check`].
 pub fn check_anonymous(
     old: &Frontmatter,
     old_body: &str,
     new: &Frontmatter,
     new_body: &str,
     user_approved: bool,
-) -> Result<()> {
-    check_phase_and_counters(old, new, None, user_approved)?;
-    check_append_only(old_body, new_body)
+) -> Result<Option<GatePassed>> {
+    check_common(old, old_body, new, new_body, None, user_approved)
 }
 
-/// Check that `writer` may turn `old` into `new` (frontmatter and body).
+/// Check that `writer` may turn `old` into `new` (frontmatter and body): the common rules, and
+/// every changed field belongs to the writer.
 pub fn check(
     old: &Frontmatter,
     old_body: &str,
@@ -57,7 +63,7 @@ pub fn check(
     new_body: &str,
     writer: &str,
     user_approved: bool,
-) -> Result<()> {
+) -> Result<Option<GatePassed>> {
     let doer = old.doer().unwrap_or("doer").to_string();
     let role = match old.agent(writer) {
         Some(a) => a.role,
@@ -75,20 +81,14 @@ pub fn check(
 
     // Agent entries: each belongs to its own agent.
     for (id, a) in &old.agents {
-        match new.agent(id) {
-            None => {
-                return Err(refuse(format!(
-                    "field `agents.{id}` was removed; agent entries are never removed (use \
-                     `pair write --repair --reason` for a human repair)"
-                )));
-            }
-            Some(b) if b != a && id != writer => {
-                return Err(refuse(format!(
-                    "field `agents.{id}.{}` belongs to {id}; {writer} may not change it",
-                    agent_diff(a, b)
-                )));
-            }
-            _ => {}
+        if let Some(b) = new.agent(id)
+            && b != a
+            && id != writer
+        {
+            return Err(refuse(format!(
+                "field `agents.{id}.{}` belongs to {id}; {writer} may not change it",
+                agent_diff(a, b)
+            )));
         }
     }
     for (id, _) in &new.agents {
@@ -100,14 +100,7 @@ pub fn check(
     }
 
     // Doer-owned top-level fields.
-    let doer_fields: [(&str, bool); 14] = [
-        ("yolo", old.yolo != new.yolo),
-        ("work_type", old.work_type != new.work_type),
-        ("rca_required", old.rca_required != new.rca_required),
-        (
-            "red_test_required",
-            old.red_test_required != new.red_test_required,
-        ),
+    let doer_fields: [(&str, bool); 10] = [
         ("no_review", old.no_review != new.no_review),
         ("worktree", old.worktree != new.worktree),
         ("repo_root", old.audit.repo_root != new.audit.repo_root),
@@ -143,32 +136,127 @@ pub fn check(
                  may not change them"
             )));
         }
-    }
-
-    // required_reviewers: the doer snapshots it once; a reviewer may add only itself.
-    if old.required_reviewers != new.required_reviewers {
-        let added_self_only = new.required_reviewers.len() == old.required_reviewers.len() + 1
-            && new.required_reviewers.starts_with(&old.required_reviewers)
-            && new.required_reviewers.last().map(String::as_str) == Some(writer);
-        let doer_snapshot = is_doer && old.required_reviewers.is_empty();
-        if !(added_self_only || doer_snapshot) {
+        if old.phase == new.phase && old.phase_updated_at != new.phase_updated_at {
             return Err(refuse(format!(
-                "field `required_reviewers` changes only when the doer's first submission \
-                 snapshots it or a reviewer the user named adds itself (`pair register --required`); \
-                 {writer} may not change it this way"
+                "field `phase_updated_at` belongs to the doer ({doer}) unless the phase changes"
             )));
         }
     }
+    check_common(
+        old,
+        old_body,
+        new,
+        new_body,
+        Some((writer, role)),
+        user_approved,
+    )
+}
 
-    if old.phase == new.phase && old.phase_updated_at != new.phase_updated_at && !is_doer {
-        return Err(refuse(format!(
-            "field `phase_updated_at` belongs to the doer ({doer}) unless the phase changes"
-        )));
+/// The rules every raw write obeys, named or anonymous: agent entries are never removed and
+/// never change role; verdicts change only in the open round, on its current counter; the gate
+/// settings change only by a recorded repair; `required_reviewers` changes only by a reviewer
+/// adding itself or by the first submission's snapshot; `no_review` only before anyone was
+/// registered; the phase moves only along the transition table; the body is append-only.
+fn check_common(
+    old: &Frontmatter,
+    old_body: &str,
+    new: &Frontmatter,
+    new_body: &str,
+    writer: Option<(&str, Role)>,
+    user_approved: bool,
+) -> Result<Option<GatePassed>> {
+    for (id, a) in &old.agents {
+        let Some(b) = new.agent(id) else {
+            return Err(refuse(format!(
+                "field `agents.{id}` was removed; agent entries are never removed (a human can \
+                 repair with `pair write --repair --reason TEXT`)"
+            )));
+        };
+        if a.role != b.role {
+            return Err(refuse(format!("field `agents.{id}.role` never changes")));
+        }
     }
-    check_phase_and_counters(old, new, Some((writer, role)), user_approved)?;
-
-    // Bodies are append-only.
-    check_append_only(old_body, new_body)
+    let open = old.phase.review_target();
+    for (id, b) in &new.agents {
+        let before = old.agent(id);
+        for t in Target::ALL {
+            let was = before.map(|a| *a.review(*t)).unwrap_or_default();
+            let now = *b.review(*t);
+            if was == now {
+                continue;
+            }
+            let counter = old.counter(*t);
+            let in_open_round = open == Some(*t)
+                && now.reviewed == Some(counter)
+                && now.verdict.is_some()
+                && b.role == Role::Reviewer;
+            if !in_open_round {
+                return Err(refuse(format!(
+                    "field `agents.{id}.{}`: a verdict is given or replaced only while its round \
+                     is open and only on the current {} ({counter}); use `pair verdict`",
+                    t.verdict_field(),
+                    t.counter_field()
+                )));
+            }
+        }
+    }
+    for (field, changed) in [
+        ("yolo", old.yolo != new.yolo),
+        ("rca_required", old.rca_required != new.rca_required),
+        (
+            "red_test_required",
+            old.red_test_required != new.red_test_required,
+        ),
+        ("work_type", old.work_type != new.work_type),
+    ] {
+        if changed {
+            return Err(refuse(format!(
+                "field `{field}` sets the workflow's gates; it changes only by a human repair \
+                 (`pair write --repair --reason TEXT`), which is recorded"
+            )));
+        }
+    }
+    if old.no_review != new.no_review {
+        let nobody =
+            |fm: &Frontmatter| fm.required_reviewers.is_empty() && fm.reviewers().is_empty();
+        if old.no_review || !nobody(old) || !nobody(new) {
+            return Err(refuse(
+                "field `no_review` may only be turned on, with the user's approval, while no \
+                 reviewer is registered or required (`pair submit … --no-review`)"
+                    .to_string(),
+            ));
+        }
+    }
+    let reviewers_changed = old.required_reviewers != new.required_reviewers;
+    if reviewers_changed {
+        let added = new.required_reviewers.len() == old.required_reviewers.len() + 1
+            && new.required_reviewers.starts_with(&old.required_reviewers);
+        let added_id = new.required_reviewers.last().map(String::as_str);
+        let adds_itself = match writer {
+            Some((id, Role::Reviewer)) => added && added_id == Some(id),
+            Some(_) => false,
+            // Anonymous: a registered reviewer named required by the user.
+            None => {
+                added
+                    && added_id
+                        .and_then(|id| new.agent(id))
+                        .is_some_and(|a| a.role == Role::Reviewer)
+            }
+        };
+        // The first submission's snapshot is checked with its transition.
+        let snapshot = old.required_reviewers.is_empty() && old.phase != new.phase;
+        if !(adds_itself || snapshot) {
+            return Err(refuse(
+                "field `required_reviewers` changes only when the doer's first submission \
+                 snapshots the registered reviewers or a reviewer the user named adds itself \
+                 (`pair register --required`)"
+                    .to_string(),
+            ));
+        }
+    }
+    let gate = check_phase_and_counters(old, new, writer, user_approved)?;
+    check_append_only(old_body, new_body)?;
+    Ok(gate)
 }
 
 /// Phase, counters and blocked_from move only through a transition of the table that the
@@ -178,21 +266,12 @@ fn check_phase_and_counters(
     new: &Frontmatter,
     writer: Option<(&str, Role)>,
     user_approved: bool,
-) -> Result<()> {
+) -> Result<Option<GatePassed>> {
     let counters_changed: Vec<Target> = Target::ALL
         .iter()
         .copied()
         .filter(|t| old.counter(*t) != new.counter(*t))
         .collect();
-    if old.no_review != new.no_review
-        && (old.no_review || !new.required_reviewers.is_empty() || !new.reviewers().is_empty())
-    {
-        return Err(refuse(
-            "field `no_review` may only be turned on, with the user's approval, while no \
-             reviewer is registered or required (`pair submit … --no-review`)"
-                .to_string(),
-        ));
-    }
     if old.phase == new.phase {
         if old.phase.is_terminal() && !protocol::terminal_allows(old.phase, "note") {
             return Err(refuse(format!(
@@ -218,7 +297,7 @@ fn check_phase_and_counters(
                 "field `blocked_from` changes only with block/unblock".to_string(),
             ));
         }
-        Ok(())
+        Ok(None)
     } else {
         check_transition(old, new, writer, user_approved, &counters_changed)
     }
@@ -230,7 +309,7 @@ fn check_transition(
     writer: Option<(&str, Role)>,
     user_approved: bool,
     counters_changed: &[Target],
-) -> Result<()> {
+) -> Result<Option<GatePassed>> {
     let (from, to) = (old.phase, new.phase);
     let reaches = |t: &protocol::Transition| match t.to {
         To::Phase(p) => p == to,
@@ -315,6 +394,16 @@ fn check_transition(
             )));
         }
     }
+    if old.required_reviewers != new.required_reviewers
+        && old.required_reviewers.is_empty()
+        && (!matches!(t.command, Command::Submit(_)) || new.no_review)
+    {
+        return Err(refuse(
+            "field `required_reviewers` is filled only by the first submission's snapshot of \
+             the registered reviewers"
+                .to_string(),
+        ));
+    }
     if let Command::Submit(_) = t.command
         && old.required_reviewers.is_empty()
         && !new.no_review
@@ -339,7 +428,7 @@ fn check_transition(
         Command::Unblock | Command::Stop if new.blocked_from.is_some() => Err(refuse(
             "field `blocked_from` must be null after unblock or stop".to_string(),
         )),
-        _ => Ok(()),
+        _ => Ok((t.human_gate && !old.yolo && user_approved).then_some(GatePassed { from, to })),
     }
 }
 

@@ -454,6 +454,10 @@ pub struct Next {
 
 /// Quote a path for a shell command line in an action sentence.
 pub fn shell_word(s: &str) -> String {
+    // A word starting with `-` would be read as a flag; `./-x.md` names the same file.
+    if s.starts_with('-') {
+        return shell_word(&format!("./{s}"));
+    }
     if !s.is_empty()
         && s.chars().all(|c| {
             c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '+' | ':' | '@')

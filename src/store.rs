@@ -504,6 +504,15 @@ where
     F: FnOnce(Option<&Current>) -> Result<Vec<u8>>,
 {
     let target = resolve(path)?;
+    // A directory is never a blackboard: refuse before a lock file is made beside it.
+    if path.as_os_str().to_string_lossy().ends_with('/')
+        || fs::metadata(&target).is_ok_and(|m| m.is_dir())
+    {
+        return Err(Error::NotAFile {
+            path: path.to_path_buf(),
+            kind: "a directory",
+        });
+    }
     let _lock = lock(&target, opts.timeout)?;
     write_owner(&target, opts)?;
     remove_orphans(&target);

@@ -450,9 +450,31 @@ pub fn scalar(s: &str) -> String {
     }
 }
 
-/// Always double-quoted (JSON string syntax is valid YAML double-quoted syntax).
+/// Always double-quoted, with every character YAML does not allow raw (C0 and C1 controls,
+/// DEL, the BOM, U+FFFE/U+FFFF) escaped, so whatever was parsed can be written back.
 pub fn quoted(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if yaml_printable(c) => out.push(c),
+            c if (c as u32) <= 0xFFFF => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push_str(&format!("\\U{:08X}", c as u32)),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// YAML's printable set (c-printable), less the BOM.
+fn yaml_printable(c: char) -> bool {
+    matches!(c as u32,
+        0x20..=0x7E | 0x85 | 0xA0..=0xD7FF | 0xE000..=0xFEFE | 0xFF00..=0xFFFD | 0x10000..=0x10FFFF)
 }
 
 fn is_plain_safe(s: &str) -> bool {

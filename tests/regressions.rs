@@ -474,3 +474,338 @@ fn unknown_top_level_keys_survive_a_semantic_write_byte_for_byte() {
     assert!(after.contains(extra), "unknown entries changed:\n{after}");
     e.ok(0, &["validate", "k.md"]);
 }
+
+/// Raw write of `content` over `name` as `writer` (or anonymously with `None`).
+fn write_as(e: &Env, name: &str, content: &str, writer: Option<&str>, extra: &[&str]) -> Run {
+    let mut args: Vec<&str> = Vec::new();
+    if let Some(w) = writer {
+        args.extend(["--as", w]);
+    }
+    args.extend_from_slice(extra);
+    e.write(name, content, &args)
+}
+
+#[test]
+fn strings_yaml_cannot_hold_raw_are_escaped_so_every_command_still_works() {
+    let e = Env::new();
+    e.ok(0, &["init", "b.md", "--reviewers", "alice"]);
+    let text = e.read("b.md").replacen(
+        "blocked_from: null\n",
+        "blocked_from: null\ntopic_branch: \"feat\\u007f\\u0085\\u009f\\uFFFE\"\n",
+        1,
+    );
+    fs::write(e.path("b.md"), &text).unwrap();
+    e.ok(0, &["validate", "b.md"]);
+    e.ok(0, &["register", "b.md", "--agent", "alice"]);
+    e.ok(
+        0,
+        &["stop", "b.md", "--agent", "doer", "--reason", "user asked"],
+    );
+    e.ok(0, &["validate", "b.md"]);
+    assert!(e.read("b.md").contains("\\u007F"), "{}", e.read("b.md"));
+}
+
+#[test]
+fn control_characters_in_frontmatter_arguments_are_usage_errors() {
+    let e = Env::new();
+    e.ok(0, &["init", "b.md", "--yolo"]);
+    e.ok(0, &["advance", "b.md", "--agent", "doer", "PLANNING"]);
+    e.ok(
+        0,
+        &[
+            "submit",
+            "b.md",
+            "--agent",
+            "doer",
+            "plan",
+            "--note",
+            "p",
+            "--no-review",
+        ],
+    );
+    e.ok(
+        4,
+        &[
+            "advance",
+            "b.md",
+            "--agent",
+            "doer",
+            "CODING",
+            "--worktree",
+            "/tmp/a\u{7f}b",
+        ],
+    );
+}
+
+#[test]
+fn the_doer_cannot_fill_required_reviewers_outside_the_first_submission() {
+    let e = Env::new();
+    e.ok(0, &["init", "c.md"]);
+    e.ok(0, &["register", "c.md", "--agent", "alice"]);
+    e.ok(0, &["register", "c.md", "--agent", "bob"]);
+    let text = e.read("c.md");
+    for list in ["[bob]", "[ghost]"] {
+        let forged = text.replacen(
+            "required_reviewers: []",
+            &format!("required_reviewers: {list}"),
+            1,
+        );
+        let r = write_as(&e, "c.md", &forged, Some("doer"), &[]);
+        assert_eq!(r.code, 6, "{list}: {}", r.stderr);
+        assert_eq!(e.read("c.md"), text);
+    }
+}
+
+#[test]
+fn a_reviewer_cannot_rewrite_its_verdict_after_the_round_closed() {
+    let e = Env::new();
+    e.ok(0, &["init", "d.md", "--rca", "--reviewers", "alice"]);
+    e.ok(0, &["register", "d.md", "--agent", "alice"]);
+    e.ok(
+        0,
+        &[
+            "advance",
+            "d.md",
+            "--agent",
+            "doer",
+            "ANALYZING",
+            "--user-approved",
+        ],
+    );
+    e.ok(
+        0,
+        &[
+            "submit",
+            "d.md",
+            "--agent",
+            "doer",
+            "analysis",
+            "--note",
+            "a",
+            "--user-approved",
+        ],
+    );
+    e.ok(
+        0,
+        &[
+            "verdict",
+            "d.md",
+            "--agent",
+            "alice",
+            "APPROVED",
+            "--revision",
+            "1",
+            "--note",
+            "ok",
+        ],
+    );
+    e.ok(0, &["advance", "d.md", "--agent", "doer", "PLANNING"]);
+    let text = e.read("d.md");
+    let forged = text.replacen(
+        "    analysis_verdict: APPROVED\n",
+        "    analysis_verdict: CHANGES_REQUESTED\n",
+        1,
+    );
+    assert_ne!(forged, text);
+    for writer in [Some("alice"), None] {
+        let r = write_as(&e, "d.md", &forged, writer, &[]);
+        assert_eq!(r.code, 6, "{writer:?}: {}", r.stderr);
+    }
+    assert_eq!(e.read("d.md"), text);
+}
+
+#[test]
+fn an_anonymous_write_cannot_drop_a_reviewer_and_approve_without_review() {
+    let e = Env::new();
+    e.ok(0, &["init", "e.md", "--reviewers", "alice"]);
+    e.ok(0, &["register", "e.md", "--agent", "alice"]);
+    e.ok(
+        0,
+        &[
+            "advance",
+            "e.md",
+            "--agent",
+            "doer",
+            "PLANNING",
+            "--user-approved",
+        ],
+    );
+    e.ok(
+        0,
+        &[
+            "submit",
+            "e.md",
+            "--agent",
+            "doer",
+            "plan",
+            "--note",
+            "p",
+            "--user-approved",
+        ],
+    );
+    let text = e.read("e.md");
+    let mut forged = text
+        .replacen(
+            "required_reviewers:\n  - alice\n",
+            "required_reviewers: []\n",
+            1,
+        )
+        .replacen("no_review: false", "no_review: true", 1)
+        .replacen("phase: PLANNING_SUBMITTED", "phase: PLAN_APPROVED", 1);
+    let i = forged.find("  alice:\n").unwrap();
+    let j = forged.find("\n---\n").unwrap();
+    forged.replace_range(i..j + 1, "");
+    e.ok(0, &["validate", "e.md"]);
+    let r = write_as(&e, "e.md", &forged, None, &[]);
+    assert_eq!(r.code, 6, "{}", r.stderr);
+    assert_eq!(e.read("e.md"), text);
+}
+
+#[test]
+fn refusal_hints_keep_every_flag_the_step_needs() {
+    let e = Env::new();
+    e.ok(
+        0,
+        &[
+            "init",
+            "w.md",
+            "--work-type",
+            "debugging",
+            "--reviewers",
+            "alice",
+        ],
+    );
+    let r = e.ok(
+        6,
+        &[
+            "advance",
+            "w.md",
+            "--agent",
+            "doer",
+            "PLANNING",
+            "--user-approved",
+        ],
+    );
+    assert!(
+        r.stderr.contains("--user-approved --waive REASON"),
+        "{}",
+        r.stderr
+    );
+    let r = e.ok(
+        6,
+        &[
+            "advance",
+            "w.md",
+            "--agent",
+            "doer",
+            "PLANNING",
+            "--waive",
+            "the user said so",
+        ],
+    );
+    assert!(
+        r.stderr
+            .contains("--user-approved --waive 'the user said so'"),
+        "{}",
+        r.stderr
+    );
+    e.ok(
+        0,
+        &[
+            "advance",
+            "w.md",
+            "--agent",
+            "doer",
+            "PLANNING",
+            "--user-approved",
+            "--waive",
+            "the user said so",
+        ],
+    );
+}
+
+#[test]
+fn gate_settings_change_only_by_a_recorded_repair() {
+    let e = Env::new();
+    e.ok(
+        0,
+        &[
+            "init",
+            "y.md",
+            "--work-type",
+            "debugging",
+            "--reviewers",
+            "alice",
+        ],
+    );
+    let text = e.read("y.md");
+    let forged = text.replacen("yolo: false", "yolo: true", 1).replacen(
+        "rca_required: true",
+        "rca_required: false",
+        1,
+    );
+    let r = write_as(&e, "y.md", &forged, Some("doer"), &[]);
+    assert_eq!(r.code, 6, "{}", r.stderr);
+    assert_eq!(e.read("y.md"), text);
+    let f = e.path("forged.md");
+    fs::write(&f, &forged).unwrap();
+    let sha = e.sha("y.md");
+    e.ok(
+        0,
+        &[
+            "write",
+            "y.md",
+            "--content-file",
+            f.to_str().unwrap(),
+            "--expect-sha256",
+            &sha,
+            "--repair",
+            "--reason",
+            "user turned gates off",
+        ],
+    );
+    assert!(e.read("y.md").contains("user turned gates off"));
+}
+
+#[test]
+fn a_gate_passed_by_a_raw_write_is_recorded_in_decisions() {
+    let e = Env::new();
+    e.ok(0, &["init", "g.md"]);
+    let text = e.read("g.md");
+    let forged = text.replacen("phase: DRAFT", "phase: PLANNING", 1);
+    let r = write_as(&e, "g.md", &forged, Some("doer"), &[]);
+    assert_eq!(r.code, 6, "a gate needs --user-approved: {}", r.stderr);
+    let r = write_as(&e, "g.md", &forged, Some("doer"), &["--user-approved"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let after = e.read("g.md");
+    assert!(
+        after.contains("Gate approved — DRAFT → PLANNING"),
+        "{after}"
+    );
+}
+
+#[test]
+fn suggested_commands_for_a_board_named_with_a_leading_dash_work() {
+    let e = Env::new();
+    e.ok(0, &["init", "--", "-x.md"]);
+    let r = e.ok(0, &["poll", "./-x.md", "--agent", "doer", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let action = v["next"]["action"].as_str().unwrap();
+    assert!(action.contains("pair advance ./-x.md"), "{action}");
+}
+
+#[test]
+fn a_write_to_a_directory_leaves_no_lock_file_beside_it() {
+    let e = Env::new();
+    fs::create_dir(e.path("dir")).unwrap();
+    let r = e.run(&["init", "dir/"]);
+    assert_ne!(r.code, 0);
+    let r = e.run(&["init", "dir"]);
+    assert_ne!(r.code, 0);
+    let names: Vec<String> = fs::read_dir(e.dir.path())
+        .unwrap()
+        .map(|d| d.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["dir"], "stray files: {names:?}");
+    assert_eq!(fs::read_dir(e.path("dir")).unwrap().count(), 0);
+}

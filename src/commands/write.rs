@@ -68,6 +68,10 @@ pub fn run(a: WriteArgs) -> Result<Outcome> {
         return Err(Error::Usage("--as and --reason need a value".into()));
     }
     let user_approved = a.user_approved;
+    let writer = match &mode {
+        Mode::As(id) => Some(id.clone()),
+        _ => None,
+    };
     let repairer = a.agent.clone().unwrap_or_else(|| "a human".to_string());
     let board_for_errors = board.clone();
     let written = store::update(&board, expect, &opts, move |current| match mode {
@@ -86,43 +90,45 @@ pub fn run(a: WriteArgs) -> Result<Outcome> {
             let new = validate::check_bytes(&content).map_err(|r| invalid(r.errors, true))?;
             let (old_fm, new_fm) = (&old.parsed.fm, &new.parsed.fm);
             let (old_body, new_body) = (&old.doc.body, &new.doc.body);
-            match &mode {
+            let gate = match &mode {
                 Mode::As(id) => {
                     ownership::check(old_fm, old_body, new_fm, new_body, id, user_approved)?
                 }
                 _ => ownership::check_anonymous(old_fm, old_body, new_fm, new_body, user_approved)?,
+            };
+            // An approved human gate is recorded, as the semantic commands record it.
+            match gate {
+                Some(g) => {
+                    let who = writer.clone().unwrap_or_else(|| "a raw write".to_string());
+                    record_decision(
+                        &content,
+                        &format!(
+                            "Gate approved — {} → {} — {who} — {}",
+                            g.from,
+                            g.to,
+                            Timestamp::now()
+                        ),
+                        &format!(
+                            "The user approved the human gate {} → {} (`pair write --user-approved`).",
+                            g.from, g.to
+                        ),
+                        &board_for_errors,
+                    )
+                }
+                None => Ok(content),
             }
-            Ok(content)
         }
         Mode::Repair(reason) => {
-            let mut doc = Document::parse(&content).map_err(|e| Error::Invalid {
-                path: board_for_errors.clone(),
-                errors: vec![crate::model::FieldError {
-                    field: "file".into(),
-                    line: None,
-                    message: e.to_string(),
-                }],
-                new_content: true,
-            })?;
-            let now = Timestamp::now();
             let reason = reason.split_whitespace().collect::<Vec<_>>().join(" ");
-            let appended = doc.append(
-                "Decisions",
+            record_decision(
+                &content,
+                &format!("Repair — {repairer} — {}", Timestamp::now()),
                 &format!(
-                    "### Repair — {repairer} — {now}\n\nThe blackboard was repaired by hand \
-                     (`pair write --repair`), skipping ownership and transition checks.\n\nReason: {reason}\n"
+                    "The blackboard was repaired by hand (`pair write --repair`), skipping \
+                     ownership and transition checks.\n\nReason: {reason}"
                 ),
-            );
-            if !appended {
-                return Err(Error::Usage(
-                    "the repaired content has no usable `## Decisions` section to record the \
-                     repair in"
-                        .into(),
-                ));
-            }
-            // The frontmatter is kept as written; render() restores its line endings and BOM.
-            let fm_text = doc.fm_text.replace("\r\n", "\n");
-            Ok(doc.render(&fm_text).into_bytes())
+                &board_for_errors,
+            )
         }
     })?;
     let phase = written.valid.parsed.fm.phase;
@@ -147,4 +153,30 @@ pub fn run(a: WriteArgs) -> Result<Outcome> {
     let mut out = Outcome::ok(json, text);
     out.warnings = written.warnings;
     Ok(out)
+}
+
+/// Append an entry to the Decisions section of the content about to be written, keeping its
+/// frontmatter text, line endings and BOM as they are.
+fn record_decision(
+    content: &[u8],
+    heading: &str,
+    text: &str,
+    board: &std::path::Path,
+) -> crate::error::Result<Vec<u8>> {
+    let mut doc = Document::parse(content).map_err(|e| Error::Invalid {
+        path: board.to_path_buf(),
+        errors: vec![crate::model::FieldError {
+            field: "file".into(),
+            line: None,
+            message: e.to_string(),
+        }],
+        new_content: true,
+    })?;
+    if !doc.append("Decisions", &format!("### {heading}\n\n{text}\n")) {
+        return Err(Error::Usage(
+            "the new content has no usable `## Decisions` section to record this in".into(),
+        ));
+    }
+    let fm_text = doc.fm_text.replace("\r\n", "\n");
+    Ok(doc.render(&fm_text).into_bytes())
 }
