@@ -242,9 +242,10 @@ pub fn reviewer_table(fm: &Frontmatter, style: &Style) -> String {
     }
     let width = ids.iter().map(|i| i.len()).max().unwrap_or(2).max(8);
     out.push_str(&style.dim(&format!(
-        "  {:<width$}  {:<8}  {:<17}  {}\n",
+        "  {:<width$}  {:<8}  {:<17}  {}",
         "id", "required", "status", "verdict"
     )));
+    out.push('\n');
     for id in &ids {
         let required = fm.required_reviewers.contains(id);
         let agent = fm.agent(id);

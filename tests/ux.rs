@@ -501,3 +501,38 @@ fn status_shows_phase_turn_reviewer_table_and_counters_without_colour_in_a_pipe(
         .unwrap();
     assert!(!text(&out.stdout).contains('\x1b'));
 }
+
+/// Run `pair ARGS` under `script`, so that its stdout is a terminal. None if `script` is missing.
+fn in_a_terminal(dir: &Path, args: &str, no_color: bool) -> Option<String> {
+    let mut cmd = Command::new("script");
+    cmd.args([
+        "-qec",
+        &format!("{} {args}", env!("CARGO_BIN_EXE_pair")),
+        "/dev/null",
+    ])
+    .current_dir(dir)
+    .stdin(std::process::Stdio::null())
+    .env_remove("NO_COLOR");
+    if no_color {
+        cmd.env("NO_COLOR", "1");
+    }
+    let out = cmd.output().ok()?;
+    out.status.success().then(|| text(&out.stdout))
+}
+
+#[test]
+fn status_is_coloured_on_a_terminal_unless_no_color_is_set() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let out = pair(d, &["init", "t.md", "--reviewers", "alice"]);
+    assert_eq!(out.status.code(), Some(0));
+    let Some(coloured) = in_a_terminal(d, "status t.md", false) else {
+        eprintln!("`script` is not available; skipping the terminal check");
+        return;
+    };
+    assert!(coloured.contains("\x1b["), "{coloured}");
+    assert!(coloured.contains("DRAFT"), "{coloured}");
+    let plain = in_a_terminal(d, "status t.md", true).expect("script ran once already");
+    assert!(!plain.contains('\x1b'), "{plain}");
+    assert!(plain.contains("phase       DRAFT"), "{plain}");
+}

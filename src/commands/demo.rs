@@ -93,7 +93,7 @@ fn failure(message: String) -> Error {
 // ---------------------------------------------------------------------------------------------
 // the demo
 
-pub fn run(a: DemoArgs, json_out: bool) -> Result<Outcome> {
+pub fn run(a: DemoArgs) -> Result<Outcome> {
     let limit = super::timeout(a.timeout)?;
     let (dir, _temp) = match &a.keep {
         Some(d) => {
@@ -236,7 +236,8 @@ pub fn run(a: DemoArgs, json_out: bool) -> Result<Outcome> {
          (the blackboard is not yolo).\n\n",
         dir.display()
     ));
-    text.push_str(&style.dim("   elapsed  agent   what\n"));
+    text.push_str(&style.dim("   elapsed  agent   what"));
+    text.push('\n');
     for e in &events {
         text.push_str(&render_event(e, &style));
     }
@@ -303,7 +304,6 @@ pub fn run(a: DemoArgs, json_out: bool) -> Result<Outcome> {
         "counters": counters,
         "valid": valid,
     });
-    let _ = json_out;
     Ok(Outcome {
         json,
         text,

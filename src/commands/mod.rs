@@ -69,7 +69,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Cmd::Stop(a) => semantic::stop(a),
         Cmd::Note(a) => semantic::note(a),
         Cmd::WorktreePath(a) => worktree::run(a),
-        Cmd::Demo(a) => demo::run(a, cli.json),
+        Cmd::Demo(a) => demo::run(a),
         Cmd::DemoAgent(a) => demo::agent(a),
         Cmd::Skill(_) => Ok(skill::run()),
         Cmd::Completions(a) => Ok(docs::completions(a.shell)),
