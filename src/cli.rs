@@ -23,7 +23,9 @@ Examples:
   pair poll task.md --agent doer
   pair status task.md
   pair validate blackboards/
-  pair write task.md --content-file new.md --expect-sha256 <sha256 of what you read>";
+  pair write task.md --content-file new.md --expect-sha256 <sha256 of what you read>
+  pair demo --keep /tmp/pair-demo
+  pair skill > SKILL.md";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -73,7 +75,8 @@ Examples:
     #[command(after_help = "\
 Examples:
   pair validate task.md
-  pair validate docs/blackboards/ --json")]
+  pair validate docs/blackboards/ --json
+  pair validate --format github blackboards/")]
     Validate(ValidateArgs),
 
     /// Register yourself as a reviewer (`--required` if the user named you).
@@ -154,7 +157,98 @@ Examples:
   pair write --path task.md --content-file new.md --create-if-missing
   generate-board | pair write task.md --content-file - --create-if-missing")]
     Write(WriteArgs),
+
+    /// Run a scripted debugging task: a doer and two reviewers, each a separate `pair` process.
+    #[command(after_help = "\
+Examples:
+  pair demo
+  pair demo --keep /tmp/pair-demo && pair status /tmp/pair-demo/task.md
+  pair demo --json")]
+    Demo(DemoArgs),
+
+    /// One agent of `pair demo` (internal: run by the demo, not by hand).
+    #[command(
+        hide = true,
+        after_help = "\
+Examples:
+  pair demo-agent --role reviewer --id alice --board task.md"
+    )]
+    DemoAgent(DemoAgentArgs),
+
+    /// Print the agent skill: how a doer or reviewer agent runs the protocol with `pair`.
+    #[command(after_help = "\
+Examples:
+  pair skill
+  mkdir -p .claude/skills/pair && pair skill > .claude/skills/pair/SKILL.md")]
+    Skill(SkillArgs),
+
+    /// Print a shell completion script.
+    #[command(after_help = "\
+Examples:
+  pair completions bash > ~/.local/share/bash-completion/completions/pair
+  pair completions zsh > ~/.zfunc/_pair
+  pair completions fish > ~/.config/fish/completions/pair.fish")]
+    Completions(CompletionsArgs),
+
+    /// Print the man page (roff).
+    #[command(after_help = "\
+Examples:
+  pair man > pair.1 && man ./pair.1
+  pair man | gzip > /usr/local/share/man/man1/pair.1.gz")]
+    Man(ManArgs),
 }
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Keep the demo's directory (blackboard, notes, lock files) here; it must be empty or absent.
+    #[arg(long, value_name = "DIR")]
+    pub keep: Option<PathBuf>,
+    /// Give up (and fail) if the demo has not finished after this many seconds.
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
+    pub timeout: f64,
+}
+
+/// The part an agent plays in the demo.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DemoRole {
+    Doer,
+    Reviewer,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoAgentArgs {
+    /// Doer or reviewer.
+    #[arg(long, value_enum)]
+    pub role: DemoRole,
+    /// This agent's id.
+    #[arg(long, value_name = "ID")]
+    pub id: String,
+    /// The blackboard (relative to the working directory).
+    #[arg(long, value_name = "BOARD")]
+    pub board: PathBuf,
+    /// Reviewers the doer names when it creates the blackboard.
+    #[arg(long, value_delimiter = ',', value_name = "A,B")]
+    pub reviewers: Vec<String>,
+    /// Milliseconds since the Unix epoch when the demo started (timeline origin).
+    #[arg(long, default_value_t = 0, value_name = "MS")]
+    pub epoch_ms: u64,
+    /// Give up after this many seconds of waiting for a turn.
+    #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
+    pub timeout: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct SkillArgs {}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {}
 
 #[derive(Debug, Args)]
 pub struct InitArgs {
@@ -234,6 +328,20 @@ pub struct ValidateArgs {
     /// Blackboard files, or directories searched for them.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// Output format: text, json (like --json) or github (workflow annotations for CI).
+    #[arg(long, value_enum, default_value_t = ValidateFormat::Text, value_name = "FORMAT")]
+    pub format: ValidateFormat,
+}
+
+/// How `validate` reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ValidateFormat {
+    /// One line per file, errors and warnings indented below it.
+    Text,
+    /// The same object as --json.
+    Json,
+    /// GitHub Actions workflow commands: `::error file=…,line=…,title=…::message`.
+    Github,
 }
 
 #[derive(Debug, Args)]

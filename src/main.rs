@@ -20,6 +20,7 @@ fn print_error(json: bool, code: i32, kind: &str, message: &str) {
     let mut err = std::io::stderr().lock();
     if json {
         let envelope = serde_json::json!({
+            "schema": pair::report::SCHEMA,
             "error": {"code": code, "kind": kind, "message": message}
         });
         let _ = writeln!(err, "{envelope}");

@@ -1,9 +1,11 @@
 //! The whose-turn report shared by `poll` and `status` (SPEC §8), as JSON and as text.
 
+use std::io::IsTerminal;
+
 use serde::Serialize;
 
 use crate::document::Section;
-use crate::model::{Frontmatter, Phase, Role, Status, Target};
+use crate::model::{Frontmatter, Phase, Role, Status, Target, Verdict};
 use crate::protocol::{self, Next, NextActor};
 
 /// The JSON schema version of every `--json` object.
@@ -131,12 +133,24 @@ impl Turn {
         }
     }
 
-    /// A few lines for a human.
+    /// A few lines for a human, without colour.
     pub fn render(&self) -> String {
+        self.render_styled(&Style::plain())
+    }
+
+    /// A few lines for a human: everything `poll` says.
+    pub fn render_styled(&self, style: &Style) -> String {
+        let mut out = self.render_head(style);
+        out.push_str(&self.render_review(style));
+        out
+    }
+
+    /// Phase, whose turn, the action and the counters.
+    pub fn render_head(&self, style: &Style) -> String {
         let mut out = String::new();
         out.push_str(&format!(
             "phase       {}{}\n",
-            self.phase,
+            style.phase(self.phase.as_str()),
             if self.terminal { " (terminal)" } else { "" }
         ));
         let who = match self.next.actor {
@@ -147,7 +161,7 @@ impl Turn {
         out.push_str(&format!(
             "next        {who}{}\n",
             if self.your_turn {
-                format!(" (your turn, {})", self.agent.id)
+                style.bold(&format!(" (your turn, {})", self.agent.id))
             } else {
                 String::new()
             }
@@ -158,6 +172,12 @@ impl Turn {
             "counters    analysis {} · plan {} · red test {} · code {}\n",
             c.analysis_revision, c.plan_revision, c.red_test_round, c.code_review_round
         ));
+        out
+    }
+
+    /// The reviewer lists and, in a reviewable phase, the state of the round.
+    pub fn render_review(&self, style: &Style) -> String {
+        let mut out = String::new();
         out.push_str(&format!(
             "reviewers   required: {} · registered: {}\n",
             list_or_none(&self.required_reviewers),
@@ -171,13 +191,167 @@ impl Turn {
                 r.diff_scope
                     .map(|s| format!(" ({s} diff)"))
                     .unwrap_or_default(),
-                r.reviewers.approved.join(", "),
-                r.reviewers.changes_requested.join(", "),
-                r.reviewers.comment.join(", "),
+                style.green(&r.reviewers.approved.join(", ")),
+                style.red(&r.reviewers.changes_requested.join(", ")),
+                style.yellow(&r.reviewers.comment.join(", ")),
                 r.pending.join(", ")
             ));
         }
         out
+    }
+}
+
+/// The target whose verdicts matter now: the one under review, the one whose outcome the phase
+/// shows, or (in a terminal or early phase) the latest one submitted.
+pub fn current_target(fm: &Frontmatter) -> Option<Target> {
+    fm.phase
+        .review_target()
+        .or_else(|| fm.phase.requires_counter().map(|(t, _)| t))
+        .or_else(|| {
+            Target::ALL
+                .iter()
+                .rev()
+                .copied()
+                .find(|t| fm.counter(*t) > 0)
+        })
+}
+
+/// The reviewer table of `status`: id, required or not, status, and the verdict on the current
+/// revision of the current target (or why there is none).
+pub fn reviewer_table(fm: &Frontmatter, style: &Style) -> String {
+    let target = current_target(fm);
+    let mut ids: Vec<String> = fm.reviewers().into_iter().map(String::from).collect();
+    for r in &fm.required_reviewers {
+        if !ids.contains(r) {
+            ids.push(r.clone());
+        }
+    }
+    let mut out = String::new();
+    let heading = match target {
+        Some(t) => format!(
+            "reviewers   verdicts on {} {}\n",
+            t.as_str().replace('_', " "),
+            fm.counter(t)
+        ),
+        None => "reviewers   nothing submitted yet\n".to_string(),
+    };
+    out.push_str(&heading);
+    if ids.is_empty() {
+        out.push_str("  none registered or required\n");
+        return out;
+    }
+    let width = ids.iter().map(|i| i.len()).max().unwrap_or(2).max(8);
+    out.push_str(&style.dim(&format!(
+        "  {:<width$}  {:<8}  {:<17}  {}",
+        "id", "required", "status", "verdict"
+    )));
+    out.push('\n');
+    for id in &ids {
+        let required = fm.required_reviewers.contains(id);
+        let agent = fm.agent(id);
+        let status = agent
+            .map(|a| a.status.as_str().to_string())
+            .unwrap_or_else(|| "not registered".into());
+        let verdict = match (agent, target) {
+            (None, _) => style.dim("—"),
+            (Some(_), None) => style.dim("—"),
+            (Some(a), Some(t)) => {
+                let r = a.review(t);
+                let counter = fm.counter(t);
+                match (r.reviewed, r.verdict) {
+                    (Some(n), Some(v)) if n == counter => style.verdict(v),
+                    (Some(n), Some(v)) => style.dim(&format!("stale ({v} on {n})")),
+                    _ if required && fm.phase.is_reviewable() => style.yellow("pending"),
+                    _ => style.dim("—"),
+                }
+            }
+        };
+        out.push_str(&format!(
+            "  {}  {:<8}  {:<17}  {verdict}\n",
+            style.agent(&format!("{id:<width$}")),
+            if required { "yes" } else { "no" },
+            status
+        ));
+    }
+    out
+}
+
+/// ANSI styling for human output: on only when stdout is a terminal and `NO_COLOR` is not set
+/// (to a non-empty value, as <https://no-color.org> says).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Style {
+    color: bool,
+}
+
+impl Style {
+    /// No colour at all.
+    pub fn plain() -> Style {
+        Style { color: false }
+    }
+
+    /// Colour if stdout is a terminal and `NO_COLOR` is unset or empty.
+    pub fn for_stdout() -> Style {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        Style {
+            color: !no_color && std::io::stdout().is_terminal(),
+        }
+    }
+
+    pub fn is_colored(&self) -> bool {
+        self.color
+    }
+
+    fn paint(&self, sgr: &str, s: &str) -> String {
+        if self.color {
+            format!("\x1b[{sgr}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+
+    pub fn bold(&self, s: &str) -> String {
+        self.paint("1", s)
+    }
+    pub fn dim(&self, s: &str) -> String {
+        self.paint("2", s)
+    }
+    pub fn red(&self, s: &str) -> String {
+        self.paint("31", s)
+    }
+    pub fn green(&self, s: &str) -> String {
+        self.paint("32", s)
+    }
+    pub fn yellow(&self, s: &str) -> String {
+        self.paint("33", s)
+    }
+    /// An agent id.
+    pub fn agent(&self, s: &str) -> String {
+        self.paint("36", s)
+    }
+    /// A verdict: green approved, red changes requested, yellow comment.
+    pub fn verdict(&self, v: Verdict) -> String {
+        match v {
+            Verdict::Approved => self.green(v.as_str()),
+            Verdict::ChangesRequested => self.red(v.as_str()),
+            Verdict::Comment => self.yellow(v.as_str()),
+        }
+    }
+    /// A phase name, coloured by kind: review yellow, outcome green/red, terminal bold.
+    pub fn phase(&self, s: &str) -> String {
+        let Ok(p) = s.parse::<Phase>() else {
+            return s.to_string();
+        };
+        if p.is_terminal() {
+            self.bold(s)
+        } else if p.is_reviewable() {
+            self.yellow(s)
+        } else if s.ends_with("_CHANGES_REQUESTED") {
+            self.red(s)
+        } else if s.ends_with("_APPROVED") || p == Phase::ReadyToCommit {
+            self.green(s)
+        } else {
+            self.bold(s)
+        }
     }
 }
 

@@ -10,9 +10,12 @@ use serde_json::Value as Json;
 use crate::cli::{Cli, Cmd};
 use crate::error::{Error, Result};
 
+pub mod demo;
+mod docs;
 mod init;
 mod read;
 mod semantic;
+pub mod skill;
 mod validate;
 mod worktree;
 mod write;
@@ -47,7 +50,14 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Cmd::Init(a) => init::run(a),
         Cmd::Poll(a) => read::poll(a),
         Cmd::Status(a) => read::status(a),
-        Cmd::Validate(a) => validate::run(a),
+        Cmd::Validate(a) => {
+            if cli.json && a.format == crate::cli::ValidateFormat::Github {
+                return Err(Error::Usage(
+                    "--json and --format github are two different outputs; choose one".into(),
+                ));
+            }
+            validate::run(a)
+        }
         Cmd::Write(a) => write::run(a),
         Cmd::Register(a) => semantic::register(a),
         Cmd::Claim(a) => semantic::claim(a),
@@ -59,6 +69,11 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Cmd::Stop(a) => semantic::stop(a),
         Cmd::Note(a) => semantic::note(a),
         Cmd::WorktreePath(a) => worktree::run(a),
+        Cmd::Demo(a) => demo::run(a),
+        Cmd::DemoAgent(a) => demo::agent(a),
+        Cmd::Skill(_) => Ok(skill::run()),
+        Cmd::Completions(a) => Ok(docs::completions(a.shell)),
+        Cmd::Man(_) => docs::man(),
     }
 }
 

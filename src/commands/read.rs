@@ -8,7 +8,7 @@ use super::{Outcome, shown};
 use crate::cli::{PollArgs, StatusArgs};
 use crate::error::{Error, Result};
 use crate::model::is_agent_id;
-use crate::report::{SectionInfo, Turn};
+use crate::report::{SectionInfo, Style, Turn, reviewer_table};
 use crate::store;
 use crate::wait::Waiter;
 
@@ -30,7 +30,7 @@ fn poll_once(a: &PollArgs) -> Result<Turn> {
 
 fn turn_outcome(turn: &Turn, waited: Option<Duration>) -> Outcome {
     let mut json = serde_json::to_value(turn).unwrap_or_default();
-    let mut text = turn.render();
+    let mut text = turn.render_styled(&Style::for_stdout());
     if let (Some(w), Some(obj)) = (waited, json.as_object_mut()) {
         obj.insert("waited_ms".into(), json!(w.as_millis() as u64));
         text.push_str(&format!("waited      {:.1} s\n", w.as_secs_f64()));
@@ -108,20 +108,55 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
         obj.insert("warnings".into(), json!(warnings));
         obj.insert("agents".into(), agents_json(fm));
     }
-    let mut text = turn.render();
-    text.push_str(&format!("sha256      {}\n", loaded.sha256));
-    text.push_str("agents\n");
-    for (id, ag) in &fm.agents {
-        let last = ag
+    let style = Style::for_stdout();
+    let mut text = format!("{}\n", style.bold(&shown(&a.board)));
+    text.push_str(&turn.render_head(&style));
+    if let Some(r) = &turn.review {
+        text.push_str(&format!(
+            "review      {} {}{}: {}\n",
+            r.target.as_str().replace('_', " "),
+            r.counter,
+            r.diff_scope
+                .map(|s| format!(" ({s} diff)"))
+                .unwrap_or_default(),
+            if r.pending.is_empty() {
+                "complete".to_string()
+            } else {
+                format!("waiting for {}", r.pending.join(", "))
+            }
+        ));
+    }
+    text.push_str(&reviewer_table(fm, &style));
+    if let Some(doer) = fm.doer().and_then(|d| fm.agent(d).map(|ag| (d, ag))) {
+        let last = doer
+            .1
             .last_seen
             .map(|t| t.to_string())
             .unwrap_or_else(|| "never".into());
         text.push_str(&format!(
-            "  {id:<16} {:<8} {:<18} last seen {last}\n",
-            ag.role.as_str(),
-            ag.status.as_str()
+            "doer        {} · {} · last seen {last}\n",
+            style.agent(doer.0),
+            doer.1.status.as_str()
         ));
     }
+    let mut flags = vec![format!("work type {}", fm.work_type)];
+    if fm.rca_required {
+        flags.push("RCA required".into());
+    }
+    if fm.red_test_required {
+        flags.push("red test required".into());
+    }
+    if fm.yolo {
+        flags.push("yolo (human gates pre-approved)".into());
+    }
+    if fm.no_review {
+        flags.push("no review".into());
+    }
+    text.push_str(&format!("settings    {}\n", flags.join(" · ")));
+    if let Some(w) = &fm.worktree {
+        text.push_str(&format!("worktree    {w}\n"));
+    }
+    text.push_str(&format!("sha256      {}\n", loaded.sha256));
     text.push_str("sections\n");
     for s in &sections {
         text.push_str(&format!(
@@ -133,7 +168,8 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
         ));
     }
     for w in warnings {
-        text.push_str(&format!("warning: {w}\n"));
+        text.push_str(&style.yellow(&format!("warning: {w}")));
+        text.push('\n');
     }
     Ok(Outcome::ok(json, text))
 }

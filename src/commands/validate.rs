@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::Outcome;
-use crate::cli::ValidateArgs;
+use crate::cli::{ValidateArgs, ValidateFormat};
 use crate::error::{Error, Result};
 use crate::model::FieldError;
 use crate::report::SCHEMA;
@@ -155,8 +155,38 @@ pub fn run(a: ValidateArgs) -> Result<Outcome> {
     } else {
         0
     };
+    let json = json!({
+        "schema": SCHEMA,
+        "valid": all_valid,
+        "checked": reports.len(),
+        "invalid": invalid,
+        "files": reports,
+    });
+    let text = match a.format {
+        ValidateFormat::Text => render_text(&reports, invalid),
+        ValidateFormat::Json => format!("{json}\n"),
+        ValidateFormat::Github => render_github(&reports, invalid),
+    };
+    Ok(Outcome {
+        json,
+        text,
+        code,
+        warnings: vec![],
+    })
+}
+
+fn summary(reports: &[FileReport], invalid: usize) -> String {
+    format!(
+        "{} blackboard{} checked, {} invalid\n",
+        reports.len(),
+        if reports.len() == 1 { "" } else { "s" },
+        invalid
+    )
+}
+
+fn render_text(reports: &[FileReport], invalid: usize) -> String {
     let mut text = String::new();
-    for r in &reports {
+    for r in reports {
         if r.valid {
             text.push_str(&format!("ok       {}\n", r.path));
         } else {
@@ -169,25 +199,49 @@ pub fn run(a: ValidateArgs) -> Result<Outcome> {
             text.push_str(&format!("  warning: {w}\n"));
         }
     }
-    text.push_str(&format!(
-        "{} blackboard{} checked, {} invalid\n",
-        reports.len(),
-        if reports.len() == 1 { "" } else { "s" },
-        invalid
+    text.push_str(&summary(reports, invalid));
+    text
+}
+
+/// GitHub Actions workflow commands: one `::error` per error and one `::warning` per warning,
+/// each pointing at the file and, where known, the line; then the plain summary line.
+fn render_github(reports: &[FileReport], invalid: usize) -> String {
+    let mut text = String::new();
+    for r in reports {
+        for (level, list) in [("error", &r.errors), ("warning", &r.warnings)] {
+            for e in list {
+                text.push_str(&annotation(level, &r.path, e));
+                text.push('\n');
+            }
+        }
+    }
+    text.push_str(&summary(reports, invalid));
+    text
+}
+
+/// One workflow command, e.g. `::error file=task.md,line=3,title=pair validate: phase::…`.
+pub(crate) fn annotation(level: &str, path: &str, e: &FieldError) -> String {
+    let mut props = format!("file={}", escape_property(path));
+    if let Some(line) = e.line {
+        props.push_str(&format!(",line={line}"));
+    }
+    props.push_str(&format!(
+        ",title={}",
+        escape_property(&format!("pair validate: {}", e.field))
     ));
-    let json = json!({
-        "schema": SCHEMA,
-        "valid": all_valid,
-        "checked": reports.len(),
-        "invalid": invalid,
-        "files": reports,
-    });
-    Ok(Outcome {
-        json,
-        text,
-        code,
-        warnings: vec![],
-    })
+    format!("::{level} {props}::{}", escape_data(&e.message))
+}
+
+/// Escape a workflow command's message (`%`, CR and LF).
+fn escape_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// Escape a workflow command's property value (also `:` and `,`).
+fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
 fn check_err(p: &Path, e: std::io::Error) -> FileReport {
@@ -200,5 +254,50 @@ fn check_err(p: &Path, e: std::io::Error) -> FileReport {
             message: format!("cannot stat: {e}"),
         }],
         warnings: vec![],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fe(field: &str, line: Option<u32>, message: &str) -> FieldError {
+        FieldError {
+            field: field.into(),
+            line,
+            message: message.into(),
+        }
+    }
+
+    #[test]
+    fn annotations_name_file_line_and_field() {
+        assert_eq!(
+            annotation(
+                "error",
+                "b/task.md",
+                &fe("phase", Some(2), "not a phase: \"X\"")
+            ),
+            "::error file=b/task.md,line=2,title=pair validate%3A phase::not a phase: \"X\""
+        );
+        assert_eq!(
+            annotation(
+                "warning",
+                "t.md",
+                &fe("agents.x.color", None, "unknown key")
+            ),
+            "::warning file=t.md,title=pair validate%3A agents.x.color::unknown key"
+        );
+    }
+
+    #[test]
+    fn annotations_escape_what_github_would_misread() {
+        assert_eq!(
+            annotation(
+                "error",
+                "a,b:c%.md",
+                &fe("f", Some(1), "50% done\nnext: line\r")
+            ),
+            "::error file=a%2Cb%3Ac%25.md,line=1,title=pair validate%3A f::50%25 done%0Anext: line%0D"
+        );
     }
 }

@@ -1,0 +1,742 @@
+//! `pair demo`: a scripted debugging task run by three real agents.
+//!
+//! The demo starts a doer and two reviewers as separate processes of this same binary
+//! (`pair demo-agent`, hidden). Each agent acts only by running `pair` as a subprocess — `init`,
+//! `register`, `poll --wait`, `claim`, `submit`, `verdict`, `advance`, `note` — exactly as an AI
+//! agent would from its prompt, and reports what it did as one JSON line per event on stdout.
+//! The demo collects those lines into a timeline, checks the result with `pair validate` and
+//! `pair status`, and keeps or removes the directory it ran in.
+//!
+//! The script: a debugging task goes through root cause analysis, a plan that one reviewer sends
+//! back once, a red test, code that gets a `COMMENT` (so the doer submits a follow-up), and the
+//! commit. The human gates are approved by a scripted user: the doer passes `--user-approved`
+//! (the blackboard is not `yolo`).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value as Json, json};
+
+use super::Outcome;
+use crate::cli::{DemoAgentArgs, DemoArgs, DemoRole};
+use crate::error::{Error, Result};
+use crate::report::{SCHEMA, Style};
+
+/// The blackboard's name inside the demo directory (agents run with that directory as cwd).
+const BOARD: &str = "task.md";
+const DOER: &str = "doer";
+const REVIEWERS: [&str; 2] = ["alice", "bob"];
+/// The placeholder commit: the demo has no git repository.
+const COMMIT_SHA: &str = "d3a0c0ffee5eed0000000000000000000000beef";
+/// How often `poll --wait` re-checks where file notifications are unavailable.
+const INTERVAL: &str = "0.25";
+
+const GOAL: &str = "Search results: the last page is empty when the number of results is an \
+exact multiple of the page size (reported by support; 20 results at 10 per page show 3 pages).";
+
+/// One line of an agent's report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Event {
+    /// Milliseconds since the demo started.
+    pub ms: u64,
+    pub agent: String,
+    /// `run` (a `pair` command), `woke` (a `poll --wait` returned), `done`, `fail`.
+    pub kind: String,
+    /// What happened, in words.
+    pub text: String,
+    /// The command line, as a user would type it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+fn exe() -> Result<PathBuf> {
+    std::env::current_exe().map_err(|e| Error::io(Path::new("pair"), "find the running binary", e))
+}
+
+/// Quote a word for a shell only where needed, for display.
+fn shell_quote(w: &str) -> String {
+    if !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=,:@%+".contains(c))
+    {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', r"'\''"))
+    }
+}
+
+fn failure(message: String) -> Error {
+    Error::Io {
+        path: PathBuf::from(BOARD),
+        op: "run the demo",
+        source: std::io::Error::other(message),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// the demo
+
+pub fn run(a: DemoArgs) -> Result<Outcome> {
+    let limit = super::timeout(a.timeout)?;
+    let (dir, _temp) = match &a.keep {
+        Some(d) => {
+            std::fs::create_dir_all(d).map_err(|e| Error::io(d, "create", e))?;
+            let mut entries = std::fs::read_dir(d).map_err(|e| Error::io(d, "read", e))?;
+            if entries.next().is_some() {
+                return Err(Error::Usage(format!(
+                    "--keep {}: the directory is not empty; give a new or empty directory",
+                    d.display()
+                )));
+            }
+            let abs = std::fs::canonicalize(d).map_err(|e| Error::io(d, "resolve", e))?;
+            (abs, None)
+        }
+        None => {
+            let t = tempfile::Builder::new()
+                .prefix("pair-demo-")
+                .tempdir()
+                .map_err(|e| Error::io(&std::env::temp_dir(), "create a directory in", e))?;
+            (t.path().to_path_buf(), Some(t))
+        }
+    };
+    let exe = exe()?;
+    let started = Instant::now();
+    let epoch = now_ms();
+    let agent_timeout = format!("{}", a.timeout.max(1.0));
+
+    // Reviewers first: they wait for the doer to create the blackboard.
+    let mut agents: Vec<(String, Child)> = Vec::new();
+    let (tx, rx) = mpsc::channel::<Event>();
+    let mut readers = Vec::new();
+    let mut err_readers = Vec::new();
+    let order: Vec<(&str, &str)> = REVIEWERS
+        .iter()
+        .map(|r| (*r, "reviewer"))
+        .chain([(DOER, "doer")])
+        .collect();
+    for (id, role) in &order {
+        let mut child = Command::new(&exe)
+            .args(["demo-agent", "--role", role, "--id", id, "--board", BOARD])
+            .arg("--reviewers")
+            .arg(REVIEWERS.join(","))
+            .arg("--epoch-ms")
+            .arg(epoch.to_string())
+            .arg("--timeout")
+            .arg(&agent_timeout)
+            .current_dir(&dir)
+            .env("PAIR_AGENT", id)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| Error::io(&exe, "start a demo agent with", e))?;
+        let out = child.stdout.take();
+        let err = child.stderr.take();
+        let tx = tx.clone();
+        readers.push(std::thread::spawn(move || {
+            if let Some(out) = out {
+                for line in BufReader::new(out).lines().map_while(|l| l.ok()) {
+                    if let Ok(ev) = serde_json::from_str::<Event>(&line) {
+                        let _ = tx.send(ev);
+                    }
+                }
+            }
+        }));
+        let who = id.to_string();
+        err_readers.push(std::thread::spawn(move || {
+            let mut s = String::new();
+            if let Some(mut err) = err {
+                let _ = err.read_to_string(&mut s);
+            }
+            (who, s)
+        }));
+        agents.push((id.to_string(), child));
+    }
+    drop(tx);
+
+    // Wait for every agent, or give up at the deadline and end them.
+    let deadline = started + limit;
+    let mut statuses: Vec<Option<i32>> = vec![None; agents.len()];
+    let mut timed_out = false;
+    loop {
+        for (i, (_, child)) in agents.iter_mut().enumerate() {
+            if statuses[i].is_none()
+                && let Ok(Some(st)) = child.try_wait()
+            {
+                statuses[i] = Some(st.code().unwrap_or(1));
+            }
+        }
+        if statuses.iter().all(Option::is_some) {
+            break;
+        }
+        // One agent failing leaves the others waiting for a turn that never comes: end them.
+        let failed = statuses.iter().any(|s| matches!(s, Some(c) if *c != 0));
+        let late = Instant::now() >= deadline;
+        if failed || late {
+            timed_out = late;
+            for (i, (_, child)) in agents.iter_mut().enumerate() {
+                if statuses[i].is_none() {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    statuses[i] = Some(1);
+                }
+            }
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    for r in readers {
+        let _ = r.join();
+    }
+    let stderrs: Vec<(String, String)> = err_readers
+        .into_iter()
+        .filter_map(|r| r.join().ok())
+        .collect();
+    let mut events: Vec<Event> = rx.into_iter().collect();
+    events.sort_by_key(|e| e.ms);
+
+    // Check the result with the real commands.
+    let board = dir.join(BOARD);
+    let validate = run_pair(&exe, &dir, None, &["validate", BOARD])?;
+    let status = run_pair(&exe, &dir, Some(DOER), &["status", BOARD])?;
+    let phase = status.json["phase"].as_str().unwrap_or("?").to_string();
+    let counters = status.json["counters"].clone();
+    let valid = validate.code == 0 && validate.json["valid"] == json!(true);
+    let agents_ok = statuses.iter().all(|s| *s == Some(0));
+    let ok = agents_ok && valid && phase == "COMMITTED" && !timed_out;
+    let elapsed = started.elapsed();
+
+    let style = Style::for_stdout();
+    let mut text = String::new();
+    text.push_str(&style.bold(&format!(
+        "pair demo: a debugging task, one doer ({DOER}) and two reviewers ({})\n",
+        REVIEWERS.join(", ")
+    )));
+    text.push_str(&format!(
+        "Each agent is a separate `pair demo-agent` process that acts only by running `pair` \
+         commands\n(every call also passes --json, which the agent reads). Working directory: {}\n\
+         Human gates: a scripted user approves each one, so the doer passes --user-approved \
+         (the blackboard is not yolo).\n\n",
+        dir.display()
+    ));
+    text.push_str(&style.dim("   elapsed  agent   what"));
+    text.push('\n');
+    for e in &events {
+        text.push_str(&render_event(e, &style));
+    }
+    text.push('\n');
+    let c = |k: &str| counters[k].as_u64().unwrap_or(0);
+    text.push_str(&format!(
+        "Result: {} · analysis {} · plan {} · red test {} · code {} · {} · {:.2} s\n",
+        style.phase(&phase),
+        c("analysis_revision"),
+        c("plan_revision"),
+        c("red_test_round"),
+        c("code_review_round"),
+        if valid {
+            style.green("`pair validate`: valid")
+        } else {
+            style.red("`pair validate`: INVALID")
+        },
+        elapsed.as_secs_f64()
+    ));
+    text.push_str(&format!(
+        "The commit SHA {COMMIT_SHA} is a placeholder: the demo has no git repository.\n"
+    ));
+    if timed_out {
+        text.push_str(&style.red(&format!(
+            "The demo did not finish within {:.0} s; its agents were ended.\n",
+            limit.as_secs_f64()
+        )));
+    }
+    for ((id, st), (_, err)) in agents.iter().map(|(id, _)| id).zip(&statuses).zip(&stderrs) {
+        if *st != Some(0) {
+            text.push_str(&style.red(&format!(
+                "agent {id} exited with {}\n",
+                st.map(|c| c.to_string()).unwrap_or_else(|| "?".into())
+            )));
+        }
+        for line in err.lines().filter(|l| !l.trim().is_empty()) {
+            text.push_str(&format!("  {id}: {line}\n"));
+        }
+    }
+    let kept = a.keep.is_some();
+    if kept {
+        text.push_str(&format!(
+            "The blackboard is kept: {}\n  pair status {}\n",
+            board.display(),
+            shell_quote(&board.display().to_string())
+        ));
+    } else {
+        text.push_str(&format!(
+            "The demo directory {} is removed now; run `pair demo --keep DIR` to keep it.\n",
+            dir.display()
+        ));
+    }
+    let json = json!({
+        "schema": SCHEMA,
+        "ok": ok,
+        "dir": dir.display().to_string(),
+        "board": board.display().to_string(),
+        "kept": kept,
+        "elapsed_ms": elapsed.as_millis() as u64,
+        "user_approval": "--user-approved",
+        "agents": order.iter().map(|(id, role)| json!({"id": id, "role": role})).collect::<Vec<_>>(),
+        "events": events,
+        "phase": phase,
+        "counters": counters,
+        "valid": valid,
+    });
+    Ok(Outcome {
+        json,
+        text,
+        code: if ok { 0 } else { 1 },
+        warnings: vec![],
+    })
+}
+
+fn render_event(e: &Event, style: &Style) -> String {
+    let t = format!("{:>7.3}s", e.ms as f64 / 1000.0);
+    let who = format!("{:<6}", e.agent);
+    let mut line = format!("  {}  {}  ", style.dim(&t), style.agent(&who));
+    let indent = " ".repeat(22);
+    match e.kind.as_str() {
+        "run" => {
+            line.push_str(&format!("$ {}", e.command.as_deref().unwrap_or("")));
+            match (&e.from, &e.to) {
+                (Some(f), Some(t)) if f != t => line.push_str(&format!(
+                    "\n{indent}{} → {}",
+                    style.phase(f),
+                    style.phase(t)
+                )),
+                (None, Some(t)) => line.push_str(&format!("\n{indent}{}", style.phase(t))),
+                _ => {}
+            }
+            if !e.text.is_empty() {
+                line.push_str(&format!("\n{indent}{}", style.dim(&e.text)));
+            }
+        }
+        "fail" => line.push_str(&style.red(&e.text)),
+        _ => line.push_str(&e.text),
+    }
+    line.push('\n');
+    line
+}
+
+/// The result of one `pair` subprocess.
+struct Run {
+    code: i32,
+    json: Json,
+    stderr: String,
+}
+
+fn run_pair(exe: &Path, dir: &Path, agent: Option<&str>, args: &[&str]) -> Result<Run> {
+    let mut cmd = Command::new(exe);
+    cmd.args(args).arg("--json").current_dir(dir);
+    match agent {
+        Some(a) => cmd.env("PAIR_AGENT", a),
+        None => cmd.env_remove("PAIR_AGENT"),
+    };
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| Error::io(exe, "run", e))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json = serde_json::from_str(stdout.trim())
+        .or_else(|_| serde_json::from_str(stderr.trim()))
+        .unwrap_or(Json::Null);
+    Ok(Run {
+        code: out.status.code().unwrap_or(1),
+        json,
+        stderr,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// one agent
+
+struct Agent {
+    id: String,
+    exe: PathBuf,
+    dir: PathBuf,
+    epoch: u64,
+    timeout: String,
+}
+
+impl Agent {
+    fn emit(&self, ev: Event) {
+        let mut out = std::io::stdout().lock();
+        if let Ok(line) = serde_json::to_string(&ev) {
+            let _ = writeln!(out, "{line}");
+            let _ = out.flush();
+        }
+    }
+
+    fn event(&self, kind: &str, text: impl Into<String>) -> Event {
+        Event {
+            ms: now_ms().saturating_sub(self.epoch),
+            agent: self.id.clone(),
+            kind: kind.into(),
+            text: text.into(),
+            command: None,
+            exit: None,
+            from: None,
+            to: None,
+        }
+    }
+
+    /// Run `pair ARGS --json` as this agent; report it; fail on an unexpected exit code.
+    fn pair(&self, args: &[&str], expect: &[i32], say: &str) -> Result<Run> {
+        // Stamped when the command starts: its write lands before anyone wakes on it.
+        let mut ev = self.event("run", say);
+        let run = run_pair(&self.exe, &self.dir, Some(&self.id), args)?;
+        let shown = std::iter::once("pair".to_string())
+            .chain(args.iter().map(|a| shell_quote(a)))
+            .collect::<Vec<_>>()
+            .join(" ");
+        if !expect.contains(&run.code) {
+            let message = run.json["error"]["message"]
+                .as_str()
+                .map(String::from)
+                .unwrap_or_else(|| run.stderr.trim().to_string());
+            let mut ev = self.event("fail", format!("`{shown}` exited {}: {message}", run.code));
+            ev.exit = Some(run.code);
+            self.emit(ev);
+            return Err(failure(format!(
+                "{}: `{shown}` exited {}",
+                self.id, run.code
+            )));
+        }
+        if args.first() != Some(&"poll") {
+            ev.command = Some(shown);
+            ev.exit = Some(run.code);
+            ev.from = run.json["old_phase"].as_str().map(String::from);
+            ev.to = run.json["phase"].as_str().map(String::from);
+            self.emit(ev);
+        }
+        Ok(run)
+    }
+
+    /// `pair poll BOARD --wait`: block until it is this agent's turn or the phase is terminal.
+    fn wait_turn(&self) -> Result<Run> {
+        let started = Instant::now();
+        let run = self.pair(
+            &[
+                "poll",
+                BOARD,
+                "--wait",
+                "--timeout",
+                &self.timeout,
+                "--interval",
+                INTERVAL,
+            ],
+            &[0, 10, 11],
+            "",
+        )?;
+        let phase = run.json["phase"].as_str().unwrap_or("?");
+        let waited = started.elapsed().as_secs_f64();
+        match run.code {
+            0 => self.emit(self.event(
+                "woke",
+                format!("poll --wait: my turn in {phase} (waited {waited:.2} s)"),
+            )),
+            11 => self.emit(self.event(
+                "done",
+                format!("poll --wait: {phase} is terminal (exit 11); stopping"),
+            )),
+            _ => {
+                self.emit(self.event(
+                    "fail",
+                    format!("poll --wait: still not my turn after {} s", self.timeout),
+                ));
+                return Err(failure(format!("{}: timed out waiting", self.id)));
+            }
+        }
+        Ok(run)
+    }
+
+    /// Write a note file (what an agent would write before submitting) and return its path.
+    fn note_file(&self, name: &str, text: &str) -> Result<String> {
+        let rel = format!("notes/{name}.md");
+        let path = self.dir.join(&rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, "create", e))?;
+        }
+        std::fs::write(&path, text).map_err(|e| Error::io(&path, "write", e))?;
+        Ok(rel)
+    }
+}
+
+pub fn agent(a: DemoAgentArgs) -> Result<Outcome> {
+    let me = Agent {
+        id: a.id.clone(),
+        exe: exe()?,
+        dir: std::env::current_dir().map_err(|e| Error::io(Path::new("."), "find", e))?,
+        epoch: if a.epoch_ms == 0 {
+            now_ms()
+        } else {
+            a.epoch_ms
+        },
+        timeout: format!("{}", super::timeout(a.timeout)?.as_secs_f64()),
+    };
+    if a.board != Path::new(BOARD) {
+        return Err(Error::Usage(format!("the demo's blackboard is {BOARD}")));
+    }
+    let result = match a.role {
+        DemoRole::Doer => doer(&me, &a.reviewers),
+        DemoRole::Reviewer => reviewer(&me),
+    };
+    let ok = result.is_ok();
+    Ok(Outcome {
+        json: json!({"schema": SCHEMA, "ok": ok, "agent": me.id}),
+        text: String::new(),
+        code: if ok { 0 } else { 1 },
+        warnings: result.err().map(|e| e.to_string()).into_iter().collect(),
+    })
+}
+
+fn doer(me: &Agent, reviewers: &[String]) -> Result<()> {
+    let goal = me.note_file("goal", GOAL)?;
+    me.pair(
+        &[
+            "init",
+            BOARD,
+            "--goal-file",
+            &goal,
+            "--work-type",
+            "debugging",
+            "--doer",
+            &me.id,
+            "--reviewers",
+            &reviewers.join(","),
+        ],
+        &[0],
+        "creates the blackboard (debugging: RCA and red test required)",
+    )?;
+    loop {
+        let turn = me.wait_turn()?;
+        if turn.code == 11 {
+            return Ok(());
+        }
+        let phase = turn.json["phase"].as_str().unwrap_or("").to_string();
+        let counter = |k: &str| turn.json["counters"][k].as_u64().unwrap_or(0);
+        match phase.as_str() {
+            "DRAFT" => {
+                me.pair(
+                    &["advance", BOARD, "ANALYZING", "--user-approved"],
+                    &[0],
+                    "the user approved starting the analysis",
+                )?;
+            }
+            "ANALYZING" => {
+                let ev = me.note_file(
+                    "evidence",
+                    "search_pages(total=20, per_page=10) -> 3\nsearch_pages(total=21, per_page=10) -> 3\n",
+                )?;
+                me.pair(
+                    &[
+                        "note",
+                        BOARD,
+                        "--section",
+                        "Evidence",
+                        "--code",
+                        "--note-file",
+                        &ev,
+                    ],
+                    &[0],
+                    "records the failing reproduction",
+                )?;
+                let f = me.note_file(
+                    "analysis-1",
+                    "Root cause: `search_pages` computes `total / per_page + 1`, which counts one \
+                     page too many whenever `total` is an exact multiple of `per_page`. The UI \
+                     then renders that extra page with no rows.\n",
+                )?;
+                me.pair(
+                    &[
+                        "submit",
+                        BOARD,
+                        "analysis",
+                        "--note-file",
+                        &f,
+                        "--user-approved",
+                    ],
+                    &[0],
+                    "the user approved submitting the analysis",
+                )?;
+            }
+            "ANALYSIS_APPROVED" => {
+                me.pair(&["advance", BOARD, "PLANNING"], &[0], "")?;
+            }
+            "PLANNING" | "PLAN_CHANGES_REQUESTED" => {
+                let rev = counter("plan_revision") + 1;
+                let text = if rev == 1 {
+                    "1. Replace the page count with a ceiling division.\n2. Add a unit test for \
+                     exact multiples.\n"
+                } else {
+                    "1. Replace the page count with a ceiling division.\n2. Add unit tests for \
+                     exact multiples and for zero results (0 pages, not 1).\n3. Check the two \
+                     callers that add 1 themselves.\n"
+                };
+                let f = me.note_file(&format!("plan-{rev}"), text)?;
+                me.pair(
+                    &[
+                        "submit",
+                        BOARD,
+                        "plan",
+                        "--note-file",
+                        &f,
+                        "--user-approved",
+                    ],
+                    &[0],
+                    &format!("the user approved submitting plan revision {rev}"),
+                )?;
+            }
+            "PLAN_APPROVED" => {
+                me.pair(&["advance", BOARD, "RED_TESTING"], &[0], "")?;
+            }
+            "RED_TESTING" | "RED_TEST_CHANGES_REQUESTED" => {
+                let f = me.note_file(
+                    "red-test-1",
+                    "`pages_for_exact_multiple` and `pages_for_zero_results` fail on the current \
+                     code: expected 2, got 3; expected 0, got 1.\n",
+                )?;
+                me.pair(
+                    &["submit", BOARD, "red-test", "--note-file", &f],
+                    &[0],
+                    "no human gate for a red test",
+                )?;
+            }
+            "RED_TEST_APPROVED" => {
+                let wt = me.dir.join(".worktrees").join("task");
+                std::fs::create_dir_all(&wt).map_err(|e| Error::io(&wt, "create", e))?;
+                let wt = wt.display().to_string();
+                me.pair(&["advance", BOARD, "CODING", "--worktree", &wt], &[0], "")?;
+            }
+            "CODING" => {
+                let f = me.note_file(
+                    "code-1",
+                    "Staged: `search_pages` uses `total.div_ceil(per_page)`; both callers no \
+                     longer add 1; the red tests pass.\n",
+                )?;
+                me.pair(
+                    &["submit", BOARD, "code", "--note-file", &f],
+                    &[0],
+                    "reviewers read the staged diff",
+                )?;
+            }
+            "CODE_CHANGES_REQUESTED" => {
+                let round = counter("code_review_round") + 1;
+                let f = me.note_file(
+                    &format!("code-{round}"),
+                    "Unstaged follow-up: `per_page == 0` is now rejected with an error instead \
+                     of dividing by zero, with a test.\n",
+                )?;
+                me.pair(
+                    &["submit", BOARD, "followup", "--note-file", &f],
+                    &[0],
+                    "answers the review comment; reviewers read the unstaged diff",
+                )?;
+            }
+            "READY_TO_COMMIT" => {
+                me.pair(
+                    &[
+                        "advance",
+                        BOARD,
+                        "COMMITTED",
+                        "--commit-sha",
+                        COMMIT_SHA,
+                        "--user-approved",
+                    ],
+                    &[0],
+                    "the user approved the commit",
+                )?;
+            }
+            other => {
+                me.emit(me.event("fail", format!("no scripted step for {other}")));
+                return Err(failure(format!("doer: no step for {other}")));
+            }
+        }
+    }
+}
+
+/// The scripted reviews: who says what on which revision.
+fn review_of(id: &str, target: &str, counter: u64) -> (&'static str, &'static str) {
+    match (id, target, counter) {
+        ("alice", "plan", 1) => (
+            "CHANGES_REQUESTED",
+            "What about zero results? The plan must say how many pages 0 results have, and \
+             whether the callers that add 1 themselves change too.",
+        ),
+        ("bob", "code", 1) => (
+            "COMMENT",
+            "Looks right. One thing before it goes in: `per_page == 0` now divides by zero; \
+             reject it explicitly.",
+        ),
+        (_, "analysis", _) => ("APPROVED", "The arithmetic explains both reports."),
+        (_, "plan", _) => ("APPROVED", "The plan covers the edge cases."),
+        (_, "red_test", _) => ("APPROVED", "Both tests fail for the stated reason."),
+        _ => ("APPROVED", "Reviewed the diff; good to go."),
+    }
+}
+
+fn reviewer(me: &Agent) -> Result<()> {
+    loop {
+        let turn = me.wait_turn()?;
+        if turn.code == 11 {
+            return Ok(());
+        }
+        if turn.json["agent"]["registered"] != json!(true) {
+            me.pair(
+                &["register", BOARD],
+                &[0],
+                "named with --reviewers, so required",
+            )?;
+            continue;
+        }
+        let Some(review) = turn.json["review"].as_object() else {
+            me.emit(me.event("fail", "my turn, but nothing to review"));
+            return Err(failure(format!("{}: nothing to review", me.id)));
+        };
+        let target = review["target"].as_str().unwrap_or("").to_string();
+        let counter = review["counter"].as_u64().unwrap_or(0);
+        let phase = turn.json["phase"].as_str().unwrap_or("");
+        if phase.ends_with("_SUBMITTED") {
+            me.pair(&["claim", BOARD], &[0], "")?;
+        }
+        let (verdict, note) = review_of(&me.id, &target, counter);
+        let f = me.note_file(&format!("{}-{target}-{counter}", me.id), note)?;
+        let rev = counter.to_string();
+        me.pair(
+            &[
+                "verdict",
+                BOARD,
+                verdict,
+                "--revision",
+                &rev,
+                "--note-file",
+                &f,
+            ],
+            &[0],
+            &format!("on {target} {counter}"),
+        )?;
+    }
+}

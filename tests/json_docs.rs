@@ -1,0 +1,287 @@
+//! Every `--json` object carries `"schema": 1`, and docs/json.md documents exactly what each
+//! command prints: every top-level key printed is listed, every key marked "always" is printed.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn pair(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pair"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("PAIR_AGENT")
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("run pair")
+}
+
+/// docs/json.md, as section heading → [(key, always printed)].
+fn documented() -> BTreeMap<String, Vec<(String, bool)>> {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/json.md"))
+        .expect("docs/json.md");
+    let mut out: BTreeMap<String, Vec<(String, bool)>> = BTreeMap::new();
+    let mut heading = String::new();
+    for line in doc.lines() {
+        if let Some(h) = line.strip_prefix("## ") {
+            heading = h.to_string();
+        } else if let Some(row) = line.strip_prefix("| `") {
+            let key = row.split('`').next().unwrap_or_default().to_string();
+            let cells: Vec<&str> = line.split(" | ").collect();
+            let always = cells.get(2).map(|c| c.trim() == "always").unwrap_or(false);
+            out.entry(heading.clone()).or_default().push((key, always));
+        }
+    }
+    out
+}
+
+fn section<'a>(
+    docs: &'a BTreeMap<String, Vec<(String, bool)>>,
+    command: &str,
+) -> &'a [(String, bool)] {
+    let needle = if command == "error" {
+        "Error envelope".to_string()
+    } else {
+        format!("`pair {command}`")
+    };
+    docs.iter()
+        .find(|(h, _)| h.contains(&needle))
+        .map(|(_, v)| v.as_slice())
+        .unwrap_or_else(|| panic!("docs/json.md has no section for {command}"))
+}
+
+/// Check one printed object against its section.
+fn check(docs: &BTreeMap<String, Vec<(String, bool)>>, command: &str, v: &Value) {
+    let obj = v
+        .as_object()
+        .unwrap_or_else(|| panic!("{command}: not a JSON object: {v}"));
+    assert_eq!(obj.get("schema"), Some(&Value::from(1)), "{command}: {v}");
+    let keys = section(docs, command);
+    for k in obj.keys() {
+        assert!(
+            keys.iter().any(|(d, _)| d == k),
+            "{command} prints `{k}`, which docs/json.md does not document"
+        );
+    }
+    for (k, always) in keys {
+        if *always {
+            assert!(
+                obj.contains_key(k),
+                "docs/json.md says {command} always prints `{k}`, but it did not: {v}"
+            );
+        }
+    }
+}
+
+fn stdout_json(command: &str, out: &Output, codes: &[i32]) -> Value {
+    let code = out.status.code().unwrap_or(-1);
+    assert!(
+        codes.contains(&code),
+        "{command}: exit {code}\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{command}: stdout is not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+#[test]
+fn every_command_prints_documented_keys_with_schema_1() {
+    let docs = documented();
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let run = |command: &str, args: &[&str], codes: &[i32]| {
+        let mut all = args.to_vec();
+        all.push("--json");
+        let v = stdout_json(command, &pair(d, &all), codes);
+        check(&docs, command, &v);
+        v
+    };
+
+    run(
+        "init",
+        &["init", "t.md", "--goal", "g", "--reviewers", "alice"],
+        &[0],
+    );
+    run("poll", &["poll", "t.md", "--agent", "doer"], &[0]);
+    let waited = run(
+        "poll",
+        &[
+            "poll",
+            "t.md",
+            "--agent",
+            "doer",
+            "--wait",
+            "--timeout",
+            "1",
+        ],
+        &[0],
+    );
+    assert!(waited.get("waited_ms").is_some());
+    run("poll", &["poll", "t.md", "--agent", "alice"], &[0]);
+    let status = run("status", &["status", "t.md"], &[0]);
+    let sem = [
+        ("register", vec!["register", "t.md", "--agent", "alice"]),
+        (
+            "advance",
+            vec![
+                "advance",
+                "t.md",
+                "--agent",
+                "doer",
+                "PLANNING",
+                "--user-approved",
+            ],
+        ),
+        (
+            "submit",
+            vec![
+                "submit",
+                "t.md",
+                "--agent",
+                "doer",
+                "plan",
+                "--note",
+                "p",
+                "--user-approved",
+            ],
+        ),
+        ("claim", vec!["claim", "t.md", "--agent", "alice"]),
+        (
+            "verdict",
+            vec![
+                "verdict",
+                "t.md",
+                "--agent",
+                "alice",
+                "APPROVED",
+                "--revision",
+                "1",
+                "--note",
+                "ok",
+            ],
+        ),
+        (
+            "note",
+            vec![
+                "note",
+                "t.md",
+                "--agent",
+                "doer",
+                "--section",
+                "Evidence",
+                "--note",
+                "e",
+            ],
+        ),
+        (
+            "block",
+            vec!["block", "t.md", "--agent", "alice", "--reason", "r"],
+        ),
+        (
+            "unblock",
+            vec!["unblock", "t.md", "--agent", "doer", "--reason", "r"],
+        ),
+    ];
+    for (name, args) in &sem {
+        run(name, args, &[0]);
+    }
+    let status2 = run("status", &["status", "t.md", "--agent", "alice"], &[0]);
+    assert_ne!(status["sha256"], status2["sha256"]);
+    let sha = status2["sha256"].as_str().unwrap().to_string();
+    std::fs::copy(d.join("t.md"), d.join("copy.md")).unwrap();
+    run(
+        "write",
+        &[
+            "write",
+            "t.md",
+            "--content-file",
+            "copy.md",
+            "--expect-sha256",
+            &sha,
+        ],
+        &[0],
+    );
+    let created = run(
+        "write",
+        &[
+            "write",
+            "--path",
+            "new.md",
+            "--content-file",
+            "copy.md",
+            "--create-if-missing",
+        ],
+        &[0],
+    );
+    assert_eq!(created["created"], Value::Bool(true));
+    run(
+        "stop",
+        &["stop", "t.md", "--agent", "doer", "--reason", "done"],
+        &[0],
+    );
+    run("poll", &["poll", "t.md", "--agent", "alice"], &[11]);
+    run("validate", &["validate", "t.md", "new.md"], &[0]);
+    std::fs::write(d.join("bad.md"), "---\nphase: NOPE\n---\n").unwrap();
+    run("validate", &["validate", "bad.md"], &[5]);
+    let as_format = stdout_json(
+        "validate",
+        &pair(d, &["validate", "--format", "json", "t.md"]),
+        &[0],
+    );
+    check(&docs, "validate", &as_format);
+    let root = d.display().to_string();
+    run(
+        "worktree-path",
+        &["worktree-path", "t.md", "--repo-root", &root],
+        &[0],
+    );
+    run("skill", &["skill"], &[0]);
+    run("completions", &["completions", "zsh"], &[0]);
+    run("man", &["man"], &[0]);
+
+    // Errors: the envelope on stderr, stdout empty.
+    for args in [
+        vec!["status", "missing.md", "--json"],
+        vec!["poll", "t.md", "--json"],
+        vec![
+            "verdict",
+            "t.md",
+            "--agent",
+            "alice",
+            "MAYBE",
+            "--revision",
+            "1",
+            "--json",
+        ],
+        vec!["advance", "t.md", "--agent", "doer", "CODING", "--json"],
+    ] {
+        let out = pair(d, &args);
+        assert!(out.stdout.is_empty(), "{args:?}: stdout not empty");
+        let v: Value = serde_json::from_slice(&out.stderr).unwrap_or_else(|e| {
+            panic!(
+                "{args:?}: stderr not JSON ({e}): {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        check(&docs, "error", &v);
+        assert_eq!(v["error"]["code"], Value::from(out.status.code().unwrap()));
+    }
+}
+
+#[test]
+fn docs_json_covers_every_visible_command() {
+    use clap::CommandFactory;
+    let docs = documented();
+    for sub in pair::cli::Cli::command().get_subcommands() {
+        if sub.is_hide_set() {
+            continue;
+        }
+        section(&docs, sub.get_name());
+    }
+}
