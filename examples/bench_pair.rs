@@ -15,6 +15,9 @@
 //! repetition counts, default 1.0), `--idle-secs S` (default 10), `--keep` (keep the temp dir).
 //! `PAIR_BENCH_DIR` chooses where the temporary blackboards go (default: the system temp dir).
 
+// Children are reaped with `wait4` (for their rusage), not `Child::wait`.
+#![allow(clippy::zombie_processes)]
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
