@@ -274,6 +274,24 @@ impl Document {
         out
     }
 
+    /// [`Document::render`], consuming the document: the file is built in the body's own buffer,
+    /// so a write does not hold a second copy of a large body.
+    pub fn into_rendered(self, frontmatter: &str) -> String {
+        let mut head = String::with_capacity(frontmatter.len() + 16);
+        if self.bom {
+            head.push_str(BOM);
+        }
+        let eol = self.eol.as_str();
+        head.push_str("---");
+        head.push_str(eol);
+        head.push_str(&self.eol.apply(frontmatter));
+        head.push_str("---");
+        head.push_str(eol);
+        let mut body = self.body;
+        body.insert_str(0, &head);
+        body
+    }
+
     /// The level-2 sections of the body.
     pub fn sections(&self) -> Vec<Section> {
         sections(&self.body, self.body_first_line)
@@ -287,11 +305,14 @@ impl Document {
         if !valid_section_name(section) {
             return false;
         }
-        let before_append = self.body.clone();
-        self.ensure_section(section);
+        // Undo by removing what `ensure_section` inserted, rather than by keeping a copy of the
+        // body: on a large blackboard the copy alone was a third of a write's peak memory.
+        let inserted = self.insert_section(section);
         let secs = self.sections();
         let Some(sec) = secs.iter().find(|s| s.name == section) else {
-            self.body = before_append;
+            if let Some(range) = inserted {
+                self.body.replace_range(range, "");
+            }
             return false;
         };
         let insert_at = sec.end;
@@ -332,9 +353,14 @@ impl Document {
     /// Create a level-2 section if it is missing, at its template position (before the first
     /// existing section that comes after it in [`SECTION_ORDER`], else at the end of the body).
     pub fn ensure_section(&mut self, name: &str) {
+        let _ = self.insert_section(name);
+    }
+
+    /// [`Document::ensure_section`], returning the byte range of the body it inserted, if any.
+    fn insert_section(&mut self, name: &str) -> Option<std::ops::Range<usize>> {
         let secs = self.sections();
         if secs.iter().any(|s| s.name == name) {
-            return;
+            return None;
         }
         let eol = self.eol.as_str();
         let rank = SECTION_ORDER.iter().position(|s| *s == name);
@@ -350,6 +376,7 @@ impl Document {
             Some(sec) => {
                 let text = format!("## {name}{eol}{eol}");
                 self.body.insert_str(sec.start, &text);
+                Some(sec.start..sec.start + text.len())
             }
             None => {
                 let mut text = String::new();
@@ -360,7 +387,9 @@ impl Document {
                     text.push_str(eol);
                 }
                 text.push_str(&format!("## {name}{eol}"));
+                let start = self.body.len();
                 self.body.push_str(&text);
+                Some(start..self.body.len())
             }
         }
     }
@@ -380,8 +409,8 @@ pub fn valid_section_name(name: &str) -> bool {
 /// The 1-based line (within `text`) of a code fence that is opened and never closed.
 pub fn unclosed_fence(text: &str) -> Option<u32> {
     let mut open = None;
-    for (i, (_, _, kind)) in classify_lines(text).iter().enumerate() {
-        if *kind == LineKind::Fence {
+    for (i, (_, _, kind)) in lines(text).enumerate() {
+        if kind == LineKind::Fence {
             open = match open {
                 None => Some(i as u32 + 1),
                 Some(_) => None,
@@ -424,15 +453,36 @@ pub enum LineKind {
 
 /// Classify each line of some Markdown (fences tracked across lines).
 pub fn classify_lines(text: &str) -> Vec<(usize, &str, LineKind)> {
-    let mut out = Vec::new();
-    let mut fence: Option<(char, usize)> = None;
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
+    lines(text).collect()
+}
+
+/// [`classify_lines`] as an iterator: `(byte offset, line with its ending, kind)`. Scanning a
+/// large body this way allocates nothing per line.
+pub fn lines(text: &str) -> Lines<'_> {
+    Lines {
+        inner: text.split_inclusive('\n'),
+        fence: None,
+        offset: 0,
+    }
+}
+
+/// The iterator of [`lines`].
+pub struct Lines<'a> {
+    inner: std::str::SplitInclusive<'a, char>,
+    fence: Option<(char, usize)>,
+    offset: usize,
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = (usize, &'a str, LineKind);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let line = self.inner.next()?;
         let content = line.trim_end_matches(['\n', '\r']);
-        let kind = match fence {
+        let kind = match self.fence {
             Some((ch, len)) => {
                 if closes_fence(content, ch, len) {
-                    fence = None;
+                    self.fence = None;
                     LineKind::Fence
                 } else {
                     LineKind::InFence
@@ -440,7 +490,7 @@ pub fn classify_lines(text: &str) -> Vec<(usize, &str, LineKind)> {
             }
             None => {
                 if let Some(f) = opens_fence(content) {
-                    fence = Some(f);
+                    self.fence = Some(f);
                     LineKind::Fence
                 } else if let Some(level) = atx_level(content) {
                     LineKind::Heading(level)
@@ -451,10 +501,10 @@ pub fn classify_lines(text: &str) -> Vec<(usize, &str, LineKind)> {
                 }
             }
         };
-        out.push((offset, line, kind));
-        offset += line.len();
+        let offset = self.offset;
+        self.offset += line.len();
+        Some((offset, line, kind))
     }
-    out
 }
 
 fn leading_spaces(s: &str) -> Option<&str> {
@@ -515,20 +565,19 @@ fn heading_text(line: &str) -> String {
 
 /// Find the level-2 sections of a body. `first_line` is the file line the body starts on.
 pub fn sections(body: &str, first_line: u32) -> Vec<Section> {
-    let lines = classify_lines(body);
     let mut out: Vec<Section> = Vec::new();
-    for (i, (offset, line, kind)) in lines.iter().enumerate() {
+    for (i, (offset, line, kind)) in lines(body).enumerate() {
         match kind {
-            LineKind::Heading(level) if *level <= 2 => {
+            LineKind::Heading(level) if level <= 2 => {
                 if let Some(last) = out.last_mut()
                     && last.end == usize::MAX
                 {
-                    last.end = *offset;
+                    last.end = offset;
                 }
-                if *level == 2 {
+                if level == 2 {
                     out.push(Section {
                         name: heading_text(line),
-                        start: *offset,
+                        start: offset,
                         end: usize::MAX,
                         line: first_line + i as u32,
                         entries: 0,
@@ -645,6 +694,7 @@ mod tests {
         assert!(d.body.starts_with("# T\n"));
         assert_eq!(d.body_first_line, 4);
         assert_eq!(d.render("phase: DRAFT\n"), DOC);
+        assert_eq!(d.into_rendered("phase: DRAFT\n"), DOC);
     }
 
     #[test]
@@ -655,6 +705,10 @@ mod tests {
         assert_eq!(d.eol, Eol::CrLf);
         assert_eq!(d.fm_text, "phase: DRAFT\r\n");
         assert_eq!(d.body, "body\r\n");
+        assert_eq!(
+            d.render("phase: X\n"),
+            d.clone().into_rendered("phase: X\n")
+        );
     }
 
     #[test]

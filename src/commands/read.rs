@@ -54,8 +54,20 @@ pub fn poll(a: PollArgs) -> Result<Outcome> {
     let deadline = start + timeout;
     // Watch first, then read: a change between the two cannot be missed.
     let mut waiter = Waiter::new(&a.board);
+    let result = wait_loop(&a, &mut waiter, start, deadline, interval);
+    release(waiter);
+    result
+}
+
+fn wait_loop(
+    a: &PollArgs,
+    waiter: &mut Waiter,
+    start: Instant,
+    deadline: Instant,
+    interval: Duration,
+) -> Result<Outcome> {
     loop {
-        let last = match poll_once(&a) {
+        let last = match poll_once(a) {
             Ok(turn) if turn.your_turn || turn.terminal => {
                 return Ok(turn_outcome(&turn, Some(start.elapsed())));
             }
@@ -75,9 +87,51 @@ pub fn poll(a: PollArgs) -> Result<Outcome> {
         waiter.wait(slice);
         if !waiter.is_notified() {
             // Polling mode: the board may have appeared in a directory created meanwhile.
-            waiter = Waiter::new(&a.board);
+            *waiter = Waiter::new(&a.board);
         }
     }
+}
+
+/// Drop a waiter without making the process wait for the kernel.
+///
+/// Closing the last descriptor of an inotify instance waits for an SRCU grace period while the
+/// kernel tears its watches down: measured at 15-20 ms here, longer than everything else a
+/// handoff costs, and paid on the way out of every `poll --wait` (so the agent waiting for
+/// the process to exit pays it too). A short-lived child inherits a second descriptor, so our
+/// close is not the last one; the child closes its standard streams at once, waits until this
+/// process has exited, and pays the teardown where no one is waiting for it.
+fn release(waiter: Waiter) {
+    #[cfg(target_os = "linux")]
+    {
+        let mut fds = [0 as libc::c_int; 2];
+        // SAFETY: pipe2(2) fills in two descriptors.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == 0 {
+            // SAFETY: the child only makes async-signal-safe system calls and never returns.
+            match unsafe { libc::fork() } {
+                0 => unsafe {
+                    libc::close(fds[1]);
+                    for fd in 0..3 {
+                        libc::close(fd);
+                    }
+                    let mut b = 0u8;
+                    // EOF once the parent (the only other holder of the write end) is gone.
+                    while libc::read(fds[0], (&mut b as *mut u8).cast(), 1) < 0
+                        && *libc::__errno_location() == libc::EINTR
+                    {}
+                    libc::_exit(0);
+                },
+                pid => {
+                    // SAFETY: closing our own descriptor; the write end stays open until exit.
+                    unsafe { libc::close(fds[0]) };
+                    if pid < 0 {
+                        // SAFETY: as above.
+                        unsafe { libc::close(fds[1]) };
+                    }
+                }
+            }
+        }
+    }
+    drop(waiter);
 }
 
 pub fn status(a: StatusArgs) -> Result<Outcome> {
