@@ -105,7 +105,7 @@ where
         old_phase = Some(fm.phase);
         // Body first, frontmatter last: the operation appends, then the frontmatter is emitted.
         summary = op(&mut fm, &mut doc, &ctx)?;
-        Ok(doc.render(&fm.emit()).into_bytes())
+        Ok(doc.into_rendered(&fm.emit()).into_bytes())
     })?;
     let fm = &written.valid.parsed.fm;
     let next = protocol::next(fm, &common.agent, &ctx.board);
