@@ -202,7 +202,14 @@ fn open_regular(path: &Path) -> Result<File> {
             io::ErrorKind::NotFound => Error::Missing {
                 path: path.to_path_buf(),
             },
-            _ => Error::io(path, "open the blackboard", e),
+            // A socket cannot be opened at all (ENXIO): name what it is, not the errno.
+            _ => match fs::metadata(path) {
+                Ok(meta) if !meta.file_type().is_file() => Error::NotAFile {
+                    path: path.to_path_buf(),
+                    kind: kind_of(&meta.file_type()),
+                },
+                _ => Error::io(path, "open the blackboard", e),
+            },
         })?;
     let meta = file
         .metadata()
@@ -622,8 +629,9 @@ where
 {
     let target = resolve(path)?;
     let lock = lock(&target, opts.timeout)?;
-    write_owner(&target, opts)?;
+    // Orphans first: a writer killed while recording itself as owner leaves at most one behind.
     remove_orphans(&target);
+    write_owner(&target, opts)?;
     fault!("locked", &target, "read the blackboard");
 
     let (current, read_identity) = match read_locked(&target)? {
