@@ -31,6 +31,77 @@ use crate::yaml::MAX_FRONTMATTER_BYTES;
 /// The lock wait used when the caller gives none (SPEC §6).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Test-only fault injection (cargo feature `fault-injection`; never in a normal build).
+///
+/// `PAIR_FAULT=POINT[:ACTION][,POINT[:ACTION]...]` makes the write fail, crash or pause at a
+/// step of [`update`], so the tests can check the documented outcome of a failure at each step:
+///
+/// | point | where |
+/// |---|---|
+/// | `locked` | the lock is held, the blackboard not yet read |
+/// | `temp-write` | half of the new content is in the temporary file |
+/// | `temp-fsync` | the temporary file is written, not yet fsynced |
+/// | `before-rename` | the temporary file is written and fsynced, not yet renamed |
+/// | `after-rename` | the rename happened, the directory is not yet fsynced |
+/// | `dir-fsync` | the directory fsync itself |
+///
+/// Actions: `eio` (the default) or `enospc` fail the step with that OS error; `kill` sends the
+/// process SIGKILL (a crash); `sleep=MS` pauses. `PAIR_TRACE_LOCK_WAIT=1` prints how long the
+/// lock took to acquire (`pair: trace: lock-wait-us N`) on stderr.
+#[cfg(feature = "fault-injection")]
+pub mod fault {
+    use std::io;
+    use std::time::Duration;
+
+    /// Apply the fault configured for `point`, if any.
+    pub fn hit(point: &str) -> io::Result<()> {
+        let Ok(spec) = std::env::var("PAIR_FAULT") else {
+            return Ok(());
+        };
+        for item in spec.split(',') {
+            let (p, action) = item.split_once(':').unwrap_or((item, "eio"));
+            if p.trim() != point {
+                continue;
+            }
+            match action.trim() {
+                "kill" => {
+                    // SAFETY: plain syscalls on our own pid.
+                    unsafe {
+                        libc::kill(libc::getpid(), libc::SIGKILL);
+                    }
+                    loop {
+                        std::thread::sleep(Duration::from_secs(1));
+                    }
+                }
+                "enospc" => return Err(io::Error::from_raw_os_error(libc::ENOSPC)),
+                a => {
+                    if let Some(ms) = a.strip_prefix("sleep=").and_then(|m| m.parse().ok()) {
+                        std::thread::sleep(Duration::from_millis(ms));
+                    } else {
+                        return Err(io::Error::from_raw_os_error(libc::EIO));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn trace_lock_wait(waited: Duration) {
+        if std::env::var_os("PAIR_TRACE_LOCK_WAIT").is_some() {
+            eprintln!("pair: trace: lock-wait-us {}", waited.as_micros());
+        }
+    }
+}
+
+/// Apply the test-only fault configured for a step (nothing at all without the
+/// `fault-injection` feature).
+macro_rules! fault {
+    ($point:expr, $path:expr, $op:expr) => {{
+        #[cfg(feature = "fault-injection")]
+        fault::hit($point).map_err(|e| Error::io($path, $op, e))?;
+    }};
+}
+
 /// Lower-case hex SHA-256 of some bytes.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
@@ -131,7 +202,14 @@ fn open_regular(path: &Path) -> Result<File> {
             io::ErrorKind::NotFound => Error::Missing {
                 path: path.to_path_buf(),
             },
-            _ => Error::io(path, "open the blackboard", e),
+            // A socket cannot be opened at all (ENXIO): name what it is, not the errno.
+            _ => match fs::metadata(path) {
+                Ok(meta) if !meta.file_type().is_file() => Error::NotAFile {
+                    path: path.to_path_buf(),
+                    kind: kind_of(&meta.file_type()),
+                },
+                _ => Error::io(path, "open the blackboard", e),
+            },
         })?;
     let meta = file
         .metadata()
@@ -298,6 +376,16 @@ pub struct Written {
 pub struct Lock {
     _file: File,
     pub path: PathBuf,
+    /// Device and inode of the locked file.
+    identity: (u64, u64),
+}
+
+impl Lock {
+    /// Whether the locked file is still the one at the lock path. If someone deleted (or
+    /// replaced) it, a newcomer can lock the new file while we hold the old one.
+    pub fn still_held(&self) -> bool {
+        lstat_identity(&self.path) == Some(self.identity)
+    }
 }
 
 fn lstat_identity(path: &Path) -> Option<(u64, u64)> {
@@ -328,7 +416,8 @@ fn read_owner(target: &Path) -> Option<String> {
 /// Take the exclusive lock of a resolved blackboard path.
 pub fn lock(target: &Path, timeout: Duration) -> Result<Lock> {
     let path = lock_path(target);
-    let deadline = Instant::now() + timeout;
+    let started = Instant::now();
+    let deadline = started + timeout;
     let mut pause = Duration::from_millis(1);
     loop {
         let file = OpenOptions::new()
@@ -387,19 +476,28 @@ pub fn lock(target: &Path, timeout: Duration) -> Result<Lock> {
         }
         // Someone may have deleted (and recreated) the lock file while we waited: then our lock
         // guards nothing. Retry on the file now at the path.
-        if lstat_identity(&path) == Some((meta.dev(), meta.ino())) {
-            return Ok(Lock { _file: file, path });
+        let identity = (meta.dev(), meta.ino());
+        if lstat_identity(&path) == Some(identity) {
+            #[cfg(feature = "fault-injection")]
+            fault::trace_lock_wait(started.elapsed());
+            return Ok(Lock {
+                _file: file,
+                path,
+                identity,
+            });
         }
     }
 }
 
 /// Create a temporary file beside `target`, write `bytes`, give it `mode` (and the owner when
-/// possible), and fsync it.
+/// possible), and fsync it. `inject`: this is the blackboard's temporary file, where the
+/// test-only faults apply.
 fn write_temp(
     target: &Path,
     bytes: &[u8],
     mode: u32,
     owner: Option<(u32, u32)>,
+    board: bool,
 ) -> Result<tempfile::NamedTempFile> {
     let dir = parent_dir(target);
     let mut tmp = tempfile::Builder::new()
@@ -414,15 +512,35 @@ fn write_temp(
         // Keeping the owner needs privileges; without them the file keeps ours.
         let _ = std::os::unix::fs::fchown(tmp.as_file(), Some(uid), Some(gid));
     }
+    #[cfg(feature = "fault-injection")]
+    if board {
+        let half = bytes.len() / 2;
+        tmp.write_all(&bytes[..half])
+            .map_err(|e| Error::io(&tpath, "write", e))?;
+        fault!("temp-write", &tpath, "write");
+        tmp.write_all(&bytes[half..])
+            .map_err(|e| Error::io(&tpath, "write", e))?;
+        fault!("temp-fsync", &tpath, "fsync");
+        tmp.as_file()
+            .sync_all()
+            .map_err(|e| Error::io(&tpath, "fsync", e))?;
+        return Ok(tmp);
+    }
     tmp.write_all(bytes)
         .map_err(|e| Error::io(&tpath, "write", e))?;
-    tmp.as_file()
-        .sync_all()
-        .map_err(|e| Error::io(&tpath, "fsync", e))?;
+    // The owner file only names the lock holder for a timeout message: it needs an atomic
+    // rename, not durability, and an fsync under the lock would double every write's cost.
+    if board {
+        tmp.as_file()
+            .sync_all()
+            .map_err(|e| Error::io(&tpath, "fsync", e))?;
+    }
     Ok(tmp)
 }
 
 fn fsync_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(feature = "fault-injection")]
+    fault::hit("dir-fsync")?;
     File::open(dir)?.sync_all()
 }
 
@@ -452,7 +570,7 @@ fn write_owner(target: &Path, opts: &WriteOptions) -> Result<()> {
     });
     let mut text = serde_json::to_string_pretty(&record).unwrap_or_default();
     text.push('\n');
-    let tmp = write_temp(&path, text.as_bytes(), 0o644, None)?;
+    let tmp = write_temp(&path, text.as_bytes(), 0o644, None, false)?;
     tmp.persist(&path)
         .map_err(|e| Error::io(&path, "replace the lock owner file", e.error))?;
     Ok(())
@@ -478,22 +596,32 @@ fn remove_orphans(target: &Path) {
     }
 }
 
-/// Read the blackboard under the lock. `None` when it does not exist.
-fn read_locked(target: &Path) -> Result<Option<Current>> {
+/// Read the blackboard under the lock. `None` when it does not exist; otherwise the content and
+/// the device and inode of the file read.
+fn read_locked(target: &Path) -> Result<Option<(Current, (u64, u64))>> {
     match fs::symlink_metadata(target) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io(target, "stat the blackboard", e)),
         Ok(_) => {}
     }
-    let bytes = match read(target) {
-        Ok(b) => b,
+    let mut file = match open_regular(target) {
+        Ok(f) => f,
         Err(Error::Missing { .. }) => return Ok(None),
         Err(e) => return Err(e),
     };
-    Ok(Some(Current {
-        sha256: sha256_hex(&bytes),
-        bytes,
-    }))
+    let meta = file
+        .metadata()
+        .map_err(|e| Error::io(target, "stat the blackboard", e))?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.read_to_end(&mut bytes)
+        .map_err(|e| Error::io(target, "read the blackboard", e))?;
+    Ok(Some((
+        Current {
+            sha256: sha256_hex(&bytes),
+            bytes,
+        },
+        (meta.dev(), meta.ino()),
+    )))
 }
 
 /// Perform one locked, checked, durable write. `build` gets the current content (`None` when
@@ -513,11 +641,16 @@ where
             kind: "a directory",
         });
     }
-    let _lock = lock(&target, opts.timeout)?;
-    write_owner(&target, opts)?;
+    let lock = lock(&target, opts.timeout)?;
+    // Orphans first: a writer killed while recording itself as owner leaves at most one behind.
     remove_orphans(&target);
+    write_owner(&target, opts)?;
+    fault!("locked", &target, "read the blackboard");
 
-    let current = read_locked(&target)?;
+    let (current, read_identity) = match read_locked(&target)? {
+        Some((c, id)) => (Some(c), Some(id)),
+        None => (None, None),
+    };
     match (&expect, &current) {
         (Expect::Absent, Some(_)) => {
             return Err(Error::Exists {
@@ -540,14 +673,18 @@ where
     }
 
     let new_bytes = build(current.as_ref())?;
+    // Keep only the old hash from here on: holding the old bytes through validation and the
+    // write would put a third copy of a large blackboard in memory.
+    let exists = current.is_some();
+    let old_sha256 = current.map(|c| c.sha256);
     let valid = validate::check_bytes(&new_bytes).map_err(|r| Error::Invalid {
         path: path.to_path_buf(),
         errors: r.errors,
         new_content: true,
     })?;
 
-    let (mode, owner) = match &current {
-        Some(_) => {
+    let (mode, owner) = match exists {
+        true => {
             let meta =
                 fs::metadata(&target).map_err(|e| Error::io(&target, "stat the blackboard", e))?;
             // A rename would replace even a read-only file; honour the owner's intent instead.
@@ -560,15 +697,41 @@ where
             }
             (meta.mode() & 0o7777, Some((meta.uid(), meta.gid())))
         }
-        None => (0o666 & !current_umask(), None),
+        false => (0o666 & !current_umask(), None),
     };
-    let tmp = write_temp(&target, &new_bytes, mode, owner)?;
-    match &current {
-        Some(_) => {
+    let tmp = write_temp(&target, &new_bytes, mode, owner, true)?;
+    fault!("before-rename", &target, "rename the new content over");
+    // The last moment to back out. Our lock only excludes other writers while the lock file we
+    // hold is still the one at its path, and the file we read is still the blackboard: if
+    // someone deleted the lock file, a newcomer may have taken a lock on a fresh one and
+    // replaced the blackboard meanwhile. Renaming now would silently undo its write.
+    if !lock.still_held() {
+        return Err(Error::UnsafePath {
+            path: lock.path.clone(),
+            why: "the lock file was deleted or replaced while this write held it, so another \
+                  writer may be running; nothing was written. Do not delete lock files; \
+                  re-read the blackboard and retry"
+                .to_string(),
+        });
+    }
+    if let Some(id) = read_identity
+        && lstat_identity(&target) != Some(id)
+    {
+        let found = read(&target)
+            .map(|b| sha256_hex(&b))
+            .unwrap_or_else(|_| "unreadable or missing".to_string());
+        return Err(Error::Stale {
+            path: path.to_path_buf(),
+            expected: old_sha256.clone().unwrap_or_default(),
+            found,
+        });
+    }
+    match exists {
+        true => {
             tmp.persist(&target)
                 .map_err(|e| Error::io(&target, "rename the new content over", e.error))?;
         }
-        None => {
+        false => {
             tmp.persist_noclobber(&target).map_err(|e| {
                 if e.error.kind() == io::ErrorKind::AlreadyExists {
                     Error::Exists {
@@ -582,6 +745,13 @@ where
     }
     // The rename happened: from here on the write has succeeded.
     let mut warnings = Vec::new();
+    #[cfg(feature = "fault-injection")]
+    if let Err(e) = fault::hit("after-rename") {
+        warnings.push(format!(
+            "{}: injected fault after the rename ({e})",
+            target.display()
+        ));
+    }
     let dir = parent_dir(&target);
     if let Err(e) = fsync_dir(&dir) {
         warnings.push(format!(
@@ -592,7 +762,7 @@ where
     }
     Ok(Written {
         target,
-        old_sha256: current.map(|c| c.sha256),
+        old_sha256,
         new_sha256: sha256_hex(&new_bytes),
         created: matches!(expect, Expect::Absent),
         valid,

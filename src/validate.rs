@@ -27,7 +27,8 @@ fn split_error(e: &SplitError) -> FieldError {
         SplitError::Empty | SplitError::Unclosed => ("frontmatter", None),
         SplitError::NoFrontmatter { .. } => ("frontmatter", Some(1)),
         SplitError::NotUtf8 { line, part } => (*part, Some(*line)),
-        SplitError::ConflictMarkers { line, .. } => ("body", Some(*line)),
+        // The markers may be in the frontmatter or the body: name neither.
+        SplitError::ConflictMarkers { line, .. } => ("file", Some(*line)),
     };
     let message = e.to_string();
     // The Display of a split error already leads with its line; keep the message plain.

@@ -73,7 +73,17 @@ pub fn run(a: WorktreePathArgs) -> Result<Outcome> {
     let stem = stem(&a.board)?;
     let base = root.join(".worktrees");
     let path = base.join(&stem);
-    // A symlinked .worktrees (or worktree) that leads elsewhere is an escape.
+    // A symlinked .worktrees (or worktree) that leads elsewhere is an escape; so is one whose
+    // target does not exist yet (the worktree would be created wherever it points).
+    if std::fs::symlink_metadata(&base).is_ok_and(|m| m.file_type().is_symlink())
+        && std::fs::canonicalize(&base).is_err()
+    {
+        return Err(Error::protocol(format!(
+            "{} is a symlink to a path that does not exist; refusing (make .worktrees a \
+             directory inside the repository)",
+            base.display()
+        )));
+    }
     if let Ok(real_root) = std::fs::canonicalize(&root) {
         let real_base =
             std::fs::canonicalize(&base).unwrap_or_else(|_| real_root.join(".worktrees"));

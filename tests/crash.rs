@@ -1,0 +1,551 @@
+//! Crash safety (SPEC §6): a write killed at any moment leaves the blackboard byte-identical to
+//! either the old or the new version, valid, and at most one orphaned temporary file that the
+//! next writer removes under the lock. And a failure injected at each step of the store has the
+//! documented outcome: before the rename, the old file untouched, no temporary file, an error
+//! exit; after the rename, success with a warning.
+//!
+//! The random-kill campaigns run a representative slice by default; for the long run:
+//!
+//! ```sh
+//! PAIR_CRASH_KILLS=1000 cargo test --release --test crash -- --ignored --nocapture
+//! ```
+//!
+//! The fault-injection tests need the `fault-injection` feature, which the self dev-dependency in
+//! Cargo.toml turns on for the test build only.
+
+mod common;
+
+use common::*;
+use std::fs;
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const TEMP_PREFIX: &str = ".board.md.pair-tmp-";
+const OWNER_TEMP_PREFIX: &str = ".board.md.lock.owner.json.pair-tmp-";
+
+// ------------------------------------------------------------------------------------------
+// helpers
+
+/// A small deterministic PRNG (xorshift64*), seeded from `PAIR_CRASH_SEED` or the clock; the
+/// seed is printed so a failing run can be replayed.
+struct Rng(u64);
+
+impl Rng {
+    fn from_env() -> Rng {
+        let seed = std::env::var("PAIR_CRASH_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos() as u64
+                    | 1
+            });
+        eprintln!("crash: PAIR_CRASH_SEED={seed}");
+        Rng(seed)
+    }
+
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// Uniform in [0, max).
+    fn below(&mut self, max: u64) -> u64 {
+        if max == 0 { 0 } else { self.next() % max }
+    }
+}
+
+/// MINIMAL with a registered reviewer and an Evidence section padded to about `size` bytes.
+fn big_board(size: usize) -> String {
+    let mut s = format!("{}\n## Evidence\n\n", minimal_with_reviewer("alice"));
+    let mut i = 0usize;
+    while s.len() < size {
+        s.push_str(&format!(
+            "- evidence line {i:07}: the quick brown fox jumps over the lazy dog; `code` and *emphasis*\n"
+        ));
+        i += 1;
+    }
+    s
+}
+
+/// Replace every `YYYY-MM-DDTHH:MM:SSZ` with a fixed placeholder, so a semantic write can be
+/// compared byte for byte with a reference run made at another second.
+fn normalize_times(bytes: &[u8]) -> Vec<u8> {
+    const SHAPE: &[u8] = b"dddd-dd-ddTdd:dd:ddZ";
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let is_ts = bytes.len() - i >= SHAPE.len()
+            && SHAPE.iter().zip(&bytes[i..]).all(|(p, b)| match p {
+                b'd' => b.is_ascii_digit(),
+                _ => p == b,
+            });
+        if is_ts {
+            out.extend_from_slice(b"<TIME>");
+            i += SHAPE.len();
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+fn entries_with_prefix(dir: &Path, prefix: &str) -> Vec<String> {
+    dir_entries(dir)
+        .into_iter()
+        .filter(|n| n.starts_with(prefix))
+        .collect()
+}
+
+/// Runs `pair` to completion with the given environment (no kill).
+fn run_pair(args: &[String], env: &[(&str, &str)]) -> (Option<i32>, Duration, String) {
+    let start = Instant::now();
+    let mut c = Command::new(pair_bin());
+    c.args(args)
+        .env_remove("PAIR_AGENT")
+        .env_remove("PAIR_FAULT")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.code() != Some(101) && !stderr.contains("panicked"),
+        "pair panicked: {stderr}"
+    );
+    (out.status.code(), start.elapsed(), stderr)
+}
+
+/// Spawns `pair ARGS`, SIGKILLs it after `delay` (if it is still running) and reports how it
+/// ended: `Some(code)` if it exited by itself, `None` if the kill took it.
+fn run_and_kill(args: &[String], delay: Duration) -> Option<i32> {
+    let mut child = Command::new(pair_bin())
+        .args(args)
+        .env_remove("PAIR_AGENT")
+        .env_remove("PAIR_FAULT")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(delay);
+    let _ = child.kill();
+    let status = child.wait().unwrap();
+    assert_ne!(status.code(), Some(101), "pair panicked");
+    match status.signal() {
+        Some(libc::SIGKILL) => None,
+        Some(s) => panic!("pair died of signal {s}"),
+        None => status.code(),
+    }
+}
+
+#[derive(Debug, Default)]
+struct Campaign {
+    runs: usize,
+    killed: usize,
+    finished: usize,
+    left_old: usize,
+    left_new: usize,
+    orphans_seen: usize,
+    bytes: usize,
+    mean_write_ms: f64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    /// `pair write --expect-sha256`: the new bytes are known exactly.
+    Raw,
+    /// `pair note`: the new bytes are those of an unkilled reference run (times normalised).
+    Note,
+}
+
+/// Kill `runs` writes of `kind` at uniformly random moments on a blackboard of about `size`
+/// bytes, checking after each kill that the file is the old or the new version, valid, with at
+/// most one orphaned temporary file.
+fn campaign(kind: Kind, runs: usize, size: usize) -> Campaign {
+    let mut rng = Rng::from_env();
+    let b = Board::new(big_board(size));
+    let refdir = tempfile::tempdir().unwrap();
+    let ref_board = refdir.path().join("board.md");
+    let dir = b.dir.path().to_path_buf();
+    let mut st = Campaign {
+        runs,
+        bytes: b.read().len(),
+        ..Campaign::default()
+    };
+
+    let args_for = |i: usize, old: &[u8], board: &Path, b: &Board| -> (Vec<String>, Vec<u8>) {
+        match kind {
+            Kind::Raw => {
+                let mut new = old.to_vec();
+                new.extend_from_slice(format!("- raw write {i}\n").as_bytes());
+                let f = b.aux_file("content.md", &new);
+                (
+                    vec![
+                        "write".into(),
+                        board.to_str().unwrap().into(),
+                        "--content-file".into(),
+                        f.to_str().unwrap().into(),
+                        "--expect-sha256".into(),
+                        sha256_hex(old),
+                        "--operation".into(),
+                        "crash-test".into(),
+                    ],
+                    new,
+                )
+            }
+            Kind::Note => (
+                vec![
+                    "note".into(),
+                    board.to_str().unwrap().into(),
+                    "--agent".into(),
+                    if i.is_multiple_of(2) { "doer" } else { "alice" }.into(),
+                    "--section".into(),
+                    "Validation".into(),
+                    "--note".into(),
+                    format!("note number {i}"),
+                ],
+                Vec::new(),
+            ),
+        }
+    };
+
+    // Calibrate: how long an unkilled write takes on this board.
+    let mut total = Duration::ZERO;
+    for i in 0..3 {
+        let old = b.read();
+        let (args, _) = args_for(1_000_000 + i, &old, &b.path, &b);
+        let (code, took, err) = run_pair(&args, &[]);
+        assert_eq!(code, Some(0), "calibration write failed: {err}");
+        total += took;
+    }
+    let typical = total / 3;
+    st.mean_write_ms = typical.as_secs_f64() * 1000.0;
+
+    for i in 0..runs {
+        let old = b.read();
+        let (args, mut new) = args_for(i, &old, &b.path, &b);
+        if kind == Kind::Note {
+            fs::write(&ref_board, &old).unwrap();
+            let (ref_args, _) = args_for(i, &old, &ref_board, &b);
+            let (code, _, err) = run_pair(&ref_args, &[]);
+            assert_eq!(code, Some(0), "reference note failed: {err}");
+            new = fs::read(&ref_board).unwrap();
+        }
+        // Uniform over the life of a typical write (spawn to exit), a little past it.
+        let delay = Duration::from_micros(rng.below(typical.as_micros() as u64 * 11 / 10));
+        let ended = run_and_kill(&args, delay);
+        match ended {
+            None => st.killed += 1,
+            Some(0) => st.finished += 1,
+            Some(c) => panic!("run {i}: the unkilled write exited {c}"),
+        }
+        let now = b.read();
+        let is_old = now == old;
+        let is_new = match kind {
+            Kind::Raw => now == new,
+            Kind::Note => normalize_times(&now) == normalize_times(&new),
+        };
+        assert!(
+            is_old || is_new,
+            "run {i} (killed after {delay:?}): the blackboard is neither the old nor the new \
+             version ({} bytes; old {} bytes, new {} bytes)",
+            now.len(),
+            old.len(),
+            new.len()
+        );
+        if ended == Some(0) {
+            assert!(
+                is_new,
+                "run {i}: a write that reported success must have landed"
+            );
+        }
+        if is_new && !is_old {
+            st.left_new += 1;
+        } else {
+            st.left_old += 1;
+        }
+        let temps = entries_with_prefix(&dir, TEMP_PREFIX);
+        let owner_temps = entries_with_prefix(&dir, OWNER_TEMP_PREFIX);
+        assert!(
+            temps.len() <= 1 && owner_temps.len() <= 1,
+            "run {i}: orphaned temporary files pile up: {temps:?} {owner_temps:?}"
+        );
+        if !temps.is_empty() {
+            st.orphans_seen += 1;
+        }
+        if i.is_multiple_of(5) || !temps.is_empty() {
+            let (code, _, err) = run_pair(&["validate".into(), b.p().into()], &[]);
+            assert_eq!(code, Some(0), "run {i}: validate refused the file: {err}");
+        }
+    }
+    // The next writer removes whatever a killed one left behind.
+    let old = b.read();
+    let (args, _) = args_for(runs, &old, &b.path, &b);
+    let (code, _, err) = run_pair(&args, &[]);
+    assert_eq!(code, Some(0), "final write failed: {err}");
+    b.assert_clean_dir(&[]);
+    let (code, _, err) = run_pair(&["validate".into(), b.p().into()], &[]);
+    assert_eq!(code, Some(0), "validate refused the final file: {err}");
+    eprintln!(
+        "crash: {kind:?} on {} bytes: {} runs, {} killed mid-write, {} finished first; left old \
+         {}, left new {}, orphaned temp seen {} times (all removed); unkilled write {:.1} ms",
+        st.bytes,
+        st.runs,
+        st.killed,
+        st.finished,
+        st.left_old,
+        st.left_new,
+        st.orphans_seen,
+        st.mean_write_ms
+    );
+    st
+}
+
+fn runs_from_env(default: usize) -> usize {
+    std::env::var("PAIR_CRASH_KILLS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+#[test]
+fn raw_writes_killed_at_random_moments_leave_the_old_or_the_new_file() {
+    let st = campaign(Kind::Raw, 50, 512 << 10);
+    assert!(
+        st.killed > 0,
+        "no kill landed while a write ran, the test proved nothing: {st:?}"
+    );
+}
+
+#[test]
+fn notes_killed_at_random_moments_leave_the_old_or_the_new_file() {
+    let st = campaign(Kind::Note, 30, 256 << 10);
+    assert!(
+        st.killed > 0,
+        "no kill landed while a write ran, the test proved nothing: {st:?}"
+    );
+}
+
+#[test]
+#[ignore = "long run (minutes); PAIR_CRASH_KILLS sets the number of kills per kind"]
+fn long_run_of_random_kills() {
+    let n = runs_from_env(1000);
+    let raw = campaign(Kind::Raw, n, 4 << 20);
+    let note = campaign(Kind::Note, n, 4 << 20);
+    println!("long run: raw {raw:?}\nlong run: note {note:?}");
+}
+
+// ------------------------------------------------------------------------------------------
+// fault injection at each step of the store
+
+fn raw_args(b: &Board, new: &[u8]) -> Vec<String> {
+    let f = b.aux_file("content.md", new);
+    vec![
+        "write".into(),
+        b.p().into(),
+        "--content-file".into(),
+        f.to_str().unwrap().into(),
+        "--expect-sha256".into(),
+        b.sha(),
+        "--operation".into(),
+        "fault-test".into(),
+    ]
+}
+
+fn note_args(b: &Board) -> Vec<String> {
+    vec![
+        "note".into(),
+        b.p().into(),
+        "--agent".into(),
+        "doer".into(),
+        "--section".into(),
+        "Validation".into(),
+        "--note".into(),
+        "checked".into(),
+    ]
+}
+
+fn with_fault(args: &[String], fault: &str) -> Out {
+    pair_env(args, &[("PAIR_FAULT", fault)])
+}
+
+const BEFORE_RENAME: [&str; 4] = ["locked", "temp-write", "temp-fsync", "before-rename"];
+
+#[test]
+fn an_error_at_any_step_before_the_rename_leaves_the_old_file_and_no_temporary_file() {
+    for point in BEFORE_RENAME {
+        for (action, phrase) in [
+            ("eio", "input/output error"),
+            ("enospc", "no space left on device"),
+        ] {
+            let fault = format!("{point}:{action}");
+            // raw write
+            let b = Board::minimal();
+            let out = with_fault(
+                &raw_args(&b, format!("{MINIMAL}\nnew\n").as_bytes()),
+                &fault,
+            );
+            out.code(1).mentions(&[phrase]);
+            b.assert_untouched(MINIMAL.as_bytes());
+            b.assert_clean_dir(&[]);
+            // semantic write, with a JSON error
+            let mut args = note_args(&b);
+            args.push("--json".into());
+            let err = with_fault(&args, &fault).json_error(1);
+            assert!(
+                err["message"]
+                    .as_str()
+                    .unwrap()
+                    .to_lowercase()
+                    .contains(phrase),
+                "{fault}: {err}"
+            );
+            b.assert_untouched(MINIMAL.as_bytes());
+            b.assert_clean_dir(&[]);
+            // and the board still takes a normal write
+            pair(note_args(&b)).code(0);
+            pair(["validate", b.p()]).code(0);
+        }
+    }
+}
+
+#[test]
+fn an_error_before_the_rename_of_a_creation_creates_nothing() {
+    for point in ["temp-write", "temp-fsync", "before-rename"] {
+        let b = Board::absent();
+        with_fault(
+            &[
+                "init".to_string(),
+                b.p().to_string(),
+                "--goal".to_string(),
+                "g".to_string(),
+            ],
+            &format!("{point}:enospc"),
+        )
+        .code(1)
+        .mentions(&["no space left"]);
+        assert!(!b.path.exists(), "{point}: no board may be created");
+        assert_only_entries(b.dir.path(), &LOCK_SIDECARS);
+    }
+}
+
+#[test]
+fn a_crash_before_the_rename_leaves_the_old_file_and_the_next_writer_removes_the_orphan() {
+    for point in BEFORE_RENAME {
+        let b = Board::minimal();
+        let new = format!("{MINIMAL}\nnew\n");
+        let out = with_fault(&raw_args(&b, new.as_bytes()), &format!("{point}:kill"));
+        assert_eq!(out.signal, Some(libc::SIGKILL), "{}", out.report());
+        b.assert_untouched(MINIMAL.as_bytes());
+        let orphans = entries_with_prefix(b.dir.path(), TEMP_PREFIX);
+        let expected = usize::from(point != "locked");
+        assert_eq!(
+            orphans.len(),
+            expected,
+            "{point}: a crash leaves exactly the temporary file it was writing: {orphans:?}"
+        );
+        if let Some(name) = orphans.first() {
+            // a partial or complete copy of the new content, never the board itself
+            let bytes = fs::read(b.dir.path().join(name)).unwrap();
+            assert!(new.as_bytes().starts_with(&bytes), "{point}: {name}");
+        }
+        pair(["validate", b.p()]).code(0);
+        // a reader is not confused by the orphan, and the next writer removes it
+        pair(["status", b.p()]).code(0);
+        pair(note_args(&b)).code(0);
+        b.assert_clean_dir(&[]);
+        pair(["validate", b.p()]).code(0);
+    }
+}
+
+#[test]
+fn a_crash_after_the_rename_leaves_the_new_file_and_nothing_else() {
+    for point in ["after-rename", "dir-fsync"] {
+        let b = Board::minimal();
+        let new = format!("{MINIMAL}\nnew\n");
+        let out = with_fault(&raw_args(&b, new.as_bytes()), &format!("{point}:kill"));
+        assert_eq!(out.signal, Some(libc::SIGKILL), "{}", out.report());
+        assert_bytes_eq(&b.read(), new.as_bytes(), "the rename happened");
+        b.assert_clean_dir(&[]);
+        pair(["validate", b.p()]).code(0);
+    }
+}
+
+#[test]
+fn a_failure_after_the_rename_reports_success_with_a_warning() {
+    for point in ["after-rename", "dir-fsync"] {
+        let b = Board::minimal();
+        let new = format!("{MINIMAL}\nnew\n");
+        let mut args = raw_args(&b, new.as_bytes());
+        args.push("--json".into());
+        let out = with_fault(&args, &format!("{point}:eio"));
+        out.code(0).mentions(&["warning", "input/output error"]);
+        assert_eq!(
+            out.json()["new_sha256"],
+            sha256_hex(&new),
+            "{}",
+            out.report()
+        );
+        assert_bytes_eq(&b.read(), new.as_bytes(), "the rename happened");
+        b.assert_clean_dir(&[]);
+        // a retrying caller that trusts the exit code does not apply it twice: the hash moved
+        with_fault(
+            &raw_args_with_hash(&b, &new, MINIMAL),
+            &format!("{point}:eio"),
+        )
+        .code(3);
+        // semantic write: the note is there exactly once
+        let out = with_fault(&note_args(&b), &format!("{point}:eio"));
+        out.code(0).mentions(&["warning"]);
+        assert_eq!(b.read_string().matches("\nchecked\n").count(), 1);
+        pair(["validate", b.p()]).code(0);
+    }
+}
+
+fn raw_args_with_hash(b: &Board, new: &str, expected_old: &str) -> Vec<String> {
+    let mut args = raw_args(b, new.as_bytes());
+    let i = args.iter().position(|a| a == "--expect-sha256").unwrap();
+    args[i + 1] = sha256_hex(expected_old);
+    args
+}
+
+#[test]
+fn orphans_of_other_blackboards_and_non_files_with_the_prefix_are_left_alone() {
+    let b = Board::minimal();
+    let dir = b.dir.path();
+    // another board's orphan, a directory and a symlink that look like ours
+    fs::write(dir.join(".other.md.pair-tmp-abc"), "x").unwrap();
+    fs::create_dir(dir.join(format!("{TEMP_PREFIX}dir"))).unwrap();
+    let outside = b.aux_file("outside.txt", "keep me");
+    std::os::unix::fs::symlink(&outside, dir.join(format!("{TEMP_PREFIX}link"))).unwrap();
+    fs::write(dir.join(format!("{TEMP_PREFIX}real")), "orphan").unwrap();
+    pair(note_args(&b)).code(0);
+    let entries = dir_entries(dir);
+    assert!(
+        !entries.contains(&format!("{TEMP_PREFIX}real")),
+        "{entries:?}"
+    );
+    assert!(entries.contains(".other.md.pair-tmp-abc"), "{entries:?}");
+    assert!(
+        entries.contains(&format!("{TEMP_PREFIX}dir")),
+        "{entries:?}"
+    );
+    assert!(
+        entries.contains(&format!("{TEMP_PREFIX}link")),
+        "{entries:?}"
+    );
+    assert_eq!(fs::read_to_string(&outside).unwrap(), "keep me");
+}
