@@ -260,7 +260,15 @@ impl Document {
     /// Assemble a file from a new frontmatter (written with `\n`, converted to the file's style)
     /// and this document's body, BOM and line-ending style.
     pub fn render(&self, frontmatter: &str) -> String {
-        let mut out = String::with_capacity(self.body.len() + frontmatter.len() + 16);
+        let mut out = self.head(frontmatter, self.body.len());
+        out.push_str(&self.body);
+        out
+    }
+
+    /// The BOM, the delimiters and the frontmatter in the file's style, with room for `extra`
+    /// more bytes.
+    fn head(&self, frontmatter: &str, extra: usize) -> String {
+        let mut out = String::with_capacity(frontmatter.len() + 16 + extra);
         if self.bom {
             out.push_str(BOM);
         }
@@ -270,23 +278,13 @@ impl Document {
         out.push_str(&self.eol.apply(frontmatter));
         out.push_str("---");
         out.push_str(eol);
-        out.push_str(&self.body);
         out
     }
 
     /// [`Document::render`], consuming the document: the file is built in the body's own buffer,
     /// so a write does not hold a second copy of a large body.
     pub fn into_rendered(self, frontmatter: &str) -> String {
-        let mut head = String::with_capacity(frontmatter.len() + 16);
-        if self.bom {
-            head.push_str(BOM);
-        }
-        let eol = self.eol.as_str();
-        head.push_str("---");
-        head.push_str(eol);
-        head.push_str(&self.eol.apply(frontmatter));
-        head.push_str("---");
-        head.push_str(eol);
+        let head = self.head(frontmatter, 0);
         let mut body = self.body;
         body.insert_str(0, &head);
         body

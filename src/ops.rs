@@ -89,26 +89,24 @@ fn one_line(s: &str) -> String {
 
 /// The actor's agent entry, or a refusal telling it to register.
 fn actor<'a>(fm: &'a mut Frontmatter, ctx: &Ctx) -> Result<&'a mut Agent> {
-    let b = ctx.b();
     let id = ctx.agent.clone();
-    fm.agent_mut(&id).ok_or_else(|| {
-        Error::protocol(format!(
-            "agent {id:?} is not on the blackboard; a reviewer registers first with \
-             `pair register {b} --agent {}`",
-            shell_word(&id)
-        ))
-    })
+    fm.agent_mut(&id).ok_or_else(|| not_registered(ctx))
+}
+
+/// The refusal for an agent that is not on the blackboard, with the command that fixes it.
+fn not_registered(ctx: &Ctx) -> Error {
+    Error::protocol(format!(
+        "agent {:?} is not on the blackboard; a reviewer registers first with \
+         `pair register {} --agent {}`",
+        ctx.agent,
+        ctx.b(),
+        shell_word(&ctx.agent)
+    ))
 }
 
 fn require_role(fm: &Frontmatter, ctx: &Ctx, role: Role, what: &str) -> Result<()> {
     let Some(a) = fm.agent(&ctx.agent) else {
-        return Err(Error::protocol(format!(
-            "agent {:?} is not on the blackboard; a reviewer registers first with \
-             `pair register {} --agent {}`",
-            ctx.agent,
-            ctx.b(),
-            shell_word(&ctx.agent)
-        )));
+        return Err(not_registered(ctx));
     };
     if a.role != role {
         let doer = fm.doer().unwrap_or("the doer");

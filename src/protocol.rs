@@ -319,17 +319,11 @@ impl Phase {
 
     /// For a phase that records a round's outcome: the target and whether it says approved.
     pub fn outcome_of(self) -> Option<(Target, bool)> {
-        match self {
-            P::AnalysisApproved => Some((Target::Analysis, true)),
-            P::AnalysisChangesRequested => Some((Target::Analysis, false)),
-            P::PlanApproved => Some((Target::Plan, true)),
-            P::PlanChangesRequested => Some((Target::Plan, false)),
-            P::RedTestApproved => Some((Target::RedTest, true)),
-            P::RedTestChangesRequested => Some((Target::RedTest, false)),
-            P::ReadyToCommit => Some((Target::Code, true)),
-            P::CodeChangesRequested => Some((Target::Code, false)),
-            _ => None,
-        }
+        // The inverse of `outcome_phase`, so the mapping is written once.
+        Target::ALL
+            .iter()
+            .flat_map(|t| [(*t, true), (*t, false)])
+            .find(|(t, approved)| outcome_phase(*t, *approved) == self)
     }
 }
 

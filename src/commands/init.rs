@@ -6,9 +6,7 @@ use super::{Outcome, read_text, shown, timeout};
 use crate::cli::InitArgs;
 use crate::document::{Document, check_note};
 use crate::error::{Error, Result};
-use crate::model::{
-    Agent, Audit, Phase, Role, Status, Target, Timestamp, is_agent_id, is_work_type,
-};
+use crate::model::{Agent, Audit, Phase, Role, Status, Target, Timestamp, is_work_type};
 use crate::protocol;
 use crate::report::SCHEMA;
 use crate::store::{self, Expect, WriteOptions};
@@ -18,13 +16,7 @@ use crate::validate;
 pub const TEMPLATE: &str = include_str!("../../templates/blackboard.md");
 
 pub fn run(a: InitArgs) -> Result<Outcome> {
-    if !is_agent_id(&a.doer) {
-        return Err(Error::Usage(format!(
-            "--doer {:?} is not a valid agent id: use 1-64 letters, digits, `.`, `_` or `-`, \
-             starting with a letter or digit",
-            a.doer
-        )));
-    }
+    super::agent_arg("--doer", &a.doer)?;
     if !is_work_type(&a.work_type) {
         return Err(Error::Usage(format!(
             "--work-type {:?} is not valid: use feature, debugging, refactor, docs, spike or \
@@ -38,11 +30,7 @@ pub fn run(a: InitArgs) -> Result<Outcome> {
         if r.is_empty() {
             continue;
         }
-        if !is_agent_id(r) {
-            return Err(Error::Usage(format!(
-                "--reviewers: {r:?} is not a valid agent id"
-            )));
-        }
+        super::agent_arg("--reviewers", r)?;
         if r == a.doer {
             return Err(Error::Usage(format!(
                 "--reviewers: {r:?} is the doer; the doer cannot review its own work"

@@ -77,6 +77,18 @@ pub fn run(cli: Cli) -> Result<Outcome> {
     }
 }
 
+/// Check an agent id given on the command line (`flag` names where it came from).
+pub(crate) fn agent_arg(flag: &str, id: &str) -> Result<()> {
+    if crate::model::is_agent_id(id) {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "{flag} {id:?} is not a valid agent id: use 1-64 letters, digits, `.`, `_` or `-`, \
+             starting with a letter or digit"
+        )))
+    }
+}
+
 /// A `--timeout` in seconds as a duration.
 pub(crate) fn timeout(seconds: f64) -> Result<Duration> {
     if seconds.is_finite() && (0.0..=86_400.0).contains(&seconds) {

@@ -4,24 +4,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::{Outcome, shown};
+use super::{Outcome, agent_arg, shown};
 use crate::cli::{PollArgs, StatusArgs};
 use crate::error::{Error, Result};
-use crate::model::is_agent_id;
 use crate::report::{SectionInfo, Style, Turn, reviewer_table};
 use crate::store;
 use crate::wait::Waiter;
-
-fn check_agent(id: &str) -> Result<()> {
-    if is_agent_id(id) {
-        Ok(())
-    } else {
-        Err(Error::Usage(format!(
-            "--agent {id:?} is not a valid agent id: use 1-64 letters, digits, `.`, `_` or `-`, \
-             starting with a letter or digit"
-        )))
-    }
-}
 
 fn poll_once(a: &PollArgs) -> Result<Turn> {
     let valid = store::load_frontmatter(&a.board)?;
@@ -44,7 +32,7 @@ fn turn_outcome(turn: &Turn, waited: Option<Duration>) -> Outcome {
 }
 
 pub fn poll(a: PollArgs) -> Result<Outcome> {
-    check_agent(&a.agent)?;
+    agent_arg("--agent", &a.agent)?;
     if !a.wait {
         return Ok(turn_outcome(&poll_once(&a)?, None));
     }
@@ -136,7 +124,7 @@ fn release(waiter: Waiter) {
 
 pub fn status(a: StatusArgs) -> Result<Outcome> {
     if let Some(id) = &a.agent {
-        check_agent(id)?;
+        agent_arg("--agent", id)?;
     }
     let loaded = store::load(&a.board)?;
     let fm = &loaded.valid.parsed.fm;

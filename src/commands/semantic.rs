@@ -12,7 +12,7 @@ use crate::cli::{
 };
 use crate::document::Document;
 use crate::error::{Error, Result};
-use crate::model::{Frontmatter, Phase, Timestamp, Verdict, is_agent_id};
+use crate::model::{Frontmatter, Phase, Timestamp, Verdict};
 use crate::ops::{self, Ctx};
 use crate::protocol::{self, Artifact};
 use crate::report::SCHEMA;
@@ -67,13 +67,7 @@ fn apply<F>(
 where
     F: FnOnce(&mut Frontmatter, &mut Document, &Ctx) -> Result<String>,
 {
-    if !is_agent_id(&common.agent) {
-        return Err(Error::Usage(format!(
-            "--agent {:?} is not a valid agent id: use 1-64 letters, digits, `.`, `_` or `-`, \
-             starting with a letter or digit",
-            common.agent
-        )));
-    }
+    super::agent_arg("--agent", &common.agent)?;
     let mut ctx = Ctx {
         agent: common.agent.clone(),
         now: Timestamp::now(),
