@@ -381,6 +381,10 @@ pub struct WriteArgs {
     /// With --as: the user approved the human gate this change passes.
     #[arg(long)]
     pub user_approved: bool,
+    /// With --as (the doer): the user waived the predicate of the transition this change takes
+    /// (recorded in Decisions with the predicate).
+    #[arg(long, value_name = "REASON", conflicts_with = "repair")]
+    pub waive: Option<String>,
     /// How long to wait for the lock, in seconds.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub timeout: f64,

@@ -66,7 +66,14 @@ pub enum Error {
 
     /// A transition, gate, role or ownership rule refuses the operation.
     #[error("{message}")]
-    Protocol { message: String },
+    Protocol {
+        message: String,
+        /// What to run instead, when there is a step the caller can take.
+        hint: Option<Hint>,
+        /// The hint as the argument vector after `pair`, once the command-line layer has
+        /// rendered it against the command that was run.
+        suggestion: Option<Vec<String>>,
+    },
 
     /// The blackboard does not exist.
     #[error("{}: no such blackboard; create it with `pair init {}`", path.display(), path.display())]
@@ -89,13 +96,13 @@ impl Error {
     /// The exit code of SPEC §7.1.
     pub fn code(&self) -> i32 {
         match self {
-            Error::Io { .. } | Error::NotAFile { .. } | Error::UnsafePath { .. } => 1,
-            Error::LockTimeout { .. } => 2,
-            Error::Stale { .. } | Error::StaleCounter { .. } => 3,
-            Error::Usage(_) => 4,
-            Error::Invalid { .. } => 5,
-            Error::Protocol { .. } => 6,
-            Error::Missing { .. } | Error::Exists { .. } => 7,
+            Error::Io { .. } | Error::NotAFile { .. } | Error::UnsafePath { .. } => exit::IO,
+            Error::LockTimeout { .. } => exit::LOCK_TIMEOUT,
+            Error::Stale { .. } | Error::StaleCounter { .. } => exit::STALE,
+            Error::Usage(_) => exit::USAGE,
+            Error::Invalid { .. } => exit::INVALID,
+            Error::Protocol { .. } => exit::PROTOCOL,
+            Error::Missing { .. } | Error::Exists { .. } => exit::MISSING,
         }
     }
 
@@ -127,6 +134,142 @@ impl Error {
     pub fn protocol(message: impl Into<String>) -> Error {
         Error::Protocol {
             message: message.into(),
+            hint: None,
+            suggestion: None,
         }
     }
+
+    /// A protocol refusal with the step that would be accepted.
+    pub fn refused(message: impl Into<String>, hint: Hint) -> Error {
+        Error::Protocol {
+            message: message.into(),
+            hint: Some(hint),
+            suggestion: None,
+        }
+    }
+
+    /// The structured hint, if the error carries one.
+    pub fn hint(&self) -> Option<&Hint> {
+        match self {
+            Error::Protocol { hint, .. } => hint.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// Render the hint against the command that failed (`argv` after `pair`) and its board.
+    pub fn suggest(mut self, argv: &[String], board: Option<&str>) -> Error {
+        if let Error::Protocol {
+            hint: Some(h),
+            suggestion,
+            ..
+        } = &mut self
+        {
+            *suggestion = Some(h.argv(argv, board));
+        }
+        self
+    }
+
+    /// The suggested command (argument vector after `pair`), once rendered.
+    pub fn suggestion(&self) -> Option<&[String]> {
+        match self {
+            Error::Protocol { suggestion, .. } => suggestion.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+/// A flag of a suggested command line: `--user-approved`, `--waive REASON`, …
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flag {
+    pub name: &'static str,
+    /// The value, or a placeholder in capitals (`REASON`) the caller must fill in.
+    pub value: Option<String>,
+}
+
+impl Flag {
+    pub fn bare(name: &'static str) -> Flag {
+        Flag { name, value: None }
+    }
+    pub fn with(name: &'static str, value: impl Into<String>) -> Flag {
+        Flag {
+            name,
+            value: Some(value.into()),
+        }
+    }
+}
+
+/// What the caller can run instead, as data. The library never spells a command line: the
+/// binary renders a hint against the arguments it was given, so renaming a flag is one change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hint {
+    /// The same command again with these flags added (replacing any given with other values).
+    Rerun { add: Vec<Flag> },
+    /// Another `pair` subcommand, on the same blackboard, with these arguments after the path.
+    Run {
+        command: &'static str,
+        args: Vec<String>,
+    },
+}
+
+impl Hint {
+    /// The argument vector (after `pair`) the hint suggests: `argv` is the command that failed
+    /// (after `pair`), `board` the blackboard path as the user wrote it.
+    pub fn argv(&self, argv: &[String], board: Option<&str>) -> Vec<String> {
+        match self {
+            Hint::Rerun { add } => {
+                let mut out = Vec::with_capacity(argv.len() + add.len() * 2);
+                let mut skip_value = false;
+                for a in argv {
+                    if skip_value {
+                        skip_value = false;
+                        continue;
+                    }
+                    let (name, inline) = a.split_once('=').unwrap_or((a, ""));
+                    match add.iter().find(|f| f.name == name) {
+                        Some(f) => {
+                            skip_value = f.value.is_some() && inline.is_empty() && !a.contains('=')
+                        }
+                        None => out.push(a.clone()),
+                    }
+                }
+                for f in add {
+                    out.push(f.name.to_string());
+                    if let Some(v) = &f.value {
+                        out.push(v.clone());
+                    }
+                }
+                out
+            }
+            Hint::Run { command, args } => {
+                let mut out = vec![command.to_string()];
+                out.extend(board.map(str::to_string));
+                out.extend(args.iter().cloned());
+                out
+            }
+        }
+    }
+}
+
+/// The exit codes of SPEC §7.1, decided here and nowhere else.
+pub mod exit {
+    /// Done; for `poll`, it is your turn.
+    pub const OK: i32 = 0;
+    /// I/O or unexpected error.
+    pub const IO: i32 = 1;
+    /// The lock was not acquired within the timeout.
+    pub const LOCK_TIMEOUT: i32 = 2;
+    /// The file, or the counter named, changed since the caller read it.
+    pub const STALE: i32 = 3;
+    /// The call itself is wrong.
+    pub const USAGE: i32 = 4;
+    /// The blackboard (or the new content) is invalid; also `validate`'s report of one.
+    pub const INVALID: i32 = 5;
+    /// A transition, gate, role or ownership rule refused the change.
+    pub const PROTOCOL: i32 = 6;
+    /// The blackboard is missing, or already exists on create.
+    pub const MISSING: i32 = 7;
+    /// `poll`: not your turn.
+    pub const NOT_YOUR_TURN: i32 = 10;
+    /// `poll`: the phase is terminal.
+    pub const TERMINAL: i32 = 11;
 }

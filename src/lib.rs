@@ -1,27 +1,35 @@
 //! `pair`: coordinate one doer and several reviewer agents through a shared Markdown blackboard
 //! whose YAML frontmatter is a checked state machine.
 //!
-//! The crate is layered so each module has one job:
+//! The crate is layered so each module has one job, each layer using only those above it:
 //!
 //! * [`document`] — the file as text: frontmatter/body split, line endings, sections, appends;
 //! * [`yaml`] — the frontmatter as a span-carrying YAML tree (lines for every error);
 //! * [`model`] — the typed frontmatter and its canonical emission;
-//! * [`protocol`] — phases, the transition table, review rounds, whose turn;
-//! * [`ops`] — the semantic operations (register, submit, verdict, advance, …) in memory;
-//! * [`ownership`] — field ownership checks for raw writes made as an agent;
-//! * [`validate`] — every invariant a blackboard must satisfy;
+//! * [`field`] — the registry of frontmatter fields: name, owner, emission order;
+//! * [`protocol`] — the rules as data: phases, the transition table, terminal permissions,
+//!   review rounds, whose turn;
+//! * [`validate`] — every invariant a blackboard must satisfy on its own;
+//! * [`law`] — every rule a *change* must satisfy: one pure function of (old board, new board,
+//!   writer, consent) that semantic commands and raw writes both go through;
+//! * [`ops`] — the semantic operations as edits of a typed board (they never judge themselves);
 //! * [`store`] — the lock, compare-and-swap and durable atomic replace;
-//! * [`commands`] — the commands, on top of all of the above;
+//! * [`engine`] — one transaction: parse once under the lock, edit, judge, append, render,
+//!   replace;
 //! * [`report`] — the whose-turn report shared by `poll` and `status`;
-//! * [`wait`] — waking `poll --wait` on file-system notifications.
+//! * [`wait`] — waking `poll --wait` on file-system notifications;
+//! * [`error`] — typed errors, structured hints and every exit code;
+//! * [`cli`] and [`commands`] — the command line: arguments in, rendered results and hints out.
 
 pub mod cli;
 pub mod commands;
 pub mod document;
+pub mod engine;
 pub mod error;
+pub mod field;
+pub mod law;
 pub mod model;
 pub mod ops;
-pub mod ownership;
 pub mod protocol;
 pub mod report;
 pub mod store;

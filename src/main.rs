@@ -10,22 +10,43 @@ use pair::cli::Cli;
 use pair::commands;
 
 /// Usage errors exit 4 (clap's own default would be 2, which means "lock timeout" here).
-const USAGE: u8 = 4;
+const USAGE: u8 = pair::error::exit::USAGE as u8;
 
 fn wants_json() -> bool {
     std::env::args_os().skip(1).any(|a| a == "--json")
 }
 
-fn print_error(json: bool, code: i32, kind: &str, message: &str) {
+fn print_error(json: bool, code: i32, kind: &str, message: &str, suggestion: Option<&[String]>) {
     let mut err = std::io::stderr().lock();
+    let command = suggestion.map(|argv| {
+        std::iter::once("pair".to_string())
+            .chain(argv.iter().map(|a| pair::protocol::shell_arg(a)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    });
     if json {
-        let envelope = serde_json::json!({
-            "schema": pair::report::SCHEMA,
-            "error": {"code": code, "kind": kind, "message": message}
-        });
+        let mut error = serde_json::json!({"code": code, "kind": kind, "message": message});
+        if let (Some(argv), Some(command)) = (suggestion, &command) {
+            let mut full = vec!["pair".to_string()];
+            full.extend(argv.iter().cloned());
+            error["hint"] = serde_json::json!({"argv": full, "command": command});
+        }
+        let envelope = serde_json::json!({"schema": pair::report::SCHEMA, "error": error});
         let _ = writeln!(err, "{envelope}");
     } else {
-        let _ = writeln!(err, "pair: error: {}", message.trim_end());
+        let message = message.trim_end();
+        match command {
+            Some(c) => {
+                let _ = writeln!(
+                    err,
+                    "pair: error: {}. Run `{c}`",
+                    message.trim_end_matches('.')
+                );
+            }
+            None => {
+                let _ = writeln!(err, "pair: error: {message}");
+            }
+        }
     }
 }
 
@@ -54,7 +75,7 @@ fn main() -> ExitCode {
                             .split_whitespace()
                             .collect::<Vec<_>>()
                             .join(" ");
-                        print_error(true, USAGE.into(), "usage", &message);
+                        print_error(true, USAGE.into(), "usage", &message, None);
                     } else {
                         let _ = e.print();
                     }
@@ -81,7 +102,7 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             let code = e.code();
-            print_error(json, code, e.kind(), &e.to_string());
+            print_error(json, code, e.kind(), &e.to_string(), e.suggestion());
             ExitCode::from(code as u8)
         }
     }

@@ -13,6 +13,7 @@ use std::str::FromStr;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::Serialize;
 
+use crate::field::Field;
 use crate::yaml::{self, Node, Value};
 
 /// Declares a closed set of YAML words as a Rust enum with `as_str`, `ALL`, `FromStr`, `Display`
@@ -337,88 +338,43 @@ impl Frontmatter {
             .collect()
     }
 
-    /// The canonical YAML text (without delimiters), lines ending in `\n`.
+    /// The counter of a target plus one, or `None` when it is at its maximum.
+    pub fn next_counter(&self, t: Target) -> Option<u32> {
+        self.counter(t).checked_add(1)
+    }
+
+    /// The canonical YAML text (without delimiters), lines ending in `\n`, in the order of
+    /// [`Field::ALL`].
     pub fn emit(&self) -> String {
         let mut out = String::with_capacity(1024);
-        let line = |out: &mut String, k: &str, v: String| {
-            out.push_str(k);
-            out.push_str(": ");
-            out.push_str(&v);
-            out.push('\n');
-        };
-        let opt_str = |v: &Option<String>| v.as_deref().map_or("null".to_string(), yaml::scalar);
-        line(&mut out, "phase", self.phase.to_string());
-        line(
-            &mut out,
-            "phase_updated_at",
-            yaml::quoted(&self.phase_updated_at.to_string()),
-        );
-        line(&mut out, "yolo", self.yolo.to_string());
-        line(&mut out, "work_type", yaml::scalar(&self.work_type));
-        line(&mut out, "rca_required", self.rca_required.to_string());
-        line(
-            &mut out,
-            "red_test_required",
-            self.red_test_required.to_string(),
-        );
-        if self.required_reviewers.is_empty() {
-            line(&mut out, "required_reviewers", "[]".to_string());
-        } else {
-            out.push_str("required_reviewers:\n");
-            for r in &self.required_reviewers {
-                out.push_str("  - ");
-                out.push_str(&yaml::scalar(r));
-                out.push('\n');
-            }
-        }
-        line(&mut out, "no_review", self.no_review.to_string());
-        line(
-            &mut out,
-            "analysis_revision",
-            self.analysis_revision.to_string(),
-        );
-        line(&mut out, "plan_revision", self.plan_revision.to_string());
-        line(&mut out, "red_test_round", self.red_test_round.to_string());
-        line(
-            &mut out,
-            "code_review_round",
-            self.code_review_round.to_string(),
-        );
-        line(&mut out, "worktree", opt_str(&self.worktree));
-        line(
-            &mut out,
-            "blocked_from",
-            self.blocked_from
-                .map_or("null".to_string(), |p| p.to_string()),
-        );
-        let a = &self.audit;
-        for (k, v) in [
-            ("repo_root", &a.repo_root),
-            ("base_branch", &a.base_branch),
-            ("base_sha", &a.base_sha),
-            ("topic_branch", &a.topic_branch),
-            ("commit_sha", &a.commit_sha),
-            ("merged_into", &a.merged_into),
-        ] {
-            if v.is_some() {
-                line(&mut out, k, opt_str(v));
-            }
-        }
-        if let Some(t) = a.merged_at {
-            line(&mut out, "merged_at", yaml::quoted(&t.to_string()));
-        }
-        if let Some(b) = a.worktree_removed {
-            line(&mut out, "worktree_removed", b.to_string());
-        }
-        if self.agents.is_empty() {
-            line(&mut out, "agents", "{}".to_string());
-        } else {
-            out.push_str("agents:\n");
-            for (id, agent) in &self.agents {
-                out.push_str("  ");
-                out.push_str(&yaml::scalar(id));
-                out.push_str(":\n");
-                emit_agent(&mut out, agent);
+        for field in Field::ALL {
+            match field {
+                Field::RequiredReviewers if !self.required_reviewers.is_empty() => {
+                    out.push_str("required_reviewers:\n");
+                    for r in &self.required_reviewers {
+                        out.push_str("  - ");
+                        out.push_str(&yaml::scalar(r));
+                        out.push('\n');
+                    }
+                }
+                Field::Agents if !self.agents.is_empty() => {
+                    out.push_str("agents:\n");
+                    for (id, agent) in &self.agents {
+                        out.push_str("  ");
+                        out.push_str(&yaml::scalar(id));
+                        out.push_str(":\n");
+                        emit_agent(&mut out, agent);
+                    }
+                }
+                Field::Agents => out.push_str("agents: {}\n"),
+                f => {
+                    if let Some(v) = f.value(self) {
+                        out.push_str(f.name());
+                        out.push_str(": ");
+                        out.push_str(&v);
+                        out.push('\n');
+                    }
+                }
             }
         }
         for (k, v) in &self.extra {
@@ -496,34 +452,8 @@ impl Parsed {
 
 /// Whether a top-level key is one this version knows.
 pub fn is_known_key(key: &str) -> bool {
-    TOP_KEYS.contains(&key)
+    crate::field::is_known_key(key)
 }
-
-const TOP_KEYS: &[&str] = &[
-    "phase",
-    "phase_updated_at",
-    "yolo",
-    "work_type",
-    "rca_required",
-    "red_test_required",
-    "required_reviewers",
-    "no_review",
-    "analysis_revision",
-    "plan_revision",
-    "red_test_round",
-    "code_review_round",
-    "worktree",
-    "blocked_from",
-    "repo_root",
-    "base_branch",
-    "base_sha",
-    "topic_branch",
-    "commit_sha",
-    "merged_into",
-    "merged_at",
-    "worktree_removed",
-    "agents",
-];
 
 const AGENT_KEYS: &[&str] = &[
     "role",
@@ -600,6 +530,14 @@ impl Fields<'_> {
                 None
             }
         }
+    }
+
+    fn unknown_top(&self) -> Vec<(String, Node)> {
+        self.entries
+            .iter()
+            .filter(|(k, _)| !is_known_key(k))
+            .cloned()
+            .collect()
     }
 
     fn unknown(&self, known: &[&str]) -> Vec<(String, Node)> {
@@ -827,7 +765,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
         merged_at: f.opt("merged_at", None, conv_opt_timestamp),
         worktree_removed: f.opt("worktree_removed", None, conv_opt_bool),
     };
-    let extra = f.unknown(TOP_KEYS);
+    let extra = f.unknown_top();
     let agents_node = f.get("agents").cloned();
     for (k, n) in &extra {
         warnings.push(FieldError {

@@ -59,22 +59,26 @@ impl Artifact {
     }
 }
 
-/// The command that takes a transition.
+/// A command that changes a blackboard. The transition table names the ones that move the phase;
+/// `Register` and `Note` never do, but the terminal permissions and the law still speak of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Command {
+    Register,
     Advance,
     Submit(Artifact),
     Claim,
-    /// The automatic move inside the `verdict` write that completes a round.
+    /// A reviewer's verdict; the write that completes a round also takes the automatic move.
     Verdict,
     Block,
     Unblock,
     Stop,
+    Note,
 }
 
 impl Command {
     pub fn name(self) -> &'static str {
         match self {
+            Command::Register => "register",
             Command::Advance => "advance",
             Command::Submit(_) => "submit",
             Command::Claim => "claim",
@@ -82,7 +86,39 @@ impl Command {
             Command::Block => "block",
             Command::Unblock => "unblock",
             Command::Stop => "stop",
+            Command::Note => "note",
         }
+    }
+
+    /// Who may run the command at all (the table's rows may narrow it further: a claim needs a
+    /// required reviewer). `Any` means any agent on the blackboard; a registration is made by an
+    /// agent that is not on it yet, and never by the doer.
+    pub fn actor(self) -> Actor {
+        match self {
+            Command::Advance | Command::Submit(_) | Command::Unblock => Actor::Doer,
+            Command::Claim | Command::Verdict | Command::Register => Actor::Reviewer,
+            Command::Block | Command::Stop | Command::Note => Actor::Any,
+        }
+    }
+}
+
+/// The commands a terminal phase still accepts (SPEC §3.1): every other write is refused.
+#[rustfmt::skip]
+pub const TERMINAL_ALLOWS: &[(Phase, &[Command])] = &[
+    (Phase::Blocked,   &[Command::Unblock, Command::Stop, Command::Note]),
+    (Phase::Committed, &[Command::Advance]),
+    (Phase::Merged,    &[Command::Advance]),
+    (Phase::CleanedUp, &[]),
+    (Phase::Stopped,   &[]),
+];
+
+/// Whether `command` may write to a blackboard in `phase` (always, unless the phase is terminal).
+pub fn terminal_allows(phase: Phase, command: Command) -> bool {
+    match TERMINAL_ALLOWS.iter().find(|(p, _)| *p == phase) {
+        Some((_, allowed)) => allowed
+            .iter()
+            .any(|c| std::mem::discriminant(c) == std::mem::discriminant(&command)),
+        None => true,
     }
 }
 
@@ -144,7 +180,7 @@ pub enum To {
 /// One row of SPEC §3.1.
 #[derive(Debug, Clone, Copy)]
 pub struct Transition {
-    pub from: From,
+    pub from: Source,
     pub to: To,
     pub actor: Actor,
     pub command: Command,
@@ -152,11 +188,14 @@ pub struct Transition {
     /// The doer must pass `--user-approved` unless `yolo`.
     pub human_gate: bool,
     pub needs: Needs,
+    /// A submission with nobody required to review (an approved no-review workflow, SPEC §4.1)
+    /// completes its empty round in the same write, landing on the approved phase.
+    pub completes_empty_round: bool,
 }
 
 /// The phases a transition leaves from.
 #[derive(Debug, Clone, Copy)]
-pub enum From {
+pub enum Source {
     One(Phase),
     Two(Phase, Phase),
     /// Every reviewable phase.
@@ -167,14 +206,14 @@ pub enum From {
     NonTerminalOrBlocked,
 }
 
-impl From {
+impl Source {
     pub fn matches(self, p: Phase) -> bool {
         match self {
-            From::One(a) => p == a,
-            From::Two(a, b) => p == a || p == b,
-            From::Reviewable => p.is_reviewable(),
-            From::NonTerminal => !p.is_terminal(),
-            From::NonTerminalOrBlocked => !p.is_terminal() || p == Phase::Blocked,
+            Source::One(a) => p == a,
+            Source::Two(a, b) => p == a || p == b,
+            Source::Reviewable => p.is_reviewable(),
+            Source::NonTerminal => !p.is_terminal(),
+            Source::NonTerminalOrBlocked => !p.is_terminal() || p == Phase::Blocked,
         }
     }
 }
@@ -182,7 +221,7 @@ impl From {
 use Phase as P;
 
 const fn row(
-    from: From,
+    from: Source,
     to: Phase,
     actor: Actor,
     command: Command,
@@ -198,6 +237,7 @@ const fn row(
         guard,
         human_gate,
         needs,
+        completes_empty_round: matches!(command, Command::Submit(_)),
     }
 }
 
@@ -209,50 +249,37 @@ const FREE: bool = false;
 #[rustfmt::skip]
 pub const TRANSITIONS: &[Transition] = &[
     //  from                                                         to                        who             command                               condition                             gate  needs
-    row(From::One(P::Draft),                                         P::Planning,              Actor::Doer,     Command::Advance,                     Guard::NoRcaRequired,                 GATE, Needs::Nothing),
-    row(From::One(P::Draft),                                         P::Analyzing,             Actor::Doer,     Command::Advance,                     Guard::None,                          GATE, Needs::Nothing),
-    row(From::Two(P::Analyzing, P::AnalysisChangesRequested),        P::AnalysisSubmitted,     Actor::Doer,     Command::Submit(Artifact::Analysis),  Guard::None,                          GATE, Needs::Nothing),
-    row(From::One(P::AnalysisChangesRequested),                      P::Analyzing,             Actor::Doer,     Command::Advance,                     Guard::None,                          FREE, Needs::Nothing),
-    row(From::One(P::AnalysisApproved),                              P::Planning,              Actor::Doer,     Command::Advance,                     Guard::None,                          FREE, Needs::Nothing),
-    row(From::Two(P::Planning, P::PlanChangesRequested),             P::PlanningSubmitted,     Actor::Doer,     Command::Submit(Artifact::Plan),      Guard::AnalysisApprovedIfRequired,    GATE, Needs::Nothing),
-    row(From::One(P::PlanChangesRequested),                          P::Planning,              Actor::Doer,     Command::Advance,                     Guard::None,                          FREE, Needs::Nothing),
-    row(From::One(P::PlanApproved),                                  P::Coding,                Actor::Doer,     Command::Advance,                     Guard::NoRedTestRequired,             GATE, Needs::Worktree),
-    row(From::One(P::PlanApproved),                                  P::RedTesting,            Actor::Doer,     Command::Advance,                     Guard::None,                          FREE, Needs::Nothing),
-    row(From::Two(P::RedTesting, P::RedTestChangesRequested),        P::RedTestSubmitted,      Actor::Doer,     Command::Submit(Artifact::RedTest),   Guard::None,                          FREE, Needs::Nothing),
-    row(From::One(P::RedTestChangesRequested),                       P::RedTesting,            Actor::Doer,     Command::Advance,                     Guard::None,                          FREE, Needs::Nothing),
-    row(From::One(P::RedTestApproved),                               P::Coding,                Actor::Doer,     Command::Advance,                     Guard::None,                          FREE, Needs::Worktree),
-    row(From::One(P::Coding),                                        P::CodeSubmitted,         Actor::Doer,     Command::Submit(Artifact::Code),      Guard::None,                          FREE, Needs::Nothing),
-    row(From::One(P::ReadyToCommit),                                 P::Committed,             Actor::Doer,     Command::Advance,                     Guard::None,                          GATE, Needs::CommitSha),
-    row(From::Two(P::CodeChangesRequested, P::ReadyToCommit),        P::FollowupReview,        Actor::Doer,     Command::Submit(Artifact::Followup),  Guard::None,                          FREE, Needs::Nothing),
-    row(From::One(P::AnalysisSubmitted),                             P::ReviewingAnalysis,     Actor::Reviewer, Command::Claim,                       Guard::None,                          FREE, Needs::Nothing),
-    row(From::One(P::PlanningSubmitted),                             P::ReviewingPlan,         Actor::Reviewer, Command::Claim,                       Guard::None,                          FREE, Needs::Nothing),
-    row(From::One(P::RedTestSubmitted),                              P::ReviewingRedTest,      Actor::Reviewer, Command::Claim,                       Guard::None,                          FREE, Needs::Nothing),
-    row(From::One(P::CodeSubmitted),                                 P::ReviewingCode,         Actor::Reviewer, Command::Claim,                       Guard::None,                          FREE, Needs::Nothing),
-    Transition { from: From::Reviewable, to: To::RoundOutcome,                  actor: Actor::Auto,     command: Command::Verdict,            guard: Guard::None,                   human_gate: FREE, needs: Needs::Nothing },
-    row(From::One(P::Committed),                                     P::Merged,                Actor::Doer,     Command::Advance,                     Guard::None,                          GATE, Needs::MergedInto),
-    row(From::One(P::Merged),                                        P::CleanedUp,             Actor::Doer,     Command::Advance,                     Guard::None,                          FREE, Needs::Nothing),
-    row(From::NonTerminal,                                           P::Blocked,               Actor::Any,      Command::Block,                       Guard::None,                          FREE, Needs::Nothing),
-    Transition { from: From::One(P::Blocked), to: To::BlockedFrom,             actor: Actor::Doer,     command: Command::Unblock,            guard: Guard::None,                   human_gate: FREE, needs: Needs::Nothing },
-    row(From::NonTerminalOrBlocked,                                  P::Stopped,               Actor::Any,      Command::Stop,                        Guard::None,                          FREE, Needs::Nothing),
+    row(Source::One(P::Draft),                                         P::Planning,              Actor::Doer,     Command::Advance,                     Guard::NoRcaRequired,                 GATE, Needs::Nothing),
+    row(Source::One(P::Draft),                                         P::Analyzing,             Actor::Doer,     Command::Advance,                     Guard::None,                          GATE, Needs::Nothing),
+    row(Source::Two(P::Analyzing, P::AnalysisChangesRequested),        P::AnalysisSubmitted,     Actor::Doer,     Command::Submit(Artifact::Analysis),  Guard::None,                          GATE, Needs::Nothing),
+    row(Source::One(P::AnalysisChangesRequested),                      P::Analyzing,             Actor::Doer,     Command::Advance,                     Guard::None,                          FREE, Needs::Nothing),
+    row(Source::One(P::AnalysisApproved),                              P::Planning,              Actor::Doer,     Command::Advance,                     Guard::None,                          FREE, Needs::Nothing),
+    row(Source::Two(P::Planning, P::PlanChangesRequested),             P::PlanningSubmitted,     Actor::Doer,     Command::Submit(Artifact::Plan),      Guard::AnalysisApprovedIfRequired,    GATE, Needs::Nothing),
+    row(Source::One(P::PlanChangesRequested),                          P::Planning,              Actor::Doer,     Command::Advance,                     Guard::None,                          FREE, Needs::Nothing),
+    row(Source::One(P::PlanApproved),                                  P::Coding,                Actor::Doer,     Command::Advance,                     Guard::NoRedTestRequired,             GATE, Needs::Worktree),
+    row(Source::One(P::PlanApproved),                                  P::RedTesting,            Actor::Doer,     Command::Advance,                     Guard::None,                          FREE, Needs::Nothing),
+    row(Source::Two(P::RedTesting, P::RedTestChangesRequested),        P::RedTestSubmitted,      Actor::Doer,     Command::Submit(Artifact::RedTest),   Guard::None,                          FREE, Needs::Nothing),
+    row(Source::One(P::RedTestChangesRequested),                       P::RedTesting,            Actor::Doer,     Command::Advance,                     Guard::None,                          FREE, Needs::Nothing),
+    row(Source::One(P::RedTestApproved),                               P::Coding,                Actor::Doer,     Command::Advance,                     Guard::None,                          FREE, Needs::Worktree),
+    row(Source::One(P::Coding),                                        P::CodeSubmitted,         Actor::Doer,     Command::Submit(Artifact::Code),      Guard::None,                          FREE, Needs::Nothing),
+    row(Source::One(P::ReadyToCommit),                                 P::Committed,             Actor::Doer,     Command::Advance,                     Guard::None,                          GATE, Needs::CommitSha),
+    row(Source::Two(P::CodeChangesRequested, P::ReadyToCommit),        P::FollowupReview,        Actor::Doer,     Command::Submit(Artifact::Followup),  Guard::None,                          FREE, Needs::Nothing),
+    row(Source::One(P::AnalysisSubmitted),                             P::ReviewingAnalysis,     Actor::Reviewer, Command::Claim,                       Guard::None,                          FREE, Needs::Nothing),
+    row(Source::One(P::PlanningSubmitted),                             P::ReviewingPlan,         Actor::Reviewer, Command::Claim,                       Guard::None,                          FREE, Needs::Nothing),
+    row(Source::One(P::RedTestSubmitted),                              P::ReviewingRedTest,      Actor::Reviewer, Command::Claim,                       Guard::None,                          FREE, Needs::Nothing),
+    row(Source::One(P::CodeSubmitted),                                 P::ReviewingCode,         Actor::Reviewer, Command::Claim,                       Guard::None,                          FREE, Needs::Nothing),
+    Transition { from: Source::Reviewable, to: To::RoundOutcome,                  actor: Actor::Auto,     command: Command::Verdict,            guard: Guard::None,                   human_gate: FREE, needs: Needs::Nothing, completes_empty_round: false },
+    row(Source::One(P::Committed),                                     P::Merged,                Actor::Doer,     Command::Advance,                     Guard::None,                          GATE, Needs::MergedInto),
+    row(Source::One(P::Merged),                                        P::CleanedUp,             Actor::Doer,     Command::Advance,                     Guard::None,                          FREE, Needs::Nothing),
+    row(Source::NonTerminal,                                           P::Blocked,               Actor::Any,      Command::Block,                       Guard::None,                          FREE, Needs::Nothing),
+    Transition { from: Source::One(P::Blocked), to: To::BlockedFrom,             actor: Actor::Doer,     command: Command::Unblock,            guard: Guard::None,                   human_gate: FREE, needs: Needs::Nothing, completes_empty_round: false },
+    row(Source::NonTerminalOrBlocked,                                  P::Stopped,               Actor::Any,      Command::Stop,                        Guard::None,                          FREE, Needs::Nothing),
 ];
 
-/// Whether a command may write to a blackboard in a terminal phase (SPEC §3.1): only `unblock`,
-/// `stop` and `note` in BLOCKED, and the doer's `advance` from COMMITTED and MERGED.
-pub fn terminal_allows(phase: Phase, command: &str) -> bool {
-    match phase {
-        P::Blocked => matches!(command, "unblock" | "stop" | "note"),
-        P::Committed | P::Merged => command == "advance",
-        _ => !phase.is_terminal(),
-    }
-}
-
 impl Phase {
-    /// Phases in which every agent stops polling (SPEC §3).
+    /// Phases in which every agent stops polling (SPEC §3): the phases of [`TERMINAL_ALLOWS`].
     pub fn is_terminal(self) -> bool {
-        matches!(
-            self,
-            P::Committed | P::Merged | P::CleanedUp | P::Blocked | P::Stopped
-        )
+        TERMINAL_ALLOWS.iter().any(|(p, _)| *p == self)
     }
 
     /// Phases in which reviewers act, and on which target.
@@ -271,10 +298,10 @@ impl Phase {
     }
 
     /// Which diff reviewers read in a code phase.
-    pub fn diff_scope(self) -> Option<&'static str> {
+    pub fn diff_scope(self) -> Option<DiffScope> {
         match self {
-            P::CodeSubmitted | P::ReviewingCode => Some("staged"),
-            P::FollowupReview => Some("unstaged"),
+            P::CodeSubmitted | P::ReviewingCode => Some(DiffScope::Staged),
+            P::FollowupReview => Some(DiffScope::Unstaged),
             _ => None,
         }
     }
@@ -324,6 +351,24 @@ impl Phase {
             .iter()
             .flat_map(|t| [(*t, true), (*t, false)])
             .find(|(t, approved)| outcome_phase(*t, *approved) == self)
+    }
+}
+
+/// The diff a code review reads: the staged diff of a code submission, or the unstaged diff of
+/// a follow-up over the staged baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DiffScope {
+    Staged,
+    Unstaged,
+}
+
+impl std::fmt::Display for DiffScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            DiffScope::Staged => "staged",
+            DiffScope::Unstaged => "unstaged",
+        })
     }
 }
 
@@ -422,7 +467,7 @@ pub fn stands_approved(fm: &Frontmatter, target: Target) -> bool {
 pub fn doer_next(fm: &Frontmatter) -> Option<&'static Transition> {
     TRANSITIONS.iter().find(|t| {
         t.actor == Actor::Doer
-            && matches!(t.from, From::One(_) | From::Two(_, _))
+            && matches!(t.from, Source::One(_) | Source::Two(_, _))
             && t.from.matches(fm.phase)
             && t.guard.holds(fm)
     })
@@ -452,6 +497,11 @@ pub fn shell_word(s: &str) -> String {
     if s.starts_with('-') {
         return shell_word(&format!("./{s}"));
     }
+    shell_arg(s)
+}
+
+/// Quote one argument (a flag, a value) for a shell command line.
+pub fn shell_arg(s: &str) -> String {
     if !s.is_empty()
         && s.chars().all(|c| {
             c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '+' | ':' | '@')
@@ -647,11 +697,11 @@ fn capitalize(s: &str) -> String {
 impl Transition {
     fn source_text(&self) -> String {
         match self.from {
-            From::One(a) => a.to_string(),
-            From::Two(a, b) => format!("{a}, {b}"),
-            From::Reviewable => "any review phase".to_string(),
-            From::NonTerminal => "any non-terminal phase".to_string(),
-            From::NonTerminalOrBlocked => "any non-terminal phase, BLOCKED".to_string(),
+            Source::One(a) => a.to_string(),
+            Source::Two(a, b) => format!("{a}, {b}"),
+            Source::Reviewable => "any review phase".to_string(),
+            Source::NonTerminal => "any non-terminal phase".to_string(),
+            Source::NonTerminalOrBlocked => "any non-terminal phase, BLOCKED".to_string(),
         }
     }
 
@@ -695,6 +745,9 @@ impl Transition {
         }
         if let Command::Submit(a) = self.command {
             parts.push(format!("{} +1", a.target().counter_field()));
+        }
+        if self.completes_empty_round {
+            parts.push("with `no_review` and nobody required, approved in the same write".into());
         }
         if self.command == Command::Claim {
             parts.push("required reviewer".to_string());

@@ -23,7 +23,7 @@ pub struct Counters {
 pub struct ReviewBlock {
     pub target: Target,
     pub counter: u32,
-    pub diff_scope: Option<&'static str>,
+    pub diff_scope: Option<crate::protocol::DiffScope>,
     pub complete: bool,
     pub approved: bool,
     pub changes_requested: bool,
@@ -124,12 +124,13 @@ impl Turn {
 
     /// Exit code of `poll`: 0 your turn, 10 not, 11 terminal.
     pub fn exit_code(&self) -> i32 {
+        use crate::error::exit;
         if self.terminal {
-            11
+            exit::TERMINAL
         } else if self.your_turn {
-            0
+            exit::OK
         } else {
-            10
+            exit::NOT_YOUR_TURN
         }
     }
 

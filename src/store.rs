@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
+use crate::model::Parsed;
 use crate::validate::{self, Valid};
 use crate::yaml::MAX_FRONTMATTER_BYTES;
 
@@ -358,6 +359,24 @@ pub struct Current {
     pub sha256: String,
 }
 
+/// The new content a write's builder returns: the bytes, and the frontmatter already parsed and
+/// checked when the builder knows the body is valid by construction (a semantic write appends
+/// only checked entries to a body that was valid). Without it the store validates the whole file.
+#[derive(Debug, Clone)]
+pub struct Built {
+    pub bytes: Vec<u8>,
+    pub parsed: Option<Parsed>,
+}
+
+impl From<Vec<u8>> for Built {
+    fn from(bytes: Vec<u8>) -> Built {
+        Built {
+            bytes,
+            parsed: None,
+        }
+    }
+}
+
 /// What a successful write did.
 #[derive(Debug, Clone)]
 pub struct Written {
@@ -366,8 +385,8 @@ pub struct Written {
     pub old_sha256: Option<String>,
     pub new_sha256: String,
     pub created: bool,
-    /// The new content, validated.
-    pub valid: Valid,
+    /// The new frontmatter, validated.
+    pub parsed: Parsed,
     /// Problems after the rename that do not undo it (e.g. the directory fsync failed).
     pub warnings: Vec<String>,
 }
@@ -627,9 +646,10 @@ fn read_locked(target: &Path) -> Result<Option<(Current, (u64, u64))>> {
 /// Perform one locked, checked, durable write. `build` gets the current content (`None` when
 /// creating) and returns the complete new file; it may refuse with any error, which leaves the
 /// file untouched.
-pub fn update<F>(path: &Path, expect: Expect, opts: &WriteOptions, build: F) -> Result<Written>
+pub fn update<F, B>(path: &Path, expect: Expect, opts: &WriteOptions, build: F) -> Result<Written>
 where
-    F: FnOnce(Option<&Current>) -> Result<Vec<u8>>,
+    F: FnOnce(Option<&Current>) -> Result<B>,
+    B: Into<Built>,
 {
     let target = resolve(path)?;
     // A directory is never a blackboard: refuse before a lock file is made beside it.
@@ -672,16 +692,26 @@ where
         _ => {}
     }
 
-    let new_bytes = build(current.as_ref())?;
+    let Built {
+        bytes: new_bytes,
+        parsed,
+    } = build(current.as_ref())?.into();
     // Keep only the old hash from here on: holding the old bytes through validation and the
     // write would put a third copy of a large blackboard in memory.
     let exists = current.is_some();
     let old_sha256 = current.map(|c| c.sha256);
-    let valid = validate::check_bytes(&new_bytes).map_err(|r| Error::Invalid {
-        path: path.to_path_buf(),
-        errors: r.errors,
-        new_content: true,
-    })?;
+    let parsed = match parsed {
+        Some(p) => p,
+        None => {
+            validate::check_bytes(&new_bytes)
+                .map_err(|r| Error::Invalid {
+                    path: path.to_path_buf(),
+                    errors: r.errors,
+                    new_content: true,
+                })?
+                .parsed
+        }
+    };
 
     let (mode, owner) = match exists {
         true => {
@@ -765,7 +795,7 @@ where
         old_sha256,
         new_sha256: sha256_hex(&new_bytes),
         created: matches!(expect, Expect::Absent),
-        valid,
+        parsed,
         warnings,
     })
 }

@@ -445,8 +445,16 @@ fn raw_write_to_stopped_makes_poll_exit_11() {
         old, new,
         "test bug: init output must contain `phase: DRAFT`"
     );
+    // Naming nobody, a phase change is not attributable and is refused.
     b.write_expect(&new, &sha256_hex(&old), &["--operation", "stop"])
-        .code(0);
+        .code(6);
+    assert_bytes_eq(&b.read(), old.as_bytes(), "a refused write leaves the file");
+    b.write_expect(
+        &new,
+        &sha256_hex(&old),
+        &["--operation", "stop", "--as", "doer"],
+    )
+    .code(0);
     assert_bytes_eq(&b.read(), new.as_bytes(), "write must store the content");
     pair(["poll", b.p(), "--agent", "doer"]).code(11);
 }

@@ -774,4 +774,8 @@ fn raw_write_that_jumps_phases_illegally_is_refused_with_exit_6() {
     out.code(6).mentions(&["CODE_SUBMITTED"]);
     b.assert_untouched(MINIMAL.as_bytes());
     b.assert_clean_dir(&[]);
+    // Named as the doer, the change is attributable but still not a transition.
+    let out = b.write_expect(&jump, &sha256_hex(MINIMAL), &["--as", "doer"]);
+    out.code(6).mentions(&["CODE_SUBMITTED", "no transition"]);
+    b.assert_untouched(MINIMAL.as_bytes());
 }

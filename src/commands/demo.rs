@@ -23,7 +23,7 @@ use serde_json::{Value as Json, json};
 
 use super::Outcome;
 use crate::cli::{DemoAgentArgs, DemoArgs, DemoRole};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, exit};
 use crate::report::{SCHEMA, Style};
 
 /// The blackboard's name inside the demo directory (agents run with that directory as cwd).
@@ -448,7 +448,7 @@ impl Agent {
                 "--interval",
                 INTERVAL,
             ],
-            &[0, 10, 11],
+            &[exit::OK, exit::NOT_YOUR_TURN, exit::TERMINAL],
             "",
         )?;
         let phase = run.json["phase"].as_str().unwrap_or("?");
@@ -458,7 +458,7 @@ impl Agent {
                 "woke",
                 format!("poll --wait: my turn in {phase} (waited {waited:.2} s)"),
             )),
-            11 => self.emit(self.event(
+            exit::TERMINAL => self.emit(self.event(
                 "done",
                 format!("poll --wait: {phase} is terminal (exit 11); stopping"),
             )),
@@ -533,7 +533,7 @@ fn doer(me: &Agent, reviewers: &[String]) -> Result<()> {
     )?;
     loop {
         let turn = me.wait_turn()?;
-        if turn.code == 11 {
+        if turn.code == exit::TERMINAL {
             return Ok(());
         }
         let phase = turn.json["phase"].as_str().unwrap_or("").to_string();
@@ -701,7 +701,7 @@ fn review_of(id: &str, target: &str, counter: u64) -> (&'static str, &'static st
 fn reviewer(me: &Agent) -> Result<()> {
     loop {
         let turn = me.wait_turn()?;
-        if turn.code == 11 {
+        if turn.code == exit::TERMINAL {
             return Ok(());
         }
         if turn.json["agent"]["registered"] != json!(true) {

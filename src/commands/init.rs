@@ -89,7 +89,6 @@ pub fn run(a: InitArgs) -> Result<Outcome> {
     fm.blocked_from = None;
     fm.audit = Audit::default();
     fm.phase = Phase::Draft;
-    fm.phase_updated_at = Timestamp::now();
     fm.work_type = a.work_type.clone();
     let debugging = a.work_type == "debugging";
     fm.rca_required = fm.rca_required || a.rca || debugging;
@@ -111,20 +110,18 @@ pub fn run(a: InitArgs) -> Result<Outcome> {
             )));
         }
     }
-    let content = doc.render(&fm.emit());
 
     let opts = WriteOptions {
         timeout: timeout(a.timeout)?,
         agent: Some(a.doer.clone()),
         operation: "init".to_string(),
     };
-    let written = store::update(
-        &a.board,
-        Expect::Absent,
-        &opts,
-        |_| Ok(content.into_bytes()),
-    )?;
-    let fm = &written.valid.parsed.fm;
+    let written = store::update(&a.board, Expect::Absent, &opts, |_| {
+        // The creation time is taken under the lock, like every write's.
+        fm.phase_updated_at = Timestamp::now();
+        Ok(doc.render(&fm.emit()).into_bytes())
+    })?;
+    let fm = &written.parsed.fm;
     let board = shown(&a.board);
     let next = protocol::next(fm, &a.doer, &board);
     let json = json!({

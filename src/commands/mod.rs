@@ -134,6 +134,30 @@ pub(crate) fn read_text(path: &Path, what: &str) -> Result<String> {
         .map_err(|_| Error::Usage(format!("{what} {}: not valid UTF-8", path.display())))
 }
 
+/// The command line as it was run, after `pair`.
+pub(crate) fn argv() -> Vec<String> {
+    std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
+}
+
+/// The command as it was run, as one shell line (for the records of passed gates). A long or
+/// multi-line note is named by its flag, not copied.
+pub(crate) fn invocation() -> String {
+    let mut words = vec!["pair".to_string()];
+    let mut args = argv().into_iter();
+    while let Some(a) = args.next() {
+        if a == "--note" {
+            let _ = args.next();
+            words.push("--note TEXT".to_string());
+        } else {
+            words.push(crate::protocol::shell_arg(&a));
+        }
+    }
+    words.join(" ")
+}
+
 /// The path as the user wrote it, for messages and action sentences.
 pub(crate) fn shown(path: &Path) -> String {
     path.display().to_string()

@@ -10,14 +10,14 @@ use crate::cli::{
     AdvanceArgs, ArtifactArg, ClaimArgs, NoteArgs, NoteText, ReasonArgs, RegisterArgs, SubmitArgs,
     VerdictArgs, WriteCommon,
 };
-use crate::document::Document;
+use crate::engine;
 use crate::error::{Error, Result};
-use crate::model::{Frontmatter, Phase, Timestamp, Verdict};
-use crate::ops::{self, Ctx};
+use crate::law::Consent;
+use crate::model::{Frontmatter, Phase, Verdict};
+use crate::ops::{self, Ctx, Edit};
 use crate::protocol::{self, Artifact};
 use crate::report::SCHEMA;
-use crate::store::{self, Expect, WriteOptions};
-use crate::validate;
+use crate::store::{Expect, WriteOptions};
 
 fn note_text(t: &NoteText, required: bool) -> Result<Option<String>> {
     let text = match (&t.note, &t.note_file) {
@@ -56,61 +56,47 @@ fn expect(common: &WriteCommon) -> Result<Expect> {
     }
 }
 
+/// The user's consent given on the command line, and the command as it was run.
+fn consent(user_approved: bool, waive: Option<String>) -> Consent {
+    Consent {
+        user_approved,
+        waive,
+        invocation: super::invocation(),
+    }
+}
+
 /// Apply one operation in one locked write and report the result.
 fn apply<F>(
     board: &Path,
     common: &WriteCommon,
     operation: &str,
-    mut ctx_edit: impl FnMut(&mut Ctx),
+    consent: Consent,
     op: F,
 ) -> Result<Outcome>
 where
-    F: FnOnce(&mut Frontmatter, &mut Document, &Ctx) -> Result<String>,
+    F: FnOnce(&mut Frontmatter, &Ctx) -> Result<Edit>,
 {
     super::agent_arg("--agent", &common.agent)?;
-    let mut ctx = Ctx {
-        agent: common.agent.clone(),
-        now: Timestamp::now(),
-        board: shown(board),
-        user_approved: false,
-        waive: None,
-    };
-    ctx_edit(&mut ctx);
+    let shown_board = shown(board);
     let opts = WriteOptions {
         timeout: timeout(common.timeout)?,
         agent: Some(common.agent.clone()),
         operation: operation.to_string(),
     };
-    let mut summary = String::new();
-    let mut old_phase = None;
-    let written = store::update(board, expect(common)?, &opts, |current| {
-        let Some(current) = current else {
-            return Err(Error::Missing {
-                path: board.to_path_buf(),
-            });
-        };
-        let valid = validate::check_bytes(&current.bytes).map_err(|r| Error::Invalid {
-            path: board.to_path_buf(),
-            errors: r.errors,
-            new_content: false,
-        })?;
-        let mut doc = valid.doc;
-        let mut fm = valid.parsed.fm;
-        old_phase = Some(fm.phase);
-        // Body first, frontmatter last: the operation appends, then the frontmatter is emitted.
-        summary = op(&mut fm, &mut doc, &ctx)?;
-        Ok(doc.into_rendered(&fm.emit()).into_bytes())
-    })?;
-    let fm = &written.valid.parsed.fm;
-    let next = protocol::next(fm, &common.agent, &ctx.board);
+    let committed = engine::transact(board, expect(common)?, &opts, &common.agent, &consent, op)
+        .map_err(|e| e.suggest(&super::argv(), Some(&shown_board)))?;
+    let written = &committed.written;
+    let summary = &committed.summary;
+    let fm = &written.parsed.fm;
+    let next = protocol::next(fm, &common.agent, &shown_board);
     let your_turn = next.handoff_to.iter().any(|h| h == &common.agent);
     let json = json!({
         "schema": SCHEMA,
-        "path": ctx.board,
+        "path": shown_board,
         "operation": operation,
         "agent": common.agent,
         "summary": summary,
-        "old_phase": old_phase,
+        "old_phase": committed.old_phase,
         "phase": fm.phase,
         "old_sha256": written.old_sha256,
         "new_sha256": written.new_sha256,
@@ -126,7 +112,7 @@ where
     });
     let text = format!("{summary}\nphase: {}\nnext: {}\n", fm.phase, next.action);
     let mut out = Outcome::ok(json, text);
-    out.warnings = written.warnings;
+    out.warnings = committed.written.warnings;
     Ok(out)
 }
 
@@ -136,13 +122,19 @@ pub fn register(a: RegisterArgs) -> Result<Outcome> {
         &a.board,
         &a.common,
         "register",
-        |_| {},
-        |fm, doc, ctx| ops::register(fm, doc, ctx, required),
+        consent(false, None),
+        |fm, ctx| ops::register(fm, ctx, required),
     )
 }
 
 pub fn claim(a: ClaimArgs) -> Result<Outcome> {
-    apply(&a.board, &a.common, "claim", |_| {}, ops::claim)
+    apply(
+        &a.board,
+        &a.common,
+        "claim",
+        consent(false, None),
+        ops::claim,
+    )
 }
 
 pub fn submit(a: SubmitArgs) -> Result<Outcome> {
@@ -154,16 +146,13 @@ pub fn submit(a: SubmitArgs) -> Result<Outcome> {
         ArtifactArg::Followup => Artifact::Followup,
     };
     let note = note_text(&a.text, true)?.unwrap_or_default();
-    let (approved, waive, no_review) = (a.user_approved, a.waive.clone(), a.no_review);
+    let no_review = a.no_review;
     apply(
         &a.board,
         &a.common,
         &format!("submit-{}", artifact.as_str()),
-        |c| {
-            c.user_approved = approved;
-            c.waive = waive.clone();
-        },
-        |fm, doc, ctx| ops::submit(fm, doc, ctx, artifact, &note, no_review),
+        consent(a.user_approved, a.waive.clone()),
+        |fm, ctx| ops::submit(fm, ctx, artifact, &note, no_review),
     )
 }
 
@@ -179,8 +168,8 @@ pub fn verdict(a: VerdictArgs) -> Result<Outcome> {
         &a.board,
         &a.common,
         "verdict",
-        |_| {},
-        |fm, doc, ctx| ops::verdict(fm, doc, ctx, v, revision, &note),
+        consent(false, None),
+        |fm, ctx| ops::verdict(fm, ctx, v, revision, &note),
     )
 }
 
@@ -205,16 +194,12 @@ pub fn advance(a: AdvanceArgs) -> Result<Outcome> {
         merged_into: a.merged_into.clone(),
         note: note_text(&a.text, false)?,
     };
-    let (approved, waive) = (a.user_approved, a.waive.clone());
     apply(
         &a.board,
         &a.common,
         "advance",
-        |c| {
-            c.user_approved = approved;
-            c.waive = waive.clone();
-        },
-        |fm, doc, ctx| ops::advance(fm, doc, ctx, to, &args),
+        consent(a.user_approved, a.waive.clone()),
+        |fm, ctx| ops::advance(fm, ctx, to, &args),
     )
 }
 
@@ -224,8 +209,8 @@ pub fn block(a: ReasonArgs) -> Result<Outcome> {
         &a.board,
         &a.common,
         "block",
-        |_| {},
-        |fm, doc, ctx| ops::block(fm, doc, ctx, &reason),
+        consent(false, None),
+        |fm, ctx| ops::block(fm, ctx, &reason),
     )
 }
 
@@ -235,8 +220,8 @@ pub fn unblock(a: ReasonArgs) -> Result<Outcome> {
         &a.board,
         &a.common,
         "unblock",
-        |_| {},
-        |fm, doc, ctx| ops::unblock(fm, doc, ctx, &reason),
+        consent(false, None),
+        |fm, ctx| ops::unblock(fm, ctx, &reason),
     )
 }
 
@@ -246,8 +231,8 @@ pub fn stop(a: ReasonArgs) -> Result<Outcome> {
         &a.board,
         &a.common,
         "stop",
-        |_| {},
-        |fm, doc, ctx| ops::stop(fm, doc, ctx, &reason),
+        consent(false, None),
+        |fm, ctx| ops::stop(fm, ctx, &reason),
     )
 }
 
@@ -258,7 +243,7 @@ pub fn note(a: NoteArgs) -> Result<Outcome> {
         &a.board,
         &a.common,
         "note",
-        |_| {},
-        |fm, doc, ctx| ops::note(fm, doc, ctx, &section, &text),
+        consent(false, None),
+        |fm, ctx| ops::note(fm, ctx, &section, &text),
     )
 }

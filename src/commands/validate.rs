@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::Outcome;
 use crate::cli::{ValidateArgs, ValidateFormat};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, exit};
 use crate::model::FieldError;
 use crate::report::SCHEMA;
 use crate::store;
@@ -149,11 +149,11 @@ pub fn run(a: ValidateArgs) -> Result<Outcome> {
     let invalid = reports.iter().filter(|r| !r.valid).count();
     let all_valid = invalid == 0;
     let code = if invalid > missing {
-        5
+        exit::INVALID
     } else if missing > 0 {
-        7
+        exit::MISSING
     } else {
-        0
+        exit::OK
     };
     let json = json!({
         "schema": SCHEMA,

@@ -5,17 +5,19 @@ use serde_json::json;
 
 use super::{Outcome, read_input, shown, timeout};
 use crate::cli::WriteArgs;
-use crate::document::Document;
+use crate::engine::{self, RawMode};
 use crate::error::{Error, Result};
+use crate::field::{self, Field};
+use crate::law::Consent;
 use crate::model::Timestamp;
-use crate::ownership;
+use crate::ops::{DECISIONS, Entry};
 use crate::report::SCHEMA;
 use crate::store::{self, Expect, WriteOptions};
 use crate::validate;
 
 /// How a raw write is checked.
 enum Mode {
-    /// Helper-compatible: validated only.
+    /// Helper-compatible, naming nobody: validated, and may only append to the body.
     Raw,
     /// As an agent: ownership and transitions checked (SPEC §5).
     As(String),
@@ -67,71 +69,48 @@ pub fn run(a: WriteArgs) -> Result<Outcome> {
     {
         return Err(Error::Usage("--as and --reason need a value".into()));
     }
-    let user_approved = a.user_approved;
-    let writer = match &mode {
-        Mode::As(id) => Some(id.clone()),
-        _ => None,
+    let consent = Consent {
+        user_approved: a.user_approved,
+        waive: a.waive.clone(),
+        invocation: super::invocation(),
     };
     let repairer = a.agent.clone().unwrap_or_else(|| "a human".to_string());
     let board_for_errors = board.clone();
-    let written = store::update(&board, expect, &opts, move |current| match mode {
-        Mode::Raw | Mode::As(_) => {
-            // Creation has nothing to compare against; the store still validates it.
-            let Some(current) = current else {
-                return Ok(content);
-            };
-            let invalid = |errors, new_content| Error::Invalid {
-                path: board_for_errors.clone(),
-                errors,
-                new_content,
-            };
-            let old =
-                validate::check_bytes(&current.bytes).map_err(|r| invalid(r.errors, false))?;
-            let new = validate::check_bytes(&content).map_err(|r| invalid(r.errors, true))?;
-            let (old_fm, new_fm) = (&old.parsed.fm, &new.parsed.fm);
-            let (old_body, new_body) = (&old.doc.body, &new.doc.body);
-            let gate = match &mode {
-                Mode::As(id) => {
-                    ownership::check(old_fm, old_body, new_fm, new_body, id, user_approved)?
-                }
-                _ => ownership::check_anonymous(old_fm, old_body, new_fm, new_body, user_approved)?,
-            };
-            // An approved human gate is recorded, as the semantic commands record it.
-            match gate {
-                Some(g) => {
-                    let who = writer.clone().unwrap_or_else(|| "a raw write".to_string());
-                    record_decision(
-                        &content,
-                        &format!(
-                            "Gate approved — {} → {} — {who} — {}",
-                            g.from,
-                            g.to,
-                            Timestamp::now()
-                        ),
-                        &format!(
-                            "The user approved the human gate {} → {} (`pair write --user-approved`).",
-                            g.from, g.to
-                        ),
-                        &board_for_errors,
-                    )
-                }
-                None => Ok(content),
-            }
-        }
-        Mode::Repair(reason) => {
-            let reason = reason.split_whitespace().collect::<Vec<_>>().join(" ");
-            record_decision(
-                &content,
-                &format!("Repair — {repairer} — {}", Timestamp::now()),
-                &format!(
-                    "The blackboard was repaired by hand (`pair write --repair`), skipping \
-                     ownership and transition checks.\n\nReason: {reason}"
-                ),
+    let written = store::update(&board, expect, &opts, move |current| {
+        // Creation has nothing to compare against; the store still validates it.
+        let Some(current) = current else {
+            return Ok(content);
+        };
+        let now = Timestamp::now();
+        match mode {
+            Mode::Raw => engine::replace(
                 &board_for_errors,
-            )
+                &current.bytes,
+                content,
+                &RawMode::Anonymous,
+                &consent,
+                now,
+            ),
+            Mode::As(id) => engine::replace(
+                &board_for_errors,
+                &current.bytes,
+                content,
+                &RawMode::As(id),
+                &consent,
+                now,
+            ),
+            Mode::Repair(reason) => repair(
+                &board_for_errors,
+                &current.bytes,
+                content,
+                &repairer,
+                &reason,
+                now,
+            ),
         }
-    })?;
-    let phase = written.valid.parsed.fm.phase;
+    })
+    .map_err(|e| e.suggest(&super::argv(), Some(&shown(&board))))?;
+    let phase = written.parsed.fm.phase;
     let json = json!({
         "schema": SCHEMA,
         "path": shown(&board),
@@ -155,28 +134,60 @@ pub fn run(a: WriteArgs) -> Result<Outcome> {
     Ok(out)
 }
 
-/// Append an entry to the Decisions section of the content about to be written, keeping its
-/// frontmatter text, line endings and BOM as they are.
-fn record_decision(
-    content: &[u8],
-    heading: &str,
-    text: &str,
+/// A human repair: no law, but the result must be valid, and the record says what changed
+/// (each changed field, old → new) and why.
+fn repair(
     board: &std::path::Path,
-) -> crate::error::Result<Vec<u8>> {
-    let mut doc = Document::parse(content).map_err(|e| Error::Invalid {
+    old: &[u8],
+    new: Vec<u8>,
+    repairer: &str,
+    reason: &str,
+    now: Timestamp,
+) -> Result<Vec<u8>> {
+    let reason = reason.split_whitespace().collect::<Vec<_>>().join(" ");
+    let invalid = |errors, new_content| Error::Invalid {
         path: board.to_path_buf(),
-        errors: vec![crate::model::FieldError {
-            field: "file".into(),
-            line: None,
-            message: e.to_string(),
-        }],
-        new_content: true,
-    })?;
-    if !doc.append("Decisions", &format!("### {heading}\n\n{text}\n")) {
-        return Err(Error::Usage(
-            "the new content has no usable `## Decisions` section to record this in".into(),
-        ));
-    }
-    let fm_text = doc.fm_text.replace("\r\n", "\n");
-    Ok(doc.render(&fm_text).into_bytes())
+        errors,
+        new_content,
+    };
+    let new_valid = validate::check_bytes(&new).map_err(|r| invalid(r.errors, true))?;
+    // The old content may be exactly what needs repairing: compare fields only when it parses.
+    let changes = match validate::check_bytes(old) {
+        Ok(old_valid) => {
+            let (o, n) = (&old_valid.parsed.fm, &new_valid.parsed.fm);
+            let mut lines: Vec<String> = field::changed(o, n)
+                .into_iter()
+                .map(|f| match f {
+                    Field::Agents => "- `agents`: agent entries changed".to_string(),
+                    f => format!(
+                        "- `{}`: {} → {}",
+                        f.name(),
+                        f.value(o).unwrap_or_else(|| "(absent)".into()),
+                        f.value(n).unwrap_or_else(|| "(absent)".into())
+                    ),
+                })
+                .collect();
+            if o.extra != n.extra {
+                lines.push("- fields beyond the protocol's changed".to_string());
+            }
+            if lines.is_empty() {
+                "No frontmatter field changed.".to_string()
+            } else {
+                format!("Changed:\n\n{}", lines.join("\n"))
+            }
+        }
+        Err(_) => "The old content was not a valid blackboard.".to_string(),
+    };
+    engine::append_records(
+        board,
+        &new,
+        [Entry::new(
+            DECISIONS,
+            format!("Repair — {repairer} — {now}"),
+            format!(
+                "The blackboard was repaired by hand (`pair write --repair`), skipping ownership \
+                 and transition checks.\n\n{changes}\n\nReason: {reason}"
+            ),
+        )],
+    )
 }

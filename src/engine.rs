@@ -1,0 +1,229 @@
+//! One transaction: every change to a blackboard, semantic or raw, is one pass through here.
+//!
+//! Under the store's lock the transaction reads and parses the old content once, takes the time
+//! (so every entry's timestamp is the moment of the write, never of the wait for the lock), lets
+//! the command edit a typed board, asks the [`law`] whether the change is allowed, appends the
+//! command's entries and the records the law requires, renders, and hands the new bytes to the
+//! store's durable replace. Commands never see bytes.
+//!
+//! [`apply`] and [`replace`] are the pure cores (old bytes in, new bytes out) that [`transact`]
+//! and `pair write` run under the lock; tests call them directly to replay lifecycles in memory.
+
+use std::path::Path;
+
+use crate::document::Document;
+use crate::error::{Error, Result};
+use crate::law::{self, Body, Consent, Record, Writer};
+use crate::model::{Frontmatter, Parsed, Phase, Timestamp};
+use crate::ops::{Ctx, DECISIONS, Edit, Entry};
+use crate::store::{self, Built, Expect, WriteOptions, Written};
+use crate::validate;
+
+/// The result of an applied change, before it is written.
+#[derive(Debug, Clone)]
+pub struct Applied {
+    pub bytes: Vec<u8>,
+    pub parsed: Parsed,
+    pub old_phase: Phase,
+    pub summary: String,
+}
+
+/// A committed semantic write.
+#[derive(Debug, Clone)]
+pub struct Committed {
+    pub written: Written,
+    pub old_phase: Phase,
+    pub summary: String,
+}
+
+fn invalid(path: &Path, errors: Vec<crate::model::FieldError>, new_content: bool) -> Error {
+    Error::Invalid {
+        path: path.to_path_buf(),
+        errors,
+        new_content,
+    }
+}
+
+/// Append an entry, or refuse when its section cannot be found or made.
+fn append(doc: &mut Document, section: &str, text: &str) -> Result<()> {
+    if doc.append(section, text) {
+        Ok(())
+    } else {
+        Err(Error::protocol(format!(
+            "cannot append to section {section:?}: the name cannot be used as a `## ` heading, or \
+             the body hides it (run `pair validate` on the blackboard)"
+        )))
+    }
+}
+
+fn record_entry(r: Record) -> Entry {
+    Entry::new(DECISIONS, r.heading, r.text)
+}
+
+/// Apply a semantic operation to the content of a blackboard: parse once, edit the typed board,
+/// judge the change, append the entries, render, and check the new frontmatter. The body needs
+/// no second check: it was valid, and only checked entries were appended to it.
+pub fn apply<F>(
+    path: &Path,
+    old: &[u8],
+    agent: &str,
+    consent: &Consent,
+    now: Timestamp,
+    op: F,
+) -> Result<Applied>
+where
+    F: FnOnce(&mut Frontmatter, &Ctx) -> Result<Edit>,
+{
+    let valid = validate::check_bytes(old).map_err(|r| invalid(path, r.errors, false))?;
+    let mut doc = valid.doc;
+    let old_fm = valid.parsed.fm;
+    let mut fm = old_fm.clone();
+    let ctx = Ctx {
+        agent: agent.to_string(),
+        now,
+        consent: consent.clone(),
+    };
+    let edit = op(&mut fm, &ctx)?;
+    let ruling = law::judge(
+        &old_fm,
+        &fm,
+        Body::Appended,
+        Writer::Agent(agent),
+        consent,
+        now,
+    )?;
+    // The law's records (a passed gate, a waiver) come before the step they allowed.
+    for e in ruling
+        .records
+        .into_iter()
+        .map(record_entry)
+        .chain(edit.entries)
+    {
+        append(&mut doc, &e.section, &e.render())?;
+    }
+    let bytes = doc.into_rendered(&fm.emit()).into_bytes();
+    let head = Document::parse_frontmatter_only(&bytes).map_err(|e| {
+        invalid(
+            path,
+            vec![crate::model::FieldError {
+                field: "frontmatter".into(),
+                line: None,
+                message: e.to_string(),
+            }],
+            true,
+        )
+    })?;
+    let parsed = validate::check_frontmatter(&head).map_err(|r| invalid(path, r.errors, true))?;
+    Ok(Applied {
+        bytes,
+        parsed,
+        old_phase: old_fm.phase,
+        summary: edit.summary,
+    })
+}
+
+/// How a raw write is judged.
+#[derive(Debug, Clone)]
+pub enum RawMode {
+    /// Nobody named: only appends to the body.
+    Anonymous,
+    /// As an agent: the law, with this consent.
+    As(String),
+}
+
+/// Judge a raw write of a complete new file against the old one; the new content, with the
+/// records the law requires appended to its `## Decisions`.
+pub fn replace(
+    path: &Path,
+    old: &[u8],
+    new: Vec<u8>,
+    mode: &RawMode,
+    consent: &Consent,
+    now: Timestamp,
+) -> Result<Vec<u8>> {
+    let old = validate::check_bytes(old).map_err(|r| invalid(path, r.errors, false))?;
+    let parsed = validate::check_bytes(&new).map_err(|r| invalid(path, r.errors, true))?;
+    let writer = match mode {
+        RawMode::Anonymous => Writer::Anonymous,
+        RawMode::As(id) => Writer::Agent(id),
+    };
+    let ruling = law::judge(
+        &old.parsed.fm,
+        &parsed.parsed.fm,
+        Body::Replaced {
+            old: &old.doc.body,
+            new: &parsed.doc.body,
+        },
+        writer,
+        consent,
+        now,
+    )?;
+    if ruling.records.is_empty() {
+        return Ok(new);
+    }
+    append_records(path, &new, ruling.records.into_iter().map(record_entry))
+}
+
+/// Append entries to the `## Decisions` of content about to be written, keeping its frontmatter
+/// text, line endings and BOM as they are.
+pub fn append_records(
+    path: &Path,
+    content: &[u8],
+    entries: impl IntoIterator<Item = Entry>,
+) -> Result<Vec<u8>> {
+    let mut doc = Document::parse(content).map_err(|e| {
+        invalid(
+            path,
+            vec![crate::model::FieldError {
+                field: "file".into(),
+                line: None,
+                message: e.to_string(),
+            }],
+            true,
+        )
+    })?;
+    for e in entries {
+        if !doc.append(&e.section, &e.render()) {
+            return Err(Error::Usage(format!(
+                "the new content has no usable `## {}` section to record this in",
+                e.section
+            )));
+        }
+    }
+    let fm_text = doc.fm_text.replace("\r\n", "\n");
+    Ok(doc.render(&fm_text).into_bytes())
+}
+
+/// Run a semantic operation as one locked, checked, durable write.
+pub fn transact<F>(
+    path: &Path,
+    expect: Expect,
+    opts: &WriteOptions,
+    agent: &str,
+    consent: &Consent,
+    op: F,
+) -> Result<Committed>
+where
+    F: FnOnce(&mut Frontmatter, &Ctx) -> Result<Edit>,
+{
+    let mut outcome = None;
+    let written = store::update(path, expect, opts, |current| {
+        let Some(current) = current else {
+            return Err(Error::Missing {
+                path: path.to_path_buf(),
+            });
+        };
+        let applied = apply(path, &current.bytes, agent, consent, Timestamp::now(), op)?;
+        outcome = Some((applied.old_phase, applied.summary));
+        Ok(Built {
+            bytes: applied.bytes,
+            parsed: Some(applied.parsed),
+        })
+    })?;
+    let (old_phase, summary) = outcome.ok_or_else(|| Error::protocol("internal error: no edit"))?;
+    Ok(Committed {
+        written,
+        old_phase,
+        summary,
+    })
+}

@@ -1,0 +1,676 @@
+//! The law: every rule a change to a blackboard must obey, stated once, as a pure function of
+//! the old board, the new board, the writer and the user's consent (SPEC §3–§5).
+//!
+//! Semantic commands and raw writes both end here. A command builds the board it wants and the
+//! transaction asks [`judge`] whether that change is allowed; a raw `pair write --as ID` hands in
+//! the board it was given and gets the same answer. So "a semantic write is a legal raw write by
+//! the same writer" holds by construction, and a rule added here binds both.
+//!
+//! The law reads its rules from data: the transition table and the terminal permissions in
+//! [`protocol`], and field ownership in the [`field`] registry. What it returns besides "allowed"
+//! are the Decisions records the change requires (a passed human gate, a waiver, the no-review
+//! approval, a newly required reviewer), which the transaction appends in the same write.
+
+use crate::error::{Error, Flag, Hint, Result};
+use crate::field::{self, Field, Owner};
+use crate::model::{Agent, Frontmatter, Phase, Role, Target, Timestamp};
+use crate::protocol::{self, Actor, Command, Source, TRANSITIONS, To, Transition, outcome_phase};
+
+/// Who makes a change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writer<'a> {
+    /// A named agent: its ownership is checked.
+    Agent(&'a str),
+    /// A raw write that names nobody: it may only append to the body.
+    Anonymous,
+}
+
+/// What the user approved for this change.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Consent {
+    /// `--user-approved`: the user approved the human gate of this step.
+    pub user_approved: bool,
+    /// `--waive REASON`: the user waived the predicate of this step.
+    pub waive: Option<String>,
+    /// The command as it was run, for the record of a passed gate.
+    pub invocation: String,
+}
+
+/// How the body changed.
+#[derive(Debug, Clone, Copy)]
+pub enum Body<'a> {
+    /// Only appended to, through [`crate::document::Document::append`] (semantic commands).
+    Appended,
+    /// Replaced by a raw write: checked line by line.
+    Replaced { old: &'a str, new: &'a str },
+}
+
+/// An entry the change must leave in `## Decisions`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    pub heading: String,
+    pub text: String,
+}
+
+/// The law's answer to an allowed change.
+#[derive(Debug, Clone)]
+pub struct Ruling {
+    /// The transition taken, when the phase moved.
+    pub transition: Option<&'static Transition>,
+    /// Records to append to `## Decisions`, in order.
+    pub records: Vec<Record>,
+}
+
+fn refuse(message: impl Into<String>) -> Error {
+    Error::protocol(message)
+}
+
+fn register_hint(id: &str) -> Hint {
+    Hint::Run {
+        command: "register",
+        args: vec!["--agent".into(), id.into()],
+    }
+}
+
+/// The refusal for an agent that is not on the blackboard.
+pub fn not_registered(id: &str) -> Error {
+    Error::refused(
+        format!("agent {id:?} is not on the blackboard; a reviewer registers first"),
+        register_hint(id),
+    )
+}
+
+/// Whether `id` may run `command` on this board at all: the terminal permissions first (the
+/// phase decides before the agent's standing), then the role the command needs. Commands call
+/// this before they build their change, so a refusal names the real reason; [`judge`] then
+/// checks the change itself.
+pub fn admit(fm: &Frontmatter, id: &str, command: Command) -> Result<()> {
+    if fm.phase.is_terminal() && !protocol::terminal_allows(fm.phase, command) {
+        let message = format!(
+            "the blackboard is {} (terminal): `{}` is refused",
+            fm.phase,
+            command.name()
+        );
+        return Err(match (fm.phase, fm.doer()) {
+            (Phase::Blocked, Some(doer)) => Error::refused(
+                format!("{message}; the doer can resume with `unblock`"),
+                Hint::Run {
+                    command: "unblock",
+                    args: vec![
+                        "--agent".into(),
+                        doer.into(),
+                        "--reason".into(),
+                        "TEXT".into(),
+                    ],
+                },
+            ),
+            _ => refuse(message),
+        });
+    }
+    let role = fm.agent(id).map(|a| a.role);
+    match (command, role) {
+        (Command::Register, Some(Role::Doer)) => Err(refuse(format!(
+            "{id:?} is the doer of this blackboard and cannot register as a reviewer"
+        ))),
+        (Command::Register, _) => Ok(()),
+        (_, None) => Err(not_registered(id)),
+        (c, Some(role)) => match (c.actor(), role) {
+            (Actor::Doer, Role::Reviewer) => Err(refuse(format!(
+                "only the doer ({}) may {}; {id:?} is a reviewer",
+                fm.doer().unwrap_or("the doer"),
+                verb(c)
+            ))),
+            (Actor::Reviewer, Role::Doer) => Err(refuse(format!(
+                "only a reviewer may {}; {id:?} is the doer",
+                verb(c)
+            ))),
+            _ => Ok(()),
+        },
+    }
+}
+
+fn verb(c: Command) -> &'static str {
+    match c {
+        Command::Advance => "advance the phase",
+        Command::Claim => "claim a review",
+        Command::Verdict => "give a verdict",
+        c => c.name(),
+    }
+}
+
+/// Judge a change. `command` is the semantic command that made it, when one did (it only
+/// sharpens messages: the rules are the same without it).
+pub fn judge(
+    old: &Frontmatter,
+    new: &Frontmatter,
+    body: Body<'_>,
+    writer: Writer<'_>,
+    consent: &Consent,
+    now: Timestamp,
+) -> Result<Ruling> {
+    let mut ruling = Ruling {
+        transition: None,
+        records: Vec::new(),
+    };
+    let changed = field::changed(old, new);
+    let id = match writer {
+        Writer::Anonymous => {
+            if let Some(f) = changed.first() {
+                return Err(Error::refused(
+                    format!(
+                        "field `{}` changed ({} → {}), but this raw write names no writer; a \
+                         change to the frontmatter must be attributable: name the agent making \
+                         it (--as ID, --agent ID or PAIR_AGENT), or, for a human fixing the \
+                         file, use --repair --reason TEXT",
+                        f.name(),
+                        f.value(old).unwrap_or_else(|| "(absent)".into()),
+                        f.value(new).unwrap_or_else(|| "(absent)".into()),
+                    ),
+                    Hint::Rerun {
+                        add: vec![Flag::with("--as", "ID")],
+                    },
+                ));
+            }
+            if old.extra != new.extra {
+                return Err(Error::refused(
+                    "the frontmatter changed, but this raw write names no writer (--as ID, \
+                     --agent ID or PAIR_AGENT)",
+                    Hint::Rerun {
+                        add: vec![Flag::with("--as", "ID")],
+                    },
+                ));
+            }
+            check_terminal_unchanged(old, new)?;
+            if let Body::Replaced { old, new } = body {
+                check_append_only(old, new)?;
+            }
+            return Ok(ruling);
+        }
+        Writer::Agent(id) => id,
+    };
+    let role = role_of(old, new, id)?;
+    check_agents(old, new, id)?;
+    let doer = old.doer().unwrap_or("the doer");
+    for f in &changed {
+        match f.owner() {
+            Owner::Doer if role != Role::Doer => {
+                return Err(refuse(format!(
+                    "field `{}` belongs to the doer ({doer}); {id} may not change it",
+                    f.name()
+                )));
+            }
+            Owner::Settings => {
+                return Err(refuse(format!(
+                    "field `{}` sets the workflow's gates; it changes only by a human repair \
+                     (`pair write --repair --reason TEXT`), which is recorded",
+                    f.name()
+                )));
+            }
+            Owner::NoReview => check_no_review(old, new, role, id, now, &mut ruling)?,
+            Owner::ReviewerList => check_reviewer_list(old, new, id, role, now, &mut ruling)?,
+            Owner::Protocol
+                if *f == Field::PhaseUpdatedAt && old.phase == new.phase && role != Role::Doer =>
+            {
+                return Err(refuse(format!(
+                    "field `phase_updated_at` belongs to the doer ({doer}) unless the phase \
+                     changes"
+                )));
+            }
+            Owner::Doer | Owner::Protocol | Owner::Agents => {}
+        }
+    }
+    if old.extra != new.extra && role != Role::Doer {
+        return Err(refuse(format!(
+            "top-level fields beyond the protocol's belong to the doer ({doer}); {id} may not \
+             change them"
+        )));
+    }
+    if old.phase == new.phase {
+        check_terminal_unchanged(old, new)?;
+        if let Some(t) = Target::ALL
+            .iter()
+            .find(|t| old.counter(**t) != new.counter(**t))
+        {
+            return Err(refuse(format!(
+                "field `{}` changes only with a submission (`pair submit`)",
+                t.counter_field()
+            )));
+        }
+        if old.blocked_from != new.blocked_from {
+            return Err(refuse(
+                "field `blocked_from` changes only with block/unblock",
+            ));
+        }
+    } else {
+        let t = check_transition(old, new, id, role, consent, now, &mut ruling)?;
+        ruling.transition = Some(t);
+    }
+    if let Body::Replaced { old, new } = body {
+        check_append_only(old, new)?;
+    }
+    Ok(ruling)
+}
+
+/// The writer's role: its own entry, or a reviewer entry it adds for itself (a registration).
+fn role_of(old: &Frontmatter, new: &Frontmatter, id: &str) -> Result<Role> {
+    match (old.agent(id), new.agent(id)) {
+        (Some(a), _) => Ok(a.role),
+        (None, Some(a)) if a.role == Role::Reviewer => Ok(Role::Reviewer),
+        _ => Err(not_registered(id)),
+    }
+}
+
+/// The first field that differs between two agent entries.
+fn agent_diff(old: &Agent, new: &Agent) -> &'static str {
+    if old.role != new.role {
+        return "role";
+    }
+    if old.status != new.status {
+        return "status";
+    }
+    if old.last_seen != new.last_seen {
+        return "last_seen";
+    }
+    for t in Target::ALL {
+        if old.review(*t).reviewed != new.review(*t).reviewed {
+            return t.reviewed_field();
+        }
+        if old.review(*t).verdict != new.review(*t).verdict {
+            return t.verdict_field();
+        }
+    }
+    "an unknown field"
+}
+
+/// Agent entries: never removed, role fixed, each changed only by its own agent, added only by
+/// the agent itself, and a verdict given or replaced only in its open round on the current
+/// counter.
+fn check_agents(old: &Frontmatter, new: &Frontmatter, writer: &str) -> Result<()> {
+    for (id, a) in &old.agents {
+        let Some(b) = new.agent(id) else {
+            return Err(refuse(format!(
+                "field `agents.{id}` was removed; agent entries are never removed (a human can \
+                 repair with `pair write --repair --reason TEXT`)"
+            )));
+        };
+        if a.role != b.role {
+            return Err(refuse(format!("field `agents.{id}.role` never changes")));
+        }
+        if b != a && id != writer {
+            return Err(refuse(format!(
+                "field `agents.{id}.{}` belongs to {id}; {writer} may not change it",
+                agent_diff(a, b)
+            )));
+        }
+    }
+    let open = old.phase.review_target();
+    for (id, b) in &new.agents {
+        let before = old.agent(id);
+        if before.is_none() && id != writer {
+            return Err(refuse(format!(
+                "field `agents.{id}` is new; only {id} may add its own entry (`pair register`)"
+            )));
+        }
+        for t in Target::ALL {
+            let was = before.map(|a| *a.review(*t)).unwrap_or_default();
+            let now = *b.review(*t);
+            if was == now {
+                continue;
+            }
+            let counter = old.counter(*t);
+            let in_open_round = open == Some(*t)
+                && now.reviewed == Some(counter)
+                && now.verdict.is_some()
+                && b.role == Role::Reviewer;
+            if !in_open_round {
+                return Err(refuse(format!(
+                    "field `agents.{id}.{}`: a verdict is given or replaced only while its round \
+                     is open and only on the current {} ({counter}); use `pair verdict`",
+                    t.verdict_field(),
+                    t.counter_field()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `no_review` is turned on once, by the doer, while nobody reviews; the approval is recorded.
+fn check_no_review(
+    old: &Frontmatter,
+    new: &Frontmatter,
+    role: Role,
+    id: &str,
+    now: Timestamp,
+    ruling: &mut Ruling,
+) -> Result<()> {
+    let nobody = |fm: &Frontmatter| fm.required_reviewers.is_empty() && fm.reviewers().is_empty();
+    if role != Role::Doer || old.no_review || !nobody(old) || !nobody(new) {
+        return Err(refuse(
+            "field `no_review` may only be turned on, by the doer with the user's approval, while \
+             no reviewer is registered or required (`pair submit … --no-review`)",
+        ));
+    }
+    ruling.records.push(Record {
+        heading: format!("No-review workflow approved — {id} — {now}"),
+        text: "The user approved working without reviewers; submissions are approved as they \
+               are submitted."
+            .to_string(),
+    });
+    Ok(())
+}
+
+/// `required_reviewers` changes only by the first submission's snapshot (checked with its
+/// transition) or by a reviewer the user named adding itself, which is recorded.
+fn check_reviewer_list(
+    old: &Frontmatter,
+    new: &Frontmatter,
+    id: &str,
+    role: Role,
+    now: Timestamp,
+    ruling: &mut Ruling,
+) -> Result<()> {
+    let added = new.required_reviewers.len() == old.required_reviewers.len() + 1
+        && new.required_reviewers.starts_with(&old.required_reviewers);
+    let adds_itself = role == Role::Reviewer
+        && added
+        && new.required_reviewers.last().map(String::as_str) == Some(id);
+    if adds_itself {
+        let when = match old.phase.review_target() {
+            Some(t) => format!("joins the open {t} round"),
+            None => "joins from the next review round".to_string(),
+        };
+        ruling.records.push(Record {
+            heading: format!("Required reviewer added — {id} — {now}"),
+            text: format!("The user named {id} a required reviewer; {id} {when}."),
+        });
+        return Ok(());
+    }
+    let snapshot = old.required_reviewers.is_empty() && old.phase != new.phase;
+    if snapshot {
+        return Ok(());
+    }
+    Err(refuse(
+        "field `required_reviewers` changes only when the doer's first submission snapshots the \
+         registered reviewers or a reviewer the user named adds itself (`pair register \
+         --required`)",
+    ))
+}
+
+/// A terminal phase that does not move: at most notes (the body and the writer's `last_seen`),
+/// and only where notes are allowed.
+fn check_terminal_unchanged(old: &Frontmatter, new: &Frontmatter) -> Result<()> {
+    if !old.phase.is_terminal() || old.phase != new.phase {
+        return Ok(());
+    }
+    if !protocol::terminal_allows(old.phase, Command::Note) {
+        return Err(refuse(format!(
+            "the blackboard is {} (terminal); writes are refused",
+            old.phase
+        )));
+    }
+    if !same_but_last_seen(old, new) {
+        return Err(refuse(format!(
+            "the blackboard is {}: only notes may be added (`pair note`); the frontmatter may not \
+             change until `pair unblock` or `pair stop`",
+            old.phase
+        )));
+    }
+    Ok(())
+}
+
+/// Whether two frontmatters differ at most in their agents' `last_seen`.
+fn same_but_last_seen(old: &Frontmatter, new: &Frontmatter) -> bool {
+    let strip = |fm: &Frontmatter| {
+        let mut fm = fm.clone();
+        for (_, a) in fm.agents.iter_mut() {
+            a.last_seen = None;
+        }
+        fm
+    };
+    strip(old) == strip(new)
+}
+
+/// Whether the move `from → to` (with `new` as the board after it) is this row.
+fn reaches(t: &Transition, old: &Frontmatter, new: &Frontmatter) -> bool {
+    let (from, to) = (old.phase, new.phase);
+    if !t.from.matches(from) {
+        return false;
+    }
+    match t.to {
+        To::Phase(p) if p == to => true,
+        // A submission with nobody to review (an approved no-review workflow) completes its
+        // empty round in the same write.
+        To::Phase(_) => match t.command {
+            Command::Submit(a) if t.completes_empty_round => {
+                new.no_review
+                    && new.required_reviewers.is_empty()
+                    && outcome_phase(a.target(), true) == to
+            }
+            _ => false,
+        },
+        To::BlockedFrom => old.blocked_from == Some(to),
+        To::RoundOutcome => from.review_target().is_some_and(|target| {
+            let r = protocol::round(new, target);
+            r.complete && outcome_phase(target, r.approved) == to
+        }),
+    }
+}
+
+/// The phase moved: it must be a row of the table this writer may take, its human gate approved
+/// and its guard holding (or waived by the doer), with the counters and `blocked_from` moving as
+/// the row says.
+fn check_transition(
+    old: &Frontmatter,
+    new: &Frontmatter,
+    id: &str,
+    role: Role,
+    consent: &Consent,
+    now: Timestamp,
+    ruling: &mut Ruling,
+) -> Result<&'static Transition> {
+    let (from, to) = (old.phase, new.phase);
+    let rows: Vec<&'static Transition> = TRANSITIONS
+        .iter()
+        .filter(|t| reaches(t, old, new))
+        .collect();
+    if rows.is_empty() {
+        return Err(refuse(format!(
+            "field `phase`: there is no transition from {from} to {to} (see the phase table in \
+             the README; a human can force it with `pair write --repair --reason TEXT`)"
+        )));
+    }
+    let allowed = |t: &Transition| match t.actor {
+        Actor::Doer => role == Role::Doer,
+        Actor::Reviewer => role == Role::Reviewer && new.required_reviewers.iter().any(|r| r == id),
+        Actor::Any | Actor::Auto => true,
+    };
+    let Some(t) = rows.iter().copied().find(|t| allowed(t)) else {
+        let who = match rows[0].actor {
+            Actor::Doer => "the doer",
+            Actor::Reviewer => "a required reviewer (claim)",
+            _ => "someone else",
+        };
+        return Err(refuse(format!(
+            "field `phase`: {from} → {to} is taken by {who}, not by {id}"
+        )));
+    };
+    if from.is_terminal() && !protocol::terminal_allows(from, t.command) {
+        return Err(refuse(format!(
+            "the blackboard is {from} (terminal); {from} → {to} is refused"
+        )));
+    }
+    let gated = t.human_gate && !old.yolo;
+    let guarded = t.actor == Actor::Doer && !t.guard.holds(old);
+    let waive_flag = || match &consent.waive {
+        Some(r) => Flag::with("--waive", r.clone()),
+        None => Flag::with("--waive", "REASON"),
+    };
+    if gated && !consent.user_approved {
+        let mut add = vec![Flag::bare("--user-approved")];
+        if guarded {
+            add.push(waive_flag());
+        }
+        return Err(Error::refused(
+            format!(
+                "human gate: {from} → {to} needs the user's approval{}. Ask the user, then run it \
+                 again with --user-approved",
+                if guarded && consent.waive.is_none() {
+                    format!(
+                        ", and {} does not hold (waive it only if the user did)",
+                        t.guard.describe()
+                    )
+                } else {
+                    String::new()
+                }
+            ),
+            Hint::Rerun { add },
+        ));
+    }
+    if gated {
+        ruling.records.push(Record {
+            heading: format!("Gate approved — {from} → {to} — {id} — {now}"),
+            text: format!(
+                "The user approved the human gate {from} → {to} (`{}`).",
+                consent.invocation
+            ),
+        });
+    }
+    if guarded {
+        match &consent.waive {
+            Some(reason) => ruling.records.push(Record {
+                heading: format!("Gate waived — {from} → {to} — {id} — {now}"),
+                text: format!(
+                    "The user waived the predicate \"{}\".\n\nReason: {}",
+                    t.guard.describe(),
+                    reason.split_whitespace().collect::<Vec<_>>().join(" ")
+                ),
+            }),
+            None => {
+                let mut add = Vec::new();
+                if gated {
+                    add.push(Flag::bare("--user-approved"));
+                }
+                add.push(waive_flag());
+                return Err(Error::refused(
+                    format!(
+                        "{from} → {to} needs {}; it does not hold. If the user explicitly waived \
+                         this gate, run it again with --waive REASON",
+                        t.guard.describe()
+                    ),
+                    Hint::Rerun { add },
+                ));
+            }
+        }
+    }
+    check_counters(old, new, t)?;
+    check_snapshot(old, new, t)?;
+    match t.command {
+        Command::Block if new.blocked_from != Some(from) => Err(refuse(format!(
+            "field `blocked_from` must be {from} when blocking from {from}"
+        ))),
+        Command::Unblock | Command::Stop if new.blocked_from.is_some() => Err(refuse(
+            "field `blocked_from` must be null after unblock or stop",
+        )),
+        _ => Ok(t),
+    }
+}
+
+/// Counters move with their submission, by exactly one (never past the maximum).
+fn check_counters(old: &Frontmatter, new: &Frontmatter, t: &Transition) -> Result<()> {
+    let (from, to) = (old.phase, new.phase);
+    let expected: Option<Target> = match t.command {
+        Command::Submit(a) => Some(a.target()),
+        _ => None,
+    };
+    for target in Target::ALL.iter().copied() {
+        let (before, after) = (old.counter(target), new.counter(target));
+        if Some(target) == expected {
+            if before.checked_add(1) != Some(after) {
+                return Err(refuse(format!(
+                    "field `{}` must increase by exactly one on submission ({before} → {})",
+                    target.counter_field(),
+                    before
+                        .checked_add(1)
+                        .map_or("no further value: it is at its maximum".into(), |n| n
+                            .to_string())
+                )));
+            }
+        } else if before != after {
+            return Err(refuse(format!(
+                "field `{}`: {from} → {to} must {}",
+                target.counter_field(),
+                match expected {
+                    Some(e) => format!("increase {} by one", e.counter_field()),
+                    None => "leave the counters unchanged".to_string(),
+                }
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The first submission snapshots every registered reviewer into `required_reviewers` (or,
+/// with nobody registered, turns on the no-review workflow); nothing else fills the list.
+fn check_snapshot(old: &Frontmatter, new: &Frontmatter, t: &Transition) -> Result<()> {
+    let is_submit = matches!(t.command, Command::Submit(_));
+    if old.required_reviewers != new.required_reviewers
+        && old.required_reviewers.is_empty()
+        && (!is_submit || new.no_review)
+    {
+        return Err(refuse(
+            "field `required_reviewers` is filled only by the first submission's snapshot of the \
+             registered reviewers",
+        ));
+    }
+    if is_submit && old.required_reviewers.is_empty() && !new.no_review {
+        let registered: Vec<String> = new.reviewers().into_iter().map(String::from).collect();
+        if new.required_reviewers != registered {
+            return Err(refuse(format!(
+                "field `required_reviewers`: the first submission snapshots the registered \
+                 reviewers ({}) into required_reviewers",
+                if registered.is_empty() {
+                    "none; pass --no-review with the user's approval".to_string()
+                } else {
+                    registered.join(", ")
+                }
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Every line of the old body must still be in the new body, in order; only additions between
+/// or after them are allowed.
+pub fn check_append_only(old: &str, new: &str) -> Result<()> {
+    let mut new_lines = new.split_inclusive('\n');
+    for (i, line) in old.split_inclusive('\n').enumerate() {
+        let line_cmp = line.trim_end_matches(['\n', '\r']);
+        if !new_lines.any(|n| n.trim_end_matches(['\n', '\r']) == line_cmp) {
+            return Err(refuse(format!(
+                "the body is append-only: line {} of the old body ({:?}) was removed or changed",
+                i + 1,
+                line_cmp.chars().take(60).collect::<String>()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The phases a transition row leaves from, for "allowed in …" messages.
+pub fn source_phases(command: Command) -> Vec<String> {
+    let mut out = Vec::new();
+    for t in TRANSITIONS.iter().filter(|t| t.command == command) {
+        match t.from {
+            Source::One(a) => out.push(a.to_string()),
+            Source::Two(a, b) => {
+                out.push(a.to_string());
+                out.push(b.to_string());
+            }
+            Source::Reviewable => out.push("any review phase".into()),
+            Source::NonTerminal => out.push("any non-terminal phase".into()),
+            Source::NonTerminalOrBlocked => out.push("any non-terminal phase or BLOCKED".into()),
+        }
+    }
+    out
+}

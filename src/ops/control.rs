@@ -1,0 +1,105 @@
+//! Anyone's moves: blocking, unblocking, stopping, and notes.
+
+use super::{Ctx, DECISIONS, Edit, Entry, admit, checked_note, set_phase, touch};
+use crate::document::valid_section_name;
+use crate::error::{Error, Result};
+use crate::model::{Frontmatter, Phase, Status};
+use crate::protocol::Command;
+
+fn reason_text(reason: &str) -> Result<String> {
+    let r = reason.trim();
+    if r.is_empty() {
+        return Err(Error::Usage("--reason must not be empty".into()));
+    }
+    checked_note(r)
+}
+
+/// `block`: any agent stops the work until the doer unblocks it.
+pub fn block(fm: &mut Frontmatter, ctx: &Ctx, reason: &str) -> Result<Edit> {
+    admit(fm, ctx, Command::Block)?;
+    let reason = reason_text(reason)?;
+    let from = fm.phase;
+    fm.blocked_from = Some(from);
+    set_phase(fm, ctx, Phase::Blocked);
+    touch(fm, ctx, Some(Status::Blocked));
+    Ok(Edit {
+        command: Command::Block,
+        summary: format!("{from} → BLOCKED"),
+        entries: vec![Entry::new(
+            DECISIONS,
+            format!("Blocked — from {from} — {} — {}", ctx.agent, ctx.now),
+            reason,
+        )],
+    })
+}
+
+/// `unblock`: the doer resumes where the work was blocked.
+pub fn unblock(fm: &mut Frontmatter, ctx: &Ctx, reason: &str) -> Result<Edit> {
+    if fm.phase != Phase::Blocked {
+        return Err(Error::protocol(format!(
+            "the blackboard is {}, not BLOCKED; nothing to unblock",
+            fm.phase
+        )));
+    }
+    admit(fm, ctx, Command::Unblock)?;
+    let reason = reason_text(reason)?;
+    let Some(to) = fm.blocked_from else {
+        return Err(Error::protocol(
+            "blocked_from is not set; repair the blackboard with `pair write --repair`",
+        ));
+    };
+    fm.blocked_from = None;
+    set_phase(fm, ctx, to);
+    touch(fm, ctx, Some(Status::Working));
+    Ok(Edit {
+        command: Command::Unblock,
+        summary: format!("BLOCKED → {to}"),
+        entries: vec![Entry::new(
+            DECISIONS,
+            format!("Unblocked — back to {to} — {} — {}", ctx.agent, ctx.now),
+            reason,
+        )],
+    })
+}
+
+/// `stop`: the user asked to stop; any agent records it.
+pub fn stop(fm: &mut Frontmatter, ctx: &Ctx, reason: &str) -> Result<Edit> {
+    admit(fm, ctx, Command::Stop)?;
+    let reason = reason_text(reason)?;
+    let from = fm.phase;
+    fm.blocked_from = None;
+    set_phase(fm, ctx, Phase::Stopped);
+    touch(fm, ctx, Some(Status::Stopped));
+    Ok(Edit {
+        command: Command::Stop,
+        summary: format!("{from} → STOPPED"),
+        entries: vec![Entry::new(
+            DECISIONS,
+            format!("Stopped — from {from} — {} — {}", ctx.agent, ctx.now),
+            reason,
+        )],
+    })
+}
+
+/// `note`: append a free entry to a section.
+pub fn note(fm: &mut Frontmatter, ctx: &Ctx, section: &str, text: &str) -> Result<Edit> {
+    admit(fm, ctx, Command::Note)?;
+    let name = section.trim();
+    if !valid_section_name(name) {
+        return Err(Error::Usage(format!(
+            "--section {section:?} is not a usable section name: give a plain name such as \
+             Evidence or Validation (no `#`, backticks, tildes or line breaks)"
+        )));
+    }
+    let text = checked_note(text)?;
+    touch(fm, ctx, None);
+    Ok(Edit {
+        command: Command::Note,
+        summary: format!("appended a note to {name}"),
+        entries: vec![Entry::new(
+            name,
+            format!("Note — {} — {}", ctx.agent, ctx.now),
+            text,
+        )],
+    })
+}

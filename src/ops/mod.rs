@@ -1,0 +1,129 @@
+//! The semantic operations of SPEC §3–§5, as edits of a typed board.
+//!
+//! An operation reads the board, checks what only it can know (its arguments, which row of the
+//! transition table it means, a stale `--revision`), changes the frontmatter and returns the body
+//! entries it wants appended. It never touches the body itself and never judges its own change:
+//! the transaction ([`crate::engine`]) asks the [`crate::law`] about every change, semantic or
+//! raw, and appends the entries together with the records the law requires.
+//!
+//! * [`review`] — register, claim, verdict (the reviewers' side);
+//! * [`work`] — submit, advance (the doer's side);
+//! * [`control`] — block, unblock, stop, note (anyone's).
+
+use crate::document::{check_note, normalize_newlines};
+use crate::error::{Error, Hint, Result};
+use crate::law::{self, Consent};
+use crate::model::{Frontmatter, Phase, Status, Target, Timestamp};
+use crate::protocol::Command;
+
+mod control;
+mod review;
+mod work;
+
+pub use control::{block, note, stop, unblock};
+pub use review::{claim, register, verdict};
+pub use work::{AdvanceArgs, advance, check_worktree_arg, submit};
+
+/// Who is acting, when (taken under the lock), and with which of the user's permissions.
+#[derive(Debug, Clone)]
+pub struct Ctx {
+    pub agent: String,
+    pub now: Timestamp,
+    pub consent: Consent,
+}
+
+/// An entry to append to a body section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub section: String,
+    pub heading: String,
+    pub text: String,
+}
+
+impl Entry {
+    pub fn new(section: &str, heading: String, text: impl Into<String>) -> Entry {
+        Entry {
+            section: section.to_string(),
+            heading,
+            text: text.into(),
+        }
+    }
+
+    /// The entry as Markdown: a level-3 heading and the text.
+    pub fn render(&self) -> String {
+        let text = self.text.trim_end_matches(['\n', '\r', ' ']);
+        if text.is_empty() {
+            format!("### {}\n", self.heading)
+        } else {
+            format!("### {}\n\n{text}\n", self.heading)
+        }
+    }
+}
+
+/// What an operation did: a one-line summary and the entries to append.
+#[derive(Debug, Clone)]
+pub struct Edit {
+    pub command: Command,
+    pub summary: String,
+    pub entries: Vec<Entry>,
+}
+
+pub(crate) const DECISIONS: &str = "Decisions";
+
+/// The body section an artifact's submissions and reviews go to (SPEC §2.3).
+pub fn artifact_section(target: Target, review: bool) -> &'static str {
+    match (target, review) {
+        (Target::Analysis, _) => "Root Cause Analysis",
+        (Target::Plan, false) => "Plan Revisions",
+        (Target::Plan, true) => "Plan Reviews",
+        (Target::RedTest, _) => "Red Tests",
+        (Target::Code, _) => "Code Review Rounds",
+    }
+}
+
+pub(crate) fn target_noun(t: Target) -> (&'static str, &'static str) {
+    match t {
+        Target::Analysis => ("Analysis", "revision"),
+        Target::Plan => ("Plan", "revision"),
+        Target::RedTest => ("Red test", "round"),
+        Target::Code => ("Code", "round"),
+    }
+}
+
+/// A note's text with its line endings normalized, if it can be appended without changing the
+/// document's structure.
+pub(crate) fn checked_note(text: &str) -> Result<String> {
+    check_note(text)
+        .map_err(|p| Error::Usage(format!("the note cannot be appended: {}", p.message)))?;
+    Ok(normalize_newlines(text))
+}
+
+/// The hint to wait for one's turn.
+pub(crate) fn wait_hint(agent: &str) -> Hint {
+    Hint::Run {
+        command: "poll",
+        args: vec!["--agent".into(), agent.into(), "--wait".into()],
+    }
+}
+
+/// Mark the actor as seen now, and set its status.
+pub(crate) fn touch(fm: &mut Frontmatter, ctx: &Ctx, status: Option<Status>) {
+    if let Some(a) = fm.agent_mut(&ctx.agent) {
+        a.last_seen = Some(ctx.now);
+        if let Some(s) = status {
+            a.status = s;
+        }
+    }
+}
+
+pub(crate) fn set_phase(fm: &mut Frontmatter, ctx: &Ctx, phase: Phase) {
+    if fm.phase != phase {
+        fm.phase = phase;
+        fm.phase_updated_at = ctx.now;
+    }
+}
+
+/// Admit the actor to a command (terminal permissions, then role), per the law.
+pub(crate) fn admit(fm: &Frontmatter, ctx: &Ctx, command: Command) -> Result<()> {
+    law::admit(fm, &ctx.agent, command)
+}

@@ -1,0 +1,173 @@
+//! The reviewers' side: registering, claiming a review, giving a verdict.
+
+use super::{
+    Ctx, Edit, Entry, admit, artifact_section, checked_note, set_phase, target_noun, touch,
+    wait_hint,
+};
+use crate::error::{Error, Hint, Result};
+use crate::model::{Agent, Frontmatter, Role, Status, Target, Verdict};
+use crate::protocol::{self, Command, DiffScope, TRANSITIONS, To, outcome_phase};
+
+/// `register`: add the actor as a reviewer (and, with `required`, to `required_reviewers`; the
+/// law records that the user named it).
+pub fn register(fm: &mut Frontmatter, ctx: &Ctx, required: bool) -> Result<Edit> {
+    admit(fm, ctx, Command::Register)?;
+    let id = ctx.agent.clone();
+    let mut said = Vec::new();
+    if fm.agent(&id).is_some() {
+        said.push(format!("{id} was already registered"));
+    } else {
+        fm.agents
+            .push((id.clone(), Agent::new(Role::Reviewer, Status::Idle)));
+        said.push(format!("registered {id} as a reviewer"));
+    }
+    if required && !fm.required_reviewers.contains(&id) {
+        fm.required_reviewers.push(id.clone());
+        let when = match fm.phase.review_target() {
+            Some(t) => format!("joins the open {t} round"),
+            None => "joins from the next review round".to_string(),
+        };
+        said.push(format!("{id} is now a required reviewer and {when}"));
+    } else if fm.required_reviewers.contains(&id) {
+        said.push(format!("{id} is a required reviewer"));
+    }
+    touch(fm, ctx, None);
+    Ok(Edit {
+        command: Command::Register,
+        summary: said.join("; "),
+        entries: vec![],
+    })
+}
+
+/// Only required reviewers' claims and verdicts count.
+fn require_required(fm: &Frontmatter, ctx: &Ctx) -> Result<()> {
+    if fm.required_reviewers.contains(&ctx.agent) {
+        return Ok(());
+    }
+    Err(Error::refused(
+        format!(
+            "{:?} is not a required reviewer (required: {}); only required reviewers' verdicts \
+             count. Register with --required only if the user names you",
+            ctx.agent,
+            if fm.required_reviewers.is_empty() {
+                "none".to_string()
+            } else {
+                fm.required_reviewers.join(", ")
+            },
+        ),
+        Hint::Run {
+            command: "register",
+            args: vec!["--agent".into(), ctx.agent.clone(), "--required".into()],
+        },
+    ))
+}
+
+/// `claim`: a required reviewer takes up the submitted artifact.
+pub fn claim(fm: &mut Frontmatter, ctx: &Ctx) -> Result<Edit> {
+    admit(fm, ctx, Command::Claim)?;
+    let from = fm.phase;
+    if !from.is_reviewable() {
+        return Err(Error::refused(
+            format!("nothing to claim: phase {from} is not a review phase; wait for a submission"),
+            wait_hint(&ctx.agent),
+        ));
+    }
+    require_required(fm, ctx)?;
+    let row = TRANSITIONS
+        .iter()
+        .find(|t| t.command == Command::Claim && t.from.matches(from));
+    let summary = match row.map(|t| t.to) {
+        Some(To::Phase(to)) => {
+            set_phase(fm, ctx, to);
+            format!("{} claimed the review: {from} → {to}", ctx.agent)
+        }
+        _ => format!("{} is reviewing ({from})", ctx.agent),
+    };
+    touch(fm, ctx, Some(Status::Reviewing));
+    Ok(Edit {
+        command: Command::Claim,
+        summary,
+        entries: vec![],
+    })
+}
+
+/// `verdict`: a required reviewer's verdict on the current revision; completes the round when it
+/// is the last one missing.
+pub fn verdict(
+    fm: &mut Frontmatter,
+    ctx: &Ctx,
+    verdict: Verdict,
+    revision: u32,
+    note: &str,
+) -> Result<Edit> {
+    admit(fm, ctx, Command::Verdict)?;
+    let Some(target) = fm.phase.review_target() else {
+        return Err(Error::refused(
+            format!(
+                "no review is open: phase {} is not a review phase; wait for a submission",
+                fm.phase
+            ),
+            wait_hint(&ctx.agent),
+        ));
+    };
+    require_required(fm, ctx)?;
+    let note = checked_note(note)?;
+    let counter = fm.counter(target);
+    let (noun, unit) = target_noun(target);
+    let noun_lc = noun.to_lowercase();
+    if revision != counter {
+        return Err(Error::StaleCounter {
+            message: format!(
+                "stale verdict: you reviewed {noun_lc} {unit} {revision}, but the current \
+                 {noun_lc} {unit} is {counter}. Read the current {noun_lc} and give your verdict \
+                 with --revision {counter}"
+            ),
+        });
+    }
+    let id = ctx.agent.clone();
+    let replaced = match fm.agent_mut(&id) {
+        Some(a) => {
+            let r = a.review_mut(target);
+            let replaced = r.reviewed == Some(counter) && r.verdict.is_some();
+            r.reviewed = Some(counter);
+            r.verdict = Some(verdict);
+            replaced
+        }
+        None => return Err(crate::law::not_registered(&id)),
+    };
+    let status = match verdict {
+        Verdict::Approved => Status::Approved,
+        Verdict::ChangesRequested => Status::ChangesRequested,
+        Verdict::Comment => Status::Waiting,
+    };
+    touch(fm, ctx, Some(status));
+    let label = match (target, fm.phase.diff_scope()) {
+        (Target::Code, Some(DiffScope::Unstaged)) => format!("Follow-up review — round {counter}"),
+        (Target::Code, _) => format!("Code review — round {counter}"),
+        _ => format!("{noun} review — {unit} {counter}"),
+    };
+    let heading = format!(
+        "{label} — {id} — {verdict}{} — {}",
+        if replaced {
+            " (replaces earlier verdict)"
+        } else {
+            ""
+        },
+        ctx.now
+    );
+    let mut summary = format!("{id}: {verdict} on {noun_lc} {unit} {counter}");
+    let r = protocol::round(fm, target);
+    if r.complete {
+        let from = fm.phase;
+        let to = outcome_phase(target, r.approved);
+        set_phase(fm, ctx, to);
+        summary.push_str(&format!("; the round is complete: {from} → {to}"));
+    } else {
+        summary.push_str(&format!("; still waiting for {}", r.pending.join(", ")));
+    }
+    Ok(Edit {
+        command: Command::Verdict,
+        summary,
+        entries: vec![Entry::new(artifact_section(target, true), heading, note)],
+    })
+}
