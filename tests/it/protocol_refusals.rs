@@ -5,12 +5,8 @@
 //! driving the real binary; each refusal must give the expected exit code and leave the file
 //! byte-for-byte unchanged.
 
-mod common;
-#[path = "common/proto.rs"]
-mod proto;
-
-use common::*;
-use proto::*;
+use crate::common::*;
+use crate::proto::*;
 
 // ---------------------------------------------------------------------------------------------
 // reaching every phase

@@ -7,9 +7,7 @@
 //!
 //! Larger runs: `PAIR_CONCURRENCY_SCALE=5 cargo test --release --test concurrency -- --nocapture`.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,6 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use tempfile::TempDir;
 
 struct Run {
@@ -13,14 +12,7 @@ struct Run {
 }
 
 fn pair_in(dir: &Path, args: &[&str]) -> Run {
-    let out = Command::cargo_bin("pair")
-        .unwrap()
-        .current_dir(dir)
-        .env_remove("PAIR_AGENT")
-        .args(args)
-        .timeout(std::time::Duration::from_secs(30))
-        .output()
-        .unwrap();
+    let out = crate::common::output_in(dir, args);
     Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

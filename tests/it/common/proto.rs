@@ -1,6 +1,6 @@
 //! Helpers for the protocol-engine tests (`tests/protocol_*.rs`).
 //!
-//! Declared from those files with `#[path = "common/proto.rs"] mod proto;` after `mod common;`.
+//! A module of the integration-test binary (`tests/it/main.rs`), beside [`crate::common`].
 //! Everything runs the real `pair` binary on real files in temp dirs; nothing here knows how
 //! `src/` is built: expectations come from SPEC.md only.
 #![allow(dead_code)]

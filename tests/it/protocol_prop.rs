@@ -1,14 +1,10 @@
 //! Property test: random commands from random agents on one board never break it, and while
 //! the phase is not terminal someone always has a move (SPEC §2.2, §3, §8).
 
-mod common;
-#[path = "common/proto.rs"]
-mod proto;
-
-use common::*;
+use crate::common::*;
+use crate::proto::*;
 use proptest::prelude::*;
 use proptest::test_runner::Config;
-use proto::*;
 
 const AGENTS: [&str; 4] = ["doer", "alice", "bob", "mallory"];
 const KINDS: [&str; 5] = ["analysis", "plan", "red-test", "code", "followup"];

@@ -3,18 +3,12 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
 fn pair(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pair"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("PAIR_AGENT")
-        .env_remove("NO_COLOR")
-        .output()
-        .expect("run pair")
+    crate::common::output_in(dir, args)
 }
 
 /// docs/json.md, as section heading → [(key, always printed)].

@@ -13,9 +13,7 @@
 //! The fault-injection tests need the `fault-injection` feature, which the self dev-dependency in
 //! Cargo.toml turns on for the test build only.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::fs;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;

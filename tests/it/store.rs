@@ -1,9 +1,7 @@
 //! The store: raw compare-and-swap writes, creation races, the sidecar lock, permissions,
 //! symlinked blackboards and concurrent read-modify-write loops with zero lost updates.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};
 use std::os::unix::fs::PermissionsExt;

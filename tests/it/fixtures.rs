@@ -5,9 +5,7 @@
 //! hang; every refusal leaves the file untouched and no temporary file behind. A few more are
 //! generated here because they are too big to keep in the repository.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -9,12 +9,7 @@ use pair::cli::Cli;
 use serde_json::Value;
 
 fn pair(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pair"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("PAIR_AGENT")
-        .output()
-        .expect("run pair")
+    crate::common::output_in(dir, args)
 }
 
 fn text(b: &[u8]) -> String {
@@ -365,7 +360,7 @@ fn every_command_help_has_examples() {
 // ---------------------------------------------------------------------------------------------
 // CI: validate --format github, pre-commit hook
 
-const VALID: &str = include_str!("../templates/blackboard.md");
+const VALID: &str = include_str!("../../templates/blackboard.md");
 
 #[test]
 fn validate_format_github_prints_workflow_annotations() {

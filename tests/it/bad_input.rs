@@ -1,9 +1,7 @@
 //! Bad input: every malformed blackboard is rejected by every command with a useful message,
 //! nothing hangs or panics, and no file is ever modified by a failed command.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::fs;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::Path;

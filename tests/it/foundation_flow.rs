@@ -1,9 +1,7 @@
 //! End-to-end foundation flow: init, validate, status, poll; CRLF/BOM; usage errors; the JSON
 //! error envelope.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::fs;
 

@@ -292,6 +292,20 @@ where
     (args, desc)
 }
 
+/// Runs `pair ARGS...` in `dir`, with `PAIR_AGENT` and `NO_COLOR` unset, and kills it after
+/// [`PROCESS_TIMEOUT`] (the returned status then shows the signal): the raw output, for the
+/// tests that look at bytes and statuses themselves.
+pub fn output_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    assert_cmd::Command::new(pair_bin())
+        .args(args)
+        .current_dir(dir)
+        .env_remove("PAIR_AGENT")
+        .env_remove("NO_COLOR")
+        .timeout(PROCESS_TIMEOUT)
+        .output()
+        .expect("run pair")
+}
+
 /// Runs `pair ARGS...`.
 #[track_caller]
 pub fn pair<I, S>(args: I) -> Out

@@ -1,11 +1,7 @@
 //! Regression tests for the seed protocol's known dead ends (SPEC §3–§5 fix them).
 
-mod common;
-#[path = "common/proto.rs"]
-mod proto;
-
-use common::*;
-use proto::*;
+use crate::common::*;
+use crate::proto::*;
 
 /// A board in PLAN_APPROVED with the given required reviewers (all registered, all approving).
 fn plan_approved(reviewers: &[&str], extra_init: &[&str]) -> Proto {

@@ -1,11 +1,7 @@
 //! Full lifecycles of the protocol engine, driven through the real binary (SPEC §3, §4, §8).
 
-mod common;
-#[path = "common/proto.rs"]
-mod proto;
-
-use common::*;
-use proto::*;
+use crate::common::*;
+use crate::proto::*;
 
 const PLAN: &str = "Plan Revisions";
 const PLAN_REVIEWS: &str = "Plan Reviews";

@@ -6,9 +6,7 @@
 //! Every `pair` call runs under a hang timeout: "refused without blocking" is checked by the
 //! process exiting by itself.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::fs;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::os::unix::net::UnixListener;
