@@ -16,6 +16,7 @@ mod fixtures;
 mod foundation_flow;
 mod hostile;
 mod json_docs;
+mod law_replay;
 mod protocol_dead_ends;
 mod protocol_lifecycle;
 mod protocol_prop;

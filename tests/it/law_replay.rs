@@ -1,0 +1,612 @@
+//! One law: a semantic write is a legal raw write by the same writer with the same approvals.
+//!
+//! Random lifecycles run in memory through the engine that the commands use
+//! (`engine::apply`, the same function `pair submit`, `pair verdict`, … run under the lock),
+//! and every accepted step is replayed as the raw write `pair write --as WHO` would make
+//! (`engine::replace`). The replay must be accepted; replayed without the user's approval, a
+//! step that passed a human gate or a waiver must be refused. A smaller run drives the real
+//! binary the same way.
+
+use std::path::Path;
+
+use pair::engine::{self, RawMode};
+use pair::law::Consent;
+use pair::model::{Phase, Timestamp, Verdict};
+use pair::ops::{self, AdvanceArgs};
+use pair::protocol::{self, Artifact, Command, To};
+use pair::validate;
+use proptest::prelude::*;
+use proptest::test_runner::Config;
+
+use crate::common::*;
+
+const AGENTS: [&str; 4] = ["doer", "alice", "bob", "mallory"];
+const PHASE_TARGETS: [Phase; 9] = [
+    Phase::Analyzing,
+    Phase::Planning,
+    Phase::RedTesting,
+    Phase::Coding,
+    Phase::Committed,
+    Phase::Merged,
+    Phase::CleanedUp,
+    Phase::PlanApproved,
+    Phase::Draft,
+];
+const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
+
+/// A fresh board: the doer, the registered reviewers, the required ones, and the gates.
+fn initial(registered: &[&str], required: &[&str], rca: bool, red: bool, yolo: bool) -> Vec<u8> {
+    let mut agents = agent_block("doer", "doer", "DRAFT", &[]);
+    for r in registered {
+        agents.push_str(&agent_block(r, "reviewer", "IDLE", &[]));
+    }
+    let required = if required.is_empty() {
+        "[]".to_string()
+    } else {
+        format!("[{}]", required.join(", "))
+    };
+    format!(
+        "---\nphase: DRAFT\nphase_updated_at: \"2026-01-01T00:00:00Z\"\nyolo: {yolo}\n\
+         work_type: feature\nrca_required: {rca}\nred_test_required: {red}\n\
+         required_reviewers: {required}\nno_review: false\nanalysis_revision: 0\n\
+         plan_revision: 0\nred_test_round: 0\ncode_review_round: 0\nworktree: null\n\
+         blocked_from: null\nagents:\n{agents}---\n# Blackboard\n\n## Goal\n\nDo it.\n\n\
+         ## Decisions\n"
+    )
+    .into_bytes()
+}
+
+#[derive(Debug, Clone)]
+enum Step {
+    Register {
+        who: usize,
+        required: bool,
+    },
+    Claim {
+        who: usize,
+    },
+    Submit {
+        who: usize,
+        artifact: usize,
+        no_review: bool,
+    },
+    Verdict {
+        who: usize,
+        verdict: usize,
+        off: i64,
+    },
+    Advance {
+        who: usize,
+        to: usize,
+    },
+    Block {
+        who: usize,
+    },
+    Unblock {
+        who: usize,
+    },
+    Stop {
+        who: usize,
+    },
+    Note {
+        who: usize,
+    },
+    /// The move SPEC §3.1 expects next, so runs get deep into the workflow.
+    Guided {
+        pick: usize,
+        verdict: usize,
+    },
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    let who = 0..AGENTS.len();
+    prop_oneof![
+        2 => (who.clone(), any::<bool>()).prop_map(|(who, required)| Step::Register { who, required }),
+        1 => who.clone().prop_map(|who| Step::Claim { who }),
+        2 => (who.clone(), 0..Artifact::ALL.len(), prop::bool::weighted(0.2))
+            .prop_map(|(who, artifact, no_review)| Step::Submit { who, artifact, no_review }),
+        2 => (who.clone(), 0..3usize, -1i64..=1).prop_map(|(who, verdict, off)| Step::Verdict { who, verdict, off }),
+        2 => (who.clone(), 0..PHASE_TARGETS.len()).prop_map(|(who, to)| Step::Advance { who, to }),
+        1 => who.clone().prop_map(|who| Step::Block { who }),
+        1 => who.clone().prop_map(|who| Step::Unblock { who }),
+        1 => prop::bool::weighted(0.15).prop_map(|_| Step::Stop { who: 1 }),
+        1 => who.prop_map(|who| Step::Note { who }),
+        12 => (0..8usize, prop::sample::select(vec![0usize, 0, 0, 1, 2]))
+            .prop_map(|(pick, verdict)| Step::Guided { pick, verdict }),
+    ]
+}
+
+/// The operation a step means on the current board: who acts, and the edit.
+type OpFn = Box<dyn FnOnce(&mut pair::model::Frontmatter, &ops::Ctx) -> pair::Result<ops::Edit>>;
+
+fn advance_args(to: Phase) -> AdvanceArgs {
+    AdvanceArgs {
+        worktree: (to == Phase::Coding).then(|| "/abs/wt".to_string()),
+        commit_sha: (to == Phase::Committed).then(|| SHA.to_string()),
+        merged_into: (to == Phase::Merged).then(|| "main".to_string()),
+        note: None,
+    }
+}
+
+fn plan(bytes: &[u8], step: &Step) -> (String, OpFn) {
+    let fm = validate::check_bytes(bytes)
+        .expect("board stays valid")
+        .parsed
+        .fm;
+    let verdicts = [
+        Verdict::Approved,
+        Verdict::ChangesRequested,
+        Verdict::Comment,
+    ];
+    match step.clone() {
+        Step::Register { who, required } => (
+            AGENTS[who].into(),
+            Box::new(move |fm, ctx| ops::register(fm, ctx, required)),
+        ),
+        Step::Claim { who } => (AGENTS[who].into(), Box::new(ops::claim)),
+        Step::Submit {
+            who,
+            artifact,
+            no_review,
+        } => (
+            AGENTS[who].into(),
+            Box::new(move |fm, ctx| {
+                ops::submit(fm, ctx, Artifact::ALL[artifact], "the artifact", no_review)
+            }),
+        ),
+        Step::Verdict { who, verdict, off } => {
+            let rev = fm
+                .phase
+                .review_target()
+                .map_or(1, |t| fm.counter(t) as i64 + off)
+                .max(0) as u32;
+            (
+                AGENTS[who].into(),
+                Box::new(move |fm, ctx| ops::verdict(fm, ctx, verdicts[verdict], rev, "looked")),
+            )
+        }
+        Step::Advance { who, to } => {
+            let to = PHASE_TARGETS[to];
+            (
+                AGENTS[who].into(),
+                Box::new(move |fm, ctx| ops::advance(fm, ctx, to, &advance_args(to))),
+            )
+        }
+        Step::Block { who } => (
+            AGENTS[who].into(),
+            Box::new(|fm, ctx| ops::block(fm, ctx, "stuck")),
+        ),
+        Step::Unblock { who } => (
+            AGENTS[who].into(),
+            Box::new(|fm, ctx| ops::unblock(fm, ctx, "unstuck")),
+        ),
+        Step::Stop { who } => (
+            AGENTS[who].into(),
+            Box::new(|fm, ctx| ops::stop(fm, ctx, "the user said stop")),
+        ),
+        Step::Note { who } => (
+            AGENTS[who].into(),
+            Box::new(|fm, ctx| ops::note(fm, ctx, "Evidence", "seen")),
+        ),
+        Step::Guided { pick, verdict } => guided(&fm, pick, verdicts[verdict]),
+    }
+}
+
+/// The expected next move: a pending reviewer's verdict (or its registration), else the doer's
+/// next row of the table.
+fn guided(fm: &pair::model::Frontmatter, pick: usize, verdict: Verdict) -> (String, OpFn) {
+    if let Some(target) = fm.phase.review_target() {
+        let r = protocol::round(fm, target);
+        if !r.pending.is_empty() {
+            let who = r.pending[pick % r.pending.len()].clone();
+            if fm.agent(&who).is_none() {
+                return (who, Box::new(|fm, ctx| ops::register(fm, ctx, false)));
+            }
+            let rev = r.counter;
+            return (
+                who,
+                Box::new(move |fm, ctx| ops::verdict(fm, ctx, verdict, rev, "reviewed")),
+            );
+        }
+    }
+    let doer = fm.doer().unwrap_or("doer").to_string();
+    // With nobody to review, the user approves working without review.
+    let no_review = fm.reviewers().is_empty() && fm.required_reviewers.is_empty() && !fm.no_review;
+    match protocol::doer_next(fm) {
+        Some(t) => match (t.command, t.to) {
+            (Command::Submit(a), _) => (
+                doer,
+                Box::new(move |fm, ctx| ops::submit(fm, ctx, a, "artifact", no_review)),
+            ),
+            (_, To::Phase(to)) => (
+                doer,
+                Box::new(move |fm, ctx| ops::advance(fm, ctx, to, &advance_args(to))),
+            ),
+            _ => (
+                doer,
+                Box::new(|fm, ctx| ops::note(fm, ctx, "Evidence", "x")),
+            ),
+        },
+        None => (
+            doer,
+            Box::new(|fm, ctx| ops::note(fm, ctx, "Evidence", "x")),
+        ),
+    }
+}
+
+fn count(bytes: &[u8], needle: &str) -> usize {
+    String::from_utf8_lossy(bytes).matches(needle).count()
+}
+
+/// Run a lifecycle; return how many steps were accepted and the final board.
+fn run_lifecycle(
+    mut bytes: Vec<u8>,
+    steps: &[Step],
+    approve: &[bool],
+    waive: &[bool],
+) -> Result<(usize, Vec<u8>), TestCaseError> {
+    let path = Path::new("board.md");
+    let mut now = Timestamp::parse("2026-02-01T00:00:00Z").expect("timestamp");
+    let mut accepted = 0;
+    for (i, step) in steps.iter().enumerate() {
+        let (who, op) = plan(&bytes, step);
+        let consent = Consent {
+            user_approved: approve[i % approve.len()],
+            waive: waive[i % waive.len()].then(|| "the user waived it".to_string()),
+            invocation: "pair test".to_string(),
+        };
+        now = Timestamp(now.0 + chrono::Duration::seconds(1));
+        let Ok(applied) = engine::apply(path, &bytes, &who, &consent, now, op) else {
+            continue;
+        };
+        accepted += 1;
+        prop_assert!(
+            validate::check_bytes(&applied.bytes).is_ok(),
+            "step {i} {step:?} by {who} left an invalid board"
+        );
+        let replay = engine::replace(
+            path,
+            &bytes,
+            applied.bytes.clone(),
+            &RawMode::As(who.clone()),
+            &consent,
+            now,
+        );
+        prop_assert!(
+            replay.is_ok(),
+            "step {i} {step:?} by {who} was accepted semantically but its raw replay was refused: \
+             {}\n--- old ---\n{}\n--- new ---\n{}",
+            replay.err().map(|e| e.to_string()).unwrap_or_default(),
+            String::from_utf8_lossy(&bytes),
+            String::from_utf8_lossy(&applied.bytes)
+        );
+        // The approvals are part of the change: without them, a step that needed them is
+        // refused raw as it would have been semantically.
+        let needed = ["### Gate approved — ", "### Gate waived — "]
+            .iter()
+            .any(|h| count(&applied.bytes, h) > count(&bytes, h));
+        let bare = Consent {
+            invocation: consent.invocation.clone(),
+            ..Consent::default()
+        };
+        let unapproved = engine::replace(
+            path,
+            &bytes,
+            applied.bytes.clone(),
+            &RawMode::As(who.clone()),
+            &bare,
+            now,
+        );
+        prop_assert_eq!(
+            unapproved.is_ok(),
+            !needed,
+            "step {} {:?} by {}: the replay without approvals must be refused exactly when the \
+             step needed them",
+            i,
+            step,
+            who
+        );
+        // A raw write naming nobody may not make a frontmatter change at all.
+        let old_fm = validate::check_bytes(&bytes).expect("valid").parsed.fm;
+        if old_fm != applied.parsed.fm {
+            let anonymous = engine::replace(
+                path,
+                &bytes,
+                applied.bytes.clone(),
+                &RawMode::Anonymous,
+                &consent,
+                now,
+            );
+            prop_assert!(
+                anonymous.is_err(),
+                "an anonymous raw write changed the frontmatter"
+            );
+        }
+        bytes = applied.bytes;
+    }
+    Ok((accepted, bytes))
+}
+
+proptest! {
+    #![proptest_config(Config { cases: 160, ..Config::default() })]
+
+    #[test]
+    fn every_semantic_write_is_accepted_as_the_same_writers_raw_write(
+        registered in prop::sample::subsequence(vec!["alice", "bob"], 0..=2),
+        required_extra in prop::sample::subsequence(vec!["alice", "bob", "carol"], 0..=2),
+        rca in any::<bool>(),
+        red in any::<bool>(),
+        yolo in prop::bool::weighted(0.2),
+        steps in prop::collection::vec(step(), 1..60),
+        approve in prop::collection::vec(prop::bool::weighted(0.85), 1..8),
+        waive in prop::collection::vec(prop::bool::weighted(0.15), 1..8),
+    ) {
+        let required: Vec<&str> = if required_extra.len() % 2 == 0 { vec![] } else { required_extra };
+        let bytes = initial(&registered, &required, rca, red, yolo);
+        prop_assert!(validate::check_bytes(&bytes).is_ok(), "test bug: invalid initial board");
+        run_lifecycle(bytes, &steps, &approve, &waive)?;
+    }
+}
+
+#[test]
+fn guided_lifecycles_reach_the_end_and_every_step_replays() {
+    // Deterministic deep runs: every gate on, two reviewers, the second round of each review
+    // sent back once by the choice of verdicts.
+    for (rca, red, reviewers) in [
+        (true, true, &["alice", "bob"][..]),
+        (false, false, &["alice", "bob"][..]),
+        (true, false, &["alice"][..]),
+        (true, true, &[][..]),
+    ] {
+        let bytes = initial(reviewers, &[], rca, red, false);
+        let steps: Vec<Step> = (0..80)
+            .map(|i| Step::Guided {
+                pick: i,
+                verdict: if i % 7 == 3 { 1 } else { 0 },
+            })
+            .collect();
+        let (accepted, end) =
+            run_lifecycle(bytes, &steps, &[true], &[false]).expect("replays hold");
+        let phase = validate::check_bytes(&end).expect("valid").parsed.fm.phase;
+        assert_eq!(phase, Phase::CleanedUp, "after {accepted} accepted steps");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// the same law through the binary
+
+/// Run a semantic command on `b`, then replay exactly the bytes it wrote as `pair write --as`
+/// with the same approvals on a copy of the old board: it must be accepted.
+#[track_caller]
+fn semantic_then_replay(b: &Board, who: &str, args: &[&str], approvals: &[&str]) {
+    semantic_then_replay_with(b, who, args, &[], approvals)
+}
+
+/// [`semantic_then_replay`], with flags only the semantic command takes (`--no-review`).
+#[track_caller]
+fn semantic_then_replay_with(
+    b: &Board,
+    who: &str,
+    args: &[&str],
+    semantic_only: &[&str],
+    approvals: &[&str],
+) {
+    let old = b.read();
+    let mut full: Vec<&str> = args.to_vec();
+    full.insert(1, b.p());
+    full.extend(["--agent", who]);
+    full.extend(semantic_only);
+    full.extend(approvals);
+    pair(&full).code(0);
+    let new = b.read();
+    let copy = Board::new(&old);
+    let content = copy.aux_file("replay.md", &new);
+    let mut write = vec![
+        "write",
+        copy.p(),
+        "--content-file",
+        content.to_str().expect("utf-8 path"),
+    ];
+    let sha = sha256_hex(&old);
+    write.extend(["--expect-sha256", &sha, "--as", who]);
+    write.extend(approvals);
+    pair(&write).code(0);
+}
+
+#[test]
+fn a_no_review_plan_submission_replays_as_the_doers_raw_write() {
+    // The disagreement the one law removes: PLANNING → PLAN_APPROVED in one write.
+    let b = init_board(&[]);
+    pair([
+        "advance",
+        b.p(),
+        "--agent",
+        "doer",
+        "PLANNING",
+        "--user-approved",
+    ])
+    .code(0);
+    semantic_then_replay_with(
+        &b,
+        "doer",
+        &["submit", "plan", "--note", "p"],
+        &["--no-review"],
+        &["--user-approved"],
+    );
+    assert!(b.read_string().contains("phase: PLAN_APPROVED"));
+}
+
+#[test]
+fn each_step_of_a_lifecycle_replays_through_the_binary() {
+    let b = init_board(&["--reviewers", "alice", "--work-type", "debugging"]);
+    let approved: &[&str] = &["--user-approved"];
+    let none: &[&str] = &[];
+    pair(["register", b.p(), "--agent", "alice"]).code(0);
+    semantic_then_replay(&b, "doer", &["advance", "ANALYZING"], approved);
+    semantic_then_replay(&b, "doer", &["submit", "analysis", "--note", "a"], approved);
+    semantic_then_replay(&b, "alice", &["claim"], none);
+    semantic_then_replay(
+        &b,
+        "alice",
+        &["verdict", "APPROVED", "--revision", "1", "--note", "ok"],
+        none,
+    );
+    semantic_then_replay(&b, "doer", &["advance", "PLANNING"], none);
+    semantic_then_replay(&b, "doer", &["submit", "plan", "--note", "p"], approved);
+    semantic_then_replay(
+        &b,
+        "alice",
+        &["verdict", "APPROVED", "--revision", "1", "--note", "ok"],
+        none,
+    );
+    semantic_then_replay(&b, "doer", &["advance", "RED_TESTING"], none);
+    semantic_then_replay(
+        &b,
+        "alice",
+        &["note", "--section", "Evidence", "--note", "n"],
+        none,
+    );
+    semantic_then_replay(&b, "alice", &["block", "--reason", "wait"], none);
+    semantic_then_replay(&b, "doer", &["unblock", "--reason", "go"], none);
+    semantic_then_replay(&b, "doer", &["stop", "--reason", "done"], none);
+}
+
+// ---------------------------------------------------------------------------------------------
+// attribution, counters and time
+
+#[test]
+fn an_anonymous_raw_write_cannot_forge_approvals() {
+    let b = init_board(&["--reviewers", "alice,bob"]);
+    for r in ["alice", "bob"] {
+        pair(["register", b.p(), "--agent", r]).code(0);
+    }
+    pair([
+        "advance",
+        b.p(),
+        "--agent",
+        "doer",
+        "PLANNING",
+        "--user-approved",
+    ])
+    .code(0);
+    pair([
+        "submit",
+        b.p(),
+        "--agent",
+        "doer",
+        "plan",
+        "--note",
+        "p",
+        "--user-approved",
+    ])
+    .code(0);
+    let old = b.read_string();
+    let mut forged = old.replacen("phase: PLANNING_SUBMITTED", "phase: PLAN_APPROVED", 1);
+    for r in ["alice", "bob"] {
+        let block = section_of_agent(&forged, r);
+        let signed = block
+            .replacen(
+                "reviewed_plan_revision: null",
+                "reviewed_plan_revision: 1",
+                1,
+            )
+            .replacen("plan_verdict: null", "plan_verdict: APPROVED", 1);
+        forged = forged.replacen(&block, &signed, 1);
+    }
+    assert_ne!(forged, old, "test bug: nothing forged");
+    b.write_expect(&forged, &sha256_hex(&old), &[])
+        .code(6)
+        .mentions(&["names no writer", "--as"]);
+    b.assert_untouched(old.as_bytes());
+    // Named, the doer may not sign the reviewers' verdicts either.
+    b.write_expect(&forged, &sha256_hex(&old), &["--as", "doer"])
+        .code(6)
+        .mentions(&["belongs to"]);
+    b.assert_untouched(old.as_bytes());
+    // A body-only raw write naming nobody stays possible (the helper-compatible use).
+    let appended = format!("{old}\nA line appended by hand.\n");
+    b.write_expect(&appended, &sha256_hex(&old), &[]).code(0);
+}
+
+/// The YAML block of one agent entry (its key line and the lines indented under it).
+fn section_of_agent(text: &str, id: &str) -> String {
+    let head = format!("  {id}:\n");
+    let start = text.find(&format!("\n{head}")).expect("agent entry") + 1;
+    let mut end = start + head.len();
+    for line in text[end..].split_inclusive('\n') {
+        if !line.starts_with("    ") {
+            break;
+        }
+        end += line.len();
+    }
+    text[start..end].to_string()
+}
+
+#[test]
+fn a_counter_at_its_maximum_is_refused_with_a_clear_message() {
+    let b = init_board(&["--reviewers", "alice"]);
+    pair(["register", b.p(), "--agent", "alice"]).code(0);
+    pair([
+        "advance",
+        b.p(),
+        "--agent",
+        "doer",
+        "PLANNING",
+        "--user-approved",
+    ])
+    .code(0);
+    let max = set_top(&b.read_string(), "plan_revision", "4294967295");
+    let max_board = Board::new(&max);
+    pair(["validate", max_board.p()]).code(0);
+    pair([
+        "submit",
+        max_board.p(),
+        "--agent",
+        "doer",
+        "plan",
+        "--note",
+        "p",
+        "--user-approved",
+    ])
+    .code(6)
+    .mentions(&["plan_revision", "maximum"]);
+    max_board.assert_untouched(max.as_bytes());
+}
+
+#[test]
+fn an_entry_is_stamped_when_the_lock_is_held_not_when_the_command_started() {
+    let b = init_board(&[]);
+    let lock = b.path.with_file_name("board.md.lock");
+    // Hold the lock for two seconds from another process, then let the note through.
+    let mut holder = std::process::Command::new("flock")
+        .arg(&lock)
+        .args(["-c", "sleep 2"])
+        .spawn()
+        .expect("flock(1) is part of util-linux");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let started = chrono::Utc::now().timestamp();
+    pair([
+        "note",
+        b.p(),
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "waited",
+    ])
+    .code(0);
+    holder.wait().expect("holder exits");
+    let text = b.read_string();
+    let stamp = text
+        .lines()
+        .find(|l| l.starts_with("### Note — doer — "))
+        .and_then(|l| l.rsplit(" — ").next())
+        .and_then(Timestamp::parse)
+        .expect("a stamped note");
+    assert!(
+        stamp.0.timestamp() > started,
+        "the note was stamped at {stamp}, before the lock was free ({} s after start)",
+        stamp.0.timestamp() - started
+    );
+}
