@@ -674,3 +674,220 @@ pub fn source_phases(command: Command) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::validate;
+
+    const BOARD: &str = "---
+phase: PLANNING
+phase_updated_at: \"2026-01-01T00:00:00Z\"
+yolo: false
+work_type: feature
+rca_required: true
+red_test_required: false
+required_reviewers: []
+no_review: false
+analysis_revision: 0
+plan_revision: 0
+red_test_round: 0
+code_review_round: 0
+worktree: null
+blocked_from: null
+agents:
+  doer:
+    role: doer
+    status: WORKING
+  alice:
+    role: reviewer
+    status: IDLE
+---
+# body
+";
+
+    fn board() -> Frontmatter {
+        validate::check_bytes(BOARD.as_bytes())
+            .expect("valid sample")
+            .parsed
+            .fm
+    }
+
+    fn now() -> Timestamp {
+        Timestamp::parse("2026-02-01T00:00:00Z").expect("timestamp")
+    }
+
+    fn approved() -> Consent {
+        Consent {
+            user_approved: true,
+            invocation: "pair test".into(),
+            ..Consent::default()
+        }
+    }
+
+    fn judge_as(old: &Frontmatter, new: &Frontmatter, id: &str, c: &Consent) -> Result<Ruling> {
+        judge(old, new, Body::Appended, Writer::Agent(id), c, now())
+    }
+
+    /// The doer's plan submission from PLANNING, snapshotting alice.
+    fn submitted(old: &Frontmatter) -> Frontmatter {
+        let mut new = old.clone();
+        new.phase = Phase::PlanningSubmitted;
+        new.plan_revision = 1;
+        new.required_reviewers = vec!["alice".into()];
+        new
+    }
+
+    fn message(r: Result<Ruling>) -> String {
+        r.err().map(|e| e.to_string()).unwrap_or_default()
+    }
+
+    #[test]
+    fn a_gated_submission_needs_the_users_approval_and_records_it() {
+        let old = board();
+        let mut old_ok = old.clone();
+        old_ok.rca_required = false;
+        let new = submitted(&old_ok);
+        let refused = judge_as(&old_ok, &new, "doer", &Consent::default()).unwrap_err();
+        assert_eq!(
+            refused.hint(),
+            Some(&Hint::Rerun {
+                add: vec![Flag::bare("--user-approved")]
+            })
+        );
+        let ruling = judge_as(&old_ok, &new, "doer", &approved()).expect("allowed");
+        assert_eq!(ruling.records.len(), 1);
+        assert!(
+            ruling.records[0]
+                .heading
+                .starts_with("Gate approved — PLANNING → PLANNING_SUBMITTED")
+        );
+    }
+
+    #[test]
+    fn a_guard_that_does_not_hold_is_refused_unless_waived_and_the_waiver_is_recorded() {
+        let old = board(); // rca_required, analysis never approved
+        let new = submitted(&old);
+        let m = message(judge_as(&old, &new, "doer", &approved()));
+        assert!(m.contains("root cause analysis is approved"), "{m}");
+        let waived = Consent {
+            waive: Some("the user said so".into()),
+            ..approved()
+        };
+        let ruling = judge_as(&old, &new, "doer", &waived).expect("waived");
+        assert!(
+            ruling
+                .records
+                .iter()
+                .any(|r| r.heading.starts_with("Gate waived"))
+        );
+    }
+
+    #[test]
+    fn a_reviewer_may_not_take_the_doers_transition() {
+        let mut old = board();
+        old.rca_required = false;
+        let mut new = submitted(&old);
+        new.agents[1].1.last_seen = Some(now());
+        let m = message(judge_as(&old, &new, "alice", &approved()));
+        assert!(m.contains("taken by the doer, not by alice"), "{m}");
+    }
+
+    #[test]
+    fn counters_move_by_exactly_one_and_never_past_the_maximum() {
+        let mut old = board();
+        old.rca_required = false;
+        let mut new = submitted(&old);
+        new.plan_revision = 2;
+        assert!(message(judge_as(&old, &new, "doer", &approved())).contains("exactly one"));
+        old.plan_revision = u32::MAX;
+        new.plan_revision = 0;
+        assert!(message(judge_as(&old, &new, "doer", &approved())).contains("maximum"));
+    }
+
+    #[test]
+    fn an_anonymous_writer_may_only_append_to_the_body() {
+        let old = board();
+        let mut new = old.clone();
+        new.worktree = Some("/wt".into());
+        let r = judge(
+            &old,
+            &new,
+            Body::Appended,
+            Writer::Anonymous,
+            &approved(),
+            now(),
+        );
+        assert!(message(r).contains("names no writer"));
+        let body = Body::Replaced {
+            old: "# body\n",
+            new: "# body\nmore\n",
+        };
+        assert!(judge(&old, &old, body, Writer::Anonymous, &approved(), now()).is_ok());
+        let body = Body::Replaced {
+            old: "# body\nline\n",
+            new: "# body\nchanged\n",
+        };
+        let r = judge(&old, &old, body, Writer::Anonymous, &approved(), now());
+        assert!(message(r).contains("append-only"));
+    }
+
+    #[test]
+    fn settings_change_only_by_repair() {
+        let old = board();
+        let mut new = old.clone();
+        new.yolo = true;
+        assert!(message(judge_as(&old, &new, "doer", &approved())).contains("human repair"));
+    }
+
+    #[test]
+    fn a_verdict_outside_its_open_round_is_refused() {
+        let old = board();
+        let mut new = old.clone();
+        let a = new.agent_mut("alice").expect("alice");
+        a.plan.reviewed = Some(0);
+        a.plan.verdict = Some(crate::model::Verdict::Approved);
+        assert!(message(judge_as(&old, &new, "alice", &approved())).contains("open"));
+    }
+
+    #[test]
+    fn a_no_review_submission_completes_its_empty_round_in_the_same_write() {
+        let mut old = board();
+        old.rca_required = false;
+        old.agents.truncate(1);
+        let mut new = old.clone();
+        new.phase = Phase::PlanApproved;
+        new.plan_revision = 1;
+        new.no_review = true;
+        let ruling = judge_as(&old, &new, "doer", &approved()).expect("allowed");
+        assert!(matches!(
+            ruling.transition.map(|t| t.command),
+            Some(Command::Submit(_))
+        ));
+        assert!(
+            ruling
+                .records
+                .iter()
+                .any(|r| r.heading.starts_with("No-review"))
+        );
+        // Without no_review the same jump is no transition.
+        new.no_review = false;
+        assert!(message(judge_as(&old, &new, "doer", &approved())).contains("no transition"));
+    }
+
+    #[test]
+    fn a_terminal_board_takes_notes_only_where_the_table_allows() {
+        let mut old = board();
+        old.phase = Phase::Blocked;
+        old.blocked_from = Some(Phase::Planning);
+        let mut new = old.clone();
+        new.agents[1].1.last_seen = Some(now());
+        assert!(judge_as(&old, &new, "alice", &approved()).is_ok());
+        old.phase = Phase::Stopped;
+        old.blocked_from = None;
+        new.phase = Phase::Stopped;
+        new.blocked_from = None;
+        assert!(message(judge_as(&old, &new, "alice", &approved())).contains("terminal"));
+        assert!(admit(&old, "alice", Command::Note).is_err());
+    }
+}

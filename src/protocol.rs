@@ -784,3 +784,57 @@ pub fn markdown_table() -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_terminal_phases_are_the_rows_of_the_terminal_permissions() {
+        let terminal: Vec<Phase> = Phase::ALL
+            .iter()
+            .copied()
+            .filter(|p| p.is_terminal())
+            .collect();
+        assert_eq!(
+            terminal,
+            [
+                P::Committed,
+                P::Merged,
+                P::CleanedUp,
+                P::Blocked,
+                P::Stopped
+            ]
+        );
+        assert!(terminal_allows(P::Blocked, Command::Note));
+        assert!(!terminal_allows(P::Blocked, Command::Advance));
+        assert!(terminal_allows(P::Merged, Command::Advance));
+        assert!(terminal_allows(P::Planning, Command::Register));
+    }
+
+    #[test]
+    fn exactly_the_submission_rows_complete_an_empty_round() {
+        for t in TRANSITIONS {
+            assert_eq!(
+                t.completes_empty_round,
+                matches!(t.command, Command::Submit(_)),
+                "{}",
+                t.source_text()
+            );
+        }
+    }
+
+    #[test]
+    fn every_work_phase_offers_the_doer_a_move() {
+        // The phases a doer can be left in with nothing to run would be dead ends.
+        for p in Phase::ALL.iter().copied() {
+            if p.is_terminal() || p.is_reviewable() {
+                continue;
+            }
+            let offered = TRANSITIONS
+                .iter()
+                .any(|t| t.actor == Actor::Doer && t.from.matches(p));
+            assert!(offered, "{p} offers the doer no move");
+        }
+    }
+}

@@ -127,3 +127,73 @@ pub(crate) fn set_phase(fm: &mut Frontmatter, ctx: &Ctx, phase: Phase) {
 pub(crate) fn admit(fm: &Frontmatter, ctx: &Ctx, command: Command) -> Result<()> {
     law::admit(fm, &ctx.agent, command)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Verdict;
+    use crate::protocol::Artifact;
+
+    fn board() -> Frontmatter {
+        let text = "---\nphase: PLANNING\nphase_updated_at: \"2026-01-01T00:00:00Z\"\nwork_type: feature\nrca_required: false\nred_test_required: false\nrequired_reviewers: []\nanalysis_revision: 0\nplan_revision: 0\nred_test_round: 0\ncode_review_round: 0\nworktree: null\nagents:\n  doer:\n    role: doer\n    status: WORKING\n  alice:\n    role: reviewer\n    status: IDLE\n---\n";
+        crate::validate::check_bytes(text.as_bytes())
+            .expect("valid")
+            .parsed
+            .fm
+    }
+
+    fn ctx(agent: &str) -> Ctx {
+        Ctx {
+            agent: agent.into(),
+            now: Timestamp::parse("2026-02-01T00:00:00Z").expect("timestamp"),
+            consent: Consent::default(),
+        }
+    }
+
+    #[test]
+    fn submit_snapshots_reviewers_counts_and_asks_for_its_entry() {
+        let mut fm = board();
+        let edit = submit(&mut fm, &ctx("doer"), Artifact::Plan, "the plan", false).expect("ok");
+        assert_eq!(fm.plan_revision, 1);
+        assert_eq!(fm.phase, Phase::PlanningSubmitted);
+        assert_eq!(fm.required_reviewers, ["alice"]);
+        assert_eq!(fm.phase_updated_at, ctx("doer").now);
+        assert_eq!(edit.entries.len(), 1);
+        assert_eq!(edit.entries[0].section, "Plan Revisions");
+        assert!(
+            edit.entries[0]
+                .render()
+                .starts_with("### Plan revision 1 — doer — ")
+        );
+    }
+
+    #[test]
+    fn the_last_verdict_completes_the_round_in_the_same_edit() {
+        let mut fm = board();
+        submit(&mut fm, &ctx("doer"), Artifact::Plan, "p", false).expect("submitted");
+        let edit = verdict(&mut fm, &ctx("alice"), Verdict::Approved, 1, "ok").expect("ok");
+        assert_eq!(fm.phase, Phase::PlanApproved);
+        assert!(edit.summary.contains("round is complete"));
+        let stale = verdict(&mut fm, &ctx("alice"), Verdict::Approved, 0, "ok");
+        assert!(stale.is_err());
+    }
+
+    #[test]
+    fn refusals_come_in_order_phase_then_standing() {
+        let mut fm = board();
+        // Not a review phase: said before "not a required reviewer".
+        let e = claim(&mut fm, &ctx("alice")).unwrap_err();
+        assert!(e.to_string().contains("not a review phase"), "{e}");
+        let e = note(&mut fm, &ctx("stranger"), "Evidence", "x").unwrap_err();
+        assert_eq!(
+            e.hint().map(|h| matches!(
+                h,
+                Hint::Run {
+                    command: "register",
+                    ..
+                }
+            )),
+            Some(true)
+        );
+    }
+}
