@@ -148,6 +148,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "--quick");
     let keep = args.iter().any(|a| a == "--keep");
+    let sweep_only = args.iter().any(|a| a == "--sweep-only");
     let opt = |name: &str| -> Option<f64> {
         args.iter()
             .position(|a| a == name)
@@ -260,6 +261,95 @@ fn main() {
         eprintln!("{s}");
         detail.push(s);
     };
+
+    // --- Cost that grows with the board: note and raw write against the durable-write floor on
+    // the same file, from 1 KiB to 50 MiB. Runs are interleaved so load spikes hit all three.
+    let sizes: [(&str, usize, usize); 5] = [
+        ("1 KiB", 1 << 10, 60),
+        ("64 KiB", 64 << 10, 40),
+        ("1 MiB", 1 << 20, 30),
+        ("10 MiB", 10 << 20, 12),
+        ("50 MiB", 50 << 20, 5),
+    ];
+    for (label, size, n) in sizes {
+        let n = reps(n);
+        let (fl, nt, rw) = (
+            with_body(&format!("sweep-floor-{size}.md"), size),
+            with_body(&format!("sweep-note-{size}.md"), size),
+            with_body(&format!("sweep-raw-{size}.md"), size),
+        );
+        let content = dir.join(format!("sweep-content-{size}.md"));
+        let (mut f, mut a, mut r) = (vec![], vec![], vec![]);
+        for i in 0..n {
+            let mut c = Command::new(&bins.floor_write);
+            f.push(ms(run_ok(c.arg(&fl), &[0]).wall));
+            let note = format!("sweep note {i}");
+            a.push(ms(run_ok(
+                &mut pair(&[
+                    "note",
+                    nt.to_str().unwrap(),
+                    "--agent",
+                    "r1",
+                    "--section",
+                    "Evidence",
+                    "--note",
+                    &note,
+                ]),
+                &[0],
+            )
+            .wall));
+            let cur = fs::read(&rw).unwrap();
+            let sha = sha256_hex(&cur);
+            let mut new = cur;
+            new.extend_from_slice(format!("raw line {i}\n").as_bytes());
+            fs::write(&content, &new).unwrap();
+            drop(new);
+            r.push(ms(run_ok(
+                &mut pair(&[
+                    "write",
+                    rw.to_str().unwrap(),
+                    "--content-file",
+                    content.to_str().unwrap(),
+                    "--expect-sha256",
+                    &sha,
+                    "--operation",
+                    "bench",
+                ]),
+                &[0],
+            )
+            .wall));
+        }
+        line(
+            &mut detail,
+            &format!("sweep {label}: floor write"),
+            &f,
+            "ms",
+        );
+        line(&mut detail, &format!("sweep {label}: pair note"), &a, "ms");
+        line(
+            &mut detail,
+            &format!("sweep {label}: pair write (raw)"),
+            &r,
+            "ms",
+        );
+        for (name, v) in [("note", &a), ("write (raw)", &r)] {
+            let ratio = median(v) / median(&f);
+            rows.push(Row {
+                figure: format!("{label} board: pair {name} vs durable-write floor"),
+                target: "≤ 1.5×".into(),
+                measured: format!("{:.2} ms vs {:.2} ms", median(v), median(&f)),
+                ratio: format!("{ratio:.2}×"),
+                verdict: verdict(ratio <= 1.5),
+            });
+        }
+        for p in [&fl, &nt, &rw, &content] {
+            let _ = fs::remove_file(p);
+        }
+    }
+    if sweep_only {
+        print_rows(&rows, &detail);
+        return;
+    }
 
     // --- Reads: poll against the exec+read floor; 1 KiB body against 50 MiB body. ---
     let n = reps(300);
@@ -652,10 +742,19 @@ fn main() {
         verdict: verdict(ms(s.cpu) <= 10.0),
     });
 
+    print_rows(&rows, &detail);
+    if keep {
+        let kept = root.keep();
+        eprintln!("kept {}", kept.display());
+    }
+}
+
+/// The results table (Markdown, for docs/PERFORMANCE.md) and the detail lines.
+fn print_rows(rows: &[Row], detail: &[String]) {
     println!();
     println!("| figure | target | measured (median) | ratio | |");
     println!("|---|---|---|---|---|");
-    for r in &rows {
+    for r in rows {
         println!(
             "| {} | {} | {} | {} | {} |",
             r.figure, r.target, r.measured, r.ratio, r.verdict
@@ -663,14 +762,10 @@ fn main() {
     }
     println!();
     println!("```");
-    for d in &detail {
+    for d in detail {
         println!("{d}");
     }
     println!("```");
-    if keep {
-        let kept = root.keep();
-        eprintln!("kept {}", kept.display());
-    }
 }
 
 /// Bytes up to and including the closing `---` line.

@@ -230,7 +230,11 @@ impl Document {
         };
         // Conflict markers anywhere: in the frontmatter always, in the body when it was read.
         let scan = |text: &str, first_line: u32| -> Result<(), SplitError> {
-            for (i, line) in text.split('\n').enumerate() {
+            for (i, line) in raw_lines(text).enumerate() {
+                // Only a line starting with one of the markers' characters can be one.
+                if !matches!(line.as_bytes().first(), Some(b'<' | b'=' | b'>')) {
+                    continue;
+                }
                 if let Some(marker) = conflict_marker(line) {
                     return Err(SplitError::ConflictMarkers {
                         line: first_line + i as u32,
@@ -305,8 +309,13 @@ impl Document {
         }
         // Undo by removing what `ensure_section` inserted, rather than by keeping a copy of the
         // body: on a large blackboard the copy alone was a third of a write's peak memory.
-        let inserted = self.insert_section(section);
-        let secs = self.sections();
+        // The body is scanned once when the section exists (the usual case).
+        let mut secs = self.sections();
+        let mut inserted = None;
+        if !secs.iter().any(|s| s.name == section) {
+            inserted = self.insert_section(section);
+            secs = self.sections();
+        }
         let Some(sec) = secs.iter().find(|s| s.name == section) else {
             if let Some(range) = inserted {
                 self.body.replace_range(range, "");
@@ -458,15 +467,34 @@ pub fn classify_lines(text: &str) -> Vec<(usize, &str, LineKind)> {
 /// large body this way allocates nothing per line.
 pub fn lines(text: &str) -> Lines<'_> {
     Lines {
-        inner: text.split_inclusive('\n'),
+        text,
+        ends: memchr::memchr_iter(b'\n', text.as_bytes()),
         fence: None,
         offset: 0,
     }
 }
 
+/// The lines of a text with their endings, found with `memchr` (a large body is scanned several
+/// times per write; a per-character search was most of a write's CPU time).
+pub fn raw_lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut ends = memchr::memchr_iter(b'\n', text.as_bytes());
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        let end = match ends.next() {
+            Some(i) => i + 1,
+            None if start < text.len() => text.len(),
+            None => return None,
+        };
+        let line = &text[start..end];
+        start = end;
+        Some(line)
+    })
+}
+
 /// The iterator of [`lines`].
 pub struct Lines<'a> {
-    inner: std::str::SplitInclusive<'a, char>,
+    text: &'a str,
+    ends: memchr::Memchr<'a>,
     fence: Option<(char, usize)>,
     offset: usize,
 }
@@ -475,9 +503,22 @@ impl<'a> Iterator for Lines<'a> {
     type Item = (usize, &'a str, LineKind);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let line = self.inner.next()?;
+        let start = self.offset;
+        let end = match self.ends.next() {
+            Some(i) => i + 1,
+            None if start < self.text.len() => self.text.len(),
+            None => return None,
+        };
+        let line = &self.text[start..end];
+        self.offset = end;
         let content = line.trim_end_matches(['\n', '\r']);
+        // Most lines start with a letter: only a line starting with a space, a tab, `#`, a fence
+        // character or a non-ASCII byte (Unicode white space) needs a closer look.
+        let plain =
+            |b: u8| !matches!(b, b' ' | b'\t' | b'#' | b'`' | b'~' | 0x0b | 0x0c) && b < 0x80;
+        let first = content.as_bytes().first().copied();
         let kind = match self.fence {
+            Some((ch, _)) if first.is_some_and(|b| plain(b) && b != ch as u8) => LineKind::InFence,
             Some((ch, len)) => {
                 if closes_fence(content, ch, len) {
                     self.fence = None;
@@ -486,6 +527,7 @@ impl<'a> Iterator for Lines<'a> {
                     LineKind::InFence
                 }
             }
+            None if first.is_some_and(plain) => LineKind::Text,
             None => {
                 if let Some(f) = opens_fence(content) {
                     self.fence = Some(f);
@@ -499,9 +541,7 @@ impl<'a> Iterator for Lines<'a> {
                 }
             }
         };
-        let offset = self.offset;
-        self.offset += line.len();
-        Some((offset, line, kind))
+        Some((start, line, kind))
     }
 }
 

@@ -132,7 +132,7 @@ pub enum RawMode {
 }
 
 /// Judge a raw write of a complete new file against the old one; the new content, with the
-/// records the law requires appended to its `## Decisions`.
+/// records the law requires appended to its `## Decisions`, and its checked frontmatter.
 pub fn replace(
     path: &Path,
     old: &[u8],
@@ -140,7 +140,7 @@ pub fn replace(
     mode: &RawMode,
     consent: &Consent,
     now: Timestamp,
-) -> Result<Vec<u8>> {
+) -> Result<Built> {
     let old = validate::check_bytes(old).map_err(|r| invalid(path, r.errors, false))?;
     let parsed = validate::check_bytes(&new).map_err(|r| invalid(path, r.errors, true))?;
     let writer = match mode {
@@ -158,10 +158,14 @@ pub fn replace(
         consent,
         now,
     )?;
+    // The new content was validated above, and the records append generated entries to its body
+    // without touching its frontmatter: the store need not check it again.
+    let parsed = Some(parsed.parsed);
     if ruling.records.is_empty() {
-        return Ok(new);
+        return Ok(Built { bytes: new, parsed });
     }
-    append_records(path, &new, ruling.records.into_iter().map(record_entry))
+    let bytes = append_records(path, &new, ruling.records.into_iter().map(record_entry))?;
+    Ok(Built { bytes, parsed })
 }
 
 /// Append entries to the `## Decisions` of content about to be written, keeping its frontmatter

@@ -12,7 +12,7 @@ use crate::law::Consent;
 use crate::model::Timestamp;
 use crate::ops::{DECISIONS, Entry};
 use crate::report::SCHEMA;
-use crate::store::{self, Expect, WriteOptions};
+use crate::store::{self, Built, Expect, WriteOptions};
 use crate::validate;
 
 /// How a raw write is checked.
@@ -79,7 +79,7 @@ pub fn run(a: WriteArgs) -> Result<Outcome> {
     let written = store::update(&board, expect, &opts, move |current| {
         // Creation has nothing to compare against; the store still validates it.
         let Some(current) = current else {
-            return Ok(content);
+            return Ok(content.into());
         };
         let now = Timestamp::now();
         match mode {
@@ -106,7 +106,8 @@ pub fn run(a: WriteArgs) -> Result<Outcome> {
                 &repairer,
                 &reason,
                 now,
-            ),
+            )
+            .map(Built::from),
         }
     })
     .map_err(|e| e.suggest(&super::argv(), Some(&shown(&board))))?;
