@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::model::Phase;
+
 const ABOUT: &str =
     "Coordinate one doer and several reviewer agents through a shared Markdown blackboard";
 
@@ -504,9 +506,9 @@ pub struct VerdictArgs {
 pub struct AdvanceArgs {
     /// The blackboard.
     pub board: PathBuf,
-    /// The phase to move to.
-    #[arg(value_name = "PHASE")]
-    pub phase: String,
+    /// The phase to move to (any case: `planning` is PLANNING).
+    #[arg(value_name = "PHASE", value_parser = parse_phase)]
+    pub phase: Phase,
     #[command(flatten)]
     pub common: WriteCommon,
     /// Absolute path of the coding worktree (entering CODING).
@@ -526,6 +528,20 @@ pub struct AdvanceArgs {
     pub waive: Option<String>,
     #[command(flatten)]
     pub text: NoteText,
+}
+
+/// A phase name, in any case, turned into the type once, where the command line is parsed.
+fn parse_phase(s: &str) -> Result<Phase, String> {
+    s.trim().to_uppercase().parse().map_err(|_| {
+        format!(
+            "{s:?} is not a phase; phases are {}",
+            Phase::ALL
+                .iter()
+                .map(|p| p.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
 }
 
 #[derive(Debug, Args)]

@@ -13,7 +13,7 @@ use crate::cli::{
 use crate::engine;
 use crate::error::{Error, Result};
 use crate::law::Consent;
-use crate::model::{Frontmatter, Phase, Verdict};
+use crate::model::{Frontmatter, Verdict};
 use crate::ops::{self, Ctx, Edit};
 use crate::protocol::{self, Artifact};
 use crate::report::SCHEMA;
@@ -174,17 +174,7 @@ pub fn verdict(a: VerdictArgs) -> Result<Outcome> {
 }
 
 pub fn advance(a: AdvanceArgs) -> Result<Outcome> {
-    let to: Phase = a.phase.trim().to_uppercase().parse().map_err(|_| {
-        Error::Usage(format!(
-            "{:?} is not a phase; phases are {}",
-            a.phase,
-            Phase::ALL
-                .iter()
-                .map(|p| p.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))
-    })?;
+    let to = a.phase;
     if let Some(w) = &a.worktree {
         ops::check_worktree_arg(w)?;
     }
