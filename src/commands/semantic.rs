@@ -175,9 +175,6 @@ pub fn verdict(a: VerdictArgs) -> Result<Outcome> {
 
 pub fn advance(a: AdvanceArgs) -> Result<Outcome> {
     let to = a.phase;
-    if let Some(w) = &a.worktree {
-        ops::check_worktree_arg(w)?;
-    }
     let args = ops::AdvanceArgs {
         worktree: a.worktree.clone(),
         commit_sha: a.commit_sha.clone(),
