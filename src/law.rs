@@ -138,8 +138,8 @@ fn verb(c: Command) -> &'static str {
     }
 }
 
-/// Judge a change. `command` is the semantic command that made it, when one did (it only
-/// sharpens messages: the rules are the same without it).
+/// Judge a change made by `writer` with the user's `consent`: allowed, with the records the
+/// change requires, or the rule it breaks.
 pub fn judge(
     old: &Frontmatter,
     new: &Frontmatter,
@@ -153,45 +153,68 @@ pub fn judge(
         records: Vec::new(),
     };
     let changed = field::changed(old, new);
-    let id = match writer {
-        Writer::Anonymous => {
-            if let Some(f) = changed.first() {
-                return Err(Error::refused(
-                    format!(
-                        "field `{}` changed ({} → {}), but this raw write names no writer; a \
-                         change to the frontmatter must be attributable: name the agent making \
-                         it (--as ID, --agent ID or PAIR_AGENT), or, for a human fixing the \
-                         file, use --repair --reason TEXT",
-                        f.name(),
-                        f.value(old).unwrap_or_else(|| "(absent)".into()),
-                        f.value(new).unwrap_or_else(|| "(absent)".into()),
-                    ),
-                    Hint::Rerun {
-                        add: vec![Flag::with("--as", "ID")],
-                    },
-                ));
+    match writer {
+        Writer::Anonymous => judge_anonymous(old, new, &changed)?,
+        Writer::Agent(id) => {
+            let role = role_of(old, new, id)?;
+            check_agents(old, new, id)?;
+            check_fields(old, new, &changed, id, role, now, &mut ruling)?;
+            if old.phase == new.phase {
+                check_unmoved(old, new)?;
+            } else {
+                let t = check_transition(old, new, id, role, consent, now, &mut ruling)?;
+                ruling.transition = Some(t);
             }
-            if old.extra != new.extra {
-                return Err(Error::refused(
-                    "the frontmatter changed, but this raw write names no writer (--as ID, \
-                     --agent ID or PAIR_AGENT)",
-                    Hint::Rerun {
-                        add: vec![Flag::with("--as", "ID")],
-                    },
-                ));
-            }
-            check_terminal_unchanged(old, new)?;
-            if let Body::Replaced { old, new } = body {
-                check_append_only(old, new)?;
-            }
-            return Ok(ruling);
         }
-        Writer::Agent(id) => id,
+    }
+    if let Body::Replaced { old, new } = body {
+        check_append_only(old, new)?;
+    }
+    Ok(ruling)
+}
+
+/// A writer that names nobody may change no frontmatter field (only append to the body, and
+/// only where notes are allowed).
+fn judge_anonymous(old: &Frontmatter, new: &Frontmatter, changed: &[Field]) -> Result<()> {
+    let name_the_writer = || Hint::Rerun {
+        add: vec![Flag::with("--as", "ID")],
     };
-    let role = role_of(old, new, id)?;
-    check_agents(old, new, id)?;
+    if let Some(f) = changed.first() {
+        return Err(Error::refused(
+            format!(
+                "field `{}` changed ({} → {}), but this raw write names no writer; a change to \
+                 the frontmatter must be attributable: name the agent making it (--as ID, \
+                 --agent ID or PAIR_AGENT), or, for a human fixing the file, use --repair \
+                 --reason TEXT",
+                f.name(),
+                f.value(old).unwrap_or_else(|| "(absent)".into()),
+                f.value(new).unwrap_or_else(|| "(absent)".into()),
+            ),
+            name_the_writer(),
+        ));
+    }
+    if old.extra != new.extra {
+        return Err(Error::refused(
+            "the frontmatter changed, but this raw write names no writer (--as ID, --agent ID or \
+             PAIR_AGENT)",
+            name_the_writer(),
+        ));
+    }
+    check_terminal_unchanged(old, new)
+}
+
+/// Each changed top-level field against its owner in the registry.
+fn check_fields(
+    old: &Frontmatter,
+    new: &Frontmatter,
+    changed: &[Field],
+    id: &str,
+    role: Role,
+    now: Timestamp,
+    ruling: &mut Ruling,
+) -> Result<()> {
     let doer = old.doer().unwrap_or("the doer");
-    for f in &changed {
+    for f in changed {
         match f.owner() {
             Owner::Doer if role != Role::Doer => {
                 return Err(refuse(format!(
@@ -206,8 +229,8 @@ pub fn judge(
                     f.name()
                 )));
             }
-            Owner::NoReview => check_no_review(old, new, role, id, now, &mut ruling)?,
-            Owner::ReviewerList => check_reviewer_list(old, new, id, role, now, &mut ruling)?,
+            Owner::NoReview => check_no_review(old, new, role, id, now, ruling)?,
+            Owner::ReviewerList => check_reviewer_list(old, new, id, role, now, ruling)?,
             Owner::Protocol
                 if *f == Field::PhaseUpdatedAt && old.phase == new.phase && role != Role::Doer =>
             {
@@ -225,30 +248,28 @@ pub fn judge(
              change them"
         )));
     }
-    if old.phase == new.phase {
-        check_terminal_unchanged(old, new)?;
-        if let Some(t) = Target::ALL
-            .iter()
-            .find(|t| old.counter(**t) != new.counter(**t))
-        {
-            return Err(refuse(format!(
-                "field `{}` changes only with a submission (`pair submit`)",
-                t.counter_field()
-            )));
-        }
-        if old.blocked_from != new.blocked_from {
-            return Err(refuse(
-                "field `blocked_from` changes only with block/unblock",
-            ));
-        }
-    } else {
-        let t = check_transition(old, new, id, role, consent, now, &mut ruling)?;
-        ruling.transition = Some(t);
+    Ok(())
+}
+
+/// The phase did not move: neither may the counters or `blocked_from`, and a terminal board
+/// takes at most notes.
+fn check_unmoved(old: &Frontmatter, new: &Frontmatter) -> Result<()> {
+    check_terminal_unchanged(old, new)?;
+    if let Some(t) = Target::ALL
+        .iter()
+        .find(|t| old.counter(**t) != new.counter(**t))
+    {
+        return Err(refuse(format!(
+            "field `{}` changes only with a submission (`pair submit`)",
+            t.counter_field()
+        )));
     }
-    if let Body::Replaced { old, new } = body {
-        check_append_only(old, new)?;
+    if old.blocked_from != new.blocked_from {
+        return Err(refuse(
+            "field `blocked_from` changes only with block/unblock",
+        ));
     }
-    Ok(ruling)
+    Ok(())
 }
 
 /// The writer's role: its own entry, or a reviewer entry it adds for itself (a registration).
@@ -469,6 +490,29 @@ fn check_transition(
     now: Timestamp,
     ruling: &mut Ruling,
 ) -> Result<&'static Transition> {
+    let t = find_row(old, new, id, role)?;
+    check_gates(old, new, t, id, consent, now, ruling)?;
+    check_counters(old, new, t)?;
+    check_snapshot(old, new, t)?;
+    let from = old.phase;
+    match t.command {
+        Command::Block if new.blocked_from != Some(from) => Err(refuse(format!(
+            "field `blocked_from` must be {from} when blocking from {from}"
+        ))),
+        Command::Unblock | Command::Stop if new.blocked_from.is_some() => Err(refuse(
+            "field `blocked_from` must be null after unblock or stop",
+        )),
+        _ => Ok(t),
+    }
+}
+
+/// The row of the table that takes `old.phase` to `new.phase` and that this writer may take.
+fn find_row(
+    old: &Frontmatter,
+    new: &Frontmatter,
+    id: &str,
+    role: Role,
+) -> Result<&'static Transition> {
     let (from, to) = (old.phase, new.phase);
     let rows: Vec<&'static Transition> = TRANSITIONS
         .iter()
@@ -500,6 +544,21 @@ fn check_transition(
             "the blackboard is {from} (terminal); {from} → {to} is refused"
         )));
     }
+    Ok(t)
+}
+
+/// The row's human gate needs the user's approval (unless `yolo`), and its guard must hold or be
+/// waived by the doer with the user's consent; both are recorded.
+fn check_gates(
+    old: &Frontmatter,
+    new: &Frontmatter,
+    t: &Transition,
+    id: &str,
+    consent: &Consent,
+    now: Timestamp,
+    ruling: &mut Ruling,
+) -> Result<()> {
+    let (from, to) = (old.phase, new.phase);
     let gated = t.human_gate && !old.yolo;
     let guarded = t.actor == Actor::Doer && !t.guard.holds(old);
     let waive_flag = || match &consent.waive {
@@ -536,44 +595,33 @@ fn check_transition(
             ),
         });
     }
-    if guarded {
-        match &consent.waive {
-            Some(reason) => ruling.records.push(Record {
-                heading: format!("Gate waived — {from} → {to} — {id} — {now}"),
-                text: format!(
-                    "The user waived the predicate \"{}\".\n\nReason: {}",
-                    t.guard.describe(),
-                    reason.split_whitespace().collect::<Vec<_>>().join(" ")
-                ),
-            }),
-            None => {
-                let mut add = Vec::new();
-                if gated {
-                    add.push(Flag::bare("--user-approved"));
-                }
-                add.push(waive_flag());
-                return Err(Error::refused(
-                    format!(
-                        "{from} → {to} needs {}; it does not hold. If the user explicitly waived \
-                         this gate, run it again with --waive REASON",
-                        t.guard.describe()
-                    ),
-                    Hint::Rerun { add },
-                ));
-            }
+    if !guarded {
+        return Ok(());
+    }
+    let Some(reason) = &consent.waive else {
+        let mut add = Vec::new();
+        if gated {
+            add.push(Flag::bare("--user-approved"));
         }
-    }
-    check_counters(old, new, t)?;
-    check_snapshot(old, new, t)?;
-    match t.command {
-        Command::Block if new.blocked_from != Some(from) => Err(refuse(format!(
-            "field `blocked_from` must be {from} when blocking from {from}"
-        ))),
-        Command::Unblock | Command::Stop if new.blocked_from.is_some() => Err(refuse(
-            "field `blocked_from` must be null after unblock or stop",
-        )),
-        _ => Ok(t),
-    }
+        add.push(waive_flag());
+        return Err(Error::refused(
+            format!(
+                "{from} → {to} needs {}; it does not hold. If the user explicitly waived this \
+                 gate, run it again with --waive REASON",
+                t.guard.describe()
+            ),
+            Hint::Rerun { add },
+        ));
+    };
+    ruling.records.push(Record {
+        heading: format!("Gate waived — {from} → {to} — {id} — {now}"),
+        text: format!(
+            "The user waived the predicate \"{}\".\n\nReason: {}",
+            t.guard.describe(),
+            reason.split_whitespace().collect::<Vec<_>>().join(" ")
+        ),
+    });
+    Ok(())
 }
 
 /// Counters move with their submission, by exactly one (never past the maximum).

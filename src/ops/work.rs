@@ -45,7 +45,46 @@ pub fn submit(
             "internal error: submit row without a phase",
         ));
     };
-    // Who reviews: snapshot the registered reviewers on the first submission.
+    snapshot_reviewers(fm, t, artifact, no_review)?;
+    let target = artifact.target();
+    let Some(n) = fm.next_counter(target) else {
+        return Err(Error::protocol(format!(
+            "`{}` is at its maximum ({}); no further {} can be counted. A human can reset it \
+             with `pair write --repair --reason TEXT`",
+            target.counter_field(),
+            fm.counter(target),
+            artifact.as_str()
+        )));
+    };
+    *fm.counter_mut(target) = n;
+    let (_, unit) = target_noun(target);
+    let heading = submission_heading(artifact, n, ctx);
+    set_phase(fm, ctx, to);
+    touch(fm, ctx, Some(Status::Waiting));
+    let mut summary = format!("submitted {} {unit} {n}: {from} → {to}", artifact.as_str());
+    // Nobody to review (an approved no-review workflow): the row completes the empty round.
+    let r = protocol::round(fm, target);
+    if t.completes_empty_round && r.complete && fm.required_reviewers.is_empty() {
+        let out = protocol::outcome_phase(target, r.approved);
+        set_phase(fm, ctx, out);
+        touch(fm, ctx, Some(Status::Working));
+        summary.push_str(&format!(" → {out} (no reviewers required)"));
+    }
+    Ok(Edit {
+        command,
+        summary,
+        entries: vec![Entry::new(artifact_section(target, false), heading, note)],
+    })
+}
+
+/// Who reviews: the first submission snapshots the registered reviewers; with nobody
+/// registered it needs the user's approval of a no-review workflow.
+fn snapshot_reviewers(
+    fm: &mut Frontmatter,
+    t: &Transition,
+    artifact: Artifact,
+    no_review: bool,
+) -> Result<()> {
     if fm.required_reviewers.is_empty() && !fm.no_review {
         fm.required_reviewers = fm.reviewers().into_iter().map(String::from).collect();
     }
@@ -72,19 +111,13 @@ pub fn submit(
             fm.required_reviewers.join(", ")
         )));
     }
-    let target = artifact.target();
-    let Some(n) = fm.next_counter(target) else {
-        return Err(Error::protocol(format!(
-            "`{}` is at its maximum ({}); no further {} can be counted. A human can reset it \
-             with `pair write --repair --reason TEXT`",
-            target.counter_field(),
-            fm.counter(target),
-            artifact.as_str()
-        )));
-    };
-    *fm.counter_mut(target) = n;
-    let (noun, unit) = target_noun(target);
-    let heading = match artifact {
+    Ok(())
+}
+
+/// The heading of submission number `n` of an artifact.
+fn submission_heading(artifact: Artifact, n: u32, ctx: &Ctx) -> String {
+    let (noun, unit) = target_noun(artifact.target());
+    match artifact {
         Artifact::Code => format!(
             "Code review round {n} — submitted (staged diff) — {} — {}",
             ctx.agent, ctx.now
@@ -94,23 +127,7 @@ pub fn submit(
             ctx.agent, ctx.now
         ),
         _ => format!("{noun} {unit} {n} — {} — {}", ctx.agent, ctx.now),
-    };
-    set_phase(fm, ctx, to);
-    touch(fm, ctx, Some(Status::Waiting));
-    let mut summary = format!("submitted {} {unit} {n}: {from} → {to}", artifact.as_str());
-    // Nobody to review (an approved no-review workflow): the row completes the empty round.
-    let r = protocol::round(fm, target);
-    if t.completes_empty_round && r.complete && fm.required_reviewers.is_empty() {
-        let out = protocol::outcome_phase(target, r.approved);
-        set_phase(fm, ctx, out);
-        touch(fm, ctx, Some(Status::Working));
-        summary.push_str(&format!(" → {out} (no reviewers required)"));
     }
-    Ok(Edit {
-        command,
-        summary,
-        entries: vec![Entry::new(artifact_section(target, false), heading, note)],
-    })
 }
 
 /// Extra inputs of `advance`.
