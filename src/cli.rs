@@ -3,7 +3,10 @@
 
 use std::path::PathBuf;
 
+use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand};
+
+use crate::output::ColorChoice;
 
 const ABOUT: &str =
     "Coordinate one doer and several reviewer agents through a shared Markdown blackboard";
@@ -23,6 +26,7 @@ Examples:
   pair poll task.md --agent doer
   pair status task.md
   pair validate blackboards/
+  pair help poll
   pair write task.md --content-file new.md --expect-sha256 <sha256 of what you read>
   pair demo --keep /tmp/pair-demo
   pair skill > SKILL.md";
@@ -41,6 +45,19 @@ pub struct Cli {
     /// Print a machine-readable JSON result on stdout (errors as JSON on stderr).
     #[arg(long, global = true)]
     pub json: bool,
+
+    /// Colour human output: auto (on a terminal, unless NO_COLOR is set or TERM=dumb;
+    /// CLICOLOR_FORCE forces it), always or never.
+    #[arg(long, global = true, value_enum, default_value_t, value_name = "WHEN")]
+    pub color: ColorChoice,
+
+    /// Print only errors: no result text and no warnings (--json output is unchanged).
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    /// Say on stderr what was locked, read, checked and written, with timings.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
 
     #[command(subcommand)]
     pub command: Cmd,
@@ -196,7 +213,39 @@ Examples:
   pair man > pair.1 && man ./pair.1
   pair man | gzip > /usr/local/share/man/man1/pair.1.gz")]
     Man(ManArgs),
+
+    /// Print the help of pair, or of one command.
+    #[command(after_help = "\
+Examples:
+  pair help
+  pair help advance")]
+    Help(HelpArgs),
 }
+
+/// The visible commands, for `pair help COMMAND` (a test keeps this list equal to the commands
+/// [`Cli`] defines).
+pub const COMMANDS: &[&str] = &[
+    "init",
+    "poll",
+    "status",
+    "validate",
+    "register",
+    "claim",
+    "submit",
+    "verdict",
+    "advance",
+    "block",
+    "unblock",
+    "stop",
+    "note",
+    "worktree-path",
+    "write",
+    "demo",
+    "skill",
+    "completions",
+    "man",
+    "help",
+];
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {
@@ -249,6 +298,13 @@ pub struct CompletionsArgs {
 
 #[derive(Debug, Args)]
 pub struct ManArgs {}
+
+#[derive(Debug, Args)]
+pub struct HelpArgs {
+    /// The command to explain (default: pair itself).
+    #[arg(value_name = "COMMAND", value_parser = PossibleValuesParser::new(COMMANDS))]
+    pub command: Option<String>,
+}
 
 #[derive(Debug, Args)]
 pub struct InitArgs {

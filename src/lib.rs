@@ -13,6 +13,7 @@
 //! * [`store`] — the lock, compare-and-swap and durable atomic replace;
 //! * [`commands`] — the commands, on top of all of the above;
 //! * [`report`] — the whose-turn report shared by `poll` and `status`;
+//! * [`output`] — the colour, quiet and verbose settings of human output;
 //! * [`wait`] — waking `poll --wait` on file-system notifications.
 
 pub mod cli;
@@ -21,6 +22,7 @@ pub mod document;
 pub mod error;
 pub mod model;
 pub mod ops;
+pub mod output;
 pub mod ownership;
 pub mod protocol;
 pub mod report;

@@ -1,25 +1,52 @@
 //! The `pair` binary: parse arguments, run the command, render the result, map errors to the
 //! exit codes of SPEC §7.1.
 
+use std::ffi::OsString;
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
-use clap::Parser;
 use clap::error::ErrorKind;
-use pair::cli::Cli;
-use pair::commands;
+use clap::{CommandFactory, FromArgMatches};
+use pair::cli::{Cli, Cmd};
+use pair::commands::{self, Outcome};
+use pair::output::{self, Settings};
+use pair::{Error, store};
+use serde_json::{Value as Json, json};
 
 /// Usage errors exit 4 (clap's own default would be 2, which means "lock timeout" here).
 const USAGE: u8 = 4;
 
-fn wants_json() -> bool {
-    std::env::args_os().skip(1).any(|a| a == "--json")
+/// `--json` anywhere on the command line: the parser's own errors are then JSON too.
+fn wants_json(args: &[OsString]) -> bool {
+    args.iter().skip(1).any(|a| a == "--json")
+}
+
+/// The `--color` given, read before parsing so that the parser's own help and errors follow it.
+fn color_arg(args: &[OsString]) -> clap::ColorChoice {
+    let mut rest = args.iter().skip(1);
+    let mut choice = clap::ColorChoice::Auto;
+    while let Some(a) = rest.next() {
+        let value = if a == "--color" {
+            rest.next().and_then(|v| v.to_str())
+        } else {
+            a.to_str().and_then(|s| s.strip_prefix("--color="))
+        };
+        match value {
+            Some("always") => choice = clap::ColorChoice::Always,
+            Some("never") => choice = clap::ColorChoice::Never,
+            Some(_) => choice = clap::ColorChoice::Auto,
+            None => {}
+        }
+    }
+    choice
 }
 
 fn print_error(json: bool, code: i32, kind: &str, message: &str) {
     let mut err = std::io::stderr().lock();
     if json {
-        let envelope = serde_json::json!({
+        let envelope = json!({
             "schema": pair::report::SCHEMA,
             "error": {"code": code, "kind": kind, "message": message}
         });
@@ -29,53 +56,193 @@ fn print_error(json: bool, code: i32, kind: &str, message: &str) {
     }
 }
 
-fn main() -> ExitCode {
-    let json = wants_json();
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+/// A parse error, help or version from clap.
+fn parse_failure(e: clap::Error, json: bool) -> ExitCode {
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            ExitCode::SUCCESS
+        }
+        _ => {
+            if json {
+                // clap's message up to its usage block, on one line.
+                let detail = e.render().to_string();
+                let message = detail
+                    .split("\n\nUsage:")
+                    .next()
+                    .unwrap_or(&detail)
+                    .split("\n\nFor more information")
+                    .next()
+                    .unwrap_or(&detail)
+                    .trim_start_matches("error: ")
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                print_error(true, USAGE.into(), "usage", &message);
+            } else {
+                let _ = e.print();
+            }
+            ExitCode::from(USAGE)
+        }
+    }
+}
+
+/// Parse the command line: the command, and its name.
+fn parse(command: &mut clap::Command, args: &[OsString]) -> Result<(Cli, String), clap::Error> {
+    let matches = command.try_get_matches_from_mut(args)?;
+    let name = matches.subcommand_name().unwrap_or("pair").to_string();
+    Cli::from_arg_matches(&matches)
+        .map(|cli| (cli, name))
+        .map_err(|e| e.format(command))
+}
+
+/// What the binary needs to know about the command beyond running it.
+struct Plan {
+    /// The subcommand's name.
+    name: String,
+    /// The blackboard it works on, if any.
+    board: Option<PathBuf>,
+}
+
+impl Plan {
+    fn of(cli: &Cli, name: String) -> Plan {
+        let board = match &cli.command {
+            Cmd::Init(a) => Some(a.board.clone()),
+            Cmd::Poll(a) => Some(a.board.clone()),
+            Cmd::Status(a) => Some(a.board.clone()),
+            Cmd::Register(a) => Some(a.board.clone()),
+            Cmd::Claim(a) => Some(a.board.clone()),
+            Cmd::Submit(a) => Some(a.board.clone()),
+            Cmd::Verdict(a) => Some(a.board.clone()),
+            Cmd::Advance(a) => Some(a.board.clone()),
+            Cmd::Block(a) | Cmd::Unblock(a) | Cmd::Stop(a) => Some(a.board.clone()),
+            Cmd::Note(a) => Some(a.board.clone()),
+            Cmd::WorktreePath(a) => Some(a.board.clone()),
+            Cmd::Write(a) => a.board().cloned(),
+            _ => None,
+        };
+        Plan { name, board }
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+/// `-v`: what the command locked, read, checked and wrote, from its result, and how long the
+/// whole command took.
+fn verbose_lines(plan: &Plan, result: &Result<Outcome, Error>, elapsed: Duration) -> Vec<String> {
+    let name = &plan.name;
+    let board = plan
+        .board
+        .as_deref()
+        .map(|b| b.display().to_string())
+        .unwrap_or_default();
+    let outcome = match result {
+        Ok(o) => o,
         Err(e) => {
-            return match e.kind() {
-                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-                    let _ = e.print();
-                    ExitCode::SUCCESS
-                }
-                _ => {
-                    if json {
-                        // clap's message up to its usage block, on one line.
-                        let detail = e.render().to_string();
-                        let message = detail
-                            .split("\n\nUsage:")
-                            .next()
-                            .unwrap_or(&detail)
-                            .split("\n\nFor more information")
-                            .next()
-                            .unwrap_or(&detail)
-                            .trim_start_matches("error: ")
-                            .split_whitespace()
-                            .collect::<Vec<_>>()
-                            .join(" ");
-                        print_error(true, USAGE.into(), "usage", &message);
-                    } else {
-                        let _ = e.print();
-                    }
-                    ExitCode::from(USAGE)
-                }
-            };
+            return vec![format!(
+                "{name} failed after {} with exit {}",
+                ms(elapsed),
+                e.code()
+            )];
         }
     };
-    let json = cli.json;
-    match commands::run(cli) {
+    let j = &outcome.json;
+    let s = |k: &str| j.get(k).and_then(Json::as_str).map(String::from);
+    let mut lines = Vec::new();
+    if let Some(new) = s("new_sha256").or_else(|| (name == "init").then(|| s("sha256")).flatten()) {
+        let target = s("target").map(PathBuf::from).or_else(|| {
+            plan.board
+                .as_deref()
+                .map(|b| store::resolve(b).unwrap_or_else(|_| b.to_path_buf()))
+        });
+        if let Some(t) = &target {
+            lines.push(format!("locked {}", store::lock_path(t).display()));
+        }
+        lines.push(match s("old_sha256") {
+            Some(old) => format!("read {board}: sha256 {old}"),
+            None => format!("read {board}: absent (created)"),
+        });
+        lines.push(format!(
+            "checked the new content: valid, phase {}",
+            s("phase").unwrap_or_default()
+        ));
+        lines.push(format!(
+            "wrote {}: sha256 {new}",
+            target
+                .as_deref()
+                .map(|t| t.display().to_string())
+                .unwrap_or(board.clone())
+        ));
+        if let Some(op) = s("operation") {
+            lines.push(format!("operation {op}"));
+        }
+    } else if name == "status" {
+        lines.push(format!(
+            "read {board}: {} bytes, sha256 {}; checked: valid",
+            j.get("size").and_then(Json::as_u64).unwrap_or(0),
+            s("sha256").unwrap_or_default()
+        ));
+    } else if name == "poll" {
+        lines.push(format!(
+            "read the frontmatter of {board}; checked: valid; phase {}",
+            s("phase").unwrap_or_default()
+        ));
+    } else if name == "validate" {
+        lines.push(format!(
+            "checked {} file(s): {} invalid",
+            j.get("checked").and_then(Json::as_u64).unwrap_or(0),
+            j.get("invalid").and_then(Json::as_u64).unwrap_or(0)
+        ));
+    }
+    lines.push(format!(
+        "{name} took {} (exit {})",
+        ms(elapsed),
+        outcome.code
+    ));
+    lines
+}
+
+fn main() -> ExitCode {
+    let started = Instant::now();
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let json = wants_json(&args);
+    let mut command = Cli::command().color(color_arg(&args));
+    let (cli, name) = match parse(&mut command, &args) {
+        Ok(p) => p,
+        Err(e) => return parse_failure(e, json),
+    };
+    let settings = Settings {
+        color: cli.color,
+        quiet: cli.quiet,
+        verbose: cli.verbose,
+        json: cli.json,
+    };
+    output::init(settings);
+    let plan = Plan::of(&cli, name);
+    let result = commands::run(cli);
+    if settings.verbose {
+        for line in verbose_lines(&plan, &result, started.elapsed()) {
+            let _ = writeln!(std::io::stderr(), "pair: verbose: {line}");
+        }
+    }
+    match result {
         Ok(outcome) => {
-            let mut out = std::io::stdout().lock();
-            let written = if json {
-                writeln!(out, "{}", outcome.json)
-            } else {
-                write!(out, "{}", outcome.text)
-            };
-            // A closed pipe (e.g. `| head`) is not worth a panic or a failure exit.
-            drop(written);
-            for w in &outcome.warnings {
-                let _ = writeln!(std::io::stderr(), "pair: warning: {w}");
+            // Quiet keeps only errors; validate's list of invalid files is its errors.
+            let show = !settings.quiet || plan.name == "validate";
+            if json {
+                let mut out = std::io::stdout().lock();
+                // A closed pipe (e.g. `| head`) is not worth a panic or a failure exit.
+                let _ = writeln!(out, "{}", outcome.json);
+            } else if show {
+                let mut out = std::io::stdout().lock();
+                let _ = write!(out, "{}", outcome.text);
+            }
+            if !settings.quiet {
+                for w in &outcome.warnings {
+                    let _ = writeln!(std::io::stderr(), "pair: warning: {w}");
+                }
             }
             ExitCode::from(outcome.code.clamp(0, 255) as u8)
         }

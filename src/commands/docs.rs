@@ -1,21 +1,36 @@
-//! `pair completions` and `pair man`: generated from the same clap definitions the binary parses.
+//! `pair completions`, `pair man` and `pair help`: generated from the same clap definitions the
+//! binary parses.
 
 use clap::CommandFactory;
 use serde_json::json;
 
 use super::Outcome;
-use crate::cli::Cli;
+use crate::cli::{Cli, HelpArgs};
 use crate::error::{Error, Result};
 use crate::report::SCHEMA;
+
+/// The command line as built for parsing: global flags propagated into every command.
+fn built() -> clap::Command {
+    let mut cmd = Cli::command();
+    cmd.build();
+    cmd
+}
 
 /// The command line as users see it: the hidden internal commands left out (the generators
 /// would otherwise offer them).
 fn visible() -> clap::Command {
     let full = Cli::command();
+    // The commands as built: with the global flags each accepts.
+    let commands = built();
     let mut cmd = clap::Command::new("pair")
         .subcommand_required(true)
         .disable_help_subcommand(true)
-        .subcommands(full.get_subcommands().filter(|s| !s.is_hide_set()).cloned())
+        .subcommands(
+            commands
+                .get_subcommands()
+                .filter(|s| !s.is_hide_set())
+                .cloned(),
+        )
         .args(full.get_arguments().cloned());
     cmd = cmd.version(env!("CARGO_PKG_VERSION"));
     if let Some(a) = full.get_about() {
@@ -40,6 +55,28 @@ pub fn completions(shell: clap_complete::Shell) -> Outcome {
         json!({"schema": SCHEMA, "shell": shell.to_string(), "script": script}),
         script,
     )
+}
+
+/// `pair help [COMMAND]`: the long help of pair or of one command, exit 0.
+pub fn help(a: HelpArgs) -> Result<Outcome> {
+    let mut cmd = built();
+    let target = match &a.command {
+        None => &mut cmd,
+        Some(name) => cmd
+            .find_subcommand_mut(name)
+            .ok_or_else(|| Error::Usage(format!("no command {name:?}; see `pair help`")))?,
+    };
+    let styled = target.render_long_help();
+    let plain = styled.to_string();
+    let text = if crate::output::color_stdout() {
+        styled.ansi().to_string()
+    } else {
+        plain.clone()
+    };
+    Ok(Outcome::ok(
+        json!({"schema": SCHEMA, "command": a.command, "help": plain}),
+        text,
+    ))
 }
 
 /// The man page, in roff: the top-level page, then one section per command.

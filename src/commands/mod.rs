@@ -74,6 +74,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Cmd::Skill(_) => Ok(skill::run()),
         Cmd::Completions(a) => Ok(docs::completions(a.shell)),
         Cmd::Man(_) => docs::man(),
+        Cmd::Help(a) => docs::help(a),
     }
 }
 

@@ -9,6 +9,7 @@ use super::Outcome;
 use crate::cli::{ValidateArgs, ValidateFormat};
 use crate::error::{Error, Result};
 use crate::model::FieldError;
+use crate::output;
 use crate::report::SCHEMA;
 use crate::store;
 use crate::validate;
@@ -162,10 +163,11 @@ pub fn run(a: ValidateArgs) -> Result<Outcome> {
         "invalid": invalid,
         "files": reports,
     });
+    let quiet = output::settings().quiet;
     let text = match a.format {
-        ValidateFormat::Text => render_text(&reports, invalid),
+        ValidateFormat::Text => render_text(&reports, invalid, quiet),
         ValidateFormat::Json => format!("{json}\n"),
-        ValidateFormat::Github => render_github(&reports, invalid),
+        ValidateFormat::Github => render_github(&reports, invalid, quiet),
     };
     Ok(Outcome {
         json,
@@ -184,38 +186,52 @@ fn summary(reports: &[FileReport], invalid: usize) -> String {
     )
 }
 
-fn render_text(reports: &[FileReport], invalid: usize) -> String {
+/// One line per file, errors and warnings below it, then the summary. Quiet: only the invalid
+/// files and their errors.
+fn render_text(reports: &[FileReport], invalid: usize, quiet: bool) -> String {
     let mut text = String::new();
     for r in reports {
+        let path = &r.path;
         if r.valid {
-            text.push_str(&format!("ok       {}\n", r.path));
+            if !quiet {
+                text.push_str(&format!("ok       {path}\n"));
+            }
         } else {
-            text.push_str(&format!("invalid  {}\n", r.path));
+            text.push_str(&format!("invalid  {path}\n"));
             for e in &r.errors {
                 text.push_str(&format!("  error: {e}\n"));
             }
         }
-        for w in &r.warnings {
-            text.push_str(&format!("  warning: {w}\n"));
+        if !quiet {
+            for w in &r.warnings {
+                text.push_str(&format!("  warning: {w}\n"));
+            }
         }
     }
-    text.push_str(&summary(reports, invalid));
+    if !quiet {
+        text.push_str(&summary(reports, invalid));
+    }
     text
 }
 
 /// GitHub Actions workflow commands: one `::error` per error and one `::warning` per warning,
 /// each pointing at the file and, where known, the line; then the plain summary line.
-fn render_github(reports: &[FileReport], invalid: usize) -> String {
+fn render_github(reports: &[FileReport], invalid: usize, quiet: bool) -> String {
     let mut text = String::new();
     for r in reports {
         for (level, list) in [("error", &r.errors), ("warning", &r.warnings)] {
+            if quiet && level == "warning" {
+                continue;
+            }
             for e in list {
                 text.push_str(&annotation(level, &r.path, e));
                 text.push('\n');
             }
         }
     }
-    text.push_str(&summary(reports, invalid));
+    if !quiet {
+        text.push_str(&summary(reports, invalid));
+    }
     text
 }
 

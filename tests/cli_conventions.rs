@@ -1,0 +1,238 @@
+//! Command-line conventions, checked through the real binary: colour and verbosity flags and `pair
+//! help`.
+
+mod common;
+
+use common::*;
+use std::process::Command as StdCommand;
+
+// ---------------------------------------------------------------------------------------------
+// C. colour, quiet, verbose, help
+
+/// `pair status BOARD` with extra arguments and environment, stdout a pipe.
+fn status_colour(b: &Board, extra: &[&str], env: &[(&str, &str)]) -> bool {
+    let mut cmd = pair_cmd();
+    cmd.env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("TERM")
+        .arg("status")
+        .arg(b.p())
+        .args(extra);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = run(&mut cmd, format!("status {extra:?} {env:?}"));
+    out.code(0);
+    out.stdout.contains("\x1b[")
+}
+
+#[test]
+fn color_flag_and_environment_decide_colour() {
+    let b = Board::minimal();
+    assert!(!status_colour(&b, &[], &[]), "a pipe is not coloured");
+    assert!(status_colour(&b, &["--color", "always"], &[]));
+    assert!(status_colour(&b, &["--color=always"], &[("NO_COLOR", "1")]));
+    assert!(!status_colour(
+        &b,
+        &["--color", "never"],
+        &[("CLICOLOR_FORCE", "1")]
+    ));
+    assert!(status_colour(&b, &[], &[("CLICOLOR_FORCE", "1")]));
+    assert!(!status_colour(&b, &[], &[("CLICOLOR_FORCE", "0")]));
+    assert!(!status_colour(
+        &b,
+        &[],
+        &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]
+    ));
+    assert!(!status_colour(
+        &b,
+        &["--color", "auto"],
+        &[("TERM", "dumb")]
+    ));
+    let bad = pair(["status", b.p(), "--color", "sometimes"]);
+    bad.code(4);
+}
+
+#[test]
+fn term_dumb_turns_colour_off_on_a_terminal() {
+    let b = Board::minimal();
+    let in_terminal = |term: &str| {
+        StdCommand::new("script")
+            .args([
+                "-qec",
+                &format!("{} status {}", pair_bin().display(), b.p()),
+                "/dev/null",
+            ])
+            .env_remove("NO_COLOR")
+            .env_remove("CLICOLOR_FORCE")
+            .env("TERM", term)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+    };
+    let Some(coloured) = in_terminal("xterm") else {
+        eprintln!("`script` is not available; skipping the terminal check");
+        return;
+    };
+    assert!(coloured.contains("\x1b["), "{coloured}");
+    let dumb = in_terminal("dumb").expect("script ran once already");
+    assert!(!dumb.contains("\x1b["), "{dumb}");
+    assert!(dumb.contains("phase       DRAFT"), "{dumb}");
+}
+
+#[test]
+fn quiet_prints_only_errors() {
+    let b = Board::new(insert_before_closing(MINIMAL, "mood: cheerful\n"));
+    let out = pair(["status", b.p(), "-q"]);
+    out.code(0);
+    assert!(
+        out.stdout.is_empty() && out.stderr.is_empty(),
+        "{}",
+        out.report()
+    );
+    pair([
+        "--quiet",
+        "note",
+        b.p(),
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "n",
+    ])
+    .code(0);
+    let out = pair(["-q", "poll", b.p(), "--agent", "doer"]);
+    out.code(0);
+    assert!(out.all().trim().is_empty(), "{}", out.report());
+
+    // validate -q lists only the invalid files and their errors: no ok lines, no warnings,
+    // no summary.
+    let bad = Board::new(set_top(MINIMAL, "phase", "NOPE"));
+    let out = pair(["validate", "-q", b.p(), bad.p()]);
+    out.code(5);
+    assert!(!out.stdout.contains("ok "), "{}", out.report());
+    assert!(!out.all().contains("warning"), "{}", out.report());
+    assert!(!out.stdout.contains("checked"), "{}", out.report());
+    assert!(out.stdout.contains(&format!("invalid  {}", bad.p())));
+    assert!(out.stdout.contains("`phase`"));
+    let out = pair(["validate", "-q", b.p()]);
+    out.code(0);
+    assert!(out.all().trim().is_empty(), "{}", out.report());
+
+    // Errors are still said; --json output is unchanged.
+    let out = pair(["-q", "status", "/nonexistent/board.md"]);
+    out.code(7);
+    assert!(
+        out.stderr.contains("no such blackboard"),
+        "{}",
+        out.report()
+    );
+    let out = pair(["-q", "status", b.p(), "--json"]);
+    out.code(0);
+    assert_eq!(out.json()["phase"], "DRAFT");
+    pair(["-q", "-v", "status", b.p()]).code(4);
+}
+
+#[test]
+fn verbose_says_what_was_locked_read_checked_and_written_with_timings() {
+    let b = Board::minimal();
+    let old = b.sha();
+    let out = pair([
+        "note",
+        b.p(),
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "n",
+        "-v",
+    ]);
+    out.code(0);
+    let new = b.sha();
+    let err = &out.stderr;
+    assert!(
+        err.contains(&format!("pair: verbose: locked {}.lock", b.p())),
+        "{}",
+        out.report()
+    );
+    assert!(
+        err.contains(&format!("read {}: sha256 {old}", b.p())),
+        "{err}"
+    );
+    assert!(
+        err.contains("checked the new content: valid, phase DRAFT"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("wrote {}: sha256 {new}", b.p())),
+        "{err}"
+    );
+    assert!(
+        err.contains("note took ") && err.contains(" ms (exit 0)"),
+        "{err}"
+    );
+    assert!(
+        out.stdout.contains("appended"),
+        "the result is still printed"
+    );
+
+    let out = pair(["--verbose", "status", b.p()]);
+    out.code(0);
+    assert!(
+        out.stderr.contains(&format!(
+            "read {}: {} bytes, sha256 {new}; checked: valid",
+            b.p(),
+            b.read().len()
+        )),
+        "{}",
+        out.report()
+    );
+    let out = pair(["-v", "status", "/nonexistent/board.md"]);
+    out.code(7);
+    assert!(
+        out.stderr.contains("status failed after ") && out.stderr.contains("with exit 7"),
+        "{}",
+        out.report()
+    );
+}
+
+#[test]
+fn pair_help_command_works_and_exits_0() {
+    let out = pair(["help"]);
+    out.code(0);
+    assert!(out.stdout.contains("Usage: pair"), "{}", out.report());
+    assert!(out.stdout.contains("Examples:"));
+    for command in ["poll", "advance", "validate", "help"] {
+        let out = pair(["help", command]);
+        out.code(0);
+        assert!(
+            out.stdout.contains(&format!("Usage: pair {command}")),
+            "{}",
+            out.report()
+        );
+        assert!(out.stdout.contains("Examples:"), "{}", out.report());
+    }
+    assert_eq!(
+        pair(["help", "poll"]).stdout,
+        pair(["poll", "--help"]).stdout
+    );
+    let j = pair(["help", "poll", "--json"]).json();
+    assert_eq!(j["command"], "poll");
+    assert!(j["help"].as_str().unwrap().contains("--wait"));
+    pair(["help", "no-such-command"]).code(4);
+}
+
+#[test]
+fn the_commands_list_matches_the_visible_commands() {
+    use clap::CommandFactory;
+    let visible: Vec<String> = pair::cli::Cli::command()
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+        .map(|s| s.get_name().to_string())
+        .collect();
+    assert_eq!(pair::cli::COMMANDS, visible.as_slice());
+}
