@@ -80,7 +80,7 @@ pub enum Error {
 fn render_field_errors(errors: &[FieldError]) -> String {
     errors
         .iter()
-        .map(|e| format!("  {e}"))
+        .map(|e| format!("  {}", crate::output::field_error(e)))
         .collect::<Vec<_>>()
         .join("\n")
 }

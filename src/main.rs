@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use clap::error::ErrorKind;
 use clap::{CommandFactory, FromArgMatches};
-use pair::cli::{Cli, Cmd};
+use pair::cli::{Cli, Cmd, ValidateFormat};
 use pair::commands::{self, Outcome};
-use pair::output::{self, Settings};
+use pair::output::{self, Settings, sanitize};
 use pair::{Error, store};
 use serde_json::{Value as Json, json};
 
@@ -52,7 +52,7 @@ fn print_error(json: bool, code: i32, kind: &str, message: &str) {
         });
         let _ = writeln!(err, "{envelope}");
     } else {
-        let _ = writeln!(err, "pair: error: {}", message.trim_end());
+        let _ = writeln!(err, "pair: error: {}", sanitize(message.trim_end(), false));
     }
 }
 
@@ -102,26 +102,34 @@ struct Plan {
     name: String,
     /// The blackboard it works on, if any.
     board: Option<PathBuf>,
+    /// Its text is for machines (a script, roff, JSON): printed byte for byte.
+    machine_text: bool,
 }
 
 impl Plan {
     fn of(cli: &Cli, name: String) -> Plan {
-        let board = match &cli.command {
-            Cmd::Init(a) => Some(a.board.clone()),
-            Cmd::Poll(a) => Some(a.board.clone()),
-            Cmd::Status(a) => Some(a.board.clone()),
-            Cmd::Register(a) => Some(a.board.clone()),
-            Cmd::Claim(a) => Some(a.board.clone()),
-            Cmd::Submit(a) => Some(a.board.clone()),
-            Cmd::Verdict(a) => Some(a.board.clone()),
-            Cmd::Advance(a) => Some(a.board.clone()),
-            Cmd::Block(a) | Cmd::Unblock(a) | Cmd::Stop(a) => Some(a.board.clone()),
-            Cmd::Note(a) => Some(a.board.clone()),
-            Cmd::WorktreePath(a) => Some(a.board.clone()),
-            Cmd::Write(a) => a.board().cloned(),
-            _ => None,
+        let (board, machine_text) = match &cli.command {
+            Cmd::Init(a) => (Some(a.board.clone()), false),
+            Cmd::Poll(a) => (Some(a.board.clone()), false),
+            Cmd::Status(a) => (Some(a.board.clone()), false),
+            Cmd::Register(a) => (Some(a.board.clone()), false),
+            Cmd::Claim(a) => (Some(a.board.clone()), false),
+            Cmd::Submit(a) => (Some(a.board.clone()), false),
+            Cmd::Verdict(a) => (Some(a.board.clone()), false),
+            Cmd::Advance(a) => (Some(a.board.clone()), false),
+            Cmd::Block(a) | Cmd::Unblock(a) | Cmd::Stop(a) => (Some(a.board.clone()), false),
+            Cmd::Note(a) => (Some(a.board.clone()), false),
+            Cmd::WorktreePath(a) => (Some(a.board.clone()), false),
+            Cmd::Write(a) => (a.board().cloned(), false),
+            Cmd::Validate(a) => (None, a.format == ValidateFormat::Json),
+            Cmd::Completions(_) | Cmd::Man(_) | Cmd::Skill(_) => (None, true),
+            Cmd::Demo(_) | Cmd::DemoAgent(_) | Cmd::Help(_) => (None, false),
         };
-        Plan { name, board }
+        Plan {
+            name,
+            board,
+            machine_text,
+        }
     }
 }
 
@@ -133,11 +141,7 @@ fn ms(d: Duration) -> String {
 /// whole command took.
 fn verbose_lines(plan: &Plan, result: &Result<Outcome, Error>, elapsed: Duration) -> Vec<String> {
     let name = &plan.name;
-    let board = plan
-        .board
-        .as_deref()
-        .map(|b| b.display().to_string())
-        .unwrap_or_default();
+    let board = plan.board.as_deref().map(output::path).unwrap_or_default();
     let outcome = match result {
         Ok(o) => o,
         Err(e) => {
@@ -158,7 +162,7 @@ fn verbose_lines(plan: &Plan, result: &Result<Outcome, Error>, elapsed: Duration
                 .map(|b| store::resolve(b).unwrap_or_else(|_| b.to_path_buf()))
         });
         if let Some(t) = &target {
-            lines.push(format!("locked {}", store::lock_path(t).display()));
+            lines.push(format!("locked {}", output::path(&store::lock_path(t))));
         }
         lines.push(match s("old_sha256") {
             Some(old) => format!("read {board}: sha256 {old}"),
@@ -170,13 +174,10 @@ fn verbose_lines(plan: &Plan, result: &Result<Outcome, Error>, elapsed: Duration
         ));
         lines.push(format!(
             "wrote {}: sha256 {new}",
-            target
-                .as_deref()
-                .map(|t| t.display().to_string())
-                .unwrap_or(board.clone())
+            target.as_deref().map(output::path).unwrap_or(board.clone())
         ));
         if let Some(op) = s("operation") {
-            lines.push(format!("operation {op}"));
+            lines.push(format!("operation {}", output::escape(&op)));
         }
     } else if name == "status" {
         lines.push(format!(
@@ -224,7 +225,11 @@ fn main() -> ExitCode {
     let result = commands::run(cli);
     if settings.verbose {
         for line in verbose_lines(&plan, &result, started.elapsed()) {
-            let _ = writeln!(std::io::stderr(), "pair: verbose: {line}");
+            let _ = writeln!(
+                std::io::stderr(),
+                "pair: verbose: {}",
+                sanitize(&line, false)
+            );
         }
     }
     match result {
@@ -236,12 +241,16 @@ fn main() -> ExitCode {
                 // A closed pipe (e.g. `| head`) is not worth a panic or a failure exit.
                 let _ = writeln!(out, "{}", outcome.json);
             } else if show {
-                let mut out = std::io::stdout().lock();
-                let _ = write!(out, "{}", outcome.text);
+                let text = outcome.text;
+                if plan.machine_text {
+                    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+                } else {
+                    output::print_stdout(&text);
+                }
             }
             if !settings.quiet {
                 for w in &outcome.warnings {
-                    let _ = writeln!(std::io::stderr(), "pair: warning: {w}");
+                    let _ = writeln!(std::io::stderr(), "pair: warning: {}", sanitize(w, false));
                 }
             }
             ExitCode::from(outcome.code.clamp(0, 255) as u8)

@@ -1,8 +1,17 @@
-//! How `pair` talks to people: the colour, quiet and verbose settings of the command line.
+//! How `pair` talks to people: the colour, quiet and verbose settings of the command line, the
+//! escaping that keeps text read from a blackboard from driving the terminal.
+//!
+//! Every human renderer passes each value it did not write itself (a heading, a key name, a
+//! path, a worktree) through [`escape`], and the binary passes the whole text through
+//! [`sanitize`] before printing it. JSON needs neither: `serde_json` escapes control characters.
 
+use std::borrow::Cow;
 use std::ffi::OsString;
 use std::io::IsTerminal;
+use std::path::Path;
 use std::sync::OnceLock;
+
+use crate::model::FieldError;
 
 /// `--color`: when to colour human output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -76,9 +85,149 @@ pub fn use_color(
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// escaping
+
+/// Whether a character must not reach a terminal as it is: the C0 controls (newline and tab
+/// included; callers decide where those two are allowed), DEL, the C1 controls, and the bidi
+/// overrides and isolates (U+202A–U+202E, U+2066–U+2069) that make text read differently
+/// from what it is.
+fn is_unsafe(c: char) -> bool {
+    matches!(
+        c,
+        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+    )
+}
+
+fn push_escaped(out: &mut String, c: char) {
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        c if (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
+        c => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+    }
+}
+
+/// One value on one line — a heading, a key name, a path, a worktree — made safe to print:
+/// every control character, DEL, C1 control and bidi override is shown as an escape (`\x1b`,
+/// `\n`, `\u{202e}`). A tab between other characters is kept; a leading or trailing one is
+/// escaped.
+pub fn escape(s: &str) -> Cow<'_, str> {
+    let last = s.chars().count().saturating_sub(1);
+    let keep = |i: usize, c: char| c == '\t' && i != 0 && i != last;
+    if !s
+        .chars()
+        .enumerate()
+        .any(|(i, c)| is_unsafe(c) && !keep(i, c))
+    {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for (i, c) in s.chars().enumerate() {
+        if is_unsafe(c) && !keep(i, c) {
+            push_escaped(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Text of several lines about to be printed: like [`escape`], but newlines and tabs stay. With
+/// `keep_sgr`, the colour sequences `pair` writes itself (`ESC [ digits and ; m`) stay too.
+pub fn sanitize(s: &str, keep_sgr: bool) -> Cow<'_, str> {
+    let bad = |c: char| is_unsafe(c) && c != '\n' && c != '\t';
+    if !s.chars().any(bad) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    let mut rest = s;
+    while let Some(c) = rest.chars().next() {
+        if c == '\x1b'
+            && keep_sgr
+            && let Some(len) = sgr_len(rest)
+        {
+            out.push_str(&rest[..len]);
+            rest = &rest[len..];
+            continue;
+        }
+        if bad(c) {
+            push_escaped(&mut out, c);
+        } else {
+            out.push(c);
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    Cow::Owned(out)
+}
+
+/// The length of a Select Graphic Rendition sequence at the start of `s`, if there is one.
+fn sgr_len(s: &str) -> Option<usize> {
+    let params = s.strip_prefix("\x1b[")?;
+    let n = params
+        .bytes()
+        .take_while(|b| b.is_ascii_digit() || *b == b';')
+        .count();
+    (params.as_bytes().get(n) == Some(&b'm')).then_some(2 + n + 1)
+}
+
+/// Print human text on stdout, [`sanitize`]d (keeping colour when stdout is coloured). A closed
+/// pipe (`| head`) is not an error worth reporting.
+pub fn print_stdout(text: &str) {
+    use std::io::Write;
+    let text = sanitize(text, color_stdout());
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+/// A field error for a human: `line N: `field`: message`, with the field and message escaped.
+pub fn field_error(e: &FieldError) -> String {
+    match e.line {
+        Some(l) => format!("line {l}: `{}`: {}", escape(&e.field), escape(&e.message)),
+        None => format!("`{}`: {}", escape(&e.field), escape(&e.message)),
+    }
+}
+
+/// A path for a human, escaped.
+pub fn path(p: &Path) -> String {
+    escape(&p.display().to_string()).into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn escape_shows_controls_and_bidi_overrides_and_keeps_inner_tabs() {
+        assert_eq!(escape("plain text"), "plain text");
+        assert_eq!(
+            escape("\x1b]0;title\x07\x1b[2J"),
+            "\\x1b]0;title\\x07\\x1b[2J"
+        );
+        assert_eq!(escape("a\nb\rc"), "a\\nb\\rc");
+        assert_eq!(escape("a\tb"), "a\tb");
+        assert_eq!(escape("\ta\t"), "\\ta\\t");
+        assert_eq!(escape("x\u{7f}\u{85}\u{9b}y"), "x\\x7f\\u{85}\\u{9b}y");
+        assert_eq!(
+            escape("\u{202e}evil\u{2066}\u{2069}"),
+            "\\u{202e}evil\\u{2066}\\u{2069}"
+        );
+        assert_eq!(escape("café → ok"), "café → ok");
+    }
+
+    #[test]
+    fn sanitize_keeps_lines_tabs_and_only_our_colour_sequences() {
+        assert_eq!(sanitize("a\n\tb\n", false), "a\n\tb\n");
+        assert_eq!(sanitize("\x1b[1mX\x1b[0m", true), "\x1b[1mX\x1b[0m");
+        assert_eq!(sanitize("\x1b[1mX", false), "\\x1b[1mX");
+        assert_eq!(
+            sanitize("\x1b[2J\x1b]0;t\x07", true),
+            "\\x1b[2J\\x1b]0;t\\x07"
+        );
+        assert_eq!(sanitize("r\r\n", true), "r\\r\n");
+    }
 
     #[test]
     fn colour_follows_flag_then_no_color_then_clicolor_force_then_term() {

@@ -4,6 +4,7 @@ use serde::Serialize;
 
 use crate::document::Section;
 use crate::model::{Frontmatter, Phase, Role, Status, Target, Verdict};
+use crate::output::escape;
 use crate::protocol::{self, Next, NextActor};
 
 /// The JSON schema version of every `--json` object.
@@ -164,7 +165,7 @@ impl Turn {
                 String::new()
             }
         ));
-        out.push_str(&format!("action      {}\n", self.next.action));
+        out.push_str(&format!("action      {}\n", escape(&self.next.action)));
         let c = &self.counters;
         out.push_str(&format!(
             "counters    analysis {} · plan {} · red test {} · code {}\n",

@@ -1,5 +1,5 @@
 //! Command-line conventions, checked through the real binary: colour and verbosity flags and `pair
-//! help`.
+//! help` and terminal escapes.
 
 mod common;
 
@@ -235,4 +235,98 @@ fn the_commands_list_matches_the_visible_commands() {
         .map(|s| s.get_name().to_string())
         .collect();
     assert_eq!(pair::cli::COMMANDS, visible.as_slice());
+}
+
+// ---------------------------------------------------------------------------------------------
+// J. terminal escapes
+
+/// A valid board whose heading, unknown key and worktree try to drive the terminal.
+fn hostile_board() -> String {
+    let content = set_top(MINIMAL, "worktree", "\"/tmp/wt\\nphase       COMMITTED\"");
+    let content = insert_before_closing(&content, "\"mood\\e]0;pwned\\a\\nforged\": 1\n");
+    format!("{content}\n## Evil \x1b]0;owned\x07\x1b[2J heading \u{202e}txt.exe\n\ntext\n")
+}
+
+#[track_caller]
+fn assert_tame(what: &str, text: &str, coloured: bool) {
+    for bad in ['\x07', '\u{202e}', '\r'] {
+        assert!(!text.contains(bad), "{what}: raw {bad:?} in\n{text}");
+    }
+    let escapes: Vec<&str> = text.split('\x1b').skip(1).collect();
+    if coloured {
+        for e in &escapes {
+            let params: String = e.chars().take_while(|c| *c != 'm').collect();
+            assert!(
+                e.starts_with('[') && params[1..].chars().all(|c| c.is_ascii_digit() || c == ';'),
+                "{what}: an escape other than a colour: {e:?}"
+            );
+        }
+    } else {
+        assert!(escapes.is_empty(), "{what}: raw ESC in\n{text}");
+    }
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.starts_with("phase       COMMITTED") || l.starts_with("forged")),
+        "{what}: a forged line in\n{text}"
+    );
+}
+
+#[test]
+fn control_characters_from_a_board_are_escaped_in_every_human_output() {
+    let b = Board::new(hostile_board());
+    pair(["validate", b.p()]).code(0);
+
+    let out = pair(["status", b.p()]);
+    out.code(0);
+    assert_tame("status", &out.stdout, false);
+    assert!(
+        out.stdout
+            .contains("worktree    /tmp/wt\\nphase       COMMITTED"),
+        "{}",
+        out.report()
+    );
+    assert!(
+        out.stdout
+            .contains("Evil \\x1b]0;owned\\x07\\x1b[2J heading \\u{202e}txt.exe"),
+        "{}",
+        out.report()
+    );
+    assert!(
+        out.stdout.contains("mood\\x1b]0;pwned\\x07\\nforged"),
+        "{}",
+        out.report()
+    );
+
+    let out = pair(["status", b.p(), "--color", "always"]);
+    assert_tame("status --color always", &out.stdout, true);
+    assert!(out.stdout.contains("\x1b[1m"), "still coloured");
+
+    for format in ["text", "github"] {
+        let out = pair(["validate", b.p(), "--format", format]);
+        out.code(0);
+        assert_tame(format, &out.stdout, false);
+    }
+
+    // The same board, invalid: the partial status, the error and its field names.
+    let broken = Board::new(set_top(&hostile_board(), "phase", "\"X\\e[2J\""));
+    let out = pair(["status", broken.p()]);
+    out.code(5);
+    assert_tame("invalid status stdout", &out.stdout, false);
+    assert_tame("invalid status stderr", &out.stderr, false);
+    let out = pair(["validate", broken.p()]);
+    assert_tame("invalid validate", &out.all(), false);
+
+    // JSON keeps the exact value (escaped by JSON).
+    let j = pair(["status", b.p(), "--json"]).json();
+    assert_eq!(
+        j["sections"].as_array().unwrap().last().unwrap()["name"],
+        "Evil \x1b]0;owned\x07\x1b[2J heading \u{202e}txt.exe"
+    );
+
+    // worktree-path prints a path built from what it is given, escaped too.
+    let out = pair(["worktree-path", b.p(), "--repo-root", "/tmp/x\x1b[2J\ny"]);
+    out.code(0);
+    assert_tame("worktree-path", &out.stdout, false);
+    assert_eq!(out.stdout, "/tmp/x\\x1b[2J\\ny/.worktrees/board\n");
 }

@@ -7,6 +7,7 @@ use serde_json::json;
 use super::{Outcome, agent_arg, shown};
 use crate::cli::{PollArgs, StatusArgs};
 use crate::error::{Error, Result};
+use crate::output::{self, escape};
 use crate::report::{SectionInfo, Style, Turn, reviewer_table};
 use crate::store;
 use crate::wait::Waiter;
@@ -151,7 +152,7 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
         obj.insert("agents".into(), agents_json(fm));
     }
     let style = Style::for_stdout();
-    let mut text = format!("{}\n", style.bold(&shown(&a.board)));
+    let mut text = format!("{}\n", style.bold(&output::path(&a.board)));
     text.push_str(&turn.render_head(&style));
     if let Some(r) = &turn.review {
         text.push_str(&format!(
@@ -196,21 +197,21 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
     }
     text.push_str(&format!("settings    {}\n", flags.join(" · ")));
     if let Some(w) = &fm.worktree {
-        text.push_str(&format!("worktree    {w}\n"));
+        text.push_str(&format!("worktree    {}\n", escape(w)));
     }
     text.push_str(&format!("sha256      {}\n", loaded.sha256));
     text.push_str("sections\n");
     for s in &sections {
         text.push_str(&format!(
             "  {:<22} line {:<5} {} entr{}\n",
-            s.name,
+            escape(&s.name),
             s.line,
             s.entries,
             if s.entries == 1 { "y" } else { "ies" }
         ));
     }
     for w in warnings {
-        text.push_str(&style.yellow(&format!("warning: {w}")));
+        text.push_str(&style.yellow(&format!("warning: {}", output::field_error(w))));
         text.push('\n');
     }
     Ok(Outcome::ok(json, text))

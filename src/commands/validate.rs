@@ -9,7 +9,7 @@ use super::Outcome;
 use crate::cli::{ValidateArgs, ValidateFormat};
 use crate::error::{Error, Result};
 use crate::model::FieldError;
-use crate::output;
+use crate::output::{self, escape, sanitize};
 use crate::report::SCHEMA;
 use crate::store;
 use crate::validate;
@@ -191,7 +191,7 @@ fn summary(reports: &[FileReport], invalid: usize) -> String {
 fn render_text(reports: &[FileReport], invalid: usize, quiet: bool) -> String {
     let mut text = String::new();
     for r in reports {
-        let path = &r.path;
+        let path = escape(&r.path);
         if r.valid {
             if !quiet {
                 text.push_str(&format!("ok       {path}\n"));
@@ -199,12 +199,12 @@ fn render_text(reports: &[FileReport], invalid: usize, quiet: bool) -> String {
         } else {
             text.push_str(&format!("invalid  {path}\n"));
             for e in &r.errors {
-                text.push_str(&format!("  error: {e}\n"));
+                text.push_str(&format!("  error: {}\n", output::field_error(e)));
             }
         }
         if !quiet {
             for w in &r.warnings {
-                text.push_str(&format!("  warning: {w}\n"));
+                text.push_str(&format!("  warning: {}\n", output::field_error(w)));
             }
         }
     }
@@ -235,17 +235,25 @@ fn render_github(reports: &[FileReport], invalid: usize, quiet: bool) -> String 
     text
 }
 
-/// One workflow command, e.g. `::error file=task.md,line=3,title=pair validate: phase::…`.
+/// One workflow command, e.g. `::error file=task.md,line=3,title=pair validate: phase::…`. CR
+/// and LF become GitHub's `%0D`/`%0A`; every other control character is escaped as in human
+/// output, since the line is printed in the job's log.
 pub(crate) fn annotation(level: &str, path: &str, e: &FieldError) -> String {
-    let mut props = format!("file={}", escape_property(path));
+    let mut props = format!("file={}", sanitize(&escape_property(path), false));
     if let Some(line) = e.line {
         props.push_str(&format!(",line={line}"));
     }
     props.push_str(&format!(
         ",title={}",
-        escape_property(&format!("pair validate: {}", e.field))
+        sanitize(
+            &escape_property(&format!("pair validate: {}", e.field)),
+            false
+        )
     ));
-    format!("::{level} {props}::{}", escape_data(&e.message))
+    format!(
+        "::{level} {props}::{}",
+        sanitize(&escape_data(&e.message), false)
+    )
 }
 
 /// Escape a workflow command's message (`%`, CR and LF).
@@ -314,6 +322,14 @@ mod tests {
                 &fe("f", Some(1), "50% done\nnext: line\r")
             ),
             "::error file=a%2Cb%3Ac%25.md,line=1,title=pair validate%3A f::50%25 done%0Anext: line%0D"
+        );
+    }
+
+    #[test]
+    fn annotations_escape_terminal_controls() {
+        assert_eq!(
+            annotation("warning", "t\x1b.md", &fe("k\u{202e}", None, "a\x07b\tc")),
+            "::warning file=t\\x1b.md,title=pair validate%3A k\\u{202e}::a\\x07b\tc"
         );
     }
 }
