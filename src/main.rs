@@ -59,6 +59,15 @@ fn print_error(json: bool, code: i32, kind: &str, message: &str) {
 /// A parse error, help or version from clap.
 fn parse_failure(e: clap::Error, json: bool) -> ExitCode {
     match e.kind() {
+        ErrorKind::DisplayVersion if json => {
+            let version = json!({
+                "schema": pair::report::SCHEMA,
+                "name": "pair",
+                "version": env!("CARGO_PKG_VERSION"),
+            });
+            println!("{version}");
+            ExitCode::SUCCESS
+        }
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
             let _ = e.print();
             ExitCode::SUCCESS

@@ -1,5 +1,5 @@
 //! Command-line conventions, checked through the real binary: colour and verbosity flags and `pair
-//! help` and terminal escapes.
+//! help`, terminal escapes and `--version --json`.
 
 mod common;
 
@@ -329,4 +329,29 @@ fn control_characters_from_a_board_are_escaped_in_every_human_output() {
     out.code(0);
     assert_tame("worktree-path", &out.stdout, false);
     assert_eq!(out.stdout, "/tmp/x\\x1b[2J\\ny/.worktrees/board\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// H. --version --json
+
+#[test]
+fn version_json_is_an_object_like_every_other_command() {
+    for args in [
+        vec!["--version", "--json"],
+        vec!["--json", "-V"],
+        vec!["poll", "--version", "--json"],
+    ] {
+        let out = pair(&args);
+        out.code(0);
+        let j = out.json();
+        assert_eq!(j["schema"], 1);
+        assert_eq!(j["name"], "pair");
+        assert_eq!(j["version"], env!("CARGO_PKG_VERSION"));
+    }
+    let out = pair(["--version"]);
+    out.code(0);
+    assert_eq!(
+        out.stdout.trim(),
+        format!("pair {}", env!("CARGO_PKG_VERSION"))
+    );
 }
