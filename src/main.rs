@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use clap::error::ErrorKind;
+use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{CommandFactory, FromArgMatches};
-use pair::cli::{Cli, Cmd, ValidateFormat};
+use pair::cli::{self, Cli, Cmd, ValidateFormat};
 use pair::commands::{self, Outcome};
 use pair::output::{self, Settings, sanitize};
 use pair::{Error, store};
@@ -96,13 +96,57 @@ fn parse_failure(e: clap::Error, json: bool) -> ExitCode {
     }
 }
 
-/// Parse the command line: the command, and its name.
-fn parse(command: &mut clap::Command, args: &[OsString]) -> Result<(Cli, String), clap::Error> {
+/// Why the command line could not be parsed.
+enum Failure {
+    Clap(clap::Error),
+    Usage(Error),
+}
+
+fn parse_once(
+    command: &mut clap::Command,
+    args: &[OsString],
+) -> Result<(Cli, String), clap::Error> {
     let matches = command.try_get_matches_from_mut(args)?;
     let name = matches.subcommand_name().unwrap_or("pair").to_string();
     Cli::from_arg_matches(&matches)
         .map(|cli| (cli, name))
         .map_err(|e| e.format(command))
+}
+
+/// Parse the command line. When a command's blackboard was left out, take it from --board or
+/// `$PAIR_BOARD`: insert it where BOARD goes and parse again (so that `pair verdict APPROVED
+/// …` reads APPROVED as the verdict), or say that no blackboard was given.
+fn parse(command: &mut clap::Command, args: &[OsString]) -> Result<(Cli, String), Failure> {
+    let e = match parse_once(command, args) {
+        Ok(parsed) => return Ok(parsed),
+        Err(e) => e,
+    };
+    let missing: Vec<String> = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::Strings(v)) if e.kind() == ErrorKind::MissingRequiredArgument => {
+            v.clone()
+        }
+        _ => return Err(Failure::Clap(e)),
+    };
+    let Some((at, name)) = cli::board_command(args) else {
+        return Err(Failure::Clap(e));
+    };
+    if !missing.iter().any(|m| m.starts_with('<')) {
+        return Err(Failure::Clap(e));
+    }
+    match cli::default_board(args, std::env::var_os("PAIR_BOARD")) {
+        Some(board) => {
+            let mut retry = args.to_vec();
+            retry.insert(at + 1, board.into_os_string());
+            parse_once(command, &retry).map_err(Failure::Clap)
+        }
+        None if missing
+            .iter()
+            .any(|m| m.starts_with("<BOARD>") || m.starts_with("<PATH>")) =>
+        {
+            Err(Failure::Usage(cli::no_board(name)))
+        }
+        None => Err(Failure::Clap(e)),
+    }
 }
 
 /// What the binary needs to know about the command beyond running it.
@@ -219,9 +263,13 @@ fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
     let json = wants_json(&args);
     let mut command = Cli::command().color(color_arg(&args));
-    let (cli, name) = match parse(&mut command, &args) {
+    let (mut cli, name) = match parse(&mut command, &args) {
         Ok(p) => p,
-        Err(e) => return parse_failure(e, json),
+        Err(Failure::Clap(e)) => return parse_failure(e, json),
+        Err(Failure::Usage(e)) => {
+            print_error(json, e.code(), e.kind(), &e.to_string());
+            return ExitCode::from(USAGE);
+        }
     };
     let settings = Settings {
         color: cli.color,
@@ -230,6 +278,10 @@ fn main() -> ExitCode {
         json: cli.json,
     };
     output::init(settings);
+    if let Err(e) = cli.resolve() {
+        print_error(json, e.code(), e.kind(), &e.to_string());
+        return ExitCode::from(e.code() as u8);
+    }
     let plan = Plan::of(&cli, name);
     let result = commands::run(cli);
     if settings.verbose {

@@ -1,9 +1,10 @@
 //! Command-line conventions, checked through the real binary: colour and verbosity flags and `pair
-//! help`, terminal escapes and `--version --json`.
+//! help`, terminal escapes, `--version --json` and a default blackboard and `-`.
 
 mod common;
 
 use common::*;
+use serde_json::Value;
 use std::process::Command as StdCommand;
 
 // ---------------------------------------------------------------------------------------------
@@ -354,4 +355,154 @@ fn version_json_is_an_object_like_every_other_command() {
         out.stdout.trim(),
         format!("pair {}", env!("CARGO_PKG_VERSION"))
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// F. a default blackboard; E. `-` is not a blackboard
+
+#[test]
+fn pair_board_and_board_flag_stand_in_for_a_left_out_board() {
+    let b = Board::absent();
+    let env = [("PAIR_BOARD", b.p())];
+    pair_env(["init", "--reviewers", "alice", "--yolo"], &env).code(0);
+    assert!(b.path.is_file());
+    pair_env(["register", "--agent", "alice"], &env).code(0);
+    pair(["--board", b.p(), "advance", "--agent", "doer", "PLANNING"]).code(0);
+    pair([
+        "submit",
+        "--agent",
+        "doer",
+        "plan",
+        "--note",
+        "p",
+        "--board",
+        b.p(),
+    ])
+    .code(0);
+    let out = pair_env(["poll", "--agent", "alice", "--json"], &env);
+    out.code(0);
+    assert_eq!(out.json()["path"], Value::from(b.p()));
+    // The verdict is read as the verdict, not as the board.
+    pair_env(
+        [
+            "verdict",
+            "APPROVED",
+            "--revision",
+            "1",
+            "--agent",
+            "alice",
+            "--note",
+            "ok",
+        ],
+        &env,
+    )
+    .code(0);
+    let status = pair_env(["status", "--json"], &env);
+    assert_eq!(status.json()["phase"], "PLAN_APPROVED");
+    pair_env(["validate"], &env).code(0);
+    let sha = b.sha();
+    let copy = b.aux_file("copy.md", b.read());
+    pair_env(
+        [
+            "write",
+            "--content-file",
+            copy.to_str().unwrap(),
+            "--expect-sha256",
+            &sha,
+        ],
+        &env,
+    )
+    .code(0);
+
+    // A BOARD on the command line wins over the default.
+    let other = Board::minimal();
+    let out = pair_env(["status", other.p(), "--json"], &env);
+    assert_eq!(out.json()["phase"], "DRAFT");
+
+    // Neither: a usage error that says how to give one.
+    let without_default = |args: &[&str]| {
+        let mut cmd = pair_cmd();
+        cmd.env_remove("PAIR_BOARD").args(args);
+        run(&mut cmd, format!("pair {}", args.join(" ")))
+    };
+    for args in [
+        vec!["status"],
+        vec!["poll", "--agent", "doer"],
+        vec!["validate"],
+        vec!["init"],
+    ] {
+        let out = without_default(&args);
+        out.code(4).mentions(&["PAIR_BOARD", "--board"]);
+        let mut with_json = args.clone();
+        with_json.push("--json");
+        without_default(&with_json).json_error(4);
+    }
+}
+
+#[test]
+fn completions_offer_phases_verdicts_artifacts_and_work_types() {
+    // (fish completes flags and their values, not positional arguments.)
+    for (shell, positionals) in [("bash", true), ("zsh", true), ("fish", false)] {
+        let out = pair(["completions", shell]);
+        out.code(0);
+        let mut words = vec!["debugging", "board", "color", "quiet", "always"];
+        if positionals {
+            words.extend([
+                "CHANGES_REQUESTED",
+                "PLANNING_SUBMITTED",
+                "READY_TO_COMMIT",
+                "red-test",
+                "followup",
+            ]);
+        }
+        for word in words {
+            assert!(out.stdout.contains(word), "{shell} completion lacks {word}");
+        }
+    }
+    // The phases offered are exactly the model's.
+    let mut model: Vec<&str> = pair::model::Phase::ALL.iter().map(|p| p.as_str()).collect();
+    let mut offered = pair::cli::phase_names().to_vec();
+    model.sort();
+    offered.sort();
+    assert_eq!(offered, model);
+    // A phase is still checked by pair itself, with its own message.
+    let b = Board::minimal();
+    pair(["advance", b.p(), "--agent", "doer", "SOMEWHERE"]).code_in(&[4, 6]);
+}
+
+#[test]
+fn init_dash_is_refused_with_a_hint_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = pair_cmd();
+    cmd.current_dir(dir.path()).args(["init", "-"]);
+    let out = run(&mut cmd, "pair init -".into());
+    out.code(4).mentions(&["./-"]);
+    assert!(!dir.path().join("-").exists());
+    let mut cmd = pair_cmd();
+    cmd.current_dir(dir.path()).args(["init", "-", "--json"]);
+    run(&mut cmd, "pair init - --json".into()).json_error(4);
+    for args in [
+        vec!["status", "-"],
+        vec![
+            "note",
+            "-",
+            "--agent",
+            "doer",
+            "--section",
+            "Goal",
+            "--note",
+            "n",
+        ],
+    ] {
+        let mut cmd = pair_cmd();
+        cmd.current_dir(dir.path()).args(&args);
+        run(&mut cmd, format!("{args:?}"))
+            .code(4)
+            .mentions(&["./-"]);
+    }
+    // Meaning it: ./- is a file named `-`.
+    let mut cmd = pair_cmd();
+    cmd.current_dir(dir.path()).args(["init", "./-"]);
+    run(&mut cmd, "pair init ./-".into()).code(0);
+    assert!(dir.path().join("-").is_file());
 }
