@@ -109,7 +109,8 @@ Examples:
 Examples:
   pair validate task.md
   pair validate docs/blackboards/ --json
-  pair validate --format github blackboards/")]
+  pair validate --format github --require-some blackboards/
+  git show HEAD:task.md | pair validate -")]
     Validate(ValidateArgs),
 
     /// Register yourself as a reviewer (`--required` if the user named you).
@@ -462,10 +463,13 @@ pub struct StatusArgs {
 
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
-    /// Blackboard files, or directories searched for them (may be left out when --board PATH
-    /// or $PAIR_BOARD names a blackboard).
+    /// Blackboard files, or directories searched for them; `-` reads one from stdin (may be
+    /// left out when --board PATH or $PAIR_BOARD names a blackboard).
     #[arg(required = true, value_name = "PATH", value_hint = ValueHint::AnyPath)]
     pub paths: Vec<PathBuf>,
+    /// Fail (exit 5) when a directory named holds no blackboard (a wrong path in CI).
+    #[arg(long)]
+    pub require_some: bool,
     /// Output format: text, json (like --json) or github (workflow annotations for CI).
     #[arg(long, value_enum, default_value_t = ValidateFormat::Text, value_name = "FORMAT")]
     pub format: ValidateFormat,

@@ -13,7 +13,7 @@
 //! * [`store`] — the lock, compare-and-swap and durable atomic replace;
 //! * [`commands`] — the commands, on top of all of the above;
 //! * [`report`] — the whose-turn report shared by `poll` and `status`;
-//! * [`output`] — colour, quiet and verbose settings, and escaping for humans;
+//! * [`output`] — colour, quiet and verbose settings, escaping, and hints for humans;
 //! * [`wait`] — waking `poll --wait` on file-system notifications.
 
 pub mod cli;

@@ -1,5 +1,6 @@
 //! How `pair` talks to people: the colour, quiet and verbose settings of the command line, the
-//! escaping that keeps text read from a blackboard from driving the terminal.
+//! escaping that keeps text read from a blackboard from driving the terminal, and the repair
+//! command that several messages end with.
 //!
 //! Every human renderer passes each value it did not write itself (a heading, a key name, a
 //! path, a worktree) through [`escape`], and the binary passes the whole text through
@@ -195,6 +196,37 @@ pub fn path(p: &Path) -> String {
     escape(&p.display().to_string()).into_owned()
 }
 
+// ---------------------------------------------------------------------------------------------
+// hints
+
+/// A word a POSIX shell reads back as `s`: as it is when it is plain, else in single quotes. A
+/// relative path starting with `-` gets `./` so that it is not read as a flag.
+pub fn shell_word(s: &str) -> String {
+    let s = if s.starts_with('-') {
+        Cow::Owned(format!("./{s}"))
+    } else {
+        Cow::Borrowed(s)
+    };
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./:@%+=,-".contains(c));
+    if plain {
+        s.into_owned()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// The command that repairs an invalid blackboard by hand: write a fixed copy, then replace the
+/// file with it, compare-and-swap on its current SHA-256 (`<sha256>` when it is not known).
+pub fn repair_command(board: &Path, sha256: Option<&str>) -> String {
+    format!(
+        "pair write {} --content-file FIXED.md --expect-sha256 {} --repair --reason TEXT",
+        shell_word(&board.display().to_string()),
+        sha256.unwrap_or("<sha256>")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,5 +285,13 @@ mod tests {
         assert!(!use_color(Auto, true, env(&[("TERM", "dumb")])));
         assert!(use_color(Always, false, env(&[("NO_COLOR", "1")])));
         assert!(!use_color(Never, true, env(&[("CLICOLOR_FORCE", "1")])));
+    }
+
+    #[test]
+    fn shell_words_quote_what_a_shell_would_split() {
+        assert_eq!(shell_word("docs/task.md"), "docs/task.md");
+        assert_eq!(shell_word("my task.md"), "'my task.md'");
+        assert_eq!(shell_word("it's.md"), r"'it'\''s.md'");
+        assert_eq!(shell_word("-x.md"), "./-x.md");
     }
 }

@@ -1,10 +1,13 @@
 //! Command-line conventions, checked through the real binary: colour and verbosity flags and `pair
-//! help`, terminal escapes, `--version --json` and a default blackboard and `-`.
+//! help`, terminal escapes, `--version --json`, a default blackboard and `-` and what `validate`
+//! checks and says.
 
 mod common;
 
 use common::*;
 use serde_json::Value;
+use std::fs;
+use std::path::Path;
 use std::process::Command as StdCommand;
 
 // ---------------------------------------------------------------------------------------------
@@ -505,4 +508,239 @@ fn init_dash_is_refused_with_a_hint_and_creates_nothing() {
     cmd.current_dir(dir.path()).args(["init", "./-"]);
     run(&mut cmd, "pair init ./-".into()).code(0);
     assert!(dir.path().join("-").is_file());
+}
+
+// ---------------------------------------------------------------------------------------------
+// A. the hash in validate
+
+/// The repair command for `path` at `sha`, as every message spells it.
+fn repair(path: &str, sha: &str) -> String {
+    format!(
+        "pair write {path} --content-file FIXED.md --expect-sha256 {sha} --repair --reason TEXT"
+    )
+}
+
+#[test]
+fn validate_prints_the_sha256_of_each_file_in_text_and_json() {
+    let ok = Board::minimal();
+    let bad = Board::new(set_top(MINIMAL, "phase", "NOWHERE"));
+    let out = pair(["validate", ok.p(), bad.p()]);
+    out.code(5);
+    assert!(
+        out.stdout
+            .contains(&format!("ok       {}  sha256 {}", ok.p(), ok.sha())),
+        "{}",
+        out.report()
+    );
+    assert!(
+        out.stdout
+            .contains(&format!("invalid  {}  sha256 {}", bad.p(), bad.sha())),
+        "{}",
+        out.report()
+    );
+    assert!(
+        out.stdout
+            .contains(&format!("  repair: {}", repair(bad.p(), &bad.sha()))),
+        "{}",
+        out.report()
+    );
+
+    let out = pair(["validate", ok.p(), bad.p(), "--json"]);
+    out.code(5);
+    let j = out.json();
+    assert_eq!(j["files"][0]["sha256"], Value::from(ok.sha()));
+    assert_eq!(j["files"][1]["sha256"], Value::from(bad.sha()));
+}
+
+// ---------------------------------------------------------------------------------------------
+// B. conflict markers
+
+/// The body-conflict fixture with a broken phase besides: the markers must not hide it.
+fn conflicted_with_bad_phase() -> String {
+    let body = fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/conflict_markers_body.md"
+    ))
+    .unwrap();
+    body.replacen("phase: DRAFT", "phase: PLANING", 1)
+}
+
+#[test]
+fn validate_reports_every_conflict_marker_and_what_else_is_wrong() {
+    let content = conflicted_with_bad_phase();
+    let b = Board::new(&content);
+    let markers: Vec<usize> = ["<<<<<<< HEAD", "=======", ">>>>>>> branch"]
+        .iter()
+        .map(|m| line_no(&content, m))
+        .collect();
+
+    let out = pair(["validate", b.p()]);
+    out.code(5);
+    for line in &markers {
+        assert!(
+            out.stdout.contains(&format!(
+                "line {line}: `file`: unresolved git conflict marker"
+            )),
+            "marker on line {line} not reported\n{}",
+            out.report()
+        );
+    }
+    out.mentions(&["line 2: `phase`", "PLANING"]);
+
+    let j = pair(["validate", b.p(), "--json"]).json();
+    let errors = j["files"][0]["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 4, "{j}");
+    let lines: Vec<u64> = errors.iter().map(|e| e["line"].as_u64().unwrap()).collect();
+    assert_eq!(
+        lines,
+        [markers[0] as u64, markers[1] as u64, markers[2] as u64, 2]
+    );
+    b.assert_untouched(content.as_bytes());
+}
+
+#[test]
+fn a_frontmatter_conflict_reports_what_is_wrong_on_both_sides_only() {
+    // Each side is fine alone; the counter below the conflict is wrong whichever is kept.
+    let content = replace_line(
+        MINIMAL,
+        "yolo: false",
+        "<<<<<<< HEAD\nyolo: false\n||||||| base\nyolo: maybe\n=======\nyolo: true\n>>>>>>> other",
+    );
+    let content = set_top(&content, "plan_revision", "-1");
+    let b = Board::new(&content);
+    let out = pair(["validate", b.p(), "--json"]);
+    out.code(5);
+    let j = out.json();
+    let errors = j["files"][0]["errors"].as_array().unwrap();
+    let fields: Vec<&str> = errors
+        .iter()
+        .map(|e| e["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        fields,
+        ["file", "file", "file", "plan_revision"],
+        "{}",
+        out.report()
+    );
+    assert!(
+        !out.stdout.contains("yolo"),
+        "a side's value is not an error: {}",
+        out.report()
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// E. standard input
+
+#[test]
+fn validate_dash_reads_the_blackboard_from_stdin() {
+    let out = pair_stdin(["validate", "-"], MINIMAL);
+    out.code(0);
+    assert!(
+        out.stdout
+            .contains(&format!("ok       <stdin>  sha256 {}", sha256_hex(MINIMAL))),
+        "{}",
+        out.report()
+    );
+    let out = pair_stdin(["validate", "-", "--json"], set_top(MINIMAL, "phase", "X"));
+    out.code(5);
+    let j = out.json();
+    assert_eq!(j["files"][0]["path"], "<stdin>");
+    assert_eq!(j["files"][0]["errors"][0]["field"], "phase");
+    pair_stdin(
+        ["validate", "--format", "github", "-"],
+        set_top(MINIMAL, "phase", "X"),
+    )
+    .code(5)
+    .mentions(&["::error file=<stdin>,line=2"]);
+    pair_stdin(["validate", "-", "-"], MINIMAL).code(4);
+}
+
+// ---------------------------------------------------------------------------------------------
+// G. an empty directory in CI
+
+#[test]
+fn validate_warns_on_a_directory_without_blackboards_and_require_some_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("blackboards");
+    fs::create_dir(&empty).unwrap();
+    fs::write(empty.join("README.md"), "# not a blackboard\n").unwrap();
+    let e = empty.to_str().unwrap();
+
+    let out = pair(["validate", e]);
+    out.code(0);
+    assert!(
+        out.stderr
+            .contains(&format!("pair: warning: {e}: no blackboard found")),
+        "{}",
+        out.report()
+    );
+    let j = pair(["validate", e, "--json"]).json();
+    assert_eq!(j["empty_dirs"], serde_json::json!([e]));
+
+    let out = pair(["validate", "--require-some", e]);
+    out.code(5);
+    assert!(
+        out.stdout.contains(&format!("invalid  {e}")),
+        "{}",
+        out.report()
+    );
+    let out = pair(["validate", "--require-some", "--format", "github", e]);
+    out.code(5).mentions(&["::error file="]);
+
+    // Boards in one directory do not excuse another that has none.
+    let full = dir.path().join("full");
+    fs::create_dir(&full).unwrap();
+    fs::write(full.join("t.md"), MINIMAL).unwrap();
+    pair(["validate", "--require-some", full.to_str().unwrap()]).code(0);
+    pair(["validate", "--require-some", full.to_str().unwrap(), e]).code(5);
+}
+
+// ---------------------------------------------------------------------------------------------
+// K. what counts as a blackboard in a directory
+
+#[test]
+fn validate_dir_checks_a_board_that_lost_its_phase_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::write(d.join("ok.md"), MINIMAL).unwrap();
+    fs::write(d.join("no-phase.md"), remove_top(MINIMAL, "phase")).unwrap();
+    fs::write(
+        d.join("only-agents.md"),
+        "---\nagents:\n  doer:\n    role: doer\n---\n# x\n",
+    )
+    .unwrap();
+    // Other Markdown, with or without frontmatter, is not ours.
+    fs::write(
+        d.join("post.md"),
+        "---\ntitle: Hello\ntags: [a]\n---\n# Post\n",
+    )
+    .unwrap();
+    fs::write(d.join("plain.md"), "# Notes\n\nphase: not frontmatter\n").unwrap();
+    fs::write(
+        d.join("nested.md"),
+        "---\nsettings:\n  phase: DRAFT\n---\n# Nested keys do not count\n",
+    )
+    .unwrap();
+
+    pair(["validate", d.to_str().unwrap()]).code(5);
+    let j = pair(["validate", d.to_str().unwrap(), "--json"]).json();
+    let mut paths: Vec<String> = j["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            Path::new(f["path"].as_str().unwrap())
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    paths.sort();
+    assert_eq!(paths, ["no-phase.md", "ok.md", "only-agents.md"], "{j}");
+    assert_eq!(j["invalid"], 2);
+    // The same answer as naming the file.
+    let lone = d.join("no-phase.md");
+    pair(["validate", lone.to_str().unwrap()]).code(5);
 }
