@@ -43,6 +43,27 @@ fn color_arg(args: &[OsString]) -> clap::ColorChoice {
     choice
 }
 
+/// The JSON error envelope. An invalid blackboard also gets its path, every error, and (for
+/// the file on disk) its current SHA-256 and the command that repairs it.
+fn envelope(e: &Error) -> Json {
+    let mut error = json!({"code": e.code(), "kind": e.kind(), "message": e.to_string()});
+    if let Error::Invalid {
+        path,
+        errors,
+        new_content,
+    } = e
+    {
+        error["path"] = json!(path.display().to_string());
+        error["errors"] = json!(errors);
+        if !new_content {
+            let sha = output::current_sha256(path);
+            error["repair"] = json!(output::repair_command(path, sha.as_deref()));
+            error["sha256"] = json!(sha);
+        }
+    }
+    json!({"schema": pair::report::SCHEMA, "error": error})
+}
+
 fn print_error(json: bool, code: i32, kind: &str, message: &str) {
     let mut err = std::io::stderr().lock();
     if json {
@@ -318,7 +339,11 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             let code = e.code();
-            print_error(json, code, e.kind(), &e.to_string());
+            if json {
+                let _ = writeln!(std::io::stderr().lock(), "{}", envelope(&e));
+            } else {
+                print_error(false, code, e.kind(), &e.to_string());
+            }
             ExitCode::from(code as u8)
         }
     }

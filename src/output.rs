@@ -217,6 +217,13 @@ pub fn shell_word(s: &str) -> String {
     }
 }
 
+/// The SHA-256 of a blackboard as it is on disk now, if it can be read.
+pub fn current_sha256(path: &Path) -> Option<String> {
+    crate::store::read(path)
+        .ok()
+        .map(|bytes| crate::store::sha256_hex(&bytes))
+}
+
 /// The command that repairs an invalid blackboard by hand: write a fixed copy, then replace the
 /// file with it, compare-and-swap on its current SHA-256 (`<sha256>` when it is not known).
 pub fn repair_command(board: &Path, sha256: Option<&str>) -> String {

@@ -1,6 +1,6 @@
 //! Command-line conventions, checked through the real binary: colour and verbosity flags and `pair
-//! help`, terminal escapes, `--version --json`, a default blackboard and `-` and what `validate`
-//! checks and says.
+//! help`, terminal escapes, `--version --json`, a default blackboard and `-`, what `validate`
+//! checks and says and the repair path of an invalid blackboard.
 
 mod common;
 
@@ -743,4 +743,131 @@ fn validate_dir_checks_a_board_that_lost_its_phase_line() {
     // The same answer as naming the file.
     let lone = d.join("no-phase.md");
     pair(["validate", lone.to_str().unwrap()]).code(5);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A. the repair path
+
+/// The last non-empty line of a text.
+fn last_line(s: &str) -> &str {
+    s.trim_end().lines().last().unwrap_or_default()
+}
+
+#[test]
+fn status_of_an_invalid_board_shows_what_it_can_and_the_hash_a_repair_needs() {
+    let content = set_top(MINIMAL, "phase", "PLANING");
+    let b = Board::new(&content);
+    let sha = b.sha();
+
+    // Text: what can be read on stdout, the errors and the repair command on stderr, exit 5.
+    let out = pair(["status", b.p()]);
+    out.code(5);
+    assert!(
+        out.stdout.contains("phase       PLANING (as written)"),
+        "{}",
+        out.report()
+    );
+    assert!(
+        out.stdout.contains(&format!("sha256      {sha}")),
+        "{}",
+        out.report()
+    );
+    assert!(out.stdout.contains("## Goal") || out.stdout.contains("Goal"));
+    assert!(out.stderr.contains("`phase`"), "{}", out.report());
+    assert_eq!(
+        last_line(&out.stderr).trim(),
+        repair(b.p(), &sha),
+        "{}",
+        out.report()
+    );
+
+    // JSON: the error envelope (stdout empty) carries the path, errors, hash and command.
+    let err = pair(["status", b.p(), "--json"]).json_error(5);
+    assert_eq!(err["kind"], "invalid");
+    assert_eq!(err["sha256"], Value::from(sha.clone()));
+    assert_eq!(err["path"], Value::from(b.p()));
+    assert_eq!(err["repair"], Value::from(repair(b.p(), &sha)));
+    assert_eq!(err["errors"][0]["field"], "phase");
+    b.assert_untouched(content.as_bytes());
+
+    // The command works as printed, with a fixed copy.
+    let fixed = b.aux_file("FIXED.md", MINIMAL);
+    let out = pair([
+        "write",
+        b.p(),
+        "--content-file",
+        fixed.to_str().unwrap(),
+        "--expect-sha256",
+        &sha,
+        "--repair",
+        "--reason",
+        "fix the phase typo",
+    ]);
+    out.code(0);
+    pair(["validate", b.p()]).code(0);
+}
+
+#[test]
+fn every_invalid_board_error_ends_with_the_repair_command() {
+    let content = set_top(MINIMAL, "yolo", "\"yes please\"");
+    let b = Board::new(&content);
+    let expected = repair(b.p(), &b.sha());
+    for args in [
+        vec!["status", b.p()],
+        vec!["poll", b.p(), "--agent", "doer"],
+        vec![
+            "note",
+            b.p(),
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            "n",
+        ],
+        vec!["register", b.p(), "--agent", "alice"],
+    ] {
+        let out = pair(&args);
+        out.code(5);
+        assert_eq!(last_line(&out.stderr).trim(), expected, "{}", out.report());
+        let err = pair(args.iter().chain(&["--json"])).json_error(5);
+        assert!(
+            err["message"].as_str().unwrap().ends_with(&expected),
+            "{err}"
+        );
+    }
+    b.assert_untouched(content.as_bytes());
+
+    // Content a write refuses is not the board: no repair command for it.
+    let ok = Board::minimal();
+    let out = ok.write_expect(&content, &ok.sha(), &[]);
+    out.code(5).mentions(&["nothing was written"]);
+    assert!(!out.stderr.contains("--repair"), "{}", out.report());
+}
+
+#[test]
+fn the_repair_command_quotes_a_path_a_shell_would_split() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("my task.md");
+    fs::write(&path, set_top(MINIMAL, "phase", "NOPE")).unwrap();
+    let out = pair(["status", path.to_str().unwrap()]);
+    out.code(5);
+    let line = last_line(&out.stderr).trim().to_string();
+    assert!(
+        line.starts_with(&format!("pair write '{}' ", path.display())),
+        "{line}"
+    );
+}
+
+#[test]
+fn status_reports_every_conflict_marker_too() {
+    let content = conflicted_with_bad_phase();
+    let b = Board::new(&content);
+    let out = pair(["status", b.p()]);
+    out.code(5);
+    for marker in ["<<<<<<< HEAD", "=======", ">>>>>>> branch"] {
+        out.mentions_line_any(&[line_no(&content, marker)]);
+    }
+    out.mentions(&["line 2: `phase`", "PLANING"]);
+    b.assert_untouched(content.as_bytes());
 }
