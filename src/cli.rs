@@ -224,11 +224,12 @@ Examples:
   pair completions fish > ~/.config/fish/completions/pair.fish")]
     Completions(CompletionsArgs),
 
-    /// Print the man page (roff).
+    /// Print the man page (roff), one command's page, or write every page to a directory.
     #[command(after_help = "\
 Examples:
   pair man > pair.1 && man ./pair.1
-  pair man | gzip > /usr/local/share/man/man1/pair.1.gz")]
+  pair man poll | man -l -
+  pair man --dir ~/.local/share/man/man1")]
     Man(ManArgs),
 
     /// Print the help of pair, or of one command.
@@ -239,8 +240,8 @@ Examples:
     Help(HelpArgs),
 }
 
-/// The visible commands, for `pair help COMMAND` (a test keeps this list equal to the commands
-/// [`Cli`] defines).
+/// The visible commands, for `pair help COMMAND` and `pair man COMMAND` (a test keeps this list
+/// equal to the commands [`Cli`] defines).
 pub const COMMANDS: &[&str] = &[
     "init",
     "poll",
@@ -375,7 +376,14 @@ pub struct CompletionsArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ManArgs {}
+pub struct ManArgs {
+    /// Print only this command's page (`pair-COMMAND(1)`).
+    #[arg(value_name = "COMMAND", value_parser = PossibleValuesParser::new(COMMANDS))]
+    pub command: Option<String>,
+    /// Write pair.1 and one pair-COMMAND.1 per command into this directory (created if missing).
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath, conflicts_with = "command")]
+    pub dir: Option<PathBuf>,
+}
 
 #[derive(Debug, Args)]
 pub struct HelpArgs {

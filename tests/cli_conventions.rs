@@ -1,6 +1,6 @@
 //! Command-line conventions, checked through the real binary: colour and verbosity flags and `pair
 //! help`, terminal escapes, `--version --json`, a default blackboard and `-`, what `validate`
-//! checks and says and the repair path of an invalid blackboard.
+//! checks and says, the repair path of an invalid blackboard and man pages.
 
 mod common;
 
@@ -870,4 +870,67 @@ fn status_reports_every_conflict_marker_too() {
     }
     out.mentions(&["line 2: `phase`", "PLANING"]);
     b.assert_untouched(content.as_bytes());
+}
+
+// ---------------------------------------------------------------------------------------------
+// D. man pages
+
+#[test]
+fn man_writes_one_page_per_command_and_documents_environment_and_exit_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("man1");
+    let out = pair(["man", "--dir", out_dir.to_str().unwrap()]);
+    out.code(0);
+    let top = fs::read_to_string(out_dir.join("pair.1")).unwrap();
+    // Every page pair(1) names exists.
+    let named: Vec<String> = top
+        .lines()
+        .filter_map(|l| l.strip_prefix("pair\\-"))
+        .filter_map(|l| l.strip_suffix("(1)"))
+        .map(|c| c.replace("\\-", "-"))
+        .collect();
+    assert!(named.len() >= 19, "{named:?}");
+    for command in &named {
+        let page = fs::read_to_string(out_dir.join(format!("pair-{command}.1")))
+            .unwrap_or_else(|e| panic!("pair-{command}.1: {e}"));
+        assert!(page.contains(&format!(".TH pair-{command} 1")), "{page}");
+        assert!(page.contains(".SH \"EXIT STATUS\""), "{command}");
+        assert!(page.contains(".SH ENVIRONMENT"), "{command}");
+        assert!(page.contains("\\fBpair\\fR(1)"), "{command}: SEE ALSO");
+    }
+    let files = fs::read_dir(&out_dir).unwrap().count();
+    assert_eq!(files, named.len() + 1, "only pair.1 and the pages it names");
+    for section in [".SH ENVIRONMENT", ".SH \"EXIT STATUS\"", ".SH FILES"] {
+        assert!(top.contains(section), "pair.1 lacks {section}");
+    }
+    for var in [
+        "PAIR_AGENT",
+        "PAIR_BOARD",
+        "NO_COLOR",
+        "CLICOLOR_FORCE",
+        "TERM",
+    ] {
+        assert!(
+            top.contains(&format!("\\fB{var}\\fR")),
+            "ENVIRONMENT lacks {var}"
+        );
+    }
+    for code in ["0", "1", "2", "3", "4", "5", "6", "7", "10", "11"] {
+        assert!(
+            top.contains(&format!(".TP\n\\fB{code}\\fR\n")),
+            "EXIT STATUS lacks {code}"
+        );
+    }
+
+    // `pair man COMMAND` prints that page; the plain `pair man` is pair.1.
+    let one = pair(["man", "verdict"]);
+    one.code(0);
+    assert_eq!(
+        one.stdout,
+        fs::read_to_string(out_dir.join("pair-verdict.1")).unwrap()
+    );
+    assert_eq!(pair(["man"]).stdout, top);
+    let j = pair(["man", "--dir", out_dir.to_str().unwrap(), "--json"]).json();
+    assert_eq!(j["files"].as_array().unwrap().len(), named.len() + 1);
+    pair(["man", "nope"]).code(4);
 }
