@@ -323,7 +323,13 @@ fn main() -> ExitCode {
                 // A closed pipe (e.g. `| head`) is not worth a panic or a failure exit.
                 let _ = writeln!(out, "{}", outcome.json);
             } else if show {
-                let text = outcome.text;
+                let mut text = outcome.text;
+                if plan.name == "init"
+                    && !settings.quiet
+                    && let Some(hint) = plan.board.as_deref().and_then(output::gitignore_hint)
+                {
+                    text.push_str(&hint);
+                }
                 if plan.machine_text {
                     let _ = std::io::stdout().lock().write_all(text.as_bytes());
                 } else {

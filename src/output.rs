@@ -1,6 +1,6 @@
 //! How `pair` talks to people: the colour, quiet and verbose settings of the command line, the
-//! escaping that keeps text read from a blackboard from driving the terminal, and the repair
-//! command that several messages end with.
+//! escaping that keeps text read from a blackboard from driving the terminal, and the hints
+//! (the repair command, the `.gitignore` lines) that several commands print.
 //!
 //! Every human renderer passes each value it did not write itself (a heading, a key name, a
 //! path, a worktree) through [`escape`], and the binary passes the whole text through
@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::ffi::OsString;
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::model::FieldError;
@@ -232,6 +232,72 @@ pub fn repair_command(board: &Path, sha256: Option<&str>) -> String {
         shell_word(&board.display().to_string()),
         sha256.unwrap_or("<sha256>")
     )
+}
+
+/// The lines a repository's `.gitignore` should have for `pair`'s files beside a blackboard:
+/// the lock and its owner file, the temporary file a killed writer may leave, and the default
+/// worktrees. The lock patterns name `.md` files so that `Cargo.lock` and friends stay tracked.
+pub const GITIGNORE_LINES: &[(&str, &str)] = &[
+    ("*.md.lock", "task.md.lock"),
+    ("*.md.lock.owner.json", "task.md.lock.owner.json"),
+    (".*.md.pair-tmp-*", ".task.md.pair-tmp-x"),
+    (".worktrees/", ".worktrees/task/x"),
+];
+
+/// When `board` is inside a git work tree whose ignore rules miss some of
+/// [`GITIGNORE_LINES`], the text that suggests adding them (None when nothing is missing, or
+/// when git or the work tree is not there).
+pub fn gitignore_hint(board: &Path) -> Option<String> {
+    let dir = match board.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(&dir)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+    };
+    let top = git(&["rev-parse", "--show-toplevel"]).filter(|o| o.status.success())?;
+    let top = PathBuf::from(String::from_utf8_lossy(&top.stdout).trim_end_matches(['\n', '\r']));
+    let name = board.file_name()?.to_string_lossy().into_owned();
+    let missing: Vec<&str> = GITIGNORE_LINES
+        .iter()
+        .filter(|(pattern, example)| {
+            // A path like the one the pattern is for, next to this blackboard (or, for the
+            // worktrees, at the top of the repository).
+            let probe = if pattern.starts_with(".worktrees") {
+                top.join(example)
+            } else {
+                dir.join(example.replace("task.md", &name))
+            };
+            // `check-ignore` exits 0 when the path is ignored, 1 when it is not.
+            git(&[
+                "check-ignore",
+                "-q",
+                "--no-index",
+                &probe.display().to_string(),
+            ])
+            .is_some_and(|o| o.status.code() == Some(1))
+        })
+        .map(|(pattern, _)| *pattern)
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let mut text = format!(
+        "hint: {} is in a git work tree; add these lines to its .gitignore so that pair's \
+         lock files and worktrees are not committed:\n",
+        path(&top)
+    );
+    for line in missing {
+        text.push_str(&format!("  {line}\n"));
+    }
+    Some(text)
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Command-line conventions, checked through the real binary: colour and verbosity flags and `pair
 //! help`, terminal escapes, `--version --json`, a default blackboard and `-`, what `validate`
-//! checks and says, the repair path of an invalid blackboard and man pages.
+//! checks and says, the repair path of an invalid blackboard, man pages and install and git advice.
 
 mod common;
 
@@ -933,4 +933,82 @@ fn man_writes_one_page_per_command_and_documents_environment_and_exit_status() {
     let j = pair(["man", "--dir", out_dir.to_str().unwrap(), "--json"]).json();
     assert_eq!(j["files"].as_array().unwrap().len(), named.len() + 1);
     pair(["man", "nope"]).code(4);
+}
+
+// ---------------------------------------------------------------------------------------------
+// I. install and git advice
+
+#[test]
+fn init_suggests_gitignore_lines_inside_a_git_work_tree_until_they_are_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        StdCommand::new("git")
+            .arg("-C")
+            .arg(dir.path())
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+    };
+    if git(&["init", "-q"]).is_none() {
+        eprintln!("git is not available; skipping");
+        return;
+    }
+    let board = dir.path().join("docs").join("task.md");
+    fs::create_dir_all(board.parent().unwrap()).unwrap();
+    let out = pair(["init", board.to_str().unwrap()]);
+    out.code(0);
+    for line in [
+        "*.md.lock",
+        "*.md.lock.owner.json",
+        ".*.md.pair-tmp-*",
+        ".worktrees/",
+    ] {
+        assert!(
+            out.stdout.lines().any(|l| l.trim() == line),
+            "init does not suggest {line}\n{}",
+            out.report()
+        );
+    }
+    // Not in JSON, and not once .gitignore has them.
+    fs::remove_file(&board).unwrap();
+    let out = pair(["init", board.to_str().unwrap(), "--json"]);
+    out.code(0);
+    out.json();
+    fs::remove_file(&board).unwrap();
+    fs::write(
+        dir.path().join(".gitignore"),
+        "*.md.lock\n*.md.lock.owner.json\n.*.md.pair-tmp-*\n.worktrees/\n",
+    )
+    .unwrap();
+    let out = pair(["init", board.to_str().unwrap()]);
+    out.code(0);
+    assert!(!out.stdout.contains("gitignore"), "{}", out.report());
+    // Outside a work tree: nothing to say.
+    let elsewhere = Board::absent();
+    let out = pair(["init", elsewhere.p()]);
+    out.code(0);
+    assert!(!out.stdout.contains("gitignore"), "{}", out.report());
+}
+
+#[test]
+fn readme_and_manifest_say_only_true_things_about_installing() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    assert!(manifest.contains("rust-version = \"1.89\""));
+    let readme = fs::read_to_string(root.join("README.md")).unwrap();
+    let hooks = fs::read_to_string(root.join(".pre-commit-hooks.yaml")).unwrap();
+    for (name, text) in [("README.md", &readme), (".pre-commit-hooks.yaml", &hooks)] {
+        assert!(
+            !text.contains("this repository's URL"),
+            "{name} still has a placeholder URL"
+        );
+    }
+    assert!(readme.contains("repo: local"));
+    assert!(readme.contains("*.md.lock.owner.json"));
+    // Installing is explained before the first `pair` command of the walkthrough.
+    let install = readme.find("cargo install --locked --path .").unwrap();
+    let walkthrough = readme.find("## Walkthrough").unwrap();
+    let demo = readme.find("`pair demo`").unwrap();
+    assert!(install < walkthrough && install < demo);
 }
