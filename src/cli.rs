@@ -1,9 +1,14 @@
 //! The command line: every command, flag and example. The binary parses this and hands the
 //! result to [`crate::commands`]; completions and the man page are generated from it too.
 
-use std::path::PathBuf;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 
-use clap::{Args, Parser, Subcommand};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use clap::{Args, Parser, Subcommand, ValueHint};
+
+use crate::error::{Error, Result};
+use crate::output::ColorChoice;
 
 use crate::model::Phase;
 
@@ -15,6 +20,8 @@ pair keeps a Markdown blackboard whose YAML frontmatter is a checked state machi
 the work, revision counters and one entry per agent. Every change is one locked, hash-checked,
 fsynced atomic replace, checked against the protocol.
 
+A command's BOARD may be left out when --board PATH or $PAIR_BOARD names it.
+
 Exit codes: 0 done (poll: your turn), 1 I/O error, 2 lock timeout, 3 stale, 4 usage error,
 5 invalid blackboard, 6 protocol violation, 7 missing or already exists, 10 not your turn,
 11 terminal phase.";
@@ -25,6 +32,8 @@ Examples:
   pair poll task.md --agent doer
   pair status task.md
   pair validate blackboards/
+  PAIR_BOARD=task.md pair status
+  pair help poll
   pair write task.md --content-file new.md --expect-sha256 <sha256 of what you read>
   pair demo --keep /tmp/pair-demo
   pair skill > SKILL.md";
@@ -43,6 +52,30 @@ pub struct Cli {
     /// Print a machine-readable JSON result on stdout (errors as JSON on stderr).
     #[arg(long, global = true)]
     pub json: bool,
+
+    /// Colour human output: auto (on a terminal, unless NO_COLOR is set or TERM=dumb;
+    /// CLICOLOR_FORCE forces it), always or never.
+    #[arg(long, global = true, value_enum, default_value_t, value_name = "WHEN")]
+    pub color: ColorChoice,
+
+    /// Print only errors: no result text and no warnings (--json output is unchanged).
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    /// Say on stderr what was locked, read, checked and written, with timings.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+
+    /// The blackboard of every command whose BOARD is left out.
+    #[arg(
+        long = "board",
+        id = "default_board",
+        global = true,
+        env = "PAIR_BOARD",
+        value_name = "PATH",
+        value_hint = ValueHint::FilePath
+    )]
+    pub default_board: Option<PathBuf>,
 
     #[command(subcommand)]
     pub command: Cmd,
@@ -78,7 +111,8 @@ Examples:
 Examples:
   pair validate task.md
   pair validate docs/blackboards/ --json
-  pair validate --format github blackboards/")]
+  pair validate --format github --require-some blackboards/
+  git show HEAD:task.md | pair validate -")]
     Validate(ValidateArgs),
 
     /// Register yourself as a reviewer (`--required` if the user named you).
@@ -192,12 +226,100 @@ Examples:
   pair completions fish > ~/.config/fish/completions/pair.fish")]
     Completions(CompletionsArgs),
 
-    /// Print the man page (roff).
+    /// Print the man page (roff), one command's page, or write every page to a directory.
     #[command(after_help = "\
 Examples:
   pair man > pair.1 && man ./pair.1
-  pair man | gzip > /usr/local/share/man/man1/pair.1.gz")]
+  pair man poll | man -l -
+  pair man --dir ~/.local/share/man/man1")]
     Man(ManArgs),
+
+    /// Print the help of pair, or of one command.
+    #[command(after_help = "\
+Examples:
+  pair help
+  pair help advance")]
+    Help(HelpArgs),
+}
+
+/// The visible commands, for `pair help COMMAND` and `pair man COMMAND` (a test keeps this list
+/// equal to the commands [`Cli`] defines).
+pub const COMMANDS: &[&str] = &[
+    "init",
+    "poll",
+    "status",
+    "validate",
+    "register",
+    "claim",
+    "submit",
+    "verdict",
+    "advance",
+    "block",
+    "unblock",
+    "stop",
+    "note",
+    "worktree-path",
+    "write",
+    "demo",
+    "skill",
+    "completions",
+    "man",
+    "help",
+];
+
+/// Accepts any word, and offers `words` to shell completion: for values `pair` checks itself
+/// (with its own messages), where clap's check would only repeat it.
+#[derive(Debug, Clone, Copy)]
+struct Suggest(&'static [&'static str]);
+
+impl TypedValueParser for Suggest {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> std::result::Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(self.0.iter().map(|w| PossibleValue::new(*w))))
+    }
+}
+
+/// A phase, in any case, parsed into [`Phase`] where the command line is parsed; shell
+/// completion offers every phase of the model.
+#[derive(Debug, Clone, Copy)]
+struct PhaseArg;
+
+impl TypedValueParser for PhaseArg {
+    type Value = Phase;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> std::result::Result<Phase, clap::Error> {
+        let s = clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)?;
+        parse_phase(&s).map_err(|m| clap::Error::raw(clap::error::ErrorKind::InvalidValue, m))
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            Phase::ALL.iter().map(|p| PossibleValue::new(p.as_str())),
+        ))
+    }
+}
+
+/// The work types the template knows (any other lower-case word is accepted too).
+const WORK_TYPES: &[&str] = &["feature", "debugging", "refactor", "docs", "spike"];
+
+/// The phase names shell completion offers: the model's own.
+pub fn phase_names() -> Vec<&'static str> {
+    Phase::ALL.iter().map(|p| p.as_str()).collect()
 }
 
 #[derive(Debug, Args)]
@@ -225,8 +347,8 @@ pub struct DemoAgentArgs {
     /// This agent's id.
     #[arg(long, value_name = "ID")]
     pub id: String,
-    /// The blackboard (relative to the working directory).
-    #[arg(long, value_name = "BOARD")]
+    /// The blackboard (relative to the working directory), given with the global --board.
+    #[arg(skip)]
     pub board: PathBuf,
     /// Reviewers the doer names when it creates the blackboard.
     #[arg(long, value_delimiter = ',', value_name = "A,B")]
@@ -250,11 +372,27 @@ pub struct CompletionsArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ManArgs {}
+pub struct ManArgs {
+    /// Print only this command's page (`pair-COMMAND(1)`).
+    #[arg(value_name = "COMMAND", value_parser = PossibleValuesParser::new(COMMANDS))]
+    pub command: Option<String>,
+    /// Write pair.1 and one pair-COMMAND.1 per command into this directory (created if missing).
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath, conflicts_with = "command")]
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct HelpArgs {
+    /// The command to explain (default: pair itself).
+    #[arg(value_name = "COMMAND", value_parser = PossibleValuesParser::new(COMMANDS))]
+    pub command: Option<String>,
+}
 
 #[derive(Debug, Args)]
 pub struct InitArgs {
-    /// Path of the blackboard to create.
+    /// Path of the blackboard to create (may be left out when --board PATH or $PAIR_BOARD
+    /// names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
     pub board: PathBuf,
     /// The goal, written into the Goal section.
     #[arg(long, conflicts_with = "goal_file")]
@@ -263,7 +401,7 @@ pub struct InitArgs {
     #[arg(long, value_name = "FILE")]
     pub goal_file: Option<PathBuf>,
     /// feature, debugging, refactor, docs, spike, or another lower-case word.
-    #[arg(long, default_value = "feature", value_name = "TYPE")]
+    #[arg(long, default_value = "feature", value_name = "TYPE", value_parser = Suggest(WORK_TYPES), hide_possible_values = true)]
     pub work_type: String,
     /// Require a root cause analysis round before planning (on by default for debugging).
     #[arg(long)]
@@ -290,7 +428,8 @@ pub struct InitArgs {
 
 #[derive(Debug, Args)]
 pub struct PollArgs {
-    /// The blackboard.
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
     pub board: PathBuf,
     /// Your agent id.
     #[arg(long, env = "PAIR_AGENT", value_name = "ID")]
@@ -318,7 +457,8 @@ pub struct PollArgs {
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// The blackboard.
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
     pub board: PathBuf,
     /// Whose point of view to report `your_turn` from (default: the doer).
     #[arg(long, env = "PAIR_AGENT", value_name = "ID")]
@@ -327,9 +467,13 @@ pub struct StatusArgs {
 
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
-    /// Blackboard files, or directories searched for them.
-    #[arg(required = true, value_name = "PATH")]
+    /// Blackboard files, or directories searched for them; `-` reads one from stdin (may be
+    /// left out when --board PATH or $PAIR_BOARD names a blackboard).
+    #[arg(required = true, value_name = "PATH", value_hint = ValueHint::AnyPath)]
     pub paths: Vec<PathBuf>,
+    /// Fail (exit 5) when a directory named holds no blackboard (a wrong path in CI).
+    #[arg(long)]
+    pub require_some: bool,
     /// Output format: text, json (like --json) or github (workflow annotations for CI).
     #[arg(long, value_enum, default_value_t = ValidateFormat::Text, value_name = "FORMAT")]
     pub format: ValidateFormat,
@@ -349,8 +493,14 @@ pub enum ValidateFormat {
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("mode").required(true).args(["expect_sha256", "create_if_missing"])))]
 pub struct WriteArgs {
-    /// The blackboard (or use --path).
-    #[arg(required_unless_present = "path", conflicts_with = "path")]
+    /// The blackboard (or use --path; may be left out when --board PATH or $PAIR_BOARD names
+    /// it).
+    #[arg(
+        required_unless_present = "path",
+        conflicts_with = "path",
+        value_name = "BOARD",
+        value_hint = ValueHint::FilePath
+    )]
     pub board: Option<PathBuf>,
     /// The blackboard (compatible with the original helper).
     #[arg(long, value_name = "BOARD")]
@@ -428,7 +578,8 @@ pub struct NoteText {
 
 #[derive(Debug, Args)]
 pub struct RegisterArgs {
-    /// The blackboard.
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
     pub board: PathBuf,
     #[command(flatten)]
     pub common: WriteCommon,
@@ -439,7 +590,8 @@ pub struct RegisterArgs {
 
 #[derive(Debug, Args)]
 pub struct ClaimArgs {
-    /// The blackboard.
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
     pub board: PathBuf,
     #[command(flatten)]
     pub common: WriteCommon,
@@ -457,7 +609,8 @@ pub enum ArtifactArg {
 
 #[derive(Debug, Args)]
 pub struct SubmitArgs {
-    /// The blackboard.
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
     pub board: PathBuf,
     /// What you submit.
     #[arg(value_enum)]
@@ -488,7 +641,8 @@ pub enum VerdictArg {
 
 #[derive(Debug, Args)]
 pub struct VerdictArgs {
-    /// The blackboard.
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
     pub board: PathBuf,
     /// Your verdict.
     #[arg(value_enum)]
@@ -504,10 +658,11 @@ pub struct VerdictArgs {
 
 #[derive(Debug, Args)]
 pub struct AdvanceArgs {
-    /// The blackboard.
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
     pub board: PathBuf,
     /// The phase to move to (any case: `planning` is PLANNING).
-    #[arg(value_name = "PHASE", value_parser = parse_phase)]
+    #[arg(value_name = "PHASE", value_parser = PhaseArg, hide_possible_values = true)]
     pub phase: Phase,
     #[command(flatten)]
     pub common: WriteCommon,
@@ -546,7 +701,8 @@ fn parse_phase(s: &str) -> Result<Phase, String> {
 
 #[derive(Debug, Args)]
 pub struct ReasonArgs {
-    /// The blackboard.
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
     pub board: PathBuf,
     #[command(flatten)]
     pub common: WriteCommon,
@@ -557,7 +713,8 @@ pub struct ReasonArgs {
 
 #[derive(Debug, Args)]
 pub struct NoteArgs {
-    /// The blackboard.
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
     pub board: PathBuf,
     #[command(flatten)]
     pub common: WriteCommon,
@@ -570,9 +727,128 @@ pub struct NoteArgs {
 
 #[derive(Debug, Args)]
 pub struct WorktreePathArgs {
-    /// The blackboard.
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
     pub board: PathBuf,
     /// The repository root (default: `git rev-parse --show-toplevel` in the blackboard's directory).
     #[arg(long, value_name = "DIR")]
     pub repo_root: Option<PathBuf>,
+}
+
+/// The commands whose first positional argument is a blackboard, which --board PATH or
+/// `$PAIR_BOARD` supply when it is left out.
+pub const BOARD_COMMANDS: &[&str] = &[
+    "init",
+    "poll",
+    "status",
+    "validate",
+    "register",
+    "claim",
+    "submit",
+    "verdict",
+    "advance",
+    "block",
+    "unblock",
+    "stop",
+    "note",
+    "worktree-path",
+    "write",
+];
+
+/// The global options that take a value (and so may stand before the command's name).
+const GLOBAL_VALUE_OPTIONS: &[&str] = &["--color", "--board"];
+
+/// The default blackboard of a command line: the last `--board PATH` on it, else a non-empty
+/// `$PAIR_BOARD` (as `env` gives it).
+pub fn default_board(
+    args: &[std::ffi::OsString],
+    env: Option<std::ffi::OsString>,
+) -> Option<PathBuf> {
+    let mut found = None;
+    let mut rest = args.iter().skip(1);
+    while let Some(a) = rest.next() {
+        if a == "--board" {
+            found = rest.next().cloned();
+        } else if let Some(v) = a.to_str().and_then(|s| s.strip_prefix("--board=")) {
+            found = Some(v.into());
+        }
+    }
+    found.or(env).filter(|b| !b.is_empty()).map(PathBuf::from)
+}
+
+/// Where the name of a command of [`BOARD_COMMANDS`] stands on a command line (only global
+/// options may come before it), and the name; None for the other commands.
+pub fn board_command(args: &[std::ffi::OsString]) -> Option<(usize, &str)> {
+    let mut i = 1;
+    while let Some(a) = args.get(i) {
+        let a = a.to_str()?;
+        if !a.starts_with('-') {
+            break;
+        }
+        i += if GLOBAL_VALUE_OPTIONS.contains(&a) {
+            2
+        } else {
+            1
+        };
+    }
+    let name = args.get(i)?.to_str()?;
+    BOARD_COMMANDS.contains(&name).then_some((i, name))
+}
+
+impl Cli {
+    /// Check what parsing leaves to check: no blackboard is `-` (a file literally named `-`;
+    /// only `validate` reads `-` as stdin), and the internal `demo-agent` has its --board.
+    pub fn resolve(&mut self) -> Result<()> {
+        match &mut self.command {
+            Cmd::Init(a) => not_stdin("init", &a.board),
+            Cmd::Poll(a) => not_stdin("poll", &a.board),
+            Cmd::Status(a) => not_stdin("status", &a.board),
+            Cmd::Register(a) => not_stdin("register", &a.board),
+            Cmd::Claim(a) => not_stdin("claim", &a.board),
+            Cmd::Submit(a) => not_stdin("submit", &a.board),
+            Cmd::Verdict(a) => not_stdin("verdict", &a.board),
+            Cmd::Advance(a) => not_stdin("advance", &a.board),
+            Cmd::Block(a) => not_stdin("block", &a.board),
+            Cmd::Unblock(a) => not_stdin("unblock", &a.board),
+            Cmd::Stop(a) => not_stdin("stop", &a.board),
+            Cmd::Note(a) => not_stdin("note", &a.board),
+            Cmd::WorktreePath(a) => not_stdin("worktree-path", &a.board),
+            Cmd::Write(a) => match a.board() {
+                Some(board) => not_stdin("write", board),
+                None => Ok(()),
+            },
+            Cmd::DemoAgent(a) => {
+                a.board = self.default_board.clone().ok_or_else(|| {
+                    Error::Usage("demo-agent needs --board BOARD (it is run by `pair demo`)".into())
+                })?;
+                Ok(())
+            }
+            Cmd::Validate(_)
+            | Cmd::Demo(_)
+            | Cmd::Skill(_)
+            | Cmd::Completions(_)
+            | Cmd::Man(_)
+            | Cmd::Help(_) => Ok(()),
+        }
+    }
+}
+
+/// The usage error when a command's blackboard is neither given nor defaulted.
+pub fn no_board(command: &str) -> Error {
+    Error::Usage(format!(
+        "no blackboard given: name it (`pair {command} BOARD …`), pass --board PATH, or set \
+         PAIR_BOARD"
+    ))
+}
+
+/// `-` as a blackboard would be a file literally named `-`, which is never what was meant.
+fn not_stdin(command: &str, board: &Path) -> Result<()> {
+    if board == Path::new("-") {
+        return Err(Error::Usage(format!(
+            "`pair {command} -`: a blackboard cannot be standard input (it is locked and \
+             replaced in place), and a file named `-` is almost certainly a mistake; if you \
+             really mean a file named `-`, write `./-`"
+        )));
+    }
+    Ok(())
 }

@@ -55,8 +55,9 @@ pub enum Error {
     #[error("{0}")]
     Usage(String),
 
-    /// The blackboard (or the new content) breaks the format or an invariant.
-    #[error("{}: {}:\n{}", path.display(), if *new_content { "the new content is not a valid blackboard; nothing was written" } else { "invalid blackboard" }, render_field_errors(errors))]
+    /// The blackboard (or the new content) breaks the format or an invariant. For a blackboard
+    /// on disk, the message ends with the command that repairs it, with its current SHA-256.
+    #[error("{}: {}:\n{}{}", path.display(), if *new_content { "the new content is not a valid blackboard; nothing was written" } else { "invalid blackboard" }, render_field_errors(errors), if *new_content { String::new() } else { repair_hint(path) })]
     Invalid {
         path: PathBuf,
         errors: Vec<FieldError>,
@@ -87,9 +88,19 @@ pub enum Error {
 fn render_field_errors(errors: &[FieldError]) -> String {
     errors
         .iter()
-        .map(|e| format!("  {e}"))
+        .map(|e| format!("  {}", crate::output::field_error(e)))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The last lines of an invalid-blackboard message: how to repair the file by hand, naming its
+/// current SHA-256 when it can be read.
+fn repair_hint(path: &Path) -> String {
+    let sha = crate::output::current_sha256(path);
+    format!(
+        "\nto repair it by hand, write a fixed copy and replace the file with it:\n  {}",
+        crate::output::escape(&crate::output::repair_command(path, sha.as_deref()))
+    )
 }
 
 impl Error {

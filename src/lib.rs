@@ -17,6 +17,7 @@
 //! * [`engine`] — one transaction: parse once under the lock, edit, judge, append, render,
 //!   replace;
 //! * [`report`] — the whose-turn report shared by `poll` and `status`;
+//! * [`output`] — colour, quiet and verbose settings, and escaping for human output;
 //! * [`wait`] — waking `poll --wait` on file-system notifications;
 //! * [`error`] — typed errors, structured hints and every exit code;
 //! * [`cli`] and [`commands`] — the command line: arguments in, rendered results and hints out.
@@ -30,6 +31,7 @@ pub mod field;
 pub mod law;
 pub mod model;
 pub mod ops;
+pub mod output;
 pub mod protocol;
 pub mod report;
 pub mod store;

@@ -1,108 +1,377 @@
 //! The `pair` binary: parse arguments, run the command, render the result, map errors to the
 //! exit codes of SPEC §7.1.
 
+use std::ffi::OsString;
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
-use clap::Parser;
-use clap::error::ErrorKind;
-use pair::cli::Cli;
-use pair::commands;
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{CommandFactory, FromArgMatches};
+use pair::cli::{self, Cli, Cmd, ValidateFormat};
+use pair::commands::{self, Outcome};
+use pair::output::{self, Settings, sanitize};
+use pair::{Error, store};
+use serde_json::{Value as Json, json};
 
 /// Usage errors exit 4 (clap's own default would be 2, which means "lock timeout" here).
 const USAGE: u8 = pair::error::exit::USAGE as u8;
 
-fn wants_json() -> bool {
-    std::env::args_os().skip(1).any(|a| a == "--json")
+/// `--json` anywhere on the command line: the parser's own errors are then JSON too.
+fn wants_json(args: &[OsString]) -> bool {
+    args.iter().skip(1).any(|a| a == "--json")
 }
 
-fn print_error(json: bool, code: i32, kind: &str, message: &str, suggestion: Option<&[String]>) {
-    let mut err = std::io::stderr().lock();
-    let command = suggestion.map(|argv| {
-        std::iter::once("pair".to_string())
-            .chain(argv.iter().map(|a| pair::protocol::shell_arg(a)))
-            .collect::<Vec<_>>()
-            .join(" ")
-    });
-    if json {
-        let mut error = serde_json::json!({"code": code, "kind": kind, "message": message});
-        if let (Some(argv), Some(command)) = (suggestion, &command) {
-            let mut full = vec!["pair".to_string()];
-            full.extend(argv.iter().cloned());
-            error["hint"] = serde_json::json!({"argv": full, "command": command});
+/// The `--color` given, read before parsing so that the parser's own help and errors follow it.
+fn color_arg(args: &[OsString]) -> clap::ColorChoice {
+    let mut rest = args.iter().skip(1);
+    let mut choice = clap::ColorChoice::Auto;
+    while let Some(a) = rest.next() {
+        let value = if a == "--color" {
+            rest.next().and_then(|v| v.to_str())
+        } else {
+            a.to_str().and_then(|s| s.strip_prefix("--color="))
+        };
+        match value {
+            Some("always") => choice = clap::ColorChoice::Always,
+            Some("never") => choice = clap::ColorChoice::Never,
+            Some(_) => choice = clap::ColorChoice::Auto,
+            None => {}
         }
-        let envelope = serde_json::json!({"schema": pair::report::SCHEMA, "error": error});
+    }
+    choice
+}
+
+/// The JSON error envelope. An invalid blackboard also gets its path, every error, and (for
+/// the file on disk) its current SHA-256 and the command that repairs it.
+fn envelope(e: &Error) -> Json {
+    let mut error = json!({"code": e.code(), "kind": e.kind(), "message": e.to_string()});
+    if let Error::Invalid {
+        path,
+        errors,
+        new_content,
+    } = e
+    {
+        error["path"] = json!(path.display().to_string());
+        error["errors"] = json!(errors);
+        if !new_content {
+            let sha = output::current_sha256(path);
+            error["repair"] = json!(output::repair_command(path, sha.as_deref()));
+            error["sha256"] = json!(sha);
+        }
+    }
+    if let Some(argv) = e.suggestion() {
+        let mut full = vec!["pair".to_string()];
+        full.extend(argv.iter().cloned());
+        error["hint"] = json!({"argv": full, "command": command_line(argv)});
+    }
+    json!({"schema": pair::report::SCHEMA, "error": error})
+}
+
+/// A suggested command (the argument vector after `pair`) as one shell line.
+fn command_line(argv: &[String]) -> String {
+    std::iter::once("pair".to_string())
+        .chain(argv.iter().map(|a| pair::protocol::shell_arg(a)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn print_error(json: bool, code: i32, kind: &str, message: &str) {
+    let mut err = std::io::stderr().lock();
+    if json {
+        let envelope = json!({
+            "schema": pair::report::SCHEMA,
+            "error": {"code": code, "kind": kind, "message": message}
+        });
         let _ = writeln!(err, "{envelope}");
     } else {
-        let message = message.trim_end();
-        match command {
-            Some(c) => {
-                let _ = writeln!(
-                    err,
-                    "pair: error: {}. Run `{c}`",
-                    message.trim_end_matches('.')
-                );
+        let _ = writeln!(err, "pair: error: {}", sanitize(message.trim_end(), false));
+    }
+}
+
+/// A parse error, help or version from clap.
+fn parse_failure(e: clap::Error, json: bool) -> ExitCode {
+    match e.kind() {
+        ErrorKind::DisplayVersion if json => {
+            let version = json!({
+                "schema": pair::report::SCHEMA,
+                "name": "pair",
+                "version": env!("CARGO_PKG_VERSION"),
+            });
+            println!("{version}");
+            ExitCode::SUCCESS
+        }
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            ExitCode::SUCCESS
+        }
+        _ => {
+            if json {
+                // clap's message up to its usage block, on one line.
+                let detail = e.render().to_string();
+                let message = detail
+                    .split("\n\nUsage:")
+                    .next()
+                    .unwrap_or(&detail)
+                    .split("\n\nFor more information")
+                    .next()
+                    .unwrap_or(&detail)
+                    .trim_start_matches("error: ")
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                print_error(true, USAGE.into(), "usage", &message);
+            } else {
+                let _ = e.print();
             }
-            None => {
-                let _ = writeln!(err, "pair: error: {message}");
-            }
+            ExitCode::from(USAGE)
         }
     }
 }
 
-fn main() -> ExitCode {
-    let json = wants_json();
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+/// Why the command line could not be parsed.
+enum Failure {
+    Clap(clap::Error),
+    Usage(Error),
+}
+
+fn parse_once(
+    command: &mut clap::Command,
+    args: &[OsString],
+) -> Result<(Cli, String), clap::Error> {
+    let matches = command.try_get_matches_from_mut(args)?;
+    let name = matches.subcommand_name().unwrap_or("pair").to_string();
+    Cli::from_arg_matches(&matches)
+        .map(|cli| (cli, name))
+        .map_err(|e| e.format(command))
+}
+
+/// Parse the command line. When a command's blackboard was left out, take it from --board or
+/// `$PAIR_BOARD`: insert it where BOARD goes and parse again (so that `pair verdict APPROVED
+/// …` reads APPROVED as the verdict), or say that no blackboard was given.
+fn parse(command: &mut clap::Command, args: &[OsString]) -> Result<(Cli, String), Failure> {
+    let e = match parse_once(command, args) {
+        Ok(parsed) => return Ok(parsed),
+        Err(e) => e,
+    };
+    let missing: Vec<String> = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::Strings(v)) if e.kind() == ErrorKind::MissingRequiredArgument => {
+            v.clone()
+        }
+        _ => return Err(Failure::Clap(e)),
+    };
+    let Some((at, name)) = cli::board_command(args) else {
+        return Err(Failure::Clap(e));
+    };
+    if !missing.iter().any(|m| m.starts_with('<')) {
+        return Err(Failure::Clap(e));
+    }
+    match cli::default_board(args, std::env::var_os("PAIR_BOARD")) {
+        Some(board) => {
+            let mut retry = args.to_vec();
+            retry.insert(at + 1, board.into_os_string());
+            parse_once(command, &retry).map_err(Failure::Clap)
+        }
+        None if missing
+            .iter()
+            .any(|m| m.starts_with("<BOARD>") || m.starts_with("<PATH>")) =>
+        {
+            Err(Failure::Usage(cli::no_board(name)))
+        }
+        None => Err(Failure::Clap(e)),
+    }
+}
+
+/// What the binary needs to know about the command beyond running it.
+struct Plan {
+    /// The subcommand's name.
+    name: String,
+    /// The blackboard it works on, if any.
+    board: Option<PathBuf>,
+    /// Its text is for machines (a script, roff, JSON): printed byte for byte.
+    machine_text: bool,
+}
+
+impl Plan {
+    fn of(cli: &Cli, name: String) -> Plan {
+        let (board, machine_text) = match &cli.command {
+            Cmd::Init(a) => (Some(a.board.clone()), false),
+            Cmd::Poll(a) => (Some(a.board.clone()), false),
+            Cmd::Status(a) => (Some(a.board.clone()), false),
+            Cmd::Register(a) => (Some(a.board.clone()), false),
+            Cmd::Claim(a) => (Some(a.board.clone()), false),
+            Cmd::Submit(a) => (Some(a.board.clone()), false),
+            Cmd::Verdict(a) => (Some(a.board.clone()), false),
+            Cmd::Advance(a) => (Some(a.board.clone()), false),
+            Cmd::Block(a) | Cmd::Unblock(a) | Cmd::Stop(a) => (Some(a.board.clone()), false),
+            Cmd::Note(a) => (Some(a.board.clone()), false),
+            Cmd::WorktreePath(a) => (Some(a.board.clone()), false),
+            Cmd::Write(a) => (a.board().cloned(), false),
+            Cmd::Validate(a) => (None, a.format == ValidateFormat::Json),
+            Cmd::Completions(_) | Cmd::Man(_) | Cmd::Skill(_) => (None, true),
+            Cmd::Demo(_) | Cmd::DemoAgent(_) | Cmd::Help(_) => (None, false),
+        };
+        Plan {
+            name,
+            board,
+            machine_text,
+        }
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+/// `-v`: what the command locked, read, checked and wrote, from its result, and how long the
+/// whole command took.
+fn verbose_lines(plan: &Plan, result: &Result<Outcome, Error>, elapsed: Duration) -> Vec<String> {
+    let name = &plan.name;
+    let board = plan.board.as_deref().map(output::path).unwrap_or_default();
+    let outcome = match result {
+        Ok(o) => o,
         Err(e) => {
-            return match e.kind() {
-                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-                    let _ = e.print();
-                    ExitCode::SUCCESS
-                }
-                _ => {
-                    if json {
-                        // clap's message up to its usage block, on one line.
-                        let detail = e.render().to_string();
-                        let message = detail
-                            .split("\n\nUsage:")
-                            .next()
-                            .unwrap_or(&detail)
-                            .split("\n\nFor more information")
-                            .next()
-                            .unwrap_or(&detail)
-                            .trim_start_matches("error: ")
-                            .split_whitespace()
-                            .collect::<Vec<_>>()
-                            .join(" ");
-                        print_error(true, USAGE.into(), "usage", &message, None);
-                    } else {
-                        let _ = e.print();
-                    }
-                    ExitCode::from(USAGE)
-                }
-            };
+            return vec![format!(
+                "{name} failed after {} with exit {}",
+                ms(elapsed),
+                e.code()
+            )];
         }
     };
-    let json = cli.json;
-    match commands::run(cli) {
+    let j = &outcome.json;
+    let s = |k: &str| j.get(k).and_then(Json::as_str).map(String::from);
+    let mut lines = Vec::new();
+    if let Some(new) = s("new_sha256").or_else(|| (name == "init").then(|| s("sha256")).flatten()) {
+        let target = s("target").map(PathBuf::from).or_else(|| {
+            plan.board
+                .as_deref()
+                .map(|b| store::resolve(b).unwrap_or_else(|_| b.to_path_buf()))
+        });
+        if let Some(t) = &target {
+            lines.push(format!("locked {}", output::path(&store::lock_path(t))));
+        }
+        lines.push(match s("old_sha256") {
+            Some(old) => format!("read {board}: sha256 {old}"),
+            None => format!("read {board}: absent (created)"),
+        });
+        lines.push(format!(
+            "checked the new content: valid, phase {}",
+            s("phase").unwrap_or_default()
+        ));
+        lines.push(format!(
+            "wrote {}: sha256 {new}",
+            target.as_deref().map(output::path).unwrap_or(board.clone())
+        ));
+        if let Some(op) = s("operation") {
+            lines.push(format!("operation {}", output::escape(&op)));
+        }
+    } else if name == "status" {
+        lines.push(format!(
+            "read {board}: {} bytes, sha256 {}; checked: valid",
+            j.get("size").and_then(Json::as_u64).unwrap_or(0),
+            s("sha256").unwrap_or_default()
+        ));
+    } else if name == "poll" {
+        lines.push(format!(
+            "read the frontmatter of {board}; checked: valid; phase {}",
+            s("phase").unwrap_or_default()
+        ));
+    } else if name == "validate" {
+        lines.push(format!(
+            "checked {} file(s): {} invalid",
+            j.get("checked").and_then(Json::as_u64).unwrap_or(0),
+            j.get("invalid").and_then(Json::as_u64).unwrap_or(0)
+        ));
+    }
+    lines.push(format!(
+        "{name} took {} (exit {})",
+        ms(elapsed),
+        outcome.code
+    ));
+    lines
+}
+
+fn main() -> ExitCode {
+    let started = Instant::now();
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let json = wants_json(&args);
+    let mut command = Cli::command().color(color_arg(&args));
+    let (mut cli, name) = match parse(&mut command, &args) {
+        Ok(p) => p,
+        Err(Failure::Clap(e)) => return parse_failure(e, json),
+        Err(Failure::Usage(e)) => {
+            print_error(json, e.code(), e.kind(), &e.to_string());
+            return ExitCode::from(USAGE);
+        }
+    };
+    let settings = Settings {
+        color: cli.color,
+        quiet: cli.quiet,
+        verbose: cli.verbose,
+        json: cli.json,
+    };
+    output::init(settings);
+    if let Err(e) = cli.resolve() {
+        print_error(json, e.code(), e.kind(), &e.to_string());
+        return ExitCode::from(e.code() as u8);
+    }
+    let plan = Plan::of(&cli, name);
+    let result = commands::run(cli);
+    if settings.verbose {
+        for line in verbose_lines(&plan, &result, started.elapsed()) {
+            let _ = writeln!(
+                std::io::stderr(),
+                "pair: verbose: {}",
+                sanitize(&line, false)
+            );
+        }
+    }
+    match result {
         Ok(outcome) => {
-            let mut out = std::io::stdout().lock();
-            let written = if json {
-                writeln!(out, "{}", outcome.json)
-            } else {
-                write!(out, "{}", outcome.text)
-            };
-            // A closed pipe (e.g. `| head`) is not worth a panic or a failure exit.
-            drop(written);
-            for w in &outcome.warnings {
-                let _ = writeln!(std::io::stderr(), "pair: warning: {w}");
+            // Quiet keeps only errors; validate's list of invalid files is its errors.
+            let show = !settings.quiet || plan.name == "validate";
+            if json {
+                let mut out = std::io::stdout().lock();
+                // A closed pipe (e.g. `| head`) is not worth a panic or a failure exit.
+                let _ = writeln!(out, "{}", outcome.json);
+            } else if show {
+                let mut text = outcome.text;
+                if plan.name == "init"
+                    && !settings.quiet
+                    && let Some(hint) = plan.board.as_deref().and_then(output::gitignore_hint)
+                {
+                    text.push_str(&hint);
+                }
+                if plan.machine_text {
+                    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+                } else {
+                    output::print_stdout(&text);
+                }
+            }
+            if !settings.quiet {
+                for w in &outcome.warnings {
+                    let _ = writeln!(std::io::stderr(), "pair: warning: {}", sanitize(w, false));
+                }
             }
             ExitCode::from(outcome.code.clamp(0, 255) as u8)
         }
         Err(e) => {
             let code = e.code();
-            print_error(json, code, e.kind(), &e.to_string(), e.suggestion());
+            if json {
+                let _ = writeln!(std::io::stderr().lock(), "{}", envelope(&e));
+            } else {
+                // A refusal with a step the caller can take ends with the command to run.
+                let message = match e.suggestion() {
+                    Some(argv) => format!(
+                        "{}. Run `{}`",
+                        e.to_string().trim_end().trim_end_matches('.'),
+                        command_line(argv)
+                    ),
+                    None => e.to_string(),
+                };
+                print_error(false, code, e.kind(), &message);
+            }
             ExitCode::from(code as u8)
         }
     }

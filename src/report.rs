@@ -1,11 +1,10 @@
 //! The whose-turn report shared by `poll` and `status` (SPEC §8), as JSON and as text.
 
-use std::io::IsTerminal;
-
 use serde::Serialize;
 
 use crate::document::Section;
 use crate::model::{Frontmatter, Phase, Role, Status, Target, Verdict};
+use crate::output::escape;
 use crate::protocol::{self, Next, NextActor};
 
 /// The JSON schema version of every `--json` object.
@@ -167,7 +166,7 @@ impl Turn {
                 String::new()
             }
         ));
-        out.push_str(&format!("action      {}\n", self.next.action));
+        out.push_str(&format!("action      {}\n", escape(&self.next.action)));
         let c = &self.counters;
         out.push_str(&format!(
             "counters    analysis {} · plan {} · red test {} · code {}\n",
@@ -277,8 +276,8 @@ pub fn reviewer_table(fm: &Frontmatter, style: &Style) -> String {
     out
 }
 
-/// ANSI styling for human output: on only when stdout is a terminal and `NO_COLOR` is not set
-/// (to a non-empty value, as <https://no-color.org> says).
+/// ANSI styling for human output, on as `--color`, `NO_COLOR`, `CLICOLOR_FORCE`, `TERM` and
+/// whether stdout is a terminal decide ([`crate::output::use_color`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Style {
     color: bool,
@@ -290,11 +289,10 @@ impl Style {
         Style { color: false }
     }
 
-    /// Colour if stdout is a terminal and `NO_COLOR` is unset or empty.
+    /// Colour as decided for stdout ([`crate::output::color_stdout`]).
     pub fn for_stdout() -> Style {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         Style {
-            color: !no_color && std::io::stdout().is_terminal(),
+            color: crate::output::color_stdout(),
         }
     }
 

@@ -73,7 +73,8 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Cmd::DemoAgent(a) => demo::agent(a),
         Cmd::Skill(_) => Ok(skill::run()),
         Cmd::Completions(a) => Ok(docs::completions(a.shell)),
-        Cmd::Man(_) => docs::man(),
+        Cmd::Man(a) => docs::man(a),
+        Cmd::Help(a) => docs::help(a),
     }
 }
 

@@ -7,6 +7,7 @@ use serde_json::json;
 use super::{Outcome, agent_arg, shown};
 use crate::cli::{PollArgs, StatusArgs};
 use crate::error::{Error, Result};
+use crate::output::{self, escape};
 use crate::report::{SectionInfo, Style, Turn, reviewer_table};
 use crate::store;
 use crate::wait::Waiter;
@@ -126,7 +127,16 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
     if let Some(id) = &a.agent {
         agent_arg("--agent", id)?;
     }
-    let loaded = store::load(&a.board)?;
+    let bytes = store::read(&a.board)?;
+    let loaded = match super::validate::check_all(&bytes) {
+        Ok(valid) => store::Loaded {
+            path: a.board.clone(),
+            sha256: store::sha256_hex(&bytes),
+            bytes,
+            valid,
+        },
+        Err(report) => return Err(invalid(&a.board, &bytes, report.errors)),
+    };
     let fm = &loaded.valid.parsed.fm;
     let agent = a
         .agent
@@ -151,7 +161,7 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
         obj.insert("agents".into(), agents_json(fm));
     }
     let style = Style::for_stdout();
-    let mut text = format!("{}\n", style.bold(&shown(&a.board)));
+    let mut text = format!("{}\n", style.bold(&output::path(&a.board)));
     text.push_str(&turn.render_head(&style));
     if let Some(r) = &turn.review {
         text.push_str(&format!(
@@ -196,24 +206,79 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
     }
     text.push_str(&format!("settings    {}\n", flags.join(" · ")));
     if let Some(w) = &fm.worktree {
-        text.push_str(&format!("worktree    {w}\n"));
+        text.push_str(&format!("worktree    {}\n", escape(w)));
     }
     text.push_str(&format!("sha256      {}\n", loaded.sha256));
     text.push_str("sections\n");
     for s in &sections {
         text.push_str(&format!(
             "  {:<22} line {:<5} {} entr{}\n",
-            s.name,
+            escape(&s.name),
             s.line,
             s.entries,
             if s.entries == 1 { "y" } else { "ies" }
         ));
     }
     for w in warnings {
-        text.push_str(&style.yellow(&format!("warning: {w}")));
+        text.push_str(&style.yellow(&format!("warning: {}", output::field_error(w))));
         text.push('\n');
     }
     Ok(Outcome::ok(json, text))
+}
+
+/// `status` of an invalid blackboard: print what can still be read of it (unless the output is
+/// JSON or quiet), and return the error, which names every problem and ends with the repair
+/// command (exit 5).
+fn invalid(board: &std::path::Path, bytes: &[u8], errors: Vec<crate::model::FieldError>) -> Error {
+    let settings = output::settings();
+    if !settings.json && !settings.quiet {
+        let style = Style::for_stdout();
+        let mut text = format!("{}\n", style.bold(&output::path(board)));
+        text.push_str(&format!(
+            "valid       {} (the errors are below, on stderr)\n",
+            style.red("no")
+        ));
+        if let Some(phase) = phase_as_written(bytes) {
+            text.push_str(&format!(
+                "phase       {} (as written)\n",
+                style.phase(&escape(&phase))
+            ));
+        }
+        text.push_str(&format!("sha256      {}\n", store::sha256_hex(bytes)));
+        text.push_str(&format!("size        {} bytes\n", bytes.len()));
+        if let Ok(doc) = crate::document::Document::parse(bytes) {
+            text.push_str("sections\n");
+            for s in doc.sections() {
+                text.push_str(&format!(
+                    "  {:<22} line {:<5} {} entr{}\n",
+                    escape(&s.name),
+                    s.line,
+                    s.entries,
+                    if s.entries == 1 { "y" } else { "ies" }
+                ));
+            }
+        }
+        output::print_stdout(&text);
+    }
+    Error::Invalid {
+        path: board.to_path_buf(),
+        errors,
+        new_content: false,
+    }
+}
+
+/// The value of the top-level `phase:` line of the frontmatter, as written (quotes removed).
+fn phase_as_written(bytes: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut lines = text.trim_start_matches(crate::document::BOM).lines();
+    if lines.next()?.trim_end() != "---" {
+        return None;
+    }
+    lines
+        .take_while(|l| l.trim_end() != "---")
+        .find_map(|l| l.strip_prefix("phase:"))
+        .map(|v| v.trim().trim_matches(['"', '\'']).to_string())
+        .filter(|v| !v.is_empty())
 }
 
 fn agents_json(fm: &crate::model::Frontmatter) -> serde_json::Value {

@@ -7,18 +7,40 @@ use serde_json::json;
 
 use super::Outcome;
 use crate::cli::{ValidateArgs, ValidateFormat};
+use crate::document::{SplitError, conflict_marker};
 use crate::error::{Error, Result, exit};
 use crate::model::FieldError;
+use crate::output::{self, escape, sanitize};
 use crate::report::SCHEMA;
 use crate::store;
-use crate::validate;
+use crate::validate::{self, Report, Valid};
 
 #[derive(Debug, Serialize)]
 struct FileReport {
     path: String,
     valid: bool,
+    /// SHA-256 of the bytes checked (what `pair write --expect-sha256` wants); None when they
+    /// could not be read.
+    sha256: Option<String>,
     errors: Vec<FieldError>,
     warnings: Vec<FieldError>,
+}
+
+impl FileReport {
+    /// A path that could not be checked at all.
+    fn failed(path: &Path, field: &str, message: String) -> FileReport {
+        FileReport {
+            path: path.display().to_string(),
+            valid: false,
+            sha256: None,
+            errors: vec![FieldError {
+                field: field.into(),
+                line: None,
+                message,
+            }],
+            warnings: vec![],
+        }
+    }
 }
 
 /// Directories never searched: version control, build output, dependencies.
@@ -31,40 +53,58 @@ const SKIP_DIRS: &[&str] = &[
     ".worktrees",
 ];
 
-/// Whether a file found in a directory walk looks like a blackboard: a `.md` file whose
-/// frontmatter has a `phase:` key. Other Markdown (with or without frontmatter) is not ours.
+/// Top-level frontmatter keys that make a Markdown file a blackboard, even one so broken that
+/// it lost its `phase:` line: a CI check must not skip it.
+const BOARD_KEYS: &[&str] = &[
+    "phase",
+    "phase_updated_at",
+    "agents",
+    "required_reviewers",
+    "no_review",
+    "rca_required",
+    "red_test_required",
+    "analysis_revision",
+    "plan_revision",
+    "red_test_round",
+    "code_review_round",
+    "blocked_from",
+    "yolo",
+    "work_type",
+];
+
+/// Whether a file found in a directory walk is a blackboard: a `.md` file with frontmatter
+/// that has any of [`BOARD_KEYS`] at the top level. Other Markdown (with or without
+/// frontmatter) is not ours.
 fn looks_like_blackboard(path: &Path) -> bool {
     if path.extension().and_then(|e| e.to_str()) != Some("md") {
         return false;
     }
-    match store::read_head(path) {
-        Ok(head) => {
-            let head = head
-                .strip_prefix(crate::document::BOM.as_bytes())
-                .unwrap_or(&head);
-            head.starts_with(b"---")
-                && head
-                    .split(|b| *b == b'\n')
-                    .any(|l| l.starts_with(b"phase:"))
-        }
-        Err(_) => false,
+    let Ok(head) = store::read_head(path) else {
+        return false;
+    };
+    let head = head
+        .strip_prefix(crate::document::BOM.as_bytes())
+        .unwrap_or(&head);
+    if !head.starts_with(b"---") {
+        return false;
     }
+    head.split(|b| *b == b'\n').skip(1).any(|line| {
+        BOARD_KEYS.iter().any(|k| {
+            line.strip_prefix(k.as_bytes())
+                .is_some_and(|rest| rest.starts_with(b":"))
+        })
+    })
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<FileReport>) {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) => {
-            errors.push(FileReport {
-                path: dir.display().to_string(),
-                valid: false,
-                errors: vec![FieldError {
-                    field: "path".into(),
-                    line: None,
-                    message: format!("cannot read the directory: {e}"),
-                }],
-                warnings: vec![],
-            });
+            errors.push(FileReport::failed(
+                dir,
+                "path",
+                format!("cannot read the directory: {e}"),
+            ));
             return;
         }
     };
@@ -84,47 +124,219 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<FileReport>) {
     }
 }
 
+/// How `-` (standard input) is named in reports.
+const STDIN: &str = "<stdin>";
+
 fn check(path: &Path) -> FileReport {
-    let shown = path.display().to_string();
-    let fail = |message: String| FileReport {
-        path: shown.clone(),
-        valid: false,
-        errors: vec![FieldError {
-            field: "file".into(),
-            line: None,
-            message,
-        }],
-        warnings: vec![],
+    let bytes = if path == Path::new("-") {
+        super::read_input(path, "standard input")
+    } else {
+        store::read(path)
     };
-    let bytes = match store::read(path) {
+    let bytes = match bytes {
         Ok(b) => b,
-        Err(e @ Error::Missing { .. }) => return fail(e.to_string()),
-        Err(e) => return fail(e.to_string()),
+        Err(e) => return FileReport::failed(path, "file", e.to_string()),
     };
-    match validate::check_bytes(&bytes) {
+    let shown = if path == Path::new("-") {
+        STDIN.to_string()
+    } else {
+        path.display().to_string()
+    };
+    let sha256 = Some(store::sha256_hex(&bytes));
+    match check_all(&bytes) {
         Ok(v) => FileReport {
             path: shown,
             valid: true,
+            sha256,
             errors: vec![],
             warnings: v.parsed.warnings,
         },
         Err(r) => FileReport {
             path: shown,
             valid: false,
+            sha256,
             errors: r.errors,
             warnings: r.warnings,
         },
     }
 }
 
+/// Check a whole file's bytes like [`validate::check_bytes`], but when the file holds
+/// unresolved git conflict markers, report every marker line, and whatever else is wrong
+/// whichever side of each conflict is kept: the file is checked once with the first side of
+/// every conflict and once with the second (conflicted lines blanked, so lines keep their
+/// numbers), and an error found both times is reported.
+pub(crate) fn check_all(bytes: &[u8]) -> std::result::Result<Valid, Report> {
+    validate::check_bytes(bytes).map_err(|report| {
+        let markers = marker_lines(bytes);
+        if markers.is_empty() {
+            return report;
+        }
+        let mut errors: Vec<FieldError> = markers
+            .iter()
+            .map(|(line, marker)| marker_error(*line, marker))
+            .collect();
+        let side = |keep: Side| match validate::check_bytes(&resolved(bytes, keep)) {
+            Ok(v) => (vec![], v.parsed.warnings),
+            Err(r) => (r.errors, r.warnings),
+        };
+        let (ours, ours_warnings) = side(Side::Ours);
+        let (theirs, theirs_warnings) = side(Side::Theirs);
+        errors.extend(ours.into_iter().filter(|e| theirs.contains(e)));
+        let warnings = ours_warnings
+            .into_iter()
+            .filter(|w| theirs_warnings.contains(w))
+            .collect();
+        Report { errors, warnings }
+    })
+}
+
+/// The unresolved conflict marker lines of a file, as the splitter recognises them: (1-based
+/// line, marker).
+fn marker_lines(bytes: &[u8]) -> Vec<(u32, &'static str)> {
+    let bytes = bytes
+        .strip_prefix(crate::document::BOM.as_bytes())
+        .unwrap_or(bytes);
+    bytes
+        .split(|b| *b == b'\n')
+        .enumerate()
+        .filter_map(|(i, line)| {
+            conflict_marker(&String::from_utf8_lossy(line)).map(|m| (i as u32 + 1, m))
+        })
+        .collect()
+}
+
+/// The error for one marker line, worded as the splitter words the first.
+fn marker_error(line: u32, marker: &str) -> FieldError {
+    let message = SplitError::ConflictMarkers {
+        line,
+        marker: marker.to_string(),
+    }
+    .to_string();
+    let message = message
+        .strip_prefix(&format!("line {line}: "))
+        .map(str::to_string)
+        .unwrap_or(message);
+    FieldError {
+        field: "file".into(),
+        line: Some(line),
+        message,
+    }
+}
+
+/// Which side of each conflict to keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    /// Between `<<<<<<<` and `=======` (or the diff3 base marker `|||||||`).
+    Ours,
+    /// Between `=======` and `>>>>>>>`.
+    Theirs,
+}
+
+/// The file with one side of every conflict kept: the marker lines, the other side and any
+/// diff3 base section are replaced by empty lines (their line endings kept), so every line
+/// keeps its number.
+fn resolved(bytes: &[u8], keep: Side) -> Vec<u8> {
+    #[derive(PartialEq)]
+    enum In {
+        Outside,
+        Ours,
+        Base,
+        Theirs,
+    }
+    let mut state = In::Outside;
+    let mut out = Vec::with_capacity(bytes.len());
+    for (i, line) in bytes.split_inclusive(|b| *b == b'\n').enumerate() {
+        let text = String::from_utf8_lossy(line);
+        let text = if i == 0 {
+            text.trim_start_matches(crate::document::BOM)
+        } else {
+            &text
+        };
+        let marker = conflict_marker(text);
+        let base = text.starts_with("|||||||") && state == In::Ours;
+        let kept = match (marker, &state) {
+            (Some("<<<<<<<"), _) => {
+                state = In::Ours;
+                false
+            }
+            (Some("======="), In::Ours | In::Base) => {
+                state = In::Theirs;
+                false
+            }
+            (Some(">>>>>>>"), _) => {
+                state = In::Outside;
+                false
+            }
+            (Some(_), _) => false,
+            (None, _) if base => {
+                state = In::Base;
+                false
+            }
+            (None, In::Outside) => true,
+            (None, In::Ours) => keep == Side::Ours,
+            (None, In::Theirs) => keep == Side::Theirs,
+            (None, In::Base) => false,
+        };
+        if kept {
+            out.extend_from_slice(line);
+        } else {
+            if i == 0 && line.starts_with(crate::document::BOM.as_bytes()) {
+                out.extend_from_slice(crate::document::BOM.as_bytes());
+            }
+            let ending: &[u8] = if line.ends_with(b"\r\n") {
+                b"\r\n"
+            } else if line.ends_with(b"\n") {
+                b"\n"
+            } else {
+                b""
+            };
+            out.extend_from_slice(ending);
+        }
+    }
+    out
+}
+
 pub fn run(a: ValidateArgs) -> Result<Outcome> {
+    if a.paths.iter().filter(|p| *p == Path::new("-")).count() > 1 {
+        return Err(Error::Usage(
+            "`-` (standard input) can be given only once".into(),
+        ));
+    }
     let mut reports = Vec::new();
     let mut missing = 0;
+    let mut empty_dirs = Vec::new();
+    let mut warnings = Vec::new();
     for p in &a.paths {
+        if p == Path::new("-") {
+            reports.push(check(p));
+            continue;
+        }
         match std::fs::metadata(p) {
             Ok(m) if m.is_dir() => {
                 let mut found = Vec::new();
+                let unreadable = reports.len();
                 walk(p, &mut found, &mut reports);
+                if found.is_empty() && reports.len() == unreadable {
+                    empty_dirs.push(p.display().to_string());
+                    if a.require_some {
+                        reports.push(FileReport::failed(
+                            p,
+                            "path",
+                            "no blackboard found in this directory, and --require-some asks \
+                             for at least one; check the path"
+                                .into(),
+                        ));
+                    } else {
+                        warnings.push(format!(
+                            "{}: no blackboard found in this directory (a blackboard is a \
+                             `*.md` file whose frontmatter has `phase`, `agents` or another \
+                             blackboard key); check the path, or pass --require-some to make \
+                             this an error",
+                            output::path(p)
+                        ));
+                    }
+                }
                 for f in found {
                     reports.push(check(&f));
                 }
@@ -132,18 +344,13 @@ pub fn run(a: ValidateArgs) -> Result<Outcome> {
             Ok(_) => reports.push(check(p)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 missing += 1;
-                reports.push(FileReport {
-                    path: p.display().to_string(),
-                    valid: false,
-                    errors: vec![FieldError {
-                        field: "file".into(),
-                        line: None,
-                        message: "no such file or directory".into(),
-                    }],
-                    warnings: vec![],
-                });
+                reports.push(FileReport::failed(
+                    p,
+                    "file",
+                    "no such file or directory".into(),
+                ));
             }
-            Err(e) => reports.push(check_err(p, e)),
+            Err(e) => reports.push(FileReport::failed(p, "file", format!("cannot stat: {e}"))),
         }
     }
     let invalid = reports.iter().filter(|r| !r.valid).count();
@@ -160,18 +367,20 @@ pub fn run(a: ValidateArgs) -> Result<Outcome> {
         "valid": all_valid,
         "checked": reports.len(),
         "invalid": invalid,
+        "empty_dirs": empty_dirs,
         "files": reports,
     });
+    let quiet = output::settings().quiet;
     let text = match a.format {
-        ValidateFormat::Text => render_text(&reports, invalid),
+        ValidateFormat::Text => render_text(&reports, invalid, quiet),
         ValidateFormat::Json => format!("{json}\n"),
-        ValidateFormat::Github => render_github(&reports, invalid),
+        ValidateFormat::Github => render_github(&reports, invalid, quiet),
     };
     Ok(Outcome {
         json,
         text,
         code,
-        warnings: vec![],
+        warnings,
     })
 }
 
@@ -184,52 +393,87 @@ fn summary(reports: &[FileReport], invalid: usize) -> String {
     )
 }
 
-fn render_text(reports: &[FileReport], invalid: usize) -> String {
+/// One line per file (with its SHA-256), errors and warnings below it, the repair command under
+/// an invalid one, then the summary. Quiet: only the invalid files and their errors.
+fn render_text(reports: &[FileReport], invalid: usize, quiet: bool) -> String {
     let mut text = String::new();
     for r in reports {
+        let path = escape(&r.path);
+        let sha = r
+            .sha256
+            .as_deref()
+            .map(|s| format!("  sha256 {s}"))
+            .unwrap_or_default();
         if r.valid {
-            text.push_str(&format!("ok       {}\n", r.path));
+            if !quiet {
+                text.push_str(&format!("ok       {path}{sha}\n"));
+            }
         } else {
-            text.push_str(&format!("invalid  {}\n", r.path));
+            text.push_str(&format!("invalid  {path}{sha}\n"));
             for e in &r.errors {
-                text.push_str(&format!("  error: {e}\n"));
+                text.push_str(&format!("  error: {}\n", output::field_error(e)));
+            }
+            if let Some(sha) = &r.sha256
+                && r.path != STDIN
+            {
+                text.push_str(&format!(
+                    "  repair: {}\n",
+                    escape(&output::repair_command(Path::new(&r.path), Some(sha)))
+                ));
             }
         }
-        for w in &r.warnings {
-            text.push_str(&format!("  warning: {w}\n"));
+        if !quiet {
+            for w in &r.warnings {
+                text.push_str(&format!("  warning: {}\n", output::field_error(w)));
+            }
         }
     }
-    text.push_str(&summary(reports, invalid));
+    if !quiet {
+        text.push_str(&summary(reports, invalid));
+    }
     text
 }
 
 /// GitHub Actions workflow commands: one `::error` per error and one `::warning` per warning,
 /// each pointing at the file and, where known, the line; then the plain summary line.
-fn render_github(reports: &[FileReport], invalid: usize) -> String {
+fn render_github(reports: &[FileReport], invalid: usize, quiet: bool) -> String {
     let mut text = String::new();
     for r in reports {
         for (level, list) in [("error", &r.errors), ("warning", &r.warnings)] {
+            if quiet && level == "warning" {
+                continue;
+            }
             for e in list {
                 text.push_str(&annotation(level, &r.path, e));
                 text.push('\n');
             }
         }
     }
-    text.push_str(&summary(reports, invalid));
+    if !quiet {
+        text.push_str(&summary(reports, invalid));
+    }
     text
 }
 
-/// One workflow command, e.g. `::error file=task.md,line=3,title=pair validate: phase::…`.
+/// One workflow command, e.g. `::error file=task.md,line=3,title=pair validate: phase::…`. CR
+/// and LF become GitHub's `%0D`/`%0A`; every other control character is escaped as in human
+/// output, since the line is printed in the job's log.
 pub(crate) fn annotation(level: &str, path: &str, e: &FieldError) -> String {
-    let mut props = format!("file={}", escape_property(path));
+    let mut props = format!("file={}", sanitize(&escape_property(path), false));
     if let Some(line) = e.line {
         props.push_str(&format!(",line={line}"));
     }
     props.push_str(&format!(
         ",title={}",
-        escape_property(&format!("pair validate: {}", e.field))
+        sanitize(
+            &escape_property(&format!("pair validate: {}", e.field)),
+            false
+        )
     ));
-    format!("::{level} {props}::{}", escape_data(&e.message))
+    format!(
+        "::{level} {props}::{}",
+        sanitize(&escape_data(&e.message), false)
+    )
 }
 
 /// Escape a workflow command's message (`%`, CR and LF).
@@ -242,19 +486,6 @@ fn escape_data(s: &str) -> String {
 /// Escape a workflow command's property value (also `:` and `,`).
 fn escape_property(s: &str) -> String {
     escape_data(s).replace(':', "%3A").replace(',', "%2C")
-}
-
-fn check_err(p: &Path, e: std::io::Error) -> FileReport {
-    FileReport {
-        path: p.display().to_string(),
-        valid: false,
-        errors: vec![FieldError {
-            field: "file".into(),
-            line: None,
-            message: format!("cannot stat: {e}"),
-        }],
-        warnings: vec![],
-    }
 }
 
 #[cfg(test)]
@@ -298,6 +529,14 @@ mod tests {
                 &fe("f", Some(1), "50% done\nnext: line\r")
             ),
             "::error file=a%2Cb%3Ac%25.md,line=1,title=pair validate%3A f::50%25 done%0Anext: line%0D"
+        );
+    }
+
+    #[test]
+    fn annotations_escape_terminal_controls() {
+        assert_eq!(
+            annotation("warning", "t\x1b.md", &fe("k\u{202e}", None, "a\x07b\tc")),
+            "::warning file=t\\x1b.md,title=pair validate%3A k\\u{202e}::a\\x07b\tc"
         );
     }
 }

@@ -117,6 +117,6 @@ pub fn run(a: WorktreePathArgs) -> Result<Outcome> {
     let shown = path.display().to_string();
     Ok(Outcome::ok(
         json!({"schema": SCHEMA, "path": shown, "repo_root": root.display().to_string(), "stem": stem, "exists": existing}),
-        format!("{shown}\n"),
+        format!("{}\n", crate::output::escape(&shown)),
     ))
 }

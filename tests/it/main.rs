@@ -9,6 +9,7 @@ mod common;
 mod proto;
 
 mod bad_input;
+mod cli_conventions;
 mod concurrency;
 mod crash;
 mod docs;
