@@ -92,6 +92,21 @@ pub fn check_bytes(bytes: &[u8]) -> Result<Valid, Report> {
             warnings: parsed.warnings,
         });
     }
+    if let Some(h) = crate::document::unclosed_html(&doc.body) {
+        return Err(Report {
+            errors: vec![FieldError {
+                field: "body".to_string(),
+                line: Some(doc.body_first_line + h.line - 1),
+                message: format!(
+                    "{} opened here is never closed with {}, so when the blackboard is rendered \
+                     it hides everything after it, the sections that follow included; close it, \
+                     or put it in backticks or a code fence",
+                    h.what, h.closer
+                ),
+            }],
+            warnings: parsed.warnings,
+        });
+    }
     Ok(Valid { doc, parsed })
 }
 
