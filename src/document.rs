@@ -63,6 +63,8 @@ pub enum SplitError {
     Unclosed,
     /// Git conflict markers are present.
     ConflictMarkers { line: u32, marker: String },
+    /// A delimiter line ends in `\r\r\n` (CRLF line endings converted to CRLF again).
+    DoubledCr { line: u32 },
 }
 
 impl fmt::Display for SplitError {
@@ -89,6 +91,12 @@ impl fmt::Display for SplitError {
                 "line {line}: unresolved git conflict marker `{marker}`; resolve the merge \
                  conflict, then run `pair validate` again"
             ),
+            SplitError::DoubledCr { line } => write!(
+                f,
+                "line {line}: the `---` delimiter line ends in `\\r\\r\\n`, a doubled carriage \
+                 return (CRLF line endings converted to CRLF a second time?); use LF or CRLF \
+                 line endings"
+            ),
         }
     }
 }
@@ -111,6 +119,15 @@ fn is_delimiter(line: &str) -> bool {
     let line = line.strip_suffix('\n').unwrap_or(line);
     let line = line.strip_suffix('\r').unwrap_or(line);
     line.trim_end_matches([' ', '\t']) == "---"
+}
+
+/// A line that would be a delimiter but for a doubled carriage return before its newline.
+fn is_doubled_cr_delimiter(line: &[u8]) -> bool {
+    let mut end = line.len();
+    while end > 0 && matches!(line[end - 1], b'\r' | b'\n' | b' ' | b'\t') {
+        end -= 1;
+    }
+    &line[..end] == b"---" && line.windows(2).any(|w| w == b"\r\r")
 }
 
 /// Whether a line (without its ending) is a git conflict marker.
@@ -173,6 +190,9 @@ impl Document {
             if is_delimiter(&first_str) {
                 return Err(SplitError::Unclosed);
             }
+            if is_doubled_cr_delimiter(first) {
+                return Err(SplitError::DoubledCr { line: 1 });
+            }
             let shown: String = first_str
                 .trim_end_matches(['\r', '\n'])
                 .chars()
@@ -188,6 +208,7 @@ impl Document {
         // Find the closing delimiter line.
         let mut pos = first_end;
         let mut close: Option<(usize, usize)> = None;
+        let mut doubled_cr: Option<usize> = None;
         while pos < rest.len() {
             let end = rest[pos..]
                 .iter()
@@ -195,14 +216,24 @@ impl Document {
                 .map(|i| pos + i + 1)
                 .unwrap_or(rest.len());
             let line = &rest[pos..end];
-            if line.starts_with(b"---") && is_delimiter(&String::from_utf8_lossy(line)) {
-                close = Some((pos, end));
-                break;
+            if line.starts_with(b"---") {
+                if is_delimiter(&String::from_utf8_lossy(line)) {
+                    close = Some((pos, end));
+                    break;
+                }
+                if doubled_cr.is_none() && is_doubled_cr_delimiter(line) {
+                    doubled_cr = Some(pos);
+                }
             }
             pos = end;
         }
         let Some((close_start, close_end)) = close else {
-            return Err(SplitError::Unclosed);
+            return Err(match doubled_cr {
+                Some(at) => SplitError::DoubledCr {
+                    line: line_of_offset(rest, at),
+                },
+                None => SplitError::Unclosed,
+            });
         };
         let fm_bytes = &rest[first_end..close_start];
         let fm_text = match std::str::from_utf8(fm_bytes) {
@@ -987,6 +1018,20 @@ mod tests {
             mask_code_spans("é `ü` ``x`` `"),
             "é `  ` ``x`` `".replace("x", " ")
         );
+    }
+
+    #[test]
+    fn a_doubled_carriage_return_is_named() {
+        assert_eq!(
+            Document::parse(b"---\r\r\na: 1\r\r\n---\r\r\n"),
+            Err(SplitError::DoubledCr { line: 1 })
+        );
+        assert_eq!(
+            Document::parse(b"---\na: 1\n---\r\r\nbody\n"),
+            Err(SplitError::DoubledCr { line: 3 })
+        );
+        // a plain unclosed frontmatter stays "not closed"
+        assert_eq!(Document::parse(b"---\na: 1\n"), Err(SplitError::Unclosed));
     }
 
     #[test]

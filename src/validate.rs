@@ -26,6 +26,7 @@ fn split_error(e: &SplitError) -> FieldError {
     let (field, line) = match e {
         SplitError::Empty | SplitError::Unclosed => ("frontmatter", None),
         SplitError::NoFrontmatter { .. } => ("frontmatter", Some(1)),
+        SplitError::DoubledCr { line } => ("frontmatter", Some(*line)),
         SplitError::NotUtf8 { line, part } => (*part, Some(*line)),
         // The markers may be in the frontmatter or the body: name neither.
         SplitError::ConflictMarkers { line, .. } => ("file", Some(*line)),

@@ -92,3 +92,23 @@ fn validate_refuses_a_body_with_an_unclosed_html_comment_or_details() {
         good.assert_untouched(MINIMAL.as_bytes());
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// 16. messages
+
+#[test]
+fn a_doubled_carriage_return_is_named() {
+    for text in [
+        MINIMAL.replace('\n', "\r\r\n"),
+        // only the closing delimiter
+        MINIMAL.replacen("\n---\n", "\n---\r\r\n", 1),
+    ] {
+        let b = Board::new(&text);
+        let out = pair(["validate", b.p()]);
+        out.code(5).mentions(&["\\r\\r\\n", "carriage return"]);
+        assert!(!out.all().contains("found \"---\""), "{}", out.report());
+        pair(["poll", b.p(), "--agent", "doer"])
+            .code(5)
+            .mentions(&["carriage return"]);
+    }
+}
