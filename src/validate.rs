@@ -6,7 +6,25 @@
 use crate::document::{Document, SplitError};
 use crate::model::{self, FieldError, Parsed, Phase, Role};
 use crate::protocol::{self, outcome_phase};
-use crate::yaml;
+use crate::yaml::{self, MAX_FRONTMATTER_BYTES};
+
+/// Why a frontmatter of `size` bytes is refused; `canonical`: the size is that of the form
+/// every write emits.
+fn frontmatter_too_large(size: usize, canonical: bool) -> String {
+    format!(
+        "is {size} bytes{}, over the 1 MiB limit ({MAX_FRONTMATTER_BYTES} bytes){}",
+        if canonical {
+            " as every write would emit it (one line per field, every agent field spelled out)"
+        } else {
+            ""
+        },
+        if canonical {
+            "; no write could succeed. Remove agents or unknown keys"
+        } else {
+            ""
+        }
+    )
+}
 
 /// The outcome of checking one blackboard's content.
 #[derive(Debug, Clone)]
@@ -49,6 +67,16 @@ fn split_error(e: &SplitError) -> FieldError {
 
 /// Parse and check the frontmatter of a split document.
 pub fn check_frontmatter(doc: &Document) -> Result<Parsed, Report> {
+    if doc.fm_text.len() > MAX_FRONTMATTER_BYTES {
+        return Err(Report {
+            errors: vec![FieldError {
+                field: "frontmatter".to_string(),
+                line: None,
+                message: frontmatter_too_large(doc.fm_text.len(), false),
+            }],
+            warnings: vec![],
+        });
+    }
     let mut node = yaml::parse(&doc.fm_text, doc.fm_first_line - 1).map_err(|e| Report {
         errors: vec![FieldError {
             field: "frontmatter".to_string(),
@@ -63,6 +91,20 @@ pub fn check_frontmatter(doc: &Document) -> Result<Parsed, Report> {
         errors,
         warnings: vec![],
     })?;
+    // Every write emits the frontmatter in its canonical form, which can be much larger than
+    // the text read (flow mappings, omitted agent fields, aliases): a board whose canonical
+    // form is over the limit could never be written again, so it is not valid either.
+    let emitted = parsed.fm.emit().len();
+    if emitted > MAX_FRONTMATTER_BYTES {
+        return Err(Report {
+            errors: vec![FieldError {
+                field: "frontmatter".to_string(),
+                line: None,
+                message: frontmatter_too_large(emitted, true),
+            }],
+            warnings: parsed.warnings,
+        });
+    }
     let errors = invariants(&parsed);
     if errors.is_empty() {
         Ok(parsed)

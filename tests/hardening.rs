@@ -25,6 +25,38 @@ fn note_args(board: &str, text: &str) -> Vec<String> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// 11. validation agrees with writing
+
+fn with_flow_agents(n: usize) -> String {
+    let agents: String = (0..n)
+        .map(|i| format!("  r{i:05}: {{role: reviewer, status: IDLE}}\n"))
+        .collect();
+    insert_before_closing(MINIMAL, &agents)
+}
+
+#[test]
+fn validate_refuses_a_board_that_no_write_could_emit() {
+    // 4,000 agents written short are over 1 MiB once every write spells them out
+    let big = with_flow_agents(4000);
+    assert!(big.len() < 1 << 20);
+    let b = Board::new(&big);
+    pair(["validate", b.p()])
+        .code(5)
+        .mentions(&["1 MiB", "as every write would emit it"]);
+    pair(["poll", b.p(), "--agent", "doer"]).code(5);
+    pair(["register", b.p(), "--agent", "newcomer"])
+        .code(5)
+        .mentions(&["1 MiB"]);
+    b.assert_untouched(big.as_bytes());
+
+    // 3,000 are under the limit: valid, and writable
+    let b = Board::new(with_flow_agents(3000));
+    pair(["validate", b.p()]).code(0);
+    pair(["register", b.p(), "--agent", "newcomer"]).code(0);
+    pair(["validate", b.p()]).code(0);
+}
+
+// ---------------------------------------------------------------------------------------------
 // 14. HTML that hides the sections after it
 
 #[test]
