@@ -25,7 +25,8 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
-use crate::validate::{self, Valid};
+use crate::model::FieldError;
+use crate::validate::{self, MAX_BOARD_BYTES, Valid};
 use crate::yaml::MAX_FRONTMATTER_BYTES;
 
 /// The lock wait used when the caller gives none (SPEC §6).
@@ -223,22 +224,69 @@ fn open_regular(path: &Path) -> Result<File> {
     Ok(file)
 }
 
-/// Read a whole blackboard.
-pub fn read(path: &Path) -> Result<Vec<u8>> {
-    let mut file = open_regular(path)?;
-    let mut buf = Vec::new();
-    file.read_to_end(&mut buf)
+/// [`open_regular`], refusing a file over [`MAX_BOARD_BYTES`]. Checked from the size before a
+/// byte is read: reading a huge (or sparse) file whole would exhaust memory long before
+/// validation could refuse it.
+fn open_board(path: &Path) -> Result<File> {
+    let file = open_regular(path)?;
+    let size = file
+        .metadata()
+        .map_err(|e| Error::io(path, "stat the blackboard", e))?
+        .len();
+    if size > MAX_BOARD_BYTES {
+        return Err(too_large(path, size));
+    }
+    Ok(file)
+}
+
+/// The refusal of a blackboard over [`MAX_BOARD_BYTES`].
+fn too_large(path: &Path, size: u64) -> Error {
+    Error::Invalid {
+        path: path.to_path_buf(),
+        errors: vec![FieldError {
+            field: "file".to_string(),
+            line: None,
+            message: validate::too_large_message(size),
+        }],
+        new_content: false,
+    }
+}
+
+/// Read the rest of an opened blackboard, refusing it if it grew past the limit since it was
+/// opened.
+fn read_bounded(path: &Path, file: &mut File, size_hint: u64) -> Result<Vec<u8>> {
+    let mut buf = Vec::with_capacity(size_hint.min(MAX_BOARD_BYTES) as usize);
+    file.take(MAX_BOARD_BYTES + 1)
+        .read_to_end(&mut buf)
         .map_err(|e| Error::io(path, "read the blackboard", e))?;
+    if buf.len() as u64 > MAX_BOARD_BYTES {
+        return Err(too_large(path, buf.len() as u64));
+    }
     Ok(buf)
 }
 
+/// Read a whole blackboard.
+pub fn read(path: &Path) -> Result<Vec<u8>> {
+    let mut file = open_board(path)?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    read_bounded(path, &mut file, size)
+}
+
 /// Read a blackboard only as far as the end of its frontmatter, so the cost does not grow with
-/// the body. Returns the bytes read; they end at a line boundary (or at end of file).
+/// the body. Returns the bytes read; they end at a line boundary (or at end of file). The size
+/// of the whole file is not checked (this read is bounded anyway), so that a search for
+/// blackboards still finds one that is too large, and reports it.
 pub fn read_head(path: &Path) -> Result<Vec<u8>> {
-    let mut file = open_regular(path)?;
+    read_head_cut(open_regular(path)?, path).map(|(bytes, _)| bytes)
+}
+
+/// [`read_head`] of an opened file, also saying whether the read stopped at its limit before
+/// the frontmatter was closed (the frontmatter is then over [`MAX_FRONTMATTER_BYTES`], or not
+/// closed at all).
+fn read_head_cut(mut file: File, path: &Path) -> Result<(Vec<u8>, bool)> {
     let mut buf = Vec::with_capacity(8192);
     let mut chunk = vec![0u8; 16 * 1024];
-    let limit = MAX_FRONTMATTER_BYTES + 64 * 1024;
+    let limit = HEAD_LIMIT;
     let mut scanned_lines = 0usize;
     let mut line_start = 0usize;
     loop {
@@ -246,7 +294,7 @@ pub fn read_head(path: &Path) -> Result<Vec<u8>> {
             .read(&mut chunk)
             .map_err(|e| Error::io(path, "read the blackboard", e))?;
         if n == 0 {
-            return Ok(buf);
+            return Ok((buf, false));
         }
         let old_len = buf.len();
         buf.extend_from_slice(&chunk[..n]);
@@ -265,19 +313,23 @@ pub fn read_head(path: &Path) -> Result<Vec<u8>> {
             i = end;
             if trimmed == b"---" && !is_first {
                 buf.truncate(end);
-                return Ok(buf);
+                return Ok((buf, false));
             }
             if is_first && trimmed != b"---" {
                 // Not a blackboard; the parser will say so.
                 buf.truncate(end);
-                return Ok(buf);
+                return Ok((buf, false));
             }
         }
         if buf.len() > limit {
-            return Ok(buf);
+            return Ok((buf, true));
         }
     }
 }
+
+/// How far `poll` reads looking for the end of the frontmatter: the largest frontmatter
+/// accepted, plus room for the delimiters and a few lines.
+const HEAD_LIMIT: usize = MAX_FRONTMATTER_BYTES + 64 * 1024;
 
 fn trim_line(line: &[u8]) -> &[u8] {
     let mut end = line.len();
@@ -314,11 +366,26 @@ pub fn load(path: &Path) -> Result<Loaded> {
 
 /// Read and validate only the frontmatter.
 pub fn load_frontmatter(path: &Path) -> Result<Valid> {
-    let bytes = read_head(path)?;
-    validate::check_frontmatter_bytes(&bytes).map_err(|r| Error::Invalid {
-        path: path.to_path_buf(),
-        errors: r.errors,
-        new_content: false,
+    let (bytes, cut) = read_head_cut(open_board(path)?, path)?;
+    validate::check_frontmatter_bytes(&bytes).map_err(|mut r| {
+        // The read stopped at its limit with no closing delimiter in sight (the only error the
+        // splitter can then find): "not closed" may only mean "closed further on", so say what
+        // is certain, in the words `validate` uses for a frontmatter over the limit.
+        if cut {
+            r.errors = vec![FieldError {
+                field: "frontmatter".to_string(),
+                line: None,
+                message: format!(
+                    "no closing `---` within the first {HEAD_LIMIT} bytes: the frontmatter is \
+                     over the 1 MiB limit ({MAX_FRONTMATTER_BYTES} bytes), or not closed at all"
+                ),
+            }];
+        }
+        Error::Invalid {
+            path: path.to_path_buf(),
+            errors: r.errors,
+            new_content: false,
+        }
     })
 }
 
@@ -604,7 +671,7 @@ fn read_locked(target: &Path) -> Result<Option<(Current, (u64, u64))>> {
         Err(e) => return Err(Error::io(target, "stat the blackboard", e)),
         Ok(_) => {}
     }
-    let mut file = match open_regular(target) {
+    let mut file = match open_board(target) {
         Ok(f) => f,
         Err(Error::Missing { .. }) => return Ok(None),
         Err(e) => return Err(e),
@@ -612,9 +679,7 @@ fn read_locked(target: &Path) -> Result<Option<(Current, (u64, u64))>> {
     let meta = file
         .metadata()
         .map_err(|e| Error::io(target, "stat the blackboard", e))?;
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.read_to_end(&mut bytes)
-        .map_err(|e| Error::io(target, "read the blackboard", e))?;
+    let bytes = read_bounded(target, &mut file, meta.len())?;
     Ok(Some((
         Current {
             sha256: sha256_hex(&bytes),

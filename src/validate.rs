@@ -8,6 +8,18 @@ use crate::model::{self, FieldError, Parsed, Phase, Role};
 use crate::protocol::{self, outcome_phase};
 use crate::yaml::{self, MAX_FRONTMATTER_BYTES};
 
+/// The largest blackboard read or written, in bytes (64 MiB). Every reader checks the size
+/// before reading, and no write makes a file larger.
+pub const MAX_BOARD_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Why a file of `size` bytes is not a blackboard.
+pub fn too_large_message(size: u64) -> String {
+    format!(
+        "the file is {size} bytes, over the 64 MiB limit of a blackboard ({MAX_BOARD_BYTES} \
+         bytes); move old entries to another file"
+    )
+}
+
 /// Why a frontmatter of `size` bytes is refused; `canonical`: the size is that of the form
 /// every write emits.
 fn frontmatter_too_large(size: usize, canonical: bool) -> String {
@@ -118,6 +130,16 @@ pub fn check_frontmatter(doc: &Document) -> Result<Parsed, Report> {
 
 /// Check a whole file's bytes.
 pub fn check_bytes(bytes: &[u8]) -> Result<Valid, Report> {
+    if bytes.len() as u64 > MAX_BOARD_BYTES {
+        return Err(Report {
+            errors: vec![FieldError {
+                field: "file".to_string(),
+                line: None,
+                message: too_large_message(bytes.len() as u64),
+            }],
+            warnings: vec![],
+        });
+    }
     let doc = Document::parse(bytes).map_err(|e| Report {
         errors: vec![split_error(&e)],
         warnings: vec![],

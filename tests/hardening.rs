@@ -7,6 +7,13 @@
 mod common;
 
 use common::*;
+use std::fs;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+const QUICK: Duration = Duration::from_secs(20);
 
 fn note_args(board: &str, text: &str) -> Vec<String> {
     [
@@ -22,6 +29,139 @@ fn note_args(board: &str, text: &str) -> Vec<String> {
     .iter()
     .map(|s| s.to_string())
     .collect()
+}
+
+/// `pair ARGS` with its address space capped (so that reading a huge input fails fast instead
+/// of taking the machine's memory) and stdin from a file (or empty). Killed after `timeout`.
+fn pair_capped(args: &[&str], stdin: Option<&Path>, timeout: Duration) -> Out {
+    let mut cmd = StdCommand::new(pair_bin());
+    cmd.args(args)
+        .env_remove("PAIR_AGENT")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    match stdin {
+        Some(p) => cmd.stdin(fs::File::open(p).unwrap()),
+        None => cmd.stdin(Stdio::null()),
+    };
+    // SAFETY: setrlimit is async-signal-safe and touches only the child.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 2 << 30,
+                rlim_max: 2 << 30,
+            };
+            libc::setrlimit(libc::RLIMIT_AS, &limit);
+            Ok(())
+        });
+    }
+    let desc = format!("(memory capped) pair {}", args.join(" "));
+    let start = Instant::now();
+    let mut child = cmd.spawn().unwrap();
+    let mut pipes = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let reader = std::thread::spawn(move || {
+        let (mut o, mut e) = (Vec::new(), Vec::new());
+        let _ = std::io::Read::read_to_end(&mut pipes.0, &mut o);
+        let _ = std::io::Read::read_to_end(&mut pipes.1, &mut e);
+        (o, e)
+    });
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break Some(st);
+        }
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let (stdout, stderr) = reader.join().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    let out = Out {
+        desc,
+        code: status.and_then(|s| s.code()),
+        signal: status.and_then(|s| s.signal()),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        stdout_bytes: stdout,
+        elapsed: start.elapsed(),
+    };
+    assert!(
+        out.code != Some(101) && !out.stderr.contains("panicked at"),
+        "`pair` panicked\n{}",
+        out.report()
+    );
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// 9. the size of the board
+
+#[test]
+fn a_board_over_the_size_limit_is_refused_before_it_is_read() {
+    let b = Board::minimal();
+    // sparse: 3 GiB on paper, nothing on disk
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&b.path)
+        .unwrap()
+        .set_len(3 << 30)
+        .unwrap();
+    let content = b.aux_file("c.md", MINIMAL);
+    let sha = sha256_hex(MINIMAL);
+    for args in [
+        vec!["validate", b.p()],
+        vec!["status", b.p()],
+        vec!["poll", b.p(), "--agent", "doer"],
+        vec![
+            "note",
+            b.p(),
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            "x",
+        ],
+        vec!["register", b.p(), "--agent", "rev"],
+        vec![
+            "write",
+            b.p(),
+            "--content-file",
+            content.to_str().unwrap(),
+            "--expect-sha256",
+            &sha,
+        ],
+    ] {
+        pair_capped(&args, None, QUICK)
+            .code(5)
+            .mentions(&["over the 64 MiB limit"]);
+    }
+    // a search of the directory finds it, and reports it
+    pair_capped(&["validate", b.dir.path().to_str().unwrap()], None, QUICK)
+        .code(5)
+        .mentions(&["board.md", "over the 64 MiB limit"]);
+    assert_eq!(fs::metadata(&b.path).unwrap().len(), 3 << 30, "untouched");
+    b.assert_clean_dir(&[]);
+}
+
+#[test]
+fn no_write_makes_a_board_larger_than_the_limit() {
+    // a valid board just under the limit; one note more would take it over
+    let limit = 64 * 1024 * 1024;
+    let mut text = String::from(MINIMAL);
+    text.push_str("\n## Evidence\n\n");
+    let line = "- evidence that fills the board up to its limit, line after line\n";
+    while text.len() + line.len() < limit - 1000 {
+        text.push_str(line);
+    }
+    let b = Board::new(&text);
+    pair(["validate", b.p()]).code(0);
+    pair(note_args(b.p(), &"y".repeat(2000)))
+        .code(5)
+        .mentions(&["over the 64 MiB limit", "nothing was written"]);
+    b.assert_untouched(text.as_bytes());
+    pair(note_args(b.p(), "short")).code(0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -142,5 +282,22 @@ fn a_doubled_carriage_return_is_named() {
         pair(["poll", b.p(), "--agent", "doer"])
             .code(5)
             .mentions(&["carriage return"]);
+    }
+}
+
+#[test]
+fn poll_and_validate_agree_about_a_frontmatter_over_the_limit() {
+    for size in [1100 * 1024, 3 << 20] {
+        let pad = format!("pad: \"{}\"\n", "x".repeat(size));
+        let b = Board::new(insert_before_closing(MINIMAL, &pad));
+        for args in [
+            vec!["validate", b.p()],
+            vec!["poll", b.p(), "--agent", "doer"],
+            vec!["status", b.p()],
+        ] {
+            let out = pair(&args);
+            out.code(5).mentions(&["over the 1 MiB limit"]);
+            assert!(!out.all().contains("YAML error"), "{}", out.report());
+        }
     }
 }
