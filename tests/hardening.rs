@@ -7,6 +7,7 @@
 mod common;
 
 use common::*;
+use std::ffi::CString;
 use std::fs;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -92,6 +93,79 @@ fn pair_capped(args: &[&str], stdin: Option<&Path>, timeout: Duration) -> Out {
         out.report()
     );
     out
+}
+
+fn mkfifo(path: &Path) {
+    let c = CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a plain syscall on a C string we own.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 8. input files
+
+#[test]
+fn input_files_must_be_regular_files_of_bounded_size() {
+    let b = Board::minimal();
+    let fifo = b.aux.path().join("fifo");
+    mkfifo(&fifo);
+    let huge = b.aux.path().join("huge.md");
+    fs::File::create(&huge)
+        .unwrap()
+        .set_len(64 * 1024 * 1024 + 1)
+        .unwrap();
+    let new_board = b.aux.path().join("new.md");
+    let nb = new_board.to_str().unwrap();
+    let sha = sha256_hex(MINIMAL);
+    let calls = |file: &str| -> Vec<Vec<String>> {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        vec![
+            s(&[
+                "note",
+                b.p(),
+                "--agent",
+                "doer",
+                "--section",
+                "Evidence",
+                "--note-file",
+                file,
+            ]),
+            s(&[
+                "write",
+                b.p(),
+                "--content-file",
+                file,
+                "--expect-sha256",
+                &sha,
+            ]),
+            s(&["init", nb, "--goal-file", file]),
+            s(&["init", nb, "--template", file]),
+        ]
+    };
+    for (file, words) in [
+        (fifo.to_str().unwrap(), vec!["fifo", "regular file"]),
+        ("/dev/zero", vec!["device", "regular file"]),
+        (huge.to_str().unwrap(), vec!["64 MiB"]),
+    ] {
+        for args in calls(file) {
+            let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+            pair_capped(&args, None, Duration::from_secs(10))
+                .code(4)
+                .mentions(&words);
+            b.assert_untouched(MINIMAL.as_bytes());
+            assert!(!new_board.exists());
+        }
+    }
+    // standard input is allowed, and capped the same way
+    for args in calls("-") {
+        let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+        pair_capped(&args, Some(&huge), Duration::from_secs(20))
+            .code(4)
+            .mentions(&["standard input", "64 MiB"]);
+        b.assert_untouched(MINIMAL.as_bytes());
+        assert!(!new_board.exists());
+    }
+    b.assert_clean_dir(&[]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -299,5 +373,26 @@ fn poll_and_validate_agree_about_a_frontmatter_over_the_limit() {
             out.code(5).mentions(&["over the 1 MiB limit"]);
             assert!(!out.all().contains("YAML error"), "{}", out.report());
         }
+    }
+}
+
+#[test]
+fn a_huge_timeout_is_shown_as_written() {
+    let b = Board::minimal();
+    for (value, shown) in [("1e300", "1e300"), ("86401", "86401"), ("inf", "inf")] {
+        let out = pair([
+            "note",
+            b.p(),
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            "x",
+            "--timeout",
+            value,
+        ]);
+        out.code(4).mentions(&[&format!("got {shown}")]);
+        assert!(out.stderr.len() < 200, "{}", out.report());
     }
 }
