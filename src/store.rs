@@ -663,9 +663,50 @@ fn remove_orphans(target: &Path) {
     }
 }
 
+/// The blackboard as read under the lock, kept open until the write is over: while it is open
+/// its inode cannot be freed, so a file saved over it meanwhile (an editor, `sed -i`) cannot be
+/// given the same inode number and pass for it.
+struct Held {
+    _file: File,
+    /// Taken before the content was read.
+    meta: fs::Metadata,
+}
+
+/// One version of one file: which file it is (device, inode) and its size and last
+/// modification and change times, to the nanosecond. An edit in place changes the times; a
+/// file saved over the board is another inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(m: &fs::Metadata) -> Stamp {
+        Stamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        }
+    }
+
+    /// The stamp of what is at `path` now (not following a symlink).
+    fn at(path: &Path) -> Option<Stamp> {
+        fs::symlink_metadata(path)
+            .ok()
+            .filter(|m| m.file_type().is_file())
+            .map(|m| Stamp::of(&m))
+    }
+}
+
 /// Read the blackboard under the lock. `None` when it does not exist; otherwise the content and
-/// the device and inode of the file read.
-fn read_locked(target: &Path) -> Result<Option<(Current, (u64, u64))>> {
+/// the open file.
+fn read_locked(target: &Path) -> Result<Option<(Current, Held)>> {
     match fs::symlink_metadata(target) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io(target, "stat the blackboard", e)),
@@ -679,13 +720,26 @@ fn read_locked(target: &Path) -> Result<Option<(Current, (u64, u64))>> {
     let meta = file
         .metadata()
         .map_err(|e| Error::io(target, "stat the blackboard", e))?;
+    // A write replaces the file by a rename: the other names of a hard-linked blackboard would
+    // keep the old content, and the copies would drift apart without a word.
+    if meta.nlink() > 1 {
+        return Err(Error::UnsafePath {
+            path: target.to_path_buf(),
+            why: format!(
+                "has {} hard links; a write replaces the file, so the other names would keep \
+                 the old content and drift apart. Keep one name (make the others symlinks to \
+                 it) and retry; nothing was written",
+                meta.nlink()
+            ),
+        });
+    }
     let bytes = read_bounded(target, &mut file, meta.len())?;
     Ok(Some((
         Current {
             sha256: sha256_hex(&bytes),
             bytes,
         },
-        (meta.dev(), meta.ino()),
+        Held { _file: file, meta },
     )))
 }
 
@@ -712,8 +766,8 @@ where
     write_owner(&target, opts)?;
     fault!("locked", &target, "read the blackboard");
 
-    let (current, read_identity) = match read_locked(&target)? {
-        Some((c, id)) => (Some(c), Some(id)),
+    let (current, held) = match read_locked(&target)? {
+        Some((c, h)) => (Some(c), Some(h)),
         None => (None, None),
     };
     match (&expect, &current) {
@@ -748,10 +802,8 @@ where
         new_content: true,
     })?;
 
-    let (mode, owner) = match exists {
-        true => {
-            let meta =
-                fs::metadata(&target).map_err(|e| Error::io(&target, "stat the blackboard", e))?;
+    let (mode, owner) = match &held {
+        Some(Held { meta, .. }) => {
             // A rename would replace even a read-only file; honour the owner's intent instead.
             if meta.mode() & 0o222 == 0 {
                 return Err(Error::io(
@@ -762,7 +814,7 @@ where
             }
             (meta.mode() & 0o7777, Some((meta.uid(), meta.gid())))
         }
-        false => (0o666 & !current_umask(), None),
+        None => (0o666 & !current_umask(), None),
     };
     let tmp = write_temp(&target, &new_bytes, mode, owner, true)?;
     fault!("before-rename", &target, "rename the new content over");
@@ -779,8 +831,10 @@ where
                 .to_string(),
         });
     }
-    if let Some(id) = read_identity
-        && lstat_identity(&target) != Some(id)
+    // A program that ignores the lock (an editor, `sed -i`) may have saved over the board or
+    // edited it in place since it was read.
+    if let Some(h) = &held
+        && Stamp::at(&target) != Some(Stamp::of(&h.meta))
     {
         let found = read(&target)
             .map(|b| sha256_hex(&b))
@@ -808,6 +862,8 @@ where
             })?;
         }
     }
+    // The old file may be closed (and its inode freed) only now that it is replaced.
+    drop(held);
     // The rename happened: from here on the write has succeeded.
     let mut warnings = Vec::new();
     #[cfg(feature = "fault-injection")]

@@ -9,12 +9,27 @@ mod common;
 use common::*;
 use std::ffi::CString;
 use std::fs;
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
 const QUICK: Duration = Duration::from_secs(20);
+
+/// A temporary directory on the real disk (`/var/tmp`), where inode numbers are reused and user
+/// extended attributes work, readable and searchable by every user.
+fn disk_dir() -> tempfile::TempDir {
+    let base = Path::new("/var/tmp");
+    let dir = if base.is_dir() {
+        tempfile::tempdir_in(base).unwrap()
+    } else {
+        tempfile::tempdir().unwrap()
+    };
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
 
 fn note_args(board: &str, text: &str) -> Vec<String> {
     [
@@ -30,6 +45,13 @@ fn note_args(board: &str, text: &str) -> Vec<String> {
     .iter()
     .map(|s| s.to_string())
     .collect()
+}
+
+fn temp_files(dir: &Path) -> Vec<String> {
+    dir_entries(dir)
+        .into_iter()
+        .filter(|e| e.contains(".pair-tmp-"))
+        .collect()
 }
 
 /// `pair ARGS` with its address space capped (so that reading a huge input fails fast instead
@@ -99,6 +121,131 @@ fn mkfifo(path: &Path) {
     let c = CString::new(path.to_str().unwrap()).unwrap();
     // SAFETY: a plain syscall on a C string we own.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. a hand edit during a write
+
+/// Starts `pair note` paused (by fault injection) after its temporary file is written and
+/// fsynced, and returns once that temporary file exists.
+fn paused_note(board: &Path, text: &str, pause_ms: u64) -> std::process::Child {
+    let child = StdCommand::new(pair_bin())
+        .args(note_args(board.to_str().unwrap(), text))
+        .env_remove("PAIR_AGENT")
+        .env("PAIR_FAULT", format!("before-rename:sleep={pause_ms}"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let dir = board.parent().unwrap();
+    let start = Instant::now();
+    while temp_files(dir).is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the paused write never wrote its temporary file"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    child
+}
+
+fn finish(child: std::process::Child) -> (Option<i32>, String) {
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn an_editor_saving_twice_during_a_write_is_not_overwritten() {
+    // `sed -i` saves by writing a new file and renaming it over the board. Twice in a row, on
+    // ext4, the second file used to get the inode number the board had when it was read.
+    for round in 0..3 {
+        let dir = disk_dir();
+        let board = dir.path().join("board.md");
+        fs::write(&board, MINIMAL).unwrap();
+        let child = paused_note(&board, "from pair", 1500);
+        for edit in ["first-edit", "second-edit"] {
+            let ok = StdCommand::new("sed")
+                .args(["-i", &format!("$a {edit}")])
+                .arg(&board)
+                .status()
+                .unwrap();
+            assert!(ok.success());
+        }
+        let (code, stderr) = finish(child);
+        assert_eq!(
+            code,
+            Some(3),
+            "round {round}: must refuse as stale\n{stderr}"
+        );
+        assert!(stderr.contains("stale"), "{stderr}");
+        let text = fs::read_to_string(&board).unwrap();
+        assert!(
+            text.contains("first-edit\nsecond-edit\n") && !text.contains("from pair"),
+            "round {round}: both hand edits kept, nothing of the refused write\n{text}"
+        );
+        assert!(temp_files(dir.path()).is_empty());
+    }
+}
+
+#[test]
+fn an_edit_in_place_during_a_write_is_not_overwritten() {
+    let dir = disk_dir();
+    let board = dir.path().join("board.md");
+    fs::write(&board, MINIMAL).unwrap();
+    let child = paused_note(&board, "from pair", 800);
+    // `>>` keeps the inode: only the size and the times tell
+    fs::OpenOptions::new()
+        .append(true)
+        .open(&board)
+        .unwrap()
+        .write_all(b"appended by hand\n")
+        .unwrap();
+    let (code, stderr) = finish(child);
+    assert_eq!(code, Some(3), "{stderr}");
+    assert_eq!(
+        fs::read_to_string(&board).unwrap(),
+        format!("{MINIMAL}appended by hand\n")
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. hard links
+
+#[test]
+fn a_hard_linked_board_is_refused_by_every_write() {
+    let b = Board::minimal();
+    let other = b.dir.path().join("other.md");
+    fs::hard_link(&b.path, &other).unwrap();
+    pair(note_args(b.p(), "hello"))
+        .code(1)
+        .mentions(&["2 hard links", "nothing was written"]);
+    let content = b.aux_file("new.md", format!("{MINIMAL}\nmore\n"));
+    pair([
+        "write",
+        other.to_str().unwrap(),
+        "--content-file",
+        content.to_str().unwrap(),
+        "--expect-sha256",
+        &sha256_hex(MINIMAL),
+    ])
+    .code(1)
+    .mentions(&["hard links"]);
+    b.assert_untouched(MINIMAL.as_bytes());
+    assert_eq!(fs::read(&other).unwrap(), MINIMAL.as_bytes());
+    assert_eq!(
+        fs::metadata(&other).unwrap().ino(),
+        fs::metadata(&b.path).unwrap().ino(),
+        "still one file"
+    );
+    // reads are unaffected
+    pair(["validate", b.p()]).code(0);
+    pair(["status", b.p()]).code(0);
+    // with one name again, writes go through
+    fs::remove_file(&other).unwrap();
+    pair(note_args(b.p(), "hello")).code(0);
 }
 
 // ---------------------------------------------------------------------------------------------
