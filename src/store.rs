@@ -16,8 +16,11 @@
 //!
 //! Reads take no lock: a rename is atomic, so a reader sees the old file or the new one.
 
+use std::ffi::CString;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -480,32 +483,99 @@ fn read_owner(target: &Path) -> Option<String> {
     ))
 }
 
+/// The error of opening the lock file.
+fn lock_open_error(path: &Path, e: io::Error) -> Error {
+    if e.raw_os_error() == Some(libc::ELOOP) {
+        Error::UnsafePath {
+            path: path.to_path_buf(),
+            why: "the lock file is a symlink; refusing to follow it. Remove the symlink (pair \
+                  recreates the lock file)"
+                .to_string(),
+        }
+    } else {
+        Error::io(path, "open the lock file", e)
+    }
+}
+
+/// Open the lock file, creating it if missing, never following a symlink or blocking.
+///
+/// A lock file made by another user (root, say, with its umask) must not lock the board's own
+/// users out: `flock` works on a read-only descriptor too, so when read-write access is denied
+/// the file is opened read-only. A new lock file gets the board's group and read/write bits
+/// (`like`), so that everyone who may write the board may lock it.
+fn open_lock_file(path: &Path, like: Option<&fs::Metadata>) -> Result<File> {
+    let flags = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
+    for _ in 0..100 {
+        match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(flags)
+            .open(path)
+        {
+            Ok(f) => return Ok(f),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM)) => {
+                return OpenOptions::new()
+                    .read(true)
+                    .custom_flags(flags)
+                    .open(path)
+                    .map_err(|_| lock_open_error(path, e));
+            }
+            Err(e) => return Err(lock_open_error(path, e)),
+        }
+        match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o666)
+            .custom_flags(flags)
+            .open(path)
+        {
+            Ok(f) => {
+                if let Some(meta) = like {
+                    share_like(&f, meta);
+                }
+                return Ok(f);
+            }
+            // Someone else created it meanwhile: open theirs.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(lock_open_error(path, e)),
+        }
+    }
+    Err(lock_open_error(
+        path,
+        io::Error::other("it keeps being created and removed"),
+    ))
+}
+
+/// Give a file the board's owner where the writer may set it (root), else at least its group
+/// where the writer belongs to it. `fchown` changes both or neither, so the group is tried
+/// alone when both fail.
+fn chown_like(file: &File, meta: &fs::Metadata) {
+    if std::os::unix::fs::fchown(file, Some(meta.uid()), Some(meta.gid())).is_err() {
+        let _ = std::os::unix::fs::fchown(file, None, Some(meta.gid()));
+    }
+}
+
+/// Give a sidecar file (lock, owner record) the board's owner, group and read/write bits.
+fn share_like(file: &File, meta: &fs::Metadata) {
+    chown_like(file, meta);
+    let _ = file.set_permissions(fs::Permissions::from_mode(meta.mode() & 0o666));
+}
+
 /// Take the exclusive lock of a resolved blackboard path.
 pub fn lock(target: &Path, timeout: Duration) -> Result<Lock> {
+    lock_like(target, timeout, None)
+}
+
+/// [`lock`]; a lock file it creates takes the group and mode of `like` (the blackboard).
+fn lock_like(target: &Path, timeout: Duration, like: Option<&fs::Metadata>) -> Result<Lock> {
     let path = lock_path(target);
     let started = Instant::now();
     let deadline = started + timeout;
     let mut pause = Duration::from_millis(1);
     loop {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .mode(0o666)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-            .open(&path)
-            .map_err(|e| {
-                if e.raw_os_error() == Some(libc::ELOOP) {
-                    Error::UnsafePath {
-                        path: path.clone(),
-                        why: "the lock file is a symlink; refusing to follow it. Remove the \
-                              symlink (pair recreates the lock file)"
-                            .to_string(),
-                    }
-                } else {
-                    Error::io(&path, "open the lock file", e)
-                }
-            })?;
+        let file = open_lock_file(&path, like)?;
         let meta = file
             .metadata()
             .map_err(|e| Error::io(&path, "stat the lock file", e))?;
@@ -556,14 +626,129 @@ pub fn lock(target: &Path, timeout: Duration) -> Result<Lock> {
     }
 }
 
-/// Create a temporary file beside `target`, write `bytes`, give it `mode` (and the owner when
-/// possible), and fsync it. `inject`: this is the blackboard's temporary file, where the
-/// test-only faults apply.
+/// The file a new one takes its permissions from.
+struct Like<'a> {
+    meta: &'a fs::Metadata,
+    /// For the blackboard itself, the open file read under the lock: its extended attributes
+    /// (the POSIX ACL among them) are copied and its set-id and sticky bits kept. Without it
+    /// (a sidecar file), only the owner, the group and the read/write bits are taken.
+    file: Option<&'a File>,
+}
+
+/// The extended attribute that holds a file's POSIX access ACL.
+const ACL_ACCESS: &[u8] = b"system.posix_acl_access";
+
+/// Call a size-query-then-fill xattr function (`flistxattr`, `fgetxattr`), retrying when the
+/// value grew in between. `Ok(None)` for `ENODATA` (no such attribute).
+fn xattr_buf(
+    mut call: impl FnMut(*mut libc::c_void, usize) -> isize,
+) -> io::Result<Option<Vec<u8>>> {
+    loop {
+        let size = call(std::ptr::null_mut(), 0);
+        if size < 0 {
+            let e = io::Error::last_os_error();
+            return match e.raw_os_error() {
+                Some(libc::ENODATA) => Ok(None),
+                _ => Err(e),
+            };
+        }
+        let mut buf = vec![0u8; size as usize];
+        if buf.is_empty() {
+            return Ok(Some(buf));
+        }
+        let n = call(buf.as_mut_ptr().cast(), buf.len());
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::ERANGE) => continue,
+                Some(libc::ENODATA) => return Ok(None),
+                _ => return Err(e),
+            }
+        }
+        buf.truncate(n as usize);
+        return Ok(Some(buf));
+    }
+}
+
+/// Copy every extended attribute of `src` to `dst`: user attributes, the POSIX ACL
+/// (`system.posix_acl_access`) and whatever else the writer may set. `security.*` and
+/// `trusted.*` attributes need privileges the writer may lack; those it cannot set are left to
+/// what the new file got at creation. Any other failure is an error.
+fn copy_xattrs(src: &File, dst: &File) -> io::Result<()> {
+    let (sfd, dfd) = (src.as_raw_fd(), dst.as_raw_fd());
+    // SAFETY: the buffer pointer and length come from `xattr_buf`, which owns the buffer.
+    let list = xattr_buf(|buf, len| unsafe { libc::flistxattr(sfd, buf.cast(), len) });
+    let list = match list {
+        Ok(l) => l.unwrap_or_default(),
+        // No extended attributes on this filesystem: nothing to keep.
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTSUP | libc::ENOSYS)) => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    let mut has_acl = false;
+    for name in list.split(|b| *b == 0).filter(|n| !n.is_empty()) {
+        has_acl |= name == ACL_ACCESS;
+        let Ok(cname) = CString::new(name) else {
+            continue;
+        };
+        // SAFETY: as above; `cname` is a NUL-terminated string we own.
+        let value =
+            xattr_buf(|buf, len| unsafe { libc::fgetxattr(sfd, cname.as_ptr(), buf, len) })?;
+        let Some(value) = value else {
+            continue;
+        };
+        // SAFETY: a plain syscall on buffers we own.
+        let rc =
+            unsafe { libc::fsetxattr(dfd, cname.as_ptr(), value.as_ptr().cast(), value.len(), 0) };
+        if rc != 0 {
+            let e = io::Error::last_os_error();
+            if name.starts_with(b"security.") || name.starts_with(b"trusted.") {
+                continue;
+            }
+            return Err(io::Error::new(
+                e.kind(),
+                format!("{}: {e}", String::from_utf8_lossy(name)),
+            ));
+        }
+    }
+    if !has_acl {
+        // An ACL the new file inherited from the directory's default ACL is not the board's.
+        // SAFETY: a plain syscall on a C string literal.
+        unsafe { libc::fremovexattr(dfd, c"system.posix_acl_access".as_ptr()) };
+    }
+    Ok(())
+}
+
+/// Give a new file the owner and group of `like` as far as the writer may set them, and its
+/// extended attributes; return the mode to set once the content is written. The mode comes last
+/// because `chown`, and a write by an unprivileged user, clear the set-user-id bit (and the
+/// set-group-id bit of a group-executable file). Each set-id bit is kept only while the file
+/// keeps the owner or the group it refers to.
+fn take_like(file: &File, target: &Path, tpath: &Path, like: &Like<'_>) -> Result<u32> {
+    let meta = like.meta;
+    chown_like(file, meta);
+    let mut mode = meta.mode() & 0o7777;
+    match like.file {
+        Some(src) => copy_xattrs(src, file)
+            .map_err(|e| Error::io(target, "keep the extended attributes (ACL, labels) of", e))?,
+        None => mode &= 0o666,
+    }
+    let now = file.metadata().map_err(|e| Error::io(tpath, "stat", e))?;
+    if now.uid() != meta.uid() {
+        mode &= !0o4000;
+    }
+    if now.gid() != meta.gid() {
+        mode &= !0o2000;
+    }
+    Ok(mode)
+}
+
+/// Create a temporary file beside `target` with the owner, group and extended attributes of
+/// `like`, write `bytes`, give it the mode of `like` (a new file's when there is none), and
+/// fsync it. `board`: this is the blackboard's temporary file, where the test-only faults apply.
 fn write_temp(
     target: &Path,
     bytes: &[u8],
-    mode: u32,
-    owner: Option<(u32, u32)>,
+    like: Option<&Like<'_>>,
     board: bool,
 ) -> Result<tempfile::NamedTempFile> {
     let dir = parent_dir(target);
@@ -572,13 +757,15 @@ fn write_temp(
         .tempfile_in(&dir)
         .map_err(|e| Error::io(&dir, "create a temporary file in", e))?;
     let tpath = tmp.path().to_path_buf();
-    tmp.as_file()
-        .set_permissions(fs::Permissions::from_mode(mode))
-        .map_err(|e| Error::io(&tpath, "set permissions of", e))?;
-    if let Some((uid, gid)) = owner {
-        // Keeping the owner needs privileges; without them the file keeps ours.
-        let _ = std::os::unix::fs::fchown(tmp.as_file(), Some(uid), Some(gid));
-    }
+    let mode = match like {
+        Some(like) => take_like(tmp.as_file(), target, &tpath, like)?,
+        None => 0o666 & !current_umask(),
+    };
+    let set_mode = |tmp: &tempfile::NamedTempFile| {
+        tmp.as_file()
+            .set_permissions(fs::Permissions::from_mode(mode))
+            .map_err(|e| Error::io(&tpath, "set permissions of", e))
+    };
     #[cfg(feature = "fault-injection")]
     if board {
         let half = bytes.len() / 2;
@@ -587,6 +774,7 @@ fn write_temp(
         fault!("temp-write", &tpath, "write");
         tmp.write_all(&bytes[half..])
             .map_err(|e| Error::io(&tpath, "write", e))?;
+        set_mode(&tmp)?;
         fault!("temp-fsync", &tpath, "fsync");
         tmp.as_file()
             .sync_all()
@@ -595,6 +783,7 @@ fn write_temp(
     }
     tmp.write_all(bytes)
         .map_err(|e| Error::io(&tpath, "write", e))?;
+    set_mode(&tmp)?;
     // The owner file only names the lock holder for a timeout message: it needs an atomic
     // rename, not durability, and an fsync under the lock would double every write's cost.
     if board {
@@ -611,8 +800,11 @@ fn fsync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
-/// Record who holds the lock, atomically, never following a symlink at the owner path.
-fn write_owner(target: &Path, opts: &WriteOptions) -> Result<()> {
+/// Record who holds the lock, atomically, never following a symlink at the owner path. The
+/// record only names the holder in a timeout message, so failing to write it (another user's
+/// record in a sticky directory, say) does not stop the write; something other than a regular
+/// file in its place does.
+fn write_owner(target: &Path, opts: &WriteOptions, like: Option<&fs::Metadata>) -> Result<()> {
     let path = owner_path(target);
     if let Ok(meta) = fs::symlink_metadata(&path)
         && !meta.file_type().is_file()
@@ -637,9 +829,10 @@ fn write_owner(target: &Path, opts: &WriteOptions) -> Result<()> {
     });
     let mut text = serde_json::to_string_pretty(&record).unwrap_or_default();
     text.push('\n');
-    let tmp = write_temp(&path, text.as_bytes(), 0o644, None, false)?;
-    tmp.persist(&path)
-        .map_err(|e| Error::io(&path, "replace the lock owner file", e.error))?;
+    let like = like.map(|meta| Like { meta, file: None });
+    if let Ok(tmp) = write_temp(&path, text.as_bytes(), like.as_ref(), false) {
+        let _ = tmp.persist(&path);
+    }
     Ok(())
 }
 
@@ -667,7 +860,7 @@ fn remove_orphans(target: &Path) {
 /// its inode cannot be freed, so a file saved over it meanwhile (an editor, `sed -i`) cannot be
 /// given the same inode number and pass for it.
 struct Held {
-    _file: File,
+    file: File,
     /// Taken before the content was read.
     meta: fs::Metadata,
 }
@@ -739,8 +932,38 @@ fn read_locked(target: &Path) -> Result<Option<(Current, Held)>> {
             sha256: sha256_hex(&bytes),
             bytes,
         },
-        Held { _file: file, meta },
+        Held { file, meta },
     )))
+}
+
+/// Refuse to replace a blackboard that its writer could not write in place. A rename needs
+/// write access to the directory only, so without this check anyone who may create files
+/// beside the board could replace it — and take it over. Access is checked with the caller's
+/// real ids (`access(2)`, which honours ACLs); root, whom `access` never refuses, is held to the
+/// file's write bits.
+fn check_writable(target: &Path, meta: &fs::Metadata) -> Result<()> {
+    let access_ok = |c: &CString| {
+        // SAFETY: a plain syscall on a C string we own.
+        let rc = unsafe { libc::access(c.as_ptr(), libc::W_OK) };
+        rc == 0
+            || !matches!(
+                io::Error::last_os_error().raw_os_error(),
+                Some(libc::EACCES | libc::EPERM)
+            )
+    };
+    let may_write = meta.mode() & 0o222 != 0
+        && CString::new(target.as_os_str().as_bytes())
+            .as_ref()
+            .map_or(true, access_ok);
+    if may_write {
+        return Ok(());
+    }
+    Err(Error::io(
+        target,
+        "replace the blackboard (it is read-only for this user; `chmod u+w` it, or give this \
+         user write access, to allow writes)",
+        io::Error::from(io::ErrorKind::PermissionDenied),
+    ))
 }
 
 /// Perform one locked, checked, durable write. `build` gets the current content (`None` when
@@ -760,10 +983,13 @@ where
             kind: "a directory",
         });
     }
-    let lock = lock(&target, opts.timeout)?;
+    let lstat = fs::symlink_metadata(&target);
+    // New sidecar files take the board's owner, group and mode.
+    let board_meta = lstat.ok().filter(|m| m.file_type().is_file());
+    let lock = lock_like(&target, opts.timeout, board_meta.as_ref())?;
     // Orphans first: a writer killed while recording itself as owner leaves at most one behind.
     remove_orphans(&target);
-    write_owner(&target, opts)?;
+    write_owner(&target, opts, board_meta.as_ref())?;
     fault!("locked", &target, "read the blackboard");
 
     let (current, held) = match read_locked(&target)? {
@@ -790,6 +1016,9 @@ where
         }
         _ => {}
     }
+    if let Some(h) = &held {
+        check_writable(&target, &h.meta)?;
+    }
 
     let new_bytes = build(current.as_ref())?;
     // Keep only the old hash from here on: holding the old bytes through validation and the
@@ -802,21 +1031,11 @@ where
         new_content: true,
     })?;
 
-    let (mode, owner) = match &held {
-        Some(Held { meta, .. }) => {
-            // A rename would replace even a read-only file; honour the owner's intent instead.
-            if meta.mode() & 0o222 == 0 {
-                return Err(Error::io(
-                    &target,
-                    "replace the blackboard (it is read-only; `chmod u+w` it to allow writes)",
-                    io::Error::from(io::ErrorKind::PermissionDenied),
-                ));
-            }
-            (meta.mode() & 0o7777, Some((meta.uid(), meta.gid())))
-        }
-        None => (0o666 & !current_umask(), None),
-    };
-    let tmp = write_temp(&target, &new_bytes, mode, owner, true)?;
+    let like = held.as_ref().map(|h| Like {
+        meta: &h.meta,
+        file: Some(&h.file),
+    });
+    let tmp = write_temp(&target, &new_bytes, like.as_ref(), true)?;
     fault!("before-rename", &target, "rename the new content over");
     // The last moment to back out. Our lock only excludes other writers while the lock file we
     // hold is still the one at its path, and the file we read is still the blackboard: if
