@@ -465,22 +465,69 @@ fn lstat_identity(path: &Path) -> Option<(u64, u64)> {
         .map(|m| (m.dev(), m.ino()))
 }
 
+fn this_host() -> String {
+    fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Whether a process with this pid exists on this machine. `EPERM` means it exists but
+/// belongs to another user.
+fn pid_alive(pid: i64) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 sends nothing; it only checks that the process exists.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// The most of the owner file a waiter reads (`pair` writes a few hundred bytes).
+const OWNER_READ_LIMIT: u64 = 64 * 1024;
+
+/// Describe the lock holder recorded in the owner file, for a lock-timeout message.
+///
+/// Whatever stands at the owner path, a waiter never blocks on it, follows it or reads it
+/// whole: it is opened without following a symlink and without blocking, checked to be a
+/// regular file on the opened descriptor, and read only up to a bound.
 fn read_owner(target: &Path) -> Option<String> {
     let path = owner_path(target);
-    let meta = fs::symlink_metadata(&path).ok()?;
-    if !meta.file_type().is_file() || meta.len() > 64 * 1024 {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(&path)
+        .ok()?;
+    if !file.metadata().ok()?.file_type().is_file() {
         return None;
     }
-    let text = fs::read_to_string(&path).ok()?;
+    let mut text = String::new();
+    file.take(OWNER_READ_LIMIT).read_to_string(&mut text).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    Some(format!(
-        "pid {} on {}, agent {}, operation {}, since {}",
-        v.get("pid").map(|p| p.to_string()).unwrap_or_default(),
-        v.get("hostname").and_then(|h| h.as_str()).unwrap_or("?"),
+    let pid = v.get("pid").and_then(|p| p.as_i64());
+    let host = v.get("hostname").and_then(|h| h.as_str()).unwrap_or("?");
+    let record = format!(
+        "pid {} on {host}, agent {}, operation {}, since {}",
+        pid.map(|p| p.to_string())
+            .unwrap_or_else(|| "?".to_string()),
         v.get("agent").and_then(|h| h.as_str()).unwrap_or("-"),
         v.get("operation").and_then(|h| h.as_str()).unwrap_or("?"),
         v.get("acquired_at").and_then(|h| h.as_str()).unwrap_or("?"),
-    ))
+    );
+    // The owner file is replaced by each writer, never removed: it can name a writer long gone
+    // while the lock is held by something that did not record itself (a program that is not
+    // `pair`, or a writer killed before it recorded itself).
+    if let Some(pid) = pid
+        && host == this_host()
+        && !pid_alive(pid)
+    {
+        return Some(format!(
+            "an unknown process; the owner file still names {record}, which is no longer running"
+        ));
+    }
+    Some(record)
 }
 
 /// The error of opening the lock file.
@@ -817,12 +864,9 @@ fn write_owner(target: &Path, opts: &WriteOptions, like: Option<&fs::Metadata>) 
             ),
         });
     }
-    let hostname = fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_default();
     let record = serde_json::json!({
         "pid": std::process::id(),
-        "hostname": hostname,
+        "hostname": this_host(),
         "agent": opts.agent,
         "operation": opts.operation,
         "acquired_at": crate::model::Timestamp::now().to_string(),

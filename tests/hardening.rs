@@ -708,6 +708,155 @@ fn the_owner_writing_keeps_the_set_id_bits_acl_and_attributes() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// 7. the lock owner file
+
+/// Holds `board.lock` from this process.
+fn hold_lock(board: &Path) -> fs::File {
+    let f = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(format!("{}.lock", board.display()))
+        .unwrap();
+    f.lock().unwrap();
+    f
+}
+
+fn hostname() -> String {
+    fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+fn timed_out_write(b: &Board) -> Out {
+    let content = b.aux_file("c.md", format!("{MINIMAL}\nx\n"));
+    pair_timeout(
+        [
+            "write",
+            b.p(),
+            "--content-file",
+            content.to_str().unwrap(),
+            "--expect-sha256",
+            &sha256_hex(MINIMAL),
+            "--timeout",
+            "0.2",
+        ],
+        Duration::from_secs(10),
+    )
+}
+
+#[test]
+fn a_lock_timeout_names_a_live_holder_and_does_not_blame_a_dead_one() {
+    let b = Board::minimal();
+    let owner = b.dir.path().join("board.md.lock.owner.json");
+    let record = |pid: u32| {
+        format!(
+            r#"{{"pid": {pid}, "hostname": "{}", "agent": "ghost", "operation": "note", "acquired_at": "2020-01-01T00:00:00Z"}}"#,
+            hostname()
+        )
+    };
+    let _lock = hold_lock(&b.path);
+
+    // a live process: named
+    fs::write(&owner, record(std::process::id())).unwrap();
+    timed_out_write(&b)
+        .code(2)
+        .mentions(&[&format!("held by pid {}", std::process::id()), "ghost"]);
+
+    // a process that exited long ago: the holder is unknown
+    let mut child = StdCommand::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    fs::write(&owner, record(dead)).unwrap();
+    let out = timed_out_write(&b);
+    out.code(2).mentions(&["unknown", "no longer running"]);
+    assert!(
+        !out.all().contains(&format!("held by pid {dead}")),
+        "{}",
+        out.report()
+    );
+    b.assert_untouched(MINIMAL.as_bytes());
+}
+
+#[test]
+fn a_lock_timeout_never_follows_or_blocks_on_a_swapped_owner_file() {
+    // The owner path flips between a small regular file and a symlink to a FIFO that nobody
+    // writes: checking the path and then opening it by name would, sooner or later, open the
+    // FIFO and block for ever.
+    let b = Board::minimal();
+    let dir = b.dir.path().to_path_buf();
+    let owner = dir.join("board.md.lock.owner.json");
+    let fifo = b.aux.path().join("fifo");
+    mkfifo(&fifo);
+    let _lock = hold_lock(&b.path);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flipper = {
+        let (stop, dir, owner, fifo) = (stop.clone(), dir.clone(), owner.clone(), fifo.clone());
+        std::thread::spawn(move || {
+            let (reg, link) = (dir.join("flip-reg"), dir.join("flip-link"));
+            while !stop.load(Ordering::Relaxed) {
+                fs::write(&reg, r#"{"pid": 1, "hostname": "elsewhere"}"#).unwrap();
+                fs::rename(&reg, &owner).unwrap();
+                std::os::unix::fs::symlink(&fifo, &link).unwrap();
+                fs::rename(&link, &owner).unwrap();
+            }
+        })
+    };
+    let start = Instant::now();
+    let mut runs = 0;
+    while start.elapsed() < Duration::from_secs(4) {
+        let content = b.aux_file("c.md", format!("{MINIMAL}\nx\n"));
+        let out = pair_timeout(
+            [
+                "write",
+                b.p(),
+                "--content-file",
+                content.to_str().unwrap(),
+                "--expect-sha256",
+                &sha256_hex(MINIMAL),
+                "--timeout",
+                "0",
+            ],
+            Duration::from_secs(5),
+        );
+        out.not_timed_out().code(2);
+        runs += 1;
+    }
+    stop.store(true, Ordering::Relaxed);
+    flipper.join().unwrap();
+    assert!(runs > 10, "{runs}");
+    b.assert_untouched(MINIMAL.as_bytes());
+}
+
+#[test]
+fn a_lock_timeout_reads_a_bounded_owner_file() {
+    // a regular owner file that keeps growing: only the first 64 KiB are ever read
+    let b = Board::minimal();
+    let owner = b.dir.path().join("board.md.lock.owner.json");
+    let f = fs::File::create(&owner).unwrap();
+    f.set_len(8 << 30).unwrap();
+    let _lock = hold_lock(&b.path);
+    let content = b.aux_file("c.md", format!("{MINIMAL}\nx\n"));
+    pair_capped(
+        &[
+            "write",
+            b.p(),
+            "--content-file",
+            content.to_str().unwrap(),
+            "--expect-sha256",
+            &sha256_hex(MINIMAL),
+            "--timeout",
+            "0",
+        ],
+        None,
+        QUICK,
+    )
+    .code(2);
+}
+
+// ---------------------------------------------------------------------------------------------
 // 8. input files
 
 #[test]
