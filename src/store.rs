@@ -1027,7 +1027,21 @@ where
             kind: "a directory",
         });
     }
+    // A write that needs the board and finds none leaves nothing behind. Where a lock file
+    // exists, it goes on under the lock all the same: a killed creation may have left a
+    // temporary file, which the lock makes safe to remove.
     let lstat = fs::symlink_metadata(&target);
+    if !matches!(expect, Expect::Absent)
+        && lstat
+            .as_ref()
+            .is_err_and(|e| e.kind() == io::ErrorKind::NotFound)
+        && fs::symlink_metadata(lock_path(&target))
+            .is_err_and(|e| e.kind() == io::ErrorKind::NotFound)
+    {
+        return Err(Error::Missing {
+            path: path.to_path_buf(),
+        });
+    }
     // New sidecar files take the board's owner, group and mode.
     let board_meta = lstat.ok().filter(|m| m.file_type().is_file());
     let lock = lock_like(&target, opts.timeout, board_meta.as_ref())?;

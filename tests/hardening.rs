@@ -1095,6 +1095,80 @@ fn validate_refuses_a_body_with_an_unclosed_html_comment_or_details() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// 15. litter
+
+#[test]
+fn a_write_to_a_missing_board_leaves_nothing_behind() {
+    let b = Board::absent();
+    let sha = sha256_hex(MINIMAL);
+    let content = b.aux_file("c.md", MINIMAL);
+    for args in [
+        note_args(b.p(), "x"),
+        vec![
+            "write".into(),
+            b.p().into(),
+            "--content-file".into(),
+            content.to_str().unwrap().into(),
+            "--expect-sha256".into(),
+            sha.clone(),
+        ],
+        vec![
+            "register".into(),
+            b.p().into(),
+            "--agent".into(),
+            "rev".into(),
+        ],
+        vec![
+            "stop".into(),
+            b.p().into(),
+            "--agent".into(),
+            "doer".into(),
+            "--reason".into(),
+            "r".into(),
+        ],
+    ] {
+        pair(&args).code(7);
+        assert_only_entries(b.dir.path(), &[]);
+    }
+    // lock files that already exist stay
+    fs::write(b.dir.path().join("board.md.lock"), "").unwrap();
+    pair(note_args(b.p(), "x")).code(7);
+    assert!(b.dir.path().join("board.md.lock").exists());
+    assert!(!b.path.exists());
+}
+
+#[test]
+fn temporary_files_of_killed_creations_are_removed_by_the_next_write() {
+    let kill = |args: &[&str], point: &str| {
+        let out = pair_env(args, &[("PAIR_FAULT", &format!("{point}:kill"))]);
+        assert_eq!(out.signal, Some(libc::SIGKILL), "{}", out.report());
+    };
+    for point in ["temp-write", "temp-fsync", "before-rename"] {
+        // a killed `init`, retried
+        let b = Board::absent();
+        kill(&["init", b.p()], point);
+        assert_eq!(temp_files(b.dir.path()).len(), 1, "{point}");
+        pair(["init", b.p()]).code(0);
+        b.assert_clean_dir(&[]);
+
+        // a killed `write --create-if-missing`, then a write that finds no board
+        let b = Board::absent();
+        let content = b.aux_file("c.md", MINIMAL);
+        let c = content.to_str().unwrap();
+        kill(
+            &["write", b.p(), "--content-file", c, "--create-if-missing"],
+            point,
+        );
+        assert_eq!(temp_files(b.dir.path()).len(), 1, "{point}");
+        pair(note_args(b.p(), "x")).code(7);
+        assert!(temp_files(b.dir.path()).is_empty(), "{point}");
+        assert!(!b.path.exists());
+        pair(["write", b.p(), "--content-file", c, "--create-if-missing"]).code(0);
+        b.assert_clean_dir(&[]);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // 16. messages
 
 #[test]
