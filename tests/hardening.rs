@@ -1168,6 +1168,80 @@ fn temporary_files_of_killed_creations_are_removed_by_the_next_write() {
     }
 }
 
+/// Processes whose working directory is inside `dir`.
+fn processes_in(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().flatten() {
+        // a removed directory reads as `PATH (deleted)`
+        if let Ok(cwd) = fs::read_link(entry.path().join("cwd"))
+            && cwd.to_string_lossy().starts_with(&*dir.to_string_lossy())
+        {
+            found.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    found
+}
+
+#[test]
+fn an_interrupted_demo_ends_its_agents_and_removes_its_directory() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut child = StdCommand::new(pair_bin())
+            .arg("demo")
+            .env("TMPDIR", tmp.path())
+            .env_remove("PAIR_AGENT")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        let demo_dir = loop {
+            if let Some(d) = dir_entries(tmp.path()).into_iter().next() {
+                break tmp.path().join(d);
+            }
+            assert!(start.elapsed() < QUICK, "the demo never made its directory");
+            std::thread::sleep(Duration::from_millis(2));
+        };
+        // let the agents start
+        while !demo_dir.join("task.md").exists() && start.elapsed() < QUICK {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        // SAFETY: a plain syscall on our own child.
+        unsafe {
+            libc::kill(child.id() as i32, sig);
+        }
+        let deadline = Instant::now() + QUICK;
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            assert!(Instant::now() < deadline, "the demo did not end");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(sig), "dies of the signal\n{stderr}");
+        assert!(stderr.contains("interrupted"), "{stderr}");
+        assert!(
+            !demo_dir.exists(),
+            "the demo directory must be removed: {:?}",
+            dir_entries(&demo_dir)
+        );
+        assert!(dir_entries(tmp.path()).is_empty());
+        // the agents were sent SIGKILL; give the kernel a moment to reap them
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !processes_in(&demo_dir).is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(
+            processes_in(&demo_dir),
+            Vec::<String>::new(),
+            "agents left running"
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // 16. messages
 
