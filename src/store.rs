@@ -2,19 +2,23 @@
 //! a blackboard; every write goes through [`update`].
 //!
 //! A write:
-//! 1. opens the sidecar `<target>.lock` without following symlinks and takes an exclusive
-//!    `flock`, waiting up to the timeout;
+//! 1. opens the sidecar `<target>.lock` without following symlinks (creating it, with the
+//!    blackboard's group and mode, unless the write needs a blackboard and there is none) and
+//!    takes an exclusive `flock`, waiting up to the timeout;
 //! 2. checks the locked file is still the one at that path (it may have been deleted and
 //!    recreated by someone) and retries if not;
 //! 3. records the owner in `<target>.lock.owner.json`, atomically;
-//! 4. re-reads the blackboard and checks the caller's expectation (hash, or absence);
+//! 4. re-reads the blackboard, keeping it open, and checks the caller's expectation (hash, or
+//!    absence), that it has one link, and that the caller may write it;
 //! 5. lets the caller build the new content, and validates it;
-//! 6. writes a temporary file beside the target with the original permissions, fsyncs it,
-//!    renames it over the target (or links it into place when creating, so nothing is
-//!    clobbered), and fsyncs the directory;
+//! 6. writes a temporary file beside the target with the original owner, group, extended
+//!    attributes and mode (as far as the writer may set them), fsyncs it, checks the lock file
+//!    and the blackboard are still the ones locked and read, renames it over the target (or
+//!    links it into place when creating, so nothing is clobbered), and fsyncs the directory;
 //! 7. returns what happened, computed under the lock.
 //!
-//! Reads take no lock: a rename is atomic, so a reader sees the old file or the new one.
+//! Reads take no lock: a rename is atomic, so a reader sees the old file or the new one. Every
+//! read refuses a file over [`MAX_BOARD_BYTES`] before reading it.
 
 use std::ffi::CString;
 use std::fs::{self, File, OpenOptions};
