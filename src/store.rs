@@ -1051,6 +1051,13 @@ where
     let lock = lock_like(&target, opts.timeout, board_meta.as_ref())?;
     // Orphans first: a writer killed while recording itself as owner leaves at most one behind.
     remove_orphans(&target);
+    if !matches!(expect, Expect::Absent)
+        && fs::symlink_metadata(&target).is_err_and(|e| e.kind() == io::ErrorKind::NotFound)
+    {
+        return Err(Error::Missing {
+            path: path.to_path_buf(),
+        });
+    }
     write_owner(&target, opts, board_meta.as_ref())?;
     fault!("locked", &target, "read the blackboard");
 
