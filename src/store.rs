@@ -1190,3 +1190,65 @@ fn current_umask() -> u32 {
         })
         .unwrap_or(0o022)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file with `user.label` on the real disk, or `None` where user attributes are missing.
+    fn labelled() -> Option<(tempfile::TempDir, File)> {
+        let dir = tempfile::tempdir_in("/var/tmp")
+            .or_else(|_| tempfile::tempdir())
+            .unwrap();
+        let path = dir.path().join("src.md");
+        fs::write(&path, "x").unwrap();
+        let file = File::open(&path).unwrap();
+        // SAFETY: plain syscall on buffers we own.
+        let rc = unsafe {
+            libc::fsetxattr(
+                file.as_raw_fd(),
+                c"user.label".as_ptr(),
+                b"blue".as_ptr().cast(),
+                4,
+                0,
+            )
+        };
+        if rc != 0 {
+            eprintln!(
+                "skipped: no user extended attributes here: {}",
+                io::Error::last_os_error()
+            );
+            return None;
+        }
+        Some((dir, file))
+    }
+
+    #[test]
+    fn an_attribute_that_cannot_be_copied_is_an_error_not_a_silent_loss() {
+        // A process test cannot make this fail: the new file is made beside the board, on the
+        // same filesystem. /proc takes no extended attributes.
+        let Some((_dir, src)) = labelled() else {
+            return;
+        };
+        let dst = File::open("/proc/self/status").unwrap();
+        let err = copy_xattrs(&src, &dst).unwrap_err();
+        assert!(err.to_string().contains("user.label"), "{err}");
+    }
+
+    #[test]
+    fn attributes_are_copied_between_files() {
+        let Some((dir, src)) = labelled() else {
+            return;
+        };
+        let dst_path = dir.path().join("dst.md");
+        fs::write(&dst_path, "y").unwrap();
+        let dst = File::open(&dst_path).unwrap();
+        copy_xattrs(&src, &dst).unwrap();
+        let fd = dst.as_raw_fd();
+        // SAFETY: as in copy_xattrs.
+        let value =
+            xattr_buf(|buf, len| unsafe { libc::fgetxattr(fd, c"user.label".as_ptr(), buf, len) })
+                .unwrap();
+        assert_eq!(value.as_deref(), Some(&b"blue"[..]));
+    }
+}

@@ -146,8 +146,9 @@ fn tools_present() -> bool {
 }
 
 impl Users {
-    /// A group `team` and users who are each in their own group and in `team`. `None` (with
-    /// the reason printed) when not root or the tools are missing.
+    /// A group `team` and users who are each in their own group and, unless their name starts
+    /// with `out`, in `team`. `None` (with the reason printed) when not root or the tools are
+    /// missing.
     fn new(test: &str, names: &[&str]) -> Option<Users> {
         if !is_root() {
             eprintln!("{test}: skipped: needs root to create users and groups");
@@ -168,11 +169,12 @@ impl Users {
         };
         for name in names {
             let user = format!("{tag}{name}");
-            let ok = StdCommand::new("useradd")
-                .args(["-M", "-U", "-s", "/usr/sbin/nologin", "-G", &made.group])
-                .arg(&user)
-                .status()
-                .unwrap();
+            let mut useradd = StdCommand::new("useradd");
+            useradd.args(["-M", "-U", "-s", "/usr/sbin/nologin"]);
+            if !name.starts_with("out") {
+                useradd.args(["-G", &made.group]);
+            }
+            let ok = useradd.arg(&user).status().unwrap();
             assert!(ok.success(), "useradd {user}");
             made.users.push(user);
         }
@@ -387,7 +389,7 @@ fn a_hard_linked_board_is_refused_by_every_write() {
 fn a_user_who_may_not_write_the_board_cannot_replace_it() {
     let Some(u) = Users::new(
         "a_user_who_may_not_write_the_board_cannot_replace_it",
-        &["alice", "bob"],
+        &["alice", "bob", "outcarol"],
     ) else {
         return;
     };
@@ -430,6 +432,44 @@ fn a_user_who_may_not_write_the_board_cannot_replace_it() {
     )
     .code(0);
     assert_eq!(owner_group_mode(&board), (u.uid("alice"), team, 0o644));
+
+    // access is what the ACL says: the group may only read, carol (outside it) may write
+    let carol = u.uid("outcarol");
+    if let Err(e) = set_xattr(&board, "system.posix_acl_access", &acl(carol, 4, 4)) {
+        eprintln!("no ACLs here ({e}); the rest of this test is skipped");
+        return;
+    }
+    chmod(&board, 0o2664); // the group bits show the ACL mask (rw)
+    let before = fs::read(&board).unwrap();
+    u.pair(
+        "bob",
+        &note_args(p, "bob")
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>(),
+    )
+    .code(1)
+    .mentions(&["read-only"]);
+    assert_bytes_eq(&fs::read(&board).unwrap(), &before, "untouched");
+    chmod(dir.path(), 0o777); // carol may create files beside it
+    u.pair(
+        "outcarol",
+        &note_args(p, "carol")
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>(),
+    )
+    .code(0);
+    // carol is not in the team: the file becomes hers, group and all, and the set-group-id bit
+    // (which would name her group) goes; the ACL stays
+    assert_eq!(
+        owner_group_mode(&board),
+        (carol, u.own_gid("outcarol"), 0o664)
+    );
+    assert_eq!(
+        get_xattr(&board, "system.posix_acl_access"),
+        Some(acl(carol, 4, 4))
+    );
 }
 
 #[test]
@@ -547,14 +587,19 @@ fn a_lock_file_made_by_root_does_not_lock_the_owner_out() {
 /// A POSIX access ACL in the kernel's xattr format: `user::rw-`, `user:UID:rw-`,
 /// `group::rw-`, `mask::rw-`, `other::---`.
 fn acl_with_user(uid: u32) -> Vec<u8> {
+    acl(uid, 6, 0)
+}
+
+/// `user::rw-`, `user:UID:rw-`, `group::GROUP`, `mask::rw-`, `other::OTHER`.
+fn acl(uid: u32, group: u16, other: u16) -> Vec<u8> {
     let mut v = 2u32.to_le_bytes().to_vec();
     let undefined = u32::MAX;
     for (tag, perm, id) in [
         (0x01u16, 6u16, undefined),
         (0x02, 6, uid),
-        (0x04, 6, undefined),
+        (0x04, group, undefined),
         (0x10, 6, undefined),
-        (0x20, 0, undefined),
+        (0x20, other, undefined),
     ] {
         v.extend_from_slice(&tag.to_le_bytes());
         v.extend_from_slice(&perm.to_le_bytes());
@@ -663,6 +708,34 @@ fn mode_bits_acl_and_extended_attributes_survive_a_write() {
     ])
     .code(0);
     assert_decorations_kept(&board, 0o4660);
+}
+
+#[test]
+fn an_acl_inherited_from_the_directory_is_not_added_to_the_board() {
+    if !is_root() {
+        // a default ACL can be set by the directory's owner too, but keep to one setup
+        eprintln!(
+            "an_acl_inherited_from_the_directory_is_not_added_to_the_board: skipped: not root"
+        );
+        return;
+    }
+    let dir = disk_dir();
+    let board = dir.path().join("b.md");
+    fs::write(&board, MINIMAL).unwrap();
+    chmod(&board, 0o640);
+    // new files in the directory now get an ACL; the board has none
+    if let Err(e) = set_xattr(dir.path(), "system.posix_acl_default", &acl_with_user(4242)) {
+        eprintln!("skipped: no default ACLs on {}: {e}", dir.path().display());
+        return;
+    }
+    assert_eq!(get_xattr(&board, "system.posix_acl_access"), None);
+    pair(note_args(board.to_str().unwrap(), "one")).code(0);
+    assert_eq!(
+        get_xattr(&board, "system.posix_acl_access"),
+        None,
+        "no ACL added"
+    );
+    assert_eq!(fs::metadata(&board).unwrap().mode() & 0o7777, 0o640);
 }
 
 #[test]
@@ -1183,7 +1256,7 @@ fn processes_in(dir: &Path) -> Vec<String> {
 
 #[test]
 fn an_interrupted_demo_ends_its_agents_and_removes_its_directory() {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         let tmp = tempfile::tempdir().unwrap();
         let mut child = StdCommand::new(pair_bin())
             .arg("demo")
