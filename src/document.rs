@@ -464,14 +464,26 @@ pub struct UnclosedHtml {
 /// closed, outside fenced code and inline code spans: when the Markdown is rendered it hides
 /// everything after it, the sections that follow included.
 pub fn unclosed_html(text: &str) -> Option<UnclosedHtml> {
+    unclosed_blocks(text).1
+}
+
+/// [`unclosed_fence`] and [`unclosed_html`] in one pass over the text.
+pub fn unclosed_blocks(text: &str) -> (Option<u32>, Option<UnclosedHtml>) {
+    let mut fence: Option<u32> = None;
     let mut comment: Option<u32> = None;
     let mut details: Vec<u32> = Vec::new();
     for (i, (_, line, kind)) in lines(text).enumerate() {
         let n = i as u32 + 1;
+        if kind == LineKind::Fence {
+            fence = match fence {
+                None => Some(n),
+                Some(_) => None,
+            };
+        }
         match comment {
             // Inside a comment, fences are comment text.
             Some(_) if !line.contains("-->") => continue,
-            None if !line.contains('<') || matches!(kind, LineKind::Fence | LineKind::InFence) => {
+            None if matches!(kind, LineKind::Fence | LineKind::InFence) || !has_html_tag(line) => {
                 continue;
             }
             _ => {}
@@ -479,7 +491,7 @@ pub fn unclosed_html(text: &str) -> Option<UnclosedHtml> {
         let masked = mask_code_spans(line);
         scan_html(masked.as_bytes(), n, &mut comment, &mut details);
     }
-    match (comment, details.first()) {
+    let html = match (comment, details.first()) {
         (Some(line), _) => Some(UnclosedHtml {
             line,
             what: "an HTML comment (`<!--`)",
@@ -491,7 +503,24 @@ pub fn unclosed_html(text: &str) -> Option<UnclosedHtml> {
             closer: "`</details>`",
         }),
         (None, None) => None,
-    }
+    };
+    (fence, html)
+}
+
+/// Whether a line may open or close a comment or a `<details>` element (most lines cannot, and
+/// are not looked at further).
+fn has_html_tag(line: &str) -> bool {
+    let b = line.as_bytes();
+    line.match_indices('<').any(|(p, _)| {
+        let rest = &b[p + 1..];
+        rest.starts_with(b"!--")
+            || rest
+                .get(..7)
+                .is_some_and(|w| w.eq_ignore_ascii_case(b"details"))
+            || rest
+                .get(..8)
+                .is_some_and(|w| w.eq_ignore_ascii_case(b"/details"))
+    })
 }
 
 /// Follow HTML comments and `<details>` elements through one line.
@@ -567,6 +596,26 @@ fn mask_code_spans(line: &str) -> std::borrow::Cow<'_, str> {
             i += 1;
         }
     }
+    let mut out = b.to_vec();
+    if runs.len() <= 16 {
+        // The usual line: a few spans, matched by looking ahead.
+        let mut k = 0;
+        while k < runs.len() {
+            let (start, len) = runs[k];
+            match (k + 1..runs.len()).find(|&c| runs[c].1 == len) {
+                Some(close) => {
+                    for byte in &mut out[start + len..runs[close].0] {
+                        *byte = b' ';
+                    }
+                    k = close + 1;
+                }
+                None => k += 1,
+            }
+        }
+        return std::borrow::Cow::Owned(
+            String::from_utf8(out).unwrap_or_else(|_| line.to_string()),
+        );
+    }
     // For each length, the indices of its runs in order; each queue is consumed front to back,
     // so the whole line costs linear time however its backticks are arranged.
     let mut by_len: std::collections::HashMap<usize, std::collections::VecDeque<usize>> =
@@ -574,7 +623,6 @@ fn mask_code_spans(line: &str) -> std::borrow::Cow<'_, str> {
     for (k, (_, len)) in runs.iter().enumerate() {
         by_len.entry(*len).or_default().push_back(k);
     }
-    let mut out = b.to_vec();
     let mut k = 0;
     while k < runs.len() {
         let (start, len) = runs[k];
@@ -999,6 +1047,28 @@ mod tests {
         let p = check_note("ok\n\n<details>\n").unwrap_err();
         assert_eq!(p.line, 3);
         assert!(p.message.contains("never closed"), "{}", p.message);
+    }
+
+    #[test]
+    fn one_pass_finds_what_the_separate_checks_find() {
+        for text in [
+            "a\n```\nx\n",
+            "```\n<!--\n```\n<details>\n",
+            "<!--\n```\n-->\n```\n",
+            "~~~\n~~~\n<!-- a -->\n",
+            "",
+        ] {
+            let (fence, html) = unclosed_blocks(text);
+            assert_eq!(fence, unclosed_fence(text), "{text:?}");
+            assert_eq!(html, unclosed_html(text), "{text:?}");
+        }
+        assert_eq!(unclosed_blocks("```\n<!--\n```\n<details>\n").0, None);
+        assert_eq!(
+            unclosed_blocks("```\n<!--\n```\n<details>\n")
+                .1
+                .map(|h| h.line),
+            Some(4)
+        );
     }
 
     #[test]

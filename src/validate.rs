@@ -145,7 +145,8 @@ pub fn check_bytes(bytes: &[u8]) -> Result<Valid, Report> {
         warnings: vec![],
     })?;
     let parsed = check_frontmatter(&doc)?;
-    if let Some(line) = crate::document::unclosed_fence(&doc.body) {
+    let (fence, html) = crate::document::unclosed_blocks(&doc.body);
+    if let Some(line) = fence {
         return Err(Report {
             errors: vec![FieldError {
                 field: "body".to_string(),
@@ -157,7 +158,7 @@ pub fn check_bytes(bytes: &[u8]) -> Result<Valid, Report> {
             warnings: parsed.warnings,
         });
     }
-    if let Some(h) = crate::document::unclosed_html(&doc.body) {
+    if let Some(h) = html {
         return Err(Report {
             errors: vec![FieldError {
                 field: "body".to_string(),
