@@ -135,6 +135,24 @@ struct Users {
 
 static NEXT_USER: AtomicUsize = AtomicUsize::new(0);
 
+/// `useradd` and friends lock /etc/passwd and give up when another holds it: the tests of this
+/// file run them one at a time, and retry a busy one.
+static ACCOUNTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs an account tool (`groupadd`, `useradd`, `userdel`, `groupdel`); whether it succeeded.
+fn account_tool(tool: &str, args: &[&str]) -> bool {
+    let _one = ACCOUNTS.lock().unwrap_or_else(|e| e.into_inner());
+    for _ in 0..20 {
+        let status = StdCommand::new(tool).args(args).status().unwrap();
+        // exit 1 or 10: the password or group file could not be locked (or updated)
+        if !matches!(status.code(), Some(1 | 10)) {
+            return status.success();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    false
+}
+
 fn tools_present() -> bool {
     [
         "/usr/sbin/useradd",
@@ -161,21 +179,20 @@ impl Users {
         let n = NEXT_USER.fetch_add(1, Ordering::SeqCst);
         let tag = format!("ph{}x{n}", std::process::id());
         let group = format!("{tag}team");
-        let ok = StdCommand::new("groupadd").arg(&group).status().unwrap();
-        assert!(ok.success(), "groupadd {group}");
+        assert!(account_tool("groupadd", &[&group]), "groupadd {group}");
         let mut made = Users {
             group,
             users: Vec::new(),
         };
         for name in names {
             let user = format!("{tag}{name}");
-            let mut useradd = StdCommand::new("useradd");
-            useradd.args(["-M", "-U", "-s", "/usr/sbin/nologin"]);
+            let mut args = vec!["-M", "-U", "-s", "/usr/sbin/nologin"];
             if !name.starts_with("out") {
-                useradd.args(["-G", &made.group]);
+                args.extend(["-G", made.group.as_str()]);
             }
-            let ok = useradd.arg(&user).status().unwrap();
-            assert!(ok.success(), "useradd {user}");
+            args.push(&user);
+            let ok = account_tool("useradd", &args);
+            assert!(ok, "useradd {user}");
             made.users.push(user);
         }
         Some(made)
@@ -238,9 +255,9 @@ fn id_of(flag: &str, user: &str) -> u32 {
 impl Drop for Users {
     fn drop(&mut self) {
         for u in &self.users {
-            let _ = StdCommand::new("userdel").arg(u).status();
+            account_tool("userdel", &[u]);
         }
-        let _ = StdCommand::new("groupdel").arg(&self.group).status();
+        account_tool("groupdel", &[&self.group]);
     }
 }
 
