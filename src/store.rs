@@ -1090,6 +1090,19 @@ where
     }
 
     let new_bytes = build(current.as_ref())?;
+    // No write makes a board larger than any reader accepts, however the new content was
+    // checked.
+    if new_bytes.len() as u64 > MAX_BOARD_BYTES {
+        return Err(Error::Invalid {
+            path: path.to_path_buf(),
+            errors: vec![FieldError {
+                field: "file".to_string(),
+                line: None,
+                message: validate::too_large_message(new_bytes.len() as u64),
+            }],
+            new_content: true,
+        });
+    }
     // Keep only the old hash from here on: holding the old bytes through validation and the
     // write would put a third copy of a large blackboard in memory.
     let exists = current.is_some();
