@@ -63,6 +63,8 @@ pub enum SplitError {
     Unclosed,
     /// Git conflict markers are present.
     ConflictMarkers { line: u32, marker: String },
+    /// A delimiter line ends in `\r\r\n` (CRLF line endings converted to CRLF again).
+    DoubledCr { line: u32 },
 }
 
 impl fmt::Display for SplitError {
@@ -89,6 +91,12 @@ impl fmt::Display for SplitError {
                 "line {line}: unresolved git conflict marker `{marker}`; resolve the merge \
                  conflict, then run `pair validate` again"
             ),
+            SplitError::DoubledCr { line } => write!(
+                f,
+                "line {line}: the `---` delimiter line ends in `\\r\\r\\n`, a doubled carriage \
+                 return (CRLF line endings converted to CRLF a second time?); use LF or CRLF \
+                 line endings"
+            ),
         }
     }
 }
@@ -111,6 +119,15 @@ fn is_delimiter(line: &str) -> bool {
     let line = line.strip_suffix('\n').unwrap_or(line);
     let line = line.strip_suffix('\r').unwrap_or(line);
     line.trim_end_matches([' ', '\t']) == "---"
+}
+
+/// A line that would be a delimiter but for a doubled carriage return before its newline.
+fn is_doubled_cr_delimiter(line: &[u8]) -> bool {
+    let mut end = line.len();
+    while end > 0 && matches!(line[end - 1], b'\r' | b'\n' | b' ' | b'\t') {
+        end -= 1;
+    }
+    &line[..end] == b"---" && line.windows(2).any(|w| w == b"\r\r")
 }
 
 /// Whether a line (without its ending) is a git conflict marker.
@@ -173,6 +190,9 @@ impl Document {
             if is_delimiter(&first_str) {
                 return Err(SplitError::Unclosed);
             }
+            if is_doubled_cr_delimiter(first) {
+                return Err(SplitError::DoubledCr { line: 1 });
+            }
             let shown: String = first_str
                 .trim_end_matches(['\r', '\n'])
                 .chars()
@@ -188,6 +208,7 @@ impl Document {
         // Find the closing delimiter line.
         let mut pos = first_end;
         let mut close: Option<(usize, usize)> = None;
+        let mut doubled_cr: Option<usize> = None;
         while pos < rest.len() {
             let end = rest[pos..]
                 .iter()
@@ -195,14 +216,24 @@ impl Document {
                 .map(|i| pos + i + 1)
                 .unwrap_or(rest.len());
             let line = &rest[pos..end];
-            if line.starts_with(b"---") && is_delimiter(&String::from_utf8_lossy(line)) {
-                close = Some((pos, end));
-                break;
+            if line.starts_with(b"---") {
+                if is_delimiter(&String::from_utf8_lossy(line)) {
+                    close = Some((pos, end));
+                    break;
+                }
+                if doubled_cr.is_none() && is_doubled_cr_delimiter(line) {
+                    doubled_cr = Some(pos);
+                }
             }
             pos = end;
         }
         let Some((close_start, close_end)) = close else {
-            return Err(SplitError::Unclosed);
+            return Err(match doubled_cr {
+                Some(at) => SplitError::DoubledCr {
+                    line: line_of_offset(rest, at),
+                },
+                None => SplitError::Unclosed,
+            });
         };
         let fm_bytes = &rest[first_end..close_start];
         let fm_text = match std::str::from_utf8(fm_bytes) {
@@ -425,6 +456,201 @@ pub fn unclosed_fence(text: &str) -> Option<u32> {
         }
     }
     open
+}
+
+/// An HTML comment or `<details>` element opened and never closed (see [`unclosed_html`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnclosedHtml {
+    /// 1-based line of the opening, within the text checked.
+    pub line: u32,
+    /// What was opened, e.g. "an HTML comment (`<!--`)".
+    pub what: &'static str,
+    /// What would close it, e.g. "`-->`".
+    pub closer: &'static str,
+}
+
+/// The first HTML comment (`<!--`) or `<details>` element in `text` that is opened and never
+/// closed, outside fenced code and inline code spans: when the Markdown is rendered it hides
+/// everything after it, the sections that follow included.
+pub fn unclosed_html(text: &str) -> Option<UnclosedHtml> {
+    unclosed_blocks(text).1
+}
+
+/// [`unclosed_fence`] and [`unclosed_html`] in one pass over the text.
+pub fn unclosed_blocks(text: &str) -> (Option<u32>, Option<UnclosedHtml>) {
+    let mut fence: Option<u32> = None;
+    let mut comment: Option<u32> = None;
+    let mut details: Vec<u32> = Vec::new();
+    for (i, (_, line, kind)) in lines(text).enumerate() {
+        let n = i as u32 + 1;
+        if kind == LineKind::Fence {
+            fence = match fence {
+                None => Some(n),
+                Some(_) => None,
+            };
+        }
+        match comment {
+            // Inside a comment, fences are comment text.
+            Some(_) if !line.contains("-->") => continue,
+            None if matches!(kind, LineKind::Fence | LineKind::InFence) || !has_html_tag(line) => {
+                continue;
+            }
+            _ => {}
+        }
+        let masked = mask_code_spans(line);
+        scan_html(masked.as_bytes(), n, &mut comment, &mut details);
+    }
+    let html = match (comment, details.first()) {
+        (Some(line), _) => Some(UnclosedHtml {
+            line,
+            what: "an HTML comment (`<!--`)",
+            closer: "`-->`",
+        }),
+        (None, Some(line)) => Some(UnclosedHtml {
+            line: *line,
+            what: "a `<details>` element",
+            closer: "`</details>`",
+        }),
+        (None, None) => None,
+    };
+    (fence, html)
+}
+
+/// Whether a line may open or close a comment or a `<details>` element (most lines cannot, and
+/// are not looked at further).
+fn has_html_tag(line: &str) -> bool {
+    let b = line.as_bytes();
+    line.match_indices('<').any(|(p, _)| {
+        let rest = &b[p + 1..];
+        rest.starts_with(b"!--")
+            || rest
+                .get(..7)
+                .is_some_and(|w| w.eq_ignore_ascii_case(b"details"))
+            || rest
+                .get(..8)
+                .is_some_and(|w| w.eq_ignore_ascii_case(b"/details"))
+    })
+}
+
+/// Follow HTML comments and `<details>` elements through one line.
+fn scan_html(b: &[u8], n: u32, comment: &mut Option<u32>, details: &mut Vec<u32>) {
+    let find = |from: usize, pat: &[u8]| {
+        b.get(from..)
+            .and_then(|rest| rest.windows(pat.len()).position(|w| w == pat))
+            .map(|p| from + p)
+    };
+    let tag_at = |p: usize, name: &[u8]| {
+        b.len() >= p + name.len()
+            && b[p..p + name.len()].eq_ignore_ascii_case(name)
+            && matches!(
+                b.get(p + name.len()),
+                None | Some(b'>' | b' ' | b'\t' | b'\r' | b'\n' | b'/')
+            )
+    };
+    let mut i = 0;
+    while i < b.len() {
+        if comment.is_some() {
+            match find(i, b"-->") {
+                Some(p) => {
+                    *comment = None;
+                    i = p + 3;
+                }
+                None => return,
+            }
+            continue;
+        }
+        let Some(p) = find(i, b"<") else { return };
+        let rest = &b[p..];
+        if rest.starts_with(b"<!--") {
+            // `<!-->` and `<!--->` are complete, empty comments.
+            if rest[4..].starts_with(b">") {
+                i = p + 5;
+            } else if rest[4..].starts_with(b"->") {
+                i = p + 6;
+            } else {
+                *comment = Some(n);
+                i = p + 4;
+            }
+        } else if tag_at(p, b"<details") {
+            details.push(n);
+            i = p + 8;
+        } else if tag_at(p, b"</details") {
+            details.pop();
+            i = p + 9;
+        } else {
+            i = p + 1;
+        }
+    }
+}
+
+/// A line with the content of its inline code spans (`` `x` ``, ``` ``x`` ```) blanked out, so
+/// that HTML quoted in code is not taken for markup. A run of backticks opens a span closed by
+/// the next run of the same length; one without such a run is literal.
+fn mask_code_spans(line: &str) -> std::borrow::Cow<'_, str> {
+    if !line.contains('`') {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let b = line.as_bytes();
+    // The runs of backticks: (start, length).
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'`' {
+            let start = i;
+            while i < b.len() && b[i] == b'`' {
+                i += 1;
+            }
+            runs.push((start, i - start));
+        } else {
+            i += 1;
+        }
+    }
+    let mut out = b.to_vec();
+    if runs.len() <= 16 {
+        // The usual line: a few spans, matched by looking ahead.
+        let mut k = 0;
+        while k < runs.len() {
+            let (start, len) = runs[k];
+            match (k + 1..runs.len()).find(|&c| runs[c].1 == len) {
+                Some(close) => {
+                    for byte in &mut out[start + len..runs[close].0] {
+                        *byte = b' ';
+                    }
+                    k = close + 1;
+                }
+                None => k += 1,
+            }
+        }
+        return std::borrow::Cow::Owned(
+            String::from_utf8(out).unwrap_or_else(|_| line.to_string()),
+        );
+    }
+    // For each length, the indices of its runs in order; each queue is consumed front to back,
+    // so the whole line costs linear time however its backticks are arranged.
+    let mut by_len: std::collections::HashMap<usize, std::collections::VecDeque<usize>> =
+        std::collections::HashMap::new();
+    for (k, (_, len)) in runs.iter().enumerate() {
+        by_len.entry(*len).or_default().push_back(k);
+    }
+    let mut k = 0;
+    while k < runs.len() {
+        let (start, len) = runs[k];
+        let queue = by_len.get_mut(&len).expect("every run is queued");
+        while queue.front().is_some_and(|&x| x <= k) {
+            queue.pop_front();
+        }
+        match queue.front() {
+            Some(&close) => {
+                for byte in &mut out[start + len..runs[close].0] {
+                    *byte = b' ';
+                }
+                k = close + 1;
+            }
+            None => k += 1,
+        }
+    }
+    // Only whole characters between ASCII backticks were blanked: still UTF-8.
+    std::borrow::Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| line.to_string()))
 }
 
 /// Normalize text from outside (notes, goals) to `\n` line endings: CRLF and lone CR (which
@@ -716,6 +942,17 @@ pub fn check_note(text: &str) -> Result<(), NoteProblem> {
             ),
         });
     }
+    if let Some(h) = unclosed_html(&text) {
+        return Err(NoteProblem {
+            line: h.line,
+            message: format!(
+                "line {} of the note opens {} that is never closed with {}; it would hide \
+                 everything after it, the sections that follow included. Close it, or put it in \
+                 backticks or a code fence",
+                h.line, h.what, h.closer
+            ),
+        });
+    }
     Ok(())
 }
 
@@ -821,6 +1058,90 @@ mod tests {
         assert_eq!(check_note("Title\n=====\n").unwrap_err().line, 2);
         assert_eq!(check_note("ok\n```\nunclosed\n").unwrap_err().line, 2);
         assert!(check_note("- a\n\n---\n").is_ok());
+    }
+
+    #[test]
+    fn unclosed_html_comments_and_details_are_found_outside_code() {
+        let line = |t: &str| unclosed_html(t).map(|h| (h.line, h.closer));
+        assert_eq!(line("a\n<!-- open\nb"), Some((2, "`-->`")));
+        assert_eq!(line("<!-- a -->\n<!--\nb\n-->\n"), None);
+        assert_eq!(line("<!-- a --> x <!-- b"), Some((1, "`-->`")));
+        assert_eq!(line("<!----> <!--> <!--->"), None);
+        assert_eq!(
+            line("<details>\n<Details open>\n</details>"),
+            Some((1, "`</details>`"))
+        );
+        assert_eq!(
+            line("<details><summary>s</summary>\n\nx\n</DETAILS >"),
+            None
+        );
+        // not a details tag, closings without an opening, code
+        assert_eq!(line("<detailsx> </details> <detail>"), None);
+        assert_eq!(line("`<!--` and ``<details>`` and ` `` <!-- ` ``"), None);
+        assert_eq!(line("```\n<!--\n<details>\n```\n"), None);
+        // an unmatched backtick run is literal: the comment after it counts
+        assert_eq!(line("`` <!-- `"), Some((1, "`-->`")));
+        // a fence inside a comment is comment text
+        assert_eq!(line("<!--\n```\n-->\n"), None);
+        // notes say which line
+        let p = check_note("ok\n\n<details>\n").unwrap_err();
+        assert_eq!(p.line, 3);
+        assert!(p.message.contains("never closed"), "{}", p.message);
+    }
+
+    #[test]
+    fn one_pass_finds_what_the_separate_checks_find() {
+        for text in [
+            "a\n```\nx\n",
+            "```\n<!--\n```\n<details>\n",
+            "<!--\n```\n-->\n```\n",
+            "~~~\n~~~\n<!-- a -->\n",
+            "",
+        ] {
+            let (fence, html) = unclosed_blocks(text);
+            assert_eq!(fence, unclosed_fence(text), "{text:?}");
+            assert_eq!(html, unclosed_html(text), "{text:?}");
+        }
+        assert_eq!(unclosed_blocks("```\n<!--\n```\n<details>\n").0, None);
+        assert_eq!(
+            unclosed_blocks("```\n<!--\n```\n<details>\n")
+                .1
+                .map(|h| h.line),
+            Some(4)
+        );
+    }
+
+    #[test]
+    fn code_spans_are_masked_in_linear_time() {
+        // every run of backticks a different length: none closes, and none may rescan the line
+        let mut line = String::new();
+        for n in 1..2000 {
+            line.push_str(&"`".repeat(n));
+            line.push('x');
+        }
+        line.push_str("<!--");
+        let start = std::time::Instant::now();
+        assert!(unclosed_html(&line).is_some());
+        assert!(start.elapsed() < std::time::Duration::from_secs(2));
+        assert_eq!(mask_code_spans("a `b<c` d"), "a `   ` d");
+        assert_eq!(
+            mask_code_spans("é `ü` ``x`` `"),
+            "é `  ` ``x`` `".replace("x", " ")
+        );
+    }
+
+    #[test]
+    fn a_doubled_carriage_return_is_named() {
+        assert_eq!(
+            Document::parse(b"---\r\r\na: 1\r\r\n---\r\r\n"),
+            Err(SplitError::DoubledCr { line: 1 })
+        );
+        assert_eq!(
+            Document::parse(b"---\na: 1\n---\r\r\nbody\n"),
+            Err(SplitError::DoubledCr { line: 3 })
+        );
+        // a plain unclosed frontmatter stays "not closed"
+        assert_eq!(Document::parse(b"---\na: 1\n"), Err(SplitError::Unclosed));
     }
 
     #[test]

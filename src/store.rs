@@ -2,22 +2,29 @@
 //! a blackboard; every write goes through [`update`].
 //!
 //! A write:
-//! 1. opens the sidecar `<target>.lock` without following symlinks and takes an exclusive
-//!    `flock`, waiting up to the timeout;
+//! 1. opens the sidecar `<target>.lock` without following symlinks (creating it, with the
+//!    blackboard's group and mode, unless the write needs a blackboard and there is none) and
+//!    takes an exclusive `flock`, waiting up to the timeout;
 //! 2. checks the locked file is still the one at that path (it may have been deleted and
 //!    recreated by someone) and retries if not;
 //! 3. records the owner in `<target>.lock.owner.json`, atomically;
-//! 4. re-reads the blackboard and checks the caller's expectation (hash, or absence);
+//! 4. re-reads the blackboard, keeping it open, and checks the caller's expectation (hash, or
+//!    absence), that it has one link, and that the caller may write it;
 //! 5. lets the caller build the new content, and validates it;
-//! 6. writes a temporary file beside the target with the original permissions, fsyncs it,
-//!    renames it over the target (or links it into place when creating, so nothing is
-//!    clobbered), and fsyncs the directory;
+//! 6. writes a temporary file beside the target with the original owner, group, extended
+//!    attributes and mode (as far as the writer may set them), fsyncs it, checks the lock file
+//!    and the blackboard are still the ones locked and read, renames it over the target (or
+//!    links it into place when creating, so nothing is clobbered), and fsyncs the directory;
 //! 7. returns what happened, computed under the lock.
 //!
-//! Reads take no lock: a rename is atomic, so a reader sees the old file or the new one.
+//! Reads take no lock: a rename is atomic, so a reader sees the old file or the new one. Every
+//! read refuses a file over [`MAX_BOARD_BYTES`] before reading it.
 
+use std::ffi::CString;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -25,8 +32,8 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
-use crate::model::Parsed;
-use crate::validate::{self, Valid};
+use crate::model::{FieldError, Parsed};
+use crate::validate::{self, MAX_BOARD_BYTES, Valid};
 use crate::yaml::MAX_FRONTMATTER_BYTES;
 
 /// The lock wait used when the caller gives none (SPEC §6).
@@ -224,22 +231,69 @@ fn open_regular(path: &Path) -> Result<File> {
     Ok(file)
 }
 
-/// Read a whole blackboard.
-pub fn read(path: &Path) -> Result<Vec<u8>> {
-    let mut file = open_regular(path)?;
-    let mut buf = Vec::new();
-    file.read_to_end(&mut buf)
+/// [`open_regular`], refusing a file over [`MAX_BOARD_BYTES`]. Checked from the size before a
+/// byte is read: reading a huge (or sparse) file whole would exhaust memory long before
+/// validation could refuse it.
+fn open_board(path: &Path) -> Result<File> {
+    let file = open_regular(path)?;
+    let size = file
+        .metadata()
+        .map_err(|e| Error::io(path, "stat the blackboard", e))?
+        .len();
+    if size > MAX_BOARD_BYTES {
+        return Err(too_large(path, size));
+    }
+    Ok(file)
+}
+
+/// The refusal of a blackboard over [`MAX_BOARD_BYTES`].
+fn too_large(path: &Path, size: u64) -> Error {
+    Error::Invalid {
+        path: path.to_path_buf(),
+        errors: vec![FieldError {
+            field: "file".to_string(),
+            line: None,
+            message: validate::too_large_message(size),
+        }],
+        new_content: false,
+    }
+}
+
+/// Read the rest of an opened blackboard, refusing it if it grew past the limit since it was
+/// opened.
+fn read_bounded(path: &Path, file: &mut File, size_hint: u64) -> Result<Vec<u8>> {
+    let mut buf = Vec::with_capacity(size_hint.min(MAX_BOARD_BYTES) as usize);
+    file.take(MAX_BOARD_BYTES + 1)
+        .read_to_end(&mut buf)
         .map_err(|e| Error::io(path, "read the blackboard", e))?;
+    if buf.len() as u64 > MAX_BOARD_BYTES {
+        return Err(too_large(path, buf.len() as u64));
+    }
     Ok(buf)
 }
 
+/// Read a whole blackboard.
+pub fn read(path: &Path) -> Result<Vec<u8>> {
+    let mut file = open_board(path)?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    read_bounded(path, &mut file, size)
+}
+
 /// Read a blackboard only as far as the end of its frontmatter, so the cost does not grow with
-/// the body. Returns the bytes read; they end at a line boundary (or at end of file).
+/// the body. Returns the bytes read; they end at a line boundary (or at end of file). The size
+/// of the whole file is not checked (this read is bounded anyway), so that a search for
+/// blackboards still finds one that is too large, and reports it.
 pub fn read_head(path: &Path) -> Result<Vec<u8>> {
-    let mut file = open_regular(path)?;
+    read_head_cut(open_regular(path)?, path).map(|(bytes, _)| bytes)
+}
+
+/// [`read_head`] of an opened file, also saying whether the read stopped at its limit before
+/// the frontmatter was closed (the frontmatter is then over [`MAX_FRONTMATTER_BYTES`], or not
+/// closed at all).
+fn read_head_cut(mut file: File, path: &Path) -> Result<(Vec<u8>, bool)> {
     let mut buf = Vec::with_capacity(8192);
     let mut chunk = vec![0u8; 16 * 1024];
-    let limit = MAX_FRONTMATTER_BYTES + 64 * 1024;
+    let limit = HEAD_LIMIT;
     let mut scanned_lines = 0usize;
     let mut line_start = 0usize;
     loop {
@@ -247,7 +301,7 @@ pub fn read_head(path: &Path) -> Result<Vec<u8>> {
             .read(&mut chunk)
             .map_err(|e| Error::io(path, "read the blackboard", e))?;
         if n == 0 {
-            return Ok(buf);
+            return Ok((buf, false));
         }
         let old_len = buf.len();
         buf.extend_from_slice(&chunk[..n]);
@@ -266,19 +320,23 @@ pub fn read_head(path: &Path) -> Result<Vec<u8>> {
             i = end;
             if trimmed == b"---" && !is_first {
                 buf.truncate(end);
-                return Ok(buf);
+                return Ok((buf, false));
             }
             if is_first && trimmed != b"---" {
                 // Not a blackboard; the parser will say so.
                 buf.truncate(end);
-                return Ok(buf);
+                return Ok((buf, false));
             }
         }
         if buf.len() > limit {
-            return Ok(buf);
+            return Ok((buf, true));
         }
     }
 }
+
+/// How far `poll` reads looking for the end of the frontmatter: the largest frontmatter
+/// accepted, plus room for the delimiters and a few lines.
+const HEAD_LIMIT: usize = MAX_FRONTMATTER_BYTES + 64 * 1024;
 
 fn trim_line(line: &[u8]) -> &[u8] {
     let mut end = line.len();
@@ -315,11 +373,26 @@ pub fn load(path: &Path) -> Result<Loaded> {
 
 /// Read and validate only the frontmatter.
 pub fn load_frontmatter(path: &Path) -> Result<Valid> {
-    let bytes = read_head(path)?;
-    validate::check_frontmatter_bytes(&bytes).map_err(|r| Error::Invalid {
-        path: path.to_path_buf(),
-        errors: r.errors,
-        new_content: false,
+    let (bytes, cut) = read_head_cut(open_board(path)?, path)?;
+    validate::check_frontmatter_bytes(&bytes).map_err(|mut r| {
+        // The read stopped at its limit with no closing delimiter in sight (the only error the
+        // splitter can then find): "not closed" may only mean "closed further on", so say what
+        // is certain, in the words `validate` uses for a frontmatter over the limit.
+        if cut {
+            r.errors = vec![FieldError {
+                field: "frontmatter".to_string(),
+                line: None,
+                message: format!(
+                    "no closing `---` within the first {HEAD_LIMIT} bytes: the frontmatter is \
+                     over the 1 MiB limit ({MAX_FRONTMATTER_BYTES} bytes), or not closed at all"
+                ),
+            }];
+        }
+        Error::Invalid {
+            path: path.to_path_buf(),
+            errors: r.errors,
+            new_content: false,
+        }
     })
 }
 
@@ -414,50 +487,164 @@ fn lstat_identity(path: &Path) -> Option<(u64, u64)> {
         .map(|m| (m.dev(), m.ino()))
 }
 
+fn this_host() -> String {
+    fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Whether a process with this pid exists on this machine. `EPERM` means it exists but
+/// belongs to another user.
+fn pid_alive(pid: i64) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 sends nothing; it only checks that the process exists.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// The most of the owner file a waiter reads (`pair` writes a few hundred bytes).
+const OWNER_READ_LIMIT: u64 = 64 * 1024;
+
+/// Describe the lock holder recorded in the owner file, for a lock-timeout message.
+///
+/// Whatever stands at the owner path, a waiter never blocks on it, follows it or reads it
+/// whole: it is opened without following a symlink and without blocking, checked to be a
+/// regular file on the opened descriptor, and read only up to a bound.
 fn read_owner(target: &Path) -> Option<String> {
     let path = owner_path(target);
-    let meta = fs::symlink_metadata(&path).ok()?;
-    if !meta.file_type().is_file() || meta.len() > 64 * 1024 {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(&path)
+        .ok()?;
+    if !file.metadata().ok()?.file_type().is_file() {
         return None;
     }
-    let text = fs::read_to_string(&path).ok()?;
+    let mut text = String::new();
+    file.take(OWNER_READ_LIMIT).read_to_string(&mut text).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    Some(format!(
-        "pid {} on {}, agent {}, operation {}, since {}",
-        v.get("pid").map(|p| p.to_string()).unwrap_or_default(),
-        v.get("hostname").and_then(|h| h.as_str()).unwrap_or("?"),
+    let pid = v.get("pid").and_then(|p| p.as_i64());
+    let host = v.get("hostname").and_then(|h| h.as_str()).unwrap_or("?");
+    let record = format!(
+        "pid {} on {host}, agent {}, operation {}, since {}",
+        pid.map(|p| p.to_string())
+            .unwrap_or_else(|| "?".to_string()),
         v.get("agent").and_then(|h| h.as_str()).unwrap_or("-"),
         v.get("operation").and_then(|h| h.as_str()).unwrap_or("?"),
         v.get("acquired_at").and_then(|h| h.as_str()).unwrap_or("?"),
+    );
+    // The owner file is replaced by each writer, never removed: it can name a writer long gone
+    // while the lock is held by something that did not record itself (a program that is not
+    // `pair`, or a writer killed before it recorded itself).
+    if let Some(pid) = pid
+        && host == this_host()
+        && !pid_alive(pid)
+    {
+        return Some(format!(
+            "an unknown process; the owner file still names {record}, which is no longer running"
+        ));
+    }
+    Some(record)
+}
+
+/// The error of opening the lock file.
+fn lock_open_error(path: &Path, e: io::Error) -> Error {
+    if e.raw_os_error() == Some(libc::ELOOP) {
+        Error::UnsafePath {
+            path: path.to_path_buf(),
+            why: "the lock file is a symlink; refusing to follow it. Remove the symlink (pair \
+                  recreates the lock file)"
+                .to_string(),
+        }
+    } else {
+        Error::io(path, "open the lock file", e)
+    }
+}
+
+/// Open the lock file, creating it if missing, never following a symlink or blocking.
+///
+/// A lock file made by another user (root, say, with its umask) must not lock the board's own
+/// users out: `flock` works on a read-only descriptor too, so when read-write access is denied
+/// the file is opened read-only. A new lock file gets the board's group and read/write bits
+/// (`like`), so that everyone who may write the board may lock it.
+fn open_lock_file(path: &Path, like: Option<&fs::Metadata>) -> Result<File> {
+    let flags = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
+    for _ in 0..100 {
+        match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(flags)
+            .open(path)
+        {
+            Ok(f) => return Ok(f),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM)) => {
+                return OpenOptions::new()
+                    .read(true)
+                    .custom_flags(flags)
+                    .open(path)
+                    .map_err(|_| lock_open_error(path, e));
+            }
+            Err(e) => return Err(lock_open_error(path, e)),
+        }
+        match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o666)
+            .custom_flags(flags)
+            .open(path)
+        {
+            Ok(f) => {
+                if let Some(meta) = like {
+                    share_like(&f, meta);
+                }
+                return Ok(f);
+            }
+            // Someone else created it meanwhile: open theirs.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(lock_open_error(path, e)),
+        }
+    }
+    Err(lock_open_error(
+        path,
+        io::Error::other("it keeps being created and removed"),
     ))
+}
+
+/// Give a file the board's owner where the writer may set it (root), else at least its group
+/// where the writer belongs to it. `fchown` changes both or neither, so the group is tried
+/// alone when both fail.
+fn chown_like(file: &File, meta: &fs::Metadata) {
+    if std::os::unix::fs::fchown(file, Some(meta.uid()), Some(meta.gid())).is_err() {
+        let _ = std::os::unix::fs::fchown(file, None, Some(meta.gid()));
+    }
+}
+
+/// Give a sidecar file (lock, owner record) the board's owner, group and read/write bits.
+fn share_like(file: &File, meta: &fs::Metadata) {
+    chown_like(file, meta);
+    let _ = file.set_permissions(fs::Permissions::from_mode(meta.mode() & 0o666));
 }
 
 /// Take the exclusive lock of a resolved blackboard path.
 pub fn lock(target: &Path, timeout: Duration) -> Result<Lock> {
+    lock_like(target, timeout, None)
+}
+
+/// [`lock`]; a lock file it creates takes the group and mode of `like` (the blackboard).
+fn lock_like(target: &Path, timeout: Duration, like: Option<&fs::Metadata>) -> Result<Lock> {
     let path = lock_path(target);
     let started = Instant::now();
     let deadline = started + timeout;
     let mut pause = Duration::from_millis(1);
     loop {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .mode(0o666)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-            .open(&path)
-            .map_err(|e| {
-                if e.raw_os_error() == Some(libc::ELOOP) {
-                    Error::UnsafePath {
-                        path: path.clone(),
-                        why: "the lock file is a symlink; refusing to follow it. Remove the \
-                              symlink (pair recreates the lock file)"
-                            .to_string(),
-                    }
-                } else {
-                    Error::io(&path, "open the lock file", e)
-                }
-            })?;
+        let file = open_lock_file(&path, like)?;
         let meta = file
             .metadata()
             .map_err(|e| Error::io(&path, "stat the lock file", e))?;
@@ -508,14 +695,129 @@ pub fn lock(target: &Path, timeout: Duration) -> Result<Lock> {
     }
 }
 
-/// Create a temporary file beside `target`, write `bytes`, give it `mode` (and the owner when
-/// possible), and fsync it. `inject`: this is the blackboard's temporary file, where the
-/// test-only faults apply.
+/// The file a new one takes its permissions from.
+struct Like<'a> {
+    meta: &'a fs::Metadata,
+    /// For the blackboard itself, the open file read under the lock: its extended attributes
+    /// (the POSIX ACL among them) are copied and its set-id and sticky bits kept. Without it
+    /// (a sidecar file), only the owner, the group and the read/write bits are taken.
+    file: Option<&'a File>,
+}
+
+/// The extended attribute that holds a file's POSIX access ACL.
+const ACL_ACCESS: &[u8] = b"system.posix_acl_access";
+
+/// Call a size-query-then-fill xattr function (`flistxattr`, `fgetxattr`), retrying when the
+/// value grew in between. `Ok(None)` for `ENODATA` (no such attribute).
+fn xattr_buf(
+    mut call: impl FnMut(*mut libc::c_void, usize) -> isize,
+) -> io::Result<Option<Vec<u8>>> {
+    loop {
+        let size = call(std::ptr::null_mut(), 0);
+        if size < 0 {
+            let e = io::Error::last_os_error();
+            return match e.raw_os_error() {
+                Some(libc::ENODATA) => Ok(None),
+                _ => Err(e),
+            };
+        }
+        let mut buf = vec![0u8; size as usize];
+        if buf.is_empty() {
+            return Ok(Some(buf));
+        }
+        let n = call(buf.as_mut_ptr().cast(), buf.len());
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::ERANGE) => continue,
+                Some(libc::ENODATA) => return Ok(None),
+                _ => return Err(e),
+            }
+        }
+        buf.truncate(n as usize);
+        return Ok(Some(buf));
+    }
+}
+
+/// Copy every extended attribute of `src` to `dst`: user attributes, the POSIX ACL
+/// (`system.posix_acl_access`) and whatever else the writer may set. `security.*` and
+/// `trusted.*` attributes need privileges the writer may lack; those it cannot set are left to
+/// what the new file got at creation. Any other failure is an error.
+fn copy_xattrs(src: &File, dst: &File) -> io::Result<()> {
+    let (sfd, dfd) = (src.as_raw_fd(), dst.as_raw_fd());
+    // SAFETY: the buffer pointer and length come from `xattr_buf`, which owns the buffer.
+    let list = xattr_buf(|buf, len| unsafe { libc::flistxattr(sfd, buf.cast(), len) });
+    let list = match list {
+        Ok(l) => l.unwrap_or_default(),
+        // No extended attributes on this filesystem: nothing to keep.
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTSUP | libc::ENOSYS)) => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    let mut has_acl = false;
+    for name in list.split(|b| *b == 0).filter(|n| !n.is_empty()) {
+        has_acl |= name == ACL_ACCESS;
+        let Ok(cname) = CString::new(name) else {
+            continue;
+        };
+        // SAFETY: as above; `cname` is a NUL-terminated string we own.
+        let value =
+            xattr_buf(|buf, len| unsafe { libc::fgetxattr(sfd, cname.as_ptr(), buf, len) })?;
+        let Some(value) = value else {
+            continue;
+        };
+        // SAFETY: a plain syscall on buffers we own.
+        let rc =
+            unsafe { libc::fsetxattr(dfd, cname.as_ptr(), value.as_ptr().cast(), value.len(), 0) };
+        if rc != 0 {
+            let e = io::Error::last_os_error();
+            if name.starts_with(b"security.") || name.starts_with(b"trusted.") {
+                continue;
+            }
+            return Err(io::Error::new(
+                e.kind(),
+                format!("{}: {e}", String::from_utf8_lossy(name)),
+            ));
+        }
+    }
+    if !has_acl {
+        // An ACL the new file inherited from the directory's default ACL is not the board's.
+        // SAFETY: a plain syscall on a C string literal.
+        unsafe { libc::fremovexattr(dfd, c"system.posix_acl_access".as_ptr()) };
+    }
+    Ok(())
+}
+
+/// Give a new file the owner and group of `like` as far as the writer may set them, and its
+/// extended attributes; return the mode to set once the content is written. The mode comes last
+/// because `chown`, and a write by an unprivileged user, clear the set-user-id bit (and the
+/// set-group-id bit of a group-executable file). Each set-id bit is kept only while the file
+/// keeps the owner or the group it refers to.
+fn take_like(file: &File, target: &Path, tpath: &Path, like: &Like<'_>) -> Result<u32> {
+    let meta = like.meta;
+    chown_like(file, meta);
+    let mut mode = meta.mode() & 0o7777;
+    match like.file {
+        Some(src) => copy_xattrs(src, file)
+            .map_err(|e| Error::io(target, "keep the extended attributes (ACL, labels) of", e))?,
+        None => mode &= 0o666,
+    }
+    let now = file.metadata().map_err(|e| Error::io(tpath, "stat", e))?;
+    if now.uid() != meta.uid() {
+        mode &= !0o4000;
+    }
+    if now.gid() != meta.gid() {
+        mode &= !0o2000;
+    }
+    Ok(mode)
+}
+
+/// Create a temporary file beside `target` with the owner, group and extended attributes of
+/// `like`, write `bytes`, give it the mode of `like` (a new file's when there is none), and
+/// fsync it. `board`: this is the blackboard's temporary file, where the test-only faults apply.
 fn write_temp(
     target: &Path,
     bytes: &[u8],
-    mode: u32,
-    owner: Option<(u32, u32)>,
+    like: Option<&Like<'_>>,
     board: bool,
 ) -> Result<tempfile::NamedTempFile> {
     let dir = parent_dir(target);
@@ -524,13 +826,15 @@ fn write_temp(
         .tempfile_in(&dir)
         .map_err(|e| Error::io(&dir, "create a temporary file in", e))?;
     let tpath = tmp.path().to_path_buf();
-    tmp.as_file()
-        .set_permissions(fs::Permissions::from_mode(mode))
-        .map_err(|e| Error::io(&tpath, "set permissions of", e))?;
-    if let Some((uid, gid)) = owner {
-        // Keeping the owner needs privileges; without them the file keeps ours.
-        let _ = std::os::unix::fs::fchown(tmp.as_file(), Some(uid), Some(gid));
-    }
+    let mode = match like {
+        Some(like) => take_like(tmp.as_file(), target, &tpath, like)?,
+        None => 0o666 & !current_umask(),
+    };
+    let set_mode = |tmp: &tempfile::NamedTempFile| {
+        tmp.as_file()
+            .set_permissions(fs::Permissions::from_mode(mode))
+            .map_err(|e| Error::io(&tpath, "set permissions of", e))
+    };
     #[cfg(feature = "fault-injection")]
     if board {
         let half = bytes.len() / 2;
@@ -539,6 +843,7 @@ fn write_temp(
         fault!("temp-write", &tpath, "write");
         tmp.write_all(&bytes[half..])
             .map_err(|e| Error::io(&tpath, "write", e))?;
+        set_mode(&tmp)?;
         fault!("temp-fsync", &tpath, "fsync");
         tmp.as_file()
             .sync_all()
@@ -547,6 +852,7 @@ fn write_temp(
     }
     tmp.write_all(bytes)
         .map_err(|e| Error::io(&tpath, "write", e))?;
+    set_mode(&tmp)?;
     // The owner file only names the lock holder for a timeout message: it needs an atomic
     // rename, not durability, and an fsync under the lock would double every write's cost.
     if board {
@@ -563,8 +869,11 @@ fn fsync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
-/// Record who holds the lock, atomically, never following a symlink at the owner path.
-fn write_owner(target: &Path, opts: &WriteOptions) -> Result<()> {
+/// Record who holds the lock, atomically, never following a symlink at the owner path. The
+/// record only names the holder in a timeout message, so failing to write it (another user's
+/// record in a sticky directory, say) does not stop the write; something other than a regular
+/// file in its place does.
+fn write_owner(target: &Path, opts: &WriteOptions, like: Option<&fs::Metadata>) -> Result<()> {
     let path = owner_path(target);
     if let Ok(meta) = fs::symlink_metadata(&path)
         && !meta.file_type().is_file()
@@ -577,21 +886,19 @@ fn write_owner(target: &Path, opts: &WriteOptions) -> Result<()> {
             ),
         });
     }
-    let hostname = fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_default();
     let record = serde_json::json!({
         "pid": std::process::id(),
-        "hostname": hostname,
+        "hostname": this_host(),
         "agent": opts.agent,
         "operation": opts.operation,
         "acquired_at": crate::model::Timestamp::now().to_string(),
     });
     let mut text = serde_json::to_string_pretty(&record).unwrap_or_default();
     text.push('\n');
-    let tmp = write_temp(&path, text.as_bytes(), 0o644, None, false)?;
-    tmp.persist(&path)
-        .map_err(|e| Error::io(&path, "replace the lock owner file", e.error))?;
+    let like = like.map(|meta| Like { meta, file: None });
+    if let Ok(tmp) = write_temp(&path, text.as_bytes(), like.as_ref(), false) {
+        let _ = tmp.persist(&path);
+    }
     Ok(())
 }
 
@@ -615,15 +922,56 @@ fn remove_orphans(target: &Path) {
     }
 }
 
+/// The blackboard as read under the lock, kept open until the write is over: while it is open
+/// its inode cannot be freed, so a file saved over it meanwhile (an editor, `sed -i`) cannot be
+/// given the same inode number and pass for it.
+struct Held {
+    file: File,
+    /// Taken before the content was read.
+    meta: fs::Metadata,
+}
+
+/// One version of one file: which file it is (device, inode) and its size and last
+/// modification and change times, to the nanosecond. An edit in place changes the times; a
+/// file saved over the board is another inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(m: &fs::Metadata) -> Stamp {
+        Stamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        }
+    }
+
+    /// The stamp of what is at `path` now (not following a symlink).
+    fn at(path: &Path) -> Option<Stamp> {
+        fs::symlink_metadata(path)
+            .ok()
+            .filter(|m| m.file_type().is_file())
+            .map(|m| Stamp::of(&m))
+    }
+}
+
 /// Read the blackboard under the lock. `None` when it does not exist; otherwise the content and
-/// the device and inode of the file read.
-fn read_locked(target: &Path) -> Result<Option<(Current, (u64, u64))>> {
+/// the open file.
+fn read_locked(target: &Path) -> Result<Option<(Current, Held)>> {
     match fs::symlink_metadata(target) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io(target, "stat the blackboard", e)),
         Ok(_) => {}
     }
-    let mut file = match open_regular(target) {
+    let mut file = match open_board(target) {
         Ok(f) => f,
         Err(Error::Missing { .. }) => return Ok(None),
         Err(e) => return Err(e),
@@ -631,16 +979,57 @@ fn read_locked(target: &Path) -> Result<Option<(Current, (u64, u64))>> {
     let meta = file
         .metadata()
         .map_err(|e| Error::io(target, "stat the blackboard", e))?;
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.read_to_end(&mut bytes)
-        .map_err(|e| Error::io(target, "read the blackboard", e))?;
+    // A write replaces the file by a rename: the other names of a hard-linked blackboard would
+    // keep the old content, and the copies would drift apart without a word.
+    if meta.nlink() > 1 {
+        return Err(Error::UnsafePath {
+            path: target.to_path_buf(),
+            why: format!(
+                "has {} hard links; a write replaces the file, so the other names would keep \
+                 the old content and drift apart. Keep one name (make the others symlinks to \
+                 it) and retry; nothing was written",
+                meta.nlink()
+            ),
+        });
+    }
+    let bytes = read_bounded(target, &mut file, meta.len())?;
     Ok(Some((
         Current {
             sha256: sha256_hex(&bytes),
             bytes,
         },
-        (meta.dev(), meta.ino()),
+        Held { file, meta },
     )))
+}
+
+/// Refuse to replace a blackboard that its writer could not write in place. A rename needs
+/// write access to the directory only, so without this check anyone who may create files
+/// beside the board could replace it — and take it over. Access is checked with the caller's
+/// real ids (`access(2)`, which honours ACLs); root, whom `access` never refuses, is held to the
+/// file's write bits.
+fn check_writable(target: &Path, meta: &fs::Metadata) -> Result<()> {
+    let access_ok = |c: &CString| {
+        // SAFETY: a plain syscall on a C string we own.
+        let rc = unsafe { libc::access(c.as_ptr(), libc::W_OK) };
+        rc == 0
+            || !matches!(
+                io::Error::last_os_error().raw_os_error(),
+                Some(libc::EACCES | libc::EPERM)
+            )
+    };
+    let may_write = meta.mode() & 0o222 != 0
+        && CString::new(target.as_os_str().as_bytes())
+            .as_ref()
+            .map_or(true, access_ok);
+    if may_write {
+        return Ok(());
+    }
+    Err(Error::io(
+        target,
+        "replace the blackboard (it is read-only for this user; `chmod u+w` it, or give this \
+         user write access, to allow writes)",
+        io::Error::from(io::ErrorKind::PermissionDenied),
+    ))
 }
 
 /// Perform one locked, checked, durable write. `build` gets the current content (`None` when
@@ -661,14 +1050,38 @@ where
             kind: "a directory",
         });
     }
-    let lock = lock(&target, opts.timeout)?;
+    // A write that needs the board and finds none leaves nothing behind. Where a lock file
+    // exists, it goes on under the lock all the same: a killed creation may have left a
+    // temporary file, which the lock makes safe to remove.
+    let lstat = fs::symlink_metadata(&target);
+    if !matches!(expect, Expect::Absent)
+        && lstat
+            .as_ref()
+            .is_err_and(|e| e.kind() == io::ErrorKind::NotFound)
+        && fs::symlink_metadata(lock_path(&target))
+            .is_err_and(|e| e.kind() == io::ErrorKind::NotFound)
+    {
+        return Err(Error::Missing {
+            path: path.to_path_buf(),
+        });
+    }
+    // New sidecar files take the board's owner, group and mode.
+    let board_meta = lstat.ok().filter(|m| m.file_type().is_file());
+    let lock = lock_like(&target, opts.timeout, board_meta.as_ref())?;
     // Orphans first: a writer killed while recording itself as owner leaves at most one behind.
     remove_orphans(&target);
-    write_owner(&target, opts)?;
+    if !matches!(expect, Expect::Absent)
+        && fs::symlink_metadata(&target).is_err_and(|e| e.kind() == io::ErrorKind::NotFound)
+    {
+        return Err(Error::Missing {
+            path: path.to_path_buf(),
+        });
+    }
+    write_owner(&target, opts, board_meta.as_ref())?;
     fault!("locked", &target, "read the blackboard");
 
-    let (current, read_identity) = match read_locked(&target)? {
-        Some((c, id)) => (Some(c), Some(id)),
+    let (current, held) = match read_locked(&target)? {
+        Some((c, h)) => (Some(c), Some(h)),
         None => (None, None),
     };
     match (&expect, &current) {
@@ -691,11 +1104,27 @@ where
         }
         _ => {}
     }
+    if let Some(h) = &held {
+        check_writable(&target, &h.meta)?;
+    }
 
     let Built {
         bytes: new_bytes,
         parsed,
     } = build(current.as_ref())?.into();
+    // No write makes a board larger than any reader accepts, however the new content was
+    // checked.
+    if new_bytes.len() as u64 > MAX_BOARD_BYTES {
+        return Err(Error::Invalid {
+            path: path.to_path_buf(),
+            errors: vec![FieldError {
+                field: "file".to_string(),
+                line: None,
+                message: validate::too_large_message(new_bytes.len() as u64),
+            }],
+            new_content: true,
+        });
+    }
     // Keep only the old hash from here on: holding the old bytes through validation and the
     // write would put a third copy of a large blackboard in memory.
     let exists = current.is_some();
@@ -713,23 +1142,11 @@ where
         }
     };
 
-    let (mode, owner) = match exists {
-        true => {
-            let meta =
-                fs::metadata(&target).map_err(|e| Error::io(&target, "stat the blackboard", e))?;
-            // A rename would replace even a read-only file; honour the owner's intent instead.
-            if meta.mode() & 0o222 == 0 {
-                return Err(Error::io(
-                    &target,
-                    "replace the blackboard (it is read-only; `chmod u+w` it to allow writes)",
-                    io::Error::from(io::ErrorKind::PermissionDenied),
-                ));
-            }
-            (meta.mode() & 0o7777, Some((meta.uid(), meta.gid())))
-        }
-        false => (0o666 & !current_umask(), None),
-    };
-    let tmp = write_temp(&target, &new_bytes, mode, owner, true)?;
+    let like = held.as_ref().map(|h| Like {
+        meta: &h.meta,
+        file: Some(&h.file),
+    });
+    let tmp = write_temp(&target, &new_bytes, like.as_ref(), true)?;
     fault!("before-rename", &target, "rename the new content over");
     // The last moment to back out. Our lock only excludes other writers while the lock file we
     // hold is still the one at its path, and the file we read is still the blackboard: if
@@ -744,8 +1161,10 @@ where
                 .to_string(),
         });
     }
-    if let Some(id) = read_identity
-        && lstat_identity(&target) != Some(id)
+    // A program that ignores the lock (an editor, `sed -i`) may have saved over the board or
+    // edited it in place since it was read.
+    if let Some(h) = &held
+        && Stamp::at(&target) != Some(Stamp::of(&h.meta))
     {
         let found = read(&target)
             .map(|b| sha256_hex(&b))
@@ -773,6 +1192,8 @@ where
             })?;
         }
     }
+    // The old file may be closed (and its inode freed) only now that it is replaced.
+    drop(held);
     // The rename happened: from here on the write has succeeded.
     let mut warnings = Vec::new();
     #[cfg(feature = "fault-injection")]
@@ -810,4 +1231,66 @@ fn current_umask() -> u32 {
                 .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
         })
         .unwrap_or(0o022)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file with `user.label` on the real disk, or `None` where user attributes are missing.
+    fn labelled() -> Option<(tempfile::TempDir, File)> {
+        let dir = tempfile::tempdir_in("/var/tmp")
+            .or_else(|_| tempfile::tempdir())
+            .unwrap();
+        let path = dir.path().join("src.md");
+        fs::write(&path, "x").unwrap();
+        let file = File::open(&path).unwrap();
+        // SAFETY: plain syscall on buffers we own.
+        let rc = unsafe {
+            libc::fsetxattr(
+                file.as_raw_fd(),
+                c"user.label".as_ptr(),
+                b"blue".as_ptr().cast(),
+                4,
+                0,
+            )
+        };
+        if rc != 0 {
+            eprintln!(
+                "skipped: no user extended attributes here: {}",
+                io::Error::last_os_error()
+            );
+            return None;
+        }
+        Some((dir, file))
+    }
+
+    #[test]
+    fn an_attribute_that_cannot_be_copied_is_an_error_not_a_silent_loss() {
+        // A process test cannot make this fail: the new file is made beside the board, on the
+        // same filesystem. /proc takes no extended attributes.
+        let Some((_dir, src)) = labelled() else {
+            return;
+        };
+        let dst = File::open("/proc/self/status").unwrap();
+        let err = copy_xattrs(&src, &dst).unwrap_err();
+        assert!(err.to_string().contains("user.label"), "{err}");
+    }
+
+    #[test]
+    fn attributes_are_copied_between_files() {
+        let Some((dir, src)) = labelled() else {
+            return;
+        };
+        let dst_path = dir.path().join("dst.md");
+        fs::write(&dst_path, "y").unwrap();
+        let dst = File::open(&dst_path).unwrap();
+        copy_xattrs(&src, &dst).unwrap();
+        let fd = dst.as_raw_fd();
+        // SAFETY: as in copy_xattrs.
+        let value =
+            xattr_buf(|buf, len| unsafe { libc::fgetxattr(fd, c"user.label".as_ptr(), buf, len) })
+                .unwrap();
+        assert_eq!(value.as_deref(), Some(&b"blue"[..]));
+    }
 }

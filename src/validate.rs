@@ -6,7 +6,37 @@
 use crate::document::{Document, SplitError};
 use crate::model::{self, FieldError, Parsed, Phase, Role};
 use crate::protocol::{self, outcome_phase};
-use crate::yaml;
+use crate::yaml::{self, MAX_FRONTMATTER_BYTES};
+
+/// The largest blackboard read or written, in bytes (64 MiB). Every reader checks the size
+/// before reading, and no write makes a file larger.
+pub const MAX_BOARD_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Why a file of `size` bytes is not a blackboard.
+pub fn too_large_message(size: u64) -> String {
+    format!(
+        "the file is {size} bytes, over the 64 MiB limit of a blackboard ({MAX_BOARD_BYTES} \
+         bytes); move old entries to another file"
+    )
+}
+
+/// Why a frontmatter of `size` bytes is refused; `canonical`: the size is that of the form
+/// every write emits.
+fn frontmatter_too_large(size: usize, canonical: bool) -> String {
+    format!(
+        "is {size} bytes{}, over the 1 MiB limit ({MAX_FRONTMATTER_BYTES} bytes){}",
+        if canonical {
+            " as every write would emit it (one line per field, every agent field spelled out)"
+        } else {
+            ""
+        },
+        if canonical {
+            "; no write could succeed. Remove agents or unknown keys"
+        } else {
+            ""
+        }
+    )
+}
 
 /// The outcome of checking one blackboard's content.
 #[derive(Debug, Clone)]
@@ -26,6 +56,7 @@ fn split_error(e: &SplitError) -> FieldError {
     let (field, line) = match e {
         SplitError::Empty | SplitError::Unclosed => ("frontmatter", None),
         SplitError::NoFrontmatter { .. } => ("frontmatter", Some(1)),
+        SplitError::DoubledCr { line } => ("frontmatter", Some(*line)),
         SplitError::NotUtf8 { line, part } => (*part, Some(*line)),
         // The markers may be in the frontmatter or the body: name neither.
         SplitError::ConflictMarkers { line, .. } => ("file", Some(*line)),
@@ -48,6 +79,16 @@ fn split_error(e: &SplitError) -> FieldError {
 
 /// Parse and check the frontmatter of a split document.
 pub fn check_frontmatter(doc: &Document) -> Result<Parsed, Report> {
+    if doc.fm_text.len() > MAX_FRONTMATTER_BYTES {
+        return Err(Report {
+            errors: vec![FieldError {
+                field: "frontmatter".to_string(),
+                line: None,
+                message: frontmatter_too_large(doc.fm_text.len(), false),
+            }],
+            warnings: vec![],
+        });
+    }
     let mut node = yaml::parse(&doc.fm_text, doc.fm_first_line - 1).map_err(|e| Report {
         errors: vec![FieldError {
             field: "frontmatter".to_string(),
@@ -62,6 +103,20 @@ pub fn check_frontmatter(doc: &Document) -> Result<Parsed, Report> {
         errors,
         warnings: vec![],
     })?;
+    // Every write emits the frontmatter in its canonical form, which can be much larger than
+    // the text read (flow mappings, omitted agent fields, aliases): a board whose canonical
+    // form is over the limit could never be written again, so it is not valid either.
+    let emitted = parsed.fm.emit().len();
+    if emitted > MAX_FRONTMATTER_BYTES {
+        return Err(Report {
+            errors: vec![FieldError {
+                field: "frontmatter".to_string(),
+                line: None,
+                message: frontmatter_too_large(emitted, true),
+            }],
+            warnings: parsed.warnings,
+        });
+    }
     let errors = invariants(&parsed);
     if errors.is_empty() {
         Ok(parsed)
@@ -75,12 +130,23 @@ pub fn check_frontmatter(doc: &Document) -> Result<Parsed, Report> {
 
 /// Check a whole file's bytes.
 pub fn check_bytes(bytes: &[u8]) -> Result<Valid, Report> {
+    if bytes.len() as u64 > MAX_BOARD_BYTES {
+        return Err(Report {
+            errors: vec![FieldError {
+                field: "file".to_string(),
+                line: None,
+                message: too_large_message(bytes.len() as u64),
+            }],
+            warnings: vec![],
+        });
+    }
     let doc = Document::parse(bytes).map_err(|e| Report {
         errors: vec![split_error(&e)],
         warnings: vec![],
     })?;
     let parsed = check_frontmatter(&doc)?;
-    if let Some(line) = crate::document::unclosed_fence(&doc.body) {
+    let (fence, html) = crate::document::unclosed_blocks(&doc.body);
+    if let Some(line) = fence {
         return Err(Report {
             errors: vec![FieldError {
                 field: "body".to_string(),
@@ -88,6 +154,21 @@ pub fn check_bytes(bytes: &[u8]) -> Result<Valid, Report> {
                 message: "a code fence opened here is never closed, so every section after it \
                           is hidden inside the code block; close the fence"
                     .to_string(),
+            }],
+            warnings: parsed.warnings,
+        });
+    }
+    if let Some(h) = html {
+        return Err(Report {
+            errors: vec![FieldError {
+                field: "body".to_string(),
+                line: Some(doc.body_first_line + h.line - 1),
+                message: format!(
+                    "{} opened here is never closed with {}, so when the blackboard is rendered \
+                     it hides everything after it, the sections that follow included; close it, \
+                     or put it in backticks or a code fence",
+                    h.what, h.closer
+                ),
             }],
             warnings: parsed.warnings,
         });

@@ -13,8 +13,10 @@
 //! (the blackboard is not `yolo`).
 
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -91,11 +93,89 @@ fn failure(message: String) -> Error {
 }
 
 // ---------------------------------------------------------------------------------------------
+// interruption
+
+/// The signal (SIGINT, SIGTERM, SIGHUP) that interrupted the demo; 0 while none has.
+static INTERRUPTED: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_interrupt(sig: libc::c_int) {
+    INTERRUPTED.store(sig, Ordering::SeqCst);
+}
+
+/// Catch the signals that end an interactive run, so the demo can end its agents and remove
+/// its directory before it dies.
+fn catch_interrupts() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: the handler only stores into an atomic, which is async-signal-safe; the
+        // sigaction struct is fully initialised (zeroed, then the fields set).
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_interrupt as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+fn interrupted() -> Option<libc::c_int> {
+    match INTERRUPTED.load(Ordering::SeqCst) {
+        0 => None,
+        sig => Some(sig),
+    }
+}
+
+/// End an agent and every `pair` it started: each agent leads its own process group.
+fn end_agent(child: &mut Child) {
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: a plain syscall; the group is the agent's own (it was started as its leader).
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// After an interruption: remove the demo's temporary directory (not a `--keep` one), then die
+/// of the signal that interrupted it, as if it had not been caught.
+fn die_of(sig: libc::c_int, dir: &Path, temp: Option<tempfile::TempDir>) -> ! {
+    if let Some(temp) = temp {
+        let path = temp.keep();
+        // An agent's last `pair` may still be finishing a write (a lock file, a temporary
+        // file) as it dies: try again until the directory is gone.
+        for _ in 0..200 {
+            match std::fs::remove_dir_all(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                _ => break,
+            }
+        }
+    }
+    let _ = std::io::stdout().flush();
+    eprintln!(
+        "pair demo: interrupted; {}",
+        if dir.exists() {
+            format!("the demo directory {} is kept", dir.display())
+        } else {
+            "its agents were ended and its directory removed".to_string()
+        }
+    );
+    // SAFETY: plain syscalls: restore the default action and raise the signal again.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+    std::process::exit(128 + sig);
+}
+
+// ---------------------------------------------------------------------------------------------
 // the demo
 
 pub fn run(a: DemoArgs) -> Result<Outcome> {
     let limit = super::timeout(a.timeout)?;
-    let (dir, _temp) = match &a.keep {
+    catch_interrupts();
+    let (dir, temp) = match &a.keep {
         Some(d) => {
             std::fs::create_dir_all(d).map_err(|e| Error::io(d, "create", e))?;
             let mut entries = std::fs::read_dir(d).map_err(|e| Error::io(d, "read", e))?;
@@ -142,6 +222,8 @@ pub fn run(a: DemoArgs) -> Result<Outcome> {
             .arg(&agent_timeout)
             .current_dir(&dir)
             .env("PAIR_AGENT", id)
+            // Its own process group, so that the demo can end it with every `pair` it runs.
+            .process_group(0)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -189,12 +271,11 @@ pub fn run(a: DemoArgs) -> Result<Outcome> {
         // One agent failing leaves the others waiting for a turn that never comes: end them.
         let failed = statuses.iter().any(|s| matches!(s, Some(c) if *c != 0));
         let late = Instant::now() >= deadline;
-        if failed || late {
+        if failed || late || interrupted().is_some() {
             timed_out = late;
             for (i, (_, child)) in agents.iter_mut().enumerate() {
                 if statuses[i].is_none() {
-                    let _ = child.kill();
-                    let _ = child.wait();
+                    end_agent(child);
                     statuses[i] = Some(1);
                 }
             }
@@ -209,6 +290,9 @@ pub fn run(a: DemoArgs) -> Result<Outcome> {
         .into_iter()
         .filter_map(|r| r.join().ok())
         .collect();
+    if let Some(sig) = interrupted() {
+        die_of(sig, &dir, temp);
+    }
     let mut events: Vec<Event> = rx.into_iter().collect();
     events.sort_by_key(|e| e.ms);
 

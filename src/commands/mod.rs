@@ -96,37 +96,104 @@ pub(crate) fn timeout(seconds: f64) -> Result<Duration> {
         Ok(Duration::from_secs_f64(seconds))
     } else {
         Err(Error::Usage(format!(
-            "--timeout must be a number of seconds from 0 to 86400, got {seconds}"
+            "--timeout must be a number of seconds from 0 to 86400, got {}",
+            shown_number(seconds)
         )))
     }
 }
 
+/// A number as a user would recognise it: `1e300`, not three hundred digits.
+fn shown_number(x: f64) -> String {
+    if x.is_finite() && x.abs() < 1e9 {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
+/// The most `pair` reads from a file or standard input given on the command line: a complete
+/// blackboard (`--content-file`, `--template`) may be this large, and a note or goal cannot
+/// make a blackboard larger.
+pub(crate) const MAX_INPUT_BYTES: u64 = crate::validate::MAX_BOARD_BYTES;
+
+fn input_too_large(path: &Path, what: &str) -> Error {
+    Error::Usage(format!(
+        "{what} {}: over the 64 MiB limit of input ({MAX_INPUT_BYTES} bytes)",
+        if path == Path::new("-") {
+            "(standard input)".to_string()
+        } else {
+            path.display().to_string()
+        }
+    ))
+}
+
 /// Read a file given on the command line, `-` meaning stdin.
+///
+/// A file must be a regular file: a FIFO without a writer would block forever and a device
+/// like `/dev/zero` never ends, so both are refused before a byte is read (text from a pipe
+/// comes through `-`). Files and standard input are read up to [`MAX_INPUT_BYTES`].
 pub(crate) fn read_input(path: &Path, what: &str) -> Result<Vec<u8>> {
+    use std::os::unix::fs::OpenOptionsExt;
     let mut buf = Vec::new();
     if path == Path::new("-") {
         std::io::stdin()
+            .lock()
+            .take(MAX_INPUT_BYTES + 1)
             .read_to_end(&mut buf)
             .map_err(|e| Error::io(path, "read standard input", e))?;
+        if buf.len() as u64 > MAX_INPUT_BYTES {
+            return Err(input_too_large(path, what));
+        }
         return Ok(buf);
     }
-    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            Error::Usage(format!("{what} {}: no such file", path.display()))
-        }
-        _ => Error::io(path, "stat", e),
-    })?;
-    // Pipes (`<(cmd)`) and devices (`/dev/null`) are fine to read from; directories are not.
-    if meta.is_dir() {
-        return Err(Error::Usage(format!(
-            "{what} {}: is a directory",
-            path.display()
-        )));
+    // O_NONBLOCK: opening a FIFO for reading waits for a writer; it must not.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                Error::Usage(format!("{what} {}: no such file", path.display()))
+            }
+            _ => match std::fs::metadata(path) {
+                Ok(meta) if !meta.is_file() => not_regular(path, what, &meta),
+                _ => Error::io(path, "open", e),
+            },
+        })?;
+    let meta = file.metadata().map_err(|e| Error::io(path, "stat", e))?;
+    if !meta.is_file() {
+        return Err(not_regular(path, what, &meta));
     }
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_to_end(&mut buf))
+    if meta.len() > MAX_INPUT_BYTES {
+        return Err(input_too_large(path, what));
+    }
+    file.take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut buf)
         .map_err(|e| Error::io(path, "read", e))?;
+    if buf.len() as u64 > MAX_INPUT_BYTES {
+        return Err(input_too_large(path, what));
+    }
     Ok(buf)
+}
+
+fn not_regular(path: &Path, what: &str, meta: &std::fs::Metadata) -> Error {
+    use std::os::unix::fs::FileTypeExt;
+    let ft = meta.file_type();
+    let kind = if ft.is_dir() {
+        "a directory"
+    } else if ft.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_block_device() || ft.is_char_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    };
+    Error::Usage(format!(
+        "{what} {}: is {kind}; give a regular file, or `-` to read standard input",
+        path.display()
+    ))
 }
 
 /// Read UTF-8 text given on the command line, `-` meaning stdin.

@@ -15,6 +15,7 @@ mod crash;
 mod docs;
 mod fixtures;
 mod foundation_flow;
+mod hardening;
 mod hostile;
 mod json_docs;
 mod law_replay;
