@@ -135,6 +135,12 @@ fn check(path: &Path) -> FileReport {
     };
     let bytes = match bytes {
         Ok(b) => b,
+        // The store refused the file as a blackboard (too large): its own errors, not nested.
+        Err(Error::Invalid { errors, .. }) => {
+            let mut report = FileReport::failed(path, "file", String::new());
+            report.errors = errors;
+            return report;
+        }
         Err(e) => return FileReport::failed(path, "file", e.to_string()),
     };
     let shown = if path == Path::new("-") {
