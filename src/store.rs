@@ -429,7 +429,6 @@ impl Default for WriteOptions {
 #[derive(Debug, Clone)]
 pub struct Current {
     pub bytes: Vec<u8>,
-    pub sha256: String,
 }
 
 /// The new content a write's builder returns: the bytes, and the frontmatter already parsed and
@@ -993,13 +992,7 @@ fn read_locked(target: &Path) -> Result<Option<(Current, Held)>> {
         });
     }
     let bytes = read_bounded(target, &mut file, meta.len())?;
-    Ok(Some((
-        Current {
-            sha256: sha256_hex(&bytes),
-            bytes,
-        },
-        Held { file, meta },
-    )))
+    Ok(Some((Current { bytes }, Held { file, meta })))
 }
 
 /// Refuse to replace a blackboard that its writer could not write in place. A rename needs
@@ -1035,51 +1028,16 @@ fn check_writable(target: &Path, meta: &fs::Metadata) -> Result<()> {
 /// Perform one locked, checked, durable write. `build` gets the current content (`None` when
 /// creating) and returns the complete new file; it may refuse with any error, which leaves the
 /// file untouched.
+///
+/// The two SHA-256 hashes a write reports are computed on a second thread while the main one
+/// parses and builds (the old content's) and while it writes and syncs (the new content's), so
+/// a large board pays for hashing only where the main thread would otherwise wait.
 pub fn update<F, B>(path: &Path, expect: Expect, opts: &WriteOptions, build: F) -> Result<Written>
 where
     F: FnOnce(Option<&Current>) -> Result<B>,
     B: Into<Built>,
 {
-    let target = resolve(path)?;
-    // A directory is never a blackboard: refuse before a lock file is made beside it.
-    if path.as_os_str().to_string_lossy().ends_with('/')
-        || fs::metadata(&target).is_ok_and(|m| m.is_dir())
-    {
-        return Err(Error::NotAFile {
-            path: path.to_path_buf(),
-            kind: "a directory",
-        });
-    }
-    // A write that needs the board and finds none leaves nothing behind. Where a lock file
-    // exists, it goes on under the lock all the same: a killed creation may have left a
-    // temporary file, which the lock makes safe to remove.
-    let lstat = fs::symlink_metadata(&target);
-    if !matches!(expect, Expect::Absent)
-        && lstat
-            .as_ref()
-            .is_err_and(|e| e.kind() == io::ErrorKind::NotFound)
-        && fs::symlink_metadata(lock_path(&target))
-            .is_err_and(|e| e.kind() == io::ErrorKind::NotFound)
-    {
-        return Err(Error::Missing {
-            path: path.to_path_buf(),
-        });
-    }
-    // New sidecar files take the board's owner, group and mode.
-    let board_meta = lstat.ok().filter(|m| m.file_type().is_file());
-    let lock = lock_like(&target, opts.timeout, board_meta.as_ref())?;
-    // Orphans first: a writer killed while recording itself as owner leaves at most one behind.
-    remove_orphans(&target);
-    if !matches!(expect, Expect::Absent)
-        && fs::symlink_metadata(&target).is_err_and(|e| e.kind() == io::ErrorKind::NotFound)
-    {
-        return Err(Error::Missing {
-            path: path.to_path_buf(),
-        });
-    }
-    write_owner(&target, opts, board_meta.as_ref())?;
-    fault!("locked", &target, "read the blackboard");
-
+    let (target, lock) = acquire(path, &expect, opts)?;
     let (current, held) = match read_locked(&target)? {
         Some((c, h)) => (Some(c), Some(h)),
         None => (None, None),
@@ -1095,59 +1053,158 @@ where
                 path: path.to_path_buf(),
             });
         }
-        (Expect::Sha256(want), Some(cur)) if !want.eq_ignore_ascii_case(&cur.sha256) => {
-            return Err(Error::Stale {
-                path: path.to_path_buf(),
-                expected: want.to_lowercase(),
-                found: cur.sha256.clone(),
-            });
-        }
         _ => {}
     }
     if let Some(h) = &held {
         check_writable(&target, &h.meta)?;
     }
-
+    let (old_sha256, built) = std::thread::scope(|s| -> Result<(Option<String>, Built)> {
+        let mut old_hash = current.as_ref().map(|c| s.spawn(|| sha256_hex(&c.bytes)));
+        let mut join = || {
+            old_hash.take().map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    current
+                        .as_ref()
+                        .map_or_else(String::new, |c| sha256_hex(&c.bytes))
+                })
+            })
+        };
+        // A compare-and-swap needs the hash before anything is built; otherwise it is computed
+        // while the new content is built.
+        let mut old_sha256 = None;
+        if let Expect::Sha256(want) = &expect {
+            let found = join().unwrap_or_default();
+            if !want.eq_ignore_ascii_case(&found) {
+                return Err(Error::Stale {
+                    path: path.to_path_buf(),
+                    expected: want.to_lowercase(),
+                    found,
+                });
+            }
+            old_sha256 = Some(found);
+        }
+        let built = build(current.as_ref())?.into();
+        if old_sha256.is_none() {
+            old_sha256 = join();
+        }
+        Ok((old_sha256, built))
+    })?;
+    // Keep only the old hash from here on: holding the old bytes through validation and the
+    // write would put a third copy of a large blackboard in memory.
+    let exists = current.is_some();
+    drop(current);
     let Built {
         bytes: new_bytes,
         parsed,
-    } = build(current.as_ref())?.into();
+    } = built;
+    let parsed = check_new(path, &new_bytes, parsed)?;
+    let (new_sha256, warnings) = std::thread::scope(|s| -> Result<_> {
+        let new_hash = s.spawn(|| sha256_hex(&new_bytes));
+        let warnings = replace(
+            path,
+            &target,
+            &lock,
+            held,
+            &new_bytes,
+            exists,
+            old_sha256.as_deref(),
+        )?;
+        let new_sha256 = new_hash.join().unwrap_or_else(|_| sha256_hex(&new_bytes));
+        Ok((new_sha256, warnings))
+    })?;
+    Ok(Written {
+        target,
+        old_sha256,
+        new_sha256,
+        created: matches!(expect, Expect::Absent),
+        parsed,
+        warnings,
+    })
+}
+
+/// Resolve the board, refuse a directory or a missing board (leaving nothing behind), take the
+/// lock, clear orphans and record the owner.
+fn acquire(path: &Path, expect: &Expect, opts: &WriteOptions) -> Result<(PathBuf, Lock)> {
+    let target = resolve(path)?;
+    // A directory is never a blackboard: refuse before a lock file is made beside it.
+    if path.as_os_str().to_string_lossy().ends_with('/')
+        || fs::metadata(&target).is_ok_and(|m| m.is_dir())
+    {
+        return Err(Error::NotAFile {
+            path: path.to_path_buf(),
+            kind: "a directory",
+        });
+    }
+    let missing =
+        |p: &Path| fs::symlink_metadata(p).is_err_and(|e| e.kind() == io::ErrorKind::NotFound);
+    // A write that needs the board and finds none leaves nothing behind. Where a lock file
+    // exists, it goes on under the lock all the same: a killed creation may have left a
+    // temporary file, which the lock makes safe to remove.
+    let lstat = fs::symlink_metadata(&target);
+    if !matches!(expect, Expect::Absent) && missing(&target) && missing(&lock_path(&target)) {
+        return Err(Error::Missing {
+            path: path.to_path_buf(),
+        });
+    }
+    // New sidecar files take the board's owner, group and mode.
+    let board_meta = lstat.ok().filter(|m| m.file_type().is_file());
+    let lock = lock_like(&target, opts.timeout, board_meta.as_ref())?;
+    // Orphans first: a writer killed while recording itself as owner leaves at most one behind.
+    remove_orphans(&target);
+    if !matches!(expect, Expect::Absent) && missing(&target) {
+        return Err(Error::Missing {
+            path: path.to_path_buf(),
+        });
+    }
+    write_owner(&target, opts, board_meta.as_ref())?;
+    fault!("locked", &target, "read the blackboard");
+    Ok((target, lock))
+}
+
+/// The new content's size and, unless its builder checked it, its validity.
+fn check_new(path: &Path, bytes: &[u8], parsed: Option<Parsed>) -> Result<Parsed> {
     // No write makes a board larger than any reader accepts, however the new content was
     // checked.
-    if new_bytes.len() as u64 > MAX_BOARD_BYTES {
+    if bytes.len() as u64 > MAX_BOARD_BYTES {
         return Err(Error::Invalid {
             path: path.to_path_buf(),
             errors: vec![FieldError {
                 field: "file".to_string(),
                 line: None,
-                message: validate::too_large_message(new_bytes.len() as u64),
+                message: validate::too_large_message(bytes.len() as u64),
             }],
             new_content: true,
         });
     }
-    // Keep only the old hash from here on: holding the old bytes through validation and the
-    // write would put a third copy of a large blackboard in memory.
-    let exists = current.is_some();
-    let old_sha256 = current.map(|c| c.sha256);
-    let parsed = match parsed {
-        Some(p) => p,
-        None => {
-            validate::check_bytes(&new_bytes)
-                .map_err(|r| Error::Invalid {
-                    path: path.to_path_buf(),
-                    errors: r.errors,
-                    new_content: true,
-                })?
-                .parsed
-        }
-    };
+    match parsed {
+        Some(p) => Ok(p),
+        None => validate::check_bytes(bytes)
+            .map(|v| v.parsed)
+            .map_err(|r| Error::Invalid {
+                path: path.to_path_buf(),
+                errors: r.errors,
+                new_content: true,
+            }),
+    }
+}
 
+/// Write the new content beside the board, check that nothing moved behind the lock, rename it
+/// into place and sync the directory. Returns the warnings of the steps after the rename.
+fn replace(
+    path: &Path,
+    target: &Path,
+    lock: &Lock,
+    held: Option<Held>,
+    new_bytes: &[u8],
+    exists: bool,
+    old_sha256: Option<&str>,
+) -> Result<Vec<String>> {
     let like = held.as_ref().map(|h| Like {
         meta: &h.meta,
         file: Some(&h.file),
     });
-    let tmp = write_temp(&target, &new_bytes, like.as_ref(), true)?;
-    fault!("before-rename", &target, "rename the new content over");
+    let tmp = write_temp(target, new_bytes, like.as_ref(), true)?;
+    fault!("before-rename", target, "rename the new content over");
     // The last moment to back out. Our lock only excludes other writers while the lock file we
     // hold is still the one at its path, and the file we read is still the blackboard: if
     // someone deleted the lock file, a newcomer may have taken a lock on a fresh one and
@@ -1164,33 +1221,30 @@ where
     // A program that ignores the lock (an editor, `sed -i`) may have saved over the board or
     // edited it in place since it was read.
     if let Some(h) = &held
-        && Stamp::at(&target) != Some(Stamp::of(&h.meta))
+        && Stamp::at(target) != Some(Stamp::of(&h.meta))
     {
-        let found = read(&target)
+        let found = read(target)
             .map(|b| sha256_hex(&b))
             .unwrap_or_else(|_| "unreadable or missing".to_string());
         return Err(Error::Stale {
             path: path.to_path_buf(),
-            expected: old_sha256.clone().unwrap_or_default(),
+            expected: old_sha256.unwrap_or_default().to_string(),
             found,
         });
     }
-    match exists {
-        true => {
-            tmp.persist(&target)
-                .map_err(|e| Error::io(&target, "rename the new content over", e.error))?;
-        }
-        false => {
-            tmp.persist_noclobber(&target).map_err(|e| {
-                if e.error.kind() == io::ErrorKind::AlreadyExists {
-                    Error::Exists {
-                        path: path.to_path_buf(),
-                    }
-                } else {
-                    Error::io(&target, "create", e.error)
+    if exists {
+        tmp.persist(target)
+            .map_err(|e| Error::io(target, "rename the new content over", e.error))?;
+    } else {
+        tmp.persist_noclobber(target).map_err(|e| {
+            if e.error.kind() == io::ErrorKind::AlreadyExists {
+                Error::Exists {
+                    path: path.to_path_buf(),
                 }
-            })?;
-        }
+            } else {
+                Error::io(target, "create", e.error)
+            }
+        })?;
     }
     // The old file may be closed (and its inode freed) only now that it is replaced.
     drop(held);
@@ -1203,7 +1257,7 @@ where
             target.display()
         ));
     }
-    let dir = parent_dir(&target);
+    let dir = parent_dir(target);
     if let Err(e) = fsync_dir(&dir) {
         warnings.push(format!(
             "{}: the write landed but fsync of the directory failed ({e}); it may not survive a \
@@ -1211,14 +1265,7 @@ where
             dir.display()
         ));
     }
-    Ok(Written {
-        target,
-        old_sha256,
-        new_sha256: sha256_hex(&new_bytes),
-        created: matches!(expect, Expect::Absent),
-        parsed,
-        warnings,
-    })
+    Ok(warnings)
 }
 
 fn current_umask() -> u32 {
