@@ -116,9 +116,20 @@ pub struct Document {
 }
 
 fn is_delimiter(line: &str) -> bool {
-    let line = line.strip_suffix('\n').unwrap_or(line);
-    let line = line.strip_suffix('\r').unwrap_or(line);
-    line.trim_end_matches([' ', '\t']) == "---"
+    is_delimiter_line(line.as_bytes())
+}
+
+/// Whether a line (with or without its ending) is a frontmatter delimiter: `---`, then spaces or
+/// tabs, then one optional `\r` before the newline. The one definition of where a frontmatter
+/// ends, used by the splitter and by the store's head-only read.
+pub fn is_delimiter_line(line: &[u8]) -> bool {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let mut end = line.len();
+    while end > 0 && matches!(line[end - 1], b' ' | b'\t') {
+        end -= 1;
+    }
+    &line[..end] == b"---"
 }
 
 /// A line that would be a delimiter but for a doubled carriage return before its newline.
@@ -217,7 +228,7 @@ impl Document {
                 .unwrap_or(rest.len());
             let line = &rest[pos..end];
             if line.starts_with(b"---") {
-                if is_delimiter(&String::from_utf8_lossy(line)) {
+                if is_delimiter_line(line) {
                     close = Some((pos, end));
                     break;
                 }

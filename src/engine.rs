@@ -37,11 +37,7 @@ pub struct Committed {
 }
 
 fn invalid(path: &Path, errors: Vec<crate::model::FieldError>, new_content: bool) -> Error {
-    Error::Invalid {
-        path: path.to_path_buf(),
-        errors,
-        new_content,
-    }
+    Error::invalid(path, errors, new_content)
 }
 
 /// Append an entry, or refuse when its section cannot be found or made.

@@ -142,6 +142,16 @@ impl Error {
         }
     }
 
+    /// The blackboard at `path` (or, with `new_content`, the content about to be written to it)
+    /// breaks these rules.
+    pub fn invalid(path: &Path, errors: Vec<FieldError>, new_content: bool) -> Error {
+        Error::Invalid {
+            path: path.to_path_buf(),
+            errors,
+            new_content,
+        }
+    }
+
     pub fn protocol(message: impl Into<String>) -> Error {
         Error::Protocol {
             message: message.into(),

@@ -248,15 +248,17 @@ fn open_board(path: &Path) -> Result<File> {
 
 /// The refusal of a blackboard over [`MAX_BOARD_BYTES`].
 fn too_large(path: &Path, size: u64) -> Error {
-    Error::Invalid {
-        path: path.to_path_buf(),
-        errors: vec![FieldError {
-            field: "file".to_string(),
-            line: None,
-            message: validate::too_large_message(size),
-        }],
-        new_content: false,
-    }
+    too_large_content(path, size, false)
+}
+
+/// The refusal of a blackboard, or of content about to be written, over [`MAX_BOARD_BYTES`].
+fn too_large_content(path: &Path, size: u64, new_content: bool) -> Error {
+    let error = FieldError {
+        field: "file".to_string(),
+        line: None,
+        message: validate::too_large_message(size),
+    };
+    Error::invalid(path, vec![error], new_content)
 }
 
 /// Read the rest of an opened blackboard, refusing it if it grew past the limit since it was
@@ -314,15 +316,15 @@ fn read_head_cut(mut file: File, path: &Path) -> Result<(Vec<u8>, bool)> {
             let text = line
                 .strip_prefix(crate::document::BOM.as_bytes())
                 .unwrap_or(line);
-            let trimmed = trim_line(text);
+            let delimiter = crate::document::is_delimiter_line(text);
             scanned_lines += 1;
             line_start = end;
             i = end;
-            if trimmed == b"---" && !is_first {
+            if delimiter && !is_first {
                 buf.truncate(end);
                 return Ok((buf, false));
             }
-            if is_first && trimmed != b"---" {
+            if is_first && !delimiter {
                 // Not a blackboard; the parser will say so.
                 buf.truncate(end);
                 return Ok((buf, false));
@@ -338,14 +340,6 @@ fn read_head_cut(mut file: File, path: &Path) -> Result<(Vec<u8>, bool)> {
 /// accepted, plus room for the delimiters and a few lines.
 const HEAD_LIMIT: usize = MAX_FRONTMATTER_BYTES + 64 * 1024;
 
-fn trim_line(line: &[u8]) -> &[u8] {
-    let mut end = line.len();
-    while end > 0 && matches!(line[end - 1], b'\n' | b'\r' | b' ' | b'\t') {
-        end -= 1;
-    }
-    &line[..end]
-}
-
 /// A blackboard read and validated in full.
 #[derive(Debug, Clone)]
 pub struct Loaded {
@@ -358,11 +352,7 @@ pub struct Loaded {
 /// Read and validate a whole blackboard.
 pub fn load(path: &Path) -> Result<Loaded> {
     let bytes = read(path)?;
-    let valid = validate::check_bytes(&bytes).map_err(|r| Error::Invalid {
-        path: path.to_path_buf(),
-        errors: r.errors,
-        new_content: false,
-    })?;
+    let valid = validate::check_bytes(&bytes).map_err(|r| Error::invalid(path, r.errors, false))?;
     Ok(Loaded {
         path: path.to_path_buf(),
         sha256: sha256_hex(&bytes),
@@ -388,11 +378,7 @@ pub fn load_frontmatter(path: &Path) -> Result<Valid> {
                 ),
             }];
         }
-        Error::Invalid {
-            path: path.to_path_buf(),
-            errors: r.errors,
-            new_content: false,
-        }
+        Error::invalid(path, r.errors, false)
     })
 }
 
@@ -1166,25 +1152,13 @@ fn check_new(path: &Path, bytes: &[u8], parsed: Option<Parsed>) -> Result<Parsed
     // No write makes a board larger than any reader accepts, however the new content was
     // checked.
     if bytes.len() as u64 > MAX_BOARD_BYTES {
-        return Err(Error::Invalid {
-            path: path.to_path_buf(),
-            errors: vec![FieldError {
-                field: "file".to_string(),
-                line: None,
-                message: validate::too_large_message(bytes.len() as u64),
-            }],
-            new_content: true,
-        });
+        return Err(too_large_content(path, bytes.len() as u64, true));
     }
     match parsed {
         Some(p) => Ok(p),
         None => validate::check_bytes(bytes)
             .map(|v| v.parsed)
-            .map_err(|r| Error::Invalid {
-                path: path.to_path_buf(),
-                errors: r.errors,
-                new_content: true,
-            }),
+            .map_err(|r| Error::invalid(path, r.errors, true)),
     }
 }
 

@@ -61,11 +61,8 @@ pub fn run(a: InitArgs) -> Result<Outcome> {
             TEMPLATE.as_bytes().to_vec(),
         ),
     };
-    let valid = validate::check_bytes(&template).map_err(|r| Error::Invalid {
-        path: std::path::PathBuf::from(&template_name),
-        errors: r.errors,
-        new_content: false,
-    })?;
+    let valid = validate::check_bytes(&template)
+        .map_err(|r| Error::invalid(std::path::Path::new(&template_name), r.errors, false))?;
     let mut doc: Document = valid.doc;
     let mut fm = valid.parsed.fm;
 

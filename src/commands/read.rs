@@ -260,11 +260,7 @@ fn invalid(board: &std::path::Path, bytes: &[u8], errors: Vec<crate::model::Fiel
         }
         output::print_stdout(&text);
     }
-    Error::Invalid {
-        path: board.to_path_buf(),
-        errors,
-        new_content: false,
-    }
+    Error::invalid(board, errors, false)
 }
 
 /// The value of the top-level `phase:` line of the frontmatter, as written (quotes removed).

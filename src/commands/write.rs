@@ -146,11 +146,7 @@ fn repair(
     now: Timestamp,
 ) -> Result<Vec<u8>> {
     let reason = reason.split_whitespace().collect::<Vec<_>>().join(" ");
-    let invalid = |errors, new_content| Error::Invalid {
-        path: board.to_path_buf(),
-        errors,
-        new_content,
-    };
+    let invalid = |errors, new_content| Error::invalid(board, errors, new_content);
     let new_valid = validate::check_bytes(&new).map_err(|r| invalid(r.errors, true))?;
     // The old content may be exactly what needs repairing: compare fields only when it parses.
     let changes = match validate::check_bytes(old) {
