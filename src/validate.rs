@@ -186,9 +186,11 @@ pub fn check_frontmatter_bytes(bytes: &[u8]) -> Result<Valid, Report> {
     Ok(Valid { doc, parsed })
 }
 
-/// The invariants of SPEC §2.2 on a well-typed frontmatter.
+/// One invariant: reports each violation as (field, message).
+type Invariant = fn(&model::Frontmatter, &mut dyn FnMut(&str, String));
+
+/// The invariants of SPEC §2.2 on a well-typed frontmatter, each a function below.
 pub fn invariants(p: &Parsed) -> Vec<FieldError> {
-    let fm = &p.fm;
     let mut errors = Vec::new();
     let mut err = |field: &str, message: String| {
         errors.push(FieldError {
@@ -197,8 +199,24 @@ pub fn invariants(p: &Parsed) -> Vec<FieldError> {
             message,
         });
     };
+    let checks: [Invariant; 8] = [
+        one_doer,
+        required_are_reviewers,
+        verdict_bookkeeping,
+        artifact_submitted,
+        worktree_recorded,
+        blocked_bookkeeping,
+        review_has_reviewers,
+        outcome_agrees,
+    ];
+    for check in checks {
+        check(&p.fm, &mut err);
+    }
+    errors
+}
 
-    // Exactly one doer.
+/// Exactly one doer.
+fn one_doer(fm: &model::Frontmatter, err: &mut dyn FnMut(&str, String)) {
     let doers: Vec<&str> = fm
         .agents
         .iter()
@@ -223,8 +241,10 @@ pub fn invariants(p: &Parsed) -> Vec<FieldError> {
             )
         }
     }
+}
 
-    // Required reviewers are reviewers, never the doer.
+/// Required reviewers are reviewers, never the doer.
+fn required_are_reviewers(fm: &model::Frontmatter, err: &mut dyn FnMut(&str, String)) {
     for id in &fm.required_reviewers {
         if let Some(a) = fm.agent(id)
             && a.role == Role::Doer
@@ -235,8 +255,10 @@ pub fn invariants(p: &Parsed) -> Vec<FieldError> {
             );
         }
     }
+}
 
-    // Per-agent verdict bookkeeping.
+/// Per-agent verdict bookkeeping.
+fn verdict_bookkeeping(fm: &model::Frontmatter, err: &mut dyn FnMut(&str, String)) {
     for (id, agent) in &fm.agents {
         for t in model::Target::ALL {
             let r = agent.review(*t);
@@ -279,13 +301,10 @@ pub fn invariants(p: &Parsed) -> Vec<FieldError> {
             }
         }
     }
+}
 
-    // A phase naming an artifact needs it submitted.
-    let effective = if fm.phase == Phase::Blocked {
-        fm.blocked_from.unwrap_or(fm.phase)
-    } else {
-        fm.phase
-    };
+/// A phase naming an artifact needs it submitted.
+fn artifact_submitted(fm: &model::Frontmatter, err: &mut dyn FnMut(&str, String)) {
     if let Some((t, min)) = fm.phase.requires_counter()
         && fm.counter(t) < min
     {
@@ -298,8 +317,15 @@ pub fn invariants(p: &Parsed) -> Vec<FieldError> {
             ),
         );
     }
+}
 
-    // Worktree from CODING on.
+/// A worktree from CODING on (for a blocked board, the phase it was blocked in).
+fn worktree_recorded(fm: &model::Frontmatter, err: &mut dyn FnMut(&str, String)) {
+    let effective = if fm.phase == Phase::Blocked {
+        fm.blocked_from.unwrap_or(fm.phase)
+    } else {
+        fm.phase
+    };
     if effective.needs_worktree() && fm.worktree.is_none() {
         err(
             "worktree",
@@ -309,8 +335,10 @@ pub fn invariants(p: &Parsed) -> Vec<FieldError> {
             ),
         );
     }
+}
 
-    // Blocked bookkeeping.
+/// Blocked bookkeeping.
+fn blocked_bookkeeping(fm: &model::Frontmatter, err: &mut dyn FnMut(&str, String)) {
     match (fm.phase, fm.blocked_from) {
         (Phase::Blocked, None) => err(
             "blocked_from",
@@ -326,8 +354,10 @@ pub fn invariants(p: &Parsed) -> Vec<FieldError> {
         ),
         _ => {}
     }
+}
 
-    // Reviewable phases need reviewers (or an approved no-review workflow).
+/// Reviewable phases need reviewers (or an approved no-review workflow).
+fn review_has_reviewers(fm: &model::Frontmatter, err: &mut dyn FnMut(&str, String)) {
     if let Some(target) = fm.phase.review_target() {
         if fm.required_reviewers.is_empty() && !fm.no_review {
             err(
@@ -352,9 +382,11 @@ pub fn invariants(p: &Parsed) -> Vec<FieldError> {
             );
         }
     }
+}
 
-    // Outcome phases agree with the verdicts (SPEC §4). A reviewer who joined after the round
-    // closed has no verdict yet and does not contradict it.
+/// Outcome phases agree with the verdicts (SPEC §4). A reviewer who joined after the round
+/// closed has no verdict yet and does not contradict it.
+fn outcome_agrees(fm: &model::Frontmatter, err: &mut dyn FnMut(&str, String)) {
     if let Some((target, approved)) = fm.phase.outcome_of() {
         let r = protocol::round(fm, target);
         if approved {
@@ -395,7 +427,6 @@ pub fn invariants(p: &Parsed) -> Vec<FieldError> {
             );
         }
     }
-    errors
 }
 
 #[cfg(test)]
