@@ -774,43 +774,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
             message: "unknown field (kept as is; a newer version of pair may use it)".to_string(),
         });
     }
-    let mut agents = Vec::new();
-    match agents_node {
-        None => errors.push(FieldError {
-            field: "agents".to_string(),
-            line: None,
-            message: "required field is missing".to_string(),
-        }),
-        Some(Node {
-            value: Value::Map(list),
-            ..
-        }) => {
-            for (id, anode) in &list {
-                let path = format!("agents.{id}");
-                lines.insert(path.clone(), anode.line);
-                if !is_agent_id(id) {
-                    errors.push(FieldError {
-                        field: path.clone(),
-                        line: (anode.line > 0).then_some(anode.line.saturating_sub(1).max(1)),
-                        message: format!(
-                            "{id:?} is not a valid agent id: use 1-64 letters, digits, `.`, `_` \
-                             or `-`, starting with a letter or digit"
-                        ),
-                    });
-                }
-                if let Some(agent) =
-                    agent_from_node(&path, anode, &mut errors, &mut lines, &mut warnings)
-                {
-                    agents.push((id.clone(), agent));
-                }
-            }
-        }
-        Some(Node { value, line, .. }) => errors.push(FieldError {
-            field: "agents".to_string(),
-            line: (line > 0).then_some(line),
-            message: format!("expected a mapping of agent id to agent, {}", found(&value)),
-        }),
-    }
+    let agents = agents_from(agents_node, &mut errors, &mut lines, &mut warnings);
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -870,6 +834,51 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
         lines,
         warnings,
     })
+}
+
+/// The `agents` mapping: each entry converted, its errors and warnings collected.
+fn agents_from(
+    agents_node: Option<Node>,
+    errors: &mut Vec<FieldError>,
+    lines: &mut HashMap<String, u32>,
+    warnings: &mut Vec<FieldError>,
+) -> Vec<(String, Agent)> {
+    let mut agents = Vec::new();
+    match agents_node {
+        None => errors.push(FieldError {
+            field: "agents".to_string(),
+            line: None,
+            message: "required field is missing".to_string(),
+        }),
+        Some(Node {
+            value: Value::Map(list),
+            ..
+        }) => {
+            for (id, anode) in &list {
+                let path = format!("agents.{id}");
+                lines.insert(path.clone(), anode.line);
+                if !is_agent_id(id) {
+                    errors.push(FieldError {
+                        field: path.clone(),
+                        line: (anode.line > 0).then_some(anode.line.saturating_sub(1).max(1)),
+                        message: format!(
+                            "{id:?} is not a valid agent id: use 1-64 letters, digits, `.`, `_` \
+                             or `-`, starting with a letter or digit"
+                        ),
+                    });
+                }
+                if let Some(agent) = agent_from_node(&path, anode, errors, lines, warnings) {
+                    agents.push((id.clone(), agent));
+                }
+            }
+        }
+        Some(Node { value, line, .. }) => errors.push(FieldError {
+            field: "agents".to_string(),
+            line: (line > 0).then_some(line),
+            message: format!("expected a mapping of agent id to agent, {}", found(&value)),
+        }),
+    }
+    agents
 }
 
 fn agent_from_node(
