@@ -4,7 +4,7 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use clap::builder::{PossibleValue, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueHint};
 
 use crate::error::{Error, Result};
@@ -242,30 +242,49 @@ Examples:
     Help(HelpArgs),
 }
 
-/// The visible commands, for `pair help COMMAND` and `pair man COMMAND` (a test keeps this list
-/// equal to the commands [`Cli`] defines).
-pub const COMMANDS: &[&str] = &[
-    "init",
-    "poll",
-    "status",
-    "validate",
-    "register",
-    "claim",
-    "submit",
-    "verdict",
-    "advance",
-    "block",
-    "unblock",
-    "stop",
-    "note",
-    "worktree-path",
-    "write",
-    "demo",
-    "skill",
-    "completions",
-    "man",
-    "help",
-];
+/// The visible commands, in the order [`Cli`] defines them (for `pair help COMMAND` and
+/// `pair man COMMAND`): read from the definitions, so the list cannot drift from them.
+pub fn commands() -> Vec<String> {
+    use clap::CommandFactory;
+    Cli::command()
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+        .map(|s| s.get_name().to_string())
+        .collect()
+}
+
+/// A command name, checked against [`commands`] and offered to shell completion.
+#[derive(Debug, Clone, Copy)]
+struct CommandName;
+
+impl TypedValueParser for CommandName {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> std::result::Result<String, clap::Error> {
+        let s = clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)?;
+        let all = commands();
+        if all.contains(&s) {
+            Ok(s)
+        } else {
+            Err(clap::Error::raw(
+                clap::error::ErrorKind::InvalidValue,
+                format!(
+                    "{s:?} is not a command; the commands are {}\n",
+                    all.join(", ")
+                ),
+            ))
+        }
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(commands().into_iter().map(PossibleValue::new)))
+    }
+}
 
 /// Accepts any word, and offers `words` to shell completion: for values `pair` checks itself
 /// (with its own messages), where clap's check would only repeat it.
@@ -374,7 +393,7 @@ pub struct CompletionsArgs {
 #[derive(Debug, Args)]
 pub struct ManArgs {
     /// Print only this command's page (`pair-COMMAND(1)`).
-    #[arg(value_name = "COMMAND", value_parser = PossibleValuesParser::new(COMMANDS))]
+    #[arg(value_name = "COMMAND", value_parser = CommandName)]
     pub command: Option<String>,
     /// Write pair.1 and one pair-COMMAND.1 per command into this directory (created if missing).
     #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath, conflicts_with = "command")]
@@ -384,7 +403,7 @@ pub struct ManArgs {
 #[derive(Debug, Args)]
 pub struct HelpArgs {
     /// The command to explain (default: pair itself).
-    #[arg(value_name = "COMMAND", value_parser = PossibleValuesParser::new(COMMANDS))]
+    #[arg(value_name = "COMMAND", value_parser = CommandName)]
     pub command: Option<String>,
 }
 
@@ -735,25 +754,20 @@ pub struct WorktreePathArgs {
     pub repo_root: Option<PathBuf>,
 }
 
-/// The commands whose first positional argument is a blackboard, which --board PATH or
-/// `$PAIR_BOARD` supply when it is left out.
-pub const BOARD_COMMANDS: &[&str] = &[
-    "init",
-    "poll",
-    "status",
-    "validate",
-    "register",
-    "claim",
-    "submit",
-    "verdict",
-    "advance",
-    "block",
-    "unblock",
-    "stop",
-    "note",
-    "worktree-path",
-    "write",
-];
+/// Whether a command's first positional argument is a blackboard (`board`, or `validate`'s
+/// `paths`), which --board PATH or `$PAIR_BOARD` supply when it is left out: read from the
+/// definitions.
+fn takes_board(name: &str) -> bool {
+    use clap::CommandFactory;
+    Cli::command()
+        .find_subcommand(name)
+        .and_then(|c| {
+            c.get_positionals()
+                .next()
+                .map(|a| matches!(a.get_id().as_str(), "board" | "paths"))
+        })
+        .unwrap_or(false)
+}
 
 /// The global options that take a value (and so may stand before the command's name).
 const GLOBAL_VALUE_OPTIONS: &[&str] = &["--color", "--board"];
@@ -776,7 +790,7 @@ pub fn default_board(
     found.or(env).filter(|b| !b.is_empty()).map(PathBuf::from)
 }
 
-/// Where the name of a command of [`BOARD_COMMANDS`] stands on a command line (only global
+/// Where the name of a command that [`takes_board`] stands on a command line (only global
 /// options may come before it), and the name; None for the other commands.
 pub fn board_command(args: &[std::ffi::OsString]) -> Option<(usize, &str)> {
     let mut i = 1;
@@ -792,7 +806,7 @@ pub fn board_command(args: &[std::ffi::OsString]) -> Option<(usize, &str)> {
         };
     }
     let name = args.get(i)?.to_str()?;
-    BOARD_COMMANDS.contains(&name).then_some((i, name))
+    takes_board(name).then_some((i, name))
 }
 
 impl Cli {

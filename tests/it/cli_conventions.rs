@@ -236,7 +236,11 @@ fn the_commands_list_matches_the_visible_commands() {
         .filter(|s| !s.is_hide_set())
         .map(|s| s.get_name().to_string())
         .collect();
-    assert_eq!(pair::cli::COMMANDS, visible.as_slice());
+    assert_eq!(pair::cli::commands(), visible);
+    // `help` and `man` accept each of them, and nothing else.
+    for c in &visible {
+        pair(["help", c.as_str()]).code(0);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
