@@ -5,11 +5,12 @@ use serde_json::json;
 
 use super::{Outcome, read_input, shown, timeout};
 use crate::cli::WriteArgs;
+use crate::document::Document;
 use crate::engine::{self, RawMode};
 use crate::error::{Error, Result};
 use crate::field::{self, Field};
 use crate::law::Consent;
-use crate::model::Timestamp;
+use crate::model::{Frontmatter, Timestamp};
 use crate::ops::{DECISIONS, Entry};
 use crate::report::SCHEMA;
 use crate::store::{self, Built, Expect, WriteOptions};
@@ -135,6 +136,52 @@ pub fn run(a: WriteArgs) -> Result<Outcome> {
     Ok(out)
 }
 
+/// Which agent entries a repair added, removed or changed.
+fn agent_changes(old: &Frontmatter, new: &Frontmatter) -> Vec<String> {
+    let mut out = Vec::new();
+    for (id, a) in &old.agents {
+        match new.agent(id) {
+            None => out.push(format!("- `agents.{id}`: removed")),
+            Some(b) if b != a => out.push(format!("- `agents.{id}`: changed")),
+            Some(_) => {}
+        }
+    }
+    for (id, _) in &new.agents {
+        if old.agent(id).is_none() {
+            out.push(format!("- `agents.{id}`: added"));
+        }
+    }
+    out
+}
+
+/// Set `phase_updated_at` to `now` in content about to be written, changing only that line.
+fn restamp(board: &std::path::Path, content: &[u8], now: Timestamp) -> Result<Vec<u8>> {
+    let doc = Document::parse(content).map_err(|e| {
+        Error::invalid(
+            board,
+            vec![crate::model::FieldError {
+                field: "file".into(),
+                line: None,
+                message: e.to_string(),
+            }],
+            true,
+        )
+    })?;
+    let fm: String = doc
+        .fm_text
+        .replace("\r\n", "\n")
+        .split_inclusive('\n')
+        .map(|line| {
+            if line.starts_with("phase_updated_at:") {
+                format!("phase_updated_at: \"{now}\"\n")
+            } else {
+                line.to_string()
+            }
+        })
+        .collect();
+    Ok(doc.render(&fm).into_bytes())
+}
+
 /// A human repair: no law, but the result must be valid, and the record says what changed
 /// (each changed field, old → new) and why.
 fn repair(
@@ -147,21 +194,30 @@ fn repair(
 ) -> Result<Vec<u8>> {
     let reason = reason.split_whitespace().collect::<Vec<_>>().join(" ");
     let invalid = |errors, new_content| Error::invalid(board, errors, new_content);
-    let new_valid = validate::check_bytes(&new).map_err(|r| invalid(r.errors, true))?;
+    let mut new = new;
+    let mut new_valid = validate::check_bytes(&new).map_err(|r| invalid(r.errors, true))?;
     // The old content may be exactly what needs repairing: compare fields only when it parses.
     let changes = match validate::check_bytes(old) {
         Ok(old_valid) => {
-            let (o, n) = (&old_valid.parsed.fm, &new_valid.parsed.fm);
+            let o = &old_valid.parsed.fm;
+            // A repair that moves the phase dates the move, as every phase change does.
+            if o.phase != new_valid.parsed.fm.phase
+                && o.phase_updated_at == new_valid.parsed.fm.phase_updated_at
+            {
+                new = restamp(board, &new, now)?;
+                new_valid = validate::check_bytes(&new).map_err(|r| invalid(r.errors, true))?;
+            }
+            let n = &new_valid.parsed.fm;
             let mut lines: Vec<String> = field::changed(o, n)
                 .into_iter()
-                .map(|f| match f {
-                    Field::Agents => "- `agents`: agent entries changed".to_string(),
-                    f => format!(
+                .flat_map(|f| match f {
+                    Field::Agents => agent_changes(o, n),
+                    f => vec![format!(
                         "- `{}`: {} → {}",
                         f.name(),
                         f.value(o).unwrap_or_else(|| "(absent)".into()),
                         f.value(n).unwrap_or_else(|| "(absent)".into())
-                    ),
+                    )],
                 })
                 .collect();
             if o.extra != n.extra {

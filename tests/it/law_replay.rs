@@ -610,3 +610,36 @@ fn an_entry_is_stamped_when_the_lock_is_held_not_when_the_command_started() {
         stamp.0.timestamp() - started
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// repairs
+
+#[test]
+fn a_repair_records_what_it_changed_and_dates_a_phase_move() {
+    let b = Board::minimal();
+    let old = b.read_string();
+    let mut fixed = set_top(&old, "phase", "PLANNING");
+    fixed = insert_before_closing(&fixed, &agent_block("alice", "reviewer", "IDLE", &[]));
+    let before = chrono::Utc::now().timestamp();
+    b.write_expect(
+        &fixed,
+        &sha256_hex(&old),
+        &["--repair", "--reason", "the user moved it"],
+    )
+    .code(0);
+    let text = b.read_string();
+    assert!(text.contains("- `phase`: DRAFT → PLANNING"), "{text}");
+    assert!(text.contains("- `agents.alice`: added"), "{text}");
+    assert!(text.contains("Reason: the user moved it"), "{text}");
+    let stamp = text
+        .lines()
+        .find_map(|l| l.strip_prefix("phase_updated_at: "))
+        .map(|v| v.trim_matches('"'))
+        .and_then(Timestamp::parse)
+        .expect("phase_updated_at");
+    assert!(
+        stamp.0.timestamp() >= before - 1,
+        "phase_updated_at {stamp} was not moved with the phase"
+    );
+    pair(["validate", b.p()]).code(0);
+}
