@@ -15,15 +15,8 @@ use crate::validate;
 /// The built-in template, embedded so the binary works on its own.
 pub const TEMPLATE: &str = include_str!("../../templates/blackboard.md");
 
-pub fn run(a: InitArgs) -> Result<Outcome> {
-    super::agent_arg("--doer", &a.doer)?;
-    if !is_work_type(&a.work_type) {
-        return Err(Error::Usage(format!(
-            "--work-type {:?} is not valid: use feature, debugging, refactor, docs, spike or \
-             another lower-case word matching [a-z][a-z0-9_-]*",
-            a.work_type
-        )));
-    }
+/// `--reviewers`: valid ids, not the doer, each once, in the order given.
+fn reviewer_list(a: &InitArgs) -> Result<Vec<String>> {
     let mut reviewers: Vec<String> = Vec::new();
     for r in &a.reviewers {
         let r = r.trim();
@@ -40,6 +33,11 @@ pub fn run(a: InitArgs) -> Result<Outcome> {
             reviewers.push(r.to_string());
         }
     }
+    Ok(reviewers)
+}
+
+/// The goal from `--goal` or `--goal-file`, if it can be appended as it is.
+fn goal_text(a: &InitArgs) -> Result<Option<String>> {
     let goal = match (&a.goal, &a.goal_file) {
         (Some(g), _) => Some(g.clone()),
         (None, Some(f)) => Some(read_text(f, "--goal-file")?),
@@ -53,6 +51,20 @@ pub fn run(a: InitArgs) -> Result<Outcome> {
             p.message
         )));
     }
+    Ok(goal)
+}
+
+pub fn run(a: InitArgs) -> Result<Outcome> {
+    super::agent_arg("--doer", &a.doer)?;
+    if !is_work_type(&a.work_type) {
+        return Err(Error::Usage(format!(
+            "--work-type {:?} is not valid: use feature, debugging, refactor, docs, spike or \
+             another lower-case word matching [a-z][a-z0-9_-]*",
+            a.work_type
+        )));
+    }
+    let reviewers = reviewer_list(&a)?;
+    let goal = goal_text(&a)?;
 
     let (template_name, template) = match &a.template {
         Some(path) => (shown(path), super::read_input(path, "--template")?),
