@@ -363,6 +363,28 @@ pub enum DiffScope {
     Unstaged,
 }
 
+impl DiffScope {
+    /// The command that shows this diff in `worktree`: `git -C W diff --cached` for the staged
+    /// diff of a code submission, `git -C W diff` for the unstaged diff of a follow-up.
+    pub fn command(self, worktree: &str) -> Vec<String> {
+        let mut argv = vec![
+            "git".to_string(),
+            "-C".into(),
+            worktree.into(),
+            "diff".into(),
+        ];
+        if self == DiffScope::Staged {
+            argv.push("--cached".into());
+        }
+        argv
+    }
+}
+
+/// The diff a code review in this phase reads, as a command, when the worktree is recorded.
+pub fn diff_command(fm: &Frontmatter) -> Option<Vec<String>> {
+    Some(fm.phase.diff_scope()?.command(fm.worktree.as_deref()?))
+}
+
 impl std::fmt::Display for DiffScope {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
@@ -615,11 +637,18 @@ fn decide(fm: &Frontmatter, agent: &str, board: &str) -> Next {
         }
         let r = round(fm, target);
         if !r.pending.is_empty() {
-            let scope = fm
-                .phase
-                .diff_scope()
-                .map(|s| format!(" (review the {s} diff in the worktree)"))
-                .unwrap_or_default();
+            let scope = match (fm.phase.diff_scope(), diff_command(fm)) {
+                (Some(s), Some(cmd)) => format!(
+                    " (review the {s} diff in the worktree {}: `{}`)",
+                    fm.worktree.as_deref().unwrap_or_default(),
+                    cmd.iter()
+                        .map(|a| shell_arg(a))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ),
+                (Some(s), None) => format!(" (review the {s} diff in the worktree)"),
+                _ => String::new(),
+            };
             return Next {
                 actor: NextActor::Reviewer,
                 handoff_to: r.pending.clone(),

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::document::Section;
+use crate::field::Field;
 use crate::model::{Frontmatter, Phase, Role, Status, Target, Verdict};
 use crate::output::escape;
 use crate::protocol::{self, Next, NextActor};
@@ -23,6 +24,8 @@ pub struct ReviewBlock {
     pub target: Target,
     pub counter: u32,
     pub diff_scope: Option<crate::protocol::DiffScope>,
+    /// The command that shows the diff under review (code reviews with a recorded worktree).
+    pub diff_command: Option<Vec<String>>,
     pub complete: bool,
     pub approved: bool,
     pub changes_requested: bool,
@@ -59,6 +62,11 @@ pub struct Turn {
     pub phase_updated_at: String,
     pub work_type: String,
     pub yolo: bool,
+    pub rca_required: bool,
+    pub red_test_required: bool,
+    pub no_review: bool,
+    pub worktree: Option<String>,
+    pub blocked_from: Option<Phase>,
     pub counters: Counters,
     pub required_reviewers: Vec<String>,
     pub registered_reviewers: Vec<String>,
@@ -76,6 +84,7 @@ impl Turn {
                 target: t,
                 counter: r.counter,
                 diff_scope: fm.phase.diff_scope(),
+                diff_command: protocol::diff_command(fm),
                 complete: r.complete,
                 approved: r.approved,
                 changes_requested: r.changes_requested,
@@ -100,6 +109,11 @@ impl Turn {
             phase_updated_at: fm.phase_updated_at.to_string(),
             work_type: fm.work_type.clone(),
             yolo: fm.yolo,
+            rca_required: fm.rca_required,
+            red_test_required: fm.red_test_required,
+            no_review: fm.no_review,
+            worktree: fm.worktree.clone(),
+            blocked_from: fm.blocked_from,
             counters: Counters {
                 analysis_revision: fm.analysis_revision,
                 plan_revision: fm.plan_revision,
@@ -142,6 +156,19 @@ impl Turn {
     pub fn render_styled(&self, style: &Style) -> String {
         let mut out = self.render_head(style);
         out.push_str(&self.render_review(style));
+        out.push_str(&self.render_where());
+        out
+    }
+
+    /// The worktree and, in a code review, the command that shows the diff under review.
+    pub fn render_where(&self) -> String {
+        let mut out = String::new();
+        if let Some(w) = &self.worktree {
+            out.push_str(&format!("worktree    {}\n", escape(w)));
+        }
+        if let Some(cmd) = self.review.as_ref().and_then(|r| r.diff_command.as_ref()) {
+            out.push_str(&format!("diff        {}\n", escape(&shell_line(cmd))));
+        }
         out
     }
 
@@ -198,6 +225,56 @@ impl Turn {
             ));
         }
         out
+    }
+}
+
+/// An argument vector as one shell line.
+pub fn shell_line(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| protocol::shell_arg(a))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Every top-level frontmatter field of the registry ([`Field::ALL`]) but `agents` (reported
+/// apart), as JSON: the value as written, or null for an optional field left out. A field added
+/// to the registry appears here by itself.
+pub fn frontmatter_json(fm: &Frontmatter) -> serde_json::Value {
+    let emitted = crate::yaml::parse(&fm.emit(), 0).ok();
+    let entries: &[(String, crate::yaml::Node)] = match emitted.as_ref().map(|n| &n.value) {
+        Some(crate::yaml::Value::Map(m)) => m,
+        _ => &[],
+    };
+    let mut map = serde_json::Map::new();
+    for f in Field::ALL.iter().filter(|f| **f != Field::Agents) {
+        let value = entries
+            .iter()
+            .find(|(k, _)| k == f.name())
+            .map_or(serde_json::Value::Null, |(_, n)| yaml_json(n));
+        map.insert(f.name().to_string(), value);
+    }
+    serde_json::Value::Object(map)
+}
+
+fn yaml_json(n: &crate::yaml::Node) -> serde_json::Value {
+    use crate::yaml::Value as Y;
+    use serde_json::Value as J;
+    match &n.value {
+        Y::Null => J::Null,
+        Y::Bool(b) => J::Bool(*b),
+        Y::Int(i) => i64::try_from(*i)
+            .map(J::from)
+            .or_else(|_| u64::try_from(*i).map(J::from))
+            .unwrap_or_else(|_| J::String(i.to_string())),
+        Y::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
+        Y::Str(s) => J::String(s.clone()),
+        Y::Seq(items) => J::Array(items.iter().map(yaml_json).collect()),
+        Y::Map(entries) => J::Object(
+            entries
+                .iter()
+                .map(|(k, v)| (k.clone(), yaml_json(v)))
+                .collect(),
+        ),
     }
 }
 

@@ -159,6 +159,7 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
         obj.insert("sections".into(), json!(sections));
         obj.insert("warnings".into(), json!(warnings));
         obj.insert("agents".into(), agents_json(fm));
+        obj.insert("frontmatter".into(), crate::report::frontmatter_json(fm));
     }
     let style = Style::for_stdout();
     let mut text = format!("{}\n", style.bold(&output::path(&a.board)));
@@ -205,8 +206,19 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
         flags.push("no review".into());
     }
     text.push_str(&format!("settings    {}\n", flags.join(" · ")));
-    if let Some(w) = &fm.worktree {
-        text.push_str(&format!("worktree    {}\n", escape(w)));
+    text.push_str(&turn.render_where());
+    let fields = crate::report::frontmatter_json(fm);
+    let audit: Vec<String> = crate::field::Field::ALL
+        .iter()
+        .filter(|f| f.owner() == crate::field::Owner::Doer && **f != crate::field::Field::Worktree)
+        .filter_map(|f| match fields.get(f.name())? {
+            serde_json::Value::Null => None,
+            serde_json::Value::String(s) => Some(format!("{} {s}", f.name())),
+            v => Some(format!("{} {v}", f.name())),
+        })
+        .collect();
+    if !audit.is_empty() {
+        text.push_str(&format!("audit       {}\n", escape(&audit.join(" · "))));
     }
     text.push_str(&format!("sha256      {}\n", loaded.sha256));
     text.push_str("sections\n");
