@@ -77,7 +77,9 @@ pub struct Turn {
 }
 
 impl Turn {
-    pub fn new(fm: &Frontmatter, agent: &str, board: &str) -> Turn {
+    /// The report for `agent`: `board` is the path as given, `place` where the commands of
+    /// `next` find it.
+    pub fn new(fm: &Frontmatter, agent: &str, board: &str, place: &protocol::Place) -> Turn {
         let review = fm.phase.review_target().map(|t| {
             let r = protocol::round(fm, t);
             ReviewBlock {
@@ -99,7 +101,7 @@ impl Turn {
                 },
             }
         });
-        let next = protocol::next(fm, agent, board);
+        let next = protocol::next(fm, agent, place);
         let a = fm.agent(agent);
         Turn {
             schema: SCHEMA,

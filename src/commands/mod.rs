@@ -226,6 +226,23 @@ pub(crate) fn invocation() -> String {
     words.join(" ")
 }
 
+/// Where a blackboard is, for the commands `next` proposes: its absolute path (so they work
+/// from any directory) and, when the next step needs a worktree, the default one.
+pub(crate) fn place(board: &Path, fm: &crate::model::Frontmatter) -> crate::protocol::Place {
+    let absolute = std::path::absolute(board).unwrap_or_else(|_| board.to_path_buf());
+    let default_worktree = if crate::protocol::wants_default_worktree(fm) {
+        worktree::default_worktree(board, None)
+            .ok()
+            .map(|d| d.path.display().to_string())
+    } else {
+        None
+    };
+    crate::protocol::Place {
+        board: absolute.display().to_string(),
+        default_worktree,
+    }
+}
+
 /// The path as the user wrote it, for messages and action sentences.
 pub(crate) fn shown(path: &Path) -> String {
     path.display().to_string()

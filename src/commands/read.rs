@@ -14,7 +14,13 @@ use crate::wait::Waiter;
 
 fn poll_once(a: &PollArgs) -> Result<Turn> {
     let valid = store::load_frontmatter(&a.board)?;
-    Ok(Turn::new(&valid.parsed.fm, &a.agent, &shown(&a.board)))
+    let fm = &valid.parsed.fm;
+    Ok(Turn::new(
+        fm,
+        &a.agent,
+        &shown(&a.board),
+        &super::place(&a.board, fm),
+    ))
 }
 
 fn turn_outcome(turn: &Turn, waited: Option<Duration>) -> Outcome {
@@ -55,6 +61,7 @@ fn wait_loop(
     deadline: Instant,
     interval: Duration,
 ) -> Result<Outcome> {
+    let mut announced = false;
     loop {
         let last = match poll_once(a) {
             Ok(turn) if turn.your_turn || turn.terminal => {
@@ -62,7 +69,13 @@ fn wait_loop(
             }
             Ok(turn) => Ok(turn),
             // A reviewer started before the doer created the blackboard waits for it.
-            Err(e @ Error::Missing { .. }) => Err(e),
+            Err(e @ Error::Missing { .. }) => {
+                if !announced {
+                    announce_missing(&a.board);
+                    announced = true;
+                }
+                Err(e)
+            }
             Err(e) => return Err(e),
         };
         let now = Instant::now();
@@ -79,6 +92,21 @@ fn wait_loop(
             *waiter = Waiter::new(&a.board);
         }
     }
+}
+
+/// Say once, on stderr, which file `poll --wait` waits for, by its absolute path (a relative
+/// path typed in another directory would name another file). Not with `--json`, whose stderr
+/// carries only the error envelope, nor with `--quiet`.
+fn announce_missing(board: &std::path::Path) {
+    let settings = output::settings();
+    if settings.json || settings.quiet {
+        return;
+    }
+    let absolute = std::path::absolute(board).unwrap_or_else(|_| board.to_path_buf());
+    eprintln!(
+        "pair: waiting for {} to be created (the doer creates it with `pair init`)",
+        output::path(&absolute)
+    );
 }
 
 /// Drop a waiter without making the process wait for the kernel.
@@ -143,7 +171,7 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
         .clone()
         .or_else(|| fm.doer().map(String::from))
         .unwrap_or_default();
-    let turn = Turn::new(fm, &agent, &shown(&a.board));
+    let turn = Turn::new(fm, &agent, &shown(&a.board), &super::place(&a.board, fm));
     let sections: Vec<SectionInfo> = loaded
         .valid
         .doc

@@ -88,7 +88,7 @@ where
     let written = &committed.written;
     let summary = &committed.summary;
     let fm = &written.parsed.fm;
-    let next = protocol::next(fm, &common.agent, &shown_board);
+    let next = protocol::next(fm, &common.agent, &super::place(board, fm));
     let your_turn = next.handoff_to.iter().any(|h| h == &common.agent);
     let json = json!({
         "schema": SCHEMA,

@@ -3,6 +3,7 @@
 //! refusals in the order phase first, then standing.
 
 use crate::common::*;
+use clap::Parser;
 use serde_json::Value;
 
 /// A valid blackboard in `phase`: doer `doer`, required reviewer `alice`, every counter high
@@ -64,8 +65,6 @@ pub fn board_in(phase: &str, red_test_required: bool, worktree: &str) -> String 
         text = set_top(&text, "blocked_from", "PLANNING");
     }
     if phase == "CLEANED_UP" {
-        text = insert_before_closing(&text, "worktree_removed: true\n");
-        text = text.replace("worktree_removed: true\nagents:", "agents:");
         text = text.replace(
             "blocked_from: null\n",
             "blocked_from: null\nworktree_removed: true\n",
@@ -180,4 +179,253 @@ fn status_json_carries_every_frontmatter_field_of_the_registry() {
             human.report()
         );
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. `next.command`: a runnable argument vector
+
+/// The placeholder words an action used to leave, and the alternation of verdicts.
+const OLD_PLACEHOLDERS: [&str; 7] = [
+    "FILE",
+    "ABSOLUTE_PATH",
+    "SHA",
+    "BRANCH",
+    "TEXT",
+    "REASON",
+    "APPROVED|CHANGES_REQUESTED|COMMENT",
+];
+
+/// Check `next` of one poll: the command starts with `pair` and the absolute board path, each
+/// placeholder is a whole argument listed in `placeholders`, and once filled in (every choice
+/// in turn) the real parser accepts it. Returns the command as filled with the first choice.
+#[track_caller]
+fn check_next(v: &Value, board: &str, what: &str) -> Option<Vec<String>> {
+    let next = &v["next"];
+    let placeholders = next["placeholders"]
+        .as_object()
+        .expect("placeholders object");
+    let Some(command) = next["command"].as_array() else {
+        assert!(
+            placeholders.is_empty(),
+            "{what}: placeholders without a command: {next:#}"
+        );
+        assert_eq!(next["choices"], Value::Null, "{what}: {next:#}");
+        return None;
+    };
+    let argv: Vec<String> = command
+        .iter()
+        .map(|a| a.as_str().expect("string argument").to_string())
+        .collect();
+    assert_eq!(argv[0], "pair", "{what}: {next:#}");
+    assert_eq!(
+        argv[2], board,
+        "{what}: the board by its absolute path: {next:#}"
+    );
+    let action = next["action"].as_str().unwrap();
+    assert!(
+        action.contains(board),
+        "{what}: the action names {board}: {action}"
+    );
+    for word in &argv {
+        if OLD_PLACEHOLDERS.contains(&word.as_str()) || placeholders.contains_key(word) {
+            assert!(
+                placeholders.contains_key(word),
+                "{what}: `{word}` is a placeholder missing from next.placeholders: {next:#}"
+            );
+        }
+    }
+    for key in placeholders.keys() {
+        assert!(
+            argv.contains(key),
+            "{what}: placeholder {key} not in the command: {next:#}"
+        );
+    }
+    let choices: Vec<String> = match next["choices"].as_array() {
+        Some(c) => c.iter().map(|c| c.as_str().unwrap().to_string()).collect(),
+        None => vec![String::new()],
+    };
+    let mut first = None;
+    for choice in &choices {
+        let filled: Vec<String> = argv
+            .iter()
+            .map(|w| match w.as_str() {
+                "FILE" => "/tmp/note.md".to_string(),
+                "VERDICT" => choice.clone(),
+                "REASON" => "the user said so".to_string(),
+                "SHA" => "0123abc".to_string(),
+                "BRANCH" => "main".to_string(),
+                "WORKTREE" => "/srv/repo/.worktrees/board".to_string(),
+                "PHASE" => "PLANNING".to_string(),
+                _ => w.clone(),
+            })
+            .collect();
+        if let Err(e) = pair::cli::Cli::try_parse_from(&filled) {
+            panic!("{what}: next.command does not parse: {e}\n{filled:?}\n{next:#}");
+        }
+        first.get_or_insert(filled);
+    }
+    first
+}
+
+#[test]
+fn every_next_command_parses_for_every_phase_and_role() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("board.md");
+    let board = path.to_str().unwrap().to_string();
+    let mut commands = 0;
+    for phase in crate::proto::all_phases() {
+        for red_test in [false, true] {
+            std::fs::write(
+                &path,
+                board_in(phase, red_test, "/srv/repo/.worktrees/board"),
+            )
+            .unwrap();
+            let valid = pair(["validate", &board]);
+            assert_eq!(valid.code, Some(0), "test bug: {phase}\n{}", valid.report());
+            for agent in ["doer", "alice", "stranger"] {
+                let (out, v) = poll_json(&board, agent);
+                let what = format!("{phase} (red test {red_test}) as {agent}");
+                assert!(
+                    matches!(out.code, Some(0 | 10 | 11 | 12)),
+                    "{what}\n{}",
+                    out.report()
+                );
+                if check_next(&v, &board, &what).is_some() {
+                    commands += 1;
+                }
+                // Status reports the same `next` for the same agent.
+                let s = pair(["status", &board, "--agent", agent, "--json"]).json();
+                assert_eq!(s["next"], v["next"], "{what}");
+            }
+        }
+    }
+    assert!(commands > 100, "only {commands} commands checked");
+}
+
+#[test]
+fn next_is_runnable_as_given_from_another_directory_until_committed() {
+    // A git repository, so that the default worktree is known and filled in.
+    let repo = tempfile::tempdir().unwrap();
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(repo.path())
+        .status();
+    if !git.is_ok_and(|s| s.success()) {
+        eprintln!("git is not available; skipped");
+        return;
+    }
+    let root = std::fs::canonicalize(repo.path()).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let note = elsewhere.path().join("note.md");
+    std::fs::write(&note, "As the action says.\n").unwrap();
+    let init = output_in(
+        &root,
+        &["init", "board.md", "--reviewers", "alice,bob", "--red-test"],
+    );
+    assert!(init.status.success(), "{init:?}");
+    let board = root.join("board.md").display().to_string();
+    let expected_worktree = root.join(".worktrees/board").display().to_string();
+    for agent in ["alice", "bob"] {
+        // Relative to the repository, polled from there: the command names the absolute path.
+        let out = output_in(&root, &["poll", "board.md", "--agent", agent, "--json"]);
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let argv = check_next(&v, &board, agent).expect("register");
+        let args: Vec<&str> = argv[1..].iter().map(String::as_str).collect();
+        assert!(output_in(elsewhere.path(), &args).status.success());
+    }
+    let mut trail = Vec::new();
+    let mut saw_default_worktree = false;
+    for _ in 0..40 {
+        let status = pair(["status", &board, "--json"]).json();
+        if status["phase"] == "COMMITTED" {
+            break;
+        }
+        let mut acted = false;
+        for who in ["doer", "alice", "bob"] {
+            let out = output_in(
+                elsewhere.path(),
+                &["poll", &board, "--agent", who, "--json"],
+            );
+            if out.status.code() != Some(0) {
+                continue;
+            }
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let mut argv = check_next(&v, &board, who).expect("a command on one's turn");
+            for w in argv.iter_mut() {
+                if w == "/tmp/note.md" {
+                    *w = note.display().to_string();
+                }
+            }
+            if argv.iter().any(|w| w == &expected_worktree) {
+                saw_default_worktree = true;
+            }
+            trail.push(format!("[{}] {}", v["phase"], argv.join(" ")));
+            let args: Vec<&str> = argv[1..].iter().map(String::as_str).collect();
+            let run = output_in(elsewhere.path(), &args);
+            assert!(
+                run.status.success(),
+                "next.command failed as given: {}\n{}",
+                String::from_utf8_lossy(&run.stderr),
+                trail.join("\n")
+            );
+            acted = true;
+            break;
+        }
+        assert!(acted, "nobody has a move\n{}", trail.join("\n"));
+    }
+    let status = pair(["status", &board, "--json"]).json();
+    assert_eq!(status["phase"], "COMMITTED", "{}", trail.join("\n"));
+    assert!(
+        saw_default_worktree,
+        "advance CODING names the default worktree {expected_worktree}\n{}",
+        trail.join("\n")
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. absolute paths
+
+#[test]
+fn poll_wait_for_a_missing_board_names_its_absolute_path_once_and_advises_init_only_generically() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = output_in(
+        dir.path(),
+        &[
+            "poll",
+            "later.md",
+            "--agent",
+            "alice",
+            "--wait",
+            "--timeout",
+            "0.3",
+            "--interval",
+            "0.05",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(7));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let absolute = dir.path().join("later.md").display().to_string();
+    assert_eq!(
+        stderr.matches(&format!("waiting for {absolute}")).count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("the doer creates it"), "{stderr}");
+    assert!(!stderr.contains("create it with"), "{stderr}");
+    // With --json, stderr holds only the error envelope.
+    let out = output_in(
+        dir.path(),
+        &[
+            "poll",
+            "later.md",
+            "--agent",
+            "alice",
+            "--wait",
+            "--timeout",
+            "0.1",
+            "--json",
+        ],
+    );
+    let v: Value = serde_json::from_slice(&out.stderr).expect("one JSON object");
+    assert_eq!(v["error"]["kind"], "missing");
 }

@@ -1181,7 +1181,7 @@ fn command_in(action: &str, me: &str, p: &Proto, note: &str) -> Option<Vec<Strin
             "BRANCH" => "main".to_string(),
             "YOUR_ID" | "ID" | "AGENT" => me.to_string(),
             "TEXT" | "REASON" => "following-the-action".to_string(),
-            "APPROVED|CHANGES_REQUESTED|COMMENT" => "APPROVED".to_string(),
+            "APPROVED|CHANGES_REQUESTED|COMMENT" | "VERDICT" => "APPROVED".to_string(),
             other => other.to_string(),
         };
         out.push(w);
