@@ -24,7 +24,7 @@ A command's BOARD may be left out when --board PATH or $PAIR_BOARD names it.
 
 Exit codes: 0 done (poll: your turn), 1 I/O error, 2 lock timeout, 3 stale, 4 usage error,
 5 invalid blackboard, 6 protocol violation, 7 missing or already exists, 10 not your turn,
-11 terminal phase.";
+11 terminal phase, 12 blocked (poll).";
 
 const EXAMPLES: &str = "\
 Examples:
@@ -91,11 +91,13 @@ Examples:
   pair init task.md --doer builder --yolo")]
     Init(InitArgs),
 
-    /// Read the frontmatter and say whose turn it is (exit 0 your turn, 10 not, 11 terminal).
+    /// Read the frontmatter and say whose turn it is (exit 0 your turn, 10 not, 11 terminal,
+    /// 12 blocked).
     #[command(after_help = "\
 Examples:
   pair poll task.md --agent alice
   pair poll task.md --agent alice --wait --timeout 600
+  pair poll task.md --agent alice --wait --through-blocked --json
   PAIR_AGENT=doer pair poll task.md --json")]
     Poll(PollArgs),
 
@@ -437,6 +439,10 @@ pub struct PollArgs {
     /// Block until it is your turn or the phase is terminal (or the blackboard appears).
     #[arg(long)]
     pub wait: bool,
+    /// With --wait: keep waiting while the work is BLOCKED (until the doer unblocks it, or it
+    /// stops), instead of returning at once with exit 12.
+    #[arg(long, requires = "wait")]
+    pub through_blocked: bool,
     /// With --wait: give up after this many seconds (exit 10).
     #[arg(
         long,

@@ -284,4 +284,7 @@ pub mod exit {
     pub const NOT_YOUR_TURN: i32 = 10;
     /// `poll`: the phase is terminal.
     pub const TERMINAL: i32 = 11;
+    /// `poll`: the work is BLOCKED until the doer unblocks it (`--wait --through-blocked`
+    /// sleeps through it).
+    pub const BLOCKED: i32 = 12;
 }

@@ -677,12 +677,17 @@ fn row_command(t: &Transition, doer: &str, fm: &Frontmatter, place: &Place) -> L
 
 /// The `poll --wait` that waits for one's turn.
 fn wait_command(agent: &str, fm: &Frontmatter, place: &Place) -> Line {
-    let _ = fm;
-    Line::new("poll", place)
+    let line = Line::new("poll", place)
         .flag("--agent", agent)
         .arg("--wait")
         .flag("--timeout", WAIT_SECONDS)
-        .arg("--json")
+        .arg("--json");
+    // Only the doer resumes a blocked board; everybody else sleeps through the block.
+    if fm.doer() == Some(agent) {
+        line
+    } else {
+        line.arg("--through-blocked")
+    }
 }
 
 fn step(actor: NextActor, handoff_to: Vec<String>, action: String, line: Option<Line>) -> Next {

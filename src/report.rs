@@ -137,10 +137,12 @@ impl Turn {
         }
     }
 
-    /// Exit code of `poll`: 0 your turn, 10 not, 11 terminal.
+    /// Exit code of `poll`: 0 your turn, 10 not, 11 terminal, 12 blocked.
     pub fn exit_code(&self) -> i32 {
         use crate::error::exit;
-        if self.terminal {
+        if self.phase == Phase::Blocked {
+            exit::BLOCKED
+        } else if self.terminal {
             exit::TERMINAL
         } else if self.your_turn {
             exit::OK
@@ -157,6 +159,12 @@ impl Turn {
     /// A few lines for a human: everything `poll` says.
     pub fn render_styled(&self, style: &Style) -> String {
         let mut out = self.render_head(style);
+        // `poll` reads only the frontmatter: who blocked and why are in the body.
+        if let Some(from) = self.blocked_from {
+            out.push_str(&format!(
+                "blocked     from {from} (`pair status` shows who blocked it and why)\n"
+            ));
+        }
         out.push_str(&self.render_review(style));
         out.push_str(&self.render_where());
         out
@@ -227,6 +235,79 @@ impl Turn {
             ));
         }
         out
+    }
+}
+
+/// Who blocked the work, when, from which phase and why: the last `Blocked — from PHASE —
+/// AGENT — TIME` entry of `## Decisions`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Block {
+    pub from: Option<Phase>,
+    pub by: Option<String>,
+    pub at: Option<String>,
+    pub reason: Option<String>,
+}
+
+impl Block {
+    /// The block of a BLOCKED board: `blocked_from` from the frontmatter, the rest from the
+    /// last block entry in `## Decisions` (left null when the body has none).
+    pub fn of(fm: &Frontmatter, doc: &crate::document::Document) -> Option<Block> {
+        if fm.phase != Phase::Blocked {
+            return None;
+        }
+        let mut block = Block {
+            from: fm.blocked_from,
+            by: None,
+            at: None,
+            reason: None,
+        };
+        let Some(section) = doc
+            .sections()
+            .into_iter()
+            .rev()
+            .find(|s| s.name == crate::ops::DECISIONS)
+        else {
+            return Some(block);
+        };
+        let text = &doc.body[section.start..section.end.min(doc.body.len())];
+        let mut entry: Option<(String, String, String)> = None;
+        let mut reason = String::new();
+        let mut found = None;
+        for (_, line, kind) in crate::document::lines(text) {
+            let line = line.trim_end_matches(['\n', '\r']);
+            if let crate::document::LineKind::Heading(level) = kind {
+                if level <= 3
+                    && let Some(e) = entry.take()
+                {
+                    found = Some((e, std::mem::take(&mut reason)));
+                }
+                if level == 3
+                    && let Some(rest) = line
+                        .trim_start_matches('#')
+                        .trim()
+                        .strip_prefix("Blocked — from ")
+                {
+                    let parts: Vec<&str> = rest.split(" — ").collect();
+                    if let [_, by, at] = parts[..] {
+                        entry = Some((rest.to_string(), by.to_string(), at.to_string()));
+                    }
+                }
+                continue;
+            }
+            if entry.is_some() {
+                reason.push_str(line);
+                reason.push('\n');
+            }
+        }
+        if let Some(e) = entry.take() {
+            found = Some((e, reason));
+        }
+        if let Some(((_, by, at), reason)) = found {
+            block.by = Some(by);
+            block.at = Some(at);
+            block.reason = Some(reason.trim().to_string()).filter(|r| !r.is_empty());
+        }
+        Some(block)
     }
 }
 

@@ -27,7 +27,7 @@ pub struct Outcome {
     pub json: Json,
     /// The human-readable rendering.
     pub text: String,
-    /// 0, or the non-error status codes of `poll` (10, 11) and `validate` (5).
+    /// 0, or the non-error status codes of `poll` (10, 11, 12) and `validate` (5).
     pub code: i32,
     /// Things worth saying on stderr that do not change the outcome.
     pub warnings: Vec<String>,

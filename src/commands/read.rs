@@ -7,6 +7,7 @@ use serde_json::json;
 use super::{Outcome, agent_arg, shown};
 use crate::cli::{PollArgs, StatusArgs};
 use crate::error::{Error, Result};
+use crate::model::Phase;
 use crate::output::{self, escape};
 use crate::report::{SectionInfo, Style, Turn, reviewer_table};
 use crate::store;
@@ -64,7 +65,10 @@ fn wait_loop(
     let mut announced = false;
     loop {
         let last = match poll_once(a) {
-            Ok(turn) if turn.your_turn || turn.terminal => {
+            Ok(turn)
+                if turn.your_turn
+                    || (turn.terminal && !(a.through_blocked && turn.phase == Phase::Blocked)) =>
+            {
                 return Ok(turn_outcome(&turn, Some(start.elapsed())));
             }
             Ok(turn) => Ok(turn),
@@ -180,6 +184,7 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
         .map(SectionInfo::from)
         .collect();
     let warnings = &loaded.valid.parsed.warnings;
+    let block = crate::report::Block::of(fm, &loaded.valid.doc);
     let mut json = serde_json::to_value(&turn).unwrap_or_default();
     if let Some(obj) = json.as_object_mut() {
         obj.insert("sha256".into(), json!(loaded.sha256));
@@ -187,11 +192,28 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
         obj.insert("sections".into(), json!(sections));
         obj.insert("warnings".into(), json!(warnings));
         obj.insert("agents".into(), agents_json(fm));
+        obj.insert("blocked".into(), json!(block));
         obj.insert("frontmatter".into(), crate::report::frontmatter_json(fm));
     }
     let style = Style::for_stdout();
     let mut text = format!("{}\n", style.bold(&output::path(&a.board)));
     text.push_str(&turn.render_head(&style));
+    if let Some(b) = &block {
+        text.push_str(&format!(
+            "blocked     from {} by {} at {}: {}\n",
+            b.from.map_or("?".to_string(), |p| p.to_string()),
+            escape(b.by.as_deref().unwrap_or("?")),
+            escape(b.at.as_deref().unwrap_or("?")),
+            escape(
+                &b.reason
+                    .as_deref()
+                    .unwrap_or("(no reason recorded)")
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )
+        ));
+    }
     if let Some(r) = &turn.review {
         text.push_str(&format!(
             "review      {} {}{}: {}\n",

@@ -429,3 +429,134 @@ fn poll_wait_for_a_missing_board_names_its_absolute_path_once_and_advises_init_o
     let v: Value = serde_json::from_slice(&out.stderr).expect("one JSON object");
     assert_eq!(v["error"]["kind"], "missing");
 }
+
+// ---------------------------------------------------------------------------------------------
+// 5. BLOCKED
+
+#[test]
+fn blocked_has_exit_12_shows_who_and_why_and_through_blocked_waits_for_the_unblock() {
+    let b = init_board(&["--reviewers", "alice"]);
+    pair(["register", b.p(), "--agent", "alice"]).code(0);
+    pair([
+        "block",
+        b.p(),
+        "--agent",
+        "alice",
+        "--reason",
+        "The staging database is down",
+    ])
+    .code(0);
+    // Everyone polling gets 12, not the 11 of finished work.
+    for agent in ["doer", "alice", "stranger"] {
+        let out = pair(["poll", b.p(), "--agent", agent, "--json"]);
+        out.code(12);
+        let v = out.json();
+        assert_eq!(v["blocked_from"], "DRAFT", "{v:#}");
+        let action = v["next"]["action"].as_str().unwrap();
+        assert!(action.contains("pair status"), "{action}");
+        let command = v["next"]["command"].as_array().unwrap();
+        let words: Vec<&str> = command.iter().map(|w| w.as_str().unwrap()).collect();
+        if agent == "doer" {
+            assert_eq!(words[1], "unblock", "{v:#}");
+        } else {
+            assert_eq!(words[1], "poll", "{v:#}");
+            assert!(words.contains(&"--through-blocked"), "{v:#}");
+        }
+    }
+    let text = pair(["poll", b.p(), "--agent", "alice"]);
+    text.code(12);
+    assert!(
+        text.stdout.contains("blocked     from DRAFT"),
+        "{}",
+        text.report()
+    );
+    // status names the blocker, the reason and blocked_from.
+    let s = pair(["status", b.p(), "--json"]).json();
+    assert_eq!(s["blocked"]["by"], "alice", "{s:#}");
+    assert_eq!(s["blocked"]["from"], "DRAFT", "{s:#}");
+    assert_eq!(s["blocked"]["reason"], "The staging database is down");
+    assert!(s["blocked"]["at"].as_str().is_some());
+    let human = pair(["status", b.p()]);
+    assert!(
+        human.stdout.contains("blocked     from DRAFT by alice at "),
+        "{}",
+        human.report()
+    );
+    assert!(human.stdout.contains("The staging database is down"));
+    // Without --through-blocked, --wait returns at once with 12.
+    let quick = pair([
+        "poll",
+        b.p(),
+        "--agent",
+        "alice",
+        "--wait",
+        "--timeout",
+        "5",
+    ]);
+    quick.code(12);
+    assert!(quick.elapsed < std::time::Duration::from_secs(4));
+    // With it, the wait sleeps through the block: still blocked when the timeout runs out (12),
+    // and woken by the unblock, on to the next turn (here: alice's, once the plan is submitted).
+    pair([
+        "poll",
+        b.p(),
+        "--agent",
+        "alice",
+        "--wait",
+        "--through-blocked",
+        "--timeout",
+        "0.3",
+    ])
+    .code(12);
+    let path = b.p().to_string();
+    let waiter = std::thread::spawn(move || {
+        pair([
+            "poll",
+            &path,
+            "--agent",
+            "alice",
+            "--wait",
+            "--through-blocked",
+            "--timeout",
+            "20",
+            "--json",
+        ])
+    });
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    pair([
+        "unblock",
+        b.p(),
+        "--agent",
+        "doer",
+        "--reason",
+        "It is back",
+    ])
+    .code(0);
+    pair([
+        "advance",
+        b.p(),
+        "--agent",
+        "doer",
+        "PLANNING",
+        "--user-approved",
+    ])
+    .code(0);
+    pair([
+        "submit",
+        b.p(),
+        "--agent",
+        "doer",
+        "plan",
+        "--note",
+        "p",
+        "--user-approved",
+    ])
+    .code(0);
+    let woke = waiter.join().unwrap();
+    woke.code(0);
+    assert_eq!(woke.json()["phase"], "PLANNING_SUBMITTED");
+    assert_eq!(
+        pair(["status", b.p(), "--json"]).json()["blocked"],
+        Value::Null
+    );
+}
