@@ -124,6 +124,12 @@ Examples:
   pair register task.md --agent bob --required")]
     Register(RegisterArgs),
 
+    /// Withdraw your registration (only with no verdicts given and not required).
+    #[command(after_help = "\
+Examples:
+  pair unregister task.md --agent alcie")]
+    Unregister(ClaimArgs),
+
     /// Take up the submitted artifact for review (optional; sets REVIEWING_*).
     #[command(after_help = "\
 Examples:
@@ -252,6 +258,7 @@ pub const COMMANDS: &[&str] = &[
     "status",
     "validate",
     "register",
+    "unregister",
     "claim",
     "submit",
     "verdict",
@@ -618,8 +625,8 @@ pub struct SubmitArgs {
     /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
     #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
     pub board: PathBuf,
-    /// What you submit.
-    #[arg(value_enum)]
+    /// What you submit (any case).
+    #[arg(value_enum, ignore_case = true)]
     pub artifact: ArtifactArg,
     #[command(flatten)]
     pub common: WriteCommon,
@@ -650,8 +657,8 @@ pub struct VerdictArgs {
     /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
     #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
     pub board: PathBuf,
-    /// Your verdict.
-    #[arg(value_enum)]
+    /// Your verdict (any case: `approved` is APPROVED).
+    #[arg(value_enum, ignore_case = true)]
     pub verdict: VerdictArg,
     #[command(flatten)]
     pub common: WriteCommon,
@@ -694,6 +701,9 @@ pub struct AdvanceArgs {
 /// A phase name, in any case, turned into the type once, where the command line is parsed.
 fn parse_phase(s: &str) -> Result<Phase, String> {
     s.trim().to_uppercase().parse().map_err(|_| {
+        if let Some(p) = crate::suggest::closest(&s.trim().to_uppercase(), phase_names()) {
+            return format!("{s:?} is not a phase; did you mean {p}?");
+        }
         format!(
             "{s:?} is not a phase; phases are {}",
             Phase::ALL
@@ -724,9 +734,13 @@ pub struct NoteArgs {
     pub board: PathBuf,
     #[command(flatten)]
     pub common: WriteCommon,
-    /// The section to append to (created at its template position if missing).
+    /// The section to append to: one of the template's or the body's (created at its template
+    /// position if missing).
     #[arg(long, value_name = "NAME")]
     pub section: String,
+    /// Create a section that neither the template nor the blackboard has yet.
+    #[arg(long)]
+    pub new_section: bool,
     #[command(flatten)]
     pub text: NoteText,
 }
@@ -749,6 +763,7 @@ pub const BOARD_COMMANDS: &[&str] = &[
     "status",
     "validate",
     "register",
+    "unregister",
     "claim",
     "submit",
     "verdict",
@@ -810,6 +825,7 @@ impl Cli {
             Cmd::Poll(a) => not_stdin("poll", &a.board),
             Cmd::Status(a) => not_stdin("status", &a.board),
             Cmd::Register(a) => not_stdin("register", &a.board),
+            Cmd::Unregister(a) => not_stdin("unregister", &a.board),
             Cmd::Claim(a) => not_stdin("claim", &a.board),
             Cmd::Submit(a) => not_stdin("submit", &a.board),
             Cmd::Verdict(a) => not_stdin("verdict", &a.board),

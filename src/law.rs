@@ -72,6 +72,14 @@ fn register_hint(id: &str) -> Hint {
     }
 }
 
+/// ", did you mean `x`?" when an agent id on the blackboard (or a required one) is close to
+/// `id`; nothing otherwise.
+pub fn did_you_mean(fm: &Frontmatter, id: &str) -> String {
+    crate::suggest::agent(fm, id)
+        .map(|s| format!(" (did you mean `{s}`?)"))
+        .unwrap_or_default()
+}
+
 /// The refusal for an agent that is not on the blackboard.
 pub fn not_registered(id: &str) -> Error {
     Error::refused(
@@ -113,6 +121,10 @@ pub fn admit(fm: &Frontmatter, id: &str, command: Command) -> Result<()> {
             "{id:?} is the doer of this blackboard and cannot register as a reviewer"
         ))),
         (Command::Register, _) => Ok(()),
+        (Command::Unregister, None) => Err(refuse(format!(
+            "agent {id:?} is not on the blackboard; there is no registration to withdraw{}",
+            did_you_mean(fm, id)
+        ))),
         (_, None) => Err(not_registered(id)),
         (c, Some(role)) => match (c.actor(), role) {
             (Actor::Doer, Role::Reviewer) => Err(refuse(format!(
@@ -303,16 +315,14 @@ fn agent_diff(old: &Agent, new: &Agent) -> &'static str {
     "an unknown field"
 }
 
-/// Agent entries: never removed, role fixed, each changed only by its own agent, added only by
-/// the agent itself, and a verdict given or replaced only in its open round on the current
-/// counter.
+/// Agent entries: removed only as a withdrawn registration ([`check_withdrawal`]), role fixed,
+/// each changed only by its own agent, added only by the agent itself, and a verdict given or
+/// replaced only in its open round on the current counter.
 fn check_agents(old: &Frontmatter, new: &Frontmatter, writer: &str) -> Result<()> {
     for (id, a) in &old.agents {
         let Some(b) = new.agent(id) else {
-            return Err(refuse(format!(
-                "field `agents.{id}` was removed; agent entries are never removed (a human can \
-                 repair with `pair write --repair --reason TEXT`)"
-            )));
+            check_withdrawal(old, new, id, a, writer)?;
+            continue;
         };
         if a.role != b.role {
             return Err(refuse(format!("field `agents.{id}.role` never changes")));
@@ -352,6 +362,48 @@ fn check_agents(old: &Frontmatter, new: &Frontmatter, writer: &str) -> Result<()
                 )));
             }
         }
+    }
+    Ok(())
+}
+
+/// An agent entry is removed only as a withdrawn registration: by the agent itself, a
+/// reviewer, that has given no verdict (a verdict stays on the record) and is not required
+/// (who is required changes only by the user's word).
+fn check_withdrawal(
+    old: &Frontmatter,
+    new: &Frontmatter,
+    id: &str,
+    a: &Agent,
+    writer: &str,
+) -> Result<()> {
+    let repair = "a human can repair with `pair write --repair --reason TEXT`";
+    if id != writer {
+        return Err(refuse(format!(
+            "field `agents.{id}` was removed; only {id} may withdraw its own registration \
+             (`pair unregister`); {repair}"
+        )));
+    }
+    if a.role == Role::Doer {
+        return Err(refuse(format!(
+            "field `agents.{id}` was removed; the doer's entry is never removed ({repair})"
+        )));
+    }
+    if Target::ALL
+        .iter()
+        .any(|t| a.review(*t).verdict.is_some() || a.review(*t).reviewed.is_some())
+    {
+        return Err(refuse(format!(
+            "field `agents.{id}` was removed; {id} has given verdicts, which stay on the record \
+             ({repair})"
+        )));
+    }
+    if old.required_reviewers.iter().any(|r| r == id)
+        || new.required_reviewers.iter().any(|r| r == id)
+    {
+        return Err(refuse(format!(
+            "field `agents.{id}` was removed; {id} is a required reviewer, and only the user \
+             changes who is required ({repair})"
+        )));
     }
     Ok(())
 }

@@ -66,6 +66,8 @@ impl Artifact {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Command {
     Register,
+    /// A reviewer withdraws its own registration (no verdicts given, not required).
+    Unregister,
     Advance,
     Submit(Artifact),
     Claim,
@@ -81,6 +83,7 @@ impl Command {
     pub fn name(self) -> &'static str {
         match self {
             Command::Register => "register",
+            Command::Unregister => "unregister",
             Command::Advance => "advance",
             Command::Submit(_) => "submit",
             Command::Claim => "claim",
@@ -98,7 +101,9 @@ impl Command {
     pub fn actor(self) -> Actor {
         match self {
             Command::Advance | Command::Submit(_) | Command::Unblock => Actor::Doer,
-            Command::Claim | Command::Verdict | Command::Register => Actor::Reviewer,
+            Command::Claim | Command::Verdict | Command::Register | Command::Unregister => {
+                Actor::Reviewer
+            }
             Command::Block | Command::Stop | Command::Note => Actor::Any,
         }
     }
@@ -732,6 +737,22 @@ fn decide(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
         return terminal(fm, agent, &doer, place);
     }
     if fm.agent(agent).is_none() {
+        // A mistyped id would register and wait forever: ask which id was meant instead.
+        if let Some(near) = crate::suggest::agent(fm, agent)
+            && !fm.required_reviewers.iter().any(|r| r == agent)
+        {
+            return step(
+                NextActor::Reviewer,
+                vec![agent.to_string()],
+                format!(
+                    "{agent:?} is not on the blackboard; did you mean `{near}`? If so, poll again \
+                     with --agent {near}. Only if you are a new reviewer, register: `pair \
+                     register {b} --agent {}`.",
+                    shell_arg(agent)
+                ),
+                None,
+            );
+        }
         let line = Line::new("register", place).flag("--agent", agent);
         return step(
             NextActor::Reviewer,

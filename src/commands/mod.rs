@@ -60,6 +60,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         }
         Cmd::Write(a) => write::run(a),
         Cmd::Register(a) => semantic::register(a),
+        Cmd::Unregister(a) => semantic::unregister(a),
         Cmd::Claim(a) => semantic::claim(a),
         Cmd::Submit(a) => semantic::submit(a),
         Cmd::Verdict(a) => semantic::verdict(a),

@@ -20,8 +20,8 @@ mod control;
 mod review;
 mod work;
 
-pub use control::{block, note, stop, unblock};
-pub use review::{claim, register, verdict};
+pub use control::{block, note, note_in, stop, unblock};
+pub use review::{claim, register, unregister, verdict};
 pub use work::{AdvanceArgs, advance, check_worktree_arg, submit};
 
 /// Who is acting, when (taken under the lock), and with which of the user's permissions.
@@ -30,6 +30,8 @@ pub struct Ctx {
     pub agent: String,
     pub now: Timestamp,
     pub consent: Consent,
+    /// The names of the body's level-2 sections, in order (what a note may append to).
+    pub sections: Vec<String>,
 }
 
 /// An entry to append to a body section.
@@ -147,6 +149,7 @@ mod tests {
             agent: agent.into(),
             now: Timestamp::parse("2026-02-01T00:00:00Z").expect("timestamp"),
             consent: Consent::default(),
+            sections: vec![],
         }
     }
 

@@ -171,3 +171,15 @@ pub fn verdict(
         entries: vec![Entry::new(artifact_section(target, true), heading, note)],
     })
 }
+
+/// `unregister`: a reviewer withdraws a registration the user did not ask for. The law allows
+/// it only for the agent's own entry, with no verdict given and not required.
+pub fn unregister(fm: &mut Frontmatter, ctx: &Ctx) -> Result<Edit> {
+    admit(fm, ctx, Command::Unregister)?;
+    fm.agents.retain(|(id, _)| id != &ctx.agent);
+    Ok(Edit {
+        command: Command::Unregister,
+        summary: format!("{} withdrew its registration", ctx.agent),
+        entries: vec![],
+    })
+}

@@ -560,3 +560,245 @@ fn blocked_has_exit_12_shows_who_and_why_and_through_blocked_waits_for_the_unblo
         Value::Null
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// 6. typos
+
+#[test]
+fn a_mistyped_agent_id_is_asked_about_warned_on_register_and_can_withdraw() {
+    let b = init_board(&["--reviewers", "alice"]);
+    pair(["register", b.p(), "--agent", "alice"]).code(0);
+    let (_, v) = poll_json(b.p(), "alcie");
+    let action = v["next"]["action"].as_str().unwrap();
+    assert!(action.contains("did you mean `alice`?"), "{action}");
+    assert_eq!(v["next"]["command"], Value::Null, "{v:#}");
+    // Registering anyway works, but says what it may be and how to take it back.
+    let out = pair(["register", b.p(), "--agent", "alcie", "--json"]);
+    out.code(0);
+    let warnings = out.json()["warnings"].to_string();
+    assert!(
+        warnings.contains("alice") && warnings.contains("pair unregister"),
+        "{warnings}"
+    );
+    let out = pair(["unregister", b.p(), "--agent", "alcie"]);
+    out.code(0);
+    assert!(!b.read_string().contains("alcie:"), "{}", b.read_string());
+    // Nothing to withdraw, with the closest id named.
+    let out = pair(["unregister", b.p(), "--agent", "alcie"]);
+    out.code(6);
+    assert!(
+        out.stderr.contains("did you mean `alice`?"),
+        "{}",
+        out.report()
+    );
+}
+
+#[test]
+fn unregister_is_refused_for_a_required_reviewer_one_with_verdicts_the_doer_and_others() {
+    let b = init_board(&["--reviewers", "alice"]);
+    pair(["register", b.p(), "--agent", "alice"]).code(0);
+    // Required: only the user changes that.
+    let out = pair(["unregister", b.p(), "--agent", "alice"]);
+    out.code(6);
+    assert!(out.stderr.contains("required reviewer"), "{}", out.report());
+    // The doer is never removed.
+    pair(["unregister", b.p(), "--agent", "doer"]).code(6);
+    // Someone else's entry, through a raw write: the law refuses it too.
+    pair(["register", b.p(), "--agent", "bob"]).code(0);
+    let without_bob = {
+        let text = b.read_string();
+        let start = text.find("  bob:\n").unwrap();
+        let end = text[start..]
+            .find("\n---\n")
+            .map(|e| start + e + 1)
+            .unwrap();
+        format!("{}{}", &text[..start], &text[end..])
+    };
+    let out = b.write_expect(&without_bob, &b.sha(), &["--as", "alice"]);
+    out.code(6);
+    assert!(
+        out.stderr.contains("only bob may withdraw"),
+        "{}",
+        out.report()
+    );
+    // bob itself may, by a raw write as well as by the command.
+    b.write_expect(&without_bob, &b.sha(), &["--as", "bob"])
+        .code(0);
+    pair(["validate", b.p()]).code(0);
+    // With a verdict on the record, a registration stays.
+    let mut text = set_top(&b.read_string(), "phase", "PLANNING_SUBMITTED");
+    text = set_top(&text, "plan_revision", "1");
+    text = insert_before_closing(
+        &text,
+        &agent_block(
+            "carol",
+            "reviewer",
+            "COMMENT",
+            &[("reviewed_plan_revision", "1"), ("plan_verdict", "COMMENT")],
+        ),
+    );
+    let c = Board::new(text.replace("status: COMMENT", "status: WAITING"));
+    pair(["validate", c.p()]).code(0);
+    let out = pair(["unregister", c.p(), "--agent", "carol"]);
+    out.code(6);
+    assert!(out.stderr.contains("verdicts"), "{}", out.report());
+}
+
+#[test]
+fn note_refuses_unknown_and_miscased_sections_unless_asked_to_create_one() {
+    let b = init_board(&[]);
+    let before = b.read();
+    let out = pair([
+        "note",
+        b.p(),
+        "--agent",
+        "doer",
+        "--section",
+        "Evidnce",
+        "--note",
+        "x",
+    ]);
+    out.code(4);
+    assert!(
+        out.stderr.contains("did you mean \"Evidence\"?"),
+        "{}",
+        out.report()
+    );
+    let out = pair([
+        "note",
+        b.p(),
+        "--agent",
+        "doer",
+        "--section",
+        "evidence",
+        "--note",
+        "x",
+    ]);
+    out.code(4);
+    assert!(
+        out.stderr.contains("spelled \"Evidence\""),
+        "{}",
+        out.report()
+    );
+    // Even with --new-section: a section differing only in case would look like the same one.
+    pair([
+        "note",
+        b.p(),
+        "--agent",
+        "doer",
+        "--section",
+        "evidence",
+        "--note",
+        "x",
+        "--new-section",
+    ])
+    .code(4);
+    b.assert_untouched(&before);
+    pair([
+        "note",
+        b.p(),
+        "--agent",
+        "doer",
+        "--section",
+        "Benchmarks",
+        "--note",
+        "x",
+    ])
+    .code(4);
+    pair([
+        "note",
+        b.p(),
+        "--agent",
+        "doer",
+        "--section",
+        "Benchmarks",
+        "--note",
+        "x",
+        "--new-section",
+    ])
+    .code(0);
+    // Once in the body, it is a known section.
+    pair([
+        "note",
+        b.p(),
+        "--agent",
+        "doer",
+        "--section",
+        "Benchmarks",
+        "--note",
+        "y",
+    ])
+    .code(0);
+    pair([
+        "note",
+        b.p(),
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "z",
+    ])
+    .code(0);
+}
+
+#[test]
+fn a_mistyped_phase_gets_the_closest_one_and_words_match_in_any_case() {
+    let b = init_board(&["--reviewers", "alice"]);
+    let out = pair([
+        "advance",
+        b.p(),
+        "--agent",
+        "doer",
+        "PLANING",
+        "--user-approved",
+    ]);
+    out.code(4);
+    assert!(
+        out.stderr.contains("did you mean PLANNING?"),
+        "{}",
+        out.report()
+    );
+    assert!(
+        !out.stderr.contains("CLEANED_UP"),
+        "no list of every phase: {}",
+        out.report()
+    );
+    pair(["register", b.p(), "--agent", "alice"]).code(0);
+    pair([
+        "advance",
+        b.p(),
+        "--agent",
+        "doer",
+        "planning",
+        "--user-approved",
+    ])
+    .code(0);
+    pair([
+        "submit",
+        b.p(),
+        "--agent",
+        "doer",
+        "PLAN",
+        "--note",
+        "p",
+        "--user-approved",
+    ])
+    .code(0);
+    pair([
+        "verdict",
+        b.p(),
+        "--agent",
+        "alice",
+        "approved",
+        "--revision",
+        "1",
+        "--note",
+        "ok",
+    ])
+    .code(0);
+    assert_eq!(
+        pair(["status", b.p(), "--json"]).json()["phase"],
+        "PLAN_APPROVED"
+    );
+}
