@@ -35,12 +35,6 @@ pub fn block(fm: &mut Frontmatter, ctx: &Ctx, reason: &str) -> Result<Edit> {
 
 /// `unblock`: the doer resumes where the work was blocked.
 pub fn unblock(fm: &mut Frontmatter, ctx: &Ctx, reason: &str) -> Result<Edit> {
-    if fm.phase != Phase::Blocked {
-        return Err(Error::protocol(format!(
-            "the blackboard is {}, not BLOCKED; nothing to unblock",
-            fm.phase
-        )));
-    }
     admit(fm, ctx, Command::Unblock)?;
     let reason = reason_text(reason)?;
     let Some(to) = fm.blocked_from else {

@@ -11,7 +11,7 @@
 //! * [`control`] — block, unblock, stop, note (anyone's).
 
 use crate::document::{check_note, normalize_newlines};
-use crate::error::{Error, Hint, Result};
+use crate::error::{Error, Result};
 use crate::law::{self, Consent};
 use crate::model::{Frontmatter, Phase, Status, Target, Timestamp};
 use crate::protocol::Command;
@@ -100,14 +100,6 @@ pub(crate) fn checked_note(text: &str) -> Result<String> {
     Ok(normalize_newlines(text))
 }
 
-/// The hint to wait for one's turn.
-pub(crate) fn wait_hint(agent: &str) -> Hint {
-    Hint::Run {
-        command: "poll",
-        args: vec!["--agent".into(), agent.into(), "--wait".into()],
-    }
-}
-
 /// Mark the actor as seen now, and set its status.
 pub(crate) fn touch(fm: &mut Frontmatter, ctx: &Ctx, status: Option<Status>) {
     if let Some(a) = fm.agent_mut(&ctx.agent) {
@@ -133,6 +125,7 @@ pub(crate) fn admit(fm: &Frontmatter, ctx: &Ctx, command: Command) -> Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Hint;
     use crate::model::Verdict;
     use crate::protocol::Artifact;
 

@@ -802,3 +802,144 @@ fn a_mistyped_phase_gets_the_closest_one_and_words_match_in_any_case() {
         "PLAN_APPROVED"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// 7. refusals: the phase first, then the caller's standing; never a step the caller may not take
+
+#[test]
+fn refusals_name_the_phase_before_the_callers_standing_and_suggest_only_its_own_steps() {
+    let b = init_board(&["--reviewers", "alice"]);
+    // claim/verdict in DRAFT by an unregistered agent: the phase is the reason.
+    for words in [
+        vec!["claim"],
+        vec!["verdict", "APPROVED", "--revision", "1", "--note", "x"],
+    ] {
+        let mut args = vec![words[0], b.p(), "--agent", "stranger", "--json"];
+        args.extend(&words[1..]);
+        let err = pair(&args).json_error(6);
+        let message = err["message"].as_str().unwrap();
+        assert!(message.contains("not a review phase"), "{message}");
+        assert!(!message.contains("--required"), "{message}");
+        if let Some(argv) = err["hint"]["argv"].as_array() {
+            assert_eq!(argv[1], "poll", "only a step the caller may take: {err:#}");
+        }
+    }
+    // submit/unblock/advance by an unregistered agent: the phase first, no hint to register.
+    let err = pair([
+        "unblock",
+        b.p(),
+        "--agent",
+        "stranger",
+        "--reason",
+        "r",
+        "--json",
+    ])
+    .json_error(6);
+    assert!(
+        err["message"].as_str().unwrap().contains("not BLOCKED"),
+        "{err:#}"
+    );
+    let err = pair([
+        "advance",
+        b.p(),
+        "--agent",
+        "stranger",
+        "PLANNING",
+        "--json",
+    ])
+    .json_error(6);
+    let message = err["message"].as_str().unwrap();
+    assert!(message.contains("only the doer"), "{message}");
+    assert_eq!(
+        err.get("hint"),
+        None,
+        "no registration makes one the doer: {err:#}"
+    );
+    let err = pair([
+        "submit",
+        b.p(),
+        "--agent",
+        "stranger",
+        "plan",
+        "--note",
+        "p",
+        "--json",
+    ])
+    .json_error(6);
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("not allowed in phase DRAFT"),
+        "{err:#}"
+    );
+    // A registered reviewer that is not required, in a review phase: no runnable hint to make
+    // itself required.
+    pair(["register", b.p(), "--agent", "alice"]).code(0);
+    pair(["register", b.p(), "--agent", "bob"]).code(0);
+    pair([
+        "advance",
+        b.p(),
+        "--agent",
+        "doer",
+        "PLANNING",
+        "--user-approved",
+    ])
+    .code(0);
+    pair([
+        "submit",
+        b.p(),
+        "--agent",
+        "doer",
+        "plan",
+        "--note",
+        "p",
+        "--user-approved",
+    ])
+    .code(0);
+    let err = pair(["claim", b.p(), "--agent", "bob", "--json"]).json_error(6);
+    assert!(
+        err["message"].as_str().unwrap().contains("only the user"),
+        "{err:#}"
+    );
+    assert_eq!(err.get("hint"), None, "{err:#}");
+    // The doer, advancing to a phase a submission reaches, is pointed to submit; a reviewer is not.
+    let text = set_top(&b.read_string(), "phase", "PLANNING");
+    let c = Board::new(text);
+    let err = pair([
+        "advance",
+        c.p(),
+        "--agent",
+        "doer",
+        "PLANNING_SUBMITTED",
+        "--json",
+    ])
+    .json_error(6);
+    assert_eq!(err["hint"]["argv"][1], "submit", "{err:#}");
+    let err = pair([
+        "advance",
+        c.p(),
+        "--agent",
+        "alice",
+        "PLANNING_SUBMITTED",
+        "--json",
+    ])
+    .json_error(6);
+    assert_eq!(err.get("hint"), None, "{err:#}");
+    // BLOCKED: only the doer is told to unblock.
+    pair(["block", b.p(), "--agent", "alice", "--reason", "q"]).code(0);
+    let err = pair(["claim", b.p(), "--agent", "alice", "--json"]).json_error(6);
+    assert_eq!(err.get("hint"), None, "{err:#}");
+    let err = pair([
+        "submit",
+        b.p(),
+        "--agent",
+        "doer",
+        "plan",
+        "--note",
+        "p",
+        "--json",
+    ])
+    .json_error(6);
+    assert_eq!(err["hint"]["argv"][1], "unblock", "{err:#}");
+}
