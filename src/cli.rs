@@ -24,7 +24,7 @@ A command's BOARD may be left out when --board PATH or $PAIR_BOARD names it.
 
 Exit codes: 0 done (poll: your turn), 1 I/O error, 2 lock timeout, 3 stale, 4 usage error,
 5 invalid blackboard, 6 protocol violation, 7 missing or already exists, 10 not your turn,
-11 terminal phase.";
+11 terminal phase, 12 blocked (poll).";
 
 const EXAMPLES: &str = "\
 Examples:
@@ -91,11 +91,13 @@ Examples:
   pair init task.md --doer builder --yolo")]
     Init(InitArgs),
 
-    /// Read the frontmatter and say whose turn it is (exit 0 your turn, 10 not, 11 terminal).
+    /// Read the frontmatter and say whose turn it is (exit 0 your turn, 10 not, 11 terminal,
+    /// 12 blocked).
     #[command(after_help = "\
 Examples:
   pair poll task.md --agent alice
   pair poll task.md --agent alice --wait --timeout 600
+  pair poll task.md --agent alice --wait --through-blocked --json
   PAIR_AGENT=doer pair poll task.md --json")]
     Poll(PollArgs),
 
@@ -121,6 +123,12 @@ Examples:
   pair register task.md --agent alice
   pair register task.md --agent bob --required")]
     Register(RegisterArgs),
+
+    /// Withdraw your registration (only with no verdicts given and not required).
+    #[command(after_help = "\
+Examples:
+  pair unregister task.md --agent alcie")]
+    Unregister(ClaimArgs),
 
     /// Take up the submitted artifact for review (optional; sets REVIEWING_*).
     #[command(after_help = "\
@@ -456,6 +464,10 @@ pub struct PollArgs {
     /// Block until it is your turn or the phase is terminal (or the blackboard appears).
     #[arg(long)]
     pub wait: bool,
+    /// With --wait: keep waiting while the work is BLOCKED (until the doer unblocks it, or it
+    /// stops), instead of returning at once with exit 12.
+    #[arg(long, requires = "wait")]
+    pub through_blocked: bool,
     /// With --wait: give up after this many seconds (exit 10).
     #[arg(
         long,
@@ -631,8 +643,8 @@ pub struct SubmitArgs {
     /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
     #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
     pub board: PathBuf,
-    /// What you submit.
-    #[arg(value_enum)]
+    /// What you submit (any case).
+    #[arg(value_enum, ignore_case = true)]
     pub artifact: ArtifactArg,
     #[command(flatten)]
     pub common: WriteCommon,
@@ -663,8 +675,8 @@ pub struct VerdictArgs {
     /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
     #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
     pub board: PathBuf,
-    /// Your verdict.
-    #[arg(value_enum)]
+    /// Your verdict (any case: `approved` is APPROVED).
+    #[arg(value_enum, ignore_case = true)]
     pub verdict: VerdictArg,
     #[command(flatten)]
     pub common: WriteCommon,
@@ -707,6 +719,9 @@ pub struct AdvanceArgs {
 /// A phase name, in any case, turned into the type once, where the command line is parsed.
 fn parse_phase(s: &str) -> Result<Phase, String> {
     s.trim().to_uppercase().parse().map_err(|_| {
+        if let Some(p) = crate::suggest::closest(&s.trim().to_uppercase(), phase_names()) {
+            return format!("{s:?} is not a phase; did you mean {p}?");
+        }
         format!(
             "{s:?} is not a phase; phases are {}",
             Phase::ALL
@@ -737,9 +752,13 @@ pub struct NoteArgs {
     pub board: PathBuf,
     #[command(flatten)]
     pub common: WriteCommon,
-    /// The section to append to (created at its template position if missing).
+    /// The section to append to: one of the template's or the body's (created at its template
+    /// position if missing).
     #[arg(long, value_name = "NAME")]
     pub section: String,
+    /// Create a section that neither the template nor the blackboard has yet.
+    #[arg(long)]
+    pub new_section: bool,
     #[command(flatten)]
     pub text: NoteText,
 }
@@ -818,6 +837,7 @@ impl Cli {
             Cmd::Poll(a) => not_stdin("poll", &a.board),
             Cmd::Status(a) => not_stdin("status", &a.board),
             Cmd::Register(a) => not_stdin("register", &a.board),
+            Cmd::Unregister(a) => not_stdin("unregister", &a.board),
             Cmd::Claim(a) => not_stdin("claim", &a.board),
             Cmd::Submit(a) => not_stdin("submit", &a.board),
             Cmd::Verdict(a) => not_stdin("verdict", &a.board),

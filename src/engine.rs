@@ -78,6 +78,7 @@ where
         agent: agent.to_string(),
         now,
         consent: consent.clone(),
+        sections: doc.sections().into_iter().map(|s| s.name).collect(),
     };
     let edit = op(&mut fm, &ctx)?;
     let ruling = law::judge(

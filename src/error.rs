@@ -76,8 +76,9 @@ pub enum Error {
         suggestion: Option<Vec<String>>,
     },
 
-    /// The blackboard does not exist.
-    #[error("{}: no such blackboard; create it with `pair init {}`", path.display(), path.display())]
+    /// The blackboard does not exist. Only the doer creates one, and before `init` nobody is
+    /// named the doer, so the message says who creates it rather than telling the caller to.
+    #[error("{}: no such blackboard (the doer creates it with `pair init {}`; anyone else waits for it with `pair poll {} --agent ID --wait`)", path.display(), path.display(), path.display())]
     Missing { path: PathBuf },
 
     /// Creation found the file already there.
@@ -293,4 +294,7 @@ pub mod exit {
     pub const NOT_YOUR_TURN: i32 = 10;
     /// `poll`: the phase is terminal.
     pub const TERMINAL: i32 = 11;
+    /// `poll`: the work is BLOCKED until the doer unblocks it (`--wait --through-blocked`
+    /// sleeps through it).
+    pub const BLOCKED: i32 = 12;
 }

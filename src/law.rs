@@ -72,6 +72,14 @@ fn register_hint(id: &str) -> Hint {
     }
 }
 
+/// ", did you mean `x`?" when an agent id on the blackboard (or a required one) is close to
+/// `id`; nothing otherwise.
+pub fn did_you_mean(fm: &Frontmatter, id: &str) -> String {
+    crate::suggest::agent(fm, id)
+        .map(|s| format!(" (did you mean `{s}`?)"))
+        .unwrap_or_default()
+}
+
 /// The refusal for an agent that is not on the blackboard.
 pub fn not_registered(id: &str) -> Error {
     Error::refused(
@@ -80,19 +88,36 @@ pub fn not_registered(id: &str) -> Error {
     )
 }
 
-/// Whether `id` may run `command` on this board at all: the terminal permissions first (the
-/// phase decides before the agent's standing), then the role the command needs. Commands call
-/// this before they build their change, so a refusal names the real reason; [`judge`] then
-/// checks the change itself.
+/// Whether `id` may run `command` on this board at all: the phase first (the terminal
+/// permissions, then whether the command applies in this phase at all), then the agent's
+/// standing (on the blackboard, in the role the command needs). Commands call this before they
+/// build their change, so a refusal names the real reason, and its hint is a step the caller
+/// may take; [`judge`] then checks the change itself.
 pub fn admit(fm: &Frontmatter, id: &str, command: Command) -> Result<()> {
-    if fm.phase.is_terminal() && !protocol::terminal_allows(fm.phase, command) {
+    admit_phase(fm, id, command)?;
+    admit_standing(fm, id, command)
+}
+
+fn wait_hint(id: &str) -> Hint {
+    Hint::Run {
+        command: "poll",
+        args: vec!["--agent".into(), id.into(), "--wait".into()],
+    }
+}
+
+/// The phase's say: a terminal board takes only what [`protocol::TERMINAL_ALLOWS`] lists, and a
+/// command some row of the table names must have a row leaving this phase (`advance` depends on
+/// its target: its op asks for its row before [`admit_standing`]).
+pub fn admit_phase(fm: &Frontmatter, id: &str, command: Command) -> Result<()> {
+    let phase = fm.phase;
+    if phase.is_terminal() && !protocol::terminal_allows(phase, command) {
         let message = format!(
-            "the blackboard is {} (terminal): `{}` is refused",
-            fm.phase,
+            "the blackboard is {phase} (terminal): `{}` is refused",
             command.name()
         );
-        return Err(match (fm.phase, fm.doer()) {
-            (Phase::Blocked, Some(doer)) => Error::refused(
+        return Err(match fm.doer() {
+            // Only the doer can take the way out; nobody else is told to.
+            Some(doer) if phase == Phase::Blocked && doer == id => Error::refused(
                 format!("{message}; the doer can resume with `unblock`"),
                 Hint::Run {
                     command: "unblock",
@@ -104,20 +129,93 @@ pub fn admit(fm: &Frontmatter, id: &str, command: Command) -> Result<()> {
                     ],
                 },
             ),
+            Some(_) if phase == Phase::Blocked => refuse(format!(
+                "{message}; the doer resumes the work with `unblock`"
+            )),
             _ => refuse(message),
         });
     }
+    let has_row = || {
+        TRANSITIONS
+            .iter()
+            .any(|t| t.command == command && t.from.matches(phase))
+    };
+    match command {
+        Command::Claim | Command::Verdict if !phase.is_reviewable() => Err(Error::refused(
+            format!(
+                "{}: phase {phase} is not a review phase; wait for a submission",
+                if command == Command::Claim {
+                    "nothing to claim"
+                } else {
+                    "no review is open"
+                }
+            ),
+            wait_hint(id),
+        )),
+        Command::Submit(a) if !has_row() => {
+            if phase.is_reviewable() {
+                Err(Error::refused(
+                    format!(
+                        "phase {phase} is under review; an artifact cannot be withdrawn or \
+                         resubmitted mid-review. Wait until every required reviewer has given a \
+                         verdict"
+                    ),
+                    wait_hint(id),
+                ))
+            } else {
+                Err(refuse(format!(
+                    "`submit {}` is not allowed in phase {phase}; it is allowed in {}",
+                    a.as_str(),
+                    source_phases(command).join(", ")
+                )))
+            }
+        }
+        Command::Unblock if phase != Phase::Blocked => Err(refuse(format!(
+            "the blackboard is {phase}, not BLOCKED; nothing to unblock"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The agent's standing: on the blackboard, in the role the command needs. A refusal suggests
+/// registering only for the commands any agent may run once registered (`block`, `stop`,
+/// `note`); becoming required, or the doer, is not the caller's to decide.
+pub fn admit_standing(fm: &Frontmatter, id: &str, command: Command) -> Result<()> {
     let role = fm.agent(id).map(|a| a.role);
+    let doer = fm.doer().unwrap_or("the doer");
     match (command, role) {
         (Command::Register, Some(Role::Doer)) => Err(refuse(format!(
             "{id:?} is the doer of this blackboard and cannot register as a reviewer"
         ))),
         (Command::Register, _) => Ok(()),
-        (_, None) => Err(not_registered(id)),
+        (Command::Unregister, None) => Err(refuse(format!(
+            "agent {id:?} is not on the blackboard; there is no registration to withdraw{}",
+            did_you_mean(fm, id)
+        ))),
+        (c, None) => match c.actor() {
+            Actor::Doer => Err(refuse(format!(
+                "only the doer ({doer}) may {}; {id:?} is not on the blackboard{}",
+                verb(c),
+                did_you_mean(fm, id)
+            ))),
+            Actor::Reviewer => Err(refuse(format!(
+                "only a required reviewer may {}; {id:?} is not on the blackboard{}. Only the \
+                 user names required reviewers (if they named you: `pair register --agent {id} \
+                 --required`)",
+                verb(c),
+                did_you_mean(fm, id)
+            ))),
+            Actor::Any | Actor::Auto => Err(Error::refused(
+                format!(
+                    "agent {id:?} is not on the blackboard{}; a reviewer registers first",
+                    did_you_mean(fm, id)
+                ),
+                register_hint(id),
+            )),
+        },
         (c, Some(role)) => match (c.actor(), role) {
             (Actor::Doer, Role::Reviewer) => Err(refuse(format!(
-                "only the doer ({}) may {}; {id:?} is a reviewer",
-                fm.doer().unwrap_or("the doer"),
+                "only the doer ({doer}) may {}; {id:?} is a reviewer",
                 verb(c)
             ))),
             (Actor::Reviewer, Role::Doer) => Err(refuse(format!(
@@ -303,16 +401,14 @@ fn agent_diff(old: &Agent, new: &Agent) -> &'static str {
     "an unknown field"
 }
 
-/// Agent entries: never removed, role fixed, each changed only by its own agent, added only by
-/// the agent itself, and a verdict given or replaced only in its open round on the current
-/// counter.
+/// Agent entries: removed only as a withdrawn registration ([`check_withdrawal`]), role fixed,
+/// each changed only by its own agent, added only by the agent itself, and a verdict given or
+/// replaced only in its open round on the current counter.
 fn check_agents(old: &Frontmatter, new: &Frontmatter, writer: &str) -> Result<()> {
     for (id, a) in &old.agents {
         let Some(b) = new.agent(id) else {
-            return Err(refuse(format!(
-                "field `agents.{id}` was removed; agent entries are never removed (a human can \
-                 repair with `pair write --repair --reason TEXT`)"
-            )));
+            check_withdrawal(old, new, id, a, writer)?;
+            continue;
         };
         if a.role != b.role {
             return Err(refuse(format!("field `agents.{id}.role` never changes")));
@@ -352,6 +448,48 @@ fn check_agents(old: &Frontmatter, new: &Frontmatter, writer: &str) -> Result<()
                 )));
             }
         }
+    }
+    Ok(())
+}
+
+/// An agent entry is removed only as a withdrawn registration: by the agent itself, a
+/// reviewer, that has given no verdict (a verdict stays on the record) and is not required
+/// (who is required changes only by the user's word).
+fn check_withdrawal(
+    old: &Frontmatter,
+    new: &Frontmatter,
+    id: &str,
+    a: &Agent,
+    writer: &str,
+) -> Result<()> {
+    let repair = "a human can repair with `pair write --repair --reason TEXT`";
+    if id != writer {
+        return Err(refuse(format!(
+            "field `agents.{id}` was removed; only {id} may withdraw its own registration \
+             (`pair unregister`); {repair}"
+        )));
+    }
+    if a.role == Role::Doer {
+        return Err(refuse(format!(
+            "field `agents.{id}` was removed; the doer's entry is never removed ({repair})"
+        )));
+    }
+    if Target::ALL
+        .iter()
+        .any(|t| a.review(*t).verdict.is_some() || a.review(*t).reviewed.is_some())
+    {
+        return Err(refuse(format!(
+            "field `agents.{id}` was removed; {id} has given verdicts, which stay on the record \
+             ({repair})"
+        )));
+    }
+    if old.required_reviewers.iter().any(|r| r == id)
+        || new.required_reviewers.iter().any(|r| r == id)
+    {
+        return Err(refuse(format!(
+            "field `agents.{id}` was removed; {id} is a required reviewer, and only the user \
+             changes who is required ({repair})"
+        )));
     }
     Ok(())
 }

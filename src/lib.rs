@@ -19,6 +19,7 @@
 //! * [`report`] — the whose-turn report shared by `poll` and `status`;
 //! * [`output`] — colour, quiet and verbose settings, and escaping for human output;
 //! * [`wait`] — waking `poll --wait` on file-system notifications;
+//! * [`suggest`] — the closest known word to a mistyped one ("did you mean …?");
 //! * [`error`] — typed errors, structured hints and every exit code;
 //! * [`cli`] and [`commands`] — the command line: arguments in, rendered results and hints out.
 
@@ -35,6 +36,7 @@ pub mod output;
 pub mod protocol;
 pub mod report;
 pub mod store;
+pub mod suggest;
 pub mod validate;
 pub mod wait;
 pub mod yaml;

@@ -200,7 +200,7 @@ impl Plan {
             Cmd::Poll(a) => (Some(a.board.clone()), false),
             Cmd::Status(a) => (Some(a.board.clone()), false),
             Cmd::Register(a) => (Some(a.board.clone()), false),
-            Cmd::Claim(a) => (Some(a.board.clone()), false),
+            Cmd::Claim(a) | Cmd::Unregister(a) => (Some(a.board.clone()), false),
             Cmd::Submit(a) => (Some(a.board.clone()), false),
             Cmd::Verdict(a) => (Some(a.board.clone()), false),
             Cmd::Advance(a) => (Some(a.board.clone()), false),

@@ -5,6 +5,8 @@
 //! under which condition. Commands, `write --as` checks, `poll`'s next step and the docs' phase
 //! table all read it, so a rule cannot drift between two places.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use crate::model::{Frontmatter, Phase, Target, Verdict};
@@ -64,6 +66,8 @@ impl Artifact {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Command {
     Register,
+    /// A reviewer withdraws its own registration (no verdicts given, not required).
+    Unregister,
     Advance,
     Submit(Artifact),
     Claim,
@@ -79,6 +83,7 @@ impl Command {
     pub fn name(self) -> &'static str {
         match self {
             Command::Register => "register",
+            Command::Unregister => "unregister",
             Command::Advance => "advance",
             Command::Submit(_) => "submit",
             Command::Claim => "claim",
@@ -96,7 +101,9 @@ impl Command {
     pub fn actor(self) -> Actor {
         match self {
             Command::Advance | Command::Submit(_) | Command::Unblock => Actor::Doer,
-            Command::Claim | Command::Verdict | Command::Register => Actor::Reviewer,
+            Command::Claim | Command::Verdict | Command::Register | Command::Unregister => {
+                Actor::Reviewer
+            }
             Command::Block | Command::Stop | Command::Note => Actor::Any,
         }
     }
@@ -363,6 +370,28 @@ pub enum DiffScope {
     Unstaged,
 }
 
+impl DiffScope {
+    /// The command that shows this diff in `worktree`: `git -C W diff --cached` for the staged
+    /// diff of a code submission, `git -C W diff` for the unstaged diff of a follow-up.
+    pub fn command(self, worktree: &str) -> Vec<String> {
+        let mut argv = vec![
+            "git".to_string(),
+            "-C".into(),
+            worktree.into(),
+            "diff".into(),
+        ];
+        if self == DiffScope::Staged {
+            argv.push("--cached".into());
+        }
+        argv
+    }
+}
+
+/// The diff a code review in this phase reads, as a command, when the worktree is recorded.
+pub fn diff_command(fm: &Frontmatter) -> Option<Vec<String>> {
+    Some(fm.phase.diff_scope()?.command(fm.worktree.as_deref()?))
+}
+
 impl std::fmt::Display for DiffScope {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
@@ -488,7 +517,82 @@ pub enum NextActor {
 pub struct Next {
     pub actor: NextActor,
     pub handoff_to: Vec<String>,
+    /// One sentence for the agent that asked, naming the command of [`Next::command`].
     pub action: String,
+    /// The argument vector of the next `pair` command for the agent that asked, starting with
+    /// `pair`, every value `pair` knows filled in; `None` when the step is not a `pair` command
+    /// (ask the user, stop).
+    pub command: Option<Vec<String>>,
+    /// The values one placeholder of `command` takes, when it is a choice (the verdicts).
+    pub choices: Option<Vec<String>>,
+    /// Each placeholder word of `command` (a whole argument in capitals) and what to put there.
+    pub placeholders: BTreeMap<String, String>,
+}
+
+/// Where the blackboard is, as the next step's command needs it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Place {
+    /// The blackboard's absolute path, so that a command copied from `next` works from any
+    /// directory.
+    pub board: String,
+    /// The default coding worktree (`pair worktree-path`), when the next step needs one and it
+    /// could be found.
+    pub default_worktree: Option<String>,
+}
+
+/// How long the `poll --wait` that `next` proposes waits, in seconds.
+pub const WAIT_SECONDS: &str = "600";
+
+/// The verdict words, for `next.choices`.
+fn verdict_choices() -> Vec<String> {
+    [
+        Verdict::Approved,
+        Verdict::ChangesRequested,
+        Verdict::Comment,
+    ]
+    .iter()
+    .map(|v| v.as_str().to_string())
+    .collect()
+}
+
+/// A `pair` command under construction: its words, and the placeholders among them.
+#[derive(Debug, Clone)]
+struct Line {
+    argv: Vec<String>,
+    placeholders: BTreeMap<String, String>,
+    choices: Option<Vec<String>>,
+}
+
+impl Line {
+    /// `pair COMMAND BOARD`.
+    fn new(command: &str, place: &Place) -> Line {
+        Line {
+            argv: vec!["pair".into(), command.into(), place.board.clone()],
+            placeholders: BTreeMap::new(),
+            choices: None,
+        }
+    }
+    fn arg(mut self, a: impl Into<String>) -> Line {
+        self.argv.push(a.into());
+        self
+    }
+    fn flag(self, name: &str, value: impl Into<String>) -> Line {
+        self.arg(name).arg(value)
+    }
+    /// A value the caller fills in: `name` (capitals) stands in the command, `what` says what
+    /// goes there.
+    fn hole(mut self, name: &str, what: impl Into<String>) -> Line {
+        self.placeholders.insert(name.to_string(), what.into());
+        self.arg(name)
+    }
+    /// The command as one shell line (placeholders are plain words and stay unquoted).
+    fn shell(&self) -> String {
+        self.argv
+            .iter()
+            .map(|a| shell_arg(a))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
 }
 
 /// Quote a path for a shell command line in an action sentence.
@@ -513,145 +617,237 @@ pub fn shell_arg(s: &str) -> String {
     }
 }
 
-fn command_line(t: &Transition, board: &str, doer: &str, fm: &Frontmatter) -> String {
-    let b = shell_word(board);
-    let d = shell_word(doer);
-    let mut cmd = match t.command {
-        Command::Submit(a) => format!(
-            "pair submit {b} --agent {d} {} --note-file FILE",
-            a.as_str()
-        ),
-        _ => {
-            let to = match t.to {
-                To::Phase(p) => p.to_string(),
-                To::BlockedFrom => fm.blocked_from.map_or("PHASE".into(), |p| p.to_string()),
-                To::RoundOutcome => "PHASE".into(),
-            };
-            format!("pair {} {b} --agent {d} {to}", t.command.name())
+/// Whether the doer's next move needs a worktree that is not recorded yet: then the caller
+/// looks up the default one for [`Place::default_worktree`].
+pub fn wants_default_worktree(fm: &Frontmatter) -> bool {
+    fm.worktree.is_none() && doer_next(fm).is_some_and(|t| t.needs == Needs::Worktree)
+}
+
+/// The doer's command for a row of the table.
+fn row_command(t: &Transition, doer: &str, fm: &Frontmatter, place: &Place) -> Line {
+    let mut line = match t.command {
+        Command::Submit(a) => Line::new("submit", place)
+            .flag("--agent", doer)
+            .arg(a.as_str())
+            .arg("--note-file")
+            .hole(
+                "FILE",
+                format!(
+                    "a file holding the {} (Markdown; no `#` or `##` headings)",
+                    a.as_str()
+                ),
+            ),
+        Command::Unblock => Line::new("unblock", place)
+            .flag("--agent", doer)
+            .arg("--reason")
+            .hole("REASON", "why the work can resume (the user said so)"),
+        c => {
+            let line = Line::new(c.name(), place).flag("--agent", doer);
+            match t.to {
+                To::Phase(p) => line.arg(p.as_str()),
+                To::BlockedFrom => match fm.blocked_from {
+                    Some(p) => line.arg(p.as_str()),
+                    None => line.hole("PHASE", "the phase to move to"),
+                },
+                To::RoundOutcome => line.hole("PHASE", "the phase to move to"),
+            }
         }
     };
-    match t.needs {
-        Needs::Worktree if fm.worktree.is_none() => cmd.push_str(" --worktree ABSOLUTE_PATH"),
-        Needs::CommitSha => cmd.push_str(" --commit-sha SHA"),
-        Needs::MergedInto => cmd.push_str(" --merged-into BRANCH"),
-        _ => {}
-    }
+    line = match t.needs {
+        Needs::Worktree if fm.worktree.is_none() => match &place.default_worktree {
+            Some(w) => line.flag("--worktree", w.as_str()),
+            None => line.arg("--worktree").hole(
+                "WORKTREE",
+                "the absolute path of the coding worktree (`pair worktree-path BOARD` prints \
+                 the default)",
+            ),
+        },
+        Needs::CommitSha => line.arg("--commit-sha").hole(
+            "SHA",
+            format!(
+                "the commit you made (`git -C {} rev-parse HEAD`)",
+                fm.worktree.as_deref().unwrap_or("WORKTREE")
+            ),
+        ),
+        Needs::MergedInto => line
+            .arg("--merged-into")
+            .hole("BRANCH", "the branch the commit was merged into"),
+        _ => line,
+    };
     if t.human_gate && !fm.yolo {
-        cmd.push_str(" --user-approved");
+        line = line.arg("--user-approved");
     }
-    cmd
+    line
 }
 
-/// Decide who acts next (SPEC §8, first matching rule wins).
-///
-/// `action` speaks to the agent that asked: the exact command when it is its turn, otherwise
-/// who is acting and how to wait for them.
-pub fn next(fm: &Frontmatter, agent: &str, board: &str) -> Next {
-    let mut next = decide(fm, agent, board);
-    if next.actor != NextActor::None && !next.handoff_to.iter().any(|h| h == agent) {
-        let who = match next.actor {
-            NextActor::User => format!("{} (asking the user)", next.handoff_to.join(", ")),
-            _ => next.handoff_to.join(", "),
-        };
-        next.action = format!(
-            "Not your turn: waiting for {who}. Run `pair poll {} --agent {} --wait` to wait for it.",
-            shell_word(board),
-            shell_word(agent)
-        );
+/// The `poll --wait` that waits for one's turn.
+fn wait_command(agent: &str, fm: &Frontmatter, place: &Place) -> Line {
+    let line = Line::new("poll", place)
+        .flag("--agent", agent)
+        .arg("--wait")
+        .flag("--timeout", WAIT_SECONDS)
+        .arg("--json");
+    // Only the doer resumes a blocked board; everybody else sleeps through the block.
+    if fm.doer() == Some(agent) {
+        line
+    } else {
+        line.arg("--through-blocked")
     }
-    next
 }
 
-/// Who acts next and what the acting agent should run.
-fn decide(fm: &Frontmatter, agent: &str, board: &str) -> Next {
+fn step(actor: NextActor, handoff_to: Vec<String>, action: String, line: Option<Line>) -> Next {
+    let (command, choices, placeholders) = match line {
+        Some(l) => (Some(l.argv), l.choices, l.placeholders),
+        None => (None, None, BTreeMap::new()),
+    };
+    Next {
+        actor,
+        handoff_to,
+        action,
+        command,
+        choices,
+        placeholders,
+    }
+}
+
+/// Decide who acts next (SPEC §8, first matching rule wins), and what the agent that asked
+/// runs: its step when it is its turn, otherwise how to wait for the others.
+pub fn next(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
+    let next = decide(fm, agent, place);
+    if next.actor == NextActor::None || next.handoff_to.iter().any(|h| h == agent) {
+        return next;
+    }
+    let who = match next.actor {
+        NextActor::User => format!("{} (asking the user)", next.handoff_to.join(", ")),
+        _ => next.handoff_to.join(", "),
+    };
+    let line = wait_command(agent, fm, place);
+    let action = format!(
+        "Not your turn: waiting for {who}. Wait with `{}`.",
+        line.shell()
+    );
+    step(next.actor, next.handoff_to, action, Some(line))
+}
+
+/// Who acts next and the step of the agent that asked.
+fn decide(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
     let doer = fm.doer().unwrap_or("doer").to_string();
-    let b = shell_word(board);
+    let b = shell_word(&place.board);
     if fm.phase.is_terminal() {
-        let action = match fm.phase {
-            P::Blocked => format!(
-                "The blackboard is BLOCKED; stop polling and ask the user. The doer can resume with \
-                 `pair unblock {b} --agent {} --reason TEXT` or anyone can end it with `pair stop`.",
-                shell_word(&doer)
-            ),
-            P::Committed => format!(
-                "The work is COMMITTED; stop polling. With the user's approval the doer may record \
-                 the merge with `pair advance {b} --agent {} MERGED --merged-into BRANCH --user-approved`.",
-                shell_word(&doer)
-            ),
-            P::Merged => format!(
-                "The work is MERGED; stop polling. After removing the worktree the doer may run \
-                 `pair advance {b} --agent {} CLEANED_UP`.",
-                shell_word(&doer)
-            ),
-            p => format!("The phase is {p}, which is terminal: stop polling."),
-        };
-        return Next {
-            actor: NextActor::None,
-            handoff_to: vec![],
-            action,
-        };
+        return terminal(fm, agent, &doer, place);
     }
     if fm.agent(agent).is_none() {
-        return Next {
-            actor: NextActor::Reviewer,
-            handoff_to: vec![agent.to_string()],
-            action: format!(
-                "Register first: `pair register {b} --agent {}` (add --required only if the user \
-                 named you as a required reviewer).",
-                shell_word(agent)
+        // A mistyped id would register and wait forever: ask which id was meant instead.
+        if let Some(near) = crate::suggest::agent(fm, agent)
+            && !fm.required_reviewers.iter().any(|r| r == agent)
+        {
+            return step(
+                NextActor::Reviewer,
+                vec![agent.to_string()],
+                format!(
+                    "{agent:?} is not on the blackboard; did you mean `{near}`? If so, poll again \
+                     with --agent {near}. Only if you are a new reviewer, register: `pair \
+                     register {b} --agent {}`.",
+                    shell_arg(agent)
+                ),
+                None,
+            );
+        }
+        let line = Line::new("register", place).flag("--agent", agent);
+        return step(
+            NextActor::Reviewer,
+            vec![agent.to_string()],
+            format!(
+                "Register first: `{}` (add --required only if the user named you as a required \
+                 reviewer).",
+                line.shell()
             ),
-        };
+            Some(line),
+        );
     }
     if let Some(target) = fm.phase.review_target() {
         if fm.required_reviewers.is_empty() {
-            return Next {
-                actor: NextActor::Doer,
-                handoff_to: vec![doer.clone()],
-                action: format!(
+            return step(
+                NextActor::Doer,
+                vec![doer.clone()],
+                format!(
                     "No reviewers are required for this {target} review. Ask the user to name \
-                     reviewers (each runs `pair register {b} --agent ID --required`), then poll again.",
+                     reviewers (each runs `pair register {b} --agent ID --required`), then poll \
+                     again."
                 ),
-            };
+                None,
+            );
         }
         let r = round(fm, target);
         if !r.pending.is_empty() {
-            let scope = fm
-                .phase
-                .diff_scope()
-                .map(|s| format!(" (review the {s} diff in the worktree)"))
-                .unwrap_or_default();
-            return Next {
-                actor: NextActor::Reviewer,
-                handoff_to: r.pending.clone(),
-                action: format!(
-                    "Review {target} {} {}{scope}, then run `pair verdict {b} --agent {} \
-                     APPROVED|CHANGES_REQUESTED|COMMENT --revision {} --note-file FILE`.",
+            let scope = match (fm.phase.diff_scope(), diff_command(fm)) {
+                (Some(s), Some(cmd)) => format!(
+                    " (review the {s} diff in the worktree {}: `{}`)",
+                    fm.worktree.as_deref().unwrap_or_default(),
+                    cmd.iter()
+                        .map(|a| shell_arg(a))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ),
+                (Some(s), None) => format!(" (review the {s} diff in the worktree)"),
+                _ => String::new(),
+            };
+            let mut line = Line::new("verdict", place)
+                .flag("--agent", agent)
+                .hole(
+                    "VERDICT",
+                    "one of `next.choices`: APPROVED (nothing blocks it), CHANGES_REQUESTED (it \
+                     must change) or COMMENT (remarks the doer must answer)",
+                )
+                .flag("--revision", r.counter.to_string())
+                .arg("--note-file")
+                .hole(
+                    "FILE",
+                    "a file holding your review (Markdown; no `#` or `##` headings)",
+                );
+            line.choices = Some(verdict_choices());
+            return step(
+                NextActor::Reviewer,
+                r.pending.clone(),
+                format!(
+                    "Review {target} {} {}{scope}, then give your verdict (VERDICT is one of {}): \
+                     `{}`.",
                     if target == Target::Code {
                         "round"
                     } else {
                         "revision"
                     },
                     r.counter,
-                    shell_word(agent),
-                    r.counter
+                    verdict_choices().join(", "),
+                    line.shell()
                 ),
-            };
+                Some(line),
+            );
         }
         // A complete round that did not move the phase: only a broken raw write leaves this.
-        return Next {
-            actor: NextActor::Doer,
-            handoff_to: vec![doer.clone()],
-            action: format!(
+        return step(
+            NextActor::Doer,
+            vec![doer.clone()],
+            format!(
                 "Every required reviewer has a current verdict but the phase was not moved to {}. \
-                 Repair it with `pair write {b} --repair --reason TEXT ...`.",
+                 Ask the user to repair it (`pair write {b} --repair --reason TEXT ...`).",
                 outcome_phase(target, r.approved)
             ),
-        };
+            None,
+        );
     }
     match doer_next(fm) {
         Some(t) => {
-            let cmd = command_line(t, board, &doer, fm);
+            let line = row_command(t, &doer, fm, place);
+            let wt = fm.worktree.as_deref().unwrap_or("the worktree");
             let what = match t.command {
+                Command::Submit(Artifact::Code) => {
+                    format!("stage the change in {wt} (`git -C {wt} add …`) and submit it")
+                }
+                Command::Submit(Artifact::Followup) => format!(
+                    "fix it in {wt} without staging (reviewers read the unstaged diff) and \
+                     submit the follow-up"
+                ),
                 Command::Submit(a) => format!("write the {} and submit it", a.as_str()),
                 _ => match t.to {
                     To::Phase(p) => format!("move to {p}"),
@@ -659,31 +855,92 @@ fn decide(fm: &Frontmatter, agent: &str, board: &str) -> Next {
                 },
             };
             if t.human_gate && !fm.yolo {
-                Next {
-                    actor: NextActor::User,
-                    handoff_to: vec![doer.clone()],
-                    action: format!(
-                        "Human gate: {what} only after the user approves; then run `{cmd}`."
+                step(
+                    NextActor::User,
+                    vec![doer.clone()],
+                    format!(
+                        "Human gate: {what} only after the user approves; then run `{}`.",
+                        line.shell()
                     ),
-                }
+                    Some(line),
+                )
             } else {
-                Next {
-                    actor: NextActor::Doer,
-                    handoff_to: vec![doer.clone()],
-                    action: format!("{}: run `{cmd}`.", capitalize(&what)),
-                }
+                step(
+                    NextActor::Doer,
+                    vec![doer.clone()],
+                    format!("{}: run `{}`.", capitalize(&what), line.shell()),
+                    Some(line),
+                )
             }
         }
-        None => Next {
-            actor: NextActor::Doer,
-            handoff_to: vec![doer.clone()],
-            action: format!(
+        None => step(
+            NextActor::Doer,
+            vec![doer.clone()],
+            format!(
                 "No move out of {} applies as the gates stand; ask the user (a gate can be waived \
                  with `--waive REASON`).",
                 fm.phase
             ),
-        },
+            None,
+        ),
     }
+}
+
+/// A terminal phase: nobody's turn; the doer's remaining moves (resume, record the merge or the
+/// clean-up) come from the table, and everybody else stops, or sleeps through a block.
+fn terminal(fm: &Frontmatter, agent: &str, doer: &str, place: &Place) -> Next {
+    let b = shell_word(&place.board);
+    let is_doer = agent == doer;
+    let row = doer_next(fm).map(|t| row_command(t, doer, fm, place));
+    let (action, line) = match (fm.phase, row) {
+        (P::Blocked, Some(line)) if is_doer => (
+            format!(
+                "The blackboard is BLOCKED{}; `pair status {b}` shows who blocked it and why. \
+                 Ask the user; when they say the work can resume, run `{}`.",
+                blocked_from_text(fm),
+                line.shell()
+            ),
+            Some(line),
+        ),
+        (P::Blocked, _) => {
+            let line = wait_command(agent, fm, place);
+            (
+                format!(
+                    "The blackboard is BLOCKED{}; `pair status {b}` shows who blocked it and why. \
+                     Only the doer resumes it, when the user says so; wait for that with `{}`.",
+                    blocked_from_text(fm),
+                    line.shell()
+                ),
+                Some(line),
+            )
+        }
+        (P::Committed, Some(line)) if is_doer => (
+            format!(
+                "The work is COMMITTED; stop polling. Only when the user asks, record the merge: \
+                 `{}`.",
+                line.shell()
+            ),
+            Some(line),
+        ),
+        (P::Merged, Some(line)) if is_doer => (
+            format!(
+                "The work is MERGED; stop polling. Once the worktree is removed, record it: `{}`.",
+                line.shell()
+            ),
+            Some(line),
+        ),
+        (p, _) => (
+            format!("The phase is {p}, which is terminal: stop polling."),
+            None,
+        ),
+    };
+    step(NextActor::None, vec![], action, line)
+}
+
+fn blocked_from_text(fm: &Frontmatter) -> String {
+    fm.blocked_from
+        .map(|p| format!(" (from {p})"))
+        .unwrap_or_default()
 }
 
 fn capitalize(s: &str) -> String {

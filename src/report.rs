@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::document::Section;
+use crate::field::Field;
 use crate::model::{Frontmatter, Phase, Role, Status, Target, Verdict};
 use crate::output::escape;
 use crate::protocol::{self, Next, NextActor};
@@ -23,6 +24,8 @@ pub struct ReviewBlock {
     pub target: Target,
     pub counter: u32,
     pub diff_scope: Option<crate::protocol::DiffScope>,
+    /// The command that shows the diff under review (code reviews with a recorded worktree).
+    pub diff_command: Option<Vec<String>>,
     pub complete: bool,
     pub approved: bool,
     pub changes_requested: bool,
@@ -59,6 +62,11 @@ pub struct Turn {
     pub phase_updated_at: String,
     pub work_type: String,
     pub yolo: bool,
+    pub rca_required: bool,
+    pub red_test_required: bool,
+    pub no_review: bool,
+    pub worktree: Option<String>,
+    pub blocked_from: Option<Phase>,
     pub counters: Counters,
     pub required_reviewers: Vec<String>,
     pub registered_reviewers: Vec<String>,
@@ -69,13 +77,16 @@ pub struct Turn {
 }
 
 impl Turn {
-    pub fn new(fm: &Frontmatter, agent: &str, board: &str) -> Turn {
+    /// The report for `agent`: `board` is the path as given, `place` where the commands of
+    /// `next` find it.
+    pub fn new(fm: &Frontmatter, agent: &str, board: &str, place: &protocol::Place) -> Turn {
         let review = fm.phase.review_target().map(|t| {
             let r = protocol::round(fm, t);
             ReviewBlock {
                 target: t,
                 counter: r.counter,
                 diff_scope: fm.phase.diff_scope(),
+                diff_command: protocol::diff_command(fm),
                 complete: r.complete,
                 approved: r.approved,
                 changes_requested: r.changes_requested,
@@ -90,7 +101,7 @@ impl Turn {
                 },
             }
         });
-        let next = protocol::next(fm, agent, board);
+        let next = protocol::next(fm, agent, place);
         let a = fm.agent(agent);
         Turn {
             schema: SCHEMA,
@@ -100,6 +111,11 @@ impl Turn {
             phase_updated_at: fm.phase_updated_at.to_string(),
             work_type: fm.work_type.clone(),
             yolo: fm.yolo,
+            rca_required: fm.rca_required,
+            red_test_required: fm.red_test_required,
+            no_review: fm.no_review,
+            worktree: fm.worktree.clone(),
+            blocked_from: fm.blocked_from,
             counters: Counters {
                 analysis_revision: fm.analysis_revision,
                 plan_revision: fm.plan_revision,
@@ -121,10 +137,12 @@ impl Turn {
         }
     }
 
-    /// Exit code of `poll`: 0 your turn, 10 not, 11 terminal.
+    /// Exit code of `poll`: 0 your turn, 10 not, 11 terminal, 12 blocked.
     pub fn exit_code(&self) -> i32 {
         use crate::error::exit;
-        if self.terminal {
+        if self.phase == Phase::Blocked {
+            exit::BLOCKED
+        } else if self.terminal {
             exit::TERMINAL
         } else if self.your_turn {
             exit::OK
@@ -141,7 +159,26 @@ impl Turn {
     /// A few lines for a human: everything `poll` says.
     pub fn render_styled(&self, style: &Style) -> String {
         let mut out = self.render_head(style);
+        // `poll` reads only the frontmatter: who blocked and why are in the body.
+        if let Some(from) = self.blocked_from {
+            out.push_str(&format!(
+                "blocked     from {from} (`pair status` shows who blocked it and why)\n"
+            ));
+        }
         out.push_str(&self.render_review(style));
+        out.push_str(&self.render_where());
+        out
+    }
+
+    /// The worktree and, in a code review, the command that shows the diff under review.
+    pub fn render_where(&self) -> String {
+        let mut out = String::new();
+        if let Some(w) = &self.worktree {
+            out.push_str(&format!("worktree    {}\n", escape(w)));
+        }
+        if let Some(cmd) = self.review.as_ref().and_then(|r| r.diff_command.as_ref()) {
+            out.push_str(&format!("diff        {}\n", escape(&shell_line(cmd))));
+        }
         out
     }
 
@@ -198,6 +235,129 @@ impl Turn {
             ));
         }
         out
+    }
+}
+
+/// Who blocked the work, when, from which phase and why: the last `Blocked — from PHASE —
+/// AGENT — TIME` entry of `## Decisions`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Block {
+    pub from: Option<Phase>,
+    pub by: Option<String>,
+    pub at: Option<String>,
+    pub reason: Option<String>,
+}
+
+impl Block {
+    /// The block of a BLOCKED board: `blocked_from` from the frontmatter, the rest from the
+    /// last block entry in `## Decisions` (left null when the body has none).
+    pub fn of(fm: &Frontmatter, doc: &crate::document::Document) -> Option<Block> {
+        if fm.phase != Phase::Blocked {
+            return None;
+        }
+        let mut block = Block {
+            from: fm.blocked_from,
+            by: None,
+            at: None,
+            reason: None,
+        };
+        let Some(section) = doc
+            .sections()
+            .into_iter()
+            .rev()
+            .find(|s| s.name == crate::ops::DECISIONS)
+        else {
+            return Some(block);
+        };
+        let text = &doc.body[section.start..section.end.min(doc.body.len())];
+        let mut entry: Option<(String, String, String)> = None;
+        let mut reason = String::new();
+        let mut found = None;
+        for (_, line, kind) in crate::document::lines(text) {
+            let line = line.trim_end_matches(['\n', '\r']);
+            if let crate::document::LineKind::Heading(level) = kind {
+                if level <= 3
+                    && let Some(e) = entry.take()
+                {
+                    found = Some((e, std::mem::take(&mut reason)));
+                }
+                if level == 3
+                    && let Some(rest) = line
+                        .trim_start_matches('#')
+                        .trim()
+                        .strip_prefix("Blocked — from ")
+                {
+                    let parts: Vec<&str> = rest.split(" — ").collect();
+                    if let [_, by, at] = parts[..] {
+                        entry = Some((rest.to_string(), by.to_string(), at.to_string()));
+                    }
+                }
+                continue;
+            }
+            if entry.is_some() {
+                reason.push_str(line);
+                reason.push('\n');
+            }
+        }
+        if let Some(e) = entry.take() {
+            found = Some((e, reason));
+        }
+        if let Some(((_, by, at), reason)) = found {
+            block.by = Some(by);
+            block.at = Some(at);
+            block.reason = Some(reason.trim().to_string()).filter(|r| !r.is_empty());
+        }
+        Some(block)
+    }
+}
+
+/// An argument vector as one shell line.
+pub fn shell_line(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| protocol::shell_arg(a))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Every top-level frontmatter field of the registry ([`Field::ALL`]) but `agents` (reported
+/// apart), as JSON: the value as written, or null for an optional field left out. A field added
+/// to the registry appears here by itself.
+pub fn frontmatter_json(fm: &Frontmatter) -> serde_json::Value {
+    let emitted = crate::yaml::parse(&fm.emit(), 0).ok();
+    let entries: &[(String, crate::yaml::Node)] = match emitted.as_ref().map(|n| &n.value) {
+        Some(crate::yaml::Value::Map(m)) => m,
+        _ => &[],
+    };
+    let mut map = serde_json::Map::new();
+    for f in Field::ALL.iter().filter(|f| **f != Field::Agents) {
+        let value = entries
+            .iter()
+            .find(|(k, _)| k == f.name())
+            .map_or(serde_json::Value::Null, |(_, n)| yaml_json(n));
+        map.insert(f.name().to_string(), value);
+    }
+    serde_json::Value::Object(map)
+}
+
+fn yaml_json(n: &crate::yaml::Node) -> serde_json::Value {
+    use crate::yaml::Value as Y;
+    use serde_json::Value as J;
+    match &n.value {
+        Y::Null => J::Null,
+        Y::Bool(b) => J::Bool(*b),
+        Y::Int(i) => i64::try_from(*i)
+            .map(J::from)
+            .or_else(|_| u64::try_from(*i).map(J::from))
+            .unwrap_or_else(|_| J::String(i.to_string())),
+        Y::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
+        Y::Str(s) => J::String(s.clone()),
+        Y::Seq(items) => J::Array(items.iter().map(yaml_json).collect()),
+        Y::Map(entries) => J::Object(
+            entries
+                .iter()
+                .map(|(k, v)| (k.clone(), yaml_json(v)))
+                .collect(),
+        ),
     }
 }
 

@@ -129,7 +129,10 @@ blackboard missing, or already exists on create
 \fBpoll\fR: not your turn (with \fB\-\-wait\fR: still not when \fB\-\-timeout\fR ran out): poll again
 .TP
 \fB11\fR
-\fBpoll\fR: the phase is terminal: stop
+\fBpoll\fR: the phase is terminal (COMMITTED, MERGED, CLEANED_UP, STOPPED): stop
+.TP
+\fB12\fR
+\fBpoll\fR: the work is BLOCKED: the doer asks the user and unblocks; others wait with \fB\-\-wait \-\-through\-blocked\fR
 "#;
 
 const FILES: &str = r#".SH FILES

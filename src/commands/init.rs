@@ -132,7 +132,7 @@ pub fn run(a: InitArgs) -> Result<Outcome> {
     })?;
     let fm = &written.parsed.fm;
     let board = shown(&a.board);
-    let next = protocol::next(fm, &a.doer, &board);
+    let next = protocol::next(fm, &a.doer, &super::place(&a.board, fm));
     let json = json!({
         "schema": SCHEMA,
         "path": board,

@@ -27,7 +27,7 @@ pub struct Outcome {
     pub json: Json,
     /// The human-readable rendering.
     pub text: String,
-    /// 0, or the non-error status codes of `poll` (10, 11) and `validate` (5).
+    /// 0, or the non-error status codes of `poll` (10, 11, 12) and `validate` (5).
     pub code: i32,
     /// Things worth saying on stderr that do not change the outcome.
     pub warnings: Vec<String>,
@@ -60,6 +60,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         }
         Cmd::Write(a) => write::run(a),
         Cmd::Register(a) => semantic::register(a),
+        Cmd::Unregister(a) => semantic::unregister(a),
         Cmd::Claim(a) => semantic::claim(a),
         Cmd::Submit(a) => semantic::submit(a),
         Cmd::Verdict(a) => semantic::verdict(a),
@@ -224,6 +225,23 @@ pub(crate) fn invocation() -> String {
         }
     }
     words.join(" ")
+}
+
+/// Where a blackboard is, for the commands `next` proposes: its absolute path (so they work
+/// from any directory) and, when the next step needs a worktree, the default one.
+pub(crate) fn place(board: &Path, fm: &crate::model::Frontmatter) -> crate::protocol::Place {
+    let absolute = std::path::absolute(board).unwrap_or_else(|_| board.to_path_buf());
+    let default_worktree = if crate::protocol::wants_default_worktree(fm) {
+        worktree::default_worktree(board, None)
+            .ok()
+            .map(|d| d.path.display().to_string())
+    } else {
+        None
+    };
+    crate::protocol::Place {
+        board: absolute.display().to_string(),
+        default_worktree,
+    }
 }
 
 /// The path as the user wrote it, for messages and action sentences.

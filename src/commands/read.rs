@@ -7,6 +7,7 @@ use serde_json::json;
 use super::{Outcome, agent_arg, shown};
 use crate::cli::{PollArgs, StatusArgs};
 use crate::error::{Error, Result};
+use crate::model::Phase;
 use crate::output::{self, escape};
 use crate::report::{SectionInfo, Style, Turn, reviewer_table};
 use crate::store;
@@ -14,7 +15,13 @@ use crate::wait::Waiter;
 
 fn poll_once(a: &PollArgs) -> Result<Turn> {
     let valid = store::load_frontmatter(&a.board)?;
-    Ok(Turn::new(&valid.parsed.fm, &a.agent, &shown(&a.board)))
+    let fm = &valid.parsed.fm;
+    Ok(Turn::new(
+        fm,
+        &a.agent,
+        &shown(&a.board),
+        &super::place(&a.board, fm),
+    ))
 }
 
 fn turn_outcome(turn: &Turn, waited: Option<Duration>) -> Outcome {
@@ -55,14 +62,24 @@ fn wait_loop(
     deadline: Instant,
     interval: Duration,
 ) -> Result<Outcome> {
+    let mut announced = false;
     loop {
         let last = match poll_once(a) {
-            Ok(turn) if turn.your_turn || turn.terminal => {
+            Ok(turn)
+                if turn.your_turn
+                    || (turn.terminal && !(a.through_blocked && turn.phase == Phase::Blocked)) =>
+            {
                 return Ok(turn_outcome(&turn, Some(start.elapsed())));
             }
             Ok(turn) => Ok(turn),
             // A reviewer started before the doer created the blackboard waits for it.
-            Err(e @ Error::Missing { .. }) => Err(e),
+            Err(e @ Error::Missing { .. }) => {
+                if !announced {
+                    announce_missing(&a.board);
+                    announced = true;
+                }
+                Err(e)
+            }
             Err(e) => return Err(e),
         };
         let now = Instant::now();
@@ -79,6 +96,21 @@ fn wait_loop(
             *waiter = Waiter::new(&a.board);
         }
     }
+}
+
+/// Say once, on stderr, which file `poll --wait` waits for, by its absolute path (a relative
+/// path typed in another directory would name another file). Not with `--json`, whose stderr
+/// carries only the error envelope, nor with `--quiet`.
+fn announce_missing(board: &std::path::Path) {
+    let settings = output::settings();
+    if settings.json || settings.quiet {
+        return;
+    }
+    let absolute = std::path::absolute(board).unwrap_or_else(|_| board.to_path_buf());
+    eprintln!(
+        "pair: waiting for {} to be created (the doer creates it with `pair init`)",
+        output::path(&absolute)
+    );
 }
 
 /// Drop a waiter without making the process wait for the kernel.
@@ -143,7 +175,7 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
         .clone()
         .or_else(|| fm.doer().map(String::from))
         .unwrap_or_default();
-    let turn = Turn::new(fm, &agent, &shown(&a.board));
+    let turn = Turn::new(fm, &agent, &shown(&a.board), &super::place(&a.board, fm));
     let sections: Vec<SectionInfo> = loaded
         .valid
         .doc
@@ -152,6 +184,7 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
         .map(SectionInfo::from)
         .collect();
     let warnings = &loaded.valid.parsed.warnings;
+    let block = crate::report::Block::of(fm, &loaded.valid.doc);
     let mut json = serde_json::to_value(&turn).unwrap_or_default();
     if let Some(obj) = json.as_object_mut() {
         obj.insert("sha256".into(), json!(loaded.sha256));
@@ -159,10 +192,28 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
         obj.insert("sections".into(), json!(sections));
         obj.insert("warnings".into(), json!(warnings));
         obj.insert("agents".into(), agents_json(fm));
+        obj.insert("blocked".into(), json!(block));
+        obj.insert("frontmatter".into(), crate::report::frontmatter_json(fm));
     }
     let style = Style::for_stdout();
     let mut text = format!("{}\n", style.bold(&output::path(&a.board)));
     text.push_str(&turn.render_head(&style));
+    if let Some(b) = &block {
+        text.push_str(&format!(
+            "blocked     from {} by {} at {}: {}\n",
+            b.from.map_or("?".to_string(), |p| p.to_string()),
+            escape(b.by.as_deref().unwrap_or("?")),
+            escape(b.at.as_deref().unwrap_or("?")),
+            escape(
+                &b.reason
+                    .as_deref()
+                    .unwrap_or("(no reason recorded)")
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )
+        ));
+    }
     if let Some(r) = &turn.review {
         text.push_str(&format!(
             "review      {} {}{}: {}\n",
@@ -205,8 +256,19 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
         flags.push("no review".into());
     }
     text.push_str(&format!("settings    {}\n", flags.join(" · ")));
-    if let Some(w) = &fm.worktree {
-        text.push_str(&format!("worktree    {}\n", escape(w)));
+    text.push_str(&turn.render_where());
+    let fields = crate::report::frontmatter_json(fm);
+    let audit: Vec<String> = crate::field::Field::ALL
+        .iter()
+        .filter(|f| f.owner() == crate::field::Owner::Doer && **f != crate::field::Field::Worktree)
+        .filter_map(|f| match fields.get(f.name())? {
+            serde_json::Value::Null => None,
+            serde_json::Value::String(s) => Some(format!("{} {s}", f.name())),
+            v => Some(format!("{} {v}", f.name())),
+        })
+        .collect();
+    if !audit.is_empty() {
+        text.push_str(&format!("audit       {}\n", escape(&audit.join(" · "))));
     }
     text.push_str(&format!("sha256      {}\n", loaded.sha256));
     text.push_str("sections\n");

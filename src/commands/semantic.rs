@@ -88,7 +88,7 @@ where
     let written = &committed.written;
     let summary = &committed.summary;
     let fm = &written.parsed.fm;
-    let next = protocol::next(fm, &common.agent, &shown_board);
+    let next = protocol::next(fm, &common.agent, &super::place(board, fm));
     let your_turn = next.handoff_to.iter().any(|h| h == &common.agent);
     let json = json!({
         "schema": SCHEMA,
@@ -118,12 +118,44 @@ where
 
 pub fn register(a: RegisterArgs) -> Result<Outcome> {
     let required = a.required;
-    apply(
+    let mut near = String::new();
+    let mut out = apply(
         &a.board,
         &a.common,
         "register",
         consent(false, None),
-        |fm, ctx| ops::register(fm, ctx, required),
+        |fm, ctx| {
+            let edit = ops::register(fm, ctx, required)?;
+            if !fm.required_reviewers.contains(&ctx.agent) {
+                near = crate::law::did_you_mean(fm, &ctx.agent);
+            }
+            Ok(edit)
+        },
+    )?;
+    // A registration under a mistyped id waits forever: say so, and how to withdraw it.
+    if !near.is_empty() {
+        let warning = format!(
+            "{:?} is not a required reviewer{near}; if you meant that id, withdraw this \
+             registration with `pair unregister {} --agent {}` and use the right --agent",
+            a.common.agent,
+            protocol::shell_word(&shown(&a.board)),
+            protocol::shell_arg(&a.common.agent)
+        );
+        if let Some(w) = out.json.get_mut("warnings").and_then(|w| w.as_array_mut()) {
+            w.push(json!(warning));
+        }
+        out.warnings.push(warning);
+    }
+    Ok(out)
+}
+
+pub fn unregister(a: ClaimArgs) -> Result<Outcome> {
+    apply(
+        &a.board,
+        &a.common,
+        "unregister",
+        consent(false, None),
+        ops::unregister,
     )
 }
 
@@ -226,11 +258,12 @@ pub fn stop(a: ReasonArgs) -> Result<Outcome> {
 pub fn note(a: NoteArgs) -> Result<Outcome> {
     let text = note_text(&a.text, true)?.unwrap_or_default();
     let section = a.section.clone();
+    let new_section = a.new_section;
     apply(
         &a.board,
         &a.common,
         "note",
         consent(false, None),
-        |fm, ctx| ops::note(fm, ctx, &section, &text),
+        |fm, ctx| ops::note_in(fm, ctx, &section, &text, new_section),
     )
 }

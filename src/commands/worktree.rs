@@ -56,10 +56,31 @@ pub fn stem(board: &Path) -> Result<String> {
     Ok(stem)
 }
 
+/// The default coding worktree of a blackboard, as `pair worktree-path` finds it.
+#[derive(Debug, Clone)]
+pub struct DefaultWorktree {
+    pub path: PathBuf,
+    pub root: PathBuf,
+    pub stem: String,
+    /// Something is already at `path` (a git worktree, or it would have been refused).
+    pub exists: bool,
+}
+
 pub fn run(a: WorktreePathArgs) -> Result<Outcome> {
-    let root = match &a.repo_root {
-        Some(r) => r.clone(),
-        None => repo_root(&a.board)?,
+    let d = default_worktree(&a.board, a.repo_root.as_deref())?;
+    let shown = d.path.display().to_string();
+    Ok(Outcome::ok(
+        json!({"schema": SCHEMA, "path": shown, "repo_root": d.root.display().to_string(), "stem": d.stem, "exists": d.exists}),
+        format!("{}\n", crate::output::escape(&shown)),
+    ))
+}
+
+/// `<repo-root>/.worktrees/<stem>` for `board` (the repository root from git when not given),
+/// refusing an unsafe stem, an escape from `.worktrees/` and an unrelated path in the way.
+pub fn default_worktree(board: &Path, repo_root_arg: Option<&Path>) -> Result<DefaultWorktree> {
+    let root = match repo_root_arg {
+        Some(r) => r.to_path_buf(),
+        None => repo_root(board)?,
     };
     if !root.is_absolute() {
         return Err(Error::Usage(format!(
@@ -70,7 +91,7 @@ pub fn run(a: WorktreePathArgs) -> Result<Outcome> {
     if root.components().any(|c| c == Component::ParentDir) {
         return Err(Error::Usage("--repo-root must not contain `..`".into()));
     }
-    let stem = stem(&a.board)?;
+    let stem = stem(board)?;
     let base = root.join(".worktrees");
     let path = base.join(&stem);
     // A symlinked .worktrees (or worktree) that leads elsewhere is an escape; so is one whose
@@ -114,9 +135,10 @@ pub fn run(a: WorktreePathArgs) -> Result<Outcome> {
             path.display()
         )));
     }
-    let shown = path.display().to_string();
-    Ok(Outcome::ok(
-        json!({"schema": SCHEMA, "path": shown, "repo_root": root.display().to_string(), "stem": stem, "exists": existing}),
-        format!("{}\n", crate::output::escape(&shown)),
-    ))
+    Ok(DefaultWorktree {
+        path,
+        root,
+        stem,
+        exists: existing,
+    })
 }

@@ -1,7 +1,7 @@
 //! Anyone's moves: blocking, unblocking, stopping, and notes.
 
 use super::{Ctx, DECISIONS, Edit, Entry, admit, checked_note, set_phase, touch};
-use crate::document::valid_section_name;
+use crate::document::{SECTION_ORDER, valid_section_name};
 use crate::error::{Error, Result};
 use crate::model::{Frontmatter, Phase, Status};
 use crate::protocol::Command;
@@ -35,12 +35,6 @@ pub fn block(fm: &mut Frontmatter, ctx: &Ctx, reason: &str) -> Result<Edit> {
 
 /// `unblock`: the doer resumes where the work was blocked.
 pub fn unblock(fm: &mut Frontmatter, ctx: &Ctx, reason: &str) -> Result<Edit> {
-    if fm.phase != Phase::Blocked {
-        return Err(Error::protocol(format!(
-            "the blackboard is {}, not BLOCKED; nothing to unblock",
-            fm.phase
-        )));
-    }
     admit(fm, ctx, Command::Unblock)?;
     let reason = reason_text(reason)?;
     let Some(to) = fm.blocked_from else {
@@ -81,8 +75,19 @@ pub fn stop(fm: &mut Frontmatter, ctx: &Ctx, reason: &str) -> Result<Edit> {
     })
 }
 
-/// `note`: append a free entry to a section.
+/// `note`: append a free entry to a section the template or the body knows.
 pub fn note(fm: &mut Frontmatter, ctx: &Ctx, section: &str, text: &str) -> Result<Edit> {
+    note_in(fm, ctx, section, text, false)
+}
+
+/// `note`, creating a section neither the template nor the body has when `new_section`.
+pub fn note_in(
+    fm: &mut Frontmatter,
+    ctx: &Ctx,
+    section: &str,
+    text: &str,
+    new_section: bool,
+) -> Result<Edit> {
     admit(fm, ctx, Command::Note)?;
     let name = section.trim();
     if !valid_section_name(name) {
@@ -91,6 +96,7 @@ pub fn note(fm: &mut Frontmatter, ctx: &Ctx, section: &str, text: &str) -> Resul
              Evidence or Validation (no `#`, backticks, tildes or line breaks)"
         )));
     }
+    known_section(ctx, name, new_section)?;
     let text = checked_note(text)?;
     touch(fm, ctx, None);
     Ok(Edit {
@@ -102,4 +108,44 @@ pub fn note(fm: &mut Frontmatter, ctx: &Ctx, section: &str, text: &str) -> Resul
             text,
         )],
     })
+}
+
+/// A note goes to a section the template or the body has; a new one only with
+/// `--new-section`, and never one that differs from a known one only in case.
+fn known_section(ctx: &Ctx, name: &str, new_section: bool) -> Result<()> {
+    let known: Vec<&str> = SECTION_ORDER
+        .iter()
+        .copied()
+        .chain(ctx.sections.iter().map(String::as_str))
+        .collect();
+    if known.contains(&name) {
+        return Ok(());
+    }
+    if let Some(k) = known.iter().find(|k| k.eq_ignore_ascii_case(name)) {
+        return Err(Error::Usage(format!(
+            "--section {name:?}: the section is spelled {k:?} (section names match case)"
+        )));
+    }
+    if new_section {
+        return Ok(());
+    }
+    let mut unique: Vec<&str> = Vec::new();
+    for k in known {
+        if !unique.contains(&k) {
+            unique.push(k);
+        }
+    }
+    Err(Error::Usage(
+        match crate::suggest::closest(name, unique.iter().copied()) {
+            Some(k) => format!(
+                "--section {name:?} is not a section of this blackboard; did you mean {k:?}? (to \
+             create a new section, add --new-section)"
+            ),
+            None => format!(
+                "--section {name:?} is not a section of this blackboard (known: {}); to create a new \
+             section, add --new-section",
+                unique.join(", ")
+            ),
+        },
+    ))
 }

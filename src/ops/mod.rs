@@ -11,7 +11,7 @@
 //! * [`control`] — block, unblock, stop, note (anyone's).
 
 use crate::document::{check_note, normalize_newlines};
-use crate::error::{Error, Hint, Result};
+use crate::error::{Error, Result};
 use crate::law::{self, Consent};
 use crate::model::{Frontmatter, Phase, Status, Target, Timestamp};
 use crate::protocol::Command;
@@ -20,8 +20,8 @@ mod control;
 mod review;
 mod work;
 
-pub use control::{block, note, stop, unblock};
-pub use review::{claim, register, verdict};
+pub use control::{block, note, note_in, stop, unblock};
+pub use review::{claim, register, unregister, verdict};
 pub use work::{AdvanceArgs, advance, check_worktree_arg, submit};
 
 /// Who is acting, when (taken under the lock), and with which of the user's permissions.
@@ -30,6 +30,8 @@ pub struct Ctx {
     pub agent: String,
     pub now: Timestamp,
     pub consent: Consent,
+    /// The names of the body's level-2 sections, in order (what a note may append to).
+    pub sections: Vec<String>,
 }
 
 /// An entry to append to a body section.
@@ -98,14 +100,6 @@ pub(crate) fn checked_note(text: &str) -> Result<String> {
     Ok(normalize_newlines(text))
 }
 
-/// The hint to wait for one's turn.
-pub(crate) fn wait_hint(agent: &str) -> Hint {
-    Hint::Run {
-        command: "poll",
-        args: vec!["--agent".into(), agent.into(), "--wait".into()],
-    }
-}
-
 /// Mark the actor as seen now, and set its status.
 pub(crate) fn touch(fm: &mut Frontmatter, ctx: &Ctx, status: Option<Status>) {
     if let Some(a) = fm.agent_mut(&ctx.agent) {
@@ -131,6 +125,7 @@ pub(crate) fn admit(fm: &Frontmatter, ctx: &Ctx, command: Command) -> Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Hint;
     use crate::model::Verdict;
     use crate::protocol::Artifact;
 
@@ -147,6 +142,7 @@ mod tests {
             agent: agent.into(),
             now: Timestamp::parse("2026-02-01T00:00:00Z").expect("timestamp"),
             consent: Consent::default(),
+            sections: vec![],
         }
     }
 

@@ -2,9 +2,8 @@
 
 use super::{
     Ctx, Edit, Entry, admit, artifact_section, checked_note, set_phase, target_noun, touch,
-    wait_hint,
 };
-use crate::error::{Error, Hint, Result};
+use crate::error::{Error, Result};
 use crate::model::{Agent, Frontmatter, Role, Status, Target, Verdict};
 use crate::protocol::{self, Command, DiffScope, TRANSITIONS, To, outcome_phase};
 
@@ -44,34 +43,24 @@ fn require_required(fm: &Frontmatter, ctx: &Ctx) -> Result<()> {
     if fm.required_reviewers.contains(&ctx.agent) {
         return Ok(());
     }
-    Err(Error::refused(
-        format!(
-            "{:?} is not a required reviewer (required: {}); only required reviewers' verdicts \
-             count. Register with --required only if the user names you",
-            ctx.agent,
-            if fm.required_reviewers.is_empty() {
-                "none".to_string()
-            } else {
-                fm.required_reviewers.join(", ")
-            },
-        ),
-        Hint::Run {
-            command: "register",
-            args: vec!["--agent".into(), ctx.agent.clone(), "--required".into()],
+    Err(Error::protocol(format!(
+        "{:?} is not a required reviewer (required: {}); only required reviewers' verdicts \
+             count, and only the user names them (if they named you: `pair register --agent {} \
+             --required`)",
+        ctx.agent,
+        if fm.required_reviewers.is_empty() {
+            "none".to_string()
+        } else {
+            fm.required_reviewers.join(", ")
         },
-    ))
+        ctx.agent,
+    )))
 }
 
 /// `claim`: a required reviewer takes up the submitted artifact.
 pub fn claim(fm: &mut Frontmatter, ctx: &Ctx) -> Result<Edit> {
     admit(fm, ctx, Command::Claim)?;
     let from = fm.phase;
-    if !from.is_reviewable() {
-        return Err(Error::refused(
-            format!("nothing to claim: phase {from} is not a review phase; wait for a submission"),
-            wait_hint(&ctx.agent),
-        ));
-    }
     require_required(fm, ctx)?;
     let row = TRANSITIONS
         .iter()
@@ -102,12 +91,8 @@ pub fn verdict(
 ) -> Result<Edit> {
     admit(fm, ctx, Command::Verdict)?;
     let Some(target) = fm.phase.review_target() else {
-        return Err(Error::refused(
-            format!(
-                "no review is open: phase {} is not a review phase; wait for a submission",
-                fm.phase
-            ),
-            wait_hint(&ctx.agent),
+        return Err(Error::protocol(
+            "internal error: a verdict outside a review phase",
         ));
     };
     require_required(fm, ctx)?;
@@ -169,5 +154,17 @@ pub fn verdict(
         command: Command::Verdict,
         summary,
         entries: vec![Entry::new(artifact_section(target, true), heading, note)],
+    })
+}
+
+/// `unregister`: a reviewer withdraws a registration the user did not ask for. The law allows
+/// it only for the agent's own entry, with no verdict given and not required.
+pub fn unregister(fm: &mut Frontmatter, ctx: &Ctx) -> Result<Edit> {
+    admit(fm, ctx, Command::Unregister)?;
+    fm.agents.retain(|(id, _)| id != &ctx.agent);
+    Ok(Edit {
+        command: Command::Unregister,
+        summary: format!("{} withdrew its registration", ctx.agent),
+        entries: vec![],
     })
 }

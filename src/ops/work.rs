@@ -2,10 +2,9 @@
 
 use super::{
     Ctx, DECISIONS, Edit, Entry, admit, artifact_section, checked_note, set_phase, target_noun,
-    touch, wait_hint,
+    touch,
 };
 use crate::error::{Error, Flag, Hint, Result};
-use crate::law::source_phases;
 use crate::model::{Frontmatter, Phase, Status};
 use crate::protocol::{self, Actor, Artifact, Command, Needs, TRANSITIONS, To, Transition};
 
@@ -21,24 +20,14 @@ pub fn submit(
     admit(fm, ctx, command)?;
     let note = checked_note(note)?;
     let from = fm.phase;
+    // The law admitted the submission from this phase: the row is there.
     let Some(t) = TRANSITIONS
         .iter()
         .find(|t| t.command == command && t.from.matches(from))
     else {
-        if from.is_reviewable() {
-            return Err(Error::refused(
-                format!(
-                    "phase {from} is under review; an artifact cannot be withdrawn or resubmitted \
-                     mid-review. Wait until every required reviewer has given a verdict"
-                ),
-                wait_hint(&ctx.agent),
-            ));
-        }
-        return Err(Error::protocol(format!(
-            "`submit {}` is not allowed in phase {from}; it is allowed in {}",
-            artifact.as_str(),
-            source_phases(command).join(", ")
-        )));
+        return Err(Error::protocol(
+            "internal error: submit row without a source",
+        ));
     };
     let To::Phase(to) = t.to else {
         return Err(Error::protocol(
@@ -166,7 +155,9 @@ fn advance_row(fm: &Frontmatter, ctx: &Ctx, to: Phase) -> Result<&'static Transi
                 .to_string(),
             None,
         )
-    } else if let Some(Command::Submit(a)) = submit.map(|t| t.command) {
+    } else if let Some(Command::Submit(a)) = submit.map(|t| t.command)
+        && fm.doer() == Some(ctx.agent.as_str())
+    {
         (
             format!("; {to} is reached by submitting the {}", a.as_str()),
             Some(Hint::Run {
@@ -304,9 +295,11 @@ fn record_step(
 
 /// `advance`: the doer's phase moves.
 pub fn advance(fm: &mut Frontmatter, ctx: &Ctx, to: Phase, args: &AdvanceArgs) -> Result<Edit> {
-    admit(fm, ctx, Command::Advance)?;
+    // The phase first (terminal, then the row to `to`), then the caller's standing.
+    crate::law::admit_phase(fm, &ctx.agent, Command::Advance)?;
     let from = fm.phase;
     let t = advance_row(fm, ctx, to)?;
+    admit(fm, ctx, Command::Advance)?;
     check_needs(fm, t, to, args)?;
     let note = args.note.as_deref().map(checked_note).transpose()?;
     let mut record = record_step(fm, ctx, to, args);

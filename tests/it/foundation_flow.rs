@@ -411,25 +411,27 @@ fn poll_without_an_agent_is_a_usage_error_exit_4() {
     pair(["poll", b.p()]).code(4);
 }
 
+/// BLOCKED is terminal too, but has its own exit code, 12, so that an agent can tell "wait for
+/// the doer to unblock" from "the work is over".
 #[test]
-fn poll_on_a_terminal_phase_exits_11_for_everyone() {
+fn poll_on_a_terminal_phase_exits_11_for_everyone_and_12_when_blocked() {
     let stopped = set_top(&minimal_with_reviewer("alice"), "phase", "STOPPED");
     let blocked = set_top(
         &set_top(&minimal_with_reviewer("alice"), "phase", "BLOCKED"),
         "blocked_from",
         "DRAFT",
     );
-    for content in [stopped, blocked] {
+    for (content, code) in [(stopped, 11), (blocked, 12)] {
         let b = Board::new(&content);
         pair(["validate", b.p()]).code(0);
         for agent in ["doer", "alice", "stranger"] {
             let out = pair(["poll", b.p(), "--agent", agent, "--json"]);
-            out.code(11);
+            out.code(code);
             let j = out.json();
             assert_eq!(j["terminal"], true, "{}", out.report());
             assert_eq!(j["your_turn"], false, "{}", out.report());
             assert_eq!(j["next"]["actor"], "none", "{}", out.report());
-            pair(["poll", b.p(), "--agent", agent]).code(11);
+            pair(["poll", b.p(), "--agent", agent]).code(code);
         }
     }
 }

@@ -185,6 +185,19 @@ fn every_command_prints_documented_keys_with_schema_1() {
     for (name, args) in &sem {
         run(name, args, &[0]);
     }
+    run(
+        "block",
+        &["block", "t.md", "--agent", "alice", "--reason", "again"],
+        &[0],
+    );
+    let blocked = run("status", &["status", "t.md"], &[0]);
+    assert_eq!(blocked["blocked"]["by"], "alice");
+    run("poll", &["poll", "t.md", "--agent", "alice"], &[12]);
+    run(
+        "unblock",
+        &["unblock", "t.md", "--agent", "doer", "--reason", "r"],
+        &[0],
+    );
     let status2 = run("status", &["status", "t.md", "--agent", "alice"], &[0]);
     assert_ne!(status["sha256"], status2["sha256"]);
     let sha = status2["sha256"].as_str().unwrap().to_string();

@@ -262,7 +262,8 @@ fn blocked_has_a_way_out_by_unblock() {
     let p = plan_approved(&["alice"], &[]);
     p.ok("alice", &["block", "--reason", "question"]);
     p.assert_phase("BLOCKED");
-    p.poll_expect("doer", 11);
+    // BLOCKED has its own exit code (12), apart from the 11 of finished work.
+    p.poll_expect("doer", 12);
     p.ok("doer", &["unblock", "--reason", "answered"]);
     p.assert_phase("PLAN_APPROVED");
     p.ok(

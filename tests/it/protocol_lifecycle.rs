@@ -825,8 +825,9 @@ fn block_then_unblock_returns_to_the_phase_it_left() {
             .unwrap()
             .contains("Waiting-for-API-keys")
     );
+    // BLOCKED has its own exit code (12), apart from the 11 of finished work.
     for who in ["doer", "alice", "bob"] {
-        let v = p.poll_expect(who, 11);
+        let v = p.poll_expect(who, 12);
         assert_eq!(v["next"]["actor"], "none", "{v:#}");
     }
     // a note is still allowed while blocked
@@ -1181,7 +1182,7 @@ fn command_in(action: &str, me: &str, p: &Proto, note: &str) -> Option<Vec<Strin
             "BRANCH" => "main".to_string(),
             "YOUR_ID" | "ID" | "AGENT" => me.to_string(),
             "TEXT" | "REASON" => "following-the-action".to_string(),
-            "APPROVED|CHANGES_REQUESTED|COMMENT" => "APPROVED".to_string(),
+            "APPROVED|CHANGES_REQUESTED|COMMENT" | "VERDICT" => "APPROVED".to_string(),
             other => other.to_string(),
         };
         out.push(w);

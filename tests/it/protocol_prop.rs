@@ -373,11 +373,12 @@ fn run_steps(init: &[&str], steps: &[Step]) -> Result<(), TestCaseError> {
             }
             prop_assert!(found, "nobody has a move in {phase}: {seen:#?}\n{}", ctx());
         } else {
+            // BLOCKED has its own exit code, 12; the other terminal phases exit 11.
             let (o, _) = p.poll("doer");
             prop_assert_eq!(
                 o.code,
-                Some(11),
-                "poll on a terminal phase exits 11\n{}",
+                Some(if phase == "BLOCKED" { 12 } else { 11 }),
+                "poll on a terminal phase exits 11 (12 when BLOCKED)\n{}",
                 ctx()
             );
         }

@@ -783,7 +783,13 @@ fn suggested_commands_for_a_board_named_with_a_leading_dash_work() {
     let r = e.ok(0, &["poll", "./-x.md", "--agent", "doer", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     let action = v["next"]["action"].as_str().unwrap();
-    assert!(action.contains("pair advance ./-x.md"), "{action}");
+    // The suggested command names the board by its absolute path, which cannot start with `-`.
+    let absolute = format!("{}/-x.md", e.dir.path().display());
+    assert!(
+        action.contains(&format!("pair advance {absolute}")),
+        "{action}"
+    );
+    assert_eq!(v["next"]["command"][2], absolute.as_str(), "{v:#}");
 }
 
 #[test]
