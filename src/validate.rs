@@ -314,6 +314,8 @@ pub fn invariants(p: &Parsed) -> Vec<FieldError> {
             );
         }
     }
+    // The pins and the hashes recorded with verdicts.
+    errors.extend(model::pin_invariants(p));
     errors
 }
 
