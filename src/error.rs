@@ -51,6 +51,10 @@ pub enum Error {
     #[error("{message}")]
     StaleCounter { message: String },
 
+    /// `git` could not be run, or failed on a worktree it was pointed at.
+    #[error("{message}")]
+    Git { message: String },
+
     /// The call itself is wrong.
     #[error("{0}")]
     Usage(String),
@@ -96,7 +100,10 @@ impl Error {
     /// The exit code of SPEC §7.1.
     pub fn code(&self) -> i32 {
         match self {
-            Error::Io { .. } | Error::NotAFile { .. } | Error::UnsafePath { .. } => exit::IO,
+            Error::Io { .. }
+            | Error::NotAFile { .. }
+            | Error::UnsafePath { .. }
+            | Error::Git { .. } => exit::IO,
             Error::LockTimeout { .. } => exit::LOCK_TIMEOUT,
             Error::Stale { .. } | Error::StaleCounter { .. } => exit::STALE,
             Error::Usage(_) => exit::USAGE,
@@ -115,6 +122,7 @@ impl Error {
             Error::LockTimeout { .. } => "lock_timeout",
             Error::Stale { .. } => "stale",
             Error::StaleCounter { .. } => "stale_counter",
+            Error::Git { .. } => "git",
             Error::Usage(_) => "usage",
             Error::Invalid { .. } => "invalid",
             Error::Protocol { .. } => "protocol",
