@@ -145,6 +145,15 @@ Examples:
   cargo test 2>&1 | tail -20 | pair note task.md --agent doer --section Validation --code --note-file -")]
     Note(NoteArgs),
 
+    /// Print exactly the artifact under review (the pinned diff or text); its SHA-256 on stderr.
+    #[command(after_help = "\
+Examples:
+  pair diff task.md
+  pair diff task.md --stat
+  pair diff task.md --json
+  pair diff task.md | sha256sum")]
+    Diff(DiffArgs),
+
     /// Print the default worktree path for a blackboard.
     #[command(after_help = "\
 Examples:
@@ -566,6 +575,15 @@ pub struct NoteArgs {
     pub section: String,
     #[command(flatten)]
     pub text: NoteText,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The blackboard.
+    pub board: PathBuf,
+    /// Print how much each file changes (or the text's size) instead of the artifact itself.
+    #[arg(long)]
+    pub stat: bool,
 }
 
 #[derive(Debug, Args)]

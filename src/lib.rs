@@ -14,6 +14,7 @@
 //!   writer, consent) that semantic commands and raw writes both go through;
 //! * [`ops`] — the semantic operations as edits of a typed board (they never judge themselves);
 //! * [`git`] — running git with its output form pinned (worktree checks, canonical diffs);
+//! * [`pin`] — pinned artifacts: the exact bytes a submission puts under review and their hash;
 //! * [`store`] — the lock, compare-and-swap and durable atomic replace;
 //! * [`engine`] — one transaction: parse once under the lock, edit, judge, append, render,
 //!   replace;
@@ -32,6 +33,7 @@ pub mod git;
 pub mod law;
 pub mod model;
 pub mod ops;
+pub mod pin;
 pub mod protocol;
 pub mod report;
 pub mod store;
