@@ -99,6 +99,7 @@ Examples:
 Examples:
   pair submit task.md --agent doer plan --note-file plan.md --user-approved
   pair submit task.md --agent doer code --note 'Staged: parser fix and tests'
+  pair submit task.md --agent doer red-test --note-file red.md --files tests/upload.rs
   pair submit task.md --agent doer plan --note-file plan.md --user-approved --no-review
   git diff --cached --stat | pair submit task.md --agent doer code --note-file -")]
     Submit(SubmitArgs),
@@ -107,7 +108,8 @@ Examples:
     #[command(after_help = "\
 Examples:
   pair verdict task.md --agent alice APPROVED --revision 2 --note 'Plan is sound.'
-  pair verdict task.md --agent bob CHANGES_REQUESTED --revision 2 --note-file review.md")]
+  pair verdict task.md --agent bob CHANGES_REQUESTED --revision 2 --note-file review.md
+  pair verdict task.md --agent bob APPROVED --revision 3 --artifact-sha256 9f86d0… --note-file review.md")]
     Verdict(VerdictArgs),
 
     /// Move the phase on (the doer's transitions of the protocol).
@@ -484,6 +486,10 @@ pub struct SubmitArgs {
     /// The user waived this step's predicate; the reason is recorded.
     #[arg(long, value_name = "REASON")]
     pub waive: Option<String>,
+    /// A red test's test files (repeat the flag, or separate with commas): pinned with the text,
+    /// so a verdict is refused if they change after the submission.
+    #[arg(long, value_name = "FILE", value_delimiter = ',')]
+    pub files: Vec<PathBuf>,
 }
 
 /// A reviewer's verdict.
@@ -507,6 +513,10 @@ pub struct VerdictArgs {
     /// The revision (or round) you reviewed, as `poll` reported it.
     #[arg(long, value_name = "N")]
     pub revision: u32,
+    /// The SHA-256 of the artifact you read (as `pair diff` or `poll`'s `review.artifact`
+    /// gave it): the verdict is refused as stale (exit 3) unless it is the pinned one.
+    #[arg(long, value_name = "SHA256")]
+    pub artifact_sha256: Option<String>,
     #[command(flatten)]
     pub text: NoteText,
 }

@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use crate::model::{Frontmatter, Phase, Target, Verdict};
+use crate::model::{Frontmatter, Phase, PinKind, Target, Verdict};
 
 /// Who may take a transition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -55,6 +55,16 @@ impl Artifact {
             Artifact::Plan => Target::Plan,
             Artifact::RedTest => Target::RedTest,
             Artifact::Code | Artifact::Followup => Target::Code,
+        }
+    }
+    /// What a submission of this artifact pins: the submitted text (a red test also its test
+    /// files), the staged diff of a code submission, the unstaged diff of a follow-up.
+    pub fn pin_kinds(self) -> &'static [PinKind] {
+        match self {
+            Artifact::Analysis | Artifact::Plan => &[PinKind::Text],
+            Artifact::RedTest => &[PinKind::Text, PinKind::Files],
+            Artifact::Code => &[PinKind::Staged],
+            Artifact::Followup => &[PinKind::Unstaged],
         }
     }
 }
@@ -191,6 +201,9 @@ pub struct Transition {
     /// A submission with nobody required to review (an approved no-review workflow, SPEC §4.1)
     /// completes its empty round in the same write, landing on the approved phase.
     pub completes_empty_round: bool,
+    /// A resubmission from a review phase: taken only when the pinned artifact under review
+    /// changed after it was submitted (the round cannot complete on it any more), with a new pin.
+    pub resubmits: bool,
 }
 
 /// The phases a transition leaves from.
@@ -238,6 +251,23 @@ const fn row(
         human_gate,
         needs,
         completes_empty_round: matches!(command, Command::Submit(_)),
+        resubmits: false,
+    }
+}
+
+/// A doer's resubmission of the artifact under review after it drifted from its pin.
+const fn resubmit(from: Source, to: Phase, artifact: Artifact) -> Transition {
+    Transition {
+        resubmits: true,
+        ..row(
+            from,
+            to,
+            Actor::Doer,
+            Command::Submit(artifact),
+            Guard::None,
+            FREE,
+            Needs::Nothing,
+        )
     }
 }
 
@@ -259,20 +289,23 @@ pub const TRANSITIONS: &[Transition] = &[
     row(Source::One(P::PlanApproved),                                  P::Coding,                Actor::Doer,     Command::Advance,                     Guard::NoRedTestRequired,             GATE, Needs::Worktree),
     row(Source::One(P::PlanApproved),                                  P::RedTesting,            Actor::Doer,     Command::Advance,                     Guard::None,                          FREE, Needs::Nothing),
     row(Source::Two(P::RedTesting, P::RedTestChangesRequested),        P::RedTestSubmitted,      Actor::Doer,     Command::Submit(Artifact::RedTest),   Guard::None,                          FREE, Needs::Nothing),
+    resubmit(Source::Two(P::RedTestSubmitted, P::ReviewingRedTest),    P::RedTestSubmitted,      Artifact::RedTest),
     row(Source::One(P::RedTestChangesRequested),                       P::RedTesting,            Actor::Doer,     Command::Advance,                     Guard::None,                          FREE, Needs::Nothing),
     row(Source::One(P::RedTestApproved),                               P::Coding,                Actor::Doer,     Command::Advance,                     Guard::None,                          FREE, Needs::Worktree),
     row(Source::One(P::Coding),                                        P::CodeSubmitted,         Actor::Doer,     Command::Submit(Artifact::Code),      Guard::None,                          FREE, Needs::Nothing),
+    resubmit(Source::Two(P::CodeSubmitted, P::ReviewingCode),          P::CodeSubmitted,         Artifact::Code),
     row(Source::One(P::ReadyToCommit),                                 P::Committed,             Actor::Doer,     Command::Advance,                     Guard::None,                          GATE, Needs::CommitSha),
     row(Source::Two(P::CodeChangesRequested, P::ReadyToCommit),        P::FollowupReview,        Actor::Doer,     Command::Submit(Artifact::Followup),  Guard::None,                          FREE, Needs::Nothing),
+    resubmit(Source::One(P::FollowupReview),                           P::FollowupReview,        Artifact::Followup),
     row(Source::One(P::AnalysisSubmitted),                             P::ReviewingAnalysis,     Actor::Reviewer, Command::Claim,                       Guard::None,                          FREE, Needs::Nothing),
     row(Source::One(P::PlanningSubmitted),                             P::ReviewingPlan,         Actor::Reviewer, Command::Claim,                       Guard::None,                          FREE, Needs::Nothing),
     row(Source::One(P::RedTestSubmitted),                              P::ReviewingRedTest,      Actor::Reviewer, Command::Claim,                       Guard::None,                          FREE, Needs::Nothing),
     row(Source::One(P::CodeSubmitted),                                 P::ReviewingCode,         Actor::Reviewer, Command::Claim,                       Guard::None,                          FREE, Needs::Nothing),
-    Transition { from: Source::Reviewable, to: To::RoundOutcome,                  actor: Actor::Auto,     command: Command::Verdict,            guard: Guard::None,                   human_gate: FREE, needs: Needs::Nothing, completes_empty_round: false },
+    Transition { from: Source::Reviewable, to: To::RoundOutcome,                  actor: Actor::Auto,     command: Command::Verdict,            guard: Guard::None,                   human_gate: FREE, needs: Needs::Nothing, completes_empty_round: false, resubmits: false },
     row(Source::One(P::Committed),                                     P::Merged,                Actor::Doer,     Command::Advance,                     Guard::None,                          GATE, Needs::MergedInto),
     row(Source::One(P::Merged),                                        P::CleanedUp,             Actor::Doer,     Command::Advance,                     Guard::None,                          FREE, Needs::Nothing),
     row(Source::NonTerminal,                                           P::Blocked,               Actor::Any,      Command::Block,                       Guard::None,                          FREE, Needs::Nothing),
-    Transition { from: Source::One(P::Blocked), to: To::BlockedFrom,             actor: Actor::Doer,     command: Command::Unblock,            guard: Guard::None,                   human_gate: FREE, needs: Needs::Nothing, completes_empty_round: false },
+    Transition { from: Source::One(P::Blocked), to: To::BlockedFrom,             actor: Actor::Doer,     command: Command::Unblock,            guard: Guard::None,                   human_gate: FREE, needs: Needs::Nothing, completes_empty_round: false, resubmits: false },
     row(Source::NonTerminalOrBlocked,                                  P::Stopped,               Actor::Any,      Command::Stop,                        Guard::None,                          FREE, Needs::Nothing),
 ];
 
@@ -615,17 +648,33 @@ fn decide(fm: &Frontmatter, agent: &str, board: &str) -> Next {
         }
         let r = round(fm, target);
         if !r.pending.is_empty() {
-            let scope = fm
-                .phase
-                .diff_scope()
-                .map(|s| format!(" (review the {s} diff in the worktree)"))
-                .unwrap_or_default();
+            // A pinned round: read exactly what was pinned, and say so with the verdict.
+            let (scope, flag, read) = match fm.pin(target) {
+                Some(p) => (
+                    format!(
+                        " (the {}, pinned at sha256 {})",
+                        p.kind.describe(),
+                        p.sha256.short()
+                    ),
+                    format!(" --artifact-sha256 {}", p.sha256),
+                    format!(" Read exactly the pinned artifact with `pair diff {b}`."),
+                ),
+                None => (
+                    fm.phase
+                        .diff_scope()
+                        .map(|s| format!(" (review the {s} diff in the worktree)"))
+                        .unwrap_or_default(),
+                    String::new(),
+                    String::new(),
+                ),
+            };
             return Next {
                 actor: NextActor::Reviewer,
                 handoff_to: r.pending.clone(),
                 action: format!(
                     "Review {target} {} {}{scope}, then run `pair verdict {b} --agent {} \
-                     APPROVED|CHANGES_REQUESTED|COMMENT --revision {} --note-file FILE`.",
+                     APPROVED|CHANGES_REQUESTED|COMMENT --revision {}{flag} --note-file FILE`.\
+                     {read}",
                     if target == Target::Code {
                         "round"
                     } else {
@@ -743,10 +792,14 @@ impl Transition {
                 parts.push("if `rca_required`, analysis approved".to_string())
             }
         }
+        if self.resubmits {
+            parts.push("only when the pinned artifact changed after it was submitted".to_string());
+        }
         if let Command::Submit(a) = self.command {
             parts.push(format!("{} +1", a.target().counter_field()));
         }
-        if self.completes_empty_round {
+        // A review phase always has someone to review: a resubmission never meets an empty round.
+        if self.completes_empty_round && !self.resubmits {
             parts.push("with `no_review` and nobody required, approved in the same write".into());
         }
         if self.command == Command::Claim {

@@ -17,6 +17,7 @@ mod foundation_flow;
 mod hostile;
 mod json_docs;
 mod law_replay;
+mod pins;
 mod protocol_dead_ends;
 mod protocol_lifecycle;
 mod protocol_prop;
