@@ -141,6 +141,7 @@ Examples:
 Examples:
   pair submit task.md --agent doer plan --note-file plan.md --user-approved
   pair submit task.md --agent doer code --note 'Staged: parser fix and tests'
+  pair submit task.md --agent doer red-test --note-file red.md --files tests/upload.rs
   pair submit task.md --agent doer plan --note-file plan.md --user-approved --no-review
   git diff --cached --stat | pair submit task.md --agent doer code --note-file -")]
     Submit(SubmitArgs),
@@ -149,7 +150,8 @@ Examples:
     #[command(after_help = "\
 Examples:
   pair verdict task.md --agent alice APPROVED --revision 2 --note 'Plan is sound.'
-  pair verdict task.md --agent bob CHANGES_REQUESTED --revision 2 --note-file review.md")]
+  pair verdict task.md --agent bob CHANGES_REQUESTED --revision 2 --note-file review.md
+  pair verdict task.md --agent bob APPROVED --revision 3 --artifact-sha256 9f86d0… --note-file review.md")]
     Verdict(VerdictArgs),
 
     /// Move the phase on (the doer's transitions of the protocol).
@@ -186,6 +188,15 @@ Examples:
   pair note task.md --agent doer --section Evidence --note 'Fails on 3 of 10 runs'
   cargo test 2>&1 | tail -20 | pair note task.md --agent doer --section Validation --code --note-file -")]
     Note(NoteArgs),
+
+    /// Print exactly the artifact under review (the pinned diff or text); its SHA-256 on stderr.
+    #[command(after_help = "\
+Examples:
+  pair diff task.md
+  pair diff task.md --stat
+  pair diff task.md --json
+  pair diff task.md | sha256sum")]
+    Diff(DiffArgs),
 
     /// Print the default worktree path for a blackboard.
     #[command(after_help = "\
@@ -659,6 +670,10 @@ pub struct SubmitArgs {
     /// The user waived this step's predicate; the reason is recorded.
     #[arg(long, value_name = "REASON")]
     pub waive: Option<String>,
+    /// A red test's test files (repeat the flag, or separate with commas): pinned with the text,
+    /// so a verdict is refused if they change after the submission.
+    #[arg(long, value_name = "FILE", value_delimiter = ',')]
+    pub files: Vec<PathBuf>,
 }
 
 /// A reviewer's verdict.
@@ -683,6 +698,10 @@ pub struct VerdictArgs {
     /// The revision (or round) you reviewed, as `poll` reported it.
     #[arg(long, value_name = "N")]
     pub revision: u32,
+    /// The SHA-256 of the artifact you read (as `pair diff` or `poll`'s `review.artifact`
+    /// gave it): the verdict is refused as stale (exit 3) unless it is the pinned one.
+    #[arg(long, value_name = "SHA256")]
+    pub artifact_sha256: Option<String>,
     #[command(flatten)]
     pub text: NoteText,
 }
@@ -761,6 +780,16 @@ pub struct NoteArgs {
     pub new_section: bool,
     #[command(flatten)]
     pub text: NoteText,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
+    pub board: PathBuf,
+    /// Print how much each file changes (or the text's size) instead of the artifact itself.
+    #[arg(long)]
+    pub stat: bool,
 }
 
 #[derive(Debug, Args)]
@@ -847,6 +876,7 @@ impl Cli {
             Cmd::Stop(a) => not_stdin("stop", &a.board),
             Cmd::Note(a) => not_stdin("note", &a.board),
             Cmd::WorktreePath(a) => not_stdin("worktree-path", &a.board),
+            Cmd::Diff(a) => not_stdin("diff", &a.board),
             Cmd::Write(a) => match a.board() {
                 Some(board) => not_stdin("write", board),
                 None => Ok(()),

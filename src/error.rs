@@ -51,6 +51,15 @@ pub enum Error {
     #[error("{message}")]
     StaleCounter { message: String },
 
+    /// The artifact under review is not the one its submission pinned (it changed after the
+    /// submission), or not the one the reviewer says it read.
+    #[error("{message}")]
+    StaleArtifact { message: String },
+
+    /// `git` could not be run, or failed on a worktree it was pointed at.
+    #[error("{message}")]
+    Git { message: String },
+
     /// The call itself is wrong.
     #[error("{0}")]
     Usage(String),
@@ -108,9 +117,14 @@ impl Error {
     /// The exit code of SPEC §7.1.
     pub fn code(&self) -> i32 {
         match self {
-            Error::Io { .. } | Error::NotAFile { .. } | Error::UnsafePath { .. } => exit::IO,
+            Error::Io { .. }
+            | Error::NotAFile { .. }
+            | Error::UnsafePath { .. }
+            | Error::Git { .. } => exit::IO,
             Error::LockTimeout { .. } => exit::LOCK_TIMEOUT,
-            Error::Stale { .. } | Error::StaleCounter { .. } => exit::STALE,
+            Error::Stale { .. } | Error::StaleCounter { .. } | Error::StaleArtifact { .. } => {
+                exit::STALE
+            }
             Error::Usage(_) => exit::USAGE,
             Error::Invalid { .. } => exit::INVALID,
             Error::Protocol { .. } => exit::PROTOCOL,
@@ -127,6 +141,8 @@ impl Error {
             Error::LockTimeout { .. } => "lock_timeout",
             Error::Stale { .. } => "stale",
             Error::StaleCounter { .. } => "stale_counter",
+            Error::StaleArtifact { .. } => "stale_artifact",
+            Error::Git { .. } => "git",
             Error::Usage(_) => "usage",
             Error::Invalid { .. } => "invalid",
             Error::Protocol { .. } => "protocol",

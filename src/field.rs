@@ -24,6 +24,7 @@ pub enum Field {
     PlanRevision,
     RedTestRound,
     CodeReviewRound,
+    Pins,
     Worktree,
     BlockedFrom,
     RepoRoot,
@@ -40,8 +41,9 @@ pub enum Field {
 /// Who may change a field (SPEC §5), as the law reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Owner {
-    /// Moves only along the transition table: the phase, the counters, `blocked_from`, and
-    /// `phase_updated_at` with the phase (the doer may also touch it alone).
+    /// Moves only along the transition table: the phase, the counters, `blocked_from`, the
+    /// `pins` (set by the submission that moves their counter), and `phase_updated_at` with the
+    /// phase (the doer may also touch it alone).
     Protocol,
     /// The doer's field.
     Doer,
@@ -71,6 +73,7 @@ impl Field {
         Field::PlanRevision,
         Field::RedTestRound,
         Field::CodeReviewRound,
+        Field::Pins,
         Field::Worktree,
         Field::BlockedFrom,
         Field::RepoRoot,
@@ -99,6 +102,7 @@ impl Field {
             Field::PlanRevision => "plan_revision",
             Field::RedTestRound => "red_test_round",
             Field::CodeReviewRound => "code_review_round",
+            Field::Pins => "pins",
             Field::Worktree => "worktree",
             Field::BlockedFrom => "blocked_from",
             Field::RepoRoot => "repo_root",
@@ -122,6 +126,7 @@ impl Field {
             | Field::PlanRevision
             | Field::RedTestRound
             | Field::CodeReviewRound
+            | Field::Pins
             | Field::BlockedFrom => Owner::Protocol,
             Field::Yolo | Field::WorkType | Field::RcaRequired | Field::RedTestRequired => {
                 Owner::Settings
@@ -166,6 +171,16 @@ impl Field {
             Field::PlanRevision => Some(fm.plan_revision.to_string()),
             Field::RedTestRound => Some(fm.red_test_round.to_string()),
             Field::CodeReviewRound => Some(fm.code_review_round.to_string()),
+            // A block, like the agents; this one-line form names it in messages.
+            Field::Pins if fm.pins.is_empty() => None,
+            Field::Pins => Some(format!(
+                "{{{}}}",
+                fm.pins
+                    .iter()
+                    .map(|(t, p)| format!("{t}: {} {} {}", p.counter, p.kind, p.sha256.short()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
             Field::Worktree => opt(&fm.worktree),
             Field::BlockedFrom => Some(fm.blocked_from.map_or("null".into(), |p| p.to_string())),
             Field::RepoRoot => a.repo_root.as_ref().and(opt(&a.repo_root)),
@@ -185,6 +200,7 @@ impl Field {
     pub fn differs(self, a: &Frontmatter, b: &Frontmatter) -> bool {
         match self {
             Field::Agents => a.agents != b.agents,
+            Field::Pins => a.pins != b.pins,
             _ => self.value(a) != self.value(b),
         }
     }

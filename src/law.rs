@@ -257,7 +257,7 @@ pub fn judge(
             let role = role_of(old, new, id)?;
             check_agents(old, new, id)?;
             check_fields(old, new, &changed, id, role, now, &mut ruling)?;
-            if old.phase == new.phase {
+            if old.phase == new.phase && !is_resubmission(old, new) {
                 check_unmoved(old, new)?;
             } else {
                 let t = check_transition(old, new, id, role, consent, now, &mut ruling)?;
@@ -349,8 +349,20 @@ fn check_fields(
     Ok(())
 }
 
-/// The phase did not move: neither may the counters or `blocked_from`, and a terminal board
-/// takes at most notes.
+/// A resubmission after drift moves a counter and may keep the phase (FOLLOWUP_REVIEW): it is
+/// a transition of the table even when the phase stays.
+fn is_resubmission(old: &Frontmatter, new: &Frontmatter) -> bool {
+    old.phase == new.phase
+        && Target::ALL
+            .iter()
+            .any(|t| old.counter(*t) != new.counter(*t))
+        && TRANSITIONS
+            .iter()
+            .any(|t| t.resubmits && reaches(t, old, new))
+}
+
+/// The phase did not move: neither may the counters, `blocked_from` or the pins, and a
+/// terminal board takes at most notes.
 fn check_unmoved(old: &Frontmatter, new: &Frontmatter) -> Result<()> {
     check_terminal_unchanged(old, new)?;
     if let Some(t) = Target::ALL
@@ -361,6 +373,11 @@ fn check_unmoved(old: &Frontmatter, new: &Frontmatter) -> Result<()> {
             "field `{}` changes only with a submission (`pair submit`)",
             t.counter_field()
         )));
+    }
+    if old.pins != new.pins {
+        return Err(refuse(
+            "field `pins` changes only with a submission, which pins the artifact it submits",
+        ));
     }
     if old.blocked_from != new.blocked_from {
         return Err(refuse(
@@ -447,6 +464,7 @@ fn check_agents(old: &Frontmatter, new: &Frontmatter, writer: &str) -> Result<()
                     t.counter_field()
                 )));
             }
+            check_judged(old, id, *t, now.sha256)?;
         }
     }
     Ok(())
@@ -492,6 +510,42 @@ fn check_withdrawal(
         )));
     }
     Ok(())
+}
+
+/// A verdict on a pinned round records the hash of the artifact it judged, and that is the
+/// pinned one: "reviewed" means this exact content. On a round that is not pinned (a board from
+/// before pins, or a raw submission that left it unpinned) there is nothing to record.
+fn check_judged(
+    old: &Frontmatter,
+    id: &str,
+    t: Target,
+    judged: Option<crate::model::Sha256>,
+) -> Result<()> {
+    let field = t.sha_field();
+    let counter = old.counter(t);
+    match (old.pin(t), judged) {
+        (Some(pin), Some(h)) if h == pin.sha256 => Ok(()),
+        (Some(pin), Some(h)) => Err(Error::StaleArtifact {
+            message: format!(
+                "stale verdict: field `agents.{id}.{field}` says the verdict judged {h}, but {t} \
+                 {counter} is pinned at {} ({}); read the pinned artifact (`pair diff`) and give \
+                 the verdict on it",
+                pin.sha256,
+                pin.kind.describe()
+            ),
+        }),
+        (Some(pin), None) => Err(refuse(format!(
+            "field `agents.{id}.{field}`: {t} {counter} is pinned ({} sha256 {}); a verdict on it \
+             records the hash of the artifact it judged (`pair verdict` does)",
+            pin.kind.describe(),
+            pin.sha256
+        ))),
+        (None, Some(_)) => Err(refuse(format!(
+            "field `agents.{id}.{field}`: {t} {counter} is not pinned; a verdict on it records no \
+             artifact hash"
+        ))),
+        (None, None) => Ok(()),
+    }
 }
 
 /// `no_review` is turned on once, by the doer, while nobody reviews; the approval is recorded.
@@ -629,9 +683,13 @@ fn check_transition(
     ruling: &mut Ruling,
 ) -> Result<&'static Transition> {
     let t = find_row(old, new, id, role)?;
+    if t.resubmits {
+        check_drift(old, new, id, t)?;
+    }
     check_gates(old, new, t, id, consent, now, ruling)?;
     check_counters(old, new, t)?;
     check_snapshot(old, new, t)?;
+    check_pins(old, new, t)?;
     let from = old.phase;
     match t.command {
         Command::Block if new.blocked_from != Some(from) => Err(refuse(format!(
@@ -759,6 +817,85 @@ fn check_gates(
             reason.split_whitespace().collect::<Vec<_>>().join(" ")
         ),
     });
+    Ok(())
+}
+
+/// A resubmission from a review phase is a way out of a round that can no longer complete: the
+/// artifact under review was pinned, is of a kind that lives outside the blackboard, and the new
+/// submission pins different content. Anything else is withdrawing an artifact mid-review.
+fn check_drift(old: &Frontmatter, new: &Frontmatter, id: &str, t: &Transition) -> Result<()> {
+    let Command::Submit(a) = t.command else {
+        return Ok(());
+    };
+    let target = a.target();
+    let why = match (old.pin(target), new.pins.get(target)) {
+        (Some(was), Some(now)) if was.kind.can_drift() && now.sha256 != was.sha256 => {
+            return Ok(());
+        }
+        (None, _) => "; this round is not pinned, so nothing shows it changed".to_string(),
+        (Some(was), _) if !was.kind.can_drift() => String::new(),
+        (Some(was), _) => format!(
+            "; it may be resubmitted only when it changed after it was submitted, and the {} \
+             still matches its pin ({})",
+            was.kind.describe(),
+            was.sha256.short()
+        ),
+    };
+    Err(Error::refused(
+        format!(
+            "phase {} is under review; an artifact cannot be withdrawn or resubmitted \
+             mid-review{why}. Wait until every required reviewer has given a verdict",
+            old.phase
+        ),
+        Hint::Run {
+            command: "poll",
+            args: vec!["--agent".into(), id.into(), "--wait".into()],
+        },
+    ))
+}
+
+/// A submission pins what it submits (or, written raw, may leave its target unpinned); no other
+/// change moves a pin.
+fn check_pins(old: &Frontmatter, new: &Frontmatter, t: &Transition) -> Result<()> {
+    let submitted = match t.command {
+        Command::Submit(a) => Some(a),
+        _ => None,
+    };
+    for target in Target::ALL.iter().copied() {
+        let (before, after) = (old.pins.get(target), new.pins.get(target));
+        match submitted {
+            Some(a) if a.target() == target => {
+                let Some(p) = after else { continue };
+                if p.counter != new.counter(target) {
+                    return Err(refuse(format!(
+                        "field `pins.{target}.counter` must be the submission's new {} ({}), \
+                         not {}",
+                        target.counter_field(),
+                        new.counter(target),
+                        p.counter
+                    )));
+                }
+                if !a.pin_kinds().contains(&p.kind) {
+                    return Err(refuse(format!(
+                        "field `pins.{target}.kind`: `submit {}` pins {}, not {}",
+                        a.as_str(),
+                        a.pin_kinds()
+                            .iter()
+                            .map(|k| format!("`{k}`"))
+                            .collect::<Vec<_>>()
+                            .join(" or "),
+                        p.kind
+                    )));
+                }
+            }
+            _ if before != after => {
+                return Err(refuse(format!(
+                    "field `pins.{target}` changes only with a submission of the {target}"
+                )));
+            }
+            _ => {}
+        }
+    }
     Ok(())
 }
 
@@ -1063,6 +1200,88 @@ agents:
         // Without no_review the same jump is no transition.
         new.no_review = false;
         assert!(message(judge_as(&old, &new, "doer", &approved())).contains("no transition"));
+    }
+
+    /// Code round 1 under review, its staged diff pinned.
+    fn pinned_code_round() -> Frontmatter {
+        use crate::model::{Pin, PinKind, Sha256};
+        let mut fm = board();
+        fm.phase = Phase::CodeSubmitted;
+        fm.plan_revision = 1;
+        fm.code_review_round = 1;
+        fm.required_reviewers = vec!["alice".into()];
+        fm.worktree = Some("/wt".into());
+        fm.pins.set(
+            Target::Code,
+            Some(Pin {
+                counter: 1,
+                kind: PinKind::Staged,
+                sha256: Sha256::of(b"diff 1"),
+                files: vec![],
+            }),
+        );
+        fm
+    }
+
+    #[test]
+    fn a_verdict_on_a_pinned_round_records_exactly_the_pin() {
+        use crate::model::{Review, Sha256, Verdict};
+        let old = pinned_code_round();
+        let judged = |h: Option<Sha256>| {
+            let mut new = old.clone();
+            new.phase = Phase::ReadyToCommit;
+            new.agent_mut("alice").expect("alice").code = Review {
+                reviewed: Some(1),
+                verdict: Some(Verdict::Approved),
+                sha256: h,
+            };
+            judge_as(&old, &new, "alice", &Consent::default())
+        };
+        let none = judged(None).unwrap_err();
+        assert_eq!(none.code(), crate::error::exit::PROTOCOL);
+        assert!(none.to_string().contains("reviewed_code_sha256"), "{none}");
+        let other = judged(Some(Sha256::of(b"diff 2"))).unwrap_err();
+        assert_eq!(other.code(), crate::error::exit::STALE, "{other}");
+        assert!(judged(Some(Sha256::of(b"diff 1"))).is_ok());
+    }
+
+    #[test]
+    fn a_pin_moves_only_with_its_submission_and_a_resubmission_needs_drift() {
+        use crate::model::{Pin, PinKind, Sha256};
+        let old = pinned_code_round();
+        let pin = |counter, kind, content: &[u8]| Pin {
+            counter,
+            kind,
+            sha256: Sha256::of(content),
+            files: vec![],
+        };
+        // Not a submission: no pin moves.
+        let mut new = old.clone();
+        new.pins
+            .set(Target::Plan, Some(pin(1, PinKind::Text, b"plan")));
+        assert!(message(judge_as(&old, &new, "doer", &approved())).contains("pins"));
+        // A resubmission of the same content is withdrawing it mid-review.
+        let mut new = old.clone();
+        new.code_review_round = 2;
+        new.pins
+            .set(Target::Code, Some(pin(2, PinKind::Staged, b"diff 1")));
+        let m = message(judge_as(&old, &new, "doer", &approved()));
+        assert!(
+            m.contains("under review") && m.contains("still matches"),
+            "{m}"
+        );
+        // Of changed content, it is the way out of a drifted round.
+        new.pins
+            .set(Target::Code, Some(pin(2, PinKind::Staged, b"diff 2")));
+        let ruling = judge_as(&old, &new, "doer", &approved()).expect("a drifted round");
+        assert!(ruling.transition.is_some_and(|t| t.resubmits));
+        // A code submission pins the staged diff, at the new counter.
+        new.pins
+            .set(Target::Code, Some(pin(2, PinKind::Unstaged, b"diff 2")));
+        assert!(message(judge_as(&old, &new, "doer", &approved())).contains("pins.code.kind"));
+        new.pins
+            .set(Target::Code, Some(pin(1, PinKind::Staged, b"diff 2")));
+        assert!(message(judge_as(&old, &new, "doer", &approved())).contains("pins.code.counter"));
     }
 
     #[test]

@@ -13,6 +13,8 @@
 //! * [`law`] — every rule a *change* must satisfy: one pure function of (old board, new board,
 //!   writer, consent) that semantic commands and raw writes both go through;
 //! * [`ops`] — the semantic operations as edits of a typed board (they never judge themselves);
+//! * [`git`] — running git with its output form pinned (worktree checks, canonical diffs);
+//! * [`pin`] — pinned artifacts: the exact bytes a submission puts under review and their hash;
 //! * [`store`] — the lock, compare-and-swap and durable atomic replace;
 //! * [`engine`] — one transaction: parse once under the lock, edit, judge, append, render,
 //!   replace;
@@ -29,10 +31,12 @@ pub mod document;
 pub mod engine;
 pub mod error;
 pub mod field;
+pub mod git;
 pub mod law;
 pub mod model;
 pub mod ops;
 pub mod output;
+pub mod pin;
 pub mod protocol;
 pub mod report;
 pub mod store;

@@ -207,6 +207,8 @@ impl Plan {
             Cmd::Block(a) | Cmd::Unblock(a) | Cmd::Stop(a) => (Some(a.board.clone()), false),
             Cmd::Note(a) => (Some(a.board.clone()), false),
             Cmd::WorktreePath(a) => (Some(a.board.clone()), false),
+            // The artifact's bytes, exactly as the pin covers them.
+            Cmd::Diff(a) => (Some(a.board.clone()), true),
             Cmd::Write(a) => (a.board().cloned(), false),
             Cmd::Validate(a) => (None, a.format == ValidateFormat::Json),
             Cmd::Completions(_) | Cmd::Man(_) | Cmd::Skill(_) => (None, true),

@@ -122,6 +122,153 @@ word_enum!(
     }
 );
 
+word_enum!(
+    /// What a pin covers (see [`Pin`]).
+    PinKind {
+        Text => "text",
+        Files => "files",
+        Staged => "staged",
+        Unstaged => "unstaged",
+    }
+);
+
+impl PinKind {
+    /// Whether a submission of `target` may pin this kind of artifact.
+    pub fn fits(self, target: Target) -> bool {
+        match target {
+            Target::Analysis | Target::Plan => self == PinKind::Text,
+            Target::RedTest => matches!(self, PinKind::Text | PinKind::Files),
+            Target::Code => matches!(self, PinKind::Staged | PinKind::Unstaged),
+        }
+    }
+
+    /// Whether the artifact lives outside the blackboard and can change after it was pinned (a
+    /// submitted text is in the append-only body and cannot).
+    pub fn can_drift(self) -> bool {
+        self != PinKind::Text
+    }
+
+    /// The artifact in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            PinKind::Text => "submitted text",
+            PinKind::Files => "submitted text and test files",
+            PinKind::Staged => "staged diff",
+            PinKind::Unstaged => "unstaged diff",
+        }
+    }
+}
+
+/// A SHA-256 digest, written as 64 lower-case hex digits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Sha256(pub [u8; 32]);
+
+impl Sha256 {
+    /// The digest of some bytes.
+    pub fn of(bytes: &[u8]) -> Sha256 {
+        use sha2::Digest as _;
+        let digest = sha2::Sha256::digest(bytes);
+        let mut out = [0u8; 32];
+        for (o, b) in out.iter_mut().zip(digest.iter()) {
+            *o = *b;
+        }
+        Sha256(out)
+    }
+
+    /// Exactly 64 lower-case hex digits.
+    pub fn parse(s: &str) -> Option<Sha256> {
+        let b = s.as_bytes();
+        if b.len() != 64 || !b.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')) {
+            return None;
+        }
+        let mut out = [0u8; 32];
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).ok()?;
+        }
+        Some(Sha256(out))
+    }
+
+    /// The first 12 hex digits, for messages.
+    pub fn short(&self) -> String {
+        self.to_string()[..12].to_string()
+    }
+}
+
+impl fmt::Display for Sha256 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for b in self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl Serialize for Sha256 {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// The artifact a submission pinned: the counter it was submitted as, what it is, and the
+/// SHA-256 of its canonical bytes (see `crate::pin`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Pin {
+    pub counter: u32,
+    pub kind: PinKind,
+    pub sha256: Sha256,
+    /// For a red test submitted with `--files`: the files, as absolute paths, in order.
+    pub files: Vec<String>,
+}
+
+/// What a submission observed, before it is given its counter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Observed {
+    pub kind: PinKind,
+    pub sha256: Sha256,
+    pub files: Vec<String>,
+}
+
+impl Observed {
+    pub fn pin(self, counter: u32) -> Pin {
+        Pin {
+            counter,
+            kind: self.kind,
+            sha256: self.sha256,
+            files: self.files,
+        }
+    }
+}
+
+/// The latest pin of each target (the `pins` field).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Pins([Option<Pin>; 4]);
+
+impl Pins {
+    fn index(t: Target) -> usize {
+        match t {
+            Target::Analysis => 0,
+            Target::Plan => 1,
+            Target::RedTest => 2,
+            Target::Code => 3,
+        }
+    }
+    pub fn get(&self, t: Target) -> Option<&Pin> {
+        self.0[Self::index(t)].as_ref()
+    }
+    pub fn set(&mut self, t: Target, pin: Option<Pin>) {
+        self.0[Self::index(t)] = pin;
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(Option::is_none)
+    }
+    /// The pins there are, in target order.
+    pub fn iter(&self) -> impl Iterator<Item = (Target, &Pin)> {
+        Target::ALL
+            .iter()
+            .filter_map(move |t| self.get(*t).map(|p| (*t, p)))
+    }
+}
+
 impl Target {
     /// The frontmatter counter of this target.
     pub fn counter_field(self) -> &'static str {
@@ -148,6 +295,15 @@ impl Target {
             Target::Plan => "plan_verdict",
             Target::RedTest => "red_test_verdict",
             Target::Code => "code_verdict",
+        }
+    }
+    /// The agent field holding the SHA-256 of the artifact the verdict judged.
+    pub fn sha_field(self) -> &'static str {
+        match self {
+            Target::Analysis => "reviewed_analysis_sha256",
+            Target::Plan => "reviewed_plan_sha256",
+            Target::RedTest => "reviewed_red_test_sha256",
+            Target::Code => "reviewed_code_sha256",
         }
     }
 }
@@ -212,6 +368,8 @@ pub fn is_work_type(s: &str) -> bool {
 pub struct Review {
     pub reviewed: Option<u32>,
     pub verdict: Option<Verdict>,
+    /// The pinned artifact the verdict judged (set with the verdict on a pinned round).
+    pub sha256: Option<Sha256>,
 }
 
 /// One entry of `agents`.
@@ -287,6 +445,8 @@ pub struct Frontmatter {
     pub plan_revision: u32,
     pub red_test_round: u32,
     pub code_review_round: u32,
+    /// The artifact each target's latest submission pinned.
+    pub pins: Pins,
     pub worktree: Option<String>,
     pub blocked_from: Option<Phase>,
     pub audit: Audit,
@@ -338,6 +498,12 @@ impl Frontmatter {
             .collect()
     }
 
+    /// The pin of a target's current counter: the artifact under review (or last reviewed) is
+    /// pinned when its latest submission recorded it. `None`: not pinned.
+    pub fn pin(&self, t: Target) -> Option<&Pin> {
+        self.pins.get(t).filter(|p| p.counter == self.counter(t))
+    }
+
     /// The counter of a target plus one, or `None` when it is at its maximum.
     pub fn next_counter(&self, t: Target) -> Option<u32> {
         self.counter(t).checked_add(1)
@@ -355,6 +521,12 @@ impl Frontmatter {
                         out.push_str("  - ");
                         out.push_str(&yaml::scalar(r));
                         out.push('\n');
+                    }
+                }
+                Field::Pins if !self.pins.is_empty() => {
+                    out.push_str("pins:\n");
+                    for (t, pin) in self.pins.iter() {
+                        emit_pin(&mut out, t, pin);
                     }
                 }
                 Field::Agents if !self.agents.is_empty() => {
@@ -387,6 +559,26 @@ impl Frontmatter {
     }
 }
 
+fn emit_pin(out: &mut String, t: Target, pin: &Pin) {
+    out.push_str("  ");
+    out.push_str(t.as_str());
+    out.push_str(":\n    counter: ");
+    out.push_str(&pin.counter.to_string());
+    out.push_str("\n    kind: ");
+    out.push_str(pin.kind.as_str());
+    out.push_str("\n    sha256: ");
+    out.push_str(&yaml::quoted(&pin.sha256.to_string()));
+    out.push('\n');
+    if !pin.files.is_empty() {
+        out.push_str("    files:\n");
+        for f in &pin.files {
+            out.push_str("      - ");
+            out.push_str(&yaml::scalar(f));
+            out.push('\n');
+        }
+    }
+}
+
 fn emit_agent(out: &mut String, a: &Agent) {
     let mut line = |k: &str, v: String| {
         out.push_str("    ");
@@ -412,6 +604,9 @@ fn emit_agent(out: &mut String, a: &Agent) {
             t.verdict_field(),
             r.verdict.map_or("null".to_string(), |v| v.to_string()),
         );
+        if let Some(h) = r.sha256 {
+            line(t.sha_field(), yaml::quoted(&h.to_string()));
+        }
     }
     for (k, v) in &a.extra {
         yaml::emit_entry(out, 4, k, v);
@@ -467,6 +662,10 @@ const AGENT_KEYS: &[&str] = &[
     "red_test_verdict",
     "reviewed_code_round",
     "code_verdict",
+    "reviewed_analysis_sha256",
+    "reviewed_plan_sha256",
+    "reviewed_red_test_sha256",
+    "reviewed_code_sha256",
 ];
 
 /// Walks one mapping, converting fields and collecting errors with their paths and lines.
@@ -656,6 +855,211 @@ fn conv_opt_string(v: &Value) -> Result<Option<String>, String> {
     }
 }
 
+fn conv_sha(v: &Value) -> Result<Sha256, String> {
+    match v {
+        Value::Str(s) => Sha256::parse(s).ok_or_else(|| {
+            format!("expected a SHA-256: 64 lower-case hex digits (quoted), found {s:?}")
+        }),
+        other => Err(format!(
+            "expected a SHA-256: 64 lower-case hex digits, quoted, {}",
+            found(other)
+        )),
+    }
+}
+
+fn conv_opt_sha(v: &Value) -> Result<Option<Sha256>, String> {
+    match v {
+        Value::Null => Ok(None),
+        other => conv_sha(other).map(Some),
+    }
+}
+
+fn conv_pin_counter(v: &Value) -> Result<u32, String> {
+    match conv_count(v)? {
+        0 => {
+            Err("expected the counter the pinned submission was given (1 or more), found 0".into())
+        }
+        n => Ok(n),
+    }
+}
+
+fn conv_pin_kind(v: &Value) -> Result<PinKind, String> {
+    conv_word(PinKind::ALL, v)
+}
+
+fn conv_paths(v: &Value) -> Result<Vec<String>, String> {
+    let Value::Seq(items) = v else {
+        return Err(format!("expected a list of absolute paths, {}", found(v)));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| match &item.value {
+            Value::Str(s) if s.starts_with('/') && !s.chars().any(char::is_control) => {
+                Ok(s.clone())
+            }
+            other => Err(format!(
+                "item {} should be an absolute path, {}",
+                i + 1,
+                found(other)
+            )),
+        })
+        .collect()
+}
+
+const PIN_KEYS: &[&str] = &["counter", "kind", "sha256", "files"];
+
+/// The `pins` mapping: target → `{counter, kind, sha256, files}`.
+fn pins_from_node(
+    node: &Node,
+    errors: &mut Vec<FieldError>,
+    lines: &mut HashMap<String, u32>,
+) -> Pins {
+    let mut pins = Pins::default();
+    let entries = match &node.value {
+        Value::Null => return pins,
+        Value::Map(entries) => entries,
+        other => {
+            errors.push(FieldError {
+                field: "pins".into(),
+                line: (node.line > 0).then_some(node.line),
+                message: format!(
+                    "expected a mapping of target (analysis, plan, red_test, code) to its pin, {}",
+                    found(other)
+                ),
+            });
+            return pins;
+        }
+    };
+    for (key, pnode) in entries {
+        let path = format!("pins.{key}");
+        let line = (pnode.line > 0).then_some(pnode.line);
+        lines.insert(path.clone(), pnode.line);
+        let Ok(target) = key.parse::<Target>() else {
+            errors.push(FieldError {
+                field: path,
+                line,
+                message: "not a target; pins are kept for analysis, plan, red_test and code".into(),
+            });
+            continue;
+        };
+        let Value::Map(fields) = &pnode.value else {
+            errors.push(FieldError {
+                field: path,
+                line,
+                message: format!(
+                    "expected a mapping with counter, kind and sha256, {}",
+                    found(&pnode.value)
+                ),
+            });
+            continue;
+        };
+        let before = errors.len();
+        let mut f = Fields {
+            entries: fields,
+            prefix: format!("{path}."),
+            map_line: pnode.line,
+            errors,
+            lines,
+        };
+        let counter = f.req("counter", conv_pin_counter);
+        let kind = f.req("kind", conv_pin_kind);
+        let sha256 = f.req("sha256", conv_sha);
+        let files = f.opt("files", Vec::new(), conv_paths);
+        for (k, n) in f.unknown(PIN_KEYS) {
+            errors.push(FieldError {
+                field: format!("{path}.{k}"),
+                line: (n.line > 0).then_some(n.line),
+                message: "unknown key in a pin (a pin has counter, kind, sha256 and files)".into(),
+            });
+        }
+        if errors.len() > before {
+            continue;
+        }
+        if let (Some(counter), Some(kind), Some(sha256)) = (counter, kind, sha256) {
+            pins.set(
+                target,
+                Some(Pin {
+                    counter,
+                    kind,
+                    sha256,
+                    files,
+                }),
+            );
+        }
+    }
+    pins
+}
+
+/// The invariants of the pins and of the hashes recorded with verdicts (SPEC §2.2 extended):
+/// a pin names a submitted counter and an artifact its target submits; `files` comes with a
+/// red test's `files` pin and only with it; a verdict's hash comes with its verdict.
+pub fn pin_invariants(p: &Parsed) -> Vec<FieldError> {
+    let fm = &p.fm;
+    let mut errors = Vec::new();
+    let mut err = |field: String, message: String| {
+        let line = p.line(&field).or_else(|| {
+            field
+                .rsplit_once('.')
+                .and_then(|(parent, _)| p.line(parent))
+        });
+        errors.push(FieldError {
+            field,
+            line,
+            message,
+        });
+    };
+    for (t, pin) in fm.pins.iter() {
+        let counter = fm.counter(t);
+        if pin.counter > counter {
+            err(
+                format!("pins.{t}.counter"),
+                format!(
+                    "is {} but {} is only {counter}; a pin names a submission that was made",
+                    pin.counter,
+                    t.counter_field()
+                ),
+            );
+        }
+        if !pin.kind.fits(t) {
+            err(
+                format!("pins.{t}.kind"),
+                format!(
+                    "a {t} submission does not pin a {} ({})",
+                    pin.kind,
+                    pin.kind.describe()
+                ),
+            );
+        }
+        match (pin.kind == PinKind::Files, pin.files.is_empty()) {
+            (true, true) => err(
+                format!("pins.{t}.files"),
+                "a `files` pin lists the files it covers".into(),
+            ),
+            (false, false) => err(
+                format!("pins.{t}.files"),
+                format!("only a `files` pin lists files, not a `{}` pin", pin.kind),
+            ),
+            _ => {}
+        }
+    }
+    for (id, agent) in &fm.agents {
+        for t in Target::ALL {
+            let r = agent.review(*t);
+            if r.sha256.is_some() && r.verdict.is_none() {
+                err(
+                    format!("agents.{id}.{}", t.sha_field()),
+                    format!(
+                        "is set but {} is null; the hash is recorded with the verdict",
+                        t.verdict_field()
+                    ),
+                );
+            }
+        }
+    }
+    errors
+}
+
 fn conv_opt_bool(v: &Value) -> Result<Option<bool>, String> {
     match v {
         Value::Null => Ok(None),
@@ -765,6 +1169,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
         merged_at: f.opt("merged_at", None, conv_opt_timestamp),
         worktree_removed: f.opt("worktree_removed", None, conv_opt_bool),
     };
+    let pins_node = f.get("pins").cloned();
     let extra = f.unknown_top();
     let agents_node = f.get("agents").cloned();
     for (k, n) in &extra {
@@ -775,6 +1180,10 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
         });
     }
     let agents = agents_from(agents_node, &mut errors, &mut lines, &mut warnings);
+    let pins = match &pins_node {
+        Some(n) => pins_from_node(n, &mut errors, &mut lines),
+        None => Pins::default(),
+    };
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -825,6 +1234,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
             plan_revision,
             red_test_round,
             code_review_round,
+            pins,
             worktree,
             blocked_from,
             audit,
@@ -915,6 +1325,7 @@ fn agent_from_node(
         reviews[i] = Review {
             reviewed: f.opt(t.reviewed_field(), None, conv_opt_count),
             verdict: f.opt(t.verdict_field(), None, conv_opt_verdict),
+            sha256: f.opt(t.sha_field(), None, conv_opt_sha),
         };
     }
     let extra = f.unknown(AGENT_KEYS);
@@ -982,6 +1393,41 @@ mod tests {
             "{}",
             errs[1].message
         );
+    }
+
+    #[test]
+    fn pins_and_verdict_hashes_parse_strictly_and_round_trip() {
+        let h = "ab".repeat(32);
+        let good = format!(
+            "{SAMPLE}pins:\n  code:\n    counter: 2\n    kind: staged\n    sha256: \"{h}\"\n"
+        )
+        .replace(
+            "shoe_size: 44\n",
+            &format!("reviewed_code_sha256: \"{h}\"\n"),
+        );
+        let p = parse(&good).unwrap();
+        let pin = p.fm.pins.get(Target::Code).unwrap();
+        assert_eq!((pin.counter, pin.kind), (2, PinKind::Staged));
+        assert_eq!(pin.sha256.to_string(), h);
+        assert_eq!(p.fm.agents[0].1.code.sha256, Some(pin.sha256));
+        assert_eq!(parse(&p.fm.emit()).unwrap().fm, p.fm);
+        for (bad, field) in [
+            (good.replace(&h, &h.to_uppercase()), "pins.code.sha256"),
+            (good.replace(&h, "abc"), "pins.code.sha256"),
+            (
+                good.replace("counter: 2", "counter: 0"),
+                "pins.code.counter",
+            ),
+            (good.replace("kind: staged", "kind: zip"), "pins.code.kind"),
+            (good.replace("  code:", "  docs:"), "pins.docs"),
+            (
+                good.replace("    kind: staged", "    kind: staged\n    extra: 1"),
+                "pins.code.extra",
+            ),
+        ] {
+            let errs = parse(&bad).unwrap_err();
+            assert!(errs.iter().any(|e| e.field == field), "{field}: {errs:?}");
+        }
     }
 
     #[test]

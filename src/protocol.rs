@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::model::{Frontmatter, Phase, Target, Verdict};
+use crate::model::{Frontmatter, Phase, PinKind, Target, Verdict};
 
 /// Who may take a transition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -57,6 +57,16 @@ impl Artifact {
             Artifact::Plan => Target::Plan,
             Artifact::RedTest => Target::RedTest,
             Artifact::Code | Artifact::Followup => Target::Code,
+        }
+    }
+    /// What a submission of this artifact pins: the submitted text (a red test also its test
+    /// files), the staged diff of a code submission, the unstaged diff of a follow-up.
+    pub fn pin_kinds(self) -> &'static [PinKind] {
+        match self {
+            Artifact::Analysis | Artifact::Plan => &[PinKind::Text],
+            Artifact::RedTest => &[PinKind::Text, PinKind::Files],
+            Artifact::Code => &[PinKind::Staged],
+            Artifact::Followup => &[PinKind::Unstaged],
         }
     }
 }
@@ -198,6 +208,9 @@ pub struct Transition {
     /// A submission with nobody required to review (an approved no-review workflow, SPEC §4.1)
     /// completes its empty round in the same write, landing on the approved phase.
     pub completes_empty_round: bool,
+    /// A resubmission from a review phase: taken only when the pinned artifact under review
+    /// changed after it was submitted (the round cannot complete on it any more), with a new pin.
+    pub resubmits: bool,
 }
 
 /// The phases a transition leaves from.
@@ -245,6 +258,23 @@ const fn row(
         human_gate,
         needs,
         completes_empty_round: matches!(command, Command::Submit(_)),
+        resubmits: false,
+    }
+}
+
+/// A doer's resubmission of the artifact under review after it drifted from its pin.
+const fn resubmit(from: Source, to: Phase, artifact: Artifact) -> Transition {
+    Transition {
+        resubmits: true,
+        ..row(
+            from,
+            to,
+            Actor::Doer,
+            Command::Submit(artifact),
+            Guard::None,
+            FREE,
+            Needs::Nothing,
+        )
     }
 }
 
@@ -266,20 +296,23 @@ pub const TRANSITIONS: &[Transition] = &[
     row(Source::One(P::PlanApproved),                                  P::Coding,                Actor::Doer,     Command::Advance,                     Guard::NoRedTestRequired,             GATE, Needs::Worktree),
     row(Source::One(P::PlanApproved),                                  P::RedTesting,            Actor::Doer,     Command::Advance,                     Guard::None,                          FREE, Needs::Nothing),
     row(Source::Two(P::RedTesting, P::RedTestChangesRequested),        P::RedTestSubmitted,      Actor::Doer,     Command::Submit(Artifact::RedTest),   Guard::None,                          FREE, Needs::Nothing),
+    resubmit(Source::Two(P::RedTestSubmitted, P::ReviewingRedTest),    P::RedTestSubmitted,      Artifact::RedTest),
     row(Source::One(P::RedTestChangesRequested),                       P::RedTesting,            Actor::Doer,     Command::Advance,                     Guard::None,                          FREE, Needs::Nothing),
     row(Source::One(P::RedTestApproved),                               P::Coding,                Actor::Doer,     Command::Advance,                     Guard::None,                          FREE, Needs::Worktree),
     row(Source::One(P::Coding),                                        P::CodeSubmitted,         Actor::Doer,     Command::Submit(Artifact::Code),      Guard::None,                          FREE, Needs::Nothing),
+    resubmit(Source::Two(P::CodeSubmitted, P::ReviewingCode),          P::CodeSubmitted,         Artifact::Code),
     row(Source::One(P::ReadyToCommit),                                 P::Committed,             Actor::Doer,     Command::Advance,                     Guard::None,                          GATE, Needs::CommitSha),
     row(Source::Two(P::CodeChangesRequested, P::ReadyToCommit),        P::FollowupReview,        Actor::Doer,     Command::Submit(Artifact::Followup),  Guard::None,                          FREE, Needs::Nothing),
+    resubmit(Source::One(P::FollowupReview),                           P::FollowupReview,        Artifact::Followup),
     row(Source::One(P::AnalysisSubmitted),                             P::ReviewingAnalysis,     Actor::Reviewer, Command::Claim,                       Guard::None,                          FREE, Needs::Nothing),
     row(Source::One(P::PlanningSubmitted),                             P::ReviewingPlan,         Actor::Reviewer, Command::Claim,                       Guard::None,                          FREE, Needs::Nothing),
     row(Source::One(P::RedTestSubmitted),                              P::ReviewingRedTest,      Actor::Reviewer, Command::Claim,                       Guard::None,                          FREE, Needs::Nothing),
     row(Source::One(P::CodeSubmitted),                                 P::ReviewingCode,         Actor::Reviewer, Command::Claim,                       Guard::None,                          FREE, Needs::Nothing),
-    Transition { from: Source::Reviewable, to: To::RoundOutcome,                  actor: Actor::Auto,     command: Command::Verdict,            guard: Guard::None,                   human_gate: FREE, needs: Needs::Nothing, completes_empty_round: false },
+    Transition { from: Source::Reviewable, to: To::RoundOutcome,                  actor: Actor::Auto,     command: Command::Verdict,            guard: Guard::None,                   human_gate: FREE, needs: Needs::Nothing, completes_empty_round: false, resubmits: false },
     row(Source::One(P::Committed),                                     P::Merged,                Actor::Doer,     Command::Advance,                     Guard::None,                          GATE, Needs::MergedInto),
     row(Source::One(P::Merged),                                        P::CleanedUp,             Actor::Doer,     Command::Advance,                     Guard::None,                          FREE, Needs::Nothing),
     row(Source::NonTerminal,                                           P::Blocked,               Actor::Any,      Command::Block,                       Guard::None,                          FREE, Needs::Nothing),
-    Transition { from: Source::One(P::Blocked), to: To::BlockedFrom,             actor: Actor::Doer,     command: Command::Unblock,            guard: Guard::None,                   human_gate: FREE, needs: Needs::Nothing, completes_empty_round: false },
+    Transition { from: Source::One(P::Blocked), to: To::BlockedFrom,             actor: Actor::Doer,     command: Command::Unblock,            guard: Guard::None,                   human_gate: FREE, needs: Needs::Nothing, completes_empty_round: false, resubmits: false },
     row(Source::NonTerminalOrBlocked,                                  P::Stopped,               Actor::Any,      Command::Stop,                        Guard::None,                          FREE, Needs::Nothing),
 ];
 
@@ -780,8 +813,15 @@ fn decide(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
         }
         let r = round(fm, target);
         if !r.pending.is_empty() {
-            let scope = match (fm.phase.diff_scope(), diff_command(fm)) {
-                (Some(s), Some(cmd)) => format!(
+            // A pinned round: read exactly what was pinned, and name its hash with the verdict.
+            let pin = fm.pin(target);
+            let scope = match (pin, fm.phase.diff_scope(), diff_command(fm)) {
+                (Some(p), _, _) => format!(
+                    " (the {}, pinned at sha256 {})",
+                    p.kind.describe(),
+                    p.sha256.short()
+                ),
+                (None, Some(s), Some(cmd)) => format!(
                     " (review the {s} diff in the worktree {}: `{}`)",
                     fm.worktree.as_deref().unwrap_or_default(),
                     cmd.iter()
@@ -789,7 +829,7 @@ fn decide(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
                         .collect::<Vec<_>>()
                         .join(" ")
                 ),
-                (Some(s), None) => format!(" (review the {s} diff in the worktree)"),
+                (None, Some(s), None) => format!(" (review the {s} diff in the worktree)"),
                 _ => String::new(),
             };
             let mut line = Line::new("verdict", place)
@@ -799,19 +839,21 @@ fn decide(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
                     "one of `next.choices`: APPROVED (nothing blocks it), CHANGES_REQUESTED (it \
                      must change) or COMMENT (remarks the doer must answer)",
                 )
-                .flag("--revision", r.counter.to_string())
-                .arg("--note-file")
-                .hole(
-                    "FILE",
-                    "a file holding your review (Markdown; no `#` or `##` headings)",
-                );
+                .flag("--revision", r.counter.to_string());
+            if let Some(p) = pin {
+                line = line.flag("--artifact-sha256", p.sha256.to_string());
+            }
+            let mut line = line.arg("--note-file").hole(
+                "FILE",
+                "a file holding your review (Markdown; no `#` or `##` headings)",
+            );
             line.choices = Some(verdict_choices());
             return step(
                 NextActor::Reviewer,
                 r.pending.clone(),
                 format!(
                     "Review {target} {} {}{scope}, then give your verdict (VERDICT is one of {}): \
-                     `{}`.",
+                     `{}`.{}",
                     if target == Target::Code {
                         "round"
                     } else {
@@ -819,7 +861,12 @@ fn decide(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
                     },
                     r.counter,
                     verdict_choices().join(", "),
-                    line.shell()
+                    line.shell(),
+                    if pin.is_some() {
+                        format!(" Read exactly the pinned artifact with `pair diff {b}`.")
+                    } else {
+                        String::new()
+                    }
                 ),
                 Some(line),
             );
@@ -1000,10 +1047,14 @@ impl Transition {
                 parts.push("if `rca_required`, analysis approved".to_string())
             }
         }
+        if self.resubmits {
+            parts.push("only when the pinned artifact changed after it was submitted".to_string());
+        }
         if let Command::Submit(a) = self.command {
             parts.push(format!("{} +1", a.target().counter_field()));
         }
-        if self.completes_empty_round {
+        // A review phase always has someone to review: a resubmission never meets an empty round.
+        if self.completes_empty_round && !self.resubmits {
             parts.push("with `no_review` and nobody required, approved in the same write".into());
         }
         if self.command == Command::Claim {

@@ -34,6 +34,8 @@ pub struct ReviewBlock {
     pub missing: Vec<String>,
     pub stale: Vec<String>,
     pub reviewers: ReviewerLists,
+    /// The artifact the round is about, as its submission pinned it (null: not pinned).
+    pub artifact: Option<crate::model::Pin>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -99,6 +101,7 @@ impl Turn {
                     changes_requested: r.changes_requested_by,
                     comment: r.comment_by,
                 },
+                artifact: fm.pin(t).cloned(),
             }
         });
         let next = protocol::next(fm, agent, place);
@@ -233,6 +236,13 @@ impl Turn {
                 style.yellow(&r.reviewers.comment.join(", ")),
                 r.pending.join(", ")
             ));
+            if let Some(p) = &r.artifact {
+                out.push_str(&format!(
+                    "artifact    {} sha256 {} (`pair diff` prints it)\n",
+                    p.kind.describe(),
+                    p.sha256
+                ));
+            }
         }
         out
     }

@@ -212,6 +212,8 @@ pub fn invariants(p: &Parsed) -> Vec<FieldError> {
     for check in checks {
         check(&p.fm, &mut err);
     }
+    // The pins and the hashes recorded with verdicts.
+    errors.extend(model::pin_invariants(p));
     errors
 }
 

@@ -32,10 +32,34 @@ use crate::report::{SCHEMA, Style};
 const BOARD: &str = "task.md";
 const DOER: &str = "doer";
 const REVIEWERS: [&str; 2] = ["alice", "bob"];
-/// The placeholder commit: the demo has no git repository.
+/// The placeholder commit: the demo stages its change but does not commit it.
 const COMMIT_SHA: &str = "d3a0c0ffee5eed0000000000000000000000beef";
 /// How often `poll --wait` re-checks where file notifications are unavailable.
 const INTERVAL: &str = "0.25";
+
+/// The file the demo's code change is in, and its three versions: as reported, fixed (staged for
+/// the code review), and with the follow-up (unstaged, for the follow-up review).
+const CODE_FILE: &str = "search.rs";
+const CODE_BEFORE: &str = "pub fn search_pages(total: usize, per_page: usize) -> usize {
+    total / per_page + 1
+}
+";
+const CODE_FIXED: &str = "pub fn search_pages(total: usize, per_page: usize) -> usize {
+    total.div_ceil(per_page)
+}
+";
+const CODE_FOLLOWUP: &str =
+    "pub fn search_pages(total: usize, per_page: usize) -> Result<usize, String> {
+    if per_page == 0 {
+        return Err(\"per_page must be at least 1\".into());
+    }
+    Ok(total.div_ceil(per_page))
+}
+";
+
+fn code_dir(me: &Agent) -> PathBuf {
+    me.dir.join(".worktrees").join("task")
+}
 
 const GOAL: &str = "Search results: the last page is empty when the number of results is an \
 exact multiple of the page size (reported by support; 20 results at 10 per page show 3 pages).";
@@ -342,7 +366,7 @@ pub fn run(a: DemoArgs) -> Result<Outcome> {
         elapsed.as_secs_f64()
     ));
     text.push_str(&format!(
-        "The commit SHA {COMMIT_SHA} is a placeholder: the demo has no git repository.\n"
+        "The commit SHA {COMMIT_SHA} is a placeholder: the demo does not commit its change.\n"
     ));
     if timed_out {
         text.push_str(&style.red(&format!(
@@ -517,6 +541,56 @@ impl Agent {
             self.emit(ev);
         }
         Ok(run)
+    }
+
+    /// Run `git ARGS` in the worktree, as the doer working on the code would; report it.
+    fn git(&self, wt: &Path, args: &[&str], say: &str) -> Result<()> {
+        let mut ev = self.event("run", say);
+        let mut cmd = Command::new("git");
+        for (k, _) in std::env::vars_os() {
+            if k.to_string_lossy().starts_with("GIT_") {
+                cmd.env_remove(k);
+            }
+        }
+        let out = cmd
+            .arg("-C")
+            .arg(wt)
+            .args([
+                "-c",
+                "user.name=pair demo",
+                "-c",
+                "user.email=demo@pair.invalid",
+                "-c",
+                "commit.gpgsign=false",
+                "-c",
+                "init.defaultBranch=main",
+            ])
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| Error::Git {
+                message: format!("the demo runs git, which could not be started: {e}"),
+            })?;
+        let shown = std::iter::once("git".to_string())
+            .chain(args.iter().map(|a| shell_quote(a)))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let code = out.status.code().unwrap_or(1);
+        if code != 0 {
+            let message = String::from_utf8_lossy(&out.stderr).trim().to_string();
+            self.emit(self.event("fail", format!("`{shown}` exited {code}: {message}")));
+            return Err(failure(format!("{}: `{shown}` exited {code}", self.id)));
+        }
+        ev.command = Some(shown);
+        ev.exit = Some(code);
+        self.emit(ev);
+        Ok(())
+    }
+
+    /// Write a file in the worktree (what the doer's editor would do).
+    fn write_code(&self, wt: &Path, text: &str) -> Result<()> {
+        let path = wt.join(CODE_FILE);
+        std::fs::write(&path, text).map_err(|e| Error::io(&path, "write", e))
     }
 
     /// `pair poll BOARD --wait`: block until it is this agent's turn or the phase is terminal.
@@ -710,12 +784,23 @@ fn doer(me: &Agent, reviewers: &[String]) -> Result<()> {
                 )?;
             }
             "RED_TEST_APPROVED" => {
+                // The code lives in a git worktree: reviewers read its diffs, pinned by hash.
                 let wt = me.dir.join(".worktrees").join("task");
                 std::fs::create_dir_all(&wt).map_err(|e| Error::io(&wt, "create", e))?;
+                me.git(&wt, &["init", "-q"], "the worktree for the code")?;
+                me.write_code(&wt, CODE_BEFORE)?;
+                me.git(&wt, &["add", CODE_FILE], "")?;
+                me.git(&wt, &["commit", "-q", "-m", "search: as reported"], "")?;
                 let wt = wt.display().to_string();
                 me.pair(&["advance", BOARD, "CODING", "--worktree", &wt], &[0], "")?;
             }
             "CODING" => {
+                me.write_code(&code_dir(me), CODE_FIXED)?;
+                me.git(
+                    &code_dir(me),
+                    &["add", CODE_FILE],
+                    "stages the fix: the staged diff is what reviewers read",
+                )?;
                 let f = me.note_file(
                     "code-1",
                     "Staged: `search_pages` uses `total.div_ceil(per_page)`; both callers no \
@@ -728,6 +813,8 @@ fn doer(me: &Agent, reviewers: &[String]) -> Result<()> {
                 )?;
             }
             "CODE_CHANGES_REQUESTED" => {
+                // Not staged: a follow-up is read as the unstaged diff over the staged baseline.
+                me.write_code(&code_dir(me), CODE_FOLLOWUP)?;
                 let round = counter("code_review_round") + 1;
                 let f = me.note_file(
                     &format!("code-{round}"),
@@ -806,6 +893,9 @@ fn reviewer(me: &Agent) -> Result<()> {
         if phase.ends_with("_SUBMITTED") {
             me.pair(&["claim", BOARD], &[0], "")?;
         }
+        // Read exactly what was pinned, and name its hash with the verdict.
+        let read = me.pair(&["diff", BOARD], &[0], "reads the pinned artifact")?;
+        let sha = read.json["sha256"].as_str().unwrap_or("").to_string();
         let (verdict, note) = review_of(&me.id, &target, counter);
         let f = me.note_file(&format!("{}-{target}-{counter}", me.id), note)?;
         let rev = counter.to_string();
@@ -816,6 +906,8 @@ fn reviewer(me: &Agent) -> Result<()> {
                 verdict,
                 "--revision",
                 &rev,
+                "--artifact-sha256",
+                &sha,
                 "--note-file",
                 &f,
             ],

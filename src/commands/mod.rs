@@ -11,6 +11,7 @@ use crate::cli::{Cli, Cmd};
 use crate::error::{Error, Result};
 
 pub mod demo;
+mod diff;
 mod docs;
 mod init;
 mod read;
@@ -46,12 +47,13 @@ impl Outcome {
 
 /// Run a parsed command line.
 pub fn run(cli: Cli) -> Result<Outcome> {
+    let json = cli.json;
     match cli.command {
         Cmd::Init(a) => init::run(a),
         Cmd::Poll(a) => read::poll(a),
         Cmd::Status(a) => read::status(a),
         Cmd::Validate(a) => {
-            if cli.json && a.format == crate::cli::ValidateFormat::Github {
+            if json && a.format == crate::cli::ValidateFormat::Github {
                 return Err(Error::Usage(
                     "--json and --format github are two different outputs; choose one".into(),
                 ));
@@ -69,6 +71,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Cmd::Unblock(a) => semantic::unblock(a),
         Cmd::Stop(a) => semantic::stop(a),
         Cmd::Note(a) => semantic::note(a),
+        Cmd::Diff(a) => diff::run(a, json),
         Cmd::WorktreePath(a) => worktree::run(a),
         Cmd::Demo(a) => demo::run(a),
         Cmd::DemoAgent(a) => demo::agent(a),

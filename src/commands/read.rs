@@ -347,7 +347,7 @@ fn agents_json(fm: &crate::model::Frontmatter) -> serde_json::Value {
             let r = ag.review(*t);
             reviews.insert(
                 t.as_str().to_string(),
-                json!({"reviewed": r.reviewed, "verdict": r.verdict}),
+                json!({"reviewed": r.reviewed, "verdict": r.verdict, "sha256": r.sha256}),
             );
         }
         map.insert(

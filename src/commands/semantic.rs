@@ -12,12 +12,13 @@ use crate::cli::{
 };
 use crate::engine;
 use crate::error::{Error, Result};
-use crate::law::Consent;
-use crate::model::{Frontmatter, Verdict};
+use crate::law::{self, Consent};
+use crate::model::{Frontmatter, Observed, Phase, PinKind, Sha256, Verdict};
 use crate::ops::{self, Ctx, Edit};
-use crate::protocol::{self, Artifact};
+use crate::pin::{self, DiffSource, Judged};
+use crate::protocol::{self, Artifact, Command, TRANSITIONS, shell_word};
 use crate::report::SCHEMA;
-use crate::store::{Expect, WriteOptions};
+use crate::store::{self, Expect, WriteOptions};
 
 fn note_text(t: &NoteText, required: bool) -> Result<Option<String>> {
     let text = match (&t.note, &t.note_file) {
@@ -90,6 +91,12 @@ where
     let fm = &written.parsed.fm;
     let next = protocol::next(fm, &common.agent, &super::place(board, fm));
     let your_turn = next.handoff_to.iter().any(|h| h == &common.agent);
+    let pin = crate::report::current_target(fm).and_then(|t| {
+        fm.pin(t).map(|p| {
+            json!({"target": t, "counter": p.counter, "kind": p.kind, "sha256": p.sha256,
+                   "files": p.files})
+        })
+    });
     let json = json!({
         "schema": SCHEMA,
         "path": shown_board,
@@ -106,6 +113,7 @@ where
             "red_test_round": fm.red_test_round,
             "code_review_round": fm.code_review_round,
         },
+        "pin": pin,
         "next": next,
         "your_turn": your_turn,
         "warnings": written.warnings,
@@ -179,13 +187,138 @@ pub fn submit(a: SubmitArgs) -> Result<Outcome> {
     };
     let note = note_text(&a.text, true)?.unwrap_or_default();
     let no_review = a.no_review;
+    if !a.files.is_empty() && artifact != Artifact::RedTest {
+        return Err(Error::Usage(format!(
+            "--files names a red test's test files; `submit {}` pins {}",
+            artifact.as_str(),
+            match artifact {
+                Artifact::Code => "the staged diff",
+                Artifact::Followup => "the unstaged diff",
+                _ => "the submitted text",
+            }
+        )));
+    }
+    // What the submission pins is read before the lock (git can take a while on a big diff);
+    // the write then checks that the worktree and base it was read from are still the ones
+    // recorded.
+    let (observed, seen) = match artifact {
+        Artifact::Code | Artifact::Followup => {
+            match observe_diff(&a.board, &a.common.agent, artifact)? {
+                Some((o, src)) => (Some(o), Some(src)),
+                None => (None, None),
+            }
+        }
+        Artifact::RedTest if !a.files.is_empty() => (Some(pin::files(&note, &a.files)?), None),
+        _ => (Some(pin::text(&note)), None),
+    };
     apply(
         &a.board,
         &a.common,
         &format!("submit-{}", artifact.as_str()),
         consent(a.user_approved, a.waive.clone()),
-        |fm, ctx| ops::submit(fm, ctx, artifact, &note, no_review),
+        move |fm, ctx| {
+            if let Some(seen) = &seen
+                && DiffSource::of(fm) != *seen
+            {
+                return Err(Error::StaleArtifact {
+                    message: "the worktree or base_sha recorded on the blackboard changed while \
+                              the diff was being read; run the command again"
+                        .into(),
+                });
+            }
+            ops::submit(fm, ctx, artifact, &note, no_review, observed)
+        },
     )
+}
+
+/// The diff a code or follow-up submission pins, read from the worktree the blackboard records
+/// (without the lock). `None` when the submission will be refused anyway (wrong agent, wrong
+/// phase, unreadable board): the locked write says why.
+fn observe_diff(
+    board: &Path,
+    agent: &str,
+    artifact: Artifact,
+) -> Result<Option<(Observed, DiffSource)>> {
+    let Ok(valid) = store::load_frontmatter(board) else {
+        return Ok(None);
+    };
+    let fm = &valid.parsed.fm;
+    let command = Command::Submit(artifact);
+    let has_row = TRANSITIONS
+        .iter()
+        .any(|t| t.command == command && t.from.matches(fm.phase));
+    if !has_row || fm.worktree.is_none() || law::admit(fm, agent, command).is_err() {
+        return Ok(None);
+    }
+    Ok(Some((pin::observe_diff(fm, artifact)?, DiffSource::of(fm))))
+}
+
+/// `--artifact-sha256`: 64 hex digits.
+fn sha_arg(s: &str) -> Result<Sha256> {
+    Sha256::parse(&s.trim().to_lowercase()).ok_or_else(|| {
+        Error::Usage(format!(
+            "--artifact-sha256 must be the 64 hex digits `pair diff` or `poll` gave, got {s:?}"
+        ))
+    })
+}
+
+/// What a verdict judged, checked before the lock: the pinned artifact must still be what was
+/// submitted, and what the reviewer read (`--artifact-sha256`) must be it. `None` when the
+/// verdict will be refused anyway or the round is not pinned (with a warning saying so).
+fn judge_artifact(
+    board: &Path,
+    agent: &str,
+    revision: u32,
+    read: Option<Sha256>,
+) -> Result<(Option<Sha256>, Vec<String>)> {
+    let Ok(valid) = store::load_frontmatter(board) else {
+        return Ok((None, vec![]));
+    };
+    let fm = &valid.parsed.fm;
+    let Some(target) = fm.phase.review_target() else {
+        return Ok((None, vec![]));
+    };
+    if fm.counter(target) != revision
+        || !fm.required_reviewers.iter().any(|r| r == agent)
+        || law::admit(fm, agent, Command::Verdict).is_err()
+    {
+        return Ok((None, vec![]));
+    }
+    let body = match fm.pin(target) {
+        Some(p) if p.kind == PinKind::Files => Some(store::load(board)?.valid.doc.body),
+        _ => None,
+    };
+    let artifact = match fm.phase {
+        Phase::FollowupReview => Artifact::Followup,
+        _ => Artifact::ALL
+            .iter()
+            .copied()
+            .find(|a| a.target() == target)
+            .unwrap_or(Artifact::Code),
+    };
+    let resubmit = format!(
+        "pair submit {} --agent {} {} --note-file FILE",
+        shell_word(&super::shown(board)),
+        shell_word(fm.doer().unwrap_or("DOER")),
+        artifact.as_str()
+    );
+    match pin::check_verdict(fm, target, body.as_deref(), read, &resubmit)? {
+        Judged::Pinned(h) => Ok((Some(h), vec![])),
+        Judged::NotPinned => Ok((
+            None,
+            vec![format!(
+                "{} {} is not pinned (its submission recorded no artifact hash): this verdict is \
+                 not checked against the artifact{}",
+                target.as_str().replace('_', " "),
+                revision,
+                if read.is_some() {
+                    ", and --artifact-sha256 was not checked"
+                } else {
+                    ""
+                }
+            )],
+        )),
+    }
 }
 
 pub fn verdict(a: VerdictArgs) -> Result<Outcome> {
@@ -196,13 +329,21 @@ pub fn verdict(a: VerdictArgs) -> Result<Outcome> {
     };
     let note = note_text(&a.text, true)?.unwrap_or_default();
     let revision = a.revision;
-    apply(
+    let read = a.artifact_sha256.as_deref().map(sha_arg).transpose()?;
+    super::agent_arg("--agent", &a.common.agent)?;
+    let (judged, warnings) = judge_artifact(&a.board, &a.common.agent, revision, read)?;
+    let mut out = apply(
         &a.board,
         &a.common,
         "verdict",
         consent(false, None),
-        |fm, ctx| ops::verdict(fm, ctx, v, revision, &note),
-    )
+        |fm, ctx| ops::verdict(fm, ctx, v, revision, &note, judged),
+    )?;
+    if let Some(list) = out.json.get_mut("warnings").and_then(|w| w.as_array_mut()) {
+        list.extend(warnings.iter().map(|w| json!(w)));
+    }
+    out.warnings.extend(warnings);
+    Ok(out)
 }
 
 pub fn advance(a: AdvanceArgs) -> Result<Outcome> {
@@ -218,7 +359,15 @@ pub fn advance(a: AdvanceArgs) -> Result<Outcome> {
         &a.common,
         "advance",
         consent(a.user_approved, a.waive.clone()),
-        |fm, ctx| ops::advance(fm, ctx, to, &args),
+        |fm, ctx| {
+            let edit = ops::advance(fm, ctx, to, &args)?;
+            // The move that records the worktree records a git worktree: the code under review
+            // is its diff.
+            if let Some(w) = &args.worktree {
+                crate::git::worktree_top(Path::new(w))?;
+            }
+            Ok(edit)
+        },
     )
 }
 

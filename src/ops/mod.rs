@@ -149,7 +149,15 @@ mod tests {
     #[test]
     fn submit_snapshots_reviewers_counts_and_asks_for_its_entry() {
         let mut fm = board();
-        let edit = submit(&mut fm, &ctx("doer"), Artifact::Plan, "the plan", false).expect("ok");
+        let edit = submit(
+            &mut fm,
+            &ctx("doer"),
+            Artifact::Plan,
+            "the plan",
+            false,
+            None,
+        )
+        .expect("ok");
         assert_eq!(fm.plan_revision, 1);
         assert_eq!(fm.phase, Phase::PlanningSubmitted);
         assert_eq!(fm.required_reviewers, ["alice"]);
@@ -166,11 +174,11 @@ mod tests {
     #[test]
     fn the_last_verdict_completes_the_round_in_the_same_edit() {
         let mut fm = board();
-        submit(&mut fm, &ctx("doer"), Artifact::Plan, "p", false).expect("submitted");
-        let edit = verdict(&mut fm, &ctx("alice"), Verdict::Approved, 1, "ok").expect("ok");
+        submit(&mut fm, &ctx("doer"), Artifact::Plan, "p", false, None).expect("submitted");
+        let edit = verdict(&mut fm, &ctx("alice"), Verdict::Approved, 1, "ok", None).expect("ok");
         assert_eq!(fm.phase, Phase::PlanApproved);
         assert!(edit.summary.contains("round is complete"));
-        let stale = verdict(&mut fm, &ctx("alice"), Verdict::Approved, 0, "ok");
+        let stale = verdict(&mut fm, &ctx("alice"), Verdict::Approved, 0, "ok", None);
         assert!(stale.is_err());
     }
 

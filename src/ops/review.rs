@@ -4,7 +4,7 @@ use super::{
     Ctx, Edit, Entry, admit, artifact_section, checked_note, set_phase, target_noun, touch,
 };
 use crate::error::{Error, Result};
-use crate::model::{Agent, Frontmatter, Role, Status, Target, Verdict};
+use crate::model::{Agent, Frontmatter, Role, Sha256, Status, Target, Verdict};
 use crate::protocol::{self, Command, DiffScope, TRANSITIONS, To, outcome_phase};
 
 /// `register`: add the actor as a reviewer (and, with `required`, to `required_reviewers`; the
@@ -81,13 +81,15 @@ pub fn claim(fm: &mut Frontmatter, ctx: &Ctx) -> Result<Edit> {
 }
 
 /// `verdict`: a required reviewer's verdict on the current revision; completes the round when it
-/// is the last one missing.
+/// is the last one missing. `judged` is the hash of the artifact the reviewer judged, recorded
+/// with the verdict (the law holds it to the round's pin).
 pub fn verdict(
     fm: &mut Frontmatter,
     ctx: &Ctx,
     verdict: Verdict,
     revision: u32,
     note: &str,
+    judged: Option<Sha256>,
 ) -> Result<Edit> {
     admit(fm, ctx, Command::Verdict)?;
     let Some(target) = fm.phase.review_target() else {
@@ -116,6 +118,7 @@ pub fn verdict(
             let replaced = r.reviewed == Some(counter) && r.verdict.is_some();
             r.reviewed = Some(counter);
             r.verdict = Some(verdict);
+            r.sha256 = judged;
             replaced
         }
         None => return Err(crate::law::not_registered(&id)),
@@ -141,6 +144,18 @@ pub fn verdict(
         ctx.now
     );
     let mut summary = format!("{id}: {verdict} on {noun_lc} {unit} {counter}");
+    let note = match (judged, fm.pin(target)) {
+        (Some(h), Some(pin)) => {
+            summary.push_str(&format!(" (judged {} {})", pin.kind.describe(), h.short()));
+            let line = format!("Judged: {} sha256 `{h}`.", pin.kind.describe());
+            if note.trim().is_empty() {
+                line
+            } else {
+                format!("{}\n\n{line}", note.trim_end())
+            }
+        }
+        _ => note,
+    };
     let r = protocol::round(fm, target);
     if r.complete {
         let from = fm.phase;

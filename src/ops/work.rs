@@ -5,16 +5,21 @@ use super::{
     touch,
 };
 use crate::error::{Error, Flag, Hint, Result};
-use crate::model::{Frontmatter, Phase, Status};
+use crate::model::{Frontmatter, Observed, Phase, PinKind, Status};
 use crate::protocol::{self, Actor, Artifact, Command, Needs, TRANSITIONS, To, Transition};
 
 /// `submit`: the doer submits an artifact for review.
+///
+/// `pin` is what the submission observed of its artifact (the hash of the submitted text, of the
+/// test files, or of the diff): it is pinned with the new counter. Without one the target is left
+/// unpinned, as a raw write may leave it.
 pub fn submit(
     fm: &mut Frontmatter,
     ctx: &Ctx,
     artifact: Artifact,
     note: &str,
     no_review: bool,
+    pin: Option<Observed>,
 ) -> Result<Edit> {
     let command = Command::Submit(artifact);
     admit(fm, ctx, command)?;
@@ -45,12 +50,52 @@ pub fn submit(
             artifact.as_str()
         )));
     };
+    let was_pinned = fm.pin(target).map(|was| (was.counter, was.sha256));
     *fm.counter_mut(target) = n;
     let (_, unit) = target_noun(target);
-    let heading = submission_heading(artifact, n, ctx);
+    let heading = submission_heading(artifact, n, ctx, from);
+    // The submitted text is itself the pinned artifact of a text pin, so nothing is added to
+    // it; the entry of a diff says which diff it pinned.
+    let mut text = note;
+    if let Some(p) = pin
+        .as_ref()
+        .filter(|p| p.kind.can_drift() && p.kind != PinKind::Files)
+    {
+        let before = was_pinned.map(|(counter, sha)| {
+            format!(" (round {counter} was pinned at `{sha}`; it changed after it was submitted)")
+        });
+        let line = format!(
+            "Pinned: {} sha256 `{}`{}.",
+            p.kind.describe(),
+            p.sha256,
+            before.filter(|_| from.is_reviewable()).unwrap_or_default()
+        );
+        text = if text.trim().is_empty() {
+            line
+        } else {
+            format!("{}\n\n{line}", text.trim_end())
+        };
+    }
+    let pinned = pin.as_ref().map(|p| {
+        format!(
+            "; pinned the {} at sha256 {}",
+            p.kind.describe(),
+            p.sha256.short()
+        )
+    });
+    fm.pins.set(target, pin.map(|p| p.pin(n)));
     set_phase(fm, ctx, to);
     touch(fm, ctx, Some(Status::Waiting));
-    let mut summary = format!("submitted {} {unit} {n}: {from} → {to}", artifact.as_str());
+    let verb = if from.is_reviewable() {
+        "resubmitted"
+    } else {
+        "submitted"
+    };
+    let mut summary = format!(
+        "{verb} {} {unit} {n}: {from} → {to}{}",
+        artifact.as_str(),
+        pinned.unwrap_or_default()
+    );
     // Nobody to review (an approved no-review workflow): the row completes the empty round.
     let r = protocol::round(fm, target);
     if t.completes_empty_round && r.complete && fm.required_reviewers.is_empty() {
@@ -62,7 +107,7 @@ pub fn submit(
     Ok(Edit {
         command,
         summary,
-        entries: vec![Entry::new(artifact_section(target, false), heading, note)],
+        entries: vec![Entry::new(artifact_section(target, false), heading, text)],
     })
 }
 
@@ -103,18 +148,27 @@ fn snapshot_reviewers(
     Ok(())
 }
 
-/// The heading of submission number `n` of an artifact.
-fn submission_heading(artifact: Artifact, n: u32, ctx: &Ctx) -> String {
+/// The heading of submission number `n` of an artifact (a resubmission from a review phase,
+/// after its artifact drifted, says so).
+fn submission_heading(artifact: Artifact, n: u32, ctx: &Ctx, from: Phase) -> String {
     let (noun, unit) = target_noun(artifact.target());
+    let verb = if from.is_reviewable() {
+        "resubmitted"
+    } else {
+        "submitted"
+    };
     match artifact {
         Artifact::Code => format!(
-            "Code review round {n} — submitted (staged diff) — {} — {}",
+            "Code review round {n} — {verb} (staged diff) — {} — {}",
             ctx.agent, ctx.now
         ),
         Artifact::Followup => format!(
-            "Follow-up review round {n} — submitted (unstaged diff) — {} — {}",
+            "Follow-up review round {n} — {verb} (unstaged diff) — {} — {}",
             ctx.agent, ctx.now
         ),
+        _ if from.is_reviewable() => {
+            format!("{noun} {unit} {n} — {verb} — {} — {}", ctx.agent, ctx.now)
+        }
         _ => format!("{noun} {unit} {n} — {} — {}", ctx.agent, ctx.now),
     }
 }

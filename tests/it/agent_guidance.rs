@@ -315,6 +315,16 @@ fn next_is_runnable_as_given_from_another_directory_until_committed() {
         return;
     }
     let root = std::fs::canonicalize(repo.path()).unwrap();
+    let git_in = |dir: &std::path::Path, args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+            .args(args)
+            .current_dir(dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "git {args:?} in {}", dir.display());
+    };
+    git_in(&root, &["commit", "-q", "--allow-empty", "-m", "base"]);
     let elsewhere = tempfile::tempdir().unwrap();
     let note = elsewhere.path().join("note.md");
     std::fs::write(&note, "As the action says.\n").unwrap();
@@ -358,6 +368,16 @@ fn next_is_runnable_as_given_from_another_directory_until_committed() {
             }
             if argv.iter().any(|w| w == &expected_worktree) {
                 saw_default_worktree = true;
+                // What the doer does before coding: make the worktree, write and stage code.
+                let wt = std::path::Path::new(&expected_worktree);
+                if !wt.exists() {
+                    git_in(
+                        &root,
+                        &["worktree", "add", "-q", &expected_worktree, "-b", "board"],
+                    );
+                    std::fs::write(wt.join("code.txt"), "the fix\n").unwrap();
+                    git_in(wt, &["add", "code.txt"]);
+                }
             }
             trail.push(format!("[{}] {}", v["phase"], argv.join(" ")));
             let args: Vec<&str> = argv[1..].iter().map(String::as_str).collect();

@@ -145,6 +145,8 @@ fn every_command_prints_documented_keys_with_schema_1() {
                 "--user-approved",
             ],
         ),
+        ("diff", vec!["diff", "t.md"]),
+        ("diff", vec!["diff", "t.md", "--stat"]),
         ("claim", vec!["claim", "t.md", "--agent", "alice"]),
         (
             "verdict",

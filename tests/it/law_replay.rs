@@ -11,7 +11,7 @@ use std::path::Path;
 
 use pair::engine::{self, RawMode};
 use pair::law::Consent;
-use pair::model::{Phase, Timestamp, Verdict};
+use pair::model::{Observed, Phase, Sha256, Timestamp, Verdict};
 use pair::ops::{self, AdvanceArgs};
 use pair::protocol::{self, Artifact, Command, To};
 use pair::validate;
@@ -119,6 +119,29 @@ fn step() -> impl Strategy<Value = Step> {
 /// The operation a step means on the current board: who acts, and the edit.
 type OpFn = Box<dyn FnOnce(&mut pair::model::Frontmatter, &ops::Ctx) -> pair::Result<ops::Edit>>;
 
+/// What the submission of `a` pins, as the commands pin it: the text's hash, or a diff's. The
+/// diff's content changes every other round, so a resubmission mid-review is sometimes a real
+/// drift (accepted) and sometimes the same content (refused).
+fn observed(fm: &pair::model::Frontmatter, a: Artifact, note: &str) -> Option<Observed> {
+    let n = fm.counter(a.target()) + 1;
+    match a {
+        Artifact::Code | Artifact::Followup => Some(Observed {
+            kind: a.pin_kinds()[0],
+            sha256: Sha256::of(format!("{} diff {}", a.as_str(), n / 2).as_bytes()),
+            files: vec![],
+        }),
+        _ => Some(pair::pin::text(note)),
+    }
+}
+
+/// What a verdict judged, as `pair verdict` records it: the round's pin.
+fn judged(fm: &pair::model::Frontmatter) -> Option<Sha256> {
+    fm.phase
+        .review_target()
+        .and_then(|t| fm.pin(t))
+        .map(|p| p.sha256)
+}
+
 fn advance_args(to: Phase) -> AdvanceArgs {
     AdvanceArgs {
         worktree: (to == Phase::Coding).then(|| "/abs/wt".to_string()),
@@ -151,7 +174,9 @@ fn plan(bytes: &[u8], step: &Step) -> (String, OpFn) {
         } => (
             AGENTS[who].into(),
             Box::new(move |fm, ctx| {
-                ops::submit(fm, ctx, Artifact::ALL[artifact], "the artifact", no_review)
+                let a = Artifact::ALL[artifact];
+                let pin = observed(fm, a, "the artifact");
+                ops::submit(fm, ctx, a, "the artifact", no_review, pin)
             }),
         ),
         Step::Verdict { who, verdict, off } => {
@@ -162,7 +187,10 @@ fn plan(bytes: &[u8], step: &Step) -> (String, OpFn) {
                 .max(0) as u32;
             (
                 AGENTS[who].into(),
-                Box::new(move |fm, ctx| ops::verdict(fm, ctx, verdicts[verdict], rev, "looked")),
+                Box::new(move |fm, ctx| {
+                    let h = judged(fm);
+                    ops::verdict(fm, ctx, verdicts[verdict], rev, "looked", h)
+                }),
             )
         }
         Step::Advance { who, to } => {
@@ -205,7 +233,10 @@ fn guided(fm: &pair::model::Frontmatter, pick: usize, verdict: Verdict) -> (Stri
             let rev = r.counter;
             return (
                 who,
-                Box::new(move |fm, ctx| ops::verdict(fm, ctx, verdict, rev, "reviewed")),
+                Box::new(move |fm, ctx| {
+                    let h = judged(fm);
+                    ops::verdict(fm, ctx, verdict, rev, "reviewed", h)
+                }),
             );
         }
     }
@@ -216,7 +247,10 @@ fn guided(fm: &pair::model::Frontmatter, pick: usize, verdict: Verdict) -> (Stri
         Some(t) => match (t.command, t.to) {
             (Command::Submit(a), _) => (
                 doer,
-                Box::new(move |fm, ctx| ops::submit(fm, ctx, a, "artifact", no_review)),
+                Box::new(move |fm, ctx| {
+                    let pin = observed(fm, a, "artifact");
+                    ops::submit(fm, ctx, a, "artifact", no_review, pin)
+                }),
             ),
             (_, To::Phase(to)) => (
                 doer,

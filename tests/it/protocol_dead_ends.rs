@@ -747,17 +747,32 @@ fn a_raw_write_as_a_reviewer_may_carry_the_automatic_transition_its_verdict_comp
         "DOER submit plan --note p --user-approved",
     ]);
     let text = p.text();
+    // The plan's submission pinned it; a verdict on it records the pinned hash.
+    let pinned = p.status()["review"]["artifact"]["sha256"]
+        .as_str()
+        .expect("the plan is pinned")
+        .to_string();
     let at = text.find("\n  alice:\n").unwrap();
     let (head, tail) = text.split_at(at);
-    let tail = tail
+    let unsigned = tail
         .replacen(
             "reviewed_plan_revision: null",
             "reviewed_plan_revision: 1",
             1,
         )
         .replacen("plan_verdict: null", "plan_verdict: APPROVED", 1);
-    let approved = set_top(&format!("{head}{tail}"), "phase", "PLAN_APPROVED");
+    let tail = unsigned.replacen(
+        "plan_verdict: APPROVED\n",
+        &format!("plan_verdict: APPROVED\n    reviewed_plan_sha256: \"{pinned}\"\n"),
+        1,
+    );
     let h = p.b.sha();
+    // Without the hash of what it judged, the verdict is refused.
+    let bare = set_top(&format!("{head}{unsigned}"), "phase", "PLAN_APPROVED");
+    p.b.write_expect(&bare, &h, &["--as", "alice"])
+        .code(6)
+        .mentions(&["reviewed_plan_sha256", "pinned"]);
+    let approved = set_top(&format!("{head}{tail}"), "phase", "PLAN_APPROVED");
     p.b.write_expect(&approved, &h, &["--as", "alice"]).code(0);
     p.assert_phase("PLAN_APPROVED");
     p.assert_valid();

@@ -278,6 +278,9 @@ fn an_optional_reviewer_registering_in_a_no_review_workflow_is_not_made_required
         ],
     );
     e.ok(0, &["register", "nr.md", "--agent", "carol"]);
+    // The worktree is a git worktree with a staged change (what the code submission pins).
+    let wt = e.path("wt");
+    crate::common::git_worktree(&wt);
     e.ok(
         0,
         &[
@@ -287,7 +290,7 @@ fn an_optional_reviewer_registering_in_a_no_review_workflow_is_not_made_required
             "doer",
             "CODING",
             "--worktree",
-            "/tmp/wt",
+            wt.to_str().unwrap(),
         ],
     );
     e.ok(

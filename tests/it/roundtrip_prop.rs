@@ -3,7 +3,8 @@
 
 use pair::document::{Document, Eol};
 use pair::model::{
-    self, Agent, Audit, Frontmatter, Phase, Review, Role, Status, Target, Timestamp, Verdict,
+    self, Agent, Audit, Frontmatter, Phase, Pin, PinKind, Pins, Review, Role, Sha256, Status,
+    Target, Timestamp, Verdict,
 };
 use pair::yaml::{self, Node, Value};
 use proptest::prelude::*;
@@ -42,12 +43,50 @@ fn timestamp() -> impl Strategy<Value = Timestamp> {
         .prop_map(|s| Timestamp(chrono::DateTime::from_timestamp(s, 0).expect("in range")))
 }
 
+fn sha() -> impl Strategy<Value = Sha256> {
+    any::<[u8; 32]>().prop_map(Sha256)
+}
+
 fn review() -> impl Strategy<Value = Review> {
     (
         proptest::option::of(0u32..1000),
         proptest::option::of(proptest::sample::select(Verdict::ALL.to_vec())),
+        proptest::option::of(sha()),
     )
-        .prop_map(|(reviewed, verdict)| Review { reviewed, verdict })
+        .prop_map(|(reviewed, verdict, sha256)| Review {
+            reviewed,
+            verdict,
+            sha256,
+        })
+}
+
+fn pin() -> impl Strategy<Value = Pin> {
+    (
+        1u32..1000,
+        proptest::sample::select(PinKind::ALL.to_vec()),
+        sha(),
+        proptest::collection::vec(text().prop_map(|t| format!("/{t}")), 0..3),
+    )
+        .prop_map(|(counter, kind, sha256, files)| Pin {
+            counter,
+            kind,
+            sha256,
+            // Paths with control characters are refused; a pin never holds one.
+            files: files
+                .into_iter()
+                .filter(|f| !f.chars().any(char::is_control))
+                .collect(),
+        })
+}
+
+fn pins() -> impl Strategy<Value = Pins> {
+    proptest::collection::vec(proptest::option::of(pin()), 4).prop_map(|v| {
+        let mut pins = Pins::default();
+        for (t, p) in Target::ALL.iter().zip(v) {
+            pins.set(*t, p);
+        }
+        pins
+    })
 }
 
 fn leaf() -> impl Strategy<Value = Value> {
@@ -109,7 +148,7 @@ fn agent(role: Role) -> impl Strategy<Value = Agent> {
 
 fn frontmatter() -> impl Strategy<Value = Frontmatter> {
     let flags = (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>());
-    let counters = (0u32..50, 0u32..50, 0u32..50, 0u32..50);
+    let counters = ((0u32..50, 0u32..50, 0u32..50, 0u32..50), pins());
     let audit = (
         proptest::option::of(text()),
         proptest::option::of("[0-9a-f]{7,40}"),
@@ -137,7 +176,7 @@ fn frontmatter() -> impl Strategy<Value = Frontmatter> {
                 (yolo, rca, red, no_review),
                 work_type,
                 required,
-                (a, p, r, c),
+                ((a, p, r, c), pins),
                 worktree,
                 blocked_from,
                 (root, sha, merged_at, removed),
@@ -164,6 +203,7 @@ fn frontmatter() -> impl Strategy<Value = Frontmatter> {
                     plan_revision: p,
                     red_test_round: r,
                     code_review_round: c,
+                    pins,
                     worktree,
                     blocked_from,
                     audit: Audit {

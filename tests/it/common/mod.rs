@@ -667,3 +667,55 @@ pub fn init_board(extra: &[&str]) -> Board {
     pair(["validate", b.p()]).code(0);
     b
 }
+
+// ---------------------------------------------------------------------------------------------
+// git worktrees
+
+/// Runs `git ARGS...` in `dir` with a fixed identity and none of the caller's git environment;
+/// panics unless it succeeds. Returns stdout.
+#[track_caller]
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let mut c = std::process::Command::new("git");
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("GIT_") {
+            c.env_remove(k);
+        }
+    }
+    let out = c
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=Pair Test",
+            "-c",
+            "user.email=pair@example.invalid",
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .output()
+        .expect("git must be installed to run these tests");
+    assert!(
+        out.status.success(),
+        "git {args:?} in {} failed: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Makes `dir` a git repository with one commit, a staged change and an unstaged change on top
+/// of it, so both a code submission (staged diff) and a follow-up (unstaged diff) have
+/// something to pin.
+pub fn git_worktree(dir: &Path) {
+    fs::create_dir_all(dir).unwrap();
+    git(dir, &["init", "-q"]);
+    fs::write(dir.join("lib.txt"), "one\n").unwrap();
+    git(dir, &["add", "lib.txt"]);
+    git(dir, &["commit", "-q", "-m", "base"]);
+    fs::write(dir.join("lib.txt"), "one\ntwo\n").unwrap();
+    git(dir, &["add", "lib.txt"]);
+    fs::write(dir.join("lib.txt"), "one\ntwo\nthree\n").unwrap();
+}

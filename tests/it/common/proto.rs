@@ -95,7 +95,8 @@ pub fn review_section(counter_key: &str) -> &'static str {
     }
 }
 
-/// A blackboard driven by the real binary, with its doer id and an absolute worktree path.
+/// A blackboard driven by the real binary, with its doer id and an absolute path to a git
+/// worktree with a staged and an unstaged change ([`git_worktree`]).
 pub struct Proto {
     pub b: Board,
     pub doer: String,
@@ -112,8 +113,10 @@ impl Proto {
             .position(|a| *a == "--doer")
             .map(|i| extra[i + 1].to_string())
             .unwrap_or_else(|| "doer".to_string());
+        // A real git worktree: `advance CODING --worktree` checks it, and code submissions pin
+        // its staged and unstaged diffs.
         let wt_dir = b.aux.path().join("worktree");
-        fs::create_dir_all(&wt_dir).unwrap();
+        git_worktree(&wt_dir);
         let wt = wt_dir.to_str().unwrap().to_string();
         Proto { b, doer, wt }
     }

@@ -1,0 +1,141 @@
+//! `pair diff`: exactly the artifact under review — the pinned diff or text — and its SHA-256, so
+//! a reviewer reads the same bytes the pin covers.
+//!
+//! Without `--json` the artifact's bytes go to stdout unchanged (`pair diff BOARD | sha256sum`
+//! prints the pin) and the hash and what was read go to stderr. Like `status`, it takes no lock.
+
+use std::io::Write;
+
+use serde_json::json;
+
+use super::{Outcome, shown};
+use crate::cli::DiffArgs;
+use crate::error::{Error, Result};
+use crate::model::PinKind;
+use crate::ops::target_noun;
+use crate::pin::{self, FileStat};
+use crate::report::SCHEMA;
+use crate::store;
+
+pub fn run(a: DiffArgs, json_out: bool) -> Result<Outcome> {
+    let loaded = store::load(&a.board)?;
+    let fm = &loaded.valid.parsed.fm;
+    let Some(target) = fm.phase.review_target() else {
+        return Err(Error::protocol(format!(
+            "nothing is under review: phase {} is not a review phase, and `pair diff` prints the \
+             artifact a review round is about",
+            fm.phase
+        )));
+    };
+    let cur = pin::current(fm, target, &loaded.valid.doc.body)?;
+    let (noun, unit) = target_noun(target);
+    let round = format!("{} {unit} {}", noun.to_lowercase(), cur.counter);
+    if let (Some(p), Some(false)) = (&cur.pin, cur.matches_pin()) {
+        return Err(Error::StaleArtifact {
+            message: format!(
+                "stale artifact: {} changed after {round} was submitted (pinned sha256 {}, now \
+                 {}); what is there now is not what was submitted for review. The doer must \
+                 resubmit it or restore it",
+                cur.source, p.sha256, cur.sha256
+            ),
+        });
+    }
+    let is_diff = matches!(cur.kind, PinKind::Staged | PinKind::Unstaged);
+    let files: Vec<FileStat> = if is_diff {
+        pin::diff_stat(&cur.bytes)
+    } else {
+        Vec::new()
+    };
+    let insertions: u64 = files.iter().map(|f| f.insertions).sum();
+    let deletions: u64 = files.iter().map(|f| f.deletions).sum();
+    let lines = cur.bytes.iter().filter(|b| **b == b'\n').count();
+    let pinned = cur.pin.is_some();
+    let state = if pinned {
+        "pinned".to_string()
+    } else {
+        "not pinned: its submission recorded no hash, so this is the artifact as it is now".into()
+    };
+    let summary = format!("sha256 {} · {round}: {} ({state})", cur.sha256, cur.source);
+    if json_out {
+        let content = match (a.stat, std::str::from_utf8(&cur.bytes)) {
+            (false, Ok(s)) => json!(s),
+            _ => json!(null),
+        };
+        return Ok(Outcome::ok(
+            json!({
+                "schema": SCHEMA,
+                "path": shown(&a.board),
+                "target": target,
+                "counter": cur.counter,
+                "kind": cur.kind,
+                "source": cur.source,
+                "pinned": pinned,
+                "sha256": cur.sha256,
+                "files": cur.pin.as_ref().map(|p| p.files.clone()).unwrap_or_default(),
+                "stat": {
+                    "bytes": cur.bytes.len(),
+                    "lines": lines,
+                    "files": files,
+                    "insertions": insertions,
+                    "deletions": deletions,
+                },
+                "content": content,
+            }),
+            String::new(),
+        ));
+    }
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`| head`) is not a failure.
+    let _ = if a.stat {
+        out.write_all(stat_text(&cur, &files, insertions, deletions, lines).as_bytes())
+    } else {
+        out.write_all(&cur.bytes)
+    };
+    let _ = out.flush();
+    let _ = writeln!(std::io::stderr(), "pair diff: {summary}");
+    Ok(Outcome::ok(json!({}), String::new()))
+}
+
+fn stat_text(
+    cur: &pin::Current,
+    files: &[FileStat],
+    insertions: u64,
+    deletions: u64,
+    lines: usize,
+) -> String {
+    let mut s = String::new();
+    match cur.kind {
+        PinKind::Staged | PinKind::Unstaged => {
+            let width = files.iter().map(|f| f.path.len()).max().unwrap_or(0);
+            for f in files {
+                if f.binary {
+                    s.push_str(&format!(" {:<width$} | binary\n", f.path));
+                } else {
+                    s.push_str(&format!(
+                        " {:<width$} | +{} -{}\n",
+                        f.path, f.insertions, f.deletions
+                    ));
+                }
+            }
+            s.push_str(&format!(
+                " {} file{} changed, {insertions} insertion{}(+), {deletions} deletion{}(-)\n",
+                files.len(),
+                if files.len() == 1 { "" } else { "s" },
+                if insertions == 1 { "" } else { "s" },
+                if deletions == 1 { "" } else { "s" },
+            ));
+        }
+        PinKind::Text | PinKind::Files => {
+            s.push_str(&format!(
+                " {lines} line{}, {} byte{}\n",
+                if lines == 1 { "" } else { "s" },
+                cur.bytes.len(),
+                if cur.bytes.len() == 1 { "" } else { "s" }
+            ));
+            for f in cur.pin.iter().flat_map(|p| p.files.iter()) {
+                s.push_str(&format!(" {f}\n"));
+            }
+        }
+    }
+    s
+}

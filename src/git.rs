@@ -1,0 +1,259 @@
+//! Talking to git: the one place `pair` runs it, with its output form pinned.
+//!
+//! A pinned diff must hash the same for the doer who submits it and the reviewer who judges it,
+//! whatever either has in its git configuration. So every call runs `git` with the settings that
+//! change a diff's bytes overridden on the command line (`-c` wins over every configuration
+//! file), the diff options spelled out, a fixed locale, no pager, and none of the `GIT_*`
+//! variables a caller may have inherited (a hook's `GIT_DIR` would point git at another
+//! repository). Only [`staged_diff`], [`unstaged_diff`] and [`worktree_top`] are offered.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::error::{Error, Result};
+
+/// Configuration that changes what a diff looks like, overridden for every call.
+const CONFIG: &[&str] = &[
+    "color.ui=never",
+    "color.diff=never",
+    "diff.external=",
+    "diff.noprefix=false",
+    "diff.mnemonicPrefix=false",
+    "diff.relative=false",
+    "diff.renames=false",
+    "diff.suppressBlankEmpty=false",
+    "diff.algorithm=myers",
+    "diff.indentHeuristic=true",
+    "diff.interHunkContext=0",
+    "diff.context=3",
+    "diff.ignoreSubmodules=none",
+    "diff.submodule=short",
+    "core.abbrev=40",
+    "core.quotePath=true",
+    "core.attributesFile=/dev/null",
+    "core.fsmonitor=false",
+    "core.pager=cat",
+];
+
+/// The diff options, spelled out (each also overrides a configuration key or a default a later
+/// git could change): no external driver or text conversion, no colour, full blob ids, binary
+/// changes as full binary patches (so a changed binary file changes the hash), no rename
+/// detection, `a/` and `b/` prefixes, three lines of context, the default algorithm, paths from
+/// the top of the worktree, the default file order.
+const DIFF_OPTIONS: &[&str] = &[
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-color",
+    "--full-index",
+    "--binary",
+    "--no-renames",
+    "--no-relative",
+    "--src-prefix=a/",
+    "--dst-prefix=b/",
+    "--unified=3",
+    "--inter-hunk-context=0",
+    "--diff-algorithm=myers",
+    "--indent-heuristic",
+    "--submodule=short",
+    "--ignore-submodules=none",
+    "-O/dev/null",
+];
+
+fn git(dir: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    // Whatever git-specific environment the caller has is not ours to follow.
+    let inherited: Vec<OsString> = std::env::vars_os()
+        .map(|(k, _)| k)
+        .filter(|k| k.to_string_lossy().starts_with("GIT_"))
+        .collect();
+    for k in inherited {
+        cmd.env_remove(k);
+    }
+    cmd.env("LC_ALL", "C")
+        .env("LANG", "C")
+        .env("GIT_PAGER", "cat")
+        .env("PAGER", "cat")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_ATTR_NOSYSTEM", "1")
+        .stdin(Stdio::null());
+    cmd.arg("--no-pager").arg("-C").arg(dir);
+    for c in CONFIG {
+        cmd.arg("-c").arg(c);
+    }
+    cmd
+}
+
+/// Run git; its stdout, or a clear error.
+fn run(dir: &Path, args: &[&str], what: &str) -> Result<Vec<u8>> {
+    let out = git(dir).args(args).output().map_err(|e| Error::Git {
+        message: match e.kind() {
+            std::io::ErrorKind::NotFound => format!(
+                "cannot {what}: `git` was not found on PATH; pair runs git to pin and check code \
+                 diffs (install git, or put it on PATH)"
+            ),
+            _ => format!("cannot {what}: running git failed: {e}"),
+        },
+    })?;
+    if out.status.success() {
+        return Ok(out.stdout);
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    Err(Error::Git {
+        message: format!(
+            "cannot {what}: `git {}` failed in {}{}",
+            args.first().copied().unwrap_or_default(),
+            dir.display(),
+            if first.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", first.trim())
+            }
+        ),
+    })
+}
+
+fn not_a_worktree(path: &Path, why: &str) -> Error {
+    Error::Usage(format!(
+        "{} is not a git worktree: {why}. Give the top directory of the worktree the code is \
+         written in (`git worktree add PATH`; `pair worktree-path BOARD` prints the default)",
+        path.display()
+    ))
+}
+
+/// A directory that exists.
+fn directory(path: &Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(not_a_worktree(path, "it is not a directory")),
+        Err(_) => Err(not_a_worktree(path, "it does not exist")),
+    }
+}
+
+/// The cheap check before reading a recorded worktree's diff: the top of a worktree holds its
+/// `.git` (a directory, or a file for a linked worktree), so git reads that repository and not
+/// one around it. (`advance --worktree` checked the path fully when it was recorded.)
+fn recorded(path: &Path) -> Result<()> {
+    directory(path)?;
+    if std::fs::symlink_metadata(path.join(".git")).is_err() {
+        return Err(not_a_worktree(path, "it has no `.git`"));
+    }
+    Ok(())
+}
+
+/// The top of the git worktree `path` is, refusing (exit 4) a path that is not one: missing,
+/// not a directory, not in a git worktree, or only a directory inside one.
+pub fn worktree_top(path: &Path) -> Result<PathBuf> {
+    let not = |why: String| not_a_worktree(path, &why);
+    directory(path)?;
+    let out = git(path)
+        .args(["rev-parse", "--show-toplevel"])
+        .output()
+        .map_err(|e| Error::Git {
+            message: match e.kind() {
+                std::io::ErrorKind::NotFound => "`git` was not found on PATH; pair runs git to \
+                     check worktrees and pin code diffs (install git, or put it on PATH)"
+                    .to_string(),
+                _ => format!("running git failed: {e}"),
+            },
+        })?;
+    if !out.status.success() {
+        return Err(not("git does not know it as a work tree".into()));
+    }
+    let top = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim_end_matches(['\n', '\r']));
+    let same = match (std::fs::canonicalize(path), std::fs::canonicalize(&top)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if !same {
+        return Err(not(format!(
+            "it is inside the worktree {}, not its top",
+            top.display()
+        )));
+    }
+    Ok(top)
+}
+
+/// Whether `s` can be passed to git as a commit id (and never as an option).
+fn commit_id(s: &str) -> bool {
+    (4..=64).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// The staged diff of a worktree in canonical form: the index against `base` (a commit id), or
+/// against `HEAD` when no base is recorded (`git diff --cached`).
+pub fn staged_diff(worktree: &Path, base: Option<&str>) -> Result<Vec<u8>> {
+    recorded(worktree)?;
+    let mut args = vec!["diff", "--cached"];
+    args.extend_from_slice(DIFF_OPTIONS);
+    if let Some(b) = base {
+        if !commit_id(b) {
+            return Err(Error::Git {
+                message: format!(
+                    "base_sha {b:?} on the blackboard is not a commit id (4-64 hex digits); \
+                     the staged diff is taken against it"
+                ),
+            });
+        }
+        args.push(b);
+    }
+    args.push("--");
+    run(worktree, &args, "read the staged diff").map(canonical)
+}
+
+/// The unstaged diff of a worktree (the working tree against the index) in canonical form.
+pub fn unstaged_diff(worktree: &Path) -> Result<Vec<u8>> {
+    recorded(worktree)?;
+    let mut args = vec!["diff"];
+    args.extend_from_slice(DIFF_OPTIONS);
+    args.push("--");
+    run(worktree, &args, "read the unstaged diff").map(canonical)
+}
+
+/// Drop the function context git writes after a hunk header (`@@ -1,3 +1,3 @@ fn main`): it
+/// comes from `diff.<driver>.xfuncname`, which is configuration, not content. Nothing else in
+/// a patch starts with `@@ -` (hunk lines start with a space, `+`, `-` or `\`).
+fn canonical(raw: Vec<u8>) -> Vec<u8> {
+    if !raw.windows(4).any(|w| w == b"@@ -") {
+        return raw;
+    }
+    let mut out = Vec::with_capacity(raw.len());
+    for line in raw.split_inclusive(|b| *b == b'\n') {
+        if line.starts_with(b"@@ -")
+            && let Some(end) = line[2..].windows(2).position(|w| w == b"@@")
+        {
+            out.extend_from_slice(&line[..end + 4]);
+            out.push(b'\n');
+        } else {
+            out.extend_from_slice(line);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hunk_headers_lose_their_function_context_and_nothing_else_changes() {
+        let raw = b"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@ fn main() {\n-a\n+b\n \
+                    @@ -not a header\n@@ -5 +5 @@\n-c\n+d\n"
+            .to_vec();
+        let out = canonical(raw);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n+b\n @@ -not a header\n\
+             @@ -5 +5 @@\n-c\n+d\n"
+        );
+    }
+
+    #[test]
+    fn only_commit_ids_are_passed_as_a_base() {
+        assert!(commit_id("1a2b3c4d"));
+        assert!(!commit_id("--output=/tmp/x"));
+        assert!(!commit_id("abc"));
+        assert!(!commit_id("HEAD"));
+    }
+}

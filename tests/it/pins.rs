@@ -1,0 +1,719 @@
+//! Pinned artifacts, against real git repositories in temporary directories: every submission
+//! pins the SHA-256 of what it submits, every verdict records the hash it judged, and a verdict
+//! on an artifact that changed after its submission is refused as stale (exit 3) until the doer
+//! resubmits. `pair diff` prints exactly the pinned bytes; the hash does not depend on the
+//! user's git configuration; boards without a worktree, or from before pins, keep working.
+
+use std::fs;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common::*;
+use crate::proto::*;
+
+/// A board with one required reviewer (alice), driven to CODING on the proto's git worktree.
+fn coding() -> Proto {
+    let p = Proto::init(&["--reviewers", "alice"]);
+    p.steps(&[
+        "alice register",
+        "DOER advance PLANNING --user-approved",
+        "DOER submit plan --note the-plan --user-approved",
+    ]);
+    p.ok(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "1", "--note", "ok"],
+    );
+    p.ok(
+        "doer",
+        &["advance", "CODING", "--worktree", "{wt}", "--user-approved"],
+    );
+    p
+}
+
+fn wt(p: &Proto) -> &Path {
+    Path::new(&p.wt)
+}
+
+/// The pin of the round under review, from `status --json`.
+fn pin(p: &Proto) -> Value {
+    p.status()["review"]["artifact"].clone()
+}
+
+fn pin_sha(p: &Proto) -> String {
+    pin(p)["sha256"]
+        .as_str()
+        .unwrap_or_else(|| panic!("the round is pinned\n{}", p.text()))
+        .to_string()
+}
+
+/// `pair diff BOARD`: the raw stdout bytes.
+fn diff_bytes(p: &Proto, env: &[(&str, &str)]) -> Vec<u8> {
+    let out = pair_env(["diff", p.p()], env);
+    out.code(0);
+    out.stdout_bytes.clone()
+}
+
+#[test]
+fn drift_a_staged_edit_after_submit_code_refuses_the_verdict_until_the_doer_resubmits() {
+    let p = coding();
+    p.ok("doer", &["submit", "code", "--note", "staged"]);
+    let pinned = pin_sha(&p);
+    assert_eq!(pin(&p)["kind"], "staged", "{}", p.text());
+    assert_eq!(pin(&p)["counter"], 1);
+
+    // The doer changes the staged diff after submitting.
+    fs::write(wt(&p).join("lib.txt"), "one\ntwo\nsneaky\n").unwrap();
+    git(wt(&p), &["add", "lib.txt"]);
+
+    let out = p.refused(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "1", "--note", "lgtm"],
+        3,
+    );
+    out.mentions(&["staged diff", "changed", "resubmit", &pinned]);
+    pair(["diff", p.p()]).code(3).mentions(&["changed"]);
+    let err = pair([
+        "verdict",
+        p.p(),
+        "--agent",
+        "alice",
+        "APPROVED",
+        "--revision",
+        "1",
+        "--note",
+        "x",
+        "--json",
+    ])
+    .json_error(3);
+    assert_eq!(err["kind"], "stale_artifact");
+
+    // Resubmitting pins the new content as round 2; the verdict on it goes through.
+    p.ok_entry(
+        "doer",
+        &["submit", "code", "--note", "resubmitted"],
+        "Code Review Rounds",
+        Some(2),
+        None,
+    );
+    p.assert_state("CODE_SUBMITTED", [0, 1, 0, 2]);
+    let repinned = pin_sha(&p);
+    assert_ne!(repinned, pinned);
+    assert!(
+        p.text()
+            .contains(&format!("round 1 was pinned at `{pinned}`")),
+        "{}",
+        p.text()
+    );
+    p.refused(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "1", "--note", "old"],
+        3,
+    );
+    p.ok(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "2", "--note", "lgtm"],
+    );
+    p.assert_phase("READY_TO_COMMIT");
+    let s = p.status();
+    assert_eq!(
+        s["agents"]["alice"]["reviews"]["code"]["sha256"], repinned,
+        "the verdict records the hash it judged: {s:#}"
+    );
+}
+
+#[test]
+fn an_unstaged_edit_does_not_move_a_staged_pin() {
+    let p = coding();
+    p.ok("doer", &["submit", "code", "--note", "staged"]);
+    fs::write(wt(&p).join("lib.txt"), "one\ntwo\nthree\nfour\n").unwrap();
+    p.ok(
+        "alice",
+        &[
+            "verdict",
+            "COMMENT",
+            "--revision",
+            "1",
+            "--note",
+            "one remark",
+        ],
+    );
+    p.assert_phase("CODE_CHANGES_REQUESTED");
+}
+
+#[test]
+fn a_resubmission_without_drift_is_withdrawing_mid_review_and_refused() {
+    let p = coding();
+    p.ok("doer", &["submit", "code", "--note", "staged"]);
+    p.refused("doer", &["submit", "code", "--note", "again"], 6)
+        .mentions(&["under review", "still matches its pin"]);
+    p.ok("alice", &["claim"]);
+    p.refused("doer", &["submit", "code", "--note", "again"], 6);
+    // A text cannot drift: a plan under review is never resubmitted.
+    let q = Proto::init(&["--reviewers", "alice"]);
+    q.steps(&[
+        "alice register",
+        "DOER advance PLANNING --user-approved",
+        "DOER submit plan --note p1 --user-approved",
+    ]);
+    q.refused(
+        "doer",
+        &["submit", "plan", "--note", "p2", "--user-approved"],
+        6,
+    )
+    .mentions(&["under review"]);
+}
+
+#[test]
+fn a_followup_pins_the_unstaged_diff_and_drift_there_is_caught_too() {
+    let p = coding();
+    p.ok("doer", &["submit", "code", "--note", "staged"]);
+    p.ok(
+        "alice",
+        &["verdict", "COMMENT", "--revision", "1", "--note", "remark"],
+    );
+    p.ok("doer", &["submit", "followup", "--note", "answered"]);
+    assert_eq!(pin(&p)["kind"], "unstaged");
+    assert_eq!(pin(&p)["counter"], 2);
+    let out = diff_bytes(&p, &[]);
+    assert!(
+        String::from_utf8_lossy(&out).contains("+three"),
+        "the follow-up is the unstaged diff: {}",
+        String::from_utf8_lossy(&out)
+    );
+    // Staging the follow-up empties the unstaged diff: the pinned artifact is gone.
+    git(wt(&p), &["add", "lib.txt"]);
+    p.refused(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "2", "--note", "ok"],
+        3,
+    )
+    .mentions(&["unstaged diff"]);
+    // Undo it; the verdict goes through.
+    git(wt(&p), &["reset", "-q", "--", "lib.txt"]);
+    fs::write(wt(&p).join("lib.txt"), "one\ntwo\n").unwrap();
+    git(wt(&p), &["add", "lib.txt"]);
+    fs::write(wt(&p).join("lib.txt"), "one\ntwo\nthree\n").unwrap();
+    p.ok(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "2", "--note", "ok"],
+    );
+    p.assert_phase("READY_TO_COMMIT");
+}
+
+#[test]
+fn the_artifact_sha256_a_reviewer_read_must_be_the_pin() {
+    let p = coding();
+    p.ok("doer", &["submit", "code", "--note", "staged"]);
+    let pinned = pin_sha(&p);
+    let other = sha256_hex(b"something else");
+    p.refused(
+        "alice",
+        &[
+            "verdict",
+            "APPROVED",
+            "--revision",
+            "1",
+            "--artifact-sha256",
+            &other,
+            "--note",
+            "x",
+        ],
+        3,
+    )
+    .mentions(&[&other, &pinned]);
+    p.refused(
+        "alice",
+        &[
+            "verdict",
+            "APPROVED",
+            "--revision",
+            "1",
+            "--artifact-sha256",
+            "not-a-hash",
+            "--note",
+            "x",
+        ],
+        4,
+    );
+    // poll names the pin and the exact verdict command.
+    let v = p.poll_expect("alice", 0);
+    assert_eq!(v["review"]["artifact"]["sha256"], pinned, "{v:#}");
+    let action = v["next"]["action"].as_str().unwrap_or_default();
+    assert!(
+        action.contains(&format!("--artifact-sha256 {pinned}")) && action.contains("pair diff"),
+        "{action}"
+    );
+    p.ok(
+        "alice",
+        &[
+            "verdict",
+            "APPROVED",
+            "--revision",
+            "1",
+            "--artifact-sha256",
+            &pinned.to_uppercase(),
+            "--note",
+            "read it",
+        ],
+    );
+    p.assert_phase("READY_TO_COMMIT");
+}
+
+#[test]
+fn pair_diff_prints_exactly_the_bytes_the_pin_covers() {
+    let p = coding();
+    p.ok("doer", &["submit", "code", "--note", "staged"]);
+    let pinned = pin_sha(&p);
+    let bytes = diff_bytes(&p, &[]);
+    assert_eq!(sha256_hex(&bytes), pinned);
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    assert!(
+        text.starts_with("diff --git a/lib.txt b/lib.txt\n"),
+        "{text}"
+    );
+    assert!(text.contains("+two\n") && !text.contains("three"), "{text}");
+    let j = pair(["diff", p.p(), "--json"]);
+    j.code(0);
+    let v = j.json();
+    assert_eq!(v["sha256"], pinned);
+    assert_eq!(v["pinned"], true);
+    assert_eq!(v["kind"], "staged");
+    assert_eq!(v["content"].as_str().unwrap().as_bytes(), &bytes[..]);
+    assert_eq!(v["stat"]["insertions"], 1);
+    let stat = pair(["diff", p.p(), "--stat"]);
+    stat.code(0)
+        .mentions(&["lib.txt", "1 file changed", &pinned]);
+
+    // A text artifact too: the plan as submitted.
+    let q = Proto::init(&["--reviewers", "alice"]);
+    q.steps(&["alice register", "DOER advance PLANNING --user-approved"]);
+    let note = "The plan\r\n\r\n### Step 1\n\nDo it.  \n\n\n";
+    let f = q.b.aux_file("plan.md", note);
+    q.ok(
+        "doer",
+        &[
+            "submit",
+            "plan",
+            "--note-file",
+            f.to_str().unwrap(),
+            "--user-approved",
+        ],
+    );
+    let text = diff_bytes(&q, &[]);
+    assert_eq!(text, b"The plan\n\n### Step 1\n\nDo it.\n");
+    assert_eq!(sha256_hex(&text), pin_sha(&q));
+}
+
+#[test]
+fn hashing_is_canonical_whatever_the_git_configuration() {
+    let p = coding();
+    let w = wt(&p);
+    // A change with everything a configuration could print differently: a rename, a binary
+    // file, a non-ASCII name, a hunk with function context, a long run of context.
+    fs::write(w.join("moved.txt"), "a\nb\nc\nd\ne\n").unwrap();
+    fs::write(
+        w.join("prog.c"),
+        "int main(void)\n{\n\tint a = 1;\n\tint b = 2;\n\tint c = 3;\n\tint d = 4;\n\treturn a;\n}\n",
+    )
+    .unwrap();
+    git(w, &["add", "moved.txt", "prog.c"]);
+    git(w, &["commit", "-q", "-m", "more"]);
+    git(w, &["mv", "moved.txt", "renamed.txt"]);
+    fs::write(
+        w.join("prog.c"),
+        "int main(void)\n{\n\tint a = 1;\n\tint b = 2;\n\tint c = 3;\n\tint d = 4;\n\treturn d;\n}\n",
+    )
+    .unwrap();
+    fs::write(w.join("blob.bin"), [0u8, 159, 146, 150, 0, 1, 2, 3]).unwrap();
+    fs::write(w.join("naïve.txt"), "é\n").unwrap();
+    git(w, &["add", "-A"]);
+    p.ok("doer", &["submit", "code", "--note", "staged"]);
+    let pinned = pin_sha(&p);
+
+    // Everything that changes what `git diff` prints, set where git reads it: the repository's
+    // own configuration (which wins over the user's), its attributes, and the environment.
+    for (k, v) in [
+        ("color.ui", "always"),
+        ("color.diff", "always"),
+        ("diff.external", "/bin/echo"),
+        ("diff.noprefix", "true"),
+        ("diff.mnemonicPrefix", "true"),
+        ("core.abbrev", "7"),
+        ("diff.renames", "copies"),
+        ("diff.algorithm", "patience"),
+        ("diff.context", "9"),
+        ("diff.interHunkContext", "5"),
+        ("diff.relative", "true"),
+        ("diff.suppressBlankEmpty", "true"),
+        ("diff.orderFile", "/dev/null"),
+        ("core.quotePath", "false"),
+        ("diff.cpp.xfuncname", "^(int.*)$"),
+        ("diff.bin.textconv", "od -c"),
+    ] {
+        git(w, &["config", "--local", k, v]);
+    }
+    fs::create_dir_all(w.join(".git/info")).unwrap();
+    fs::write(
+        w.join(".git/info/attributes"),
+        "*.c diff=cpp\n*.bin diff=bin\n",
+    )
+    .unwrap();
+    let hostile_env = [
+        ("GIT_EXTERNAL_DIFF", "/bin/echo"),
+        ("GIT_DIFF_OPTS", "--unified=12"),
+        ("GIT_DIR", "/nonexistent/.git"),
+        ("GIT_INDEX_FILE", "/nonexistent/index"),
+        ("GIT_PAGER", "rev"),
+        ("LC_ALL", "fr_FR.UTF-8"),
+    ];
+    let bytes = diff_bytes(&p, &hostile_env);
+    let text = String::from_utf8_lossy(&bytes).to_string();
+    assert_eq!(
+        sha256_hex(&bytes),
+        pinned,
+        "the same content must hash the same under any configuration:\n{text}"
+    );
+    assert!(
+        text.contains("diff --git a/renamed.txt b/renamed.txt\nnew file mode")
+            && text.contains("GIT binary patch")
+            && text.contains("\"b/na\\303\\257ve.txt\"")
+            && text.contains("@@ -4,5 +4,5 @@\n")
+            && !text.contains('\u{1b}'),
+        "{text}"
+    );
+    // And a verdict under that configuration finds no drift.
+    let mut args = p.args(
+        "alice",
+        &[
+            "verdict",
+            "APPROVED",
+            "--revision",
+            "1",
+            "--artifact-sha256",
+            &pinned,
+            "--note",
+            "ok",
+        ],
+    );
+    args.push("--json".into());
+    pair_env(&args, &hostile_env).code(0);
+    p.assert_phase("READY_TO_COMMIT");
+
+    // The other way round: submitted under the hostile configuration, read under none.
+    let q = coding();
+    for (k, v) in [
+        ("color.ui", "always"),
+        ("diff.noprefix", "true"),
+        ("core.abbrev", "9"),
+        ("diff.renames", "true"),
+    ] {
+        git(wt(&q), &["config", "--local", k, v]);
+    }
+    let mut args = q.args("doer", &["submit", "code", "--note", "staged"]);
+    args.push("--json".into());
+    pair_env(&args, &hostile_env).code(0);
+    let pinned = pin_sha(&q);
+    for (k, _) in [("color.ui", ""), ("diff.noprefix", ""), ("core.abbrev", "")] {
+        git(wt(&q), &["config", "--local", "--unset", k]);
+    }
+    assert_eq!(sha256_hex(diff_bytes(&q, &[])), pinned);
+}
+
+#[test]
+fn advance_checks_that_the_worktree_is_a_git_worktree() {
+    let p = Proto::init(&["--reviewers", "alice"]);
+    p.steps(&[
+        "alice register",
+        "DOER advance PLANNING --user-approved",
+        "DOER submit plan --note p --user-approved",
+        "alice verdict APPROVED --revision 1 --note ok",
+    ]);
+    let plain = p.b.aux.path().join("plain");
+    fs::create_dir_all(&plain).unwrap();
+    let sub = wt(&p).join("sub");
+    fs::create_dir_all(&sub).unwrap();
+    for (path, why) in [
+        ("/does/not/exist".to_string(), "does not exist"),
+        (plain.display().to_string(), "not a git worktree"),
+        (sub.display().to_string(), "not its top"),
+    ] {
+        p.refused(
+            "doer",
+            &["advance", "CODING", "--worktree", &path, "--user-approved"],
+            4,
+        )
+        .mentions(&["not a git worktree", why]);
+    }
+    p.ok(
+        "doer",
+        &["advance", "CODING", "--worktree", "{wt}", "--user-approved"],
+    );
+}
+
+#[test]
+fn empty_diffs_are_refused_with_what_to_do() {
+    let p = coding();
+    // Nothing staged: nothing to review.
+    git(wt(&p), &["reset", "-q"]);
+    git(wt(&p), &["stash", "-q"]);
+    p.refused("doer", &["submit", "code", "--note", "nothing"], 6)
+        .mentions(&["staged diff", "empty", "git add"]);
+    fs::write(wt(&p).join("lib.txt"), "one\ntwo\n").unwrap();
+    git(wt(&p), &["add", "lib.txt"]);
+    p.ok("doer", &["submit", "code", "--note", "staged"]);
+    p.ok(
+        "alice",
+        &["verdict", "COMMENT", "--revision", "1", "--note", "remark"],
+    );
+    // Nothing unstaged: no follow-up to review.
+    p.refused("doer", &["submit", "followup", "--note", "nothing"], 6)
+        .mentions(&["unstaged diff", "empty", "without staging"]);
+}
+
+#[test]
+fn poll_reads_the_pin_and_never_runs_git() {
+    let p = coding();
+    p.ok("doer", &["submit", "code", "--note", "staged"]);
+    let pinned = pin_sha(&p);
+    // No git on PATH: poll and status still answer, from the pin.
+    let no_git = [("PATH", "/nonexistent")];
+    let out = pair_env(["poll", p.p(), "--agent", "alice", "--json"], &no_git);
+    out.code(0);
+    assert_eq!(out.json()["review"]["artifact"]["sha256"], pinned);
+    pair_env(["status", p.p(), "--json"], &no_git).code(0);
+    // A verdict needs git to check the diff: it says so (exit 1) and writes nothing.
+    let before = p.b.read();
+    let out = pair_env(
+        [
+            "verdict",
+            p.p(),
+            "--agent",
+            "alice",
+            "APPROVED",
+            "--revision",
+            "1",
+            "--note",
+            "x",
+        ],
+        &no_git,
+    );
+    out.code(1).mentions(&["git", "not found"]);
+    p.b.assert_untouched(&before);
+}
+
+#[test]
+fn a_red_test_pins_its_text_and_the_test_files_named() {
+    let p = Proto::init(&["--reviewers", "alice", "--red-test"]);
+    p.steps(&[
+        "alice register",
+        "DOER advance PLANNING --user-approved",
+        "DOER submit plan --note p --user-approved",
+        "alice verdict APPROVED --revision 1 --note ok",
+        "DOER advance RED_TESTING",
+    ]);
+    let t1 =
+        p.b.aux_file("test_a.rs", "#[test] fn a() { assert!(false) }\n");
+    let t2 = p.b.aux_file("test_b.rs", "#[test] fn b() {}\n");
+    let files = format!("{},{}", t1.display(), t2.display());
+    p.ok(
+        "doer",
+        &[
+            "submit",
+            "red-test",
+            "--note",
+            "both fail",
+            "--files",
+            &files,
+        ],
+    );
+    let v = pin(&p);
+    assert_eq!(v["kind"], "files");
+    assert_eq!(v["files"].as_array().map(Vec::len), Some(2), "{v:#}");
+    let bytes = diff_bytes(&p, &[]);
+    assert_eq!(sha256_hex(&bytes), v["sha256"].as_str().unwrap());
+    let text = String::from_utf8(bytes).unwrap();
+    assert!(
+        text.starts_with("both fail\n==> ") && text.contains("assert!(false)"),
+        "{text}"
+    );
+    // A test file changes after the submission: stale until resubmitted.
+    fs::write(&t1, "#[test] fn a() {}\n").unwrap();
+    p.refused(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "1", "--note", "ok"],
+        3,
+    )
+    .mentions(&["test files", "changed"]);
+    p.ok(
+        "doer",
+        &[
+            "submit",
+            "red-test",
+            "--note",
+            "both fail, again",
+            "--files",
+            &files,
+        ],
+    );
+    p.ok(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "2", "--note", "ok"],
+    );
+    p.assert_phase("RED_TEST_APPROVED");
+    // --files is only for a red test.
+    p.refused(
+        "doer",
+        &["submit", "code", "--note", "c", "--files", &files],
+        4,
+    );
+}
+
+#[test]
+fn a_board_without_a_worktree_completes_its_plan_only_work_as_before() {
+    let p = Proto::init(&["--reviewers", "alice", "--work-type", "docs", "--rca"]);
+    p.steps(&[
+        "alice register",
+        "DOER advance ANALYZING --user-approved",
+        "DOER submit analysis --note why --user-approved",
+        "alice verdict CHANGES_REQUESTED --revision 1 --note deeper",
+        "DOER submit analysis --note deeper-why --user-approved",
+        "alice verdict APPROVED --revision 2 --note ok",
+        "DOER advance PLANNING",
+        "DOER submit plan --note the-docs-plan --user-approved",
+        "alice verdict APPROVED --revision 1 --note ok",
+    ]);
+    p.assert_phase("PLAN_APPROVED");
+    assert_eq!(p.top("worktree").as_deref(), Some("null"));
+    p.ok("doer", &["stop", "--reason", "the docs are written"]);
+    p.assert_phase("STOPPED");
+    // A no-review board pins its text too, and needs no git either.
+    let q = Proto::init(&[]);
+    q.steps(&[
+        "DOER advance PLANNING --user-approved",
+        "DOER submit plan --note p --user-approved --no-review",
+    ]);
+    q.assert_phase("PLAN_APPROVED");
+    assert!(q.text().contains("pins:\n  plan:\n"), "{}", q.text());
+}
+
+#[test]
+fn a_board_from_before_pins_validates_and_takes_unchecked_verdicts() {
+    // In CODE_SUBMITTED with a worktree that is not even a git repository: nothing was pinned,
+    // so no git is run and the verdict says it was not checked.
+    let content = set_top(
+        &set_top(
+            &set_top(
+                &set_top(
+                    &set_top(&minimal_with_reviewer("alice"), "phase", "CODE_SUBMITTED"),
+                    "required_reviewers",
+                    "[alice]",
+                ),
+                "plan_revision",
+                "1",
+            ),
+            "code_review_round",
+            "1",
+        ),
+        "worktree",
+        "/abs/old/worktree",
+    );
+    let b = Board::new(&content);
+    pair(["validate", b.p()]).code(0);
+    // poll shows the round unpinned, and the verdict without the flag it would name.
+    let v = pair(["poll", b.p(), "--agent", "alice", "--json"]).json();
+    assert_eq!(v["review"]["artifact"], Value::Null, "{v:#}");
+    let action = v["next"]["action"].as_str().unwrap_or_default();
+    assert!(!action.contains("--artifact-sha256"), "{action}");
+    let out = pair([
+        "verdict",
+        b.p(),
+        "--agent",
+        "alice",
+        "APPROVED",
+        "--revision",
+        "1",
+        "--artifact-sha256",
+        &sha256_hex(b"x"),
+        "--note",
+        "ok",
+    ]);
+    out.code(0)
+        .mentions(&["not pinned", "not checked", "--artifact-sha256"]);
+    assert!(b.read_string().contains("phase: READY_TO_COMMIT"));
+    assert!(!b.read_string().contains("sha256:"), "{}", b.read_string());
+}
+
+#[test]
+fn the_law_holds_raw_writes_to_the_pins() {
+    let p = coding();
+    p.ok("doer", &["submit", "code", "--note", "staged"]);
+    let pinned = pin_sha(&p);
+    let text = p.text();
+    let at = text.find("\n  alice:\n").unwrap();
+    let (head, tail) = text.split_at(at);
+    let signed = |h: &str| {
+        let tail = tail
+            .replacen("reviewed_code_round: null", "reviewed_code_round: 1", 1)
+            .replacen(
+                "code_verdict: null",
+                &format!("code_verdict: APPROVED\n    reviewed_code_sha256: \"{h}\""),
+                1,
+            );
+        set_top(&format!("{head}{tail}"), "phase", "READY_TO_COMMIT")
+    };
+    // A verdict naming another artifact is stale.
+    let h = p.b.sha();
+    p.b.write_expect(signed(&sha256_hex(b"other")), &h, &["--as", "alice"])
+        .code(3)
+        .mentions(&["stale", &pinned]);
+    // The doer may not move a pin outside a submission.
+    let moved = text.replacen(&pinned, &sha256_hex(b"other"), 1);
+    p.b.write_expect(&moved, &h, &["--as", "doer"])
+        .code(6)
+        .mentions(&["pins"]);
+    // A malformed pin is invalid.
+    let bad = text.replacen(&format!("\"{pinned}\""), "\"abc\"", 1);
+    p.b.write_expect(&bad, &h, &["--as", "doer"])
+        .code(5)
+        .mentions(&["pins.code.sha256", "64"]);
+    p.b.assert_untouched(text.as_bytes());
+    // The verdict that names the pin is accepted.
+    p.b.write_expect(signed(&pinned), &h, &["--as", "alice"])
+        .code(0);
+    p.assert_valid();
+}
+
+#[test]
+fn the_staged_diff_is_taken_against_base_sha_when_one_is_recorded() {
+    let p = coding();
+    let base = git(wt(&p), &["rev-parse", "HEAD"]).trim().to_string();
+    // A commit on top of the base: with base_sha recorded it belongs to the reviewed diff.
+    fs::write(wt(&p).join("extra.txt"), "committed after the base\n").unwrap();
+    git(wt(&p), &["add", "extra.txt"]);
+    git(wt(&p), &["commit", "-q", "-m", "extra"]);
+    let with_base = p.text().replacen(
+        "blocked_from: null\n",
+        &format!("blocked_from: null\nbase_sha: {base}\n"),
+        1,
+    );
+    p.b.write_expect(&with_base, &p.b.sha(), &["--as", "doer"])
+        .code(0);
+    p.ok("doer", &["submit", "code", "--note", "staged"]);
+    let diff = String::from_utf8(diff_bytes(&p, &[])).unwrap();
+    assert!(
+        diff.contains("+committed after the base") && diff.contains("+two"),
+        "{diff}"
+    );
+    // An unusable base is an error from git (exit 1), and nothing is written.
+    let q = coding();
+    let bad = q.text().replacen(
+        "blocked_from: null\n",
+        "blocked_from: null\nbase_sha: 0000000000000000000000000000000000000001\n",
+        1,
+    );
+    q.b.write_expect(&bad, &q.b.sha(), &["--as", "doer"])
+        .code(0);
+    q.refused("doer", &["submit", "code", "--note", "staged"], 1)
+        .mentions(&["git"]);
+}
