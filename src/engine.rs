@@ -40,6 +40,16 @@ fn invalid(path: &Path, errors: Vec<crate::model::FieldError>, new_content: bool
     Error::invalid(path, errors, new_content)
 }
 
+/// Content about to be written that cannot even be split into frontmatter and body.
+pub fn unsplittable(path: &Path, field: &str, e: &crate::document::SplitError) -> Error {
+    let error = crate::model::FieldError {
+        field: field.into(),
+        line: None,
+        message: e.to_string(),
+    };
+    invalid(path, vec![error], true)
+}
+
 /// Append an entry, or refuse when its section cannot be found or made.
 fn append(doc: &mut Document, section: &str, text: &str) -> Result<()> {
     if doc.append(section, text) {
@@ -99,17 +109,8 @@ where
         append(&mut doc, &e.section, &e.render())?;
     }
     let bytes = doc.into_rendered(&fm.emit()).into_bytes();
-    let head = Document::parse_frontmatter_only(&bytes).map_err(|e| {
-        invalid(
-            path,
-            vec![crate::model::FieldError {
-                field: "frontmatter".into(),
-                line: None,
-                message: e.to_string(),
-            }],
-            true,
-        )
-    })?;
+    let head = Document::parse_frontmatter_only(&bytes)
+        .map_err(|e| unsplittable(path, "frontmatter", &e))?;
     let parsed = validate::check_frontmatter(&head).map_err(|r| invalid(path, r.errors, true))?;
     Ok(Applied {
         bytes,
@@ -172,17 +173,7 @@ pub fn append_records(
     content: &[u8],
     entries: impl IntoIterator<Item = Entry>,
 ) -> Result<Vec<u8>> {
-    let mut doc = Document::parse(content).map_err(|e| {
-        invalid(
-            path,
-            vec![crate::model::FieldError {
-                field: "file".into(),
-                line: None,
-                message: e.to_string(),
-            }],
-            true,
-        )
-    })?;
+    let mut doc = Document::parse(content).map_err(|e| unsplittable(path, "file", &e))?;
     for e in entries {
         if !doc.append(&e.section, &e.render()) {
             return Err(Error::Usage(format!(

@@ -156,17 +156,7 @@ fn agent_changes(old: &Frontmatter, new: &Frontmatter) -> Vec<String> {
 
 /// Set `phase_updated_at` to `now` in content about to be written, changing only that line.
 fn restamp(board: &std::path::Path, content: &[u8], now: Timestamp) -> Result<Vec<u8>> {
-    let doc = Document::parse(content).map_err(|e| {
-        Error::invalid(
-            board,
-            vec![crate::model::FieldError {
-                field: "file".into(),
-                line: None,
-                message: e.to_string(),
-            }],
-            true,
-        )
-    })?;
+    let doc = Document::parse(content).map_err(|e| engine::unsplittable(board, "file", &e))?;
     let fm: String = doc
         .fm_text
         .replace("\r\n", "\n")
