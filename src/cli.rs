@@ -355,8 +355,8 @@ impl TypedValueParser for PhaseArg {
 /// The work types the template knows (any other lower-case word is accepted too).
 const WORK_TYPES: &[&str] = &["feature", "debugging", "refactor", "docs", "spike"];
 
-/// The phase names shell completion offers: the model's own.
-pub fn phase_names() -> Vec<&'static str> {
+/// The phase names, for the closest-match suggestion.
+fn phase_names() -> Vec<&'static str> {
     Phase::ALL.iter().map(|p| p.as_str()).collect()
 }
 

@@ -110,11 +110,14 @@ impl Command {
     /// agent that is not on it yet, and never by the doer.
     pub fn actor(self) -> Actor {
         match self {
-            Command::Advance | Command::Submit(_) | Command::Unblock => Actor::Doer,
-            Command::Claim | Command::Verdict | Command::Register | Command::Unregister => {
-                Actor::Reviewer
-            }
-            Command::Block | Command::Stop | Command::Note => Actor::Any,
+            // Outside the table (or, for a verdict, only its automatic move is there).
+            Command::Verdict | Command::Register | Command::Unregister => Actor::Reviewer,
+            Command::Note => Actor::Any,
+            // The table says who takes each of its commands.
+            c => TRANSITIONS
+                .iter()
+                .find(|t| t.command == c)
+                .map_or(Actor::Any, |t| t.actor),
         }
     }
 }

@@ -172,7 +172,8 @@ pub fn resolve(path: &Path) -> Result<PathBuf> {
     }
 }
 
-fn kind_of(ft: &fs::FileType) -> &'static str {
+/// What a non-regular file is, in words, for refusals.
+pub(crate) fn kind_of(ft: &fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     if ft.is_dir() {
         "a directory"

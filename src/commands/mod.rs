@@ -181,19 +181,7 @@ pub(crate) fn read_input(path: &Path, what: &str) -> Result<Vec<u8>> {
 }
 
 fn not_regular(path: &Path, what: &str, meta: &std::fs::Metadata) -> Error {
-    use std::os::unix::fs::FileTypeExt;
-    let ft = meta.file_type();
-    let kind = if ft.is_dir() {
-        "a directory"
-    } else if ft.is_fifo() {
-        "a FIFO (named pipe)"
-    } else if ft.is_socket() {
-        "a socket"
-    } else if ft.is_block_device() || ft.is_char_device() {
-        "a device"
-    } else {
-        "not a regular file"
-    };
+    let kind = crate::store::kind_of(&meta.file_type());
     Error::Usage(format!(
         "{what} {}: is {kind}; give a regular file, or `-` to read standard input",
         path.display()

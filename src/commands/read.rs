@@ -271,8 +271,18 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
         text.push_str(&format!("audit       {}\n", escape(&audit.join(" · "))));
     }
     text.push_str(&format!("sha256      {}\n", loaded.sha256));
-    text.push_str("sections\n");
-    for s in &sections {
+    text.push_str(&section_lines(&sections));
+    for w in warnings {
+        text.push_str(&style.yellow(&format!("warning: {}", output::field_error(w))));
+        text.push('\n');
+    }
+    Ok(Outcome::ok(json, text))
+}
+
+/// The `sections` block of `status`: each section's name, line and number of entries.
+fn section_lines(sections: &[SectionInfo]) -> String {
+    let mut text = String::from("sections\n");
+    for s in sections {
         text.push_str(&format!(
             "  {:<22} line {:<5} {} entr{}\n",
             escape(&s.name),
@@ -281,11 +291,7 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
             if s.entries == 1 { "y" } else { "ies" }
         ));
     }
-    for w in warnings {
-        text.push_str(&style.yellow(&format!("warning: {}", output::field_error(w))));
-        text.push('\n');
-    }
-    Ok(Outcome::ok(json, text))
+    text
 }
 
 /// `status` of an invalid blackboard: print what can still be read of it (unless the output is
@@ -309,16 +315,8 @@ fn invalid(board: &std::path::Path, bytes: &[u8], errors: Vec<crate::model::Fiel
         text.push_str(&format!("sha256      {}\n", store::sha256_hex(bytes)));
         text.push_str(&format!("size        {} bytes\n", bytes.len()));
         if let Ok(doc) = crate::document::Document::parse(bytes) {
-            text.push_str("sections\n");
-            for s in doc.sections() {
-                text.push_str(&format!(
-                    "  {:<22} line {:<5} {} entr{}\n",
-                    escape(&s.name),
-                    s.line,
-                    s.entries,
-                    if s.entries == 1 { "y" } else { "ies" }
-                ));
-            }
+            let sections: Vec<SectionInfo> = doc.sections().iter().map(SectionInfo::from).collect();
+            text.push_str(&section_lines(&sections));
         }
         output::print_stdout(&text);
     }
