@@ -71,10 +71,7 @@ fn envelope(e: &Error) -> Json {
 
 /// A suggested command (the argument vector after `pair`) as one shell line.
 fn command_line(argv: &[String]) -> String {
-    std::iter::once("pair".to_string())
-        .chain(argv.iter().map(|a| pair::protocol::shell_arg(a)))
-        .collect::<Vec<_>>()
-        .join(" ")
+    format!("pair {}", pair::report::shell_line(argv))
 }
 
 fn print_error(json: bool, code: i32, kind: &str, message: &str) {

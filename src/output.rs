@@ -199,23 +199,7 @@ pub fn path(p: &Path) -> String {
 // ---------------------------------------------------------------------------------------------
 // hints
 
-/// A word a POSIX shell reads back as `s`: as it is when it is plain, else in single quotes. A
-/// relative path starting with `-` gets `./` so that it is not read as a flag.
-pub fn shell_word(s: &str) -> String {
-    let s = if s.starts_with('-') {
-        Cow::Owned(format!("./{s}"))
-    } else {
-        Cow::Borrowed(s)
-    };
-    let plain = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_./:@%+=,-".contains(c));
-    if plain {
-        s.into_owned()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
-}
+pub use crate::protocol::shell_word;
 
 /// The SHA-256 of a blackboard as it is on disk now, if it can be read.
 pub fn current_sha256(path: &Path) -> Option<String> {

@@ -644,7 +644,8 @@ pub fn shell_word(s: &str) -> String {
 pub fn shell_arg(s: &str) -> String {
     if !s.is_empty()
         && s.chars().all(|c| {
-            c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '+' | ':' | '@')
+            c.is_ascii_alphanumeric()
+                || matches!(c, '/' | '.' | '_' | '-' | '+' | ':' | '@' | '%' | '=' | ',')
         })
     {
         s.to_string()

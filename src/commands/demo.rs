@@ -96,18 +96,6 @@ fn exe() -> Result<PathBuf> {
     std::env::current_exe().map_err(|e| Error::io(Path::new("pair"), "find the running binary", e))
 }
 
-/// Quote a word for a shell only where needed, for display.
-fn shell_quote(w: &str) -> String {
-    if !w.is_empty()
-        && w.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=,:@%+".contains(c))
-    {
-        w.to_string()
-    } else {
-        format!("'{}'", w.replace('\'', r"'\''"))
-    }
-}
-
 fn failure(message: String) -> Error {
     Error::Io {
         path: PathBuf::from(BOARD),
@@ -390,7 +378,7 @@ pub fn run(a: DemoArgs) -> Result<Outcome> {
         text.push_str(&format!(
             "The blackboard is kept: {}\n  pair status {}\n",
             board.display(),
-            shell_quote(&board.display().to_string())
+            crate::protocol::shell_word(&board.display().to_string())
         ));
     } else {
         text.push_str(&format!(
@@ -517,7 +505,7 @@ impl Agent {
         let mut ev = self.event("run", say);
         let run = run_pair(&self.exe, &self.dir, Some(&self.id), args)?;
         let shown = std::iter::once("pair".to_string())
-            .chain(args.iter().map(|a| shell_quote(a)))
+            .chain(args.iter().map(|a| crate::protocol::shell_arg(a)))
             .collect::<Vec<_>>()
             .join(" ");
         if !expect.contains(&run.code) {
@@ -572,7 +560,7 @@ impl Agent {
                 message: format!("the demo runs git, which could not be started: {e}"),
             })?;
         let shown = std::iter::once("git".to_string())
-            .chain(args.iter().map(|a| shell_quote(a)))
+            .chain(args.iter().map(|a| crate::protocol::shell_arg(a)))
             .collect::<Vec<_>>()
             .join(" ");
         let code = out.status.code().unwrap_or(1);
