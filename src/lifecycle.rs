@@ -82,10 +82,6 @@ pub fn verified(fm: &Frontmatter) -> bool {
     applies(fm, Applies::Repo)
 }
 
-fn check(name: &str) -> &'static Check {
-    CHECKS.iter().find(|c| c.name == name).unwrap_or(&CHECKS[0])
-}
-
 /// The recorded fields an observation was made for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Basis {
@@ -292,11 +288,8 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    fn fail(&mut self, name: &str, message: String) {
-        self.failed.push(Failure {
-            check: check(name).name,
-            message,
-        });
+    fn fail(&mut self, check: &'static str, message: String) {
+        self.failed.push(Failure { check, message });
     }
 }
 
@@ -581,4 +574,189 @@ pub fn raw_step_refusal(old: &Frontmatter, new: &Frontmatter) -> Option<String> 
 /// The checks and whether each applies to this board, for `validate`.
 pub fn applicable(fm: &Frontmatter) -> Vec<(&'static Check, bool)> {
     CHECKS.iter().map(|c| (c, applies(fm, c.applies))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+    const OTHER: &str = "1111111111111111111111111111111111111111";
+
+    /// A board at READY_TO_COMMIT that records its repository, with an approved code round
+    /// pinned at TREE and one required check.
+    fn board(extra: &str) -> Frontmatter {
+        let text = format!(
+            "---\nphase: READY_TO_COMMIT\nphase_updated_at: \"2026-01-01T00:00:00Z\"\nwork_type: feature\n\
+             rca_required: false\nred_test_required: false\nrequired_reviewers: [alice]\n\
+             analysis_revision: 0\nplan_revision: 1\nred_test_round: 0\ncode_review_round: 1\n\
+             pins:\n  code:\n    counter: 1\n    kind: staged\n    sha256: \"{}\"\n    tree: \"{TREE}\"\n\
+             worktree: /r/.worktrees/t\nrepo_root: /r\nbase_sha: \"{OTHER}\"\ntopic_branch: pair/t\n\
+             {extra}agents:\n  doer:\n    role: doer\n    status: WORKING\n  alice:\n    role: reviewer\n\
+             \x20   status: APPROVED\n    reviewed_code_round: 1\n    code_verdict: APPROVED\n\
+             \x20   reviewed_code_sha256: \"{}\"\n---\n",
+            "a".repeat(64),
+            "a".repeat(64)
+        );
+        crate::validate::check_bytes(text.as_bytes())
+            .unwrap_or_else(|r| panic!("{:?}", r.errors))
+            .parsed
+            .fm
+    }
+
+    fn commit(fm: &Frontmatter, c: CommitFacts) -> Facts {
+        Facts {
+            basis: Basis::of(fm),
+            step: Step::Commit(c),
+        }
+    }
+
+    fn good() -> CommitFacts {
+        CommitFacts {
+            asked: "abcd".into(),
+            sha: Some(OTHER.into()),
+            on_branch: Some(true),
+            topic_exists: true,
+            descends: Some(true),
+            tree: Some(TREE.into()),
+            differs: vec![],
+        }
+    }
+
+    fn failed(fm: &Frontmatter, c: CommitFacts) -> Vec<&'static str> {
+        verify(fm, Phase::Committed, Some(&commit(fm, c)), false)
+            .expect("not stale")
+            .failed
+            .iter()
+            .map(|f| f.check)
+            .collect()
+    }
+
+    #[test]
+    fn each_failed_commit_check_is_named_by_its_row_of_the_table() {
+        let fm = board("");
+        assert!(failed(&fm, good()).is_empty());
+        let cases: Vec<(CommitFacts, &str)> = vec![
+            (
+                CommitFacts {
+                    sha: None,
+                    ..good()
+                },
+                "commit-exists",
+            ),
+            (
+                CommitFacts {
+                    on_branch: Some(false),
+                    ..good()
+                },
+                "commit-on-topic-branch",
+            ),
+            (
+                CommitFacts {
+                    descends: Some(false),
+                    ..good()
+                },
+                "commit-descends-from-base",
+            ),
+            (
+                CommitFacts {
+                    tree: Some(OTHER.into()),
+                    differs: vec!["M\tlib.rs".into()],
+                    ..good()
+                },
+                "commit-tree-approved",
+            ),
+        ];
+        for (facts, name) in cases {
+            assert_eq!(failed(&fm, facts), [name]);
+            assert!(CHECKS.iter().any(|c| c.name == name));
+        }
+    }
+
+    #[test]
+    fn facts_read_for_other_recorded_fields_are_stale() {
+        let fm = board("");
+        let mut facts = commit(&fm, good());
+        facts.basis.topic_branch = Some("other".into());
+        let e = verify(&fm, Phase::Committed, Some(&facts), false).unwrap_err();
+        assert_eq!(e.code(), crate::error::exit::STALE);
+        assert!(verify(&fm, Phase::Committed, None, false).is_err());
+    }
+
+    #[test]
+    fn a_required_check_counts_only_as_a_pass_of_its_command_on_the_approved_tree() {
+        let run = |tree: &str, exit: i32, cmd: &str| {
+            format!(
+                "required_checks:\n  tests: \"make test\"\ncheck_runs:\n  tests:\n    command: \
+                 [\"sh\", \"-c\", \"{cmd}\"]\n    exit_code: {exit}\n    tree: \"{tree}\"\n    \
+                 duration_ms: 5\n    agent: alice\n    at: \"2026-01-01T00:00:00Z\"\n"
+            )
+        };
+        let check = |extra: &str| failed(&board(extra), good());
+        assert!(check(&run(TREE, 0, "make test")).is_empty());
+        for bad in [
+            run(OTHER, 0, "make test"),
+            run(TREE, 2, "make test"),
+            run(TREE, 0, "true"),
+            "required_checks:\n  tests: \"make test\"\n".to_string(),
+        ] {
+            assert_eq!(check(&bad), ["required-checks-passed"], "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_waiver_turns_failures_into_a_record_and_without_one_they_refuse() {
+        let out = Outcome {
+            passed: vec![],
+            failed: vec![Failure {
+                check: "worktree-removed",
+                message: "still there".into(),
+            }],
+        };
+        let now = Timestamp::parse("2026-01-01T00:00:00Z").unwrap();
+        let e = rule(
+            &out,
+            &Consent::default(),
+            Phase::Merged,
+            Phase::CleanedUp,
+            "doer",
+            now,
+        )
+        .unwrap_err();
+        assert_eq!(e.code(), crate::error::exit::PROTOCOL);
+        let consent = Consent {
+            waive: Some("the user keeps it".into()),
+            ..Consent::default()
+        };
+        let (heading, text) = rule(&out, &consent, Phase::Merged, Phase::CleanedUp, "doer", now)
+            .unwrap()
+            .unwrap();
+        assert!(heading.starts_with("Lifecycle check waived — MERGED → CLEANED_UP"));
+        assert!(text.contains("worktree-removed") && text.contains("the user keeps it"));
+    }
+
+    #[test]
+    fn a_board_without_a_repository_is_not_verified() {
+        let fm = board("").clone();
+        let mut plain = fm.clone();
+        plain.audit.repo_root = None;
+        assert!(!verified(&plain));
+        assert!(
+            verify(&plain, Phase::Committed, None, false)
+                .unwrap()
+                .failed
+                .is_empty()
+        );
+        assert!(
+            raw_step_refusal(&plain, &{
+                let mut n = plain.clone();
+                n.phase = Phase::Committed;
+                n
+            })
+            .is_none()
+        );
+        let mut moved = fm.clone();
+        moved.phase = Phase::Committed;
+        assert!(raw_step_refusal(&fm, &moved).is_some());
+    }
 }
