@@ -317,6 +317,10 @@ pub struct WorktreeCreateArgs {
     /// The user approved this step (the human gate, unless yolo).
     #[arg(long)]
     pub user_approved: bool,
+    /// The repository to make the worktree in (default: the git repository the blackboard is
+    /// in).
+    #[arg(long, value_name = "DIR")]
+    pub repo_root: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -942,6 +942,13 @@ fn decide(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
                      submit the follow-up"
                 ),
                 Command::Submit(a) => format!("write the {} and submit it", a.as_str()),
+                // A verified commit: the tree of what is committed must be the approved one.
+                Command::Advance if t.needs == Needs::CommitSha && fm.audit.repo_root.is_some() => {
+                    format!(
+                        "commit exactly the approved content in {wt} (`git -C {wt} commit`), \
+                         then move to COMMITTED (the commit's tree is checked)"
+                    )
+                }
                 _ => match t.to {
                     To::Phase(p) => format!("move to {p}"),
                     _ => "move on".to_string(),

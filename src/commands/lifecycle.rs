@@ -56,8 +56,12 @@ pub fn worktree_create(a: WorktreeCreateArgs) -> Result<Outcome> {
         sections: vec![],
     };
     ops::admit_create(fm, &ctx)?;
-    let default = worktree::default_worktree(&a.board, None)?;
-    let root = default.root.clone();
+    let default = worktree::default_worktree(&a.board, a.repo_root.as_deref())?;
+    let root = match &a.repo_root {
+        // The top of the repository named, as git knows it.
+        Some(r) => crate::git::worktree_top(r)?,
+        None => default.root.clone(),
+    };
     let path = match &a.path {
         Some(p) => std::path::absolute(p).map_err(|e| Error::io(p, "resolve", e))?,
         None => default.path.clone(),
