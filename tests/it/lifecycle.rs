@@ -668,7 +668,7 @@ fn the_verdict_is_stale_when_the_index_changes_under_an_unchanged_unstaged_diff(
 }
 
 #[test]
-fn a_plan_only_board_without_a_worktree_completes_as_before_and_validate_says_what_applies() {
+fn a_board_without_a_repository_is_not_verified_validate_says_so_and_check_has_nowhere_to_run() {
     let lc = Lc::new(&[]);
     let v = pair(["validate", lc.board.as_str(), "--json"]).json();
     let text = v.to_string();
@@ -753,4 +753,57 @@ fn next_names_worktree_create_even_after_a_red_test_written_without_a_worktree()
     let argv = poll(&lc);
     assert!(argv.contains(&"COMMITTED".to_string()), "{argv:?}");
     assert!(!argv.contains(&"--commit-sha".to_string()), "{argv:?}");
+}
+
+#[test]
+fn a_worktree_named_by_advance_alone_moves_through_commit_merge_and_cleanup_as_before() {
+    let lc = Lc::new(&[]);
+    let other = tempfile::tempdir().unwrap();
+    let wt = fs::canonicalize(other.path()).unwrap().join("wt");
+    git_worktree(&wt);
+    lc.ok(
+        "doer",
+        &[
+            "advance",
+            "CODING",
+            "--worktree",
+            wt.to_str().unwrap(),
+            "--user-approved",
+        ],
+    );
+    lc.ok("doer", &["submit", "code", "--note", "staged"]);
+    assert!(
+        !lc.code_tree().is_empty(),
+        "the tree is pinned all the same"
+    );
+    lc.ok(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "1", "--note", "ok"],
+    );
+    // No repository recorded: the commit, merge and cleanup are recorded unchecked.
+    lc.ok(
+        "doer",
+        &[
+            "advance",
+            "COMMITTED",
+            "--commit-sha",
+            "0123456789abcdef0123456789abcdef01234567",
+            "--user-approved",
+        ],
+    );
+    lc.ok(
+        "doer",
+        &[
+            "advance",
+            "MERGED",
+            "--merged-into",
+            "main",
+            "--user-approved",
+        ],
+    );
+    lc.ok("doer", &["advance", "CLEANED_UP"]);
+    assert!(!lc.text().contains("Verified:"));
+    pair(["validate", lc.board.as_str()])
+        .code(0)
+        .mentions(&["not verified"]);
 }
