@@ -807,3 +807,40 @@ fn a_worktree_named_by_advance_alone_moves_through_commit_merge_and_cleanup_as_b
         .code(0)
         .mentions(&["not verified"]);
 }
+
+#[test]
+fn worktree_create_undoes_the_worktree_and_branch_when_the_write_is_refused() {
+    let lc = Lc::new(&[]);
+    // Another process holds the blackboard's lock: the move is judged allowed on the bytes
+    // read, git makes the worktree, then the locked write times out (exit 2).
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(format!("{}.lock", lc.board))
+        .unwrap();
+    lock.lock().unwrap();
+    lc.refused(
+        "doer",
+        &["worktree", "create", "--user-approved", "--timeout", "0.2"],
+        2,
+    );
+    drop(lock);
+    assert!(!lc.wt().exists(), "the worktree that was made is removed");
+    assert!(
+        git(&lc.root, &["branch", "--list", "pair/task"])
+            .trim()
+            .is_empty(),
+        "the branch that was made is deleted"
+    );
+    assert_eq!(
+        git(&lc.root, &["worktree", "list", "--porcelain"])
+            .matches("worktree ")
+            .count(),
+        1
+    );
+    // Nothing is left in the way: the next attempt succeeds.
+    lc.ok("doer", &["worktree", "create", "--user-approved"]);
+    assert_eq!(lc.phase(), "CODING");
+}
