@@ -266,9 +266,16 @@ fn tail(output: &[u8]) -> String {
     let mut out: String = lines[start..]
         .iter()
         .map(|l| {
-            l.chars()
+            let l: String = l
+                .chars()
                 .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
-                .collect::<String>()
+                .collect();
+            // A line that reads as a git conflict marker may not stand in a blackboard.
+            if crate::document::conflict_marker(&l).is_some() {
+                format!(" {l}")
+            } else {
+                l
+            }
         })
         .collect::<Vec<_>>()
         .join("\n");
@@ -374,7 +381,14 @@ pub fn check(a: CheckArgs) -> Result<Outcome> {
     let mut text = format!(
         "Command: `{}`\n\nRan in {wt} on tree `{tree}` (the index plus unstaged changes to \
          tracked files); {} in {:.1} s.",
-        command_line.replace('`', "'"),
+        command_line
+            .chars()
+            .map(|c| match c {
+                '`' => '\'',
+                c if c.is_control() => '?',
+                c => c,
+            })
+            .collect::<String>(),
         result_word(exit_code),
         duration_ms as f64 / 1000.0
     );
@@ -472,4 +486,28 @@ pub fn check(a: CheckArgs) -> Result<Outcome> {
         out.text
     );
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_output_tail_is_bounded_and_cannot_break_the_blackboard() {
+        let many: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let t = tail(many.as_bytes());
+        assert_eq!(t.lines().count(), TAIL_LINES);
+        assert!(t.ends_with("line 99"));
+        let long = "x".repeat(10_000);
+        assert_eq!(tail(long.as_bytes()).len(), TAIL_BYTES);
+        let markers = tail(b"<<<<<<< HEAD\n=======\n>>>>>>> other\n\x1b[31mred\n");
+        assert!(
+            markers
+                .lines()
+                .all(|l| crate::document::conflict_marker(l).is_none()),
+            "{markers}"
+        );
+        assert!(markers.contains("?[31mred"));
+        assert!(crate::document::check_note(&semantic::fenced(&markers)).is_ok());
+    }
 }

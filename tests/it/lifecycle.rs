@@ -844,3 +844,41 @@ fn worktree_create_undoes_the_worktree_and_branch_when_the_write_is_refused() {
     lc.ok("doer", &["worktree", "create", "--user-approved"]);
     assert_eq!(lc.phase(), "CODING");
 }
+
+#[test]
+fn any_output_is_recorded_safely_and_a_failing_command_is_a_recorded_failure() {
+    let lc = Lc::new(&[]);
+    lc.ok("doer", &["worktree", "create", "--user-approved"]);
+    let out = lc.ok(
+        "alice",
+        &[
+            "check",
+            "--name",
+            "hostile",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "printf '<<<<<<< HEAD\\n## not a heading\\n=======\\n```\\n\\033[2J'; echo err >&2; exit 3",
+            "line\nbreak",
+        ],
+    );
+    let j = out.json();
+    assert_eq!(j["check"]["exit_code"], 3);
+    assert_eq!(j["check"]["passed"], false);
+    assert!(j["check"]["output_tail"].as_str().unwrap().contains("err"));
+    let validation = section_text(&lc.text(), "Validation").unwrap();
+    assert!(
+        validation.contains("### Check hostile — failed (exit 3)"),
+        "{validation}"
+    );
+    assert_eq!(
+        lc.status()["frontmatter"]["check_runs"]["hostile"]["agent"],
+        "alice"
+    );
+    // A program that cannot be started records nothing.
+    lc.refused("doer", &["check", "--", "/no/such/program"], 4)
+        .mentions(&["cannot run"]);
+    // Someone not on the blackboard may not record a run.
+    lc.refused("mallory", &["check", "--", "true"], 6);
+}
