@@ -582,6 +582,12 @@ fn reproduce_reruns_the_recorded_command_and_records_both_runs_compared() {
     );
     assert!(validation.contains("Reproduces the previous run of tests by doer"));
     assert!(validation.contains("Same tree, same result: reproduced"));
+    pair(["status", lc.board.as_str()]).code(0).mentions(&[
+        "checks",
+        "tests: passed on",
+        "the code round's tree",
+        "[required]",
+    ]);
     // A reproduction needs a check to reproduce.
     lc.refused("alice", &["check", "--reproduce", "lint"], 6)
         .mentions(&["nothing to reproduce"]);
