@@ -88,7 +88,8 @@ pub enum Cmd {
 Examples:
   pair init task.md --goal 'Add CSV export to the report page'
   pair init bug.md --goal-file issue.txt --work-type debugging --reviewers alice,bob
-  pair init task.md --doer builder --yolo")]
+  pair init task.md --doer builder --yolo
+  pair init task.md --require-check 'tests=cargo test' --require-check 'lint=cargo clippy'")]
     Init(InitArgs),
 
     /// Read the frontmatter and say whose turn it is (exit 0 your turn, 10 not, 11 terminal,
@@ -160,8 +161,11 @@ Examples:
   pair advance task.md --agent doer PLANNING --user-approved
   pair advance task.md --agent doer CODING --worktree /repo/.worktrees/task --user-approved
   pair advance task.md --agent doer COMMITTED --commit-sha 1a2b3c4 --user-approved
+  pair advance task.md --agent doer COMMITTED --user-approved   # HEAD of the recorded worktree
   pair advance task.md --agent doer MERGED --merged-into main --user-approved
-  pair advance task.md --agent doer CLEANED_UP")]
+  pair advance task.md --agent doer CLEANED_UP
+  pair advance task.md --agent doer CLEANED_UP --keep-branch
+  pair advance task.md --agent doer COMMITTED --user-approved --waive 'user: commit as is'")]
     Advance(AdvanceArgs),
 
     /// Block the work (any agent) until the doer unblocks it.
@@ -259,6 +263,83 @@ Examples:
   pair help
   pair help advance")]
     Help(HelpArgs),
+
+    /// Make the coding worktree with git and record it (`worktree create`, the doer, out of
+    /// PLAN_APPROVED).
+    #[command(after_help = "\
+Examples:
+  pair worktree create task.md --agent doer --user-approved
+  pair worktree create task.md --agent doer --branch fix/upload --path /src/app/.worktrees/upload --user-approved --json")]
+    Worktree(WorktreeArgs),
+
+    /// Run a validation command in the recorded worktree and record it, with the tree it ran on,
+    /// in Validation.
+    #[command(after_help = "\
+Examples:
+  pair check task.md --agent doer --name tests -- cargo test
+  pair check task.md --agent doer --name tests        # a required check: its recorded command
+  pair check task.md --agent alice --reproduce tests  # re-run it cold and compare
+  pair check task.md --agent doer --json -- make lint")]
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WorktreeArgs {
+    #[command(subcommand)]
+    pub action: WorktreeAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WorktreeAction {
+    /// `git worktree add` on a new topic branch, recorded with the repository, base branch and
+    /// base commit in the same write as the move to RED_TESTING (red test required) or CODING.
+    #[command(after_help = "\
+Examples:
+  pair worktree create task.md --agent doer --user-approved
+  pair worktree create task.md --agent doer --branch fix/upload --user-approved")]
+    Create(WorktreeCreateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WorktreeCreateArgs {
+    /// The blackboard.
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
+    pub board: PathBuf,
+    #[command(flatten)]
+    pub common: WriteCommon,
+    /// Where to make the worktree (default: what `pair worktree-path BOARD` prints).
+    #[arg(long, value_name = "PATH")]
+    pub path: Option<PathBuf>,
+    /// The new topic branch (default: `pair/<stem>`, the stem being the blackboard's name less
+    /// `.md`).
+    #[arg(long, value_name = "BRANCH")]
+    pub branch: Option<String>,
+    /// The user approved this step (the human gate, unless yolo).
+    #[arg(long)]
+    pub user_approved: bool,
+    /// The repository to make the worktree in (default: the git repository the blackboard is
+    /// in).
+    #[arg(long, value_name = "DIR")]
+    pub repo_root: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
+    pub board: PathBuf,
+    #[command(flatten)]
+    pub common: WriteCommon,
+    /// The check's name (default: the command's program name). A required check's name runs its
+    /// recorded command.
+    #[arg(long, value_name = "NAME", conflicts_with = "reproduce")]
+    pub name: Option<String>,
+    /// Re-run the named check (its recorded command) and compare with its previous run.
+    #[arg(long, value_name = "NAME")]
+    pub reproduce: Option<String>,
+    /// The command and its arguments, after `--` (run directly, not through a shell).
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
 }
 
 /// The visible commands, in the order [`Cli`] defines them (for `pair help COMMAND` and
@@ -459,6 +540,10 @@ pub struct InitArgs {
     /// Use this blackboard file as the template instead of the built-in one.
     #[arg(long, value_name = "FILE")]
     pub template: Option<PathBuf>,
+    /// Require a passing run of this check on the approved tree before `advance COMMITTED`
+    /// (repeatable; CMD runs as `sh -c CMD` in the worktree, by `pair check --name NAME`).
+    #[arg(long, value_name = "NAME=CMD")]
+    pub require_check: Vec<String>,
     /// How long to wait for the lock, in seconds.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub timeout: f64,
@@ -719,7 +804,8 @@ pub struct AdvanceArgs {
     /// Absolute path of the coding worktree (entering CODING).
     #[arg(long, value_name = "PATH")]
     pub worktree: Option<String>,
-    /// The commit made (entering COMMITTED).
+    /// The commit made (entering COMMITTED; default: HEAD of the worktree on a board that
+    /// records a repository).
     #[arg(long, value_name = "SHA")]
     pub commit_sha: Option<String>,
     /// The branch merged into (entering MERGED).
@@ -733,6 +819,9 @@ pub struct AdvanceArgs {
     pub waive: Option<String>,
     #[command(flatten)]
     pub text: NoteText,
+    /// Keep the topic branch on purpose (entering CLEANED_UP; recorded).
+    #[arg(long)]
+    pub keep_branch: bool,
 }
 
 /// A phase name, in any case, turned into the type once, where the command line is parsed.
@@ -877,6 +966,10 @@ impl Cli {
             Cmd::Note(a) => not_stdin("note", &a.board),
             Cmd::WorktreePath(a) => not_stdin("worktree-path", &a.board),
             Cmd::Diff(a) => not_stdin("diff", &a.board),
+            Cmd::Worktree(a) => match &a.action {
+                WorktreeAction::Create(c) => not_stdin("worktree create", &c.board),
+            },
+            Cmd::Check(a) => not_stdin("check", &a.board),
             Cmd::Write(a) => match a.board() {
                 Some(board) => not_stdin("write", board),
                 None => Ok(()),

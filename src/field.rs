@@ -35,6 +35,8 @@ pub enum Field {
     MergedInto,
     MergedAt,
     WorktreeRemoved,
+    RequiredChecks,
+    CheckRuns,
     Agents,
 }
 
@@ -56,6 +58,8 @@ pub enum Owner {
     NoReview,
     /// Each agent entry belongs to its own agent.
     Agents,
+    /// `check_runs`: any agent on the blackboard records a run (`pair check`).
+    Checks,
 }
 
 impl Field {
@@ -84,6 +88,8 @@ impl Field {
         Field::MergedInto,
         Field::MergedAt,
         Field::WorktreeRemoved,
+        Field::RequiredChecks,
+        Field::CheckRuns,
         Field::Agents,
     ];
 
@@ -113,6 +119,8 @@ impl Field {
             Field::MergedInto => "merged_into",
             Field::MergedAt => "merged_at",
             Field::WorktreeRemoved => "worktree_removed",
+            Field::RequiredChecks => "required_checks",
+            Field::CheckRuns => "check_runs",
             Field::Agents => "agents",
         }
     }
@@ -128,9 +136,12 @@ impl Field {
             | Field::CodeReviewRound
             | Field::Pins
             | Field::BlockedFrom => Owner::Protocol,
-            Field::Yolo | Field::WorkType | Field::RcaRequired | Field::RedTestRequired => {
-                Owner::Settings
-            }
+            Field::Yolo
+            | Field::WorkType
+            | Field::RcaRequired
+            | Field::RedTestRequired
+            | Field::RequiredChecks => Owner::Settings,
+            Field::CheckRuns => Owner::Checks,
             Field::RequiredReviewers => Owner::ReviewerList,
             Field::NoReview => Owner::NoReview,
             Field::Worktree
@@ -191,6 +202,8 @@ impl Field {
             Field::MergedInto => a.merged_into.as_ref().and(opt(&a.merged_into)),
             Field::MergedAt => a.merged_at.as_ref().map(ts),
             Field::WorktreeRemoved => a.worktree_removed.map(|b| b.to_string()),
+            Field::RequiredChecks => crate::checks::required_value(&fm.required_checks),
+            Field::CheckRuns => crate::checks::runs_value(&fm.check_runs),
             // The agents are a block, not a value; `differs` compares them entry by entry.
             Field::Agents => Some(format!("{} agents", fm.agents.len())),
         }
@@ -201,6 +214,7 @@ impl Field {
         match self {
             Field::Agents => a.agents != b.agents,
             Field::Pins => a.pins != b.pins,
+            Field::CheckRuns => a.check_runs != b.check_runs,
             _ => self.value(a) != self.value(b),
         }
     }

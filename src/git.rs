@@ -5,7 +5,9 @@
 //! change a diff's bytes overridden on the command line (`-c` wins over every configuration
 //! file), the diff options spelled out, a fixed locale, no pager, and none of the `GIT_*`
 //! variables a caller may have inherited (a hook's `GIT_DIR` would point git at another
-//! repository). Only [`staged_diff`], [`unstaged_diff`] and [`worktree_top`] are offered.
+//! repository). This module offers the diffs ([`staged_diff`], [`unstaged_diff`]) and
+//! [`worktree_top`]; [`crate::repo`] asks the repository its other questions (trees, commits,
+//! branches, worktrees) through the same [`command`] and [`run`].
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -60,7 +62,8 @@ const DIFF_OPTIONS: &[&str] = &[
     "-O/dev/null",
 ];
 
-fn git(dir: &Path) -> Command {
+/// `git -C DIR` with the pinned configuration and a clean environment.
+pub(crate) fn command(dir: &Path) -> Command {
     let mut cmd = Command::new("git");
     // Whatever git-specific environment the caller has is not ours to follow.
     let inherited: Vec<OsString> = std::env::vars_os()
@@ -86,8 +89,13 @@ fn git(dir: &Path) -> Command {
 }
 
 /// Run git; its stdout, or a clear error.
-fn run(dir: &Path, args: &[&str], what: &str) -> Result<Vec<u8>> {
-    let out = git(dir).args(args).output().map_err(|e| Error::Git {
+pub(crate) fn run(dir: &Path, args: &[&str], what: &str) -> Result<Vec<u8>> {
+    output(command(dir).args(args), dir, args, what)
+}
+
+/// Run a prepared git command; its stdout, or a clear error naming what could not be done.
+pub(crate) fn output(cmd: &mut Command, dir: &Path, args: &[&str], what: &str) -> Result<Vec<u8>> {
+    let out = cmd.output().map_err(|e| Error::Git {
         message: match e.kind() {
             std::io::ErrorKind::NotFound => format!(
                 "cannot {what}: `git` was not found on PATH; pair runs git to pin and check code \
@@ -135,7 +143,7 @@ fn directory(path: &Path) -> Result<()> {
 /// The cheap check before reading a recorded worktree's diff: the top of a worktree holds its
 /// `.git` (a directory, or a file for a linked worktree), so git reads that repository and not
 /// one around it. (`advance --worktree` checked the path fully when it was recorded.)
-fn recorded(path: &Path) -> Result<()> {
+pub(crate) fn recorded(path: &Path) -> Result<()> {
     directory(path)?;
     if std::fs::symlink_metadata(path.join(".git")).is_err() {
         return Err(not_a_worktree(path, "it has no `.git`"));
@@ -148,7 +156,7 @@ fn recorded(path: &Path) -> Result<()> {
 pub fn worktree_top(path: &Path) -> Result<PathBuf> {
     let not = |why: String| not_a_worktree(path, &why);
     directory(path)?;
-    let out = git(path)
+    let out = command(path)
         .args(["rev-parse", "--show-toplevel"])
         .output()
         .map_err(|e| Error::Git {
@@ -177,7 +185,7 @@ pub fn worktree_top(path: &Path) -> Result<PathBuf> {
 }
 
 /// Whether `s` can be passed to git as a commit id (and never as an option).
-fn commit_id(s: &str) -> bool {
+pub(crate) fn commit_id(s: &str) -> bool {
     (4..=64).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 

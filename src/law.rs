@@ -265,8 +265,17 @@ pub fn judge(
             }
         }
     }
-    if let Body::Replaced { old, new } = body {
-        check_append_only(old, new)?;
+    if let Body::Replaced {
+        old: before,
+        new: after,
+    } = body
+    {
+        if let Writer::Agent(_) = writer
+            && let Some(m) = crate::lifecycle::raw_step_refusal(old, new)
+        {
+            return Err(refuse(m));
+        }
+        check_append_only(before, after)?;
     }
     Ok(ruling)
 }
@@ -337,7 +346,7 @@ fn check_fields(
                      changes"
                 )));
             }
-            Owner::Doer | Owner::Protocol | Owner::Agents => {}
+            Owner::Doer | Owner::Protocol | Owner::Agents | Owner::Checks => {}
         }
     }
     if old.extra != new.extra && role != Role::Doer {
@@ -829,7 +838,9 @@ fn check_drift(old: &Frontmatter, new: &Frontmatter, id: &str, t: &Transition) -
     };
     let target = a.target();
     let why = match (old.pin(target), new.pins.get(target)) {
-        (Some(was), Some(now)) if was.kind.can_drift() && now.sha256 != was.sha256 => {
+        (Some(was), Some(now))
+            if was.kind.can_drift() && (now.sha256 != was.sha256 || now.tree != was.tree) =>
+        {
             return Ok(());
         }
         (None, _) => "; this round is not pinned, so nothing shows it changed".to_string(),
@@ -1218,6 +1229,7 @@ agents:
                 kind: PinKind::Staged,
                 sha256: Sha256::of(b"diff 1"),
                 files: vec![],
+                tree: None,
             }),
         );
         fm
@@ -1254,6 +1266,7 @@ agents:
             kind,
             sha256: Sha256::of(content),
             files: vec![],
+            tree: None,
         };
         // Not a submission: no pin moves.
         let mut new = old.clone();

@@ -14,6 +14,9 @@
 //!   writer, consent) that semantic commands and raw writes both go through;
 //! * [`ops`] — the semantic operations as edits of a typed board (they never judge themselves);
 //! * [`git`] — running git with its output form pinned (worktree checks, canonical diffs);
+//! * [`repo`] — the repository's answers about trees, commits, branches and worktrees;
+//! * [`checks`] — required validation checks and the latest run of each, tied to a tree;
+//! * [`lifecycle`] — the git lifecycle's checks (commit, merge, cleanup) on observed facts;
 //! * [`pin`] — pinned artifacts: the exact bytes a submission puts under review and their hash;
 //! * [`store`] — the lock, compare-and-swap and durable atomic replace;
 //! * [`engine`] — one transaction: parse once under the lock, edit, judge, append, render,
@@ -25,6 +28,7 @@
 //! * [`error`] — typed errors, structured hints and every exit code;
 //! * [`cli`] and [`commands`] — the command line: arguments in, rendered results and hints out.
 
+pub mod checks;
 pub mod cli;
 pub mod commands;
 pub mod document;
@@ -33,11 +37,13 @@ pub mod error;
 pub mod field;
 pub mod git;
 pub mod law;
+pub mod lifecycle;
 pub mod model;
 pub mod ops;
 pub mod output;
 pub mod pin;
 pub mod protocol;
+pub mod repo;
 pub mod report;
 pub mod store;
 pub mod suggest;

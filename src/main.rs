@@ -204,6 +204,10 @@ impl Plan {
             Cmd::Block(a) | Cmd::Unblock(a) | Cmd::Stop(a) => (Some(a.board.clone()), false),
             Cmd::Note(a) => (Some(a.board.clone()), false),
             Cmd::WorktreePath(a) => (Some(a.board.clone()), false),
+            Cmd::Worktree(a) => match &a.action {
+                pair::cli::WorktreeAction::Create(c) => (Some(c.board.clone()), false),
+            },
+            Cmd::Check(a) => (Some(a.board.clone()), false),
             // The artifact's bytes, exactly as the pin covers them.
             Cmd::Diff(a) => (Some(a.board.clone()), true),
             Cmd::Write(a) => (a.board().cloned(), false),

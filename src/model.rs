@@ -218,6 +218,10 @@ pub struct Pin {
     pub sha256: Sha256,
     /// For a red test submitted with `--files`: the files, as absolute paths, in order.
     pub files: Vec<String>,
+    /// For a code or follow-up diff: the git tree id of the content under review (the index,
+    /// plus the unstaged follow-up), which the commit must match.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tree: Option<String>,
 }
 
 /// What a submission observed, before it is given its counter.
@@ -226,6 +230,7 @@ pub struct Observed {
     pub kind: PinKind,
     pub sha256: Sha256,
     pub files: Vec<String>,
+    pub tree: Option<String>,
 }
 
 impl Observed {
@@ -235,6 +240,7 @@ impl Observed {
             kind: self.kind,
             sha256: self.sha256,
             files: self.files,
+            tree: self.tree,
         }
     }
 }
@@ -450,6 +456,10 @@ pub struct Frontmatter {
     pub worktree: Option<String>,
     pub blocked_from: Option<Phase>,
     pub audit: Audit,
+    /// The validation commands `advance COMMITTED` requires a pass of (`init --require-check`).
+    pub required_checks: Vec<crate::checks::RequiredCheck>,
+    /// The latest run of each named check (`pair check`).
+    pub check_runs: Vec<crate::checks::CheckRun>,
     /// Agents in file order.
     pub agents: Vec<(String, Agent)>,
     /// Top-level keys this version does not know, in file order.
@@ -529,6 +539,10 @@ impl Frontmatter {
                         emit_pin(&mut out, t, pin);
                     }
                 }
+                Field::RequiredChecks => {
+                    crate::checks::emit_required(&mut out, &self.required_checks)
+                }
+                Field::CheckRuns => crate::checks::emit_runs(&mut out, &self.check_runs),
                 Field::Agents if !self.agents.is_empty() => {
                     out.push_str("agents:\n");
                     for (id, agent) in &self.agents {
@@ -569,6 +583,11 @@ fn emit_pin(out: &mut String, t: Target, pin: &Pin) {
     out.push_str("\n    sha256: ");
     out.push_str(&yaml::quoted(&pin.sha256.to_string()));
     out.push('\n');
+    if let Some(tree) = &pin.tree {
+        out.push_str("    tree: ");
+        out.push_str(&yaml::quoted(tree));
+        out.push('\n');
+    }
     if !pin.files.is_empty() {
         out.push_str("    files:\n");
         for f in &pin.files {
@@ -883,6 +902,23 @@ fn conv_pin_counter(v: &Value) -> Result<u32, String> {
     }
 }
 
+/// A git tree id: 40 (SHA-1) or 64 (SHA-256) lower-case hex digits, or null.
+fn conv_opt_tree(v: &Value) -> Result<Option<String>, String> {
+    match v {
+        Value::Null => Ok(None),
+        Value::Str(s)
+            if (s.len() == 40 || s.len() == 64)
+                && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) =>
+        {
+            Ok(Some(s.clone()))
+        }
+        other => Err(format!(
+            "expected a git tree id (40 or 64 lower-case hex digits, quoted), {}",
+            found(other)
+        )),
+    }
+}
+
 fn conv_pin_kind(v: &Value) -> Result<PinKind, String> {
     conv_word(PinKind::ALL, v)
 }
@@ -907,7 +943,7 @@ fn conv_paths(v: &Value) -> Result<Vec<String>, String> {
         .collect()
 }
 
-const PIN_KEYS: &[&str] = &["counter", "kind", "sha256", "files"];
+const PIN_KEYS: &[&str] = &["counter", "kind", "sha256", "files", "tree"];
 
 /// The `pins` mapping: target → `{counter, kind, sha256, files}`.
 fn pins_from_node(
@@ -966,11 +1002,13 @@ fn pins_from_node(
         let kind = f.req("kind", conv_pin_kind);
         let sha256 = f.req("sha256", conv_sha);
         let files = f.opt("files", Vec::new(), conv_paths);
+        let tree = f.opt("tree", None, conv_opt_tree);
         for (k, n) in f.unknown(PIN_KEYS) {
             errors.push(FieldError {
                 field: format!("{path}.{k}"),
                 line: (n.line > 0).then_some(n.line),
-                message: "unknown key in a pin (a pin has counter, kind, sha256 and files)".into(),
+                message: "unknown key in a pin (a pin has counter, kind, sha256, files and tree)"
+                    .into(),
             });
         }
         if errors.len() > before {
@@ -984,6 +1022,7 @@ fn pins_from_node(
                     kind,
                     sha256,
                     files,
+                    tree,
                 }),
             );
         }
@@ -1041,6 +1080,12 @@ pub fn pin_invariants(p: &Parsed) -> Vec<FieldError> {
                 format!("only a `files` pin lists files, not a `{}` pin", pin.kind),
             ),
             _ => {}
+        }
+        if pin.tree.is_some() && !matches!(pin.kind, PinKind::Staged | PinKind::Unstaged) {
+            err(
+                format!("pins.{t}.tree"),
+                format!("only a diff pin records a tree, not a `{}` pin", pin.kind),
+            );
         }
     }
     for (id, agent) in &fm.agents {
@@ -1170,6 +1215,8 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
         worktree_removed: f.opt("worktree_removed", None, conv_opt_bool),
     };
     let pins_node = f.get("pins").cloned();
+    let required_checks_node = f.get("required_checks").cloned();
+    let check_runs_node = f.get("check_runs").cloned();
     let extra = f.unknown_top();
     let agents_node = f.get("agents").cloned();
     for (k, n) in &extra {
@@ -1184,6 +1231,12 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
         Some(n) => pins_from_node(n, &mut errors, &mut lines),
         None => Pins::default(),
     };
+    let required_checks = required_checks_node
+        .map(|n| crate::checks::required_from_node(&n, &mut errors))
+        .unwrap_or_default();
+    let check_runs = check_runs_node
+        .map(|n| crate::checks::runs_from_node(&n, &mut errors))
+        .unwrap_or_default();
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -1238,6 +1291,8 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
             worktree,
             blocked_from,
             audit,
+            required_checks,
+            check_runs,
             agents,
             extra,
         },

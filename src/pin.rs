@@ -40,6 +40,7 @@ pub fn text(note: &str) -> Observed {
         kind: PinKind::Text,
         sha256: Sha256::of(&text_bytes(note)),
         files: Vec::new(),
+        tree: None,
     }
 }
 
@@ -97,6 +98,7 @@ pub fn files(note: &str, paths: &[PathBuf]) -> Result<Observed> {
         kind: PinKind::Files,
         sha256: Sha256::of(&bundle(&text_bytes(note), &read)),
         files: names,
+        tree: None,
     })
 }
 
@@ -169,7 +171,19 @@ pub fn observe_diff(fm: &Frontmatter, artifact: Artifact) -> Result<Observed> {
         kind,
         sha256: Sha256::of(&bytes),
         files: Vec::new(),
+        tree: Some(diff_tree(&src, kind)?),
     })
+}
+
+/// The git tree id of the content a diff pin covers: the index for a staged diff, the index
+/// plus the unstaged changes for a follow-up (see [`crate::repo::content_tree`]).
+pub fn diff_tree(src: &DiffSource, kind: PinKind) -> Result<String> {
+    let Some(wt) = src.worktree.as_deref() else {
+        return Err(Error::Usage(
+            "the blackboard records no worktree, so there is no tree to read".into(),
+        ));
+    };
+    crate::repo::content_tree(Path::new(wt), kind == PinKind::Unstaged)
 }
 
 fn capitalized(s: &str) -> String {
@@ -373,6 +387,22 @@ pub fn check_verdict(
         return Ok(Judged::Pinned(pin.sha256));
     }
     let now = current(fm, target, body.unwrap_or_default())?;
+    // The same diff over a different index is different content: the tree says so.
+    let tree_now = match &pin.tree {
+        Some(_) => Some(diff_tree(&DiffSource::of(fm), pin.kind)?),
+        None => None,
+    };
+    if now.sha256 == pin.sha256
+        && let (Some(was), Some(is)) = (&pin.tree, &tree_now)
+        && was != is
+    {
+        return Err(Error::StaleArtifact {
+            message: format!(
+                "stale artifact: the content under review in {} changed after {noun} {unit}                  {counter} was submitted (its diff is the same, but the tree it stands for was                  pinned at {was} and is now {is}: the index changed under it). The verdict was                  not recorded. The doer must resubmit it (`{doer_submit}`) or restore it",
+                DiffSource::of(fm).worktree.as_deref().unwrap_or_default()
+            ),
+        });
+    }
     if now.sha256 != pin.sha256 {
         return Err(Error::StaleArtifact {
             message: format!(

@@ -87,6 +87,8 @@ pub enum Command {
     Unblock,
     Stop,
     Note,
+    /// `pair check`: record a validation run (any agent on the blackboard).
+    Check,
 }
 
 impl Command {
@@ -102,6 +104,7 @@ impl Command {
             Command::Unblock => "unblock",
             Command::Stop => "stop",
             Command::Note => "note",
+            Command::Check => "check",
         }
     }
 
@@ -112,7 +115,7 @@ impl Command {
         match self {
             // Outside the table (or, for a verdict, only its automatic move is there).
             Command::Verdict | Command::Register | Command::Unregister => Actor::Reviewer,
-            Command::Note => Actor::Any,
+            Command::Note | Command::Check => Actor::Any,
             // The table says who takes each of its commands.
             c => TRANSITIONS
                 .iter()
@@ -699,6 +702,8 @@ fn row_command(t: &Transition, doer: &str, fm: &Frontmatter, place: &Place) -> L
                  the default)",
             ),
         },
+        // A board that records its repository takes the worktree's HEAD, checked against git.
+        Needs::CommitSha if fm.audit.repo_root.is_some() => line,
         Needs::CommitSha => line.arg("--commit-sha").hole(
             "SHA",
             format!(
@@ -888,6 +893,43 @@ fn decide(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
         );
     }
     match doer_next(fm) {
+        // A worktree to make, in a git repository: `pair worktree create` makes and records it.
+        Some(t)
+            if t.needs == Needs::Worktree
+                && fm.worktree.is_none()
+                && place.default_worktree.is_some() =>
+        {
+            let mut line = Line::new("worktree", place);
+            line.argv.insert(2, "create".into());
+            line = line.flag("--agent", &doer);
+            let what = format!(
+                "create the coding worktree (`git worktree add` on a new topic branch, recorded) \
+                 and move to {}",
+                match t.to {
+                    To::Phase(p) => p.as_str(),
+                    _ => "CODING",
+                }
+            );
+            if fm.yolo {
+                step(
+                    NextActor::Doer,
+                    vec![doer.clone()],
+                    format!("{}: run `{}`.", capitalize(&what), line.shell()),
+                    Some(line),
+                )
+            } else {
+                let line = line.arg("--user-approved");
+                step(
+                    NextActor::User,
+                    vec![doer.clone()],
+                    format!(
+                        "Human gate: {what} only after the user approves; then run `{}`.",
+                        line.shell()
+                    ),
+                    Some(line),
+                )
+            }
+        }
         Some(t) => {
             let line = row_command(t, &doer, fm, place);
             let wt = fm.worktree.as_deref().unwrap_or("the worktree");
@@ -900,6 +942,13 @@ fn decide(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
                      submit the follow-up"
                 ),
                 Command::Submit(a) => format!("write the {} and submit it", a.as_str()),
+                // A verified commit: the tree of what is committed must be the approved one.
+                Command::Advance if t.needs == Needs::CommitSha && fm.audit.repo_root.is_some() => {
+                    format!(
+                        "commit exactly the approved content in {wt} (`git -C {wt} commit`), \
+                         then move to COMMITTED (the commit's tree is checked)"
+                    )
+                }
                 _ => match t.to {
                     To::Phase(p) => format!("move to {p}"),
                     _ => "move on".to_string(),

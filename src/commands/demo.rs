@@ -7,10 +7,13 @@
 //! The demo collects those lines into a timeline, checks the result with `pair validate` and
 //! `pair status`, and keeps or removes the directory it ran in.
 //!
-//! The script: a debugging task goes through root cause analysis, a plan that one reviewer sends
-//! back once, a red test, code that gets a `COMMENT` (so the doer submits a follow-up), and the
-//! commit. The human gates are approved by a scripted user: the doer passes `--user-approved`
-//! (the blackboard is not `yolo`).
+//! The script: in a throwaway git repository (the demo directory, with a local identity), a
+//! debugging task goes through root cause analysis, a plan that one reviewer sends back once,
+//! `pair worktree create` (a real worktree on the topic branch `pair/task`), a red test written
+//! there, code that gets a `COMMENT` (so the doer submits a follow-up), a real commit that
+//! `advance COMMITTED` holds to the approved tree, the merge into `main`, and the removal of the
+//! worktree and branch that `CLEANED_UP` checks. The human gates are approved by a scripted
+//! user: the doer passes `--user-approved` (the blackboard is not `yolo`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
@@ -32,14 +35,27 @@ use crate::report::{SCHEMA, Style};
 const BOARD: &str = "task.md";
 const DOER: &str = "doer";
 const REVIEWERS: [&str; 2] = ["alice", "bob"];
-/// The placeholder commit: the demo stages its change but does not commit it.
-const COMMIT_SHA: &str = "d3a0c0ffee5eed0000000000000000000000beef";
 /// How often `poll --wait` re-checks where file notifications are unavailable.
 const INTERVAL: &str = "0.25";
 
 /// The file the demo's code change is in, and its three versions: as reported, fixed (staged for
 /// the code review), and with the follow-up (unstaged, for the follow-up review).
 const CODE_FILE: &str = "search.rs";
+/// The red test, written in the worktree and pinned with `--files`.
+const TEST_FILE: &str = "search_test.rs";
+const TEST_CODE: &str = "#[test]
+fn pages_for_exact_multiple() {
+    assert_eq!(search_pages(20, 10), 2);
+}
+
+#[test]
+fn pages_for_zero_results() {
+    assert_eq!(search_pages(0, 10), 0);
+}
+";
+/// What the throwaway repository ignores: pair's own files and the agents' notes.
+const GITIGNORE: &str =
+    "task.md\ntask.md.lock\ntask.md.lock.owner.json\n.task.md.pair-tmp-*\n.worktrees/\nnotes/\n";
 const CODE_BEFORE: &str = "pub fn search_pages(total: usize, per_page: usize) -> usize {
     total / per_page + 1
 }
@@ -316,7 +332,10 @@ pub fn run(a: DemoArgs) -> Result<Outcome> {
     let counters = status.json["counters"].clone();
     let valid = validate.code == 0 && validate.json["valid"] == json!(true);
     let agents_ok = statuses.iter().all(|s| *s == Some(0));
-    let ok = agents_ok && valid && phase == "COMMITTED" && !timed_out;
+    let commit = status.json["frontmatter"]["commit_sha"]
+        .as_str()
+        .map(str::to_string);
+    let ok = agents_ok && valid && phase == "CLEANED_UP" && !timed_out;
     let elapsed = started.elapsed();
 
     let style = Style::for_stdout();
@@ -353,9 +372,13 @@ pub fn run(a: DemoArgs) -> Result<Outcome> {
         },
         elapsed.as_secs_f64()
     ));
-    text.push_str(&format!(
-        "The commit SHA {COMMIT_SHA} is a placeholder: the demo does not commit its change.\n"
-    ));
+    if let Some(c) = &commit {
+        text.push_str(&format!(
+            "The commit {c} is real: `advance COMMITTED` checked that its tree is the approved \
+             follow-up, `MERGED` that main contains it, `CLEANED_UP` that the worktree and the \
+             topic branch are gone.\n"
+        ));
+    }
     if timed_out {
         text.push_str(&style.red(&format!(
             "The demo did not finish within {:.0} s; its agents were ended.\n",
@@ -399,6 +422,7 @@ pub fn run(a: DemoArgs) -> Result<Outcome> {
         "phase": phase,
         "counters": counters,
         "valid": valid,
+        "commit_sha": commit,
     });
     Ok(Outcome {
         json,
@@ -531,8 +555,9 @@ impl Agent {
         Ok(run)
     }
 
-    /// Run `git ARGS` in the worktree, as the doer working on the code would; report it.
-    fn git(&self, wt: &Path, args: &[&str], say: &str) -> Result<()> {
+    /// Run `git ARGS` in the worktree, as the doer working on the code would; report it, and
+    /// return what it printed.
+    fn git(&self, wt: &Path, args: &[&str], say: &str) -> Result<String> {
         let mut ev = self.event("run", say);
         let mut cmd = Command::new("git");
         for (k, _) in std::env::vars_os() {
@@ -572,12 +597,16 @@ impl Agent {
         ev.command = Some(shown);
         ev.exit = Some(code);
         self.emit(ev);
-        Ok(())
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
     }
 
     /// Write a file in the worktree (what the doer's editor would do).
     fn write_code(&self, wt: &Path, text: &str) -> Result<()> {
-        let path = wt.join(CODE_FILE);
+        self.write_file(wt, CODE_FILE, text)
+    }
+
+    fn write_file(&self, dir: &Path, name: &str, text: &str) -> Result<()> {
+        let path = dir.join(name);
         std::fs::write(&path, text).map_err(|e| Error::io(&path, "write", e))
     }
 
@@ -660,6 +689,16 @@ pub fn agent(a: DemoAgentArgs) -> Result<Outcome> {
 }
 
 fn doer(me: &Agent, reviewers: &[String]) -> Result<()> {
+    // A throwaway repository: the code as reported, committed on main.
+    me.git(
+        &me.dir,
+        &["init", "-q"],
+        "a throwaway git repository for the code",
+    )?;
+    me.write_file(&me.dir, ".gitignore", GITIGNORE)?;
+    me.write_code(&me.dir, CODE_BEFORE)?;
+    me.git(&me.dir, &["add", CODE_FILE, ".gitignore"], "")?;
+    me.git(&me.dir, &["commit", "-q", "-m", "search: as reported"], "")?;
     let goal = me.note_file("goal", GOAL)?;
     me.pair(
         &[
@@ -757,37 +796,44 @@ fn doer(me: &Agent, reviewers: &[String]) -> Result<()> {
                 )?;
             }
             "PLAN_APPROVED" => {
-                me.pair(&["advance", BOARD, "RED_TESTING"], &[0], "")?;
+                // The code lives in a git worktree: reviewers read its diffs, pinned by hash.
+                me.pair(
+                    &["worktree", "create", BOARD, "--user-approved"],
+                    &[0],
+                    "the user approved the worktree: git worktree add on pair/task, recorded",
+                )?;
             }
             "RED_TESTING" | "RED_TEST_CHANGES_REQUESTED" => {
+                me.write_file(&code_dir(me), TEST_FILE, TEST_CODE)?;
+                let test = code_dir(me).join(TEST_FILE).display().to_string();
                 let f = me.note_file(
                     "red-test-1",
                     "`pages_for_exact_multiple` and `pages_for_zero_results` fail on the current \
                      code: expected 2, got 3; expected 0, got 1.\n",
                 )?;
                 me.pair(
-                    &["submit", BOARD, "red-test", "--note-file", &f],
+                    &[
+                        "submit",
+                        BOARD,
+                        "red-test",
+                        "--note-file",
+                        &f,
+                        "--files",
+                        &test,
+                    ],
                     &[0],
-                    "no human gate for a red test",
+                    "no human gate for a red test; the test file is pinned too",
                 )?;
             }
             "RED_TEST_APPROVED" => {
-                // The code lives in a git worktree: reviewers read its diffs, pinned by hash.
-                let wt = me.dir.join(".worktrees").join("task");
-                std::fs::create_dir_all(&wt).map_err(|e| Error::io(&wt, "create", e))?;
-                me.git(&wt, &["init", "-q"], "the worktree for the code")?;
-                me.write_code(&wt, CODE_BEFORE)?;
-                me.git(&wt, &["add", CODE_FILE], "")?;
-                me.git(&wt, &["commit", "-q", "-m", "search: as reported"], "")?;
-                let wt = wt.display().to_string();
-                me.pair(&["advance", BOARD, "CODING", "--worktree", &wt], &[0], "")?;
+                me.pair(&["advance", BOARD, "CODING"], &[0], "")?;
             }
             "CODING" => {
                 me.write_code(&code_dir(me), CODE_FIXED)?;
                 me.git(
                     &code_dir(me),
-                    &["add", CODE_FILE],
-                    "stages the fix: the staged diff is what reviewers read",
+                    &["add", CODE_FILE, TEST_FILE],
+                    "stages the fix and the test: the staged diff is what reviewers read",
                 )?;
                 let f = me.note_file(
                     "code-1",
@@ -816,17 +862,64 @@ fn doer(me: &Agent, reviewers: &[String]) -> Result<()> {
                 )?;
             }
             "READY_TO_COMMIT" => {
+                // Commit exactly what was approved: the staged fix plus the follow-up.
+                let wt = code_dir(me);
+                me.git(&wt, &["add", CODE_FILE], "")?;
+                me.git(
+                    &wt,
+                    &[
+                        "commit",
+                        "-q",
+                        "-m",
+                        "search: count pages with a ceiling division",
+                    ],
+                    "commits the approved content",
+                )?;
+                let sha = me.git(&wt, &["rev-parse", "HEAD"], "")?;
                 me.pair(
                     &[
                         "advance",
                         BOARD,
                         "COMMITTED",
                         "--commit-sha",
-                        COMMIT_SHA,
+                        &sha,
                         "--user-approved",
                     ],
                     &[0],
-                    "the user approved the commit",
+                    "the user approved the commit; its tree is checked against the approved one",
+                )?;
+                me.git(
+                    &me.dir,
+                    &["merge", "-q", "--ff-only", "pair/task"],
+                    "merges into main",
+                )?;
+                me.pair(
+                    &[
+                        "advance",
+                        BOARD,
+                        "MERGED",
+                        "--merged-into",
+                        "main",
+                        "--user-approved",
+                    ],
+                    &[0],
+                    "the user approved recording the merge; main must contain the commit",
+                )?;
+                let wt_s = wt.display().to_string();
+                me.git(
+                    &me.dir,
+                    &["worktree", "remove", &wt_s],
+                    "removes the worktree",
+                )?;
+                me.git(
+                    &me.dir,
+                    &["branch", "-d", "pair/task"],
+                    "deletes the topic branch",
+                )?;
+                me.pair(
+                    &["advance", BOARD, "CLEANED_UP"],
+                    &[0],
+                    "both must be gone for CLEANED_UP",
                 )?;
             }
             other => {

@@ -72,6 +72,7 @@ pub fn run(a: DiffArgs, json_out: bool) -> Result<Outcome> {
                 "pinned": pinned,
                 "sha256": cur.sha256,
                 "files": cur.pin.as_ref().map(|p| p.files.clone()).unwrap_or_default(),
+                "tree": cur.pin.as_ref().and_then(|p| p.tree.clone()),
                 "stat": {
                     "bytes": cur.bytes.len(),
                     "lines": lines,

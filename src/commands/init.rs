@@ -36,6 +36,22 @@ fn reviewer_list(a: &InitArgs) -> Result<Vec<String>> {
     Ok(reviewers)
 }
 
+/// `--require-check NAME=CMD`: each name once.
+fn required_checks(a: &InitArgs) -> Result<Vec<crate::checks::RequiredCheck>> {
+    let mut out: Vec<crate::checks::RequiredCheck> = Vec::new();
+    for s in &a.require_check {
+        let c = crate::checks::parse_requirement(s).map_err(Error::Usage)?;
+        if out.iter().any(|o| o.name == c.name) {
+            return Err(Error::Usage(format!(
+                "--require-check: the check {:?} is named twice",
+                c.name
+            )));
+        }
+        out.push(c);
+    }
+    Ok(out)
+}
+
 /// The goal from `--goal` or `--goal-file`, if it can be appended as it is.
 fn goal_text(a: &InitArgs) -> Result<Option<String>> {
     let goal = match (&a.goal, &a.goal_file) {
@@ -65,6 +81,7 @@ pub fn run(a: InitArgs) -> Result<Outcome> {
     }
     let reviewers = reviewer_list(&a)?;
     let goal = goal_text(&a)?;
+    let required_checks = required_checks(&a)?;
 
     let (template_name, template) = match &a.template {
         Some(path) => (shown(path), super::read_input(path, "--template")?),
@@ -104,6 +121,10 @@ pub fn run(a: InitArgs) -> Result<Outcome> {
     fm.red_test_required = fm.red_test_required || a.red_test || debugging;
     fm.yolo = fm.yolo || a.yolo;
     fm.required_reviewers = reviewers;
+    fm.check_runs = Vec::new();
+    if !required_checks.is_empty() {
+        fm.required_checks = required_checks;
+    }
 
     if !(debugging || fm.rca_required) {
         doc.remove_empty_section("Root Cause Analysis");
@@ -145,6 +166,7 @@ pub fn run(a: InitArgs) -> Result<Outcome> {
         "yolo": fm.yolo,
         "doer": a.doer,
         "required_reviewers": fm.required_reviewers,
+        "required_checks": fm.required_checks.iter().map(|c| json!({"name": c.name, "command": c.command})).collect::<Vec<_>>(),
         "next": next,
     });
     let text = format!(

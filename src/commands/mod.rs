@@ -14,6 +14,7 @@ pub mod demo;
 mod diff;
 mod docs;
 mod init;
+mod lifecycle;
 mod read;
 mod semantic;
 pub mod skill;
@@ -73,6 +74,10 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Cmd::Note(a) => semantic::note(a),
         Cmd::Diff(a) => diff::run(a, json),
         Cmd::WorktreePath(a) => worktree::run(a),
+        Cmd::Worktree(a) => match a.action {
+            crate::cli::WorktreeAction::Create(c) => lifecycle::worktree_create(c),
+        },
+        Cmd::Check(a) => lifecycle::check(a),
         Cmd::Demo(a) => demo::run(a),
         Cmd::DemoAgent(a) => demo::agent(a),
         Cmd::Skill(_) => Ok(skill::run()),

@@ -270,6 +270,9 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
     if !audit.is_empty() {
         text.push_str(&format!("audit       {}\n", escape(&audit.join(" · "))));
     }
+    if let Some(checks) = crate::checks::status_line(fm) {
+        text.push_str(&format!("checks      {}\n", escape(&checks)));
+    }
     text.push_str(&format!("sha256      {}\n", loaded.sha256));
     text.push_str(&section_lines(&sections));
     for w in warnings {

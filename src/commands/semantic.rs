@@ -35,7 +35,7 @@ fn note_text(t: &NoteText, required: bool) -> Result<Option<String>> {
 }
 
 /// Wrap text in a code fence longer than any run of backticks inside it.
-fn fenced(text: &str) -> String {
+pub(super) fn fenced(text: &str) -> String {
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest.max(2) + 1);
     let body = crate::document::normalize_newlines(text);
@@ -58,7 +58,7 @@ fn expect(common: &WriteCommon) -> Result<Expect> {
 }
 
 /// The user's consent given on the command line, and the command as it was run.
-fn consent(user_approved: bool, waive: Option<String>) -> Consent {
+pub(super) fn consent(user_approved: bool, waive: Option<String>) -> Consent {
     Consent {
         user_approved,
         waive,
@@ -67,7 +67,7 @@ fn consent(user_approved: bool, waive: Option<String>) -> Consent {
 }
 
 /// Apply one operation in one locked write and report the result.
-fn apply<F>(
+pub(super) fn apply<F>(
     board: &Path,
     common: &WriteCommon,
     operation: &str,
@@ -94,7 +94,7 @@ where
     let pin = crate::report::current_target(fm).and_then(|t| {
         fm.pin(t).map(|p| {
             json!({"target": t, "counter": p.counter, "kind": p.kind, "sha256": p.sha256,
-                   "files": p.files})
+                   "files": p.files, "tree": p.tree})
         })
     });
     let json = json!({
@@ -348,12 +348,15 @@ pub fn verdict(a: VerdictArgs) -> Result<Outcome> {
 
 pub fn advance(a: AdvanceArgs) -> Result<Outcome> {
     let to = a.phase;
-    let args = ops::AdvanceArgs {
+    let mut args = ops::AdvanceArgs {
         worktree: a.worktree.clone(),
         commit_sha: a.commit_sha.clone(),
         merged_into: a.merged_into.clone(),
         note: note_text(&a.text, false)?,
+        keep_branch: a.keep_branch,
+        facts: None,
     };
+    observe_step(&a.board, &a.common.agent, to, &mut args)?;
     apply(
         &a.board,
         &a.common,
@@ -365,10 +368,57 @@ pub fn advance(a: AdvanceArgs) -> Result<Outcome> {
             // is its diff.
             if let Some(w) = &args.worktree {
                 crate::git::worktree_top(Path::new(w))?;
+                if let Some(root) = fm.audit.repo_root.as_deref() {
+                    same_repository(w, root)?;
+                }
             }
             Ok(edit)
         },
     )
+}
+
+/// What git says about the step, read before the lock (the operation holds it against the board
+/// under the lock, see [`crate::lifecycle`]); on a board that records a repository, a commit
+/// left out is the worktree's `HEAD`. Nothing is read when the step will be refused anyway.
+fn observe_step(board: &Path, agent: &str, to: Phase, args: &mut ops::AdvanceArgs) -> Result<()> {
+    let Ok(valid) = store::load_frontmatter(board) else {
+        return Ok(());
+    };
+    let fm = &valid.parsed.fm;
+    if !crate::lifecycle::verified(fm) || law::admit(fm, agent, Command::Advance).is_err() {
+        return Ok(());
+    }
+    if to == Phase::Committed && args.commit_sha.is_none() {
+        args.commit_sha = crate::lifecycle::default_commit(fm)?;
+    }
+    let facts = crate::lifecycle::observe(
+        fm,
+        to,
+        args.commit_sha.as_deref(),
+        args.merged_into.as_deref(),
+    )?;
+    // The full id of the commit is what gets recorded.
+    if let crate::lifecycle::Step::Commit(c) = &facts.step
+        && let Some(sha) = &c.sha
+    {
+        args.commit_sha = Some(sha.clone());
+    }
+    args.facts = Some(facts);
+    Ok(())
+}
+
+/// `--worktree PATH` on a board that records a repository must be one of its worktrees.
+fn same_repository(worktree: &str, repo_root: &str) -> Result<()> {
+    let theirs = crate::repo::common_dir(Path::new(worktree))?;
+    let ours = crate::repo::common_dir(Path::new(repo_root))?;
+    if theirs != ours {
+        return Err(Error::Usage(format!(
+            "--worktree {worktree} is a worktree of another repository ({}), not of repo_root              {repo_root} ({}) that the blackboard records",
+            theirs.display(),
+            ours.display()
+        )));
+    }
+    Ok(())
 }
 
 pub fn block(a: ReasonArgs) -> Result<Outcome> {

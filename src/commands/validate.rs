@@ -24,6 +24,62 @@ struct FileReport {
     sha256: Option<String>,
     errors: Vec<FieldError>,
     warnings: Vec<FieldError>,
+    /// Which checks of the git lifecycle apply to a valid blackboard.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lifecycle: Option<serde_json::Value>,
+}
+
+/// The lifecycle checks that apply to a board, as `validate` reports them.
+fn lifecycle(fm: &crate::model::Frontmatter) -> serde_json::Value {
+    let checks: Vec<serde_json::Value> = crate::lifecycle::applicable(fm)
+        .into_iter()
+        .map(|(c, applies)| {
+            json!({"name": c.name, "step": c.step, "applies": applies, "rule": c.rule})
+        })
+        .collect();
+    json!({
+        "verified": crate::lifecycle::verified(fm),
+        "repo_root": fm.audit.repo_root,
+        "checks": checks,
+    })
+}
+
+fn lifecycle_text(l: &serde_json::Value) -> String {
+    let names = |applies: bool| -> Vec<String> {
+        l["checks"]
+            .as_array()
+            .map(|cs| {
+                cs.iter()
+                    .filter(|c| c["applies"] == applies)
+                    .filter_map(|c| c["name"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (on, off) = (names(true), names(false));
+    format!(
+        "  lifecycle: {}; checks that apply: {}{}\n",
+        if l["verified"] == true {
+            format!(
+                "git lifecycle verified (repo_root {})",
+                l["repo_root"].as_str().unwrap_or_default()
+            )
+        } else {
+            "git lifecycle not verified (no repo_root recorded; `pair worktree create` \
+             records one)"
+                .to_string()
+        },
+        if on.is_empty() {
+            "none".to_string()
+        } else {
+            on.join(", ")
+        },
+        if off.is_empty() {
+            String::new()
+        } else {
+            format!("; not applicable: {}", off.join(", "))
+        }
+    )
 }
 
 impl FileReport {
@@ -39,6 +95,7 @@ impl FileReport {
                 message,
             }],
             warnings: vec![],
+            lifecycle: None,
         }
     }
 }
@@ -155,6 +212,7 @@ fn check(path: &Path) -> FileReport {
             valid: true,
             sha256,
             errors: vec![],
+            lifecycle: Some(lifecycle(&v.parsed.fm)),
             warnings: v.parsed.warnings,
         },
         Err(r) => FileReport {
@@ -163,6 +221,7 @@ fn check(path: &Path) -> FileReport {
             sha256,
             errors: r.errors,
             warnings: r.warnings,
+            lifecycle: None,
         },
     }
 }
@@ -413,6 +472,9 @@ fn render_text(reports: &[FileReport], invalid: usize, quiet: bool) -> String {
         if r.valid {
             if !quiet {
                 text.push_str(&format!("ok       {path}{sha}\n"));
+                if let Some(l) = &r.lifecycle {
+                    text.push_str(&lifecycle_text(l));
+                }
             }
         } else {
             text.push_str(&format!("invalid  {path}{sha}\n"));

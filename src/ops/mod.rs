@@ -8,7 +8,8 @@
 //!
 //! * [`review`] — register, claim, verdict (the reviewers' side);
 //! * [`work`] — submit, advance (the doer's side);
-//! * [`control`] — block, unblock, stop, note (anyone's).
+//! * [`control`] — block, unblock, stop, note (anyone's);
+//! * [`lifecycle`] — recording a created worktree and a validation run.
 
 use crate::document::{check_note, normalize_newlines};
 use crate::error::{Error, Result};
@@ -17,10 +18,12 @@ use crate::model::{Frontmatter, Phase, Status, Target, Timestamp};
 use crate::protocol::Command;
 
 mod control;
+mod lifecycle;
 mod review;
 mod work;
 
 pub use control::{block, note, note_in, stop, unblock};
+pub use lifecycle::{Created, admit_create, create_worktree, record_check, worktree_target};
 pub use review::{claim, register, unregister, verdict};
 pub use work::{AdvanceArgs, advance, check_worktree_arg, submit};
 

@@ -180,6 +180,10 @@ pub struct AdvanceArgs {
     pub commit_sha: Option<String>,
     pub merged_into: Option<String>,
     pub note: Option<String>,
+    /// `--keep-branch` (CLEANED_UP): the topic branch is kept on purpose.
+    pub keep_branch: bool,
+    /// What git said about the step, gathered before the write (see [`crate::lifecycle`]).
+    pub facts: Option<crate::lifecycle::Facts>,
 }
 
 /// The doer's `advance` row from the current phase to `to`, or a refusal naming the moves there
@@ -355,8 +359,32 @@ pub fn advance(fm: &mut Frontmatter, ctx: &Ctx, to: Phase, args: &AdvanceArgs) -
     let t = advance_row(fm, ctx, to)?;
     admit(fm, ctx, Command::Advance)?;
     check_needs(fm, t, to, args)?;
+    if args.keep_branch && to != Phase::CleanedUp {
+        return Err(Error::Usage(format!(
+            "--keep-branch is only used when advancing to CLEANED_UP, not to {to}"
+        )));
+    }
     let note = args.note.as_deref().map(checked_note).transpose()?;
+    // The git lifecycle's checks, on the board as it is under the lock.
+    let checked = crate::lifecycle::verify(fm, to, args.facts.as_ref(), args.keep_branch)?;
+    let waived = crate::lifecycle::rule(&checked, &ctx.consent, from, to, &ctx.agent, ctx.now)?;
     let mut record = record_step(fm, ctx, to, args);
+    if let Some((_, text)) = &mut record {
+        if !checked.passed.is_empty() {
+            text.push_str("\n\nVerified: ");
+            text.push_str(&checked.passed.join("; "));
+            text.push('.');
+        }
+        if args.keep_branch {
+            text.push_str(&format!(
+                "\n\nThe topic branch {} is kept (--keep-branch).",
+                fm.audit
+                    .topic_branch
+                    .as_deref()
+                    .unwrap_or("(none recorded)")
+            ));
+        }
+    }
     if let Some(note) = note {
         match &mut record {
             Some((_, text)) => {
@@ -384,9 +412,10 @@ pub fn advance(fm: &mut Frontmatter, ctx: &Ctx, to: Phase, args: &AdvanceArgs) -
     Ok(Edit {
         command: Command::Advance,
         summary: format!("{from} → {to}"),
-        entries: record
-            .map(|(h, text)| Entry::new(DECISIONS, h, text))
+        entries: waived
             .into_iter()
+            .chain(record)
+            .map(|(h, text)| Entry::new(DECISIONS, h, text))
             .collect(),
     })
 }

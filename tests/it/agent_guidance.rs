@@ -217,8 +217,10 @@ fn check_next(v: &Value, board: &str, what: &str) -> Option<Vec<String>> {
         .map(|a| a.as_str().expect("string argument").to_string())
         .collect();
     assert_eq!(argv[0], "pair", "{what}: {next:#}");
+    // `pair worktree create BOARD`: the board follows the subcommand.
+    let at = if argv[1] == "worktree" { 3 } else { 2 };
     assert_eq!(
-        argv[2], board,
+        argv[at], board,
         "{what}: the board by its absolute path: {next:#}"
     );
     let action = next["action"].as_str().unwrap();
@@ -366,18 +368,13 @@ fn next_is_runnable_as_given_from_another_directory_until_committed() {
                     *w = note.display().to_string();
                 }
             }
-            if argv.iter().any(|w| w == &expected_worktree) {
-                saw_default_worktree = true;
-                // What the doer does before coding: make the worktree, write and stage code.
-                let wt = std::path::Path::new(&expected_worktree);
-                if !wt.exists() {
-                    git_in(
-                        &root,
-                        &["worktree", "add", "-q", &expected_worktree, "-b", "board"],
-                    );
-                    std::fs::write(wt.join("code.txt"), "the fix\n").unwrap();
-                    git_in(wt, &["add", "code.txt"]);
-                }
+            let creates = argv.get(1).is_some_and(|w| w == "worktree");
+            if argv.iter().any(|w| w == "COMMITTED") {
+                // What the doer does before recording the commit: commit the approved content.
+                git_in(
+                    std::path::Path::new(&expected_worktree),
+                    &["commit", "-q", "-m", "the fix"],
+                );
             }
             trail.push(format!("[{}] {}", v["phase"], argv.join(" ")));
             let args: Vec<&str> = argv[1..].iter().map(String::as_str).collect();
@@ -388,6 +385,15 @@ fn next_is_runnable_as_given_from_another_directory_until_committed() {
                 String::from_utf8_lossy(&run.stderr),
                 trail.join("\n")
             );
+            if creates {
+                saw_default_worktree = true;
+                // `pair worktree create` made it at the default path; the doer writes and
+                // stages code there.
+                let wt = std::path::Path::new(&expected_worktree);
+                assert!(wt.join(".git").exists(), "{}", trail.join("\n"));
+                std::fs::write(wt.join("code.txt"), "the fix\n").unwrap();
+                git_in(wt, &["add", "code.txt"]);
+            }
             acted = true;
             break;
         }
@@ -397,7 +403,7 @@ fn next_is_runnable_as_given_from_another_directory_until_committed() {
     assert_eq!(status["phase"], "COMMITTED", "{}", trail.join("\n"));
     assert!(
         saw_default_worktree,
-        "advance CODING names the default worktree {expected_worktree}\n{}",
+        "next.command creates the default worktree {expected_worktree}\n{}",
         trail.join("\n")
     );
 }

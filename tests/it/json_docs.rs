@@ -294,3 +294,87 @@ fn docs_json_covers_every_visible_command() {
         section(&docs, sub.get_name());
     }
 }
+
+#[test]
+fn worktree_create_and_check_print_documented_keys_with_schema_1() {
+    let docs = documented();
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    crate::common::git(d, &["init", "-q", "-b", "main"]);
+    std::fs::write(d.join(".gitignore"), "t.md*\n.worktrees/\n").unwrap();
+    crate::common::git(d, &["add", ".gitignore"]);
+    crate::common::git(d, &["commit", "-q", "-m", "base"]);
+    let run = |command: &str, args: &[&str]| {
+        let mut all = args.to_vec();
+        all.push("--json");
+        let v = stdout_json(command, &pair(d, &all), &[0]);
+        check(&docs, command, &v);
+        v
+    };
+    let init = run(
+        "init",
+        &[
+            "init",
+            "t.md",
+            "--reviewers",
+            "alice",
+            "--require-check",
+            "ok=true",
+        ],
+    );
+    assert_eq!(init["required_checks"][0]["name"], "ok");
+    for args in [
+        vec!["register", "t.md", "--agent", "alice"],
+        vec![
+            "advance",
+            "t.md",
+            "--agent",
+            "doer",
+            "PLANNING",
+            "--user-approved",
+        ],
+        vec![
+            "submit",
+            "t.md",
+            "--agent",
+            "doer",
+            "plan",
+            "--note",
+            "p",
+            "--user-approved",
+        ],
+        vec![
+            "verdict",
+            "t.md",
+            "--agent",
+            "alice",
+            "APPROVED",
+            "--revision",
+            "1",
+            "--note",
+            "ok",
+        ],
+    ] {
+        assert!(pair(d, &args).status.success(), "{args:?}");
+    }
+    let created = run(
+        "worktree",
+        &[
+            "worktree",
+            "create",
+            "t.md",
+            "--agent",
+            "doer",
+            "--user-approved",
+        ],
+    );
+    assert_eq!(created["worktree"]["topic_branch"], "pair/t");
+    let checked = run(
+        "check",
+        &["check", "t.md", "--agent", "alice", "--name", "ok"],
+    );
+    assert_eq!(checked["check"]["passed"], true);
+    let v = stdout_json("validate", &pair(d, &["validate", "t.md", "--json"]), &[0]);
+    check(&docs, "validate", &v);
+    assert_eq!(v["files"][0]["lifecycle"]["verified"], true);
+}

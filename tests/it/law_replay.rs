@@ -129,6 +129,7 @@ fn observed(fm: &pair::model::Frontmatter, a: Artifact, note: &str) -> Option<Ob
             kind: a.pin_kinds()[0],
             sha256: Sha256::of(format!("{} diff {}", a.as_str(), n / 2).as_bytes()),
             files: vec![],
+            tree: None,
         }),
         _ => Some(pair::pin::text(note)),
     }
@@ -148,6 +149,8 @@ fn advance_args(to: Phase) -> AdvanceArgs {
         commit_sha: (to == Phase::Committed).then(|| SHA.to_string()),
         merged_into: (to == Phase::Merged).then(|| "main".to_string()),
         note: None,
+        keep_branch: false,
+        facts: None,
     }
 }
 

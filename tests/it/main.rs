@@ -20,6 +20,7 @@ mod hardening;
 mod hostile;
 mod json_docs;
 mod law_replay;
+mod lifecycle;
 mod pins;
 mod protocol_dead_ends;
 mod protocol_lifecycle;

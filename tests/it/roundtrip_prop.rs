@@ -76,6 +76,9 @@ fn pin() -> impl Strategy<Value = Pin> {
                 .into_iter()
                 .filter(|f| !f.chars().any(char::is_control))
                 .collect(),
+            // A diff pin records the tree of the content it covers; no other kind does.
+            tree: matches!(kind, PinKind::Staged | PinKind::Unstaged)
+                .then(|| "4b825dc642cb6eb9a060e54bf8d69288fbee4904".to_string()),
         })
 }
 
@@ -206,6 +209,8 @@ fn frontmatter() -> impl Strategy<Value = Frontmatter> {
                     pins,
                     worktree,
                     blocked_from,
+                    required_checks: Vec::new(),
+                    check_runs: Vec::new(),
                     audit: Audit {
                         repo_root: root,
                         commit_sha: sha,

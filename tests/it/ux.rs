@@ -38,7 +38,7 @@ fn demo_runs_three_agents_to_a_valid_committed_blackboard() {
     assert_eq!(v["ok"], Value::Bool(true));
     assert_eq!(v["user_approval"], "--user-approved");
 
-    // The blackboard left behind is valid, COMMITTED, with the scripted counters.
+    // The blackboard left behind is valid, CLEANED_UP, with the scripted counters.
     let board = keep.join("task.md");
     let board_s = board.display().to_string();
     let validate = pair(tmp.path(), &["validate", &board_s]);
@@ -50,7 +50,20 @@ fn demo_runs_three_agents_to_a_valid_committed_blackboard() {
     );
     let status = pair(tmp.path(), &["status", &board_s, "--json"]);
     let s: Value = serde_json::from_slice(&status.stdout).unwrap();
-    assert_eq!(s["phase"], "COMMITTED");
+    assert_eq!(s["phase"], "CLEANED_UP");
+    // The commit is real, on main, and the worktree is gone.
+    let sha = s["frontmatter"]["commit_sha"].as_str().unwrap().to_string();
+    assert_eq!(v["commit_sha"], sha.as_str());
+    let git_out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&keep)
+        .args(["merge-base", "--is-ancestor", &sha, "main"])
+        .env_remove("GIT_DIR")
+        .status()
+        .unwrap();
+    assert!(git_out.success(), "main contains the demo's commit {sha}");
+    assert!(!keep.join(".worktrees").join("task").exists());
+    assert_eq!(s["frontmatter"]["topic_branch"], "pair/task");
     assert_eq!(s["counters"]["analysis_revision"], 1);
     assert_eq!(
         s["counters"]["plan_revision"], 2,
@@ -90,7 +103,9 @@ fn demo_runs_three_agents_to_a_valid_committed_blackboard() {
     ));
     assert!(by("bob", "pair verdict task.md COMMENT --revision 1"));
     assert!(by("doer", "pair submit task.md followup"));
+    assert!(by("doer", "pair worktree create task.md"));
     assert!(by("doer", "pair advance task.md COMMITTED --commit-sha"));
+    assert!(by("doer", "pair advance task.md CLEANED_UP"));
     assert!(events.iter().any(|e| e["kind"] == "woke"));
     for agent in ["doer", "alice", "bob"] {
         assert!(

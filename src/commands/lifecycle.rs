@@ -1,0 +1,513 @@
+//! `pair worktree create` and `pair check`: the commands that make something in the repository
+//! (a worktree, a validation run) and record it in one write.
+//!
+//! `worktree create` goes in this order, so that a refusal leaves nothing half made:
+//!
+//! 1. read the blackboard and judge the move as if the worktree existed: the same operation and
+//!    law the write runs, on the bytes read (phase, standing, human gate), before git makes
+//!    anything;
+//! 2. `git worktree add -b TOPIC PATH BASE` in the repository;
+//! 3. the locked write that records the worktree, repository, base and branch with the phase
+//!    move. If that write is refused (the blackboard changed meanwhile), step 2 is undone:
+//!    `git worktree remove --force PATH` and `git branch -D TOPIC`.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command as Process, Stdio};
+use std::time::Instant;
+
+use serde_json::json;
+
+use super::{Outcome, semantic, worktree};
+use crate::checks::{self, CheckRun};
+use crate::cli::{CheckArgs, WorktreeCreateArgs};
+use crate::engine;
+use crate::error::{Error, Result};
+use crate::git;
+use crate::law;
+use crate::model::{Frontmatter, Timestamp};
+use crate::ops::{self, Created, Ctx};
+use crate::protocol::{Command, shell_arg};
+use crate::repo;
+use crate::store;
+
+/// The most output a check's record keeps: its last lines, up to this many bytes.
+const TAIL_LINES: usize = 30;
+const TAIL_BYTES: usize = 4000;
+
+fn text_of(p: &Path) -> Result<String> {
+    p.to_str().map(str::to_string).ok_or_else(|| {
+        Error::Usage(format!(
+            "{}: the path must be UTF-8 to be recorded on the blackboard",
+            p.display()
+        ))
+    })
+}
+
+pub fn worktree_create(a: WorktreeCreateArgs) -> Result<Outcome> {
+    super::agent_arg("--agent", &a.common.agent)?;
+    let loaded = store::load(&a.board)?;
+    let fm = &loaded.valid.parsed.fm;
+    let consent = semantic::consent(a.user_approved, None);
+    let ctx = Ctx {
+        agent: a.common.agent.clone(),
+        now: Timestamp::now(),
+        consent: consent.clone(),
+        sections: vec![],
+    };
+    ops::admit_create(fm, &ctx)?;
+    let default = worktree::default_worktree(&a.board, a.repo_root.as_deref())?;
+    let root = match &a.repo_root {
+        // The top of the repository named, as git knows it.
+        Some(r) => crate::git::worktree_top(r)?,
+        None => default.root.clone(),
+    };
+    let path = match &a.path {
+        Some(p) => std::path::absolute(p).map_err(|e| Error::io(p, "resolve", e))?,
+        None => default.path.clone(),
+    };
+    if std::fs::symlink_metadata(&path).is_ok() {
+        return Err(Error::protocol(format!(
+            "{} already exists; `pair worktree create` makes a new worktree (choose another \
+             --path, or remove what is there)",
+            path.display()
+        )));
+    }
+    let branch = match &a.branch {
+        Some(b) => b.clone(),
+        None => format!("pair/{}", default.stem),
+    };
+    repo::branch_name(&branch)?;
+    if repo::branch(&root, &branch)?.is_some() {
+        return Err(Error::protocol(format!(
+            "the branch {branch} already exists in {}; `pair worktree create` makes a new topic \
+             branch (choose another with --branch)",
+            root.display()
+        )));
+    }
+    let Some(base_sha) = repo::head(&root)? else {
+        return Err(Error::protocol(format!(
+            "{} has no commit to branch from; commit something first",
+            root.display()
+        )));
+    };
+    let base_branch = repo::current_branch(&root)?;
+    let mut created = Created {
+        repo_root: text_of(&root)?,
+        base_branch,
+        base_sha: base_sha.clone(),
+        topic_branch: branch.clone(),
+        worktree: text_of(&path)?,
+    };
+    // 1. The same operation and law, on the bytes read, before git makes anything.
+    engine::apply(
+        &a.board,
+        &loaded.bytes,
+        &ctx.agent,
+        &consent,
+        ctx.now,
+        |fm: &mut Frontmatter, ctx: &Ctx| ops::create_worktree(fm, ctx, &created),
+    )?;
+    // 2. The worktree.
+    repo::add_worktree(&root, &path, &branch, &base_sha)?;
+    let real = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+    created.worktree = text_of(&real)?;
+    // 3. The write; undo 2 if it is refused.
+    let recorded = created.clone();
+    let result = semantic::apply(
+        &a.board,
+        &a.common,
+        "worktree-create",
+        consent,
+        move |fm, ctx| ops::create_worktree(fm, ctx, &recorded),
+    );
+    let mut out = match result {
+        Ok(out) => out,
+        Err(e) => {
+            return Err(
+                match repo::remove_worktree_and_branch(&root, &real, &branch) {
+                    Ok(()) => e,
+                    Err(undo) => Error::Git {
+                        message: format!(
+                            "{e}\nThe worktree {} and branch {branch} that were made for it could \
+                         not be removed ({undo}); remove them by hand",
+                            real.display()
+                        ),
+                    },
+                },
+            );
+        }
+    };
+    let info = json!({
+        "repo_root": created.repo_root,
+        "base_branch": created.base_branch,
+        "base_sha": created.base_sha,
+        "topic_branch": created.topic_branch,
+        "worktree": created.worktree,
+    });
+    if let Some(o) = out.json.as_object_mut() {
+        o.insert("worktree".into(), info);
+    }
+    out.text = format!(
+        "worktree {} on {} (from {} {})\n{}",
+        created.worktree,
+        created.topic_branch,
+        created.base_branch.as_deref().unwrap_or("HEAD"),
+        &created.base_sha[..created.base_sha.len().min(12)],
+        out.text
+    );
+    Ok(out)
+}
+
+/// Which check to run, and how.
+struct Plan {
+    name: String,
+    argv: Vec<String>,
+    previous: Option<CheckRun>,
+    reproduce: bool,
+}
+
+fn plan(a: &CheckArgs, fm: &Frontmatter) -> Result<Plan> {
+    let required = |n: &str| fm.required_checks.iter().find(|c| c.name == n);
+    let last = |n: &str| fm.check_runs.iter().find(|r| r.name == n).cloned();
+    if let Some(n) = &a.reproduce {
+        if !a.command.is_empty() {
+            return Err(Error::Usage(
+                "--reproduce re-runs the recorded command of the check; give no command after `--`"
+                    .into(),
+            ));
+        }
+        let previous = last(n);
+        let argv = match (required(n), &previous) {
+            (Some(r), _) => r.argv(),
+            (None, Some(p)) => p.command.clone(),
+            (None, None) => {
+                return Err(Error::protocol(format!(
+                    "no check named {n:?} is required or has run on this blackboard; nothing to \
+                     reproduce{}",
+                    names(fm)
+                )));
+            }
+        };
+        return Ok(Plan {
+            name: n.clone(),
+            argv,
+            previous,
+            reproduce: true,
+        });
+    }
+    let name = match (&a.name, a.command.first()) {
+        (Some(n), _) => n.clone(),
+        (None, Some(program)) => Path::new(program)
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_else(|| program.clone()),
+        (None, None) => {
+            return Err(Error::Usage(format!(
+                "give the command to run after `--` (`pair check BOARD --name tests -- cargo \
+                 test`), or --name of a required check{}",
+                names(fm)
+            )));
+        }
+    };
+    if !checks::is_check_name(&name) {
+        return Err(Error::Usage(format!(
+            "the check name {name:?} must use letters, digits, `.`, `_` and `-` (give one with \
+             --name)"
+        )));
+    }
+    let argv = match (required(&name), a.command.is_empty()) {
+        (Some(r), true) => r.argv(),
+        (Some(r), false) if a.command == r.argv() => r.argv(),
+        (Some(r), false) => {
+            return Err(Error::Usage(format!(
+                "{name} is a required check and its command is recorded ({:?}); run it with \
+                 `pair check BOARD --name {name}` and no command",
+                r.command
+            )));
+        }
+        (None, true) => {
+            return Err(Error::Usage(format!(
+                "{name} is not a required check; give the command to run after `--`{}",
+                names(fm)
+            )));
+        }
+        (None, false) => a.command.clone(),
+    };
+    Ok(Plan {
+        name: name.clone(),
+        argv,
+        previous: last(&name),
+        reproduce: false,
+    })
+}
+
+fn names(fm: &Frontmatter) -> String {
+    if fm.required_checks.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (required checks: {})",
+            fm.required_checks
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
+}
+
+/// The last lines of some output, bounded, as text that can sit in a code block.
+fn tail(output: &[u8]) -> String {
+    let text = String::from_utf8_lossy(output);
+    let text = crate::document::normalize_newlines(&text);
+    let lines: Vec<&str> = text.trim_end().lines().collect();
+    let start = lines.len().saturating_sub(TAIL_LINES);
+    let mut out: String = lines[start..]
+        .iter()
+        .map(|l| {
+            let l: String = l
+                .chars()
+                .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
+                .collect();
+            // A line that reads as a git conflict marker may not stand in a blackboard.
+            if crate::document::conflict_marker(&l).is_some() {
+                format!(" {l}")
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    if out.len() > TAIL_BYTES {
+        let mut cut = out.len() - TAIL_BYTES;
+        while !out.is_char_boundary(cut) {
+            cut += 1;
+        }
+        out = out[cut..].to_string();
+    }
+    out
+}
+
+/// Run the command in the worktree, its standard output and error together; the exit code
+/// (`None`: ended by a signal), the time it took and its output's tail.
+fn run_command(worktree: &Path, argv: &[String]) -> Result<(Option<i32>, u64, String)> {
+    let (mut reader, writer) =
+        std::io::pipe().map_err(|e| Error::io(worktree, "make a pipe for the check in", e))?;
+    let writer2 = writer
+        .try_clone()
+        .map_err(|e| Error::io(worktree, "make a pipe for the check in", e))?;
+    let start = Instant::now();
+    let mut cmd = Process::new(&argv[0]);
+    cmd.args(&argv[1..])
+        .current_dir(worktree)
+        .stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(writer2);
+    let mut child = cmd.spawn().map_err(|e| {
+        Error::Usage(format!(
+            "cannot run {}: {e}; nothing was recorded",
+            shell_arg(&argv[0])
+        ))
+    })?;
+    // The command holds the writing ends; dropping it lets the read see the end.
+    drop(cmd);
+    let mut kept: Vec<u8> = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                kept.extend_from_slice(&buf[..n]);
+                if kept.len() > 256 * 1024 {
+                    kept.drain(..kept.len() - 64 * 1024);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    let status = child
+        .wait()
+        .map_err(|e| Error::io(worktree, "wait for the check in", e))?;
+    let ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+    Ok((status.code(), ms, tail(&kept)))
+}
+
+fn short(s: &str) -> &str {
+    &s[..s.len().min(12)]
+}
+
+fn result_word(code: Option<i32>) -> String {
+    match code {
+        Some(0) => "passed (exit 0)".into(),
+        Some(c) => format!("failed (exit {c})"),
+        None => "failed (ended by a signal)".into(),
+    }
+}
+
+pub fn check(a: CheckArgs) -> Result<Outcome> {
+    super::agent_arg("--agent", &a.common.agent)?;
+    let valid = store::load_frontmatter(&a.board)?;
+    let fm = &valid.parsed.fm;
+    law::admit(fm, &a.common.agent, Command::Check)?;
+    let Some(wt) = fm.worktree.clone() else {
+        return Err(Error::protocol(
+            "the blackboard records no worktree, and `pair check` runs the command in it; the \
+             doer makes one with `pair worktree create`",
+        ));
+    };
+    let wt_path = PathBuf::from(&wt);
+    git::recorded(&wt_path)?;
+    let plan = plan(&a, fm)?;
+    let tree = repo::content_tree(&wt_path, true)?;
+    let (exit_code, duration_ms, output) = run_command(&wt_path, &plan.argv)?;
+    let tree_after = repo::content_tree(&wt_path, true)?;
+    let run = CheckRun {
+        name: plan.name.clone(),
+        command: plan.argv.clone(),
+        exit_code,
+        tree: tree.clone(),
+        duration_ms,
+        agent: a.common.agent.clone(),
+        at: Timestamp::now(),
+    };
+    let command_line = plan
+        .argv
+        .iter()
+        .map(|w| shell_arg(w))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut text = format!(
+        "Command: `{}`\n\nRan in {wt} on tree `{tree}` (the index plus unstaged changes to \
+         tracked files); {} in {:.1} s.",
+        command_line
+            .chars()
+            .map(|c| match c {
+                '`' => '\'',
+                c if c.is_control() => '?',
+                c => c,
+            })
+            .collect::<String>(),
+        result_word(exit_code),
+        duration_ms as f64 / 1000.0
+    );
+    if tree_after != tree {
+        text.push_str(&format!(
+            "\n\nThe content changed while the command ran (tree `{tree_after}` after it): this \
+             run counts for tree `{tree}` only."
+        ));
+    }
+    let comparison = plan.previous.as_ref().map(|p| {
+        let same_tree = p.tree == tree;
+        let same_result = p.exit_code == exit_code;
+        json!({
+            "previous": p,
+            "same_tree": same_tree,
+            "same_result": same_result,
+            "reproduced": plan.reproduce && same_tree && same_result,
+        })
+    });
+    if let Some(p) = &plan.previous {
+        let same_tree = p.tree == tree;
+        let same_result = p.exit_code == exit_code;
+        text.push_str(&format!(
+            "\n\n{} the previous run of {} by {} at {}: that one {} on tree `{}`. {}, {}{}.",
+            if plan.reproduce {
+                "Reproduces"
+            } else {
+                "Replaces, as the latest run,"
+            },
+            p.name,
+            p.agent,
+            p.at,
+            result_word(p.exit_code),
+            short(&p.tree),
+            if same_tree {
+                "Same tree"
+            } else {
+                "Different tree"
+            },
+            if same_result {
+                "same result"
+            } else {
+                "different result"
+            },
+            match (plan.reproduce, same_tree && same_result) {
+                (true, true) => ": reproduced",
+                (true, false) => ": NOT reproduced",
+                _ => "",
+            }
+        ));
+    }
+    if !output.is_empty() {
+        text.push_str(&format!(
+            "\n\nLast lines of its output:\n\n{}",
+            semantic::fenced(&output)
+        ));
+    }
+    let out_tail = output.clone();
+    let recorded = run.clone();
+    let mut out = semantic::apply(
+        &a.board,
+        &a.common,
+        "check",
+        semantic::consent(false, None),
+        move |fm, ctx| ops::record_check(fm, ctx, recorded, &wt, text),
+    )?;
+    let info = json!({
+        "name": run.name,
+        "command": run.command,
+        "exit_code": run.exit_code,
+        "passed": run.passed(),
+        "tree": run.tree,
+        "tree_after": tree_after,
+        "duration_ms": run.duration_ms,
+        "output_tail": out_tail,
+        "required": fm.required_checks.iter().any(|c| c.name == run.name),
+        "reproduce": plan.reproduce,
+        "comparison": comparison,
+    });
+    if let Some(o) = out.json.as_object_mut() {
+        o.insert("check".into(), info);
+    }
+    out.text = format!(
+        "check {}: {} on tree {} in {:.1} s{}\n{}",
+        run.name,
+        result_word(run.exit_code),
+        short(&run.tree),
+        run.duration_ms as f64 / 1000.0,
+        match (&plan.previous, plan.reproduce) {
+            (Some(p), true) if p.tree == run.tree && p.exit_code == run.exit_code =>
+                " (reproduced the previous run)".to_string(),
+            (Some(_), true) => " (did NOT reproduce the previous run)".to_string(),
+            _ => String::new(),
+        },
+        out.text
+    );
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_output_tail_is_bounded_and_cannot_break_the_blackboard() {
+        let many: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let t = tail(many.as_bytes());
+        assert_eq!(t.lines().count(), TAIL_LINES);
+        assert!(t.ends_with("line 99"));
+        let long = "x".repeat(10_000);
+        assert_eq!(tail(long.as_bytes()).len(), TAIL_BYTES);
+        let markers = tail(b"<<<<<<< HEAD\n=======\n>>>>>>> other\n\x1b[31mred\n");
+        assert!(
+            markers
+                .lines()
+                .all(|l| crate::document::conflict_marker(l).is_none()),
+            "{markers}"
+        );
+        assert!(markers.contains("?[31mred"));
+        assert!(crate::document::check_note(&semantic::fenced(&markers)).is_ok());
+    }
+}
