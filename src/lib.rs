@@ -4,6 +4,7 @@
 //! The crate is layered so each module has one job, each layer using only those above it:
 //!
 //! * [`document`] — the file as text: frontmatter/body split, line endings, sections, appends;
+//! * [`entry`] — the body's entries read back: kind, counter, agent, verdict, time, text;
 //! * [`yaml`] — the frontmatter as a span-carrying YAML tree (lines for every error);
 //! * [`model`] — the typed frontmatter and its canonical emission;
 //! * [`field`] — the registry of frontmatter fields: name, owner, emission order;
@@ -29,6 +30,7 @@ pub mod cli;
 pub mod commands;
 pub mod document;
 pub mod engine;
+pub mod entry;
 pub mod error;
 pub mod field;
 pub mod git;

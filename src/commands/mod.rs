@@ -10,12 +10,14 @@ use serde_json::Value as Json;
 use crate::cli::{Cli, Cmd};
 use crate::error::{Error, Result};
 
+mod brief;
 pub mod demo;
 mod diff;
 mod docs;
 mod init;
 mod read;
 mod semantic;
+mod show;
 pub mod skill;
 mod validate;
 mod worktree;
@@ -79,6 +81,8 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Cmd::Completions(a) => Ok(docs::completions(a.shell)),
         Cmd::Man(a) => docs::man(a),
         Cmd::Help(a) => docs::help(a),
+        Cmd::Show(a) => show::run(a),
+        Cmd::Brief(a) => brief::run(a),
     }
 }
 
