@@ -7,6 +7,8 @@
 //! * [`entry`] — the body's entries read back: kind, counter, agent, verdict, time, text;
 //! * [`yaml`] — the frontmatter as a span-carrying YAML tree (lines for every error);
 //! * [`model`] — the typed frontmatter and its canonical emission;
+//! * [`comments`] — a changed frontmatter written in the file's own words: hand comments and
+//!   unchanged spellings kept;
 //! * [`field`] — the registry of frontmatter fields: name, owner, emission order;
 //! * [`protocol`] — the rules as data: phases, the transition table, terminal permissions,
 //!   review rounds, whose turn;
@@ -28,6 +30,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod comments;
 pub mod document;
 pub mod engine;
 pub mod entry;

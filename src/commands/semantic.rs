@@ -135,6 +135,7 @@ where
     let text = format!("{summary}\nphase: {}\nnext: {}\n", fm.phase, next.action);
     let mut out = Outcome::ok(json, text);
     out.warnings = committed.written.warnings;
+    add_warnings(&mut out, committed.warnings);
     Ok(out)
 }
 

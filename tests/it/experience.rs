@@ -340,3 +340,83 @@ fn a_gate_record_names_the_command_that_ran() {
     assert!(decisions.contains(&ran), "{decisions}");
     assert!(!decisions.contains("--note-file FILE"), "{decisions}");
 }
+
+#[test]
+fn hand_comments_on_known_keys_survive_a_write() {
+    let b = init_board(&["--reviewers", "alice"]);
+    let text = b
+        .read_string()
+        .replace("yolo: false\n", "yolo: false  # ask me first\n")
+        .replace(
+            "work_type: feature\n",
+            "# the user chose this\nwork_type: feature\n",
+        )
+        .replace("phase: DRAFT\n", "phase: DRAFT # where we are\n")
+        .replace(
+            "required_reviewers:\n  - alice\n",
+            "required_reviewers: [alice]  # named by the user\n",
+        );
+    fs::write(&b.path, &text).unwrap();
+    pair(["validate", b.p()]).code(0);
+    pair([
+        "note",
+        b.p(),
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "x",
+    ])
+    .code(0);
+    let after = b.read_string();
+    for kept in [
+        "yolo: false  # ask me first\n",
+        "# the user chose this\nwork_type: feature\n",
+        "phase: DRAFT # where we are\n",
+        "required_reviewers: [alice]  # named by the user\n",
+    ] {
+        assert!(after.contains(kept), "lost {kept:?}:\n{after}");
+    }
+    // A value that changes keeps the comment at the end of its line.
+    pair([
+        "advance",
+        b.p(),
+        "--agent",
+        "doer",
+        "PLANNING",
+        "--user-approved",
+    ])
+    .code(0);
+    let after = b.read_string();
+    assert!(
+        after.contains("phase: PLANNING # where we are\n"),
+        "{after}"
+    );
+    assert!(after.contains("yolo: false  # ask me first\n"), "{after}");
+    pair(["validate", b.p()]).code(0);
+}
+
+#[test]
+fn a_comment_on_a_line_that_goes_away_is_named_on_stderr() {
+    let b = init_board(&["--reviewers", "alice"]);
+    pair(["register", b.p(), "--agent", "alcie"]).code(0);
+    let text = b.read_string();
+    let at = text.find("  alcie:\n").expect("alcie's entry");
+    let mut edited = text.clone();
+    let status_at = at + edited[at..].find("    status: IDLE\n").unwrap();
+    edited.replace_range(
+        status_at..status_at + "    status: IDLE\n".len(),
+        "    status: IDLE  # typo?\n",
+    );
+    fs::write(&b.path, &edited).unwrap();
+    pair(["validate", b.p()]).code(0);
+    let out = pair(["unregister", b.p(), "--agent", "alcie"]);
+    out.code(0);
+    assert!(
+        out.stderr.contains("# typo?") && out.stderr.contains("could not be kept"),
+        "{}",
+        out.report()
+    );
+    assert!(!b.read_string().contains("alcie"));
+}

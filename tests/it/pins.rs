@@ -301,7 +301,8 @@ fn pair_diff_prints_exactly_the_bytes_the_pin_covers() {
         ],
     );
     let text = diff_bytes(&q, &[]);
-    assert_eq!(text, b"The plan\n\n### Step 1\n\nDo it.\n");
+    // The note's `###` heading is moved below the entries' level, and the pin covers that.
+    assert_eq!(text, b"The plan\n\n#### Step 1\n\nDo it.\n");
     assert_eq!(sha256_hex(&text), pin_sha(&q));
 }
 
