@@ -683,6 +683,13 @@ pub struct Section {
     pub entries: usize,
 }
 
+impl Section {
+    /// The name a `## Name` heading line gives its section.
+    pub fn name_of(line: &str) -> String {
+        heading_text(line)
+    }
+}
+
 /// Markdown block structure just good enough to find ATX headings outside fenced code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LineKind {

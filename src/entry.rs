@@ -165,6 +165,50 @@ pub fn parse_heading(text: &str) -> Option<Heading> {
     })
 }
 
+/// An entry heading found in the body, without its text (what checks need).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    /// The level-2 section it is in, and that section's heading line.
+    pub section: String,
+    pub section_line: u32,
+    /// The 1-based file line of the entry's heading.
+    pub line: u32,
+    pub heading: Heading,
+}
+
+/// Every entry heading of the body, in one pass over its lines (an entry heading before the
+/// first section belongs to none and is not listed).
+pub fn heads(doc: &Document) -> Vec<Head> {
+    let mut out = Vec::new();
+    let mut section: Option<(String, u32)> = None;
+    for (i, (_, line, kind)) in lines(&doc.body).enumerate() {
+        let n = doc.body_first_line + i as u32;
+        match kind {
+            LineKind::Heading(1) => section = None,
+            LineKind::Heading(2) => section = Some((heading_text(line), n)),
+            LineKind::Heading(3) => {
+                if let (Some((name, at)), Some(h)) =
+                    (&section, level3_text(line).and_then(parse_heading))
+                {
+                    out.push(Head {
+                        section: name.clone(),
+                        section_line: *at,
+                        line: n,
+                        heading: h,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The text of a level-1/2 heading line, as [`Document::sections`] names sections.
+fn heading_text(line: &str) -> String {
+    crate::document::Section::name_of(line)
+}
+
 /// Every entry of the body, in order, with the section each is in.
 pub fn entries(doc: &Document) -> Vec<Entry> {
     let sections = doc.sections();

@@ -13,6 +13,7 @@
 //! * [`protocol`] — the rules as data: phases, the transition table, terminal permissions,
 //!   review rounds, whose turn;
 //! * [`validate`] — every invariant a blackboard must satisfy on its own;
+//! * [`agreement`] — the body and the frontmatter agree: counters and verdicts have their entries;
 //! * [`law`] — every rule a *change* must satisfy: one pure function of (old board, new board,
 //!   writer, consent) that semantic commands and raw writes both go through;
 //! * [`ops`] — the semantic operations as edits of a typed board (they never judge themselves);
@@ -28,6 +29,7 @@
 //! * [`error`] — typed errors, structured hints and every exit code;
 //! * [`cli`] and [`commands`] — the command line: arguments in, rendered results and hints out.
 
+pub mod agreement;
 pub mod cli;
 pub mod commands;
 pub mod comments;

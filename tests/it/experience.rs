@@ -420,3 +420,70 @@ fn a_comment_on_a_line_that_goes_away_is_named_on_stderr() {
     );
     assert!(!b.read_string().contains("alcie"));
 }
+
+#[test]
+fn validate_finds_a_counter_with_no_entry_and_names_both_lines() {
+    let p = planning();
+    submit_plan(&p);
+    p.ok(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "1", "--note", "ok"],
+    );
+    let text = p.text();
+    let edited = text.replacen("plan_revision: 1\n", "plan_revision: 2\n", 1);
+    fs::write(&p.b.path, &edited).unwrap();
+    let key_line = line_no(&edited, "plan_revision: 2");
+    let section_line = line_no(&edited, "## Plan Revisions");
+    let entry_line = edited
+        .lines()
+        .position(|l| l.starts_with("### Plan revision 1 — "))
+        .unwrap()
+        + 1;
+    let out = pair(["validate", p.p()]);
+    out.code(5);
+    let first = format!("line {key_line}: `plan_revision`");
+    let section = format!("`## Plan Revisions` (line {section_line})");
+    let entry = format!("plan revision 1, line {entry_line}");
+    out.mentions(&[&first, &section, &entry, "no entry for plan revision 2"]);
+    let json = pair(["validate", p.p(), "--json"]).code(5).json();
+    let error = &json["files"][0]["errors"][0];
+    assert_eq!(error["field"], "plan_revision", "{json:#}");
+    assert_eq!(error["line"], key_line, "{json:#}");
+    // status says the same, with what it can still show.
+    pair(["status", p.p()])
+        .code(5)
+        .mentions(&["no entry for plan revision 2"]);
+}
+
+#[test]
+fn validate_finds_a_verdict_its_entry_does_not_give() {
+    let p = planning();
+    submit_plan(&p);
+    p.ok(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "1", "--note", "ok"],
+    );
+    pair(["validate", p.p()]).code(0);
+    let text = p.text();
+    let at = text.find("\n  alice:\n").unwrap();
+    let (head, tail) = text.split_at(at);
+    let edited = format!(
+        "{head}{}",
+        tail.replacen("plan_verdict: APPROVED", "plan_verdict: COMMENT", 1)
+    );
+    fs::write(&p.b.path, &edited).unwrap();
+    let verdict_line = edited
+        .lines()
+        .position(|l| l == "    plan_verdict: COMMENT")
+        .unwrap()
+        + 1;
+    let entry_line = edited
+        .lines()
+        .position(|l| l.starts_with("### Plan review — revision 1 — alice — APPROVED"))
+        .unwrap()
+        + 1;
+    pair(["validate", p.p()]).code(5).mentions(&[
+        &format!("line {verdict_line}: `agents.alice.plan_verdict`"),
+        &format!("(line {entry_line}) says APPROVED"),
+    ]);
+}
