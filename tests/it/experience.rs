@@ -339,6 +339,23 @@ fn a_gate_record_names_the_command_that_ran() {
     let ran = format!("--note-file {} --user-approved", file.to_str().unwrap());
     assert!(decisions.contains(&ran), "{decisions}");
     assert!(!decisions.contains("--note-file FILE"), "{decisions}");
+    // A short inline note is copied as it was given.
+    let q = planning();
+    q.ok(
+        &q.doer.clone(),
+        &[
+            "submit",
+            "plan",
+            "--note",
+            "Retry three times",
+            "--user-approved",
+        ],
+    );
+    let decisions = section_text(&q.text(), "Decisions").unwrap();
+    assert!(
+        decisions.contains("--agent doer plan --note 'Retry three times' --user-approved"),
+        "{decisions}"
+    );
 }
 
 #[test]
