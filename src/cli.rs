@@ -281,6 +281,62 @@ Examples:
   pair check task.md --agent alice --reproduce tests  # re-run it cold and compare
   pair check task.md --agent doer --json -- make lint")]
     Check(CheckArgs),
+
+    /// Print entries of the body: the artifact under review and its round's reviews, the newest
+    /// entry (--latest), or a section.
+    #[command(after_help = "\
+Examples:
+  pair show task.md --latest
+  pair show task.md
+  pair show task.md 'Plan Reviews'
+  pair show task.md Decisions --latest --json")]
+    Show(ShowArgs),
+
+    /// Print one Markdown document that rebuilds an agent's context from the blackboard alone.
+    #[command(after_help = "\
+Examples:
+  pair brief task.md --for doer
+  pair brief task.md --for reviewer --agent alice
+  pair brief task.md --for reviewer --agent alice --json")]
+    Brief(BriefArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it and no SECTION
+    /// is given).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
+    pub board: PathBuf,
+    /// A section of the body, spelled as its `## ` heading (default: the artifact of the current
+    /// round and the round's reviews).
+    #[arg(value_name = "SECTION")]
+    pub section: Option<String>,
+    /// Only the newest entry: the artifact alone, or the section's last entry.
+    #[arg(long)]
+    pub latest: bool,
+}
+
+/// Whose context `pair brief` rebuilds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BriefFor {
+    Doer,
+    Reviewer,
+}
+
+#[derive(Debug, Args)]
+pub struct BriefArgs {
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
+    pub board: PathBuf,
+    /// The role the brief is for: the doer (goal, approved plan, open review points, gates,
+    /// next step) or a reviewer (task, artifact under review, prior reviews, pinned diff,
+    /// without the doer's own notes).
+    #[arg(long = "for", value_enum, value_name = "ROLE")]
+    pub role: BriefFor,
+    /// Whose next step to name (default: the doer for --for doer; for a reviewer, the first
+    /// required reviewer still to vote).
+    #[arg(long, env = "PAIR_AGENT", value_name = "ID")]
+    pub agent: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -970,6 +1026,8 @@ impl Cli {
                 WorktreeAction::Create(c) => not_stdin("worktree create", &c.board),
             },
             Cmd::Check(a) => not_stdin("check", &a.board),
+            Cmd::Show(a) => not_stdin("show", &a.board),
+            Cmd::Brief(a) => not_stdin("brief", &a.board),
             Cmd::Write(a) => match a.board() {
                 Some(board) => not_stdin("write", board),
                 None => Ok(()),

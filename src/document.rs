@@ -678,8 +678,16 @@ pub struct Section {
     pub start: usize,
     pub end: usize,
     pub line: u32,
-    /// Number of level-3 entries (`### …`) in the section.
+    /// Number of entries in the section: level-3 headings in the form `pair` writes them
+    /// ([`crate::entry::is_entry_heading`]), not the `###` headings of old notes.
     pub entries: usize,
+}
+
+impl Section {
+    /// The name a `## Name` heading line gives its section.
+    pub fn name_of(line: &str) -> String {
+        heading_text(line)
+    }
 }
 
 /// Markdown block structure just good enough to find ATX headings outside fenced code.
@@ -859,7 +867,7 @@ pub fn sections(body: &str, first_line: u32) -> Vec<Section> {
                     });
                 }
             }
-            LineKind::Heading(3) => {
+            LineKind::Heading(3) if crate::entry::is_entry_heading(line) => {
                 if let Some(last) = out.last_mut()
                     && last.end == usize::MAX
                 {
@@ -877,6 +885,35 @@ pub fn sections(body: &str, first_line: u32) -> Vec<Section> {
     // The end of a section is where the next level-1/2 heading begins; for trailing blank lines
     // we keep the end as is so appends land after them (never inside the next heading).
     out
+}
+
+/// Demote the headings of a note one level when it has a level-3 heading outside a fence:
+/// level-3 headings are the entries' own (SPEC §2.3), so `### Root cause` in a note would read as
+/// an entry. Levels 3 to 5 go one down (6 stays 6), keeping the note's outline. Returns the text
+/// (line endings as given) and the 1-based lines of the note that changed.
+pub fn demote_note_headings(text: &str) -> (String, Vec<u32>) {
+    let kinds: Vec<(usize, &str, LineKind)> = lines(text).collect();
+    if !kinds
+        .iter()
+        .any(|(_, _, k)| matches!(k, LineKind::Heading(3)))
+    {
+        return (text.to_string(), Vec::new());
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut changed = Vec::new();
+    for (i, (_, line, kind)) in kinds.iter().enumerate() {
+        match kind {
+            LineKind::Heading(3..=5) => {
+                let spaces = line.len() - line.trim_start_matches(' ').len();
+                out.push_str(&line[..spaces]);
+                out.push('#');
+                out.push_str(&line[spaces..]);
+                changed.push(i as u32 + 1);
+            }
+            _ => out.push_str(line),
+        }
+    }
+    (out, changed)
 }
 
 /// Why a note cannot be appended as it is.
@@ -911,7 +948,7 @@ pub fn check_note(text: &str) -> Result<(), NoteProblem> {
                     line: n,
                     message: format!(
                         "line {n} of the note is a level-{level} heading ({:?}); it would split the \
-                         section. Use `###` or deeper headings inside notes",
+                         section. Use `####` or deeper headings inside notes",
                         content.trim()
                     ),
                 });
@@ -934,7 +971,7 @@ pub fn check_note(text: &str) -> Result<(), NoteProblem> {
                         message: format!(
                             "line {n} of the note underlines the line above with {:?}, which makes \
                              it a level-1/2 heading and would split the section; add a blank line \
-                             before it or use `###` headings",
+                             before it or use `####` headings",
                             t
                         ),
                     });

@@ -26,6 +26,8 @@ pub struct Applied {
     pub parsed: Parsed,
     pub old_phase: Phase,
     pub summary: String,
+    /// Hand comments of the frontmatter that the write could not keep.
+    pub warnings: Vec<String>,
 }
 
 /// A committed semantic write.
@@ -34,6 +36,8 @@ pub struct Committed {
     pub written: Written,
     pub old_phase: Phase,
     pub summary: String,
+    /// As [`Applied::warnings`].
+    pub warnings: Vec<String>,
 }
 
 fn invalid(path: &Path, errors: Vec<crate::model::FieldError>, new_content: bool) -> Error {
@@ -108,7 +112,9 @@ where
     {
         append(&mut doc, &e.section, &e.render())?;
     }
-    let bytes = doc.into_rendered(&fm.emit()).into_bytes();
+    // The frontmatter in the file's own words: hand comments and unchanged spellings kept.
+    let rendered = crate::comments::render(&doc.fm_text, &old_fm, &fm);
+    let bytes = doc.into_rendered(&rendered.text).into_bytes();
     let head = Document::parse_frontmatter_only(&bytes)
         .map_err(|e| unsplittable(path, "frontmatter", &e))?;
     let parsed = validate::check_frontmatter(&head).map_err(|r| invalid(path, r.errors, true))?;
@@ -117,6 +123,7 @@ where
         parsed,
         old_phase: old_fm.phase,
         summary: edit.summary,
+        warnings: rendered.dropped,
     })
 }
 
@@ -206,16 +213,18 @@ where
             });
         };
         let applied = apply(path, &current.bytes, agent, consent, Timestamp::now(), op)?;
-        outcome = Some((applied.old_phase, applied.summary));
+        outcome = Some((applied.old_phase, applied.summary, applied.warnings));
         Ok(Built {
             bytes: applied.bytes,
             parsed: Some(applied.parsed),
         })
     })?;
-    let (old_phase, summary) = outcome.ok_or_else(|| Error::protocol("internal error: no edit"))?;
+    let (old_phase, summary, warnings) =
+        outcome.ok_or_else(|| Error::protocol("internal error: no edit"))?;
     Ok(Committed {
         written,
         old_phase,
         summary,
+        warnings,
     })
 }

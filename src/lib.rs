@@ -4,12 +4,16 @@
 //! The crate is layered so each module has one job, each layer using only those above it:
 //!
 //! * [`document`] — the file as text: frontmatter/body split, line endings, sections, appends;
+//! * [`entry`] — the body's entries read back: kind, counter, agent, verdict, time, text;
 //! * [`yaml`] — the frontmatter as a span-carrying YAML tree (lines for every error);
 //! * [`model`] — the typed frontmatter and its canonical emission;
+//! * [`comments`] — a changed frontmatter written in the file's own words: hand comments and
+//!   unchanged spellings kept;
 //! * [`field`] — the registry of frontmatter fields: name, owner, emission order;
 //! * [`protocol`] — the rules as data: phases, the transition table, terminal permissions,
 //!   review rounds, whose turn;
 //! * [`validate`] — every invariant a blackboard must satisfy on its own;
+//! * [`agreement`] — the body and the frontmatter agree: counters and verdicts have their entries;
 //! * [`law`] — every rule a *change* must satisfy: one pure function of (old board, new board,
 //!   writer, consent) that semantic commands and raw writes both go through;
 //! * [`ops`] — the semantic operations as edits of a typed board (they never judge themselves);
@@ -28,11 +32,14 @@
 //! * [`error`] — typed errors, structured hints and every exit code;
 //! * [`cli`] and [`commands`] — the command line: arguments in, rendered results and hints out.
 
+pub mod agreement;
 pub mod checks;
 pub mod cli;
 pub mod commands;
+pub mod comments;
 pub mod document;
 pub mod engine;
+pub mod entry;
 pub mod error;
 pub mod field;
 pub mod git;

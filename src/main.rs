@@ -210,6 +210,8 @@ impl Plan {
             Cmd::Check(a) => (Some(a.board.clone()), false),
             // The artifact's bytes, exactly as the pin covers them.
             Cmd::Diff(a) => (Some(a.board.clone()), true),
+            Cmd::Show(a) => (Some(a.board.clone()), false),
+            Cmd::Brief(a) => (Some(a.board.clone()), false),
             Cmd::Write(a) => (a.board().cloned(), false),
             Cmd::Validate(a) => (None, a.format == ValidateFormat::Json),
             Cmd::Completions(_) | Cmd::Man(_) | Cmd::Skill(_) => (None, true),

@@ -437,7 +437,7 @@ mod tests {
 
     fn board(fm_extra: &str, phase: &str) -> String {
         format!(
-            "---\nphase: {phase}\nphase_updated_at: \"2026-01-01T00:00:00Z\"\nwork_type: feature\nrca_required: false\nred_test_required: false\nrequired_reviewers: [rev]\nplan_revision: 1\nanalysis_revision: 0\nred_test_round: 0\ncode_review_round: 0\nworktree: null\n{fm_extra}agents:\n  doer:\n    role: doer\n    status: WORKING\n  rev:\n    role: reviewer\n    status: REVIEWING\n    reviewed_plan_revision: 1\n    plan_verdict: CHANGES_REQUESTED\n---\n# body\n"
+            "---\nphase: {phase}\nphase_updated_at: \"2026-01-01T00:00:00Z\"\nwork_type: feature\nrca_required: false\nred_test_required: false\nrequired_reviewers: [rev]\nplan_revision: 1\nanalysis_revision: 0\nred_test_round: 0\ncode_review_round: 0\nworktree: null\n{fm_extra}agents:\n  doer:\n    role: doer\n    status: WORKING\n  rev:\n    role: reviewer\n    status: REVIEWING\n    reviewed_plan_revision: 1\n    plan_verdict: CHANGES_REQUESTED\n---\n# body\n\n## Plan Revisions\n\n### Plan revision 1 — doer — 2026-01-01T00:00:00Z\n\nplan\n\n## Plan Reviews\n\n### Plan review — revision 1 — rev — CHANGES_REQUESTED — 2026-01-01T00:00:00Z\n\nno\n"
         )
     }
 

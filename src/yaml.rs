@@ -351,7 +351,7 @@ impl Serialize for Value {
 /// Split frontmatter text into its top-level entries: each starts at a line that begins a key
 /// in column 0 and runs to the next such line; comment and blank lines before a key belong to
 /// it. Lines are kept exactly (with `\n` endings).
-fn top_level_segments(text: &str) -> Vec<String> {
+pub(crate) fn top_level_segments(text: &str) -> Vec<String> {
     let mut segments = Vec::new();
     let mut current = String::new();
     let mut pending = String::new();

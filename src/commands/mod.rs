@@ -10,6 +10,7 @@ use serde_json::Value as Json;
 use crate::cli::{Cli, Cmd};
 use crate::error::{Error, Result};
 
+mod brief;
 pub mod demo;
 mod diff;
 mod docs;
@@ -17,6 +18,7 @@ mod init;
 mod lifecycle;
 mod read;
 mod semantic;
+mod show;
 pub mod skill;
 mod validate;
 mod worktree;
@@ -84,6 +86,8 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Cmd::Completions(a) => Ok(docs::completions(a.shell)),
         Cmd::Man(a) => docs::man(a),
         Cmd::Help(a) => docs::help(a),
+        Cmd::Show(a) => show::run(a),
+        Cmd::Brief(a) => brief::run(a),
     }
 }
 
@@ -207,15 +211,33 @@ pub(crate) fn argv() -> Vec<String> {
         .collect()
 }
 
-/// The command as it was run, as one shell line (for the records of passed gates). A long or
-/// multi-line note is named by its flag, not copied.
+/// The longest `--note` text a gate record copies; a longer or multi-line one is in the entry
+/// the command wrote, and the record names it by its flag.
+const RECORDED_NOTE_CHARS: usize = 80;
+
+/// The command as it was run, as one shell line (for the records of passed gates): every
+/// argument as given (`--note-file plan.md`, `--waive 'User: skip it'`), except that a note
+/// given inline that is long or has several lines is named by its flag (`--note TEXT`).
 pub(crate) fn invocation() -> String {
+    invocation_of(argv())
+}
+
+fn invocation_of(argv: Vec<String>) -> String {
+    let note = |text: &str| {
+        if text.contains(['\n', '\r']) || text.chars().count() > RECORDED_NOTE_CHARS {
+            "TEXT".to_string()
+        } else {
+            crate::protocol::shell_arg(text)
+        }
+    };
     let mut words = vec!["pair".to_string()];
-    let mut args = argv().into_iter();
+    let mut args = argv.into_iter();
     while let Some(a) = args.next() {
         if a == "--note" {
-            let _ = args.next();
-            words.push("--note TEXT".to_string());
+            let text = args.next().unwrap_or_default();
+            words.push(format!("--note {}", note(&text)));
+        } else if let Some(text) = a.strip_prefix("--note=") {
+            words.push(format!("--note={}", note(text)));
         } else {
             words.push(crate::protocol::shell_arg(&a));
         }
@@ -243,4 +265,34 @@ pub(crate) fn place(board: &Path, fm: &crate::model::Frontmatter) -> crate::prot
 /// The path as the user wrote it, for messages and action sentences.
 pub(crate) fn shown(path: &Path) -> String {
     path.display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::invocation_of;
+
+    #[test]
+    fn a_gate_record_copies_the_command_and_names_a_long_note_by_its_flag() {
+        let words = |s: &[&str]| s.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            invocation_of(words(&["submit", "t.md", "plan", "--note-file", "plan.md"])),
+            "pair submit t.md plan --note-file plan.md"
+        );
+        assert_eq!(
+            invocation_of(words(&["submit", "t.md", "--note", "short plan"])),
+            "pair submit t.md --note 'short plan'"
+        );
+        assert_eq!(
+            invocation_of(words(&["submit", "t.md", "--note", "line\nline"])),
+            "pair submit t.md --note TEXT"
+        );
+        assert_eq!(
+            invocation_of(words(&[
+                "submit",
+                "t.md",
+                &format!("--note={}", "x".repeat(81))
+            ])),
+            "pair submit t.md --note=TEXT"
+        );
+    }
 }

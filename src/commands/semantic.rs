@@ -20,7 +20,9 @@ use crate::protocol::{self, Artifact, Command, TRANSITIONS, shell_word};
 use crate::report::SCHEMA;
 use crate::store::{self, Expect, WriteOptions};
 
-fn note_text(t: &NoteText, required: bool) -> Result<Option<String>> {
+/// The note of a command as its entry will hold it (see [`ops::note_text`]), and the warning
+/// to give when its headings were demoted.
+fn note_text(t: &NoteText, required: bool) -> Result<(Option<String>, Vec<String>)> {
     let text = match (&t.note, &t.note_file) {
         (Some(n), _) => n.clone(),
         (None, Some(f)) => read_text(f, "--note-file")?,
@@ -29,9 +31,21 @@ fn note_text(t: &NoteText, required: bool) -> Result<Option<String>> {
                 "give the text with --note TEXT or --note-file FILE (`-` for stdin)".into(),
             ));
         }
-        (None, None) => return Ok(None),
+        (None, None) => return Ok((None, vec![])),
     };
-    Ok(Some(if t.code { fenced(&text) } else { text }))
+    if t.code {
+        return Ok((Some(fenced(&text)), vec![]));
+    }
+    let (text, warning) = ops::note_text(&text);
+    Ok((Some(text), warning.into_iter().collect()))
+}
+
+/// Add warnings to a command's result (stderr and the JSON `warnings`).
+fn add_warnings(out: &mut Outcome, warnings: Vec<String>) {
+    if let Some(list) = out.json.get_mut("warnings").and_then(|w| w.as_array_mut()) {
+        list.extend(warnings.iter().map(|w| json!(w)));
+    }
+    out.warnings.extend(warnings);
 }
 
 /// Wrap text in a code fence longer than any run of backticks inside it.
@@ -121,6 +135,7 @@ where
     let text = format!("{summary}\nphase: {}\nnext: {}\n", fm.phase, next.action);
     let mut out = Outcome::ok(json, text);
     out.warnings = committed.written.warnings;
+    add_warnings(&mut out, committed.warnings);
     Ok(out)
 }
 
@@ -185,7 +200,8 @@ pub fn submit(a: SubmitArgs) -> Result<Outcome> {
         ArtifactArg::Code => Artifact::Code,
         ArtifactArg::Followup => Artifact::Followup,
     };
-    let note = note_text(&a.text, true)?.unwrap_or_default();
+    let (note, note_warnings) = note_text(&a.text, true)?;
+    let note = note.unwrap_or_default();
     let no_review = a.no_review;
     if !a.files.is_empty() && artifact != Artifact::RedTest {
         return Err(Error::Usage(format!(
@@ -211,7 +227,7 @@ pub fn submit(a: SubmitArgs) -> Result<Outcome> {
         Artifact::RedTest if !a.files.is_empty() => (Some(pin::files(&note, &a.files)?), None),
         _ => (Some(pin::text(&note)), None),
     };
-    apply(
+    let mut out = apply(
         &a.board,
         &a.common,
         &format!("submit-{}", artifact.as_str()),
@@ -228,7 +244,9 @@ pub fn submit(a: SubmitArgs) -> Result<Outcome> {
             }
             ops::submit(fm, ctx, artifact, &note, no_review, observed)
         },
-    )
+    )?;
+    add_warnings(&mut out, note_warnings);
+    Ok(out)
 }
 
 /// The diff a code or follow-up submission pins, read from the worktree the blackboard records
@@ -327,11 +345,13 @@ pub fn verdict(a: VerdictArgs) -> Result<Outcome> {
         crate::cli::VerdictArg::ChangesRequested => Verdict::ChangesRequested,
         crate::cli::VerdictArg::Comment => Verdict::Comment,
     };
-    let note = note_text(&a.text, true)?.unwrap_or_default();
+    let (note, mut warnings) = note_text(&a.text, true)?;
+    let note = note.unwrap_or_default();
     let revision = a.revision;
     let read = a.artifact_sha256.as_deref().map(sha_arg).transpose()?;
     super::agent_arg("--agent", &a.common.agent)?;
-    let (judged, warnings) = judge_artifact(&a.board, &a.common.agent, revision, read)?;
+    let (judged, judge_warnings) = judge_artifact(&a.board, &a.common.agent, revision, read)?;
+    warnings.extend(judge_warnings);
     let mut out = apply(
         &a.board,
         &a.common,
@@ -339,25 +359,23 @@ pub fn verdict(a: VerdictArgs) -> Result<Outcome> {
         consent(false, None),
         |fm, ctx| ops::verdict(fm, ctx, v, revision, &note, judged),
     )?;
-    if let Some(list) = out.json.get_mut("warnings").and_then(|w| w.as_array_mut()) {
-        list.extend(warnings.iter().map(|w| json!(w)));
-    }
-    out.warnings.extend(warnings);
+    add_warnings(&mut out, warnings);
     Ok(out)
 }
 
 pub fn advance(a: AdvanceArgs) -> Result<Outcome> {
     let to = a.phase;
+    let (note, note_warnings) = note_text(&a.text, false)?;
     let mut args = ops::AdvanceArgs {
         worktree: a.worktree.clone(),
         commit_sha: a.commit_sha.clone(),
         merged_into: a.merged_into.clone(),
-        note: note_text(&a.text, false)?,
+        note,
         keep_branch: a.keep_branch,
         facts: None,
     };
     observe_step(&a.board, &a.common.agent, to, &mut args)?;
-    apply(
+    let mut out = apply(
         &a.board,
         &a.common,
         "advance",
@@ -374,7 +392,9 @@ pub fn advance(a: AdvanceArgs) -> Result<Outcome> {
             }
             Ok(edit)
         },
-    )
+    )?;
+    add_warnings(&mut out, note_warnings);
+    Ok(out)
 }
 
 /// What git says about the step, read before the lock (the operation holds it against the board
@@ -455,14 +475,17 @@ pub fn stop(a: ReasonArgs) -> Result<Outcome> {
 }
 
 pub fn note(a: NoteArgs) -> Result<Outcome> {
-    let text = note_text(&a.text, true)?.unwrap_or_default();
+    let (text, note_warnings) = note_text(&a.text, true)?;
+    let text = text.unwrap_or_default();
     let section = a.section.clone();
     let new_section = a.new_section;
-    apply(
+    let mut out = apply(
         &a.board,
         &a.common,
         "note",
         consent(false, None),
         |fm, ctx| ops::note_in(fm, ctx, &section, &text, new_section),
-    )
+    )?;
+    add_warnings(&mut out, note_warnings);
+    Ok(out)
 }

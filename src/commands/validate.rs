@@ -226,12 +226,29 @@ fn check(path: &Path) -> FileReport {
     }
 }
 
-/// Check a whole file's bytes like [`validate::check_bytes`], but when the file holds
+/// Check a whole file's bytes like [`validate::check_bytes`], and that its body and frontmatter
+/// agree ([`crate::agreement`]); when the file holds
 /// unresolved git conflict markers, report every marker line, and whatever else is wrong
 /// whichever side of each conflict is kept: the file is checked once with the first side of
 /// every conflict and once with the second (conflicted lines blanked, so lines keep their
 /// numbers), and an error found both times is reported.
 pub(crate) fn check_all(bytes: &[u8]) -> std::result::Result<Valid, Report> {
+    let valid = check_split(bytes)?;
+    // The body and the frontmatter tell the same story (counters and verdicts have their
+    // entries): checked by `validate` and `status`, which read a board to report on it.
+    let disagreements = crate::agreement::check(&valid.parsed, &valid.doc);
+    if disagreements.is_empty() {
+        Ok(valid)
+    } else {
+        Err(Report {
+            errors: disagreements,
+            warnings: valid.parsed.warnings,
+        })
+    }
+}
+
+/// [`validate::check_bytes`], reporting every conflict marker (see [`check_all`]).
+fn check_split(bytes: &[u8]) -> std::result::Result<Valid, Report> {
     validate::check_bytes(bytes).map_err(|report| {
         let markers = marker_lines(bytes);
         if markers.is_empty() {

@@ -11,7 +11,7 @@
 //! * [`control`] — block, unblock, stop, note (anyone's);
 //! * [`lifecycle`] — recording a created worktree and a validation run.
 
-use crate::document::{check_note, normalize_newlines};
+use crate::document::{check_note, demote_note_headings, normalize_newlines};
 use crate::error::{Error, Result};
 use crate::law::{self, Consent};
 use crate::model::{Frontmatter, Phase, Status, Target, Timestamp};
@@ -95,12 +95,29 @@ pub(crate) fn target_noun(t: Target) -> (&'static str, &'static str) {
     }
 }
 
-/// A note's text with its line endings normalized, if it can be appended without changing the
-/// document's structure.
+/// A note's text with its line endings normalized and its headings demoted below the entries'
+/// level ([`note_text`]), if it can be appended without changing the document's structure.
 pub(crate) fn checked_note(text: &str) -> Result<String> {
     check_note(text)
         .map_err(|p| Error::Usage(format!("the note cannot be appended: {}", p.message)))?;
-    Ok(normalize_newlines(text))
+    Ok(note_text(text).0)
+}
+
+/// A note as its entry will hold it: `\n` line endings, and its headings one level down when it
+/// has a level-3 heading (the level of the entries' own headings), with a warning naming the
+/// lines that changed. What a submission pins is this text.
+pub fn note_text(text: &str) -> (String, Option<String>) {
+    let (text, demoted) = demote_note_headings(&normalize_newlines(text));
+    let warning = (!demoted.is_empty()).then(|| {
+        let lines: Vec<String> = demoted.iter().map(u32::to_string).collect();
+        format!(
+            "the note's headings were moved one level down (line{} {} of the note): `###` \
+             headings are the blackboard's entry headings, so a note's headings start at `####`",
+            if demoted.len() == 1 { "" } else { "s" },
+            lines.join(", ")
+        )
+    });
+    (text, warning)
 }
 
 /// Mark the actor as seen now, and set its status.

@@ -70,7 +70,10 @@ pub fn board_in(phase: &str, red_test_required: bool, worktree: &str) -> String 
             "blocked_from: null\nworktree_removed: true\n",
         );
     }
-    insert_before_closing(&text, &agent_block("alice", "reviewer", "IDLE", &overrides))
+    agreeing(&insert_before_closing(
+        &text,
+        &agent_block("alice", "reviewer", "IDLE", &overrides),
+    ))
 }
 
 fn poll_json(board: &str, agent: &str) -> (Out, Value) {
@@ -663,7 +666,9 @@ fn unregister_is_refused_for_a_required_reviewer_one_with_verdicts_the_doer_and_
             &[("reviewed_plan_revision", "1"), ("plan_verdict", "COMMENT")],
         ),
     );
-    let c = Board::new(text.replace("status: COMMENT", "status: WAITING"));
+    let c = Board::new(agreeing(
+        &text.replace("status: COMMENT", "status: WAITING"),
+    ));
     pair(["validate", c.p()]).code(0);
     let out = pair(["unregister", c.p(), "--agent", "carol"]);
     out.code(6);

@@ -185,8 +185,11 @@ fn check_invalid(bad: Bad) {
     none.assert_clean_dir(&[]);
 }
 
+/// The valid variant of a broken board: the same frontmatter with the body entries it implies
+/// ([`agreeing`]), so only the change under test makes the other variant invalid.
 #[track_caller]
 fn assert_valid(content: &str) {
+    let content = &agreeing(content);
     let b = Board::new(content);
     let out = pair(["validate", b.p()]);
     assert_eq!(

@@ -187,6 +187,12 @@ fn every_command_prints_documented_keys_with_schema_1() {
     for (name, args) in &sem {
         run(name, args, &[0]);
     }
+    run("show", &["show", "t.md"], &[0]);
+    run("show", &["show", "t.md", "--latest"], &[0]);
+    run("show", &["show", "t.md", "Evidence"], &[0]);
+    run("show", &["show", "t.md", "Evidence", "--latest"], &[0]);
+    run("brief", &["brief", "t.md", "--for", "doer"], &[0]);
+    run("brief", &["brief", "t.md", "--for", "reviewer"], &[0]);
     run(
         "block",
         &["block", "t.md", "--agent", "alice", "--reason", "again"],

@@ -593,6 +593,7 @@ fn a_counter_at_its_maximum_is_refused_with_a_clear_message() {
     ])
     .code(0);
     let max = set_top(&b.read_string(), "plan_revision", "4294967295");
+    let max = agreeing(&max);
     let max_board = Board::new(&max);
     pair(["validate", max_board.p()]).code(0);
     pair([

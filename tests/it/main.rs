@@ -14,6 +14,7 @@ mod cli_conventions;
 mod concurrency;
 mod crash;
 mod docs;
+mod experience;
 mod fixtures;
 mod foundation_flow;
 mod hardening;

@@ -301,7 +301,8 @@ fn pair_diff_prints_exactly_the_bytes_the_pin_covers() {
         ],
     );
     let text = diff_bytes(&q, &[]);
-    assert_eq!(text, b"The plan\n\n### Step 1\n\nDo it.\n");
+    // The note's `###` heading is moved below the entries' level, and the pin covers that.
+    assert_eq!(text, b"The plan\n\n#### Step 1\n\nDo it.\n");
     assert_eq!(sha256_hex(&text), pin_sha(&q));
 }
 
@@ -618,7 +619,7 @@ fn a_board_from_before_pins_validates_and_takes_unchecked_verdicts() {
         "worktree",
         "/abs/old/worktree",
     );
-    let b = Board::new(&content);
+    let b = Board::new(agreeing(&content));
     pair(["validate", b.p()]).code(0);
     // poll shows the round unpinned, and the verdict without the flag it would name.
     let v = pair(["poll", b.p(), "--agent", "alice", "--json"]).json();
@@ -679,7 +680,7 @@ fn the_law_holds_raw_writes_to_the_pins() {
         .mentions(&["pins.code.sha256", "64"]);
     p.b.assert_untouched(text.as_bytes());
     // The verdict that names the pin is accepted.
-    p.b.write_expect(signed(&pinned), &h, &["--as", "alice"])
+    p.b.write_expect(agreeing(&signed(&pinned)), &h, &["--as", "alice"])
         .code(0);
     p.assert_valid();
 }

@@ -772,7 +772,7 @@ fn a_raw_write_as_a_reviewer_may_carry_the_automatic_transition_its_verdict_comp
     p.b.write_expect(&bare, &h, &["--as", "alice"])
         .code(6)
         .mentions(&["reviewed_plan_sha256", "pinned"]);
-    let approved = set_top(&format!("{head}{tail}"), "phase", "PLAN_APPROVED");
+    let approved = agreeing(&set_top(&format!("{head}{tail}"), "phase", "PLAN_APPROVED"));
     p.b.write_expect(&approved, &h, &["--as", "alice"]).code(0);
     p.assert_phase("PLAN_APPROVED");
     p.assert_valid();

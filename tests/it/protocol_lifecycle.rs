@@ -1289,7 +1289,7 @@ fn poll_in_a_reviewable_phase_with_no_required_reviewers_hands_to_the_doer() {
         "plan_revision",
         "1",
     );
-    let text = set_top(&text, "no_review", "true");
+    let text = agreeing(&set_top(&text, "no_review", "true"));
     let h = p.b.sha();
     p.b.write_expect(&text, &h, &["--repair", "--reason", "setup"])
         .code(0);

@@ -312,3 +312,62 @@ fn every_target_has_distinct_fields() {
     fields.dedup();
     assert_eq!(fields.len(), n);
 }
+
+/// The frontmatter's text with hand comments: `# above N` lines before some lines and `# on N`
+/// at the end of others; returns the text and every comment put in.
+fn commented(text: &str, above: &[bool], after: &[bool]) -> (String, Vec<String>) {
+    let mut out = String::new();
+    let mut comments = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if above.get(i % above.len().max(1)).copied().unwrap_or(false) {
+            let c = format!("# above {i}");
+            out.push_str(&c);
+            out.push('\n');
+            comments.push(c);
+        }
+        out.push_str(line);
+        if after.get(i % after.len().max(1)).copied().unwrap_or(false) {
+            let c = format!("# on {i}");
+            out.push_str("  ");
+            out.push_str(&c);
+            comments.push(c);
+        }
+        out.push('\n');
+    }
+    (out, comments)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// A write that changes values keeps every hand comment, and the text it writes is the new
+    /// board exactly.
+    #[test]
+    fn hand_comments_survive_a_change_of_values(
+        old in frontmatter(),
+        phase in proptest::sample::select(Phase::ALL.to_vec()),
+        yolo in any::<bool>(),
+        counter in 0u32..60,
+        status in proptest::sample::select(Status::ALL.to_vec()),
+        seen in timestamp(),
+        above in proptest::collection::vec(any::<bool>(), 1..7),
+        after in proptest::collection::vec(any::<bool>(), 1..7),
+    ) {
+        let (text, comments) = commented(&old.emit(), &above, &after);
+        prop_assert_eq!(&parse(&text), &old);
+        let mut new = old.clone();
+        new.phase = phase;
+        new.yolo = yolo;
+        new.plan_revision = counter;
+        new.agents[0].1.status = status;
+        new.agents[0].1.last_seen = Some(seen);
+        let r = pair::comments::render(&text, &old, &new);
+        prop_assert_eq!(&parse(&r.text), &new, "{}", r.text);
+        prop_assert!(r.dropped.is_empty(), "{:?}\n{}", r.dropped, r.text);
+        for c in &comments {
+            prop_assert!(r.text.contains(c.as_str()), "lost {:?}\n{}", c, r.text);
+        }
+        // Nothing changed: the text is kept byte for byte.
+        prop_assert_eq!(pair::comments::render(&text, &old, &old).text, text);
+    }
+}

@@ -764,7 +764,7 @@ fn raw_write_that_jumps_phases_illegally_is_refused_with_exit_6() {
         "worktree",
         "/abs/wt",
     );
-    let check = Board::new(&jump);
+    let check = Board::new(agreeing(&jump));
     pair(["validate", check.p()]).code(0);
 
     let b = Board::minimal();

@@ -258,6 +258,9 @@ fn every_command_in_the_skill_parses() {
         "--user-approved",
         "--no-review",
         "--waive",
+        "pair show task.md --latest",
+        "pair brief task.md --for reviewer",
+        "add -A",
     ] {
         assert!(skill.contains(needle), "the skill lacks {needle}");
     }

@@ -719,3 +719,77 @@ pub fn git_worktree(dir: &Path) {
     git(dir, &["add", "lib.txt"]);
     fs::write(dir.join("lib.txt"), "one\ntwo\nthree\n").unwrap();
 }
+
+// ---------------------------------------------------------------------------------------------
+// hand-made boards whose body agrees with their frontmatter
+
+/// A hand-made board with the body entries its frontmatter implies appended: for each counter
+/// above the body's latest submission of that target, the submission entry of that counter; for
+/// each verdict an agent records without its review entry, that entry. `validate` checks that
+/// the two agree, so a board built by editing the frontmatter needs them.
+pub fn agreeing(content: &str) -> String {
+    use pair::entry::{Kind, heads};
+    use pair::model::Target;
+    use pair::ops::artifact_section;
+    let valid = pair::validate::check_bytes(content.as_bytes())
+        .unwrap_or_else(|r| panic!("test bug: the board is invalid on its own: {:?}", r.errors));
+    let fm = valid.parsed.fm;
+    let mut doc = valid.doc;
+    const AT: &str = "2026-01-01T00:00:00Z";
+    for t in Target::ALL {
+        let (noun, unit) = match t {
+            Target::Analysis => ("Analysis", "revision"),
+            Target::Plan => ("Plan", "revision"),
+            Target::RedTest => ("Red test", "round"),
+            Target::Code => ("Code", "round"),
+        };
+        let have = heads(&doc);
+        let n = fm.counter(*t);
+        let latest = have
+            .iter()
+            .filter(|h| {
+                h.section == artifact_section(*t, false)
+                    && h.heading.kind == Kind::Submission
+                    && h.heading.target == Some(*t)
+            })
+            .filter_map(|h| h.heading.counter)
+            .max()
+            .unwrap_or(0);
+        if n > latest {
+            let heading = match t {
+                Target::Code => {
+                    format!("Code review round {n} — submitted (staged diff) — doer — {AT}")
+                }
+                _ => format!("{noun} {unit} {n} — doer — {AT}"),
+            };
+            assert!(doc.append(
+                artifact_section(*t, false),
+                &format!("### {heading}\n\n(a test's entry)\n")
+            ));
+        }
+        for (id, agent) in &fm.agents {
+            let r = agent.review(*t);
+            let (Some(k), Some(v)) = (r.reviewed, r.verdict) else {
+                continue;
+            };
+            let present = heads(&doc).iter().rev().any(|h| {
+                h.section == artifact_section(*t, true)
+                    && h.heading.kind == Kind::Review
+                    && h.heading.target == Some(*t)
+                    && h.heading.counter == Some(k)
+                    && h.heading.agent.as_deref() == Some(id.as_str())
+                    && h.heading.verdict == Some(v)
+            });
+            if !present {
+                assert!(doc.append(
+                    artifact_section(*t, true),
+                    &format!(
+                        "### {noun} review — {unit} {k} — {id} — {v} — {AT}\n\n(a test's review)\n"
+                    )
+                ));
+            }
+        }
+    }
+    let fm_text = doc.fm_text.replace("\r\n", "\n");
+    doc.render(&fm_text)
+}

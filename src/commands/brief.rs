@@ -1,0 +1,341 @@
+//! `pair brief`: one Markdown document that rebuilds an agent's context from the blackboard
+//! alone, after its context was compacted or for a fresh reviewer.
+//!
+//! * For the doer: the goal, the phase, the approved plan, the reviewers' open points (the
+//!   current verdicts that are not approvals, with their text), the gates, and the next step.
+//! * For a reviewer: the task (goal and evidence), the artifact under review, the prior reviews of
+//!   that artifact, the pinned artifact reference (hash, `pair diff`, the git diff command), and
+//!   the next step — without the doer's own notes (`Implementation Notes`, `Validation`, the
+//!   doer's free notes), so the reviewer is not anchored by the doer's reasoning.
+
+use serde_json::json;
+
+use super::{Outcome, agent_arg, shown};
+use crate::cli::{BriefArgs, BriefFor};
+use crate::document::Document;
+use crate::entry::{self, Entry, Kind};
+use crate::error::Result;
+use crate::model::{Frontmatter, Phase, Target, Verdict};
+use crate::ops::target_noun;
+use crate::protocol::{self, shell_word};
+use crate::report::{SCHEMA, current_target, shell_line};
+use crate::store;
+
+/// The sections a reviewer's brief leaves out: the doer's own reasoning and results.
+const DOER_NOTES: &[&str] = &["Implementation Notes", "Validation"];
+
+/// One part of the brief: a `##` title and its Markdown.
+struct Part {
+    title: &'static str,
+    text: String,
+}
+
+pub fn run(a: BriefArgs) -> Result<Outcome> {
+    if let Some(id) = &a.agent {
+        agent_arg("--agent", id)?;
+    }
+    let loaded = store::load(&a.board)?;
+    let doc = &loaded.valid.doc;
+    let fm = &loaded.valid.parsed.fm;
+    let all = entry::entries(doc);
+    let board = shown(&a.board);
+    let agent = a.agent.clone().unwrap_or_else(|| match a.role {
+        BriefFor::Doer => fm.doer().unwrap_or("doer").to_string(),
+        BriefFor::Reviewer => default_reviewer(fm),
+    });
+    let place = super::place(&a.board, fm);
+    let next = protocol::next(fm, &agent, &place);
+    let mut parts = match a.role {
+        BriefFor::Doer => doer_parts(fm, doc, &all),
+        BriefFor::Reviewer => reviewer_parts(fm, doc, &all, &place.board),
+    };
+    let mut next_text = format!("{}\n", next.action);
+    if let Some(cmd) = &next.command {
+        next_text.push_str(&format!("\n```sh\n{}\n```\n", shell_line(cmd)));
+    }
+    parts.push(Part {
+        title: "Next step",
+        text: next_text,
+    });
+    let role = match a.role {
+        BriefFor::Doer => "doer",
+        BriefFor::Reviewer => "reviewer",
+    };
+    let mut markdown = format!(
+        "# Brief for {role} {agent}: {}\n\nRebuilt from the blackboard {} (sha256 {}).\n",
+        board_name(&a.board),
+        place.board,
+        loaded.sha256
+    );
+    if a.role == BriefFor::Reviewer {
+        markdown.push_str(
+            "The doer's own notes (Implementation Notes, Validation, free notes) are left out; \
+             judge the artifact itself.\n",
+        );
+    }
+    for p in &parts {
+        markdown.push_str(&format!("\n## {}\n\n{}", p.title, p.text));
+        if !p.text.ends_with('\n') {
+            markdown.push('\n');
+        }
+    }
+    let json = json!({
+        "schema": SCHEMA,
+        "path": board,
+        "for": role,
+        "agent": agent,
+        "phase": fm.phase,
+        "sha256": loaded.sha256,
+        "parts": parts.iter().map(|p| json!({"title": p.title, "markdown": p.text})).collect::<Vec<_>>(),
+        "next": next,
+        "markdown": markdown,
+    });
+    Ok(Outcome::ok(json, markdown))
+}
+
+fn board_name(board: &std::path::Path) -> String {
+    board
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| board.display().to_string())
+}
+
+/// A reviewer with no id given: the first required reviewer still to vote, else the first
+/// required or registered one.
+fn default_reviewer(fm: &Frontmatter) -> String {
+    current_target(fm)
+        .and_then(|t| protocol::round(fm, t).pending.first().cloned())
+        .or_else(|| fm.required_reviewers.first().cloned())
+        .or_else(|| fm.reviewers().first().map(|s| s.to_string()))
+        .unwrap_or_else(|| "reviewer".to_string())
+}
+
+/// A section's text without its heading (`None` when missing or empty).
+fn section_text(doc: &Document, name: &str) -> Option<String> {
+    let sections = doc.sections();
+    let sec = sections.iter().find(|s| s.name == name)?;
+    let text = crate::document::normalize_newlines(&doc.body[sec.start..sec.end]);
+    let after = text.split_once('\n').map_or("", |(_, rest)| rest).trim();
+    (!after.is_empty()).then(|| format!("{after}\n"))
+}
+
+fn phase_part(fm: &Frontmatter) -> Part {
+    let mut text = format!(
+        "`{}` since {}. Counters: analysis {}, plan {}, red test {}, code {}.\n",
+        fm.phase,
+        fm.phase_updated_at,
+        fm.analysis_revision,
+        fm.plan_revision,
+        fm.red_test_round,
+        fm.code_review_round
+    );
+    if let Some(w) = &fm.worktree {
+        text.push_str(&format!("Worktree: `{w}`.\n"));
+    }
+    if let (Phase::Blocked, Some(from)) = (fm.phase, fm.blocked_from) {
+        text.push_str(&format!("Blocked from `{from}`.\n"));
+    }
+    Part {
+        title: "Phase",
+        text,
+    }
+}
+
+fn gates_part(fm: &Frontmatter, all: &[Entry]) -> Part {
+    let yes = |b: bool| if b { "yes" } else { "no" };
+    let mut text = format!(
+        "- work type: {}\n- root cause analysis required: {}\n- red test required: {}\n- \
+         human gates pre-approved (yolo): {}\n- no review (user-approved): {}\n- required \
+         reviewers: {}\n",
+        fm.work_type,
+        yes(fm.rca_required),
+        yes(fm.red_test_required),
+        yes(fm.yolo),
+        yes(fm.no_review),
+        if fm.required_reviewers.is_empty() {
+            "none yet".to_string()
+        } else {
+            fm.required_reviewers.join(", ")
+        }
+    );
+    let waivers: Vec<&Entry> = all
+        .iter()
+        .filter(|e| e.kind == Kind::Record && e.label == "Gate waived")
+        .collect();
+    for w in waivers {
+        text.push_str(&format!(
+            "- waived: {} ({})\n",
+            w.heading,
+            one_line(&w.text)
+        ));
+    }
+    Part {
+        title: "Gates",
+        text,
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Whether the plan stands approved and no newer plan is in play.
+fn plan_approved(fm: &Frontmatter) -> bool {
+    protocol::stands_approved(fm, Target::Plan)
+        && fm.phase.review_target() != Some(Target::Plan)
+        && !matches!(fm.phase, Phase::Planning | Phase::PlanChangesRequested)
+}
+
+fn plan_part(fm: &Frontmatter, all: &[Entry]) -> Part {
+    let n = fm.plan_revision;
+    let text = match entry::round(all, Target::Plan, n).0 {
+        Some(e) if plan_approved(fm) => e.markdown(),
+        Some(e) => format!(
+            "No plan is approved yet. The latest, plan revision {n} (phase `{}`):\n\n{}",
+            fm.phase,
+            e.markdown()
+        ),
+        None if n == 0 => "No plan has been submitted yet.\n".to_string(),
+        None => format!("Plan revision {n} has no entry in `## Plan Revisions`.\n"),
+    };
+    Part {
+        title: "Approved plan",
+        text,
+    }
+}
+
+/// The reviewers' current verdicts that are not approvals, with their text: what the doer must
+/// still answer.
+fn open_points(fm: &Frontmatter, all: &[Entry]) -> Part {
+    let mut text = String::new();
+    for t in Target::ALL {
+        let r = protocol::round(fm, *t);
+        if r.counter == 0 {
+            continue;
+        }
+        let reviews = entry::round(all, *t, r.counter).1;
+        for id in r.changes_requested_by.iter().chain(&r.comment_by) {
+            let latest = reviews
+                .iter()
+                .rev()
+                .find(|e| e.agent.as_deref() == Some(id.as_str()));
+            match latest {
+                Some(e) => {
+                    if !text.is_empty() {
+                        text.push('\n');
+                    }
+                    text.push_str(&e.markdown());
+                }
+                None => {
+                    let (noun, unit) = target_noun(*t);
+                    let v = fm.agent(id).and_then(|a| a.review(*t).verdict);
+                    text.push_str(&format!(
+                        "- {id}: {} on {} {unit} {} (no entry found)\n",
+                        v.map_or("?", Verdict::as_str),
+                        noun.to_lowercase(),
+                        r.counter
+                    ));
+                }
+            }
+        }
+    }
+    if text.is_empty() {
+        text.push_str("None: no current verdict asks for changes or comments.\n");
+    }
+    Part {
+        title: "Open review points",
+        text,
+    }
+}
+
+fn doer_parts(fm: &Frontmatter, doc: &Document, all: &[Entry]) -> Vec<Part> {
+    vec![
+        Part {
+            title: "Goal",
+            text: section_text(doc, "Goal").unwrap_or_else(|| "(no goal written)\n".into()),
+        },
+        phase_part(fm),
+        plan_part(fm, all),
+        open_points(fm, all),
+        gates_part(fm, all),
+    ]
+}
+
+fn reviewer_parts(fm: &Frontmatter, doc: &Document, all: &[Entry], board: &str) -> Vec<Part> {
+    let mut task = section_text(doc, "Goal").unwrap_or_else(|| "(no goal written)\n".into());
+    if let Some(evidence) = section_text(doc, "Evidence") {
+        task.push_str(&format!("\n### Evidence\n\n{evidence}"));
+    }
+    let mut parts = vec![
+        Part {
+            title: "Task",
+            text: task,
+        },
+        phase_part(fm),
+    ];
+    let target = current_target(fm);
+    if target.is_some_and(|t| t != Target::Plan) && plan_approved(fm) {
+        parts.push(plan_part(fm, all));
+    }
+    let Some(target) = target else {
+        parts.push(Part {
+            title: "Under review",
+            text: "Nothing has been submitted yet.\n".into(),
+        });
+        return parts;
+    };
+    let counter = fm.counter(target);
+    let (noun, unit) = target_noun(target);
+    let mut under = match entry::round(all, target, counter).0 {
+        Some(e) => e.markdown(),
+        None => format!(
+            "{noun} {unit} {counter} has no entry in `## {}`.\n",
+            crate::ops::artifact_section(target, false)
+        ),
+    };
+    under.push('\n');
+    match fm.pin(target) {
+        Some(p) => under.push_str(&format!(
+            "Pinned: {} sha256 `{}` (pass it as `--artifact-sha256`).\n",
+            p.kind.describe(),
+            p.sha256
+        )),
+        None => under.push_str("Not pinned: its submission recorded no hash.\n"),
+    }
+    if fm.phase.review_target() == Some(target) {
+        under.push_str(&format!(
+            "Read exactly what is under review with `pair diff {}`.\n",
+            shell_word(board)
+        ));
+    }
+    if let Some(cmd) = protocol::diff_command(fm) {
+        under.push_str(&format!("The same diff in git: `{}`.\n", shell_line(&cmd)));
+    }
+    parts.push(Part {
+        title: "Under review",
+        text: under,
+    });
+    // Every earlier review of this artifact (objections and how they were answered: the doer's
+    // resubmissions are the artifacts of the later rounds).
+    let prior: Vec<&Entry> = all
+        .iter()
+        .filter(|e| {
+            e.kind == Kind::Review
+                && e.target == Some(target)
+                && !DOER_NOTES.contains(&e.section.as_str())
+        })
+        .collect();
+    let mut text = prior
+        .iter()
+        .map(|e| e.markdown())
+        .collect::<Vec<_>>()
+        .join("\n");
+    if text.is_empty() {
+        text.push_str("None.\n");
+    }
+    parts.push(Part {
+        title: "Reviews so far",
+        text,
+    });
+    parts
+}
