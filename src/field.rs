@@ -36,6 +36,7 @@ pub enum Field {
     MergedAt,
     WorktreeRemoved,
     Agents,
+    Ledger,
 }
 
 /// Who may change a field (SPEC §5), as the law reads it.
@@ -56,6 +57,9 @@ pub enum Owner {
     NoReview,
     /// Each agent entry belongs to its own agent.
     Agents,
+    /// The objection ledger: each objection moves along the ledger's rules
+    /// ([`crate::ledger::MOVES`]); the round cap is a setting.
+    Ledger,
 }
 
 impl Field {
@@ -84,6 +88,7 @@ impl Field {
         Field::MergedInto,
         Field::MergedAt,
         Field::WorktreeRemoved,
+        Field::Ledger,
         Field::Agents,
     ];
 
@@ -114,6 +119,7 @@ impl Field {
             Field::MergedAt => "merged_at",
             Field::WorktreeRemoved => "worktree_removed",
             Field::Agents => "agents",
+            Field::Ledger => "ledger",
         }
     }
 
@@ -143,6 +149,7 @@ impl Field {
             | Field::MergedAt
             | Field::WorktreeRemoved => Owner::Doer,
             Field::Agents => Owner::Agents,
+            Field::Ledger => Owner::Ledger,
         }
     }
 
@@ -193,6 +200,8 @@ impl Field {
             Field::WorktreeRemoved => a.worktree_removed.map(|b| b.to_string()),
             // The agents are a block, not a value; `differs` compares them entry by entry.
             Field::Agents => Some(format!("{} agents", fm.agents.len())),
+            Field::Ledger if fm.ledger.is_empty() => None,
+            Field::Ledger => Some(format!("{{{}}}", crate::ledger::summary(&fm.ledger))),
         }
     }
 
@@ -201,6 +210,7 @@ impl Field {
         match self {
             Field::Agents => a.agents != b.agents,
             Field::Pins => a.pins != b.pins,
+            Field::Ledger => a.ledger != b.ledger,
             _ => self.value(a) != self.value(b),
         }
     }

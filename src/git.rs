@@ -5,7 +5,8 @@
 //! change a diff's bytes overridden on the command line (`-c` wins over every configuration
 //! file), the diff options spelled out, a fixed locale, no pager, and none of the `GIT_*`
 //! variables a caller may have inherited (a hook's `GIT_DIR` would point git at another
-//! repository). Only [`staged_diff`], [`unstaged_diff`] and [`worktree_top`] are offered.
+//! repository). Only [`staged_diff`], [`unstaged_diff`], [`worktree_top`] and [`commit_exists`] are
+//! offered.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -209,6 +210,25 @@ pub fn unstaged_diff(worktree: &Path) -> Result<Vec<u8>> {
     args.extend_from_slice(DIFF_OPTIONS);
     args.push("--");
     run(worktree, &args, "read the unstaged diff").map(canonical)
+}
+
+/// Whether `id` names a commit in the worktree's repository (`git cat-file -e ID^{commit}`),
+/// for an objection anchored at a commit.
+pub fn commit_exists(worktree: &Path, id: &str) -> Result<bool> {
+    recorded(worktree)?;
+    if !commit_id(id) {
+        return Ok(false);
+    }
+    let spec = format!("{id}^{{commit}}");
+    let status = git(worktree)
+        .args(["cat-file", "-e", &spec])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map_err(|e| Error::Git {
+            message: format!("cannot check commit {id}: running git failed: {e}"),
+        })?;
+    Ok(status.success())
 }
 
 /// Drop the function context git writes after a hunk header (`@@ -1,3 +1,3 @@ fn main`): it

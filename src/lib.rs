@@ -12,6 +12,8 @@
 //! * [`validate`] — every invariant a blackboard must satisfy on its own;
 //! * [`law`] — every rule a *change* must satisfy: one pure function of (old board, new board,
 //!   writer, consent) that semantic commands and raw writes both go through;
+//! * [`ledger`] — the objection ledger: objections as data, the rules that move them, the
+//!   round cap and the decisions that end a gate;
 //! * [`ops`] — the semantic operations as edits of a typed board (they never judge themselves);
 //! * [`git`] — running git with its output form pinned (worktree checks, canonical diffs);
 //! * [`pin`] — pinned artifacts: the exact bytes a submission puts under review and their hash;
@@ -33,6 +35,7 @@ pub mod error;
 pub mod field;
 pub mod git;
 pub mod law;
+pub mod ledger;
 pub mod model;
 pub mod ops;
 pub mod output;

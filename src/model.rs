@@ -46,6 +46,7 @@ macro_rules! word_enum {
         }
     };
 }
+pub(crate) use word_enum;
 
 word_enum!(
     /// The workflow phase (SPEC §3).
@@ -77,6 +78,7 @@ word_enum!(
         CleanedUp => "CLEANED_UP",
         Blocked => "BLOCKED",
         Stopped => "STOPPED",
+        AwaitingDecision => "AWAITING_DECISION",
     }
 );
 
@@ -452,6 +454,8 @@ pub struct Frontmatter {
     pub audit: Audit,
     /// Agents in file order.
     pub agents: Vec<(String, Agent)>,
+    /// The objection ledger (`ledger`), empty on a board that does not use it.
+    pub ledger: crate::ledger::Ledger,
     /// Top-level keys this version does not know, in file order.
     pub extra: Vec<(String, Node)>,
 }
@@ -539,6 +543,7 @@ impl Frontmatter {
                     }
                 }
                 Field::Agents => out.push_str("agents: {}\n"),
+                Field::Ledger => crate::ledger::emit(&mut out, &self.ledger),
                 f => {
                     if let Some(v) = f.value(self) {
                         out.push_str(f.name());
@@ -1170,6 +1175,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
         worktree_removed: f.opt("worktree_removed", None, conv_opt_bool),
     };
     let pins_node = f.get("pins").cloned();
+    let ledger_node = f.get("ledger").cloned();
     let extra = f.unknown_top();
     let agents_node = f.get("agents").cloned();
     for (k, n) in &extra {
@@ -1183,6 +1189,10 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
     let pins = match &pins_node {
         Some(n) => pins_from_node(n, &mut errors, &mut lines),
         None => Pins::default(),
+    };
+    let ledger = match &ledger_node {
+        Some(n) => crate::ledger::from_node(n, &mut errors),
+        None => crate::ledger::Ledger::default(),
     };
     if !errors.is_empty() {
         return Err(errors);
@@ -1239,6 +1249,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
             blocked_from,
             audit,
             agents,
+            ledger,
             extra,
         },
         lines,

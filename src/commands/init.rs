@@ -104,6 +104,11 @@ pub fn run(a: InitArgs) -> Result<Outcome> {
     fm.red_test_required = fm.red_test_required || a.red_test || debugging;
     fm.yolo = fm.yolo || a.yolo;
     fm.required_reviewers = reviewers;
+    // The objection ledger: a round cap opts the board in (a template's ledger is not carried).
+    fm.ledger = crate::ledger::Ledger {
+        max_rounds: a.max_rounds,
+        ..Default::default()
+    };
 
     if !(debugging || fm.rca_required) {
         doc.remove_empty_section("Root Cause Analysis");

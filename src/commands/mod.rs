@@ -14,6 +14,7 @@ pub mod demo;
 mod diff;
 mod docs;
 mod init;
+pub mod ledger;
 mod read;
 mod semantic;
 pub mod skill;
@@ -79,6 +80,15 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Cmd::Completions(a) => Ok(docs::completions(a.shell)),
         Cmd::Man(a) => docs::man(a),
         Cmd::Help(a) => docs::help(a),
+        Cmd::Object(a) => ledger::object(a),
+        Cmd::Resolve(a) => ledger::resolve(a),
+        Cmd::Challenge(a) => ledger::challenge(a),
+        Cmd::Rule(a) => ledger::rule(a),
+        Cmd::Accept(a) => ledger::accept(a),
+        Cmd::Reopen(a) => ledger::reopen(a),
+        Cmd::Withdraw(a) => ledger::withdraw(a),
+        Cmd::Objections(a) => ledger::objections(a),
+        Cmd::Decide(a) => ledger::decide(a),
     }
 }
 

@@ -24,6 +24,9 @@ struct FileReport {
     sha256: Option<String>,
     errors: Vec<FieldError>,
     warnings: Vec<FieldError>,
+    /// On a board that uses the objection ledger: its stop reasons and open objections.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ledger: Option<String>,
 }
 
 impl FileReport {
@@ -33,6 +36,7 @@ impl FileReport {
             path: path.display().to_string(),
             valid: false,
             sha256: None,
+            ledger: None,
             errors: vec![FieldError {
                 field: field.into(),
                 line: None,
@@ -155,11 +159,13 @@ fn check(path: &Path) -> FileReport {
             valid: true,
             sha256,
             errors: vec![],
+            ledger: crate::ledger::describe(&v.parsed.fm),
             warnings: v.parsed.warnings,
         },
         Err(r) => FileReport {
             path: shown,
             valid: false,
+            ledger: None,
             sha256,
             errors: r.errors,
             warnings: r.warnings,
@@ -413,6 +419,9 @@ fn render_text(reports: &[FileReport], invalid: usize, quiet: bool) -> String {
         if r.valid {
             if !quiet {
                 text.push_str(&format!("ok       {path}{sha}\n"));
+                if let Some(l) = &r.ledger {
+                    text.push_str(&format!("  ledger: {}\n", escape(l)));
+                }
             }
         } else {
             text.push_str(&format!("invalid  {path}{sha}\n"));

@@ -8,7 +8,9 @@
 //!
 //! * [`review`] — register, claim, verdict (the reviewers' side);
 //! * [`work`] — submit, advance (the doer's side);
-//! * [`control`] — block, unblock, stop, note (anyone's).
+//! * [`control`] — block, unblock, stop, note (anyone's);
+//! * [`ledger`] — object, resolve, challenge, rule, accept, reopen, withdraw, decide, rework
+//!   (the objection ledger).
 
 use crate::document::{check_note, normalize_newlines};
 use crate::error::{Error, Result};
@@ -17,6 +19,7 @@ use crate::model::{Frontmatter, Phase, Status, Target, Timestamp};
 use crate::protocol::Command;
 
 mod control;
+pub mod ledger;
 mod review;
 mod work;
 

@@ -5,7 +5,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::model::{Agent, Frontmatter, Role, Sha256, Status, Target, Verdict};
-use crate::protocol::{self, Command, DiffScope, TRANSITIONS, To, outcome_phase};
+use crate::protocol::{self, Command, DiffScope, TRANSITIONS, To};
 
 /// `register`: add the actor as a reviewer (and, with `required`, to `required_reviewers`; the
 /// law records that the user named it).
@@ -159,7 +159,7 @@ pub fn verdict(
     let r = protocol::round(fm, target);
     if r.complete {
         let from = fm.phase;
-        let to = outcome_phase(target, r.approved);
+        let to = crate::ledger::rules::round_end(fm, target, r.approved);
         set_phase(fm, ctx, to);
         summary.push_str(&format!("; the round is complete: {from} → {to}"));
     } else {

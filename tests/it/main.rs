@@ -20,6 +20,7 @@ mod hardening;
 mod hostile;
 mod json_docs;
 mod law_replay;
+mod ledger;
 mod pins;
 mod protocol_dead_ends;
 mod protocol_lifecycle;

@@ -214,6 +214,7 @@ fn frontmatter() -> impl Strategy<Value = Frontmatter> {
                         ..Audit::default()
                     },
                     agents,
+                    ledger: Default::default(),
                     extra,
                 }
             },
