@@ -21,6 +21,7 @@ mod hostile;
 mod json_docs;
 mod law_replay;
 mod ledger;
+mod ledger_prop;
 mod pins;
 mod protocol_dead_ends;
 mod protocol_lifecycle;
