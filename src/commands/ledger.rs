@@ -87,8 +87,11 @@ pub struct ObjectArgs {
     #[arg(long, value_name = "FILE")]
     pub fix_file: Option<PathBuf>,
     /// The anchor is outside the artifact: name the coupling that brings it in scope.
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", conflicts_with = "undeclared_impact_file")]
     pub undeclared_impact: Option<String>,
+    /// Read the coupling from a file (`-` for stdin).
+    #[arg(long, value_name = "FILE")]
+    pub undeclared_impact_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -292,12 +295,12 @@ pub fn object(a: ObjectArgs) -> Result<Outcome> {
     let title = required(&a.title, &a.title_file, "--title")?;
     let evidence = required(&a.evidence, &a.evidence_file, "--evidence")?;
     let fix = required(&a.fix, &a.fix_file, "--fix")?;
-    let checked = check_anchor(
-        &a.board,
-        &a.common.agent,
-        &a.anchor,
-        a.undeclared_impact.is_some(),
+    let undeclared = text(
+        &a.undeclared_impact,
+        &a.undeclared_impact_file,
+        "--undeclared-impact",
     )?;
+    let checked = check_anchor(&a.board, &a.common.agent, &a.anchor, undeclared.is_some())?;
     let raise = Raise {
         severity: match a.severity {
             SeverityArg::Blocking => Severity::Blocking,
@@ -308,7 +311,7 @@ pub fn object(a: ObjectArgs) -> Result<Outcome> {
         title,
         evidence,
         fix,
-        undeclared: a.undeclared_impact.clone(),
+        undeclared,
         checked,
     };
     let mut out =

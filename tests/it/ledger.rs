@@ -738,3 +738,63 @@ fn the_readme_ledger_table_is_the_moves_table() {
         "README.md must contain the ledger table exactly as generated:\n{table}"
     );
 }
+
+/// The keys docs/json.md lists under the section whose heading names `pair COMMAND`.
+fn documented_keys(command: &str) -> Vec<String> {
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/json.md")).unwrap();
+    let mut keys = Vec::new();
+    let mut inside = false;
+    for line in doc.lines() {
+        if let Some(h) = line.strip_prefix("## ") {
+            inside = h.contains(&format!("`pair {command}`"));
+        } else if inside && let Some(row) = line.strip_prefix("| `") {
+            keys.push(row.split('`').next().unwrap().to_string());
+        }
+    }
+    keys
+}
+
+#[test]
+fn the_ledger_commands_print_the_documented_json_keys() {
+    let p = plan_review(&["--max-rounds", "1"]);
+    let check = |command: &str, v: &Value| {
+        let keys = documented_keys(command);
+        assert_eq!(v["schema"], 1, "{command}: {v}");
+        for k in v.as_object().unwrap().keys() {
+            assert!(
+                keys.contains(k),
+                "{command} prints `{k}`, which docs/json.md does not list"
+            );
+        }
+    };
+    let out = p.ok(
+        "alice",
+        &[
+            "object",
+            "--severity",
+            "blocking",
+            "--anchor",
+            "## Goal",
+            "--title",
+            "t",
+            "--evidence",
+            "e",
+            "--fix",
+            "f",
+            "--json",
+        ],
+    );
+    check("object", &out.json());
+    check("objections", &ledger(&p));
+    let out = verdict(
+        &p,
+        "alice",
+        "CHANGES_REQUESTED",
+        &["--objections", "BLK-1", "--json"],
+    );
+    check("verdict", &out.code(0).json());
+    let out = p.ok("alice", &["decide", "reject", "--reason", "no", "--json"]);
+    check("decide", &out.json());
+    check("status", &pair(["status", p.p(), "--json"]).code(0).json());
+}
