@@ -338,6 +338,76 @@ pub fn describe(fm: &Frontmatter) -> Option<String> {
     Some(parts.join(" · "))
 }
 
+/// What `poll` says about the ledger, from the frontmatter alone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub max_rounds: u32,
+    /// The objections still to be settled: open, reopened, resolved (awaiting the raiser's
+    /// acceptance) and challenged (awaiting a ruling).
+    pub unsettled: Vec<Unsettled>,
+    /// Per gate with a submission: its current round and stop reason.
+    pub gates: std::collections::BTreeMap<String, GateSummary>,
+    /// The stop reason of a terminal phase.
+    pub stop_reason: Option<StopReason>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unsettled {
+    pub id: String,
+    pub by: String,
+    pub gate: Target,
+    pub severity: Severity,
+    pub state: State,
+    pub anchor: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GateSummary {
+    pub round: u32,
+    pub stop_reason: Option<StopReason>,
+    pub escalation: Option<String>,
+}
+
+/// The ledger summary for `poll`, or `None` on a board that does not use it.
+pub fn summary_of(fm: &Frontmatter) -> Option<Summary> {
+    let l = &fm.ledger;
+    if !l.in_use() {
+        return None;
+    }
+    Some(Summary {
+        max_rounds: l.max_rounds(),
+        unsettled: l
+            .objections
+            .iter()
+            .filter(|o| o.state.is_unsettled())
+            .map(|o| Unsettled {
+                id: o.id.clone(),
+                by: o.by.clone(),
+                gate: o.gate,
+                severity: o.severity,
+                state: o.state,
+                anchor: o.anchor.clone(),
+            })
+            .collect(),
+        gates: Target::ALL
+            .iter()
+            .filter(|t| fm.counter(**t) > 0)
+            .map(|t| {
+                let g = l.gate(*t);
+                (
+                    t.as_str().to_string(),
+                    GateSummary {
+                        round: round_of(fm, *t),
+                        stop_reason: g.stop_reason,
+                        escalation: g.escalation,
+                    },
+                )
+            })
+            .collect(),
+        stop_reason: terminal_stop_reason(fm),
+    })
+}
+
 /// The phases in which the doer revises a gate's artifact (and resolves its objections).
 pub fn revising(phase: Phase) -> Option<Target> {
     match phase {

@@ -247,6 +247,14 @@ fn a_code_gate_with_two_reviewers_tracks_objections_across_rounds() {
     }
     assert_eq!(poll["next"]["command"][1], "resolve");
     assert_eq!(poll["next"]["command"][3], "BLK-1");
+    // poll answers "what is open" from the frontmatter alone.
+    assert_eq!(
+        poll["objections"]["unsettled"].as_array().unwrap().len(),
+        6,
+        "{poll}"
+    );
+    assert_eq!(poll["objections"]["gates"]["code"]["round"], 1);
+    assert_eq!(poll["objections"]["max_rounds"], 3);
     // A reviewer cannot resolve, the doer cannot submit with open objections.
     p.refused("alice", &["resolve", "BLK-1", "--resolution", "done"], 6);
     std::fs::write(
