@@ -257,6 +257,8 @@ fn a_code_gate_with_two_reviewers_tracks_objections_across_rounds() {
     assert_eq!(poll["objections"]["max_rounds"], 3);
     // A reviewer cannot resolve, the doer cannot submit with open objections.
     p.refused("alice", &["resolve", "BLK-1", "--resolution", "done"], 6);
+    p.refused("bob", &["resolve", "BLK-1", "--resolution", "done"], 6)
+        .mentions(&["doer"]);
     std::fs::write(
         std::path::Path::new(&p.wt).join("lib.txt"),
         "one\ntwo\nthree\nfour\n",
@@ -805,4 +807,61 @@ fn the_ledger_commands_print_the_documented_json_keys() {
     let out = p.ok("alice", &["decide", "reject", "--reason", "no", "--json"]);
     check("decide", &out.json());
     check("status", &pair(["status", p.p(), "--json"]).code(0).json());
+}
+
+#[test]
+fn validate_names_the_field_of_a_broken_ledger() {
+    let p = plan_review(&["--max-rounds", "3"]);
+    object(&p, "alice", "blocking", "## Step one", "Wrong file", &[]);
+    verdict(&p, "alice", "CHANGES_REQUESTED", &["--objections", "BLK-1"]).code(0);
+    let good = p.text();
+    pair(["validate", p.p()]).code(0);
+    let cases: [(String, &str); 6] = [
+        (
+            good.replace("      severity: blocking\n", "      severity: advisory\n"),
+            "ledger.objections.1.severity",
+        ),
+        (
+            good.replace("    - id: BLK-1\n", "    - id: BLK-01\n"),
+            "ledger.objections.1.id",
+        ),
+        (
+            good.replace("    - id: BLK-1\n", "    - id: REG-1\n"),
+            "ledger.objections.1.cause",
+        ),
+        (
+            good.replace("      state: open\n", "      state: lost\n"),
+            "ledger.objections.1.state",
+        ),
+        (
+            good.replace(
+                "      anchor: \"## Step one\"\n",
+                "      anchor: near the top\n",
+            ),
+            "ledger.objections.1.anchor",
+        ),
+        (
+            good.replace(
+                "phase: PLAN_CHANGES_REQUESTED\n",
+                "phase: AWAITING_DECISION\n",
+            ),
+            "phase",
+        ),
+    ];
+    for (text, field) in cases {
+        assert_ne!(text, good, "{field}: the case must change the board");
+        let b = Board::new(&text);
+        let out = pair(["validate", b.p(), "--json"]);
+        out.code(5);
+        let v = out.json();
+        let errors = v["files"][0]["errors"].as_array().unwrap();
+        assert!(errors.iter().any(|e| e["field"] == field), "{field}: {v}");
+    }
+    // An approved gate with an open blocking objection is invalid (it could only be written by
+    // a repair).
+    let approved = good
+        .replace("phase: PLAN_CHANGES_REQUESTED\n", "phase: PLAN_APPROVED\n")
+        .replace("plan_verdict: CHANGES_REQUESTED", "plan_verdict: APPROVED");
+    let b = Board::new(&approved);
+    pair(["validate", b.p()]).code(5).mentions(&["BLK-1"]);
 }
