@@ -5,8 +5,8 @@
 //! change a diff's bytes overridden on the command line (`-c` wins over every configuration
 //! file), the diff options spelled out, a fixed locale, no pager, and none of the `GIT_*`
 //! variables a caller may have inherited (a hook's `GIT_DIR` would point git at another
-//! repository). Only [`staged_diff`], [`unstaged_diff`], [`worktree_top`] and [`commit_exists`] are
-//! offered.
+//! repository). Only [`staged_diff`], [`unstaged_diff`], [`worktree_top`], [`commit_exists`] and
+//! [`staged_file`] are offered.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -229,6 +229,23 @@ pub fn commit_exists(worktree: &Path, id: &str) -> Result<bool> {
             message: format!("cannot check commit {id}: running git failed: {e}"),
         })?;
     Ok(status.success())
+}
+
+/// The staged content of a file of the worktree (`git cat-file blob :PATH`): the new side of
+/// the staged diff, for an objection anchored at a line of it.
+pub fn staged_file(worktree: &Path, path: &str) -> Result<Vec<u8>> {
+    recorded(worktree)?;
+    if path.starts_with('-') || path.contains(['\n', '\0']) {
+        return Err(Error::Git {
+            message: format!("{path:?} cannot be read from the index"),
+        });
+    }
+    let spec = format!(":{path}");
+    run(
+        worktree,
+        &["cat-file", "blob", &spec],
+        "read the staged file",
+    )
 }
 
 /// Drop the function context git writes after a hunk header (`@@ -1,3 +1,3 @@ fn main`): it

@@ -274,12 +274,15 @@ fn check_anchor(
         _ => None,
     };
     let files = anchor::artifact_files(fm, target, diff.as_deref(), &base);
+    let staged =
+        diff.is_some() && fm.phase.diff_scope() == Some(crate::protocol::DiffScope::Staged);
     let art = Artifact {
         fm,
         target,
         body,
         base,
         files,
+        staged,
     };
     anchor::check(&parsed, &art, undeclared).map_err(|e| {
         Error::Usage(format!(

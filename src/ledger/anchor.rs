@@ -133,10 +133,13 @@ pub struct Artifact<'a> {
     /// The files the artifact touches (a code diff's files, a red test's pinned files), as
     /// paths relative to `base` where they are inside it; `None` for a text artifact.
     pub files: Option<Vec<String>>,
+    /// The artifact is a staged diff: its files' new side is the index, not the working tree.
+    pub staged: bool,
 }
 
 /// Check that an anchor points at something that exists inside the artifact: a file the diff
-/// touches (or, with `undeclared`, any file in the worktree), a line it has, a name in it, a
+/// touches (or, with `undeclared`, any file in the worktree), a line its new side has (the index
+/// for a staged diff, the working tree otherwise), a name in it, a
 /// heading of the body, a commit of the worktree, a pinned hash. A refusal says what is wrong.
 pub fn check(a: &Anchor, art: &Artifact<'_>, undeclared: bool) -> Result<(), AnchorError> {
     match a {
@@ -227,6 +230,11 @@ fn file_of(art: &Artifact<'_>, path: &str, undeclared: bool) -> Result<String, A
                 art.target.as_str().replace('_', " ")
             ),
         }));
+    }
+    if inside && art.staged {
+        return crate::git::staged_file(&art.base, path)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .map_err(|e| AnchorError(format!("{path}: the staged file cannot be read ({e})")));
     }
     let full = art.base.join(path);
     std::fs::read(&full)

@@ -147,8 +147,8 @@ fn a_code_gate_with_two_reviewers_tracks_objections_across_rounds() {
             &p,
             "bob",
             "blocking",
-            "lib.txt#three",
-            "Three is unchecked",
+            "lib.txt#two",
+            "Two is unchecked",
             &[]
         ),
         "BLK-2"
@@ -180,6 +180,9 @@ fn a_code_gate_with_two_reviewers_tracks_objections_across_rounds() {
         "near the top of the file",
         "around line 50",
         "lib.txt:99",
+        // Only in the working tree, not in the staged diff's new side.
+        "lib.txt:3",
+        "lib.txt#three",
         "notes.txt:1",
     ] {
         let out = p.refused(
