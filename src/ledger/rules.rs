@@ -558,7 +558,7 @@ fn check_verdicts(
     };
     let (was, is) = (a.review(t), b.review(t));
     if was == is || is.reviewed != Some(new.counter(t)) {
-        return Ok(());
+        return approvals_stand(old, new, t, id);
     }
     let open = new.ledger.open_blocking(t, Some(id));
     match is.verdict {
@@ -599,6 +599,42 @@ fn check_verdicts(
         }
         _ => Ok(()),
     }
+}
+
+/// While the round is open, a reviewer whose current verdict is APPROVED has no open blocking
+/// objection on the gate: raising or reopening one replaces that verdict in the same write
+/// (`pair object`, `pair reopen` do), and another agent's move cannot reopen one under it.
+fn approvals_stand(old: &Frontmatter, new: &Frontmatter, t: Target, writer: &str) -> Result<()> {
+    if new.phase.review_target() != Some(t) {
+        return Ok(());
+    }
+    for (rid, agent) in &new.agents {
+        let r = agent.review(t);
+        if r.reviewed != Some(new.counter(t)) || r.verdict != Some(Verdict::Approved) {
+            continue;
+        }
+        let open = new.ledger.open_blocking(t, Some(rid));
+        if open.is_empty() || old.ledger.open_blocking(t, Some(rid)) == open {
+            continue;
+        }
+        return Err(refuse(if rid == writer {
+            format!(
+                "{rid} approved {t} {}; an open blocking objection of {rid} ({}) replaces that \
+                 verdict with CHANGES_REQUESTED in the same write (`pair object` and `pair \
+                 reopen` do)",
+                new.counter(t),
+                open.join(", ")
+            )
+        } else {
+            format!(
+                "{rid} approved {t} {}, so its objections ({}) cannot be opened under that \
+                 verdict by {writer}; rule once the round has completed",
+                new.counter(t),
+                open.join(", ")
+            )
+        }));
+    }
+    Ok(())
 }
 
 /// The phase changes the ledger speaks about: the round cap and divergence, a submission that

@@ -46,6 +46,24 @@ fn unknown(fm: &Frontmatter, id: &str) -> Error {
     ))
 }
 
+/// A reviewer who approved the round and now holds an open blocking objection on it requests
+/// changes instead: its verdict on the current counter is replaced in the same write. The note
+/// to add to the entry, when it was.
+fn replace_approval(fm: &mut Frontmatter, ctx: &Ctx, gate: Target, id: &str) -> Option<String> {
+    let counter = fm.counter(gate);
+    let a = fm.agent_mut(&ctx.agent)?;
+    let r = a.review_mut(gate);
+    if r.reviewed != Some(counter) || r.verdict != Some(Verdict::Approved) {
+        return None;
+    }
+    r.verdict = Some(Verdict::ChangesRequested);
+    a.status = Status::ChangesRequested;
+    Some(format!(
+        "{}'s APPROVED on {gate} {counter} is replaced by CHANGES_REQUESTED naming {id}.",
+        ctx.agent
+    ))
+}
+
 /// `object`: a required reviewer raises an objection on the gate under review.
 pub fn object(fm: &mut Frontmatter, ctx: &Ctx, r: &Raise) -> Result<Edit> {
     admit(fm, ctx, Command::Object)?;
@@ -120,6 +138,10 @@ pub fn object(fm: &mut Frontmatter, ctx: &Ctx, r: &Raise) -> Result<Edit> {
         title: title.to_string(),
         cause: r.regression_of.clone(),
     });
+    let replaced = match kind.severity() {
+        Severity::Blocking => replace_approval(fm, ctx, gate, &id),
+        Severity::Advisory => None,
+    };
     touch(fm, ctx, None);
     let mut body = format!("**{title}**\n\nAnchor: `{}`", r.anchor.trim());
     if let Some(c) = &r.undeclared {
@@ -136,6 +158,9 @@ pub fn object(fm: &mut Frontmatter, ctx: &Ctx, r: &Raise) -> Result<Edit> {
         evidence.trim_end(),
         fix.trim_end()
     ));
+    if let Some(note) = replaced {
+        body.push_str(&format!("\n\n{note}"));
+    }
     Ok(Edit {
         command: Command::Object,
         summary: format!(
@@ -411,6 +436,10 @@ pub fn accept(fm: &mut Frontmatter, ctx: &Ctx, id: &str) -> Result<Edit> {
 pub fn reopen(fm: &mut Frontmatter, ctx: &Ctx, id: &str, reason: &str) -> Result<Edit> {
     let reason = text("--reason", reason)?;
     let (gate, _) = step(fm, ctx, Command::Reopen, Verb::Reopen, id)?;
+    let reason = match replace_approval(fm, ctx, gate, id) {
+        Some(note) => format!("{}\n\n{note}", reason.trim_end()),
+        None => reason,
+    };
     Ok(Edit {
         command: Command::Reopen,
         summary: format!("{id} reopened by {}", ctx.agent),

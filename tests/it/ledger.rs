@@ -868,3 +868,30 @@ fn validate_names_the_field_of_a_broken_ledger() {
     let b = Board::new(&approved);
     pair(["validate", b.p()]).code(5).mentions(&["BLK-1"]);
 }
+
+#[test]
+fn an_objection_raised_after_approving_replaces_the_approval_and_the_round_cannot_approve_over_it()
+{
+    let p = Proto::init(&["--reviewers", "alice,bob", "--yolo", "--max-rounds", "3"]);
+    p.ok("alice", &["register"]);
+    p.ok("bob", &["register"]);
+    p.ok("doer", &["advance", "PLANNING"]);
+    p.ok("doer", &["submit", "plan", "--note", "The plan."]);
+    verdict(&p, "alice", "APPROVED", &[]).code(0);
+    assert_eq!(
+        object(&p, "alice", "blocking", "## Goal", "Second thoughts", &[]),
+        "BLK-1"
+    );
+    let s = pair(["status", p.p(), "--json"]).code(0).json();
+    assert_eq!(
+        s["agents"]["alice"]["reviews"]["plan"]["verdict"],
+        "CHANGES_REQUESTED"
+    );
+    assert!(
+        p.text()
+            .contains("APPROVED on plan 1 is replaced by CHANGES_REQUESTED naming BLK-1")
+    );
+    verdict(&p, "bob", "APPROVED", &[]).code(0);
+    assert_eq!(phase(&p), "PLAN_CHANGES_REQUESTED");
+    pair(["validate", p.p()]).code(0);
+}
