@@ -215,7 +215,7 @@ pub fn invariants(p: &Parsed) -> Vec<FieldError> {
     // The pins and the hashes recorded with verdicts.
     errors.extend(model::pin_invariants(p));
     // The objection ledger.
-    errors.extend(crate::ledger::rules::invariants(p));
+    errors.extend(crate::ledger::valid::invariants(p));
     errors
 }
 
