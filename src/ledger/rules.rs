@@ -654,13 +654,47 @@ fn check_transition(
     };
     if let Some(t) = old.phase.review_target()
         && new.phase == Phase::AwaitingDecision
-        && decision_due(new, t, &new.ledger.gate(t).open).is_none()
     {
-        return Err(refuse(format!(
-            "field `phase`: AWAITING_DECISION follows a {t} round only when the gate reached its \
-             cap (max_rounds {}) or diverges, on a board that uses the ledger",
-            new.ledger.max_rounds()
-        )));
+        let open = new.ledger.gate(t).open;
+        let Some(why) = decision_due(new, t, &open) else {
+            return Err(refuse(format!(
+                "field `phase`: AWAITING_DECISION follows a {t} round only when the gate reached \
+                 its cap (max_rounds {}) or diverges, on a board that uses the ledger",
+                new.ledger.max_rounds()
+            )));
+        };
+        // The reason the gate stops is recorded with the round that stopped it.
+        let unsettled: Vec<&str> = new
+            .ledger
+            .of_gate(t)
+            .filter(|o| o.severity == Severity::Blocking && o.state.is_unsettled())
+            .map(|o| o.id.as_str())
+            .collect();
+        records.push(Record {
+            heading: format!("Decision needed — {t} — {why} — {now}"),
+            text: format!(
+                "{} Unsettled blocking objections: {}. The decision (`pair decide accept|reject|defer`) \
+                 is made by {}.",
+                match why {
+                    StopReason::Diverging => format!(
+                        "The {t} gate's open blocking objections grew in two consecutive rounds \
+                         ({open:?})."
+                    ),
+                    _ => format!(
+                        "Round {} of the {t} gate completed with changes requested; max_rounds \
+                         is {}.",
+                        round_of(new, t),
+                        new.ledger.max_rounds()
+                    ),
+                },
+                if unsettled.is_empty() {
+                    "none".to_string()
+                } else {
+                    unsettled.join(", ")
+                },
+                arbiter_text(new)
+            ),
+        });
     }
     if let Some(t) = old.phase.review_target()
         && tr.command == Command::Verdict

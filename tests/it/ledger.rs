@@ -589,6 +589,7 @@ fn a_gate_whose_open_objections_grow_two_rounds_running_goes_to_a_decision_early
     assert_eq!(phase(&p), "AWAITING_DECISION");
     let l = ledger(&p);
     assert_eq!(l["gates"]["plan"]["stop_reason"], "diverging");
+    assert!(p.text().contains("### Decision needed — plan — diverging"));
     assert_eq!(l["gates"]["plan"]["open"], serde_json::json!([1, 2, 3]));
 }
 
