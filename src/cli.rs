@@ -89,7 +89,8 @@ Examples:
   pair init task.md --goal 'Add CSV export to the report page'
   pair init bug.md --goal-file issue.txt --work-type debugging --reviewers alice,bob
   pair init task.md --doer builder --yolo
-  pair init task.md --require-check 'tests=cargo test' --require-check 'lint=cargo clippy'")]
+  pair init task.md --require-check 'tests=cargo test' --require-check 'lint=cargo clippy'
+  pair init task.md --reviewers alice,bob --max-rounds 3")]
     Init(InitArgs),
 
     /// Read the frontmatter and say whose turn it is (exit 0 your turn, 10 not, 11 terminal,
@@ -299,6 +300,75 @@ Examples:
   pair brief task.md --for reviewer --agent alice
   pair brief task.md --for reviewer --agent alice --json")]
     Brief(BriefArgs),
+
+    /// Raise an objection (a reviewer, on the artifact under review): prints its id.
+    #[command(after_help = "\
+Examples:
+  pair object task.md --agent alice --severity blocking --anchor src/upload.rs:42 \\
+      --title 'Retry loop never ends' --evidence-file ev.md --fix 'Cap retries at 5'
+  pair object task.md --agent alice --severity advisory --anchor 'src/upload.rs#retry_budget' \\
+      --title 'Name the budget' --evidence 'Magic number' --fix 'A named constant'
+  pair object task.md --agent alice --severity blocking --regression-of BLK-1 \\
+      --anchor src/upload.rs:50 --title 'Fix drops errors' --evidence-file ev.md --fix-file fix.md
+  pair object task.md --agent bob --severity blocking --anchor src/db.rs:7 \\
+      --undeclared-impact 'upload.rs now holds the pool lock' --title … --evidence … --fix …")]
+    Object(crate::commands::ledger::ObjectArgs),
+
+    /// Say how an objection was fixed (the doer, while revising).
+    #[command(after_help = "\
+Examples:
+  pair resolve task.md BLK-1 --agent doer --resolution 'Retries capped at 5' --surfaces src/upload.rs
+  pair resolve task.md BLK-2 --agent doer --resolution-file fix-blk-2.md")]
+    Resolve(crate::commands::ledger::ResolveArgs),
+
+    /// Dispute an objection (the doer); the arbiter rules on it.
+    #[command(after_help = "\
+Examples:
+  pair challenge task.md BLK-3 --agent doer --grounds 'SPEC §6 allows this: the lock is held'
+  pair challenge task.md BLK-3 --agent doer --grounds-file grounds.md")]
+    Challenge(crate::commands::ledger::ChallengeArgs),
+
+    /// Rule on a challenge (uphold or overrule), or reject a rework (the arbiter).
+    #[command(after_help = "\
+Examples:
+  pair rule task.md BLK-3 uphold --agent alice --reason 'The lock is not held on the error path'
+  pair rule task.md BLK-4 overrule --agent doer --user-approved --reason 'The user agrees: out of scope'
+  pair rule task.md rework reject-rework --agent alice --reason 'BLK-1 needed a one-line fix'")]
+    Rule(crate::commands::ledger::RuleArgs),
+
+    /// Accept the resolution of your objection (the reviewer who raised it).
+    #[command(after_help = "\
+Examples:
+  pair accept task.md BLK-1 --agent alice")]
+    Accept(crate::commands::ledger::AcceptArgs),
+
+    /// Reopen your objection: its resolution does not fix it.
+    #[command(after_help = "\
+Examples:
+  pair reopen task.md BLK-1 --agent alice --reason 'Still loops when the server returns 503'")]
+    Reopen(crate::commands::ledger::ReopenArgs),
+
+    /// Withdraw your objection.
+    #[command(after_help = "\
+Examples:
+  pair withdraw task.md ADV-2 --agent alice --reason 'Covered by BLK-1'")]
+    Withdraw(crate::commands::ledger::ReopenArgs),
+
+    /// List the objection ledger: ids, raisers, gates, rounds, anchors, states.
+    #[command(after_help = "\
+Examples:
+  pair objections task.md
+  pair objections task.md --open --json")]
+    Objections(crate::commands::ledger::ObjectionsArgs),
+
+    /// Decide a gate that reached its round cap or diverged: accept, reject or defer.
+    #[command(after_help = "\
+Examples:
+  pair decide task.md accept --agent alice --reason 'BLK-4 is a known limitation'
+  pair decide task.md reject --agent doer --user-approved --reason 'The approach cannot work'
+  pair decide task.md defer --agent alice --reason 'Needs the schema change' --escalation blocked-pending:schema-v2
+  pair decide task.md defer --agent doer --user-approved --reason 'Ask the team' --escalation human")]
+    Decide(crate::commands::ledger::DecideArgs),
 }
 
 #[derive(Debug, Args)]
@@ -600,6 +670,9 @@ pub struct InitArgs {
     /// (repeatable; CMD runs as `sh -c CMD` in the worktree, by `pair check --name NAME`).
     #[arg(long, value_name = "NAME=CMD")]
     pub require_check: Vec<String>,
+    /// Use the objection ledger with at most N review rounds per gate (then a decision).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_rounds: Option<u32>,
     /// How long to wait for the lock, in seconds.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub timeout: f64,
@@ -815,6 +888,18 @@ pub struct SubmitArgs {
     /// so a verdict is refused if they change after the submission.
     #[arg(long, value_name = "FILE", value_delimiter = ',')]
     pub files: Vec<PathBuf>,
+    /// Restart this gate's review rounds with a fresh objection ledger (old objections stay on
+    /// the record, superseded); needs --reason.
+    #[arg(long, requires = "rework_reason")]
+    pub rework: bool,
+    /// Why incremental fixes will not do (with --rework; recorded).
+    #[arg(
+        long = "reason",
+        id = "rework_reason",
+        value_name = "TEXT",
+        requires = "rework"
+    )]
+    pub rework_reason: Option<String>,
 }
 
 /// A reviewer's verdict.
@@ -845,6 +930,13 @@ pub struct VerdictArgs {
     pub artifact_sha256: Option<String>,
     #[command(flatten)]
     pub text: NoteText,
+    /// With CHANGES_REQUESTED: the open blocking objections (yours, on this gate) it is about.
+    #[arg(long, value_name = "IDS", value_delimiter = ',')]
+    pub objections: Vec<String>,
+    /// With CHANGES_REQUESTED on a board that uses the ledger: request changes in free text
+    /// only, naming no objection (recorded in Decisions).
+    #[arg(long)]
+    pub no_objection_ids: bool,
 }
 
 #[derive(Debug, Args)]
@@ -1038,6 +1130,15 @@ impl Cli {
                 })?;
                 Ok(())
             }
+            Cmd::Object(a) => not_stdin("object", &a.board),
+            Cmd::Resolve(a) => not_stdin("resolve", &a.board),
+            Cmd::Challenge(a) => not_stdin("challenge", &a.board),
+            Cmd::Rule(a) => not_stdin("rule", &a.board),
+            Cmd::Accept(a) => not_stdin("accept", &a.board),
+            Cmd::Reopen(a) => not_stdin("reopen", &a.board),
+            Cmd::Withdraw(a) => not_stdin("withdraw", &a.board),
+            Cmd::Objections(a) => not_stdin("objections", &a.board),
+            Cmd::Decide(a) => not_stdin("decide", &a.board),
             Cmd::Validate(_)
             | Cmd::Demo(_)
             | Cmd::Skill(_)

@@ -95,6 +95,8 @@ where
         sections: doc.sections().into_iter().map(|s| s.name).collect(),
     };
     let edit = op(&mut fm, &ctx)?;
+    // The gates' bookkeeping follows the phase change the edit made.
+    crate::ledger::rules::settle(&old_fm, &mut fm);
     let ruling = law::judge(
         &old_fm,
         &fm,

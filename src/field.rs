@@ -38,6 +38,7 @@ pub enum Field {
     RequiredChecks,
     CheckRuns,
     Agents,
+    Ledger,
 }
 
 /// Who may change a field (SPEC §5), as the law reads it.
@@ -60,6 +61,9 @@ pub enum Owner {
     Agents,
     /// `check_runs`: any agent on the blackboard records a run (`pair check`).
     Checks,
+    /// The objection ledger: each objection moves along the ledger's rules
+    /// ([`crate::ledger::MOVES`]); the round cap is a setting.
+    Ledger,
 }
 
 impl Field {
@@ -90,6 +94,7 @@ impl Field {
         Field::WorktreeRemoved,
         Field::RequiredChecks,
         Field::CheckRuns,
+        Field::Ledger,
         Field::Agents,
     ];
 
@@ -122,6 +127,7 @@ impl Field {
             Field::RequiredChecks => "required_checks",
             Field::CheckRuns => "check_runs",
             Field::Agents => "agents",
+            Field::Ledger => "ledger",
         }
     }
 
@@ -154,6 +160,7 @@ impl Field {
             | Field::MergedAt
             | Field::WorktreeRemoved => Owner::Doer,
             Field::Agents => Owner::Agents,
+            Field::Ledger => Owner::Ledger,
         }
     }
 
@@ -206,6 +213,8 @@ impl Field {
             Field::CheckRuns => crate::checks::runs_value(&fm.check_runs),
             // The agents are a block, not a value; `differs` compares them entry by entry.
             Field::Agents => Some(format!("{} agents", fm.agents.len())),
+            Field::Ledger if fm.ledger.is_empty() => None,
+            Field::Ledger => Some(format!("{{{}}}", crate::ledger::summary(&fm.ledger))),
         }
     }
 
@@ -215,6 +224,7 @@ impl Field {
             Field::Agents => a.agents != b.agents,
             Field::Pins => a.pins != b.pins,
             Field::CheckRuns => a.check_runs != b.check_runs,
+            Field::Ledger => a.ledger != b.ledger,
             _ => self.value(a) != self.value(b),
         }
     }

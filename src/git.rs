@@ -5,9 +5,10 @@
 //! change a diff's bytes overridden on the command line (`-c` wins over every configuration
 //! file), the diff options spelled out, a fixed locale, no pager, and none of the `GIT_*`
 //! variables a caller may have inherited (a hook's `GIT_DIR` would point git at another
-//! repository). This module offers the diffs ([`staged_diff`], [`unstaged_diff`]) and
-//! [`worktree_top`]; [`crate::repo`] asks the repository its other questions (trees, commits,
-//! branches, worktrees) through the same [`command`] and [`run`].
+//! repository). This module offers the diffs ([`staged_diff`], [`unstaged_diff`]),
+//! [`worktree_top`] and [`staged_file`]; [`crate::repo`] asks the repository
+//! its other questions (trees, commits, branches, worktrees) through the same [`command`] and
+//! [`run`].
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -217,6 +218,23 @@ pub fn unstaged_diff(worktree: &Path) -> Result<Vec<u8>> {
     args.extend_from_slice(DIFF_OPTIONS);
     args.push("--");
     run(worktree, &args, "read the unstaged diff").map(canonical)
+}
+
+/// The staged content of a file of the worktree (`git cat-file blob :PATH`): the new side of
+/// the staged diff, for an objection anchored at a line of it.
+pub fn staged_file(worktree: &Path, path: &str) -> Result<Vec<u8>> {
+    recorded(worktree)?;
+    if path.starts_with('-') || path.contains(['\n', '\0']) {
+        return Err(Error::Git {
+            message: format!("{path:?} cannot be read from the index"),
+        });
+    }
+    let spec = format!(":{path}");
+    run(
+        worktree,
+        &["cat-file", "blob", &spec],
+        "read the staged file",
+    )
 }
 
 /// Drop the function context git writes after a hunk header (`@@ -1,3 +1,3 @@ fn main`): it

@@ -34,6 +34,9 @@ pub struct Consent {
     pub waive: Option<String>,
     /// The command as it was run, for the record of a passed gate.
     pub invocation: String,
+    /// `--no-objection-ids`: a CHANGES_REQUESTED on a ledger board that names no objection
+    /// (recorded).
+    pub no_objection_ids: bool,
 }
 
 /// How the body changed.
@@ -263,6 +266,16 @@ pub fn judge(
                 let t = check_transition(old, new, id, role, consent, now, &mut ruling)?;
                 ruling.transition = Some(t);
             }
+            crate::ledger::rules::judge(
+                old,
+                new,
+                id,
+                role,
+                consent,
+                ruling.transition,
+                now,
+                &mut ruling.records,
+            )?;
         }
     }
     if let Body::Replaced {
@@ -346,7 +359,8 @@ fn check_fields(
                      changes"
                 )));
             }
-            Owner::Doer | Owner::Protocol | Owner::Agents | Owner::Checks => {}
+            // The ledger's own rules judge it ([`crate::ledger::rules::judge`]).
+            Owner::Doer | Owner::Protocol | Owner::Agents | Owner::Checks | Owner::Ledger => {}
         }
     }
     if old.extra != new.extra && role != Role::Doer {
@@ -672,6 +686,8 @@ fn reaches(t: &Transition, old: &Frontmatter, new: &Frontmatter) -> bool {
             _ => false,
         },
         To::BlockedFrom => old.blocked_from == Some(to),
+        To::DecisionAccepted => crate::ledger::pending_gate(old)
+            .is_some_and(|g| from == Phase::AwaitingDecision && outcome_phase(g, true) == to),
         To::RoundOutcome => from.review_target().is_some_and(|target| {
             let r = protocol::round(new, target);
             r.complete && outcome_phase(target, r.approved) == to

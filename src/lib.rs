@@ -16,6 +16,8 @@
 //! * [`agreement`] — the body and the frontmatter agree: counters and verdicts have their entries;
 //! * [`law`] — every rule a *change* must satisfy: one pure function of (old board, new board,
 //!   writer, consent) that semantic commands and raw writes both go through;
+//! * [`ledger`] — the objection ledger: objections as data, the rules that move them, the
+//!   round cap and the decisions that end a gate;
 //! * [`ops`] — the semantic operations as edits of a typed board (they never judge themselves);
 //! * [`git`] — running git with its output form pinned (worktree checks, canonical diffs);
 //! * [`repo`] — the repository's answers about trees, commits, branches and worktrees;
@@ -44,6 +46,7 @@ pub mod error;
 pub mod field;
 pub mod git;
 pub mod law;
+pub mod ledger;
 pub mod lifecycle;
 pub mod model;
 pub mod ops;

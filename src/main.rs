@@ -216,6 +216,14 @@ impl Plan {
             Cmd::Validate(a) => (None, a.format == ValidateFormat::Json),
             Cmd::Completions(_) | Cmd::Man(_) | Cmd::Skill(_) => (None, true),
             Cmd::Demo(_) | Cmd::DemoAgent(_) | Cmd::Help(_) => (None, false),
+            Cmd::Object(a) => (Some(a.board.clone()), false),
+            Cmd::Resolve(a) => (Some(a.board.clone()), false),
+            Cmd::Challenge(a) => (Some(a.board.clone()), false),
+            Cmd::Rule(a) => (Some(a.board.clone()), false),
+            Cmd::Accept(a) => (Some(a.board.clone()), false),
+            Cmd::Reopen(a) | Cmd::Withdraw(a) => (Some(a.board.clone()), false),
+            Cmd::Objections(a) => (Some(a.board.clone()), false),
+            Cmd::Decide(a) => (Some(a.board.clone()), false),
         };
         Plan {
             name,

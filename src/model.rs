@@ -46,6 +46,7 @@ macro_rules! word_enum {
         }
     };
 }
+pub(crate) use word_enum;
 
 word_enum!(
     /// The workflow phase (SPEC §3).
@@ -77,6 +78,7 @@ word_enum!(
         CleanedUp => "CLEANED_UP",
         Blocked => "BLOCKED",
         Stopped => "STOPPED",
+        AwaitingDecision => "AWAITING_DECISION",
     }
 );
 
@@ -462,6 +464,8 @@ pub struct Frontmatter {
     pub check_runs: Vec<crate::checks::CheckRun>,
     /// Agents in file order.
     pub agents: Vec<(String, Agent)>,
+    /// The objection ledger (`ledger`), empty on a board that does not use it.
+    pub ledger: crate::ledger::Ledger,
     /// Top-level keys this version does not know, in file order.
     pub extra: Vec<(String, Node)>,
 }
@@ -553,6 +557,7 @@ impl Frontmatter {
                     }
                 }
                 Field::Agents => out.push_str("agents: {}\n"),
+                Field::Ledger => crate::ledger::emit(&mut out, &self.ledger),
                 f => {
                     if let Some(v) = f.value(self) {
                         out.push_str(f.name());
@@ -1217,6 +1222,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
     let pins_node = f.get("pins").cloned();
     let required_checks_node = f.get("required_checks").cloned();
     let check_runs_node = f.get("check_runs").cloned();
+    let ledger_node = f.get("ledger").cloned();
     let extra = f.unknown_top();
     let agents_node = f.get("agents").cloned();
     for (k, n) in &extra {
@@ -1237,6 +1243,10 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
     let check_runs = check_runs_node
         .map(|n| crate::checks::runs_from_node(&n, &mut errors))
         .unwrap_or_default();
+    let ledger = match &ledger_node {
+        Some(n) => crate::ledger::from_node(n, &mut errors),
+        None => crate::ledger::Ledger::default(),
+    };
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -1294,6 +1304,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
             required_checks,
             check_runs,
             agents,
+            ledger,
             extra,
         },
         lines,

@@ -89,6 +89,16 @@ pub enum Command {
     Note,
     /// `pair check`: record a validation run (any agent on the blackboard).
     Check,
+    /// The ledger's commands ([`crate::ledger::MOVES`] says who takes each).
+    Object,
+    Resolve,
+    Challenge,
+    Rule,
+    Accept,
+    Reopen,
+    Withdraw,
+    /// The decision a gate awaits after its round cap (or divergence).
+    Decide,
 }
 
 impl Command {
@@ -105,6 +115,14 @@ impl Command {
             Command::Stop => "stop",
             Command::Note => "note",
             Command::Check => "check",
+            Command::Object => "object",
+            Command::Resolve => "resolve",
+            Command::Challenge => "challenge",
+            Command::Rule => "rule",
+            Command::Accept => "accept",
+            Command::Reopen => "reopen",
+            Command::Withdraw => "withdraw",
+            Command::Decide => "decide",
         }
     }
 
@@ -116,6 +134,8 @@ impl Command {
             // Outside the table (or, for a verdict, only its automatic move is there).
             Command::Verdict | Command::Register | Command::Unregister => Actor::Reviewer,
             Command::Note | Command::Check => Actor::Any,
+            // The ledger's rules say who moves an objection.
+            c if crate::ledger::rules::is_ledger_command(c) => crate::ledger::rules::actor(c),
             // The table says who takes each of its commands.
             c => TRANSITIONS
                 .iter()
@@ -155,6 +175,9 @@ pub enum Guard {
     NoRedTestRequired,
     /// When `rca_required`, the analysis round on the current revision is approved.
     AnalysisApprovedIfRequired,
+    /// On a board that uses the ledger, the round completing with changes requested is the
+    /// gate's last (`max_rounds`) or the gate is diverging.
+    DecisionDue,
 }
 
 impl Guard {
@@ -166,6 +189,7 @@ impl Guard {
             Guard::AnalysisApprovedIfRequired => {
                 !fm.rca_required || stands_approved(fm, Target::Analysis)
             }
+            Guard::DecisionDue => crate::ledger::rules::decision_due_now(fm).is_some(),
         }
     }
     /// The predicate in words, for refusals and for the waiver record.
@@ -176,6 +200,10 @@ impl Guard {
             Guard::NoRedTestRequired => "red_test_required is false (a red test is not required)",
             Guard::AnalysisApprovedIfRequired => {
                 "the root cause analysis is approved (rca_required is true)"
+            }
+            Guard::DecisionDue => {
+                "the round completing with changes requested is round `max_rounds` of the gate, \
+                 or the gate's open blocking objections grew in two consecutive rounds"
             }
         }
     }
@@ -198,6 +226,8 @@ pub enum To {
     BlockedFrom,
     /// The approved or changes-requested phase of the round (§4).
     RoundOutcome,
+    /// The approved phase of the gate that awaits a decision (`decide accept`).
+    DecisionAccepted,
 }
 
 /// One row of SPEC §3.1.
@@ -320,6 +350,11 @@ pub const TRANSITIONS: &[Transition] = &[
     row(Source::NonTerminal,                                           P::Blocked,               Actor::Any,      Command::Block,                       Guard::None,                          FREE, Needs::Nothing),
     Transition { from: Source::One(P::Blocked), to: To::BlockedFrom,             actor: Actor::Doer,     command: Command::Unblock,            guard: Guard::None,                   human_gate: FREE, needs: Needs::Nothing, completes_empty_round: false, resubmits: false },
     row(Source::NonTerminalOrBlocked,                                  P::Stopped,               Actor::Any,      Command::Stop,                        Guard::None,                          FREE, Needs::Nothing),
+    // The objection ledger's round cap: a decision ends the gate (`decide reject` is the `stop`
+    // row, `decide defer` the `block` row, from AWAITING_DECISION).
+    Transition { from: Source::Reviewable, to: To::Phase(P::AwaitingDecision),     actor: Actor::Auto,     command: Command::Verdict,            guard: Guard::DecisionDue,            human_gate: FREE, needs: Needs::Nothing, completes_empty_round: false, resubmits: false },
+    Transition { from: Source::One(P::AwaitingDecision), to: To::DecisionAccepted, actor: Actor::Doer,     command: Command::Decide,             guard: Guard::None,                   human_gate: GATE, needs: Needs::Nothing, completes_empty_round: false, resubmits: false },
+    Transition { from: Source::One(P::AwaitingDecision), to: To::DecisionAccepted, actor: Actor::Reviewer, command: Command::Decide,             guard: Guard::None,                   human_gate: FREE, needs: Needs::Nothing, completes_empty_round: false, resubmits: false },
 ];
 
 impl Phase {
@@ -524,10 +559,11 @@ pub fn round(fm: &Frontmatter, target: Target) -> Round {
 /// next round, so it does not reopen this one.
 pub fn stands_approved(fm: &Frontmatter, target: Target) -> bool {
     let r = round(fm, target);
-    r.changes_requested_by.is_empty()
+    (r.changes_requested_by.is_empty()
         && r.comment_by.is_empty()
         && (!r.approved_by.is_empty() || fm.no_review)
-        && r.counter > 0
+        && r.counter > 0)
+        || crate::ledger::accepted_by_decision(fm, target)
 }
 
 /// The doer's proposed next move in a work phase: the first table row from this phase, for the
@@ -690,6 +726,10 @@ fn row_command(t: &Transition, doer: &str, fm: &Frontmatter, place: &Place) -> L
                     None => line.hole("PHASE", "the phase to move to"),
                 },
                 To::RoundOutcome => line.hole("PHASE", "the phase to move to"),
+                To::DecisionAccepted => line
+                    .arg("accept")
+                    .arg("--reason")
+                    .hole("REASON", "why the gate is accepted as it stands"),
             }
         }
     };
@@ -755,7 +795,7 @@ fn step(actor: NextActor, handoff_to: Vec<String>, action: String, line: Option<
 /// Decide who acts next (SPEC §8, first matching rule wins), and what the agent that asked
 /// runs: its step when it is its turn, otherwise how to wait for the others.
 pub fn next(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
-    let next = decide(fm, agent, place);
+    let next = crate::ledger::next::steer(fm, agent, place, decide(fm, agent, place));
     if next.actor == NextActor::None || next.handoff_to.iter().any(|h| h == agent) {
         return next;
     }
@@ -1070,6 +1110,7 @@ impl Transition {
                 "X_APPROVED / X_CHANGES_REQUESTED (code: READY_TO_COMMIT / CODE_CHANGES_REQUESTED)"
                     .to_string()
             }
+            To::DecisionAccepted => "the gate's X_APPROVED (code: READY_TO_COMMIT)".to_string(),
         }
     }
 
@@ -1077,6 +1118,7 @@ impl Transition {
         let base = match self.command {
             Command::Submit(a) => format!("`submit {}`", a.as_str()),
             Command::Verdict => "automatic, in the `verdict` that completes the round".to_string(),
+            Command::Decide => "`decide accept`".to_string(),
             c => format!("`{}`", c.name()),
         };
         match self.needs {
@@ -1099,6 +1141,11 @@ impl Transition {
             Guard::AnalysisApprovedIfRequired => {
                 parts.push("if `rca_required`, analysis approved".to_string())
             }
+            Guard::DecisionDue => parts.push(
+                "ledger boards: round `max_rounds` of the gate, or a diverging round, completes \
+                 with changes requested"
+                    .to_string(),
+            ),
         }
         if self.resubmits {
             parts.push("only when the pinned artifact changed after it was submitted".to_string());
@@ -1115,6 +1162,12 @@ impl Transition {
         }
         if self.command == Command::Block {
             parts.push("records `blocked_from`".to_string());
+        }
+        if self.command == Command::Decide {
+            parts.push(match self.actor {
+                Actor::Doer => "the user decides (several reviewers)".to_string(),
+                _ => "the gate's only required reviewer (the arbiter)".to_string(),
+            });
         }
         if parts.is_empty() {
             "—".to_string()

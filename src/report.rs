@@ -76,6 +76,8 @@ pub struct Turn {
     pub agent: AgentBlock,
     pub next: Next,
     pub your_turn: bool,
+    /// The objection ledger's open items, gates and stop reason (null without a ledger).
+    pub objections: Option<crate::ledger::Summary>,
 }
 
 impl Turn {
@@ -137,6 +139,7 @@ impl Turn {
             },
             your_turn: next.handoff_to.iter().any(|h| h == agent),
             next,
+            objections: crate::ledger::summary_of(fm),
         }
     }
 

@@ -214,6 +214,8 @@ pub fn invariants(p: &Parsed) -> Vec<FieldError> {
     }
     // The pins and the hashes recorded with verdicts.
     errors.extend(model::pin_invariants(p));
+    // The objection ledger.
+    errors.extend(crate::ledger::valid::invariants(p));
     errors
 }
 
@@ -390,6 +392,10 @@ fn review_has_reviewers(fm: &model::Frontmatter, err: &mut dyn FnMut(&str, Strin
 /// closed has no verdict yet and does not contradict it.
 fn outcome_agrees(fm: &model::Frontmatter, err: &mut dyn FnMut(&str, String)) {
     if let Some((target, approved)) = fm.phase.outcome_of() {
+        // A gate accepted by decision after its round cap stands approved by that decision.
+        if approved && crate::ledger::accepted_by_decision(fm, target) {
+            return;
+        }
         let r = protocol::round(fm, target);
         if approved {
             if !r.changes_requested_by.is_empty() || !r.comment_by.is_empty() {

@@ -712,9 +712,11 @@ fn doer(me: &Agent, reviewers: &[String]) -> Result<()> {
             &me.id,
             "--reviewers",
             &reviewers.join(","),
+            "--max-rounds",
+            "2",
         ],
         &[0],
-        "creates the blackboard (debugging: RCA and red test required)",
+        "creates the blackboard (debugging: RCA and red test required; at most 2 review rounds per gate)",
     )?;
     loop {
         let turn = me.wait_turn()?;
@@ -772,6 +774,7 @@ fn doer(me: &Agent, reviewers: &[String]) -> Result<()> {
                 me.pair(&["advance", BOARD, "PLANNING"], &[0], "")?;
             }
             "PLANNING" | "PLAN_CHANGES_REQUESTED" => {
+                answer_objections(me)?;
                 let rev = counter("plan_revision") + 1;
                 let text = if rev == 1 {
                     "1. Replace the page count with a ceiling division.\n2. Add a unit test for \
@@ -922,6 +925,7 @@ fn doer(me: &Agent, reviewers: &[String]) -> Result<()> {
                     "both must be gone for CLEANED_UP",
                 )?;
             }
+            "AWAITING_DECISION" => decide_for_the_user(me)?,
             other => {
                 me.emit(me.event("fail", format!("no scripted step for {other}")));
                 return Err(failure(format!("doer: no step for {other}")));
@@ -978,22 +982,171 @@ fn reviewer(me: &Agent) -> Result<()> {
         let read = me.pair(&["diff", BOARD], &[0], "reads the pinned artifact")?;
         let sha = read.json["sha256"].as_str().unwrap_or("").to_string();
         let (verdict, note) = review_of(&me.id, &target, counter);
+        let (verdict, note, named) = raise_objections(me, &target, counter)?
+            .map_or((verdict, note, None), |(v, n, ids)| (v, n, Some(ids)));
         let f = me.note_file(&format!("{}-{target}-{counter}", me.id), note)?;
         let rev = counter.to_string();
-        me.pair(
-            &[
-                "verdict",
-                BOARD,
-                verdict,
-                "--revision",
-                &rev,
-                "--artifact-sha256",
-                &sha,
-                "--note-file",
-                &f,
-            ],
-            &[0],
-            &format!("on {target} {counter}"),
-        )?;
+        let mut args = vec![
+            "verdict",
+            BOARD,
+            verdict,
+            "--revision",
+            &rev,
+            "--artifact-sha256",
+            &sha,
+            "--note-file",
+            &f,
+        ];
+        if let Some(ids) = &named {
+            args.extend(["--objections", ids.as_str()]);
+        }
+        me.pair(&args, &[0], &format!("on {target} {counter}"))?;
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// the objection ledger in the demo: a challenged objection, a regression, and the round cap
+
+/// alice's objections on the plan, raised before her verdict: the verdict, its note and the ids
+/// it names, when the script has objections for this round.
+fn raise_objections(
+    me: &Agent,
+    target: &str,
+    counter: u64,
+) -> Result<Option<(&'static str, &'static str, String)>> {
+    let object = |severity: &str, extra: &[&str], title: &str, evidence: &str, fix: &str| {
+        let ev = me.note_file(
+            &format!("{}-evidence-{title}", me.id).replace(' ', "-"),
+            evidence,
+        )?;
+        let mut args = vec![
+            "object",
+            BOARD,
+            "--severity",
+            severity,
+            "--anchor",
+            "## Goal",
+            "--title",
+            title,
+            "--evidence-file",
+            &ev,
+            "--fix",
+            fix,
+        ];
+        args.extend_from_slice(extra);
+        me.pair(&args, &[0], "raises an objection anchored at the goal")
+    };
+    match (me.id.as_str(), target, counter) {
+        ("alice", "plan", 1) => {
+            object(
+                "blocking",
+                &[],
+                "Zero results are not covered",
+                "With total = 0 the plan does not say how many pages there are.",
+                "State that 0 results make 0 pages, with a test.",
+            )?;
+            object(
+                "blocking",
+                &[],
+                "Callers that add 1 must change",
+                "Two callers add 1 to the page count themselves; a ceiling division doubles it.",
+                "Change both callers in the same commit.",
+            )?;
+            let (v, n) = review_of(&me.id, target, counter);
+            Ok(Some((v, n, "BLK-1,BLK-2".to_string())))
+        }
+        ("alice", "plan", 2) => {
+            me.pair(
+                &["accept", BOARD, "BLK-1"],
+                &[0],
+                "the zero-results test settles BLK-1",
+            )?;
+            object(
+                "blocking",
+                &["--regression-of", "BLK-1"],
+                "Zero pages leaves the pager saying page 1 of 0",
+                "The fix for BLK-1 makes 0 pages; the pager assumes at least one.",
+                "Hide the pager when there are no pages.",
+            )?;
+            Ok(Some((
+                "CHANGES_REQUESTED",
+                "The zero-results fix is right, but it breaks the pager (REG-1).",
+                "REG-1".to_string(),
+            )))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The doer answers every open blocking objection before it submits again: resolves BLK-1,
+/// challenges BLK-2 (the user, arbiter between two reviewers, overrules it).
+fn answer_objections(me: &Agent) -> Result<()> {
+    let open = me.pair(&["objections", BOARD, "--open"], &[0], "")?;
+    let ids: Vec<String> = open.json["objections"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|o| o["severity"] == "blocking" && o["state"] == "open")
+        .filter_map(|o| o["id"].as_str().map(String::from))
+        .collect();
+    for id in ids {
+        if id == "BLK-2" {
+            me.pair(
+                &[
+                    "challenge",
+                    BOARD,
+                    "BLK-2",
+                    "--grounds",
+                    "Plan step 3 already changes both callers.",
+                ],
+                &[0],
+                "disputes BLK-2",
+            )?;
+            me.pair(
+                &[
+                    "rule",
+                    BOARD,
+                    "BLK-2",
+                    "overrule",
+                    "--user-approved",
+                    "--reason",
+                    "The user agrees: step 3 covers the callers.",
+                ],
+                &[0],
+                "the user, arbiter between two reviewers, overrules BLK-2",
+            )?;
+        } else {
+            me.pair(
+                &[
+                    "resolve",
+                    BOARD,
+                    &id,
+                    "--resolution",
+                    "Step 2 now tests zero results: 0 pages, not 1.",
+                    "--surfaces",
+                    "plan",
+                ],
+                &[0],
+                "resolves the objection",
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The plan gate reached its round cap with REG-1 open: the user decides, through the doer.
+fn decide_for_the_user(me: &Agent) -> Result<()> {
+    me.pair(
+        &[
+            "decide",
+            BOARD,
+            "accept",
+            "--user-approved",
+            "--reason",
+            "The pager is fixed with the UI work; REG-1 is an accepted risk here.",
+        ],
+        &[0],
+        "the user accepts the plan at the round cap",
+    )?;
+    Ok(())
 }

@@ -125,6 +125,11 @@ pub fn run(a: InitArgs) -> Result<Outcome> {
     if !required_checks.is_empty() {
         fm.required_checks = required_checks;
     }
+    // The objection ledger: a round cap opts the board in (a template's ledger is not carried).
+    fm.ledger = crate::ledger::Ledger {
+        max_rounds: a.max_rounds,
+        ..Default::default()
+    };
 
     if !(debugging || fm.rca_required) {
         doc.remove_empty_section("Root Cause Analysis");

@@ -15,6 +15,7 @@ pub mod demo;
 mod diff;
 mod docs;
 mod init;
+pub mod ledger;
 mod lifecycle;
 mod read;
 mod semantic;
@@ -88,6 +89,15 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Cmd::Help(a) => docs::help(a),
         Cmd::Show(a) => show::run(a),
         Cmd::Brief(a) => brief::run(a),
+        Cmd::Object(a) => ledger::object(a),
+        Cmd::Resolve(a) => ledger::resolve(a),
+        Cmd::Challenge(a) => ledger::challenge(a),
+        Cmd::Rule(a) => ledger::rule(a),
+        Cmd::Accept(a) => ledger::accept(a),
+        Cmd::Reopen(a) => ledger::reopen(a),
+        Cmd::Withdraw(a) => ledger::withdraw(a),
+        Cmd::Objections(a) => ledger::objections(a),
+        Cmd::Decide(a) => ledger::decide(a),
     }
 }
 

@@ -194,6 +194,10 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
         obj.insert("agents".into(), agents_json(fm));
         obj.insert("blocked".into(), json!(block));
         obj.insert("frontmatter".into(), crate::report::frontmatter_json(fm));
+        obj.insert(
+            "stop_reason".into(),
+            json!(crate::ledger::terminal_stop_reason(fm)),
+        );
     }
     let style = Style::for_stdout();
     let mut text = format!("{}\n", style.bold(&output::path(&a.board)));
@@ -230,6 +234,9 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
         ));
     }
     text.push_str(&reviewer_table(fm, &style));
+    if let Some(l) = crate::ledger::describe(fm) {
+        text.push_str(&format!("ledger      {}\n", escape(&l)));
+    }
     if let Some(doer) = fm.doer().and_then(|d| fm.agent(d).map(|ag| (d, ag))) {
         let last = doer
             .1

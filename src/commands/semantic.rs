@@ -77,6 +77,7 @@ pub(super) fn consent(user_approved: bool, waive: Option<String>) -> Consent {
         user_approved,
         waive,
         invocation: super::invocation(),
+        ..Consent::default()
     }
 }
 
@@ -227,6 +228,7 @@ pub fn submit(a: SubmitArgs) -> Result<Outcome> {
         Artifact::RedTest if !a.files.is_empty() => (Some(pin::files(&note, &a.files)?), None),
         _ => (Some(pin::text(&note)), None),
     };
+    let rework = a.rework_reason.clone().filter(|_| a.rework);
     let mut out = apply(
         &a.board,
         &a.common,
@@ -242,7 +244,14 @@ pub fn submit(a: SubmitArgs) -> Result<Outcome> {
                         .into(),
                 });
             }
-            ops::submit(fm, ctx, artifact, &note, no_review, observed)
+            // A rework restarts the gate's rounds before the submission opens round 1.
+            let restart = match &rework {
+                Some(reason) => Some(ops::ledger::rework(fm, ctx, artifact.target(), reason)?),
+                None => None,
+            };
+            let mut edit = ops::submit(fm, ctx, artifact, &note, no_review, observed)?;
+            edit.entries.extend(restart);
+            Ok(edit)
         },
     )?;
     add_warnings(&mut out, note_warnings);
@@ -352,12 +361,25 @@ pub fn verdict(a: VerdictArgs) -> Result<Outcome> {
     super::agent_arg("--agent", &a.common.agent)?;
     let (judged, judge_warnings) = judge_artifact(&a.board, &a.common.agent, revision, read)?;
     warnings.extend(judge_warnings);
+    let named = a.objections.clone();
+    let no_ids = a.no_objection_ids;
     let mut out = apply(
         &a.board,
         &a.common,
         "verdict",
-        consent(false, None),
-        |fm, ctx| ops::verdict(fm, ctx, v, revision, &note, judged),
+        Consent {
+            no_objection_ids: no_ids,
+            ..consent(false, None)
+        },
+        |fm, ctx| {
+            // The objections a change request is about, checked against the ledger.
+            let note = match ops::ledger::named(fm, ctx, v, &named, no_ids)? {
+                Some(line) if note.trim().is_empty() => line,
+                Some(line) => format!("{}\n\n{line}", note.trim_end()),
+                None => note,
+            };
+            ops::verdict(fm, ctx, v, revision, &note, judged)
+        },
     )?;
     add_warnings(&mut out, warnings);
     Ok(out)

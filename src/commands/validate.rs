@@ -27,6 +27,9 @@ struct FileReport {
     /// Which checks of the git lifecycle apply to a valid blackboard.
     #[serde(skip_serializing_if = "Option::is_none")]
     lifecycle: Option<serde_json::Value>,
+    /// On a board that uses the objection ledger: its stop reasons and open objections.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ledger: Option<String>,
 }
 
 /// The lifecycle checks that apply to a board, as `validate` reports them.
@@ -89,6 +92,7 @@ impl FileReport {
             path: path.display().to_string(),
             valid: false,
             sha256: None,
+            ledger: None,
             errors: vec![FieldError {
                 field: field.into(),
                 line: None,
@@ -213,11 +217,13 @@ fn check(path: &Path) -> FileReport {
             sha256,
             errors: vec![],
             lifecycle: Some(lifecycle(&v.parsed.fm)),
+            ledger: crate::ledger::describe(&v.parsed.fm),
             warnings: v.parsed.warnings,
         },
         Err(r) => FileReport {
             path: shown,
             valid: false,
+            ledger: None,
             sha256,
             errors: r.errors,
             warnings: r.warnings,
@@ -491,6 +497,9 @@ fn render_text(reports: &[FileReport], invalid: usize, quiet: bool) -> String {
                 text.push_str(&format!("ok       {path}{sha}\n"));
                 if let Some(l) = &r.lifecycle {
                     text.push_str(&lifecycle_text(l));
+                }
+                if let Some(l) = &r.ledger {
+                    text.push_str(&format!("  ledger: {}\n", escape(l)));
                 }
             }
         } else {

@@ -74,6 +74,7 @@ pub fn run(a: WriteArgs) -> Result<Outcome> {
         user_approved: a.user_approved,
         waive: a.waive.clone(),
         invocation: super::invocation(),
+        ..Consent::default()
     };
     let repairer = a.agent.clone().unwrap_or_else(|| "a human".to_string());
     let board_for_errors = board.clone();

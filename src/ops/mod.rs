@@ -10,6 +10,8 @@
 //! * [`work`] — submit, advance (the doer's side);
 //! * [`control`] — block, unblock, stop, note (anyone's);
 //! * [`lifecycle`] — recording a created worktree and a validation run.
+//! * [`ledger`] — object, resolve, challenge, rule, accept, reopen, withdraw, decide, rework
+//!   (the objection ledger).
 
 use crate::document::{check_note, demote_note_headings, normalize_newlines};
 use crate::error::{Error, Result};
@@ -18,6 +20,7 @@ use crate::model::{Frontmatter, Phase, Status, Target, Timestamp};
 use crate::protocol::Command;
 
 mod control;
+pub mod ledger;
 mod lifecycle;
 mod review;
 mod work;

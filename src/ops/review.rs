@@ -5,7 +5,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::model::{Agent, Frontmatter, Role, Sha256, Status, Target, Verdict};
-use crate::protocol::{self, Command, DiffScope, TRANSITIONS, To, outcome_phase};
+use crate::protocol::{self, Command, DiffScope, TRANSITIONS, To};
 
 /// `register`: add the actor as a reviewer (and, with `required`, to `required_reviewers`; the
 /// law records that the user named it).
@@ -129,20 +129,7 @@ pub fn verdict(
         Verdict::Comment => Status::Waiting,
     };
     touch(fm, ctx, Some(status));
-    let label = match (target, fm.phase.diff_scope()) {
-        (Target::Code, Some(DiffScope::Unstaged)) => format!("Follow-up review — round {counter}"),
-        (Target::Code, _) => format!("Code review — round {counter}"),
-        _ => format!("{noun} review — {unit} {counter}"),
-    };
-    let heading = format!(
-        "{label} — {id} — {verdict}{} — {}",
-        if replaced {
-            " (replaces earlier verdict)"
-        } else {
-            ""
-        },
-        ctx.now
-    );
+    let heading = review_heading(fm, ctx, target, verdict, replaced);
     let mut summary = format!("{id}: {verdict} on {noun_lc} {unit} {counter}");
     let note = match (judged, fm.pin(target)) {
         (Some(h), Some(pin)) => {
@@ -159,7 +146,7 @@ pub fn verdict(
     let r = protocol::round(fm, target);
     if r.complete {
         let from = fm.phase;
-        let to = outcome_phase(target, r.approved);
+        let to = crate::ledger::rules::round_end(fm, target, r.approved);
         set_phase(fm, ctx, to);
         summary.push_str(&format!("; the round is complete: {from} → {to}"));
     } else {
@@ -170,6 +157,35 @@ pub fn verdict(
         summary,
         entries: vec![Entry::new(artifact_section(target, true), heading, note)],
     })
+}
+
+/// The heading of a review entry: the round's label, the reviewer, its verdict (and whether it
+/// replaces an earlier one on the same counter), the time. One form for every write that records
+/// a verdict, so `validate` can hold the frontmatter's verdicts to the body's.
+pub(crate) fn review_heading(
+    fm: &Frontmatter,
+    ctx: &Ctx,
+    target: Target,
+    verdict: Verdict,
+    replaced: bool,
+) -> String {
+    let counter = fm.counter(target);
+    let (noun, unit) = target_noun(target);
+    let label = match (target, fm.phase.diff_scope()) {
+        (Target::Code, Some(DiffScope::Unstaged)) => format!("Follow-up review — round {counter}"),
+        (Target::Code, _) => format!("Code review — round {counter}"),
+        _ => format!("{noun} review — {unit} {counter}"),
+    };
+    format!(
+        "{label} — {} — {verdict}{} — {}",
+        ctx.agent,
+        if replaced {
+            " (replaces earlier verdict)"
+        } else {
+            ""
+        },
+        ctx.now
+    )
 }
 
 /// `unregister`: a reviewer withdraws a registration the user did not ask for. The law allows

@@ -291,6 +291,7 @@ fn run_lifecycle(
             user_approved: approve[i % approve.len()],
             waive: waive[i % waive.len()].then(|| "the user waived it".to_string()),
             invocation: "pair test".to_string(),
+            ..Consent::default()
         };
         now = Timestamp(now.0 + chrono::Duration::seconds(1));
         let Ok(applied) = engine::apply(path, &bytes, &who, &consent, now, op) else {

@@ -21,6 +21,8 @@ mod hardening;
 mod hostile;
 mod json_docs;
 mod law_replay;
+mod ledger;
+mod ledger_prop;
 mod lifecycle;
 mod pins;
 mod protocol_dead_ends;

@@ -219,6 +219,7 @@ fn frontmatter() -> impl Strategy<Value = Frontmatter> {
                         ..Audit::default()
                     },
                     agents,
+                    ledger: Default::default(),
                     extra,
                 }
             },

@@ -1,0 +1,3 @@
+fn main() {
+    print!("{}", pair::ledger::markdown_table());
+}

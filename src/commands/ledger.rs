@@ -1,0 +1,520 @@
+//! The ledger's commands: `object`, `resolve`, `challenge`, `rule`, `accept`, `reopen`,
+//! `withdraw`, `decide` (each one locked write through the engine, frontmatter and body entry
+//! together) and `objections` (a read, no lock).
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum, ValueHint};
+use serde_json::json;
+
+use super::{Outcome, read_text, shown};
+use crate::cli::WriteCommon;
+use crate::error::{Error, Result};
+use crate::law::{self, Consent};
+use crate::ledger::anchor::{self, Artifact};
+use crate::ledger::{Severity, State, round_of, terminal_stop_reason};
+use crate::model::{PinKind, Target};
+use crate::ops::ledger::{self as ops, Decision, Raise, Ruling};
+use crate::protocol::Command;
+use crate::report::SCHEMA;
+use crate::store;
+
+/// A text given inline or in a file (`-` for stdin).
+fn text(value: &Option<String>, file: &Option<PathBuf>, flag: &str) -> Result<Option<String>> {
+    match (value, file) {
+        (Some(v), _) => Ok(Some(v.clone())),
+        (None, Some(f)) => read_text(f, &format!("{flag}-file")).map(Some),
+        (None, None) => Ok(None),
+    }
+}
+
+fn required(value: &Option<String>, file: &Option<PathBuf>, flag: &str) -> Result<String> {
+    text(value, file, flag)?.ok_or_else(|| {
+        Error::Usage(format!(
+            "give {flag} TEXT or {flag}-file FILE (`-` for stdin)"
+        ))
+    })
+}
+
+fn consent(user_approved: bool) -> Consent {
+    Consent {
+        user_approved,
+        invocation: super::invocation(),
+        ..Consent::default()
+    }
+}
+
+/// The severities `object` takes.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum SeverityArg {
+    Blocking,
+    Advisory,
+}
+
+#[derive(Debug, Args)]
+pub struct ObjectArgs {
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
+    pub board: PathBuf,
+    #[command(flatten)]
+    pub common: WriteCommon,
+    /// blocking (keeps the gate from approval) or advisory (collected on approval).
+    #[arg(long, value_enum)]
+    pub severity: SeverityArg,
+    /// This is a regression (REG-N) caused by the resolution of this objection.
+    #[arg(long, value_name = "ID")]
+    pub regression_of: Option<String>,
+    /// Where in the artifact: `path:line`, `path#symbol`, `## Heading`, `commit SHA` or
+    /// `sha256:HASH`.
+    #[arg(long, value_name = "ANCHOR")]
+    pub anchor: String,
+    /// The objection in one line.
+    #[arg(long, value_name = "TEXT", conflicts_with = "title_file")]
+    pub title: Option<String>,
+    /// Read the title from a file (`-` for stdin).
+    #[arg(long, value_name = "FILE")]
+    pub title_file: Option<PathBuf>,
+    /// The concrete failure and why it meets the bar.
+    #[arg(long, value_name = "TEXT", conflicts_with = "evidence_file")]
+    pub evidence: Option<String>,
+    /// Read the evidence from a file (`-` for stdin).
+    #[arg(long, value_name = "FILE")]
+    pub evidence_file: Option<PathBuf>,
+    /// A specific fix that would resolve it.
+    #[arg(long, value_name = "TEXT", conflicts_with = "fix_file")]
+    pub fix: Option<String>,
+    /// Read the fix from a file (`-` for stdin).
+    #[arg(long, value_name = "FILE")]
+    pub fix_file: Option<PathBuf>,
+    /// The anchor is outside the artifact: name the coupling that brings it in scope.
+    #[arg(long, value_name = "TEXT", conflicts_with = "undeclared_impact_file")]
+    pub undeclared_impact: Option<String>,
+    /// Read the coupling from a file (`-` for stdin).
+    #[arg(long, value_name = "FILE")]
+    pub undeclared_impact_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ResolveArgs {
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
+    pub board: PathBuf,
+    /// The objection (BLK-N, ADV-N, REG-N).
+    #[arg(value_name = "ID")]
+    pub id: String,
+    #[command(flatten)]
+    pub common: WriteCommon,
+    /// What changed and why it fixes the objection.
+    #[arg(long, value_name = "TEXT", conflicts_with = "resolution_file")]
+    pub resolution: Option<String>,
+    /// Read the resolution from a file (`-` for stdin).
+    #[arg(long, value_name = "FILE")]
+    pub resolution_file: Option<PathBuf>,
+    /// The areas the fix touched (comma-separated), for the regression check.
+    #[arg(long, value_name = "A,B", value_delimiter = ',')]
+    pub surfaces: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ChallengeArgs {
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
+    pub board: PathBuf,
+    /// The objection disputed.
+    #[arg(value_name = "ID")]
+    pub id: String,
+    #[command(flatten)]
+    pub common: WriteCommon,
+    /// Why it is invalid: cite the spec, give counter-evidence, or show the failure cannot
+    /// happen.
+    #[arg(long, value_name = "TEXT", conflicts_with = "grounds_file")]
+    pub grounds: Option<String>,
+    /// Read the grounds from a file (`-` for stdin).
+    #[arg(long, value_name = "FILE")]
+    pub grounds_file: Option<PathBuf>,
+}
+
+/// A ruling word.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum RulingArg {
+    Uphold,
+    Overrule,
+    RejectRework,
+}
+
+/// A reason, inline or in a file.
+#[derive(Debug, Args)]
+pub struct ReasonText {
+    /// Why (recorded).
+    #[arg(long, value_name = "TEXT", conflicts_with = "reason_file")]
+    pub reason: Option<String>,
+    /// Read the reason from a file (`-` for stdin).
+    #[arg(long, value_name = "FILE")]
+    pub reason_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct RuleArgs {
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
+    pub board: PathBuf,
+    /// The challenged objection, or `rework` for reject-rework.
+    #[arg(value_name = "ID")]
+    pub id: String,
+    /// uphold (the doer must address it), overrule (struck from the record) or reject-rework.
+    #[arg(value_enum, value_name = "RULING")]
+    pub ruling: RulingArg,
+    #[command(flatten)]
+    pub common: WriteCommon,
+    #[command(flatten)]
+    pub reason: ReasonText,
+    /// The user made this ruling (needed when several reviewers are required, or for the doer).
+    #[arg(long)]
+    pub user_approved: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AcceptArgs {
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
+    pub board: PathBuf,
+    /// Your resolved objection.
+    #[arg(value_name = "ID")]
+    pub id: String,
+    #[command(flatten)]
+    pub common: WriteCommon,
+}
+
+#[derive(Debug, Args)]
+pub struct ReopenArgs {
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
+    pub board: PathBuf,
+    /// Your objection.
+    #[arg(value_name = "ID")]
+    pub id: String,
+    #[command(flatten)]
+    pub common: WriteCommon,
+    #[command(flatten)]
+    pub reason: ReasonText,
+}
+
+#[derive(Debug, Args)]
+pub struct ObjectionsArgs {
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
+    pub board: PathBuf,
+    /// Only the objections still to be settled (open, reopened, resolved, challenged).
+    #[arg(long)]
+    pub open: bool,
+}
+
+/// What `decide` decides.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum DecisionArg {
+    Accept,
+    Reject,
+    Defer,
+}
+
+#[derive(Debug, Args)]
+pub struct DecideArgs {
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
+    pub board: PathBuf,
+    /// accept (approve; open objections become accepted risks), reject (stop the work) or
+    /// defer (needs --escalation).
+    #[arg(value_enum, value_name = "DECISION")]
+    pub decision: DecisionArg,
+    #[command(flatten)]
+    pub common: WriteCommon,
+    #[command(flatten)]
+    pub reason: ReasonText,
+    /// Where a deferred item goes: human, parking-lot or blocked-pending:X.
+    #[arg(long, value_name = "PATH")]
+    pub escalation: Option<String>,
+    /// The user made this decision (needed when several reviewers are required, or for the doer).
+    #[arg(long)]
+    pub user_approved: bool,
+}
+
+/// Check an anchor before the lock: its form, and that it points inside the artifact under
+/// review. The gate and counter it was checked against (the write refuses if they moved);
+/// `None` when the objection will be refused anyway (the write says why).
+fn check_anchor(
+    board: &Path,
+    agent: &str,
+    a: &str,
+    undeclared: bool,
+) -> Result<Option<(Target, u32)>> {
+    let parsed = anchor::parse(a).map_err(|e| Error::Usage(e.0))?;
+    let Ok(loaded) = store::load(board) else {
+        return Ok(None);
+    };
+    let fm = &loaded.valid.parsed.fm;
+    let Some(target) = fm.phase.review_target() else {
+        return Ok(None);
+    };
+    if law::admit(fm, agent, Command::Object).is_err() {
+        return Ok(None);
+    }
+    let base = match fm.worktree.as_deref() {
+        Some(w) => PathBuf::from(w),
+        None => std::path::absolute(board)
+            .ok()
+            .and_then(|p| p.parent().map(Path::to_path_buf))
+            .unwrap_or_else(|| PathBuf::from(".")),
+    };
+    let body = &loaded.valid.doc.body;
+    let diff = match fm.pin(target).map(|p| p.kind) {
+        Some(PinKind::Staged | PinKind::Unstaged) => {
+            Some(crate::pin::current(fm, target, body)?.bytes)
+        }
+        None if target == Target::Code => Some(crate::pin::current(fm, target, body)?.bytes),
+        _ => None,
+    };
+    let files = anchor::artifact_files(fm, target, diff.as_deref(), &base);
+    let staged =
+        diff.is_some() && fm.phase.diff_scope() == Some(crate::protocol::DiffScope::Staged);
+    let art = Artifact {
+        fm,
+        target,
+        body,
+        base,
+        files,
+        staged,
+    };
+    anchor::check(&parsed, &art, undeclared).map_err(|e| {
+        Error::Usage(format!(
+            "anchor {a:?}: {e}. The accepted forms are {}",
+            anchor::FORMS
+        ))
+    })?;
+    Ok(Some((target, fm.counter(target))))
+}
+
+pub fn object(a: ObjectArgs) -> Result<Outcome> {
+    super::agent_arg("--agent", &a.common.agent)?;
+    let title = required(&a.title, &a.title_file, "--title")?;
+    let evidence = required(&a.evidence, &a.evidence_file, "--evidence")?;
+    let fix = required(&a.fix, &a.fix_file, "--fix")?;
+    let undeclared = text(
+        &a.undeclared_impact,
+        &a.undeclared_impact_file,
+        "--undeclared-impact",
+    )?;
+    let checked = check_anchor(&a.board, &a.common.agent, &a.anchor, undeclared.is_some())?;
+    let raise = Raise {
+        severity: match a.severity {
+            SeverityArg::Blocking => Severity::Blocking,
+            SeverityArg::Advisory => Severity::Advisory,
+        },
+        regression_of: a.regression_of.clone(),
+        anchor: a.anchor.clone(),
+        title,
+        evidence,
+        fix,
+        undeclared,
+        checked,
+    };
+    let mut out =
+        super::semantic::apply(&a.board, &a.common, "object", consent(false), |fm, ctx| {
+            ops::object(fm, ctx, &raise)
+        })?;
+    // The new id, for the caller to name in its verdict.
+    let id = out.json["summary"]
+        .as_str()
+        .and_then(|s| s.split(':').next())
+        .unwrap_or_default()
+        .to_string();
+    out.json["id"] = json!(id);
+    out.text = format!("{id}\n{}", out.text);
+    Ok(out)
+}
+
+pub fn resolve(a: ResolveArgs) -> Result<Outcome> {
+    let resolution = required(&a.resolution, &a.resolution_file, "--resolution")?;
+    let surfaces = a.surfaces.clone();
+    super::semantic::apply(&a.board, &a.common, "resolve", consent(false), |fm, ctx| {
+        ops::resolve(fm, ctx, &a.id, &resolution, &surfaces)
+    })
+}
+
+pub fn challenge(a: ChallengeArgs) -> Result<Outcome> {
+    let grounds = required(&a.grounds, &a.grounds_file, "--grounds")?;
+    super::semantic::apply(
+        &a.board,
+        &a.common,
+        "challenge",
+        consent(false),
+        |fm, ctx| ops::challenge(fm, ctx, &a.id, &grounds),
+    )
+}
+
+pub fn rule(a: RuleArgs) -> Result<Outcome> {
+    let reason = required(&a.reason.reason, &a.reason.reason_file, "--reason")?;
+    let ruling = match a.ruling {
+        RulingArg::Uphold => Ruling::Uphold,
+        RulingArg::Overrule => Ruling::Overrule,
+        RulingArg::RejectRework => Ruling::RejectRework,
+    };
+    super::semantic::apply(
+        &a.board,
+        &a.common,
+        "rule",
+        consent(a.user_approved),
+        |fm, ctx| ops::rule(fm, ctx, &a.id, ruling, &reason),
+    )
+}
+
+pub fn accept(a: AcceptArgs) -> Result<Outcome> {
+    super::semantic::apply(&a.board, &a.common, "accept", consent(false), |fm, ctx| {
+        ops::accept(fm, ctx, &a.id)
+    })
+}
+
+pub fn reopen(a: ReopenArgs) -> Result<Outcome> {
+    let reason = required(&a.reason.reason, &a.reason.reason_file, "--reason")?;
+    super::semantic::apply(&a.board, &a.common, "reopen", consent(false), |fm, ctx| {
+        ops::reopen(fm, ctx, &a.id, &reason)
+    })
+}
+
+pub fn withdraw(a: ReopenArgs) -> Result<Outcome> {
+    let reason = required(&a.reason.reason, &a.reason.reason_file, "--reason")?;
+    super::semantic::apply(
+        &a.board,
+        &a.common,
+        "withdraw",
+        consent(false),
+        |fm, ctx| ops::withdraw(fm, ctx, &a.id, &reason),
+    )
+}
+
+pub fn decide(a: DecideArgs) -> Result<Outcome> {
+    let reason = required(&a.reason.reason, &a.reason.reason_file, "--reason")?;
+    let decision = match a.decision {
+        DecisionArg::Accept => Decision::Accept,
+        DecisionArg::Reject => Decision::Reject,
+        DecisionArg::Defer => Decision::Defer,
+    };
+    let escalation = a.escalation.clone();
+    super::semantic::apply(
+        &a.board,
+        &a.common,
+        "decide",
+        consent(a.user_approved),
+        |fm, ctx| ops::decide(fm, ctx, decision, &reason, escalation.as_deref()),
+    )
+}
+
+/// `objections`: the ledger as a table (no lock: a read).
+pub fn objections(a: ObjectionsArgs) -> Result<Outcome> {
+    let valid = store::load_frontmatter(&a.board)?;
+    let fm = &valid.parsed.fm;
+    let l = &fm.ledger;
+    let rows: Vec<_> = l
+        .objections
+        .iter()
+        .filter(|o| !a.open || o.state.is_unsettled())
+        .collect();
+    let json_rows: Vec<_> = rows
+        .iter()
+        .map(|o| {
+            json!({
+                "id": o.id, "by": o.by, "gate": o.gate, "round": o.round,
+                "severity": o.severity, "state": o.state, "anchor": o.anchor,
+                "title": o.title, "cause": o.cause,
+            })
+        })
+        .collect();
+    // Every gate with a submission (its bookkeeping is left out of the frontmatter while it
+    // has none to keep).
+    let gates: serde_json::Map<String, serde_json::Value> = Target::ALL
+        .iter()
+        .filter(|t| fm.counter(**t) > 0 || l.gates.iter().any(|(g, _)| g == *t))
+        .map(|t| (t, l.gate(*t)))
+        .map(|(t, g)| {
+            (
+                t.as_str().to_string(),
+                json!({
+                    "since": g.since, "round": round_of(fm, *t), "stop_reason": g.stop_reason,
+                    "escalation": g.escalation, "open": g.open, "reworked_from": g.reworked_from,
+                }),
+            )
+        })
+        .collect();
+    let mut text = String::new();
+    if rows.is_empty() {
+        text.push_str(if a.open {
+            "no objection is open\n"
+        } else {
+            "no objections\n"
+        });
+    } else {
+        let w =
+            |f: &dyn Fn(&&crate::ledger::Objection) -> usize| rows.iter().map(f).max().unwrap_or(0);
+        let (wi, wb, wa) = (
+            w(&|o| o.id.len()).max(2),
+            w(&|o| o.by.len()).max(2),
+            w(&|o| o.anchor.len()).max(6),
+        );
+        text.push_str(&format!(
+            "{:<wi$}  {:<wb$}  {:<9}  {:>5}  {:<8}  {:<13}  {:<wa$}  title\n",
+            "id", "by", "gate", "round", "severity", "state", "anchor"
+        ));
+        for o in &rows {
+            text.push_str(&format!(
+                "{:<wi$}  {:<wb$}  {:<9}  {:>5}  {:<8}  {:<13}  {:<wa$}  {}{}\n",
+                o.id,
+                crate::output::escape(&o.by),
+                o.gate.as_str(),
+                o.round,
+                o.severity.as_str(),
+                o.state.as_str(),
+                crate::output::escape(&o.anchor),
+                crate::output::escape(&o.title),
+                o.cause
+                    .as_ref()
+                    .map(|c| format!(" (caused by {c})"))
+                    .unwrap_or_default()
+            ));
+        }
+    }
+    for (t, g) in &l.gates {
+        text.push_str(&format!(
+            "gate {t}: round {} of {}{}\n",
+            round_of(fm, *t),
+            l.max_rounds(),
+            g.stop_reason
+                .map(|r| format!(
+                    ", stop_reason {r}{}",
+                    g.escalation
+                        .as_ref()
+                        .map(|e| format!(" (escalation {e})"))
+                        .unwrap_or_default()
+                ))
+                .unwrap_or_default()
+        ));
+    }
+    let blocking_open = l
+        .objections
+        .iter()
+        .filter(|o| o.severity == Severity::Blocking && o.state.is_open())
+        .count();
+    Ok(Outcome::ok(
+        json!({
+            "schema": SCHEMA,
+            "path": shown(&a.board),
+            "phase": fm.phase,
+            "in_use": l.in_use(),
+            "max_rounds": l.max_rounds(),
+            "objections": json_rows,
+            "gates": gates,
+            "open_blocking": blocking_open,
+            "stop_reason": terminal_stop_reason(fm),
+            "superseded": l.objections.iter().filter(|o| o.state == State::Superseded).count(),
+        }),
+        text,
+    ))
+}

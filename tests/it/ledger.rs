@@ -1,0 +1,898 @@
+//! The objection ledger: objections with ids and stable anchors, resolutions, acceptance,
+//! challenges and rulings, regressions tied to their cause, the round cap and its decisions,
+//! divergence, rework, and the law holding raw writes to the same table.
+
+use crate::common::*;
+use crate::proto::*;
+use serde_json::Value;
+
+/// `pair objections BOARD --json`.
+fn ledger(p: &Proto) -> Value {
+    pair(["objections", p.p(), "--json"]).code(0).json()
+}
+
+/// The state of objection `id`.
+fn state(p: &Proto, id: &str) -> String {
+    let l = ledger(p);
+    l["objections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["id"] == id)
+        .unwrap_or_else(|| panic!("no {id} in {l}"))["state"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn phase(p: &Proto) -> String {
+    pair(["poll", p.p(), "--agent", &p.doer, "--json"]).json()["phase"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// The pinned artifact hash of the round under review.
+fn artifact(p: &Proto) -> String {
+    pair(["poll", p.p(), "--agent", &p.doer, "--json"]).json()["review"]["artifact"]["sha256"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn counter(p: &Proto) -> String {
+    pair(["poll", p.p(), "--agent", &p.doer, "--json"]).json()["review"]["counter"].to_string()
+}
+
+/// A raise by `who`; returns the id printed.
+#[track_caller]
+fn object(
+    p: &Proto,
+    who: &str,
+    severity: &str,
+    anchor: &str,
+    title: &str,
+    extra: &[&str],
+) -> String {
+    let mut words = vec![
+        "object",
+        "--severity",
+        severity,
+        "--anchor",
+        anchor,
+        "--title",
+        title,
+        "--evidence",
+        "It fails under load.",
+        "--fix",
+        "Bound it.",
+        "--json",
+    ];
+    words.extend_from_slice(extra);
+    let out = p.ok(who, &words);
+    out.json()["id"].as_str().unwrap().to_string()
+}
+
+#[track_caller]
+fn verdict(p: &Proto, who: &str, v: &str, extra: &[&str]) -> Out {
+    let a = artifact(p);
+    let c = counter(p);
+    let mut words = vec![
+        "verdict",
+        v,
+        "--revision",
+        &c,
+        "--artifact-sha256",
+        &a,
+        "--note",
+        "review",
+    ];
+    words.extend_from_slice(extra);
+    p.run(who, &words)
+}
+
+/// A board with reviewers alice and bob (user-approved gates pre-approved), its code round 1
+/// under review: the worktree's staged diff touches `lib.txt`.
+fn code_review(extra: &[&str]) -> Proto {
+    let mut args = vec!["--reviewers", "alice,bob", "--yolo"];
+    args.extend_from_slice(extra);
+    let p = Proto::init(&args);
+    p.ok("alice", &["register"]);
+    p.ok("bob", &["register"]);
+    p.ok("doer", &["advance", "PLANNING"]);
+    p.ok("doer", &["submit", "plan", "--note", "The plan."]);
+    verdict(&p, "alice", "APPROVED", &[]).code(0);
+    verdict(&p, "bob", "APPROVED", &[]).code(0);
+    p.ok("doer", &["advance", "CODING", "--worktree", "{wt}"]);
+    p.ok("doer", &["submit", "code", "--note", "Staged: two."]);
+    assert_eq!(phase(&p), "CODE_SUBMITTED");
+    p
+}
+
+/// A board with one reviewer (alice, the arbiter) and its plan revision 1 under review.
+fn plan_review(extra: &[&str]) -> Proto {
+    let mut args = vec!["--reviewers", "alice", "--yolo"];
+    args.extend_from_slice(extra);
+    let p = Proto::init(&args);
+    p.ok("alice", &["register"]);
+    p.ok("doer", &["advance", "PLANNING"]);
+    p.ok(
+        "doer",
+        &[
+            "submit",
+            "plan",
+            "--note",
+            "The plan.\n\n### Step one\n\nEdit lib.txt.",
+        ],
+    );
+    p
+}
+
+#[test]
+fn a_code_gate_with_two_reviewers_tracks_objections_across_rounds() {
+    let p = code_review(&["--max-rounds", "3"]);
+    let head = git(std::path::Path::new(&p.wt), &["rev-parse", "HEAD"]);
+    let pin = artifact(&p);
+    // Each anchor form.
+    assert_eq!(
+        object(&p, "alice", "blocking", "lib.txt:2", "Two is wrong", &[]),
+        "BLK-1"
+    );
+    assert_eq!(
+        object(&p, "alice", "advisory", "## Goal", "Goal is vague", &[]),
+        "ADV-1"
+    );
+    assert_eq!(
+        object(
+            &p,
+            "bob",
+            "blocking",
+            "lib.txt#two",
+            "Two is unchecked",
+            &[]
+        ),
+        "BLK-2"
+    );
+    assert_eq!(
+        object(
+            &p,
+            "bob",
+            "blocking",
+            &format!("commit {}", &head.trim()[..12]),
+            "Base commit lacks a test",
+            &[]
+        ),
+        "BLK-3"
+    );
+    assert_eq!(
+        object(
+            &p,
+            "bob",
+            "advisory",
+            &format!("sha256:{pin}"),
+            "Diff is large",
+            &[]
+        ),
+        "ADV-2"
+    );
+    // Vague anchors, missing lines, files outside the artifact: refused with the forms (exit 4).
+    for bad in [
+        "near the top of the file",
+        "around line 50",
+        "lib.txt:99",
+        // Only in the working tree, not in the staged diff's new side.
+        "lib.txt:3",
+        "lib.txt#three",
+        "notes.txt:1",
+    ] {
+        let out = p.refused(
+            "alice",
+            &[
+                "object",
+                "--severity",
+                "blocking",
+                "--anchor",
+                bad,
+                "--title",
+                "t",
+                "--evidence",
+                "e",
+                "--fix",
+                "f",
+            ],
+            4,
+        );
+        out.mentions(&["path:line"]);
+    }
+    std::fs::write(std::path::Path::new(&p.wt).join("notes.txt"), "a\nb\n").unwrap();
+    assert_eq!(
+        object(
+            &p,
+            "alice",
+            "blocking",
+            "notes.txt:2",
+            "Notes drift",
+            &[
+                "--undeclared-impact",
+                "lib.txt is read by the notes generator"
+            ]
+        ),
+        "BLK-4"
+    );
+    // Approving with an open blocking objection, or requesting changes without naming one.
+    verdict(&p, "alice", "APPROVED", &[])
+        .code(6)
+        .mentions(&["BLK-1"]);
+    verdict(&p, "alice", "CHANGES_REQUESTED", &[])
+        .code(4)
+        .mentions(&["--objections", "--no-objection-ids"]);
+    verdict(&p, "alice", "CHANGES_REQUESTED", &["--objections", "BLK-2"]).code(4);
+    verdict(
+        &p,
+        "alice",
+        "CHANGES_REQUESTED",
+        &["--objections", "BLK-1,BLK-4"],
+    )
+    .code(0);
+    verdict(
+        &p,
+        "bob",
+        "CHANGES_REQUESTED",
+        &["--objections", "BLK-2,BLK-3"],
+    )
+    .code(0);
+    assert_eq!(phase(&p), "CODE_CHANGES_REQUESTED");
+    // The doer's next step names the ids to resolve.
+    let poll = pair(["poll", p.p(), "--agent", "doer", "--json"]).json();
+    let action = poll["next"]["action"].as_str().unwrap();
+    for id in ["BLK-1", "BLK-2", "BLK-3", "BLK-4"] {
+        assert!(action.contains(id), "{action}");
+    }
+    assert_eq!(poll["next"]["command"][1], "resolve");
+    assert_eq!(poll["next"]["command"][3], "BLK-1");
+    // poll answers "what is open" from the frontmatter alone.
+    assert_eq!(
+        poll["objections"]["unsettled"].as_array().unwrap().len(),
+        6,
+        "{poll}"
+    );
+    assert_eq!(poll["objections"]["gates"]["code"]["round"], 1);
+    assert_eq!(poll["objections"]["max_rounds"], 3);
+    // A reviewer cannot resolve, the doer cannot submit with open objections.
+    p.refused("alice", &["resolve", "BLK-1", "--resolution", "done"], 6);
+    p.refused("bob", &["resolve", "BLK-1", "--resolution", "done"], 6)
+        .mentions(&["doer"]);
+    std::fs::write(
+        std::path::Path::new(&p.wt).join("lib.txt"),
+        "one\ntwo\nthree\nfour\n",
+    )
+    .unwrap();
+    p.refused("doer", &["submit", "followup", "--note", "fix"], 6)
+        .mentions(&["BLK-1"]);
+    p.ok(
+        "doer",
+        &[
+            "resolve",
+            "BLK-1",
+            "--resolution",
+            "Two is right now.",
+            "--surfaces",
+            "lib.txt",
+        ],
+    );
+    p.ok_stdin(
+        "doer",
+        &["resolve", "BLK-4", "--resolution-file", "-"],
+        "Notes regenerated.",
+    );
+    p.ok(
+        "doer",
+        &[
+            "challenge",
+            "BLK-2",
+            "--grounds",
+            "Three is checked by the caller.",
+        ],
+    );
+    p.ok(
+        "doer",
+        &[
+            "challenge",
+            "BLK-3",
+            "--grounds",
+            "The base commit is not under review.",
+        ],
+    );
+    // Ruling as the doer, or as one of several reviewers, needs the user's word.
+    p.refused("doer", &["rule", "BLK-2", "uphold", "--reason", "x"], 6);
+    p.refused("alice", &["rule", "BLK-2", "uphold", "--reason", "x"], 6);
+    p.ok(
+        "doer",
+        &["submit", "followup", "--note", "Fixed two; four added."],
+    );
+    assert_eq!(phase(&p), "FOLLOWUP_REVIEW");
+    // The reviewer sees the resolution waiting for its acceptance.
+    let poll = pair(["poll", p.p(), "--agent", "alice", "--json"]).json();
+    assert!(
+        poll["next"]["action"]
+            .as_str()
+            .unwrap()
+            .contains("awaiting your acceptance: BLK-1"),
+        "{poll}"
+    );
+    assert_eq!(poll["next"]["command"][1], "accept");
+    p.refused("bob", &["accept", "BLK-1"], 6);
+    p.ok("alice", &["accept", "BLK-1"]);
+    p.ok(
+        "alice",
+        &["reopen", "BLK-4", "--reason", "Notes still drift."],
+    );
+    assert_eq!(state(&p, "BLK-4"), "reopened");
+    // The user arbitrates between several reviewers: one challenge upheld, one overruled.
+    p.ok(
+        "alice",
+        &[
+            "rule",
+            "BLK-2",
+            "uphold",
+            "--reason",
+            "The caller does not check it.",
+            "--user-approved",
+        ],
+    );
+    p.ok(
+        "bob",
+        &[
+            "rule",
+            "BLK-3",
+            "overrule",
+            "--reason",
+            "Out of scope.",
+            "--user-approved",
+        ],
+    );
+    assert_eq!(state(&p, "BLK-2"), "open");
+    assert_eq!(state(&p, "BLK-3"), "overruled");
+    assert!(
+        p.text().contains("### User's ruling — BLK-2"),
+        "{}",
+        p.text()
+    );
+    // A regression tied to the resolution that caused it.
+    assert_eq!(
+        object(
+            &p,
+            "alice",
+            "blocking",
+            "lib.txt:4",
+            "Four breaks the format",
+            &["--regression-of", "BLK-1"]
+        ),
+        "REG-1"
+    );
+    let reg = ledger(&p)["objections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["id"] == "REG-1")
+        .cloned()
+        .unwrap();
+    assert_eq!(reg["cause"], "BLK-1");
+    assert_eq!(reg["round"], 2);
+    // A regression of an objection that was never resolved is refused.
+    p.refused(
+        "alice",
+        &[
+            "object",
+            "--severity",
+            "blocking",
+            "--regression-of",
+            "BLK-2",
+            "--anchor",
+            "lib.txt:1",
+            "--title",
+            "t",
+            "--evidence",
+            "e",
+            "--fix",
+            "f",
+        ],
+        6,
+    );
+    verdict(
+        &p,
+        "alice",
+        "CHANGES_REQUESTED",
+        &["--objections", "BLK-4,REG-1"],
+    )
+    .code(0);
+    verdict(&p, "bob", "CHANGES_REQUESTED", &["--objections", "BLK-2"]).code(0);
+    assert_eq!(phase(&p), "CODE_CHANGES_REQUESTED");
+    let l = ledger(&p);
+    assert_eq!(l["gates"]["code"]["round"], 2);
+    assert_eq!(l["gates"]["code"]["open"], serde_json::json!([4, 3]));
+    pair(["validate", p.p()]).code(0);
+}
+
+#[test]
+fn the_round_cap_goes_to_a_decision_and_accept_records_the_risks_and_the_advice() {
+    let p = code_review(&["--max-rounds", "1"]);
+    object(&p, "alice", "blocking", "lib.txt:1", "One is wrong", &[]);
+    object(&p, "bob", "advisory", "## Goal", "Say why", &[]);
+    verdict(&p, "alice", "CHANGES_REQUESTED", &["--objections", "BLK-1"]).code(0);
+    verdict(&p, "bob", "APPROVED", &[]).code(0);
+    assert_eq!(phase(&p), "AWAITING_DECISION");
+    let poll = pair(["poll", p.p(), "--agent", "doer", "--json"]).json();
+    assert_eq!(poll["next"]["actor"], "user");
+    assert_eq!(poll["next"]["command"][1], "decide");
+    assert_eq!(
+        poll["next"]["choices"],
+        serde_json::json!(["accept", "reject", "defer"])
+    );
+    // Several reviewers: the user decides; nobody decides alone.
+    p.refused("alice", &["decide", "accept", "--reason", "fine"], 6);
+    p.refused("doer", &["decide", "accept", "--reason", "fine"], 6);
+    p.ok(
+        "doer",
+        &[
+            "decide",
+            "accept",
+            "--reason",
+            "A known limitation.",
+            "--user-approved",
+        ],
+    );
+    assert_eq!(phase(&p), "READY_TO_COMMIT");
+    assert_eq!(state(&p, "BLK-1"), "risk_accepted");
+    let text = p.text();
+    let consensus = text
+        .split("### Consensus — code")
+        .nth(1)
+        .expect("a consensus entry");
+    assert!(
+        consensus.contains("ADV-1") && consensus.contains("BLK-1"),
+        "{consensus}"
+    );
+    let status = pair(["status", p.p(), "--json"]).code(0).json();
+    assert_eq!(
+        status["frontmatter"]["ledger"]["gates"]["code"]["stop_reason"],
+        "accepted"
+    );
+    pair(["validate", p.p()])
+        .code(0)
+        .mentions(&["code round 1 of 1 (accepted)"]);
+}
+
+#[test]
+fn the_arbiter_rejects_and_the_work_stops_with_stop_reason_rejected() {
+    let p = plan_review(&["--max-rounds", "1"]);
+    object(&p, "alice", "blocking", "## Step one", "Wrong file", &[]);
+    verdict(&p, "alice", "CHANGES_REQUESTED", &["--objections", "BLK-1"]).code(0);
+    assert_eq!(phase(&p), "AWAITING_DECISION");
+    // One reviewer: it is the arbiter.
+    let poll = pair(["poll", p.p(), "--agent", "alice", "--json"]).json();
+    assert_eq!(poll["your_turn"], true);
+    p.refused("doer", &["decide", "reject", "--reason", "no"], 6);
+    p.ok(
+        "alice",
+        &["decide", "reject", "--reason", "The approach cannot work."],
+    );
+    assert_eq!(phase(&p), "STOPPED");
+    let status = pair(["status", p.p(), "--json"]).code(0).json();
+    assert_eq!(status["stop_reason"], "rejected");
+    pair(["validate", p.p()])
+        .code(0)
+        .mentions(&["stop_reason rejected"]);
+}
+
+#[test]
+fn a_deferral_needs_an_escalation_path_and_blocks_until_the_decision_is_back() {
+    let p = plan_review(&["--max-rounds", "1"]);
+    object(
+        &p,
+        "alice",
+        "blocking",
+        "## Step one",
+        "Needs the schema",
+        &[],
+    );
+    verdict(&p, "alice", "CHANGES_REQUESTED", &["--objections", "BLK-1"]).code(0);
+    p.refused("alice", &["decide", "defer", "--reason", "later"], 4)
+        .mentions(&["silent"]);
+    p.refused(
+        "alice",
+        &[
+            "decide",
+            "defer",
+            "--reason",
+            "later",
+            "--escalation",
+            "someday",
+        ],
+        4,
+    );
+    p.ok(
+        "alice",
+        &[
+            "decide",
+            "defer",
+            "--reason",
+            "Needs schema v2.",
+            "--escalation",
+            "blocked-pending:schema-v2",
+        ],
+    );
+    assert_eq!(phase(&p), "BLOCKED");
+    assert_eq!(state(&p, "BLK-1"), "deferred");
+    let status = pair(["status", p.p(), "--json"]).code(0).json();
+    assert_eq!(status["stop_reason"], "deferred");
+    assert_eq!(
+        status["frontmatter"]["ledger"]["gates"]["plan"]["escalation"],
+        "blocked-pending:schema-v2"
+    );
+    pair(["validate", p.p()])
+        .code(0)
+        .mentions(&["deferred", "blocked-pending:schema-v2"]);
+    assert!(p.text().contains("Unresolved: BLK-1"));
+    // When X is resolved, the decision comes back.
+    p.ok("doer", &["unblock", "--reason", "Schema v2 landed."]);
+    assert_eq!(phase(&p), "AWAITING_DECISION");
+    p.ok(
+        "alice",
+        &["decide", "accept", "--reason", "Schema is there now."],
+    );
+    assert_eq!(phase(&p), "PLAN_APPROVED");
+    assert_eq!(state(&p, "BLK-1"), "risk_accepted");
+}
+
+#[test]
+fn a_gate_whose_open_objections_grow_two_rounds_running_goes_to_a_decision_early() {
+    let p = plan_review(&["--max-rounds", "5"]);
+    for round in 1..=3 {
+        let id = object(
+            &p,
+            "alice",
+            "blocking",
+            "## Step one",
+            &format!("Problem {round}"),
+            &[],
+        );
+        let open: Vec<String> = ledger(&p)["objections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|o| o["state"] == "open")
+            .map(|o| o["id"].as_str().unwrap().to_string())
+            .collect();
+        assert!(open.contains(&id));
+        verdict(
+            &p,
+            "alice",
+            "CHANGES_REQUESTED",
+            &["--objections", &open.join(",")],
+        )
+        .code(0);
+        if round < 3 {
+            assert_eq!(phase(&p), "PLAN_CHANGES_REQUESTED");
+            for o in &open {
+                p.ok("doer", &["challenge", o, "--grounds", "Disputed."]);
+            }
+            p.ok(
+                "doer",
+                &["submit", "plan", "--note", &format!("Plan {round}.")],
+            );
+            for o in &open {
+                p.ok("alice", &["rule", o, "uphold", "--reason", "Stands."]);
+            }
+        }
+    }
+    assert_eq!(phase(&p), "AWAITING_DECISION");
+    let l = ledger(&p);
+    assert_eq!(l["gates"]["plan"]["stop_reason"], "diverging");
+    assert!(p.text().contains("### Decision needed — plan — diverging"));
+    assert_eq!(l["gates"]["plan"]["open"], serde_json::json!([1, 2, 3]));
+}
+
+#[test]
+fn a_rework_restarts_the_rounds_and_the_reviewer_may_reject_it() {
+    let p = plan_review(&["--max-rounds", "2"]);
+    object(&p, "alice", "blocking", "## Step one", "Wrong file", &[]);
+    verdict(&p, "alice", "CHANGES_REQUESTED", &["--objections", "BLK-1"]).code(0);
+    p.refused("doer", &["submit", "plan", "--note", "v2", "--rework"], 4);
+    p.ok(
+        "doer",
+        &[
+            "submit",
+            "plan",
+            "--note",
+            "A new approach.",
+            "--rework",
+            "--reason",
+            "The design was wrong.",
+        ],
+    );
+    assert_eq!(state(&p, "BLK-1"), "superseded");
+    let l = ledger(&p);
+    assert_eq!(l["gates"]["plan"]["round"], 1);
+    assert_eq!(l["gates"]["plan"]["reworked_from"], 0);
+    assert!(p.text().contains("### Rework — plan"));
+    // The reviewer finds BLK-1 was a one-line fix: the rework is rejected, BLK-1 is back.
+    p.refused(
+        "doer",
+        &["rule", "rework", "reject-rework", "--reason", "x"],
+        6,
+    );
+    p.ok(
+        "alice",
+        &[
+            "rule",
+            "rework",
+            "reject-rework",
+            "--reason",
+            "BLK-1 was one line.",
+        ],
+    );
+    assert_eq!(state(&p, "BLK-1"), "open");
+    assert_eq!(ledger(&p)["gates"]["plan"]["round"], 2);
+    pair(["validate", p.p()]).code(0);
+}
+
+#[test]
+fn a_raw_write_is_held_to_the_same_ledger_rules() {
+    let p = plan_review(&["--max-rounds", "3"]);
+    object(&p, "alice", "blocking", "## Step one", "Wrong file", &[]);
+    verdict(&p, "alice", "CHANGES_REQUESTED", &["--objections", "BLK-1"]).code(0);
+    let text = p.text();
+    let state_line = "      state: open\n";
+    assert!(text.contains(state_line));
+    // A reviewer cannot mark its own objection resolved.
+    let resolved = text.replacen(state_line, "      state: resolved\n", 1);
+    p.b.write_expect(&resolved, &p.b.sha(), &["--as", "alice"])
+        .code(6)
+        .mentions(&["doer"]);
+    // A doer cannot accept it.
+    let accepted = text.replacen(state_line, "      state: accepted\n", 1);
+    p.b.write_expect(&accepted, &p.b.sha(), &["--as", "doer"])
+        .code(6);
+    // The doer may resolve it raw, as `pair resolve` would.
+    p.b.write_expect(&resolved, &p.b.sha(), &["--as", "doer"])
+        .code(0);
+    // Objections are never dropped.
+    let text = p.text();
+    let start = text.find("  objections:\n").unwrap();
+    let end = text.find("agents:\n").unwrap();
+    let dropped = format!("{}{}", &text[..start], &text[end..]);
+    p.b.write_expect(&dropped, &p.b.sha(), &["--as", "doer"])
+        .code(6);
+}
+
+#[test]
+fn boards_without_the_ledger_request_changes_in_free_text_as_before() {
+    let p = plan_review(&[]);
+    verdict(&p, "alice", "CHANGES_REQUESTED", &[]).code(0);
+    assert_eq!(phase(&p), "PLAN_CHANGES_REQUESTED");
+    assert!(!p.text().contains("ledger:"));
+    // Once opted in, free-text-only change requests are recorded.
+    let q = plan_review(&["--max-rounds", "3"]);
+    verdict(&q, "alice", "CHANGES_REQUESTED", &["--no-objection-ids"]).code(0);
+    assert!(
+        q.text()
+            .contains("### Changes requested without objection ids — plan — alice")
+    );
+}
+
+#[test]
+fn objections_are_raised_only_by_required_reviewers_under_review() {
+    let p = plan_review(&["--max-rounds", "3"]);
+    p.refused(
+        "doer",
+        &[
+            "object",
+            "--severity",
+            "blocking",
+            "--anchor",
+            "## Goal",
+            "--title",
+            "t",
+            "--evidence",
+            "e",
+            "--fix",
+            "f",
+        ],
+        6,
+    );
+    pair(["register", p.p(), "--agent", "carol"]).code(0);
+    p.refused(
+        "carol",
+        &[
+            "object",
+            "--severity",
+            "blocking",
+            "--anchor",
+            "## Goal",
+            "--title",
+            "t",
+            "--evidence",
+            "e",
+            "--fix",
+            "f",
+        ],
+        6,
+    );
+    verdict(&p, "alice", "APPROVED", &[]).code(0);
+    p.refused(
+        "alice",
+        &[
+            "object",
+            "--severity",
+            "blocking",
+            "--anchor",
+            "## Goal",
+            "--title",
+            "t",
+            "--evidence",
+            "e",
+            "--fix",
+            "f",
+        ],
+        6,
+    )
+    .mentions(&["not a review phase"]);
+    p.refused("alice", &["accept", "BLK-9"], 4)
+        .mentions(&["no objection"]);
+}
+
+#[test]
+fn the_readme_ledger_table_is_the_moves_table() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let table = pair::ledger::markdown_table();
+    assert!(
+        readme.contains(&table),
+        "README.md must contain the ledger table exactly as generated:\n{table}"
+    );
+}
+
+/// The keys docs/json.md lists under the section whose heading names `pair COMMAND`.
+fn documented_keys(command: &str) -> Vec<String> {
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/json.md")).unwrap();
+    let mut keys = Vec::new();
+    let mut inside = false;
+    for line in doc.lines() {
+        if let Some(h) = line.strip_prefix("## ") {
+            inside = h.contains(&format!("`pair {command}`"));
+        } else if inside && let Some(row) = line.strip_prefix("| `") {
+            keys.push(row.split('`').next().unwrap().to_string());
+        }
+    }
+    keys
+}
+
+#[test]
+fn the_ledger_commands_print_the_documented_json_keys() {
+    let p = plan_review(&["--max-rounds", "1"]);
+    let check = |command: &str, v: &Value| {
+        let keys = documented_keys(command);
+        assert_eq!(v["schema"], 1, "{command}: {v}");
+        for k in v.as_object().unwrap().keys() {
+            assert!(
+                keys.contains(k),
+                "{command} prints `{k}`, which docs/json.md does not list"
+            );
+        }
+    };
+    let out = p.ok(
+        "alice",
+        &[
+            "object",
+            "--severity",
+            "blocking",
+            "--anchor",
+            "## Goal",
+            "--title",
+            "t",
+            "--evidence",
+            "e",
+            "--fix",
+            "f",
+            "--json",
+        ],
+    );
+    check("object", &out.json());
+    check("objections", &ledger(&p));
+    let out = verdict(
+        &p,
+        "alice",
+        "CHANGES_REQUESTED",
+        &["--objections", "BLK-1", "--json"],
+    );
+    check("verdict", &out.code(0).json());
+    let out = p.ok("alice", &["decide", "reject", "--reason", "no", "--json"]);
+    check("decide", &out.json());
+    check("status", &pair(["status", p.p(), "--json"]).code(0).json());
+}
+
+#[test]
+fn validate_names_the_field_of_a_broken_ledger() {
+    let p = plan_review(&["--max-rounds", "3"]);
+    object(&p, "alice", "blocking", "## Step one", "Wrong file", &[]);
+    verdict(&p, "alice", "CHANGES_REQUESTED", &["--objections", "BLK-1"]).code(0);
+    let good = p.text();
+    pair(["validate", p.p()]).code(0);
+    let cases: [(String, &str); 6] = [
+        (
+            good.replace("      severity: blocking\n", "      severity: advisory\n"),
+            "ledger.objections.1.severity",
+        ),
+        (
+            good.replace("    - id: BLK-1\n", "    - id: BLK-01\n"),
+            "ledger.objections.1.id",
+        ),
+        (
+            good.replace("    - id: BLK-1\n", "    - id: REG-1\n"),
+            "ledger.objections.1.cause",
+        ),
+        (
+            good.replace("      state: open\n", "      state: lost\n"),
+            "ledger.objections.1.state",
+        ),
+        (
+            good.replace(
+                "      anchor: \"## Step one\"\n",
+                "      anchor: near the top\n",
+            ),
+            "ledger.objections.1.anchor",
+        ),
+        (
+            good.replace(
+                "phase: PLAN_CHANGES_REQUESTED\n",
+                "phase: AWAITING_DECISION\n",
+            ),
+            "phase",
+        ),
+    ];
+    for (text, field) in cases {
+        assert_ne!(text, good, "{field}: the case must change the board");
+        let b = Board::new(&text);
+        let out = pair(["validate", b.p(), "--json"]);
+        out.code(5);
+        let v = out.json();
+        let errors = v["files"][0]["errors"].as_array().unwrap();
+        assert!(errors.iter().any(|e| e["field"] == field), "{field}: {v}");
+    }
+    // An approved gate with an open blocking objection is invalid (it could only be written by
+    // a repair).
+    let approved = good
+        .replace("phase: PLAN_CHANGES_REQUESTED\n", "phase: PLAN_APPROVED\n")
+        .replace("plan_verdict: CHANGES_REQUESTED", "plan_verdict: APPROVED");
+    let b = Board::new(&approved);
+    pair(["validate", b.p()]).code(5).mentions(&["BLK-1"]);
+}
+
+#[test]
+fn an_objection_raised_after_approving_replaces_the_approval_and_the_round_cannot_approve_over_it()
+{
+    let p = Proto::init(&["--reviewers", "alice,bob", "--yolo", "--max-rounds", "3"]);
+    p.ok("alice", &["register"]);
+    p.ok("bob", &["register"]);
+    p.ok("doer", &["advance", "PLANNING"]);
+    p.ok("doer", &["submit", "plan", "--note", "The plan."]);
+    verdict(&p, "alice", "APPROVED", &[]).code(0);
+    assert_eq!(
+        object(&p, "alice", "blocking", "## Goal", "Second thoughts", &[]),
+        "BLK-1"
+    );
+    let s = pair(["status", p.p(), "--json"]).code(0).json();
+    assert_eq!(
+        s["agents"]["alice"]["reviews"]["plan"]["verdict"],
+        "CHANGES_REQUESTED"
+    );
+    assert!(
+        p.text()
+            .contains("APPROVED on plan 1 is replaced by CHANGES_REQUESTED naming BLK-1")
+    );
+    verdict(&p, "bob", "APPROVED", &[]).code(0);
+    assert_eq!(phase(&p), "PLAN_CHANGES_REQUESTED");
+    pair(["validate", p.p()]).code(0);
+}
