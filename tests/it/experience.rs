@@ -504,3 +504,23 @@ fn validate_finds_a_verdict_its_entry_does_not_give() {
         &format!("(line {entry_line}) says APPROVED"),
     ]);
 }
+
+#[test]
+fn the_version_printed_before_the_parser_is_built_is_the_parsers() {
+    // `pair --version` alone is answered before the argument parser is built; with another
+    // global flag it goes through the parser. Both print the same bytes.
+    for (fast, parsed) in [
+        (vec!["--version"], vec!["--color", "never", "--version"]),
+        (
+            vec!["-V", "--json"],
+            vec!["--color", "never", "-V", "--json"],
+        ),
+    ] {
+        let a = pair(&fast);
+        let b = pair(&parsed);
+        a.code(0);
+        b.code(0);
+        assert_eq!(a.stdout, b.stdout, "{}\n{}", a.report(), b.report());
+        assert!(a.stderr.is_empty(), "{}", a.report());
+    }
+}
