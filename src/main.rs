@@ -324,8 +324,11 @@ fn main() -> ExitCode {
         return print_version(json);
     }
     let json = wants_json(&args);
-    let mut command = Cli::command().color(color_arg(&args));
-    let (mut cli, name) = match parse(&mut command, &args) {
+    let parsed = match cli::parse_poll(&args) {
+        Some(cli) => Ok((cli, "poll".to_string())),
+        None => parse(&mut Cli::command().color(color_arg(&args)), &args),
+    };
+    let (mut cli, name) = match parsed {
         Ok(p) => p,
         Err(Failure::Clap(e)) => return parse_failure(e, json),
         Err(Failure::Usage(e)) => {
@@ -334,10 +337,10 @@ fn main() -> ExitCode {
         }
     };
     let settings = Settings {
-        color: cli.color,
-        quiet: cli.quiet,
-        verbose: cli.verbose,
-        json: cli.json,
+        color: cli.global.color,
+        quiet: cli.global.quiet,
+        verbose: cli.global.verbose,
+        json: cli.global.json,
     };
     output::init(settings);
     if let Err(e) = cli.resolve() {
