@@ -12,7 +12,9 @@
 //! on a missed target (machines are noisy).
 //!
 //! Options: `--quick` (few repetitions, short idle test; a smoke run), `--reps N` (scale of the
-//! repetition counts, default 1.0), `--idle-secs S` (default 10), `--keep` (keep the temp dir).
+//! repetition counts, default 1.0), `--idle-secs S` (default 10), `--keep` (keep the temp dir),
+//! `--startup` (only the start-up figures, for `target/release/pair` and the variants named in
+//! `PAIR_BENCH_ALT=label=path:…`).
 //! `PAIR_BENCH_DIR` chooses where the temporary blackboards go (default: the system temp dir).
 
 // Children are reaped with `wait4` (for their rusage), not `Child::wait`.
@@ -223,6 +225,10 @@ fn main() {
     let fm_len = frontmatter_len(&small);
     fs::write(&base, &small).unwrap();
     run_ok(&mut pair(&["validate", b]), &[0]);
+    if args.iter().any(|a| a == "--startup") {
+        startup(&bins, &dir, &base, reps(400));
+        return;
+    }
 
     // Streamed, so that the harness itself stays small: a child started by vfork/posix_spawn
     // inherits the parent's peak RSS into its own `ru_maxrss` at exec.
@@ -780,6 +786,57 @@ fn frontmatter_len(bytes: &[u8]) -> usize {
         first = false;
     }
     pos
+}
+
+/// `--startup`: the fixed cost of starting `pair`, for `target/release/pair` and each variant
+/// named in `PAIR_BENCH_ALT` (`label=path`, separated by `:`), interleaved with the exec+read
+/// floor on the same 1 KiB blackboard: `pair --version` (no file) and `pair poll`.
+fn startup(bins: &Bins, dir: &Path, board: &Path, n: usize) {
+    let mut variants: Vec<(String, PathBuf)> = vec![("release".into(), bins.pair.clone())];
+    if let Ok(alt) = std::env::var("PAIR_BENCH_ALT") {
+        for item in alt.split(':').filter(|s| !s.is_empty()) {
+            let (label, path) = item.split_once('=').expect("PAIR_BENCH_ALT: label=path");
+            variants.push((label.to_string(), PathBuf::from(path)));
+        }
+    }
+    let b = board.to_str().unwrap();
+    let mut floor = Vec::new();
+    let mut version: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
+    let mut poll: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
+    for _ in 0..n {
+        floor.push(ms(run_ok(
+            Command::new(&bins.floor_read).arg(b).current_dir(dir),
+            &[0],
+        )
+        .wall));
+        for (i, (_, path)) in variants.iter().enumerate() {
+            let mut v = Command::new(path);
+            v.arg("--version").current_dir(dir);
+            version[i].push(ms(run_ok(&mut v, &[0]).wall));
+            let mut p = Command::new(path);
+            p.args(["poll", b, "--agent", "r2"]).current_dir(dir);
+            poll[i].push(ms(run_ok(&mut p, &[0, 10]).wall));
+        }
+    }
+    let f = median(&floor);
+    println!("startup, {n} interleaved runs each (medians; ratio to the exec+read floor):");
+    println!(
+        "{:<36} median {:>7.3} ms  p90 {:>7.3} ms",
+        "floor exec+read (1 KiB)",
+        f,
+        p90(&floor)
+    );
+    for (i, (label, _)) in variants.iter().enumerate() {
+        for (what, v) in [("--version", &version[i]), ("poll (1 KiB)", &poll[i])] {
+            println!(
+                "{:<36} median {:>7.3} ms  p90 {:>7.3} ms  {:.2}x floor",
+                format!("{label}: pair {what}"),
+                median(v),
+                p90(v),
+                median(v) / f
+            );
+        }
+    }
 }
 
 /// The release binaries next to this one (`target/release/examples/bench_pair` →

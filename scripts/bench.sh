@@ -3,7 +3,19 @@
 # Options are passed to the harness: --quick, --reps N, --idle-secs S, --keep, --sweep-only
 # (only the board-size sweep: note and raw write against the floor from 1 KiB to 50 MiB).
 # PAIR_BENCH_DIR=/some/dir puts the temporary blackboards on another filesystem.
+# --startup: only the start-up cost (`pair --version`, `pair poll` on 1 KiB) of the release build
+# and of a statically linked build of the same code (built into target/static; a static glibc
+# build needs --target, because +crt-static cannot build the proc-macro crates for the host).
 set -eu
 cd "$(dirname "$0")/.."
 cargo build --release --quiet --bin pair --example floor_read --example floor_write --example bench_pair
+for a in "$@"; do
+    if [ "$a" = --startup ]; then
+        triple=$(rustc -vV | sed -n 's/^host: //p')
+        CARGO_TARGET_DIR=target/static RUSTFLAGS="-C target-feature=+crt-static" \
+            cargo build --release --quiet --bin pair --target "$triple"
+        PAIR_BENCH_ALT="static=$(pwd)/target/static/$triple/release/pair${PAIR_BENCH_ALT:+:$PAIR_BENCH_ALT}"
+        export PAIR_BENCH_ALT
+    fi
+done
 exec target/release/examples/bench_pair "$@"

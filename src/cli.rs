@@ -49,6 +49,16 @@ Examples:
     disable_help_subcommand = true
 )]
 pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+
+    #[command(subcommand)]
+    pub command: Cmd,
+}
+
+/// The options every command takes (before or after its name).
+#[derive(Debug, Args)]
+pub struct Global {
     /// Print a machine-readable JSON result on stdout (errors as JSON on stderr).
     #[arg(long, global = true)]
     pub json: bool,
@@ -76,9 +86,6 @@ pub struct Cli {
         value_hint = ValueHint::FilePath
     )]
     pub default_board: Option<PathBuf>,
-
-    #[command(subcommand)]
-    pub command: Cmd,
 }
 
 #[derive(Debug, Subcommand)]
@@ -1078,6 +1085,13 @@ pub fn default_board(
 /// Where the name of a command that [`takes_board`] stands on a command line (only global
 /// options may come before it), and the name; None for the other commands.
 pub fn board_command(args: &[std::ffi::OsString]) -> Option<(usize, &str)> {
+    let (i, name) = command_name(args)?;
+    takes_board(name).then_some((i, name))
+}
+
+/// Where the command's name stands on a command line (only global options may come before
+/// it), and the name.
+fn command_name(args: &[std::ffi::OsString]) -> Option<(usize, &str)> {
     let mut i = 1;
     while let Some(a) = args.get(i) {
         let a = a.to_str()?;
@@ -1090,8 +1104,29 @@ pub fn board_command(args: &[std::ffi::OsString]) -> Option<(usize, &str)> {
             1
         };
     }
-    let name = args.get(i)?.to_str()?;
-    takes_board(name).then_some((i, name))
+    Some((i, args.get(i)?.to_str()?))
+}
+
+/// Parse a `poll` command line with a parser built for `poll` alone: building the whole tree
+/// (every command's arguments) costs a `poll` about as much again as its own work. The same
+/// derived definitions build it, so what parses here parses the same with [`Cli`]'s full
+/// parser; anything else (`--help`, an error, a left-out BOARD to take from `--board`) returns
+/// `None`, and the full parser answers it with its complete messages.
+pub fn parse_poll(args: &[std::ffi::OsString]) -> Option<Cli> {
+    use clap::{Command, FromArgMatches};
+    if command_name(args)?.1 != "poll" {
+        return None;
+    }
+    let command = Global::augment_args(
+        Command::new("pair")
+            .disable_help_subcommand(true)
+            .disable_version_flag(true),
+    )
+    .subcommand(PollArgs::augment_args(
+        Command::new("poll").disable_version_flag(true),
+    ));
+    let matches = command.try_get_matches_from(args).ok()?;
+    Cli::from_arg_matches(&matches).ok()
 }
 
 impl Cli {
@@ -1125,7 +1160,7 @@ impl Cli {
                 None => Ok(()),
             },
             Cmd::DemoAgent(a) => {
-                a.board = self.default_board.clone().ok_or_else(|| {
+                a.board = self.global.default_board.clone().ok_or_else(|| {
                     Error::Usage("demo-agent needs --board BOARD (it is run by `pair demo`)".into())
                 })?;
                 Ok(())
@@ -1167,4 +1202,66 @@ fn not_stdin(command: &str, board: &Path) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn argv(words: &[&str]) -> Vec<std::ffi::OsString> {
+        std::iter::once("pair")
+            .chain(words.iter().copied())
+            .map(Into::into)
+            .collect()
+    }
+
+    #[test]
+    fn the_poll_parser_parses_as_the_whole_tree_does() {
+        for words in [
+            &["poll", "t.md", "--agent", "alice"][..],
+            &["poll", "t.md", "--agent", "alice", "--json"],
+            &[
+                "--json",
+                "poll",
+                "t.md",
+                "--agent",
+                "a",
+                "--wait",
+                "--timeout",
+                "5",
+            ],
+            &[
+                "poll",
+                "t.md",
+                "--agent",
+                "a",
+                "--wait",
+                "--through-blocked",
+                "--interval",
+                "2",
+            ],
+            &["--color", "never", "poll", "--agent=b", "t.md", "-q"],
+            &["--board", "x.md", "poll", "t.md", "--agent", "a", "-v"],
+        ] {
+            let args = argv(words);
+            let lean = parse_poll(&args).unwrap_or_else(|| panic!("{words:?}: not parsed"));
+            let full = Cli::try_parse_from(&args).expect("the full parser parses it");
+            assert_eq!(format!("{lean:?}"), format!("{full:?}"), "{words:?}");
+        }
+        // What the full parser must answer (help, version, errors, a left-out BOARD) is left
+        // to it.
+        for words in [
+            &["poll", "--help"][..],
+            &["poll", "--version"],
+            &["poll", "t.md"],
+            &["poll", "t.md", "--agent", "a", "--timeout", "5"],
+            &["--board", "x.md", "poll", "--agent", "a"],
+            &["poll", "t.md", "--agent", "a", "--bogus"],
+            &["status", "t.md"],
+            &["--version"],
+        ] {
+            assert!(parse_poll(&argv(words)).is_none(), "{words:?}");
+        }
+    }
 }

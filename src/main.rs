@@ -90,15 +90,7 @@ fn print_error(json: bool, code: i32, kind: &str, message: &str) {
 /// A parse error, help or version from clap.
 fn parse_failure(e: clap::Error, json: bool) -> ExitCode {
     match e.kind() {
-        ErrorKind::DisplayVersion if json => {
-            let version = json!({
-                "schema": pair::report::SCHEMA,
-                "name": "pair",
-                "version": env!("CARGO_PKG_VERSION"),
-            });
-            println!("{version}");
-            ExitCode::SUCCESS
-        }
+        ErrorKind::DisplayVersion if json => print_version(true),
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
             let _ = e.print();
             ExitCode::SUCCESS
@@ -124,6 +116,38 @@ fn parse_failure(e: clap::Error, json: bool) -> ExitCode {
             }
             ExitCode::from(USAGE)
         }
+    }
+}
+
+/// Print the version: `pair X.Y.Z` as clap words it, or its `--json` object.
+fn print_version(json: bool) -> ExitCode {
+    if json {
+        let version = json!({
+            "schema": pair::report::SCHEMA,
+            "name": "pair",
+            "version": env!("CARGO_PKG_VERSION"),
+        });
+        println!("{version}");
+    } else {
+        println!("pair {}", env!("CARGO_PKG_VERSION"));
+    }
+    ExitCode::SUCCESS
+}
+
+/// `pair --version` (or `-V`), alone or with `--json`: answered before the argument parser is
+/// built, since building it is most of what printing the version costs. Any other command line
+/// (more flags, a command) goes through the parser, which prints the same.
+fn version_only(args: &[OsString]) -> Option<bool> {
+    let rest: Vec<&str> = args
+        .iter()
+        .skip(1)
+        .map(|a| a.to_str())
+        .collect::<Option<_>>()?;
+    let version = |a: &str| a == "--version" || a == "-V";
+    match rest.as_slice() {
+        [v] if version(v) => Some(false),
+        [a, b] if (version(a) && *b == "--json") || (*a == "--json" && version(b)) => Some(true),
+        _ => None,
     }
 }
 
@@ -308,9 +332,15 @@ fn verbose_lines(plan: &Plan, result: &Result<Outcome, Error>, elapsed: Duration
 fn main() -> ExitCode {
     let started = Instant::now();
     let args: Vec<OsString> = std::env::args_os().collect();
+    if let Some(json) = version_only(&args) {
+        return print_version(json);
+    }
     let json = wants_json(&args);
-    let mut command = Cli::command().color(color_arg(&args));
-    let (mut cli, name) = match parse(&mut command, &args) {
+    let parsed = match cli::parse_poll(&args) {
+        Some(cli) => Ok((cli, "poll".to_string())),
+        None => parse(&mut Cli::command().color(color_arg(&args)), &args),
+    };
+    let (mut cli, name) = match parsed {
         Ok(p) => p,
         Err(Failure::Clap(e)) => return parse_failure(e, json),
         Err(Failure::Usage(e)) => {
@@ -319,10 +349,10 @@ fn main() -> ExitCode {
         }
     };
     let settings = Settings {
-        color: cli.color,
-        quiet: cli.quiet,
-        verbose: cli.verbose,
-        json: cli.json,
+        color: cli.global.color,
+        quiet: cli.global.quiet,
+        verbose: cli.global.verbose,
+        json: cli.global.json,
     };
     output::init(settings);
     if let Err(e) = cli.resolve() {

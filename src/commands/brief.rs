@@ -312,7 +312,11 @@ fn reviewer_parts(fm: &Frontmatter, doc: &Document, all: &[Entry], board: &str) 
         under.push_str(&format!("The same diff in git: `{}`.\n", shell_line(&cmd)));
     }
     parts.push(Part {
-        title: "Under review",
+        title: if fm.phase.review_target() == Some(target) {
+            "Under review"
+        } else {
+            "Latest submission"
+        },
         text: under,
     });
     // Every earlier review of this artifact (objections and how they were answered: the doer's

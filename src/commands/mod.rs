@@ -51,7 +51,7 @@ impl Outcome {
 
 /// Run a parsed command line.
 pub fn run(cli: Cli) -> Result<Outcome> {
-    let json = cli.json;
+    let json = cli.global.json;
     match cli.command {
         Cmd::Init(a) => init::run(a),
         Cmd::Poll(a) => read::poll(a),

@@ -504,3 +504,73 @@ fn validate_finds_a_verdict_its_entry_does_not_give() {
         &format!("(line {entry_line}) says APPROVED"),
     ]);
 }
+
+#[test]
+fn the_version_printed_before_the_parser_is_built_is_the_parsers() {
+    // `pair --version` alone is answered before the argument parser is built; with another
+    // global flag it goes through the parser. Both print the same bytes.
+    for (fast, parsed) in [
+        (vec!["--version"], vec!["--color", "never", "--version"]),
+        (
+            vec!["-V", "--json"],
+            vec!["--color", "never", "-V", "--json"],
+        ),
+    ] {
+        let a = pair(&fast);
+        let b = pair(&parsed);
+        a.code(0);
+        b.code(0);
+        assert_eq!(a.stdout, b.stdout, "{}\n{}", a.report(), b.report());
+        assert!(a.stderr.is_empty(), "{}", a.report());
+    }
+}
+
+#[test]
+fn show_and_brief_follow_code_rounds_and_follow_ups() {
+    let p = Proto::init(&["--reviewers", "alice"]);
+    p.steps(&[
+        "alice register",
+        "DOER advance PLANNING --user-approved",
+        "DOER submit plan --note the-plan --user-approved",
+        "alice verdict APPROVED --revision 1 --note ok",
+        "DOER advance CODING --worktree {wt} --user-approved",
+        "DOER submit code --note staged-change",
+    ]);
+    let v = pair(["show", p.p(), "--json"]).code(0).json();
+    assert_eq!(v["target"], "code");
+    assert_eq!(v["artifact"]["label"], "Code review round 1");
+    assert_eq!(v["artifact"]["followup"], false);
+    assert!(
+        v["artifact"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("staged-change")
+    );
+    pair(["show", p.p()]).code(0).mentions(&[
+        "### Code review round 1 — submitted (staged diff)",
+        "pair diff",
+    ]);
+    p.steps(&[
+        "alice verdict CHANGES_REQUESTED --revision 1 --note fix-it",
+        "DOER submit followup --note unstaged-fix",
+    ]);
+    let v = pair(["show", p.p(), "--json"]).code(0).json();
+    assert_eq!(v["counter"], 2);
+    assert_eq!(v["artifact"]["followup"], true);
+    let brief = pair(["brief", p.p(), "--for", "reviewer", "--agent", "alice"])
+        .code(0)
+        .stdout
+        .clone();
+    for part in [
+        "Follow-up review round 2",
+        "unstaged-fix",
+        "fix-it",
+        "Pinned: ",
+        "git -C ",
+        "## Approved plan",
+        "the-plan",
+    ] {
+        assert!(brief.contains(part), "missing {part:?} in\n{brief}");
+    }
+    pair(["validate", p.p()]).code(0);
+}
