@@ -260,7 +260,7 @@ fn every_command_in_the_skill_parses() {
         "--waive",
         "pair show task.md --latest",
         "pair brief task.md --for reviewer",
-        "add -A",
+        "add -u",
     ] {
         assert!(skill.contains(needle), "the skill lacks {needle}");
     }
