@@ -344,7 +344,9 @@ fn an_edit_in_place_during_a_write_is_not_overwritten() {
     let dir = disk_dir();
     let board = dir.path().join("board.md");
     fs::write(&board, MINIMAL).unwrap();
-    let child = paused_note(&board, "from pair", 800);
+    // The pause must outlast this process's append even on a loaded machine: if the rename came
+    // first, the append would land in the new file and the test would prove nothing.
+    let child = paused_note(&board, "from pair", 3000);
     // `>>` keeps the inode: only the size and the times tell
     fs::OpenOptions::new()
         .append(true)
