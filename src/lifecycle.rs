@@ -555,8 +555,17 @@ pub fn rule(
 }
 
 /// The law's part: a raw write may not take a verified step (COMMITTED, MERGED, CLEANED_UP) on
-/// a board that records a repository, since nothing checked git for it.
+/// a board that records a repository, since nothing checked git for it; nor may it change
+/// `check_runs`, the evidence `advance COMMITTED` reads, which only a run of `pair check` makes.
 pub fn raw_step_refusal(old: &Frontmatter, new: &Frontmatter) -> Option<String> {
+    if old.check_runs != new.check_runs {
+        return Some(
+            "field `check_runs` records runs that `pair check` made and timed in the worktree; \
+             a raw write cannot record one. Run the check: `pair check BOARD --agent ID --name \
+             NAME` (or `--reproduce NAME`)"
+                .to_string(),
+        );
+    }
     let step = matches!(
         new.phase,
         Phase::Committed | Phase::Merged | Phase::CleanedUp

@@ -1,0 +1,44 @@
+//! Attempts to make `pair` record a falsehood or leave a broken board, each driven through the
+//! real binary on real repositories; every test names the rule the attempt ran into.
+
+use std::fs;
+
+use crate::common::*;
+use crate::lifecycle::Lc;
+
+/// A raw write of `content` over the lifecycle board, as `who`.
+fn raw_write(lc: &Lc, content: String, who: &str) -> Out {
+    let b = Board::new(b"");
+    let file = b.aux_file("new.md", content);
+    let sha = sha256_hex(fs::read(&lc.board).unwrap());
+    pair([
+        "write",
+        lc.board.as_str(),
+        "--content-file",
+        file.to_str().unwrap(),
+        "--expect-sha256",
+        &sha,
+        "--as",
+        who,
+    ])
+}
+
+#[test]
+fn a_raw_write_cannot_record_a_check_run_that_pair_check_did_not_run() {
+    let lc = Lc::approved(&["--require-check", "tests=false"]);
+    lc.g(&["commit", "-q", "-m", "fix"]);
+    let forged = format!(
+        "check_runs:\n  tests:\n    command: [\"sh\", \"-c\", \"false\"]\n    exit_code: 0\n    \
+         tree: \"{}\"\n    duration_ms: 2\n    agent: doer\n    at: \"2026-01-01T00:00:00Z\"\n\
+         agents:\n",
+        lc.code_tree()
+    );
+    let content = lc.text().replacen("agents:\n", &forged, 1);
+    let before = fs::read(&lc.board).unwrap();
+    raw_write(&lc, content, "doer")
+        .code(6)
+        .mentions(&["check_runs", "pair check"]);
+    assert_eq!(before, fs::read(&lc.board).unwrap());
+    lc.refused("doer", &["advance", "COMMITTED", "--user-approved"], 6)
+        .mentions(&["tests"]);
+}
