@@ -42,3 +42,59 @@ fn a_raw_write_cannot_record_a_check_run_that_pair_check_did_not_run() {
     lc.refused("doer", &["advance", "COMMITTED", "--user-approved"], 6)
         .mentions(&["tests"]);
 }
+
+#[test]
+fn approving_over_ones_own_challenged_objection_is_refused_until_it_is_ruled() {
+    let lc = Lc::new(&[]);
+    lc.ok("doer", &["worktree", "create", "--user-approved"]);
+    lc.write("lib.txt", "one\ntwo\n");
+    lc.g(&["add", "lib.txt"]);
+    lc.ok("doer", &["submit", "code", "--note", "staged"]);
+    let obj = [
+        "object",
+        "--severity",
+        "blocking",
+        "--anchor",
+        "lib.txt:2",
+        "--title",
+        "two is wrong",
+        "--evidence",
+        "it says two",
+        "--fix",
+        "say three",
+    ];
+    lc.ok("alice", &obj);
+    lc.ok(
+        "alice",
+        &[
+            "verdict",
+            "CHANGES_REQUESTED",
+            "--revision",
+            "1",
+            "--note",
+            "no",
+            "--objections",
+            "BLK-1",
+        ],
+    );
+    lc.write("lib.txt", "one\ntwo\nthree\n");
+    lc.ok("doer", &["challenge", "BLK-1", "--grounds", "two is right"]);
+    lc.ok("doer", &["submit", "followup", "--note", "more"]);
+    // An approval would end the gate with the dispute undecided; upheld afterwards, the
+    // objection would stand open over an approved gate.
+    lc.refused(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "2", "--note", "ok"],
+        6,
+    )
+    .mentions(&["BLK-1", "challenged", "pair rule"]);
+    lc.ok(
+        "alice",
+        &["rule", "BLK-1", "overrule", "--reason", "two is right"],
+    );
+    lc.ok(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "2", "--note", "ok"],
+    );
+    assert_eq!(lc.phase(), "READY_TO_COMMIT");
+}
