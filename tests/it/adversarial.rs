@@ -98,3 +98,87 @@ fn approving_over_ones_own_challenged_objection_is_refused_until_it_is_ruled() {
     );
     assert_eq!(lc.phase(), "READY_TO_COMMIT");
 }
+
+#[test]
+fn worktree_create_with_path_and_branch_given_needs_no_name_from_the_board() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap().join("re po ü");
+    fs::create_dir_all(&root).unwrap();
+    git(&root, &["init", "-q", "-b", "main"]);
+    fs::write(root.join("lib.txt"), "one\n").unwrap();
+    git(&root, &["add", "lib.txt"]);
+    git(&root, &["commit", "-q", "-m", "base"]);
+    // A board name that gives no safe default worktree stem.
+    let board = root.join("ta sk é.md").to_str().unwrap().to_string();
+    let b = board.as_str();
+    pair(["init", b, "--reviewers", "alice"]).code(0);
+    pair(["register", b, "--agent", "alice"]).code(0);
+    pair([
+        "advance",
+        b,
+        "PLANNING",
+        "--user-approved",
+        "--agent",
+        "doer",
+    ])
+    .code(0);
+    pair([
+        "submit",
+        b,
+        "plan",
+        "--note",
+        "p",
+        "--user-approved",
+        "--agent",
+        "doer",
+    ])
+    .code(0);
+    pair([
+        "verdict",
+        b,
+        "APPROVED",
+        "--revision",
+        "1",
+        "--note",
+        "ok",
+        "--agent",
+        "alice",
+    ])
+    .code(0);
+    // Without --path the default is needed, and the refusal says what to pass.
+    pair([
+        "worktree",
+        "create",
+        b,
+        "--user-approved",
+        "--agent",
+        "doer",
+    ])
+    .code(6)
+    .mentions(&["--path"]);
+    let wt = root.join(".worktrees").join("w t ü");
+    let wt_s = wt.to_str().unwrap();
+    pair([
+        "worktree",
+        "create",
+        b,
+        "--user-approved",
+        "--agent",
+        "doer",
+        "--path",
+        wt_s,
+        "--branch",
+        "topic",
+    ])
+    .code(0);
+    pair(["validate", b]).code(0);
+    assert_eq!(
+        git(&wt, &["symbolic-ref", "--short", "HEAD"]).trim(),
+        "topic"
+    );
+    assert!(
+        fs::read_to_string(&board)
+            .unwrap()
+            .contains("topic_branch: topic")
+    );
+}
