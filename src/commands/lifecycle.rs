@@ -373,9 +373,9 @@ pub fn check(a: CheckArgs) -> Result<Outcome> {
     let wt_path = PathBuf::from(&wt);
     git::recorded(&wt_path)?;
     let plan = plan(&a, fm)?;
-    let tree = repo::content_tree(&wt_path, true)?;
+    let tree = repo::worktree_tree(&wt_path)?;
     let (exit_code, duration_ms, output) = run_command(&wt_path, &plan.argv)?;
-    let tree_after = repo::content_tree(&wt_path, true)?;
+    let tree_after = repo::worktree_tree(&wt_path)?;
     let run = CheckRun {
         name: plan.name.clone(),
         command: plan.argv.clone(),
@@ -392,8 +392,8 @@ pub fn check(a: CheckArgs) -> Result<Outcome> {
         .collect::<Vec<_>>()
         .join(" ");
     let mut text = format!(
-        "Command: `{}`\n\nRan in {wt} on tree `{tree}` (the index plus unstaged changes to \
-         tracked files); {} in {:.1} s.",
+        "Command: `{}`\n\nRan in {wt} on tree `{tree}` (the index plus unstaged changes and \
+         untracked files not ignored); {} in {:.1} s.",
         command_line
             .chars()
             .map(|c| match c {

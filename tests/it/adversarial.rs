@@ -182,3 +182,16 @@ fn worktree_create_with_path_and_branch_given_needs_no_name_from_the_board() {
             .contains("topic_branch: topic")
     );
 }
+
+#[test]
+fn a_check_that_ran_with_untracked_files_present_does_not_count_for_the_approved_tree() {
+    let lc = Lc::approved(&["--require-check", "tests=test -e ok.flag"]);
+    // The approved content fails the check; a file that is neither staged nor committed
+    // makes it pass.
+    lc.write("ok.flag", "");
+    lc.ok("doer", &["check", "--name", "tests"]);
+    fs::remove_file(lc.wt().join("ok.flag")).unwrap();
+    lc.g(&["commit", "-q", "-m", "fix"]);
+    lc.refused("doer", &["advance", "COMMITTED", "--user-approved"], 6)
+        .mentions(&["required-checks-passed", "tests"]);
+}
