@@ -195,3 +195,34 @@ fn a_check_that_ran_with_untracked_files_present_does_not_count_for_the_approved
     lc.refused("doer", &["advance", "COMMITTED", "--user-approved"], 6)
         .mentions(&["required-checks-passed", "tests"]);
 }
+
+#[test]
+fn merged_into_the_topic_branch_itself_is_refused() {
+    let lc = Lc::approved(&[]);
+    lc.g(&["commit", "-q", "-m", "fix"]);
+    lc.ok("doer", &["advance", "COMMITTED", "--user-approved"]);
+    lc.refused(
+        "doer",
+        &[
+            "advance",
+            "MERGED",
+            "--merged-into",
+            "pair/task",
+            "--user-approved",
+        ],
+        6,
+    )
+    .mentions(&["merged-branch-contains-commit", "topic branch", "pair/task"]);
+    lc.g(&["checkout", "-q", "--detach"]);
+    git(&lc.root, &["merge", "-q", "--ff-only", "pair/task"]);
+    lc.ok(
+        "doer",
+        &[
+            "advance",
+            "MERGED",
+            "--merged-into",
+            "main",
+            "--user-approved",
+        ],
+    );
+}
