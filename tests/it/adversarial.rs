@@ -226,3 +226,87 @@ fn merged_into_the_topic_branch_itself_is_refused() {
         ],
     );
 }
+
+#[test]
+fn status_of_a_gate_deferred_to_blocked_names_who_deferred_it_and_why() {
+    let b = Board::absent();
+    let p = b.p();
+    pair(["init", p, "--reviewers", "alice", "--max-rounds", "1"]).code(0);
+    pair(["register", p, "--agent", "alice"]).code(0);
+    pair([
+        "advance",
+        p,
+        "PLANNING",
+        "--user-approved",
+        "--agent",
+        "doer",
+    ])
+    .code(0);
+    pair([
+        "submit",
+        p,
+        "plan",
+        "--note",
+        "p",
+        "--user-approved",
+        "--agent",
+        "doer",
+    ])
+    .code(0);
+    pair([
+        "object",
+        p,
+        "--agent",
+        "alice",
+        "--severity",
+        "blocking",
+        "--anchor",
+        "## Plan Revisions",
+        "--title",
+        "t",
+        "--evidence",
+        "e",
+        "--fix",
+        "f",
+    ])
+    .code(0);
+    pair([
+        "verdict",
+        p,
+        "CHANGES_REQUESTED",
+        "--revision",
+        "1",
+        "--note",
+        "no",
+        "--agent",
+        "alice",
+        "--objections",
+        "BLK-1",
+    ])
+    .code(0);
+    pair([
+        "decide",
+        p,
+        "defer",
+        "--reason",
+        "needs the vendor",
+        "--escalation",
+        "parking-lot",
+        "--agent",
+        "alice",
+    ])
+    .code(0);
+    let status = pair(["status", p, "--json"]).json();
+    assert_eq!(status["phase"], "BLOCKED");
+    assert_eq!(status["blocked"]["from"], "AWAITING_DECISION", "{status}");
+    assert_eq!(status["blocked"]["by"], "alice", "{status}");
+    assert!(
+        status["blocked"]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("needs the vendor")),
+        "{status}"
+    );
+    pair(["status", p])
+        .code(0)
+        .mentions(&["by alice", "needs the vendor"]);
+}
