@@ -310,3 +310,38 @@ fn status_of_a_gate_deferred_to_blocked_names_who_deferred_it_and_why() {
         .code(0)
         .mentions(&["by alice", "needs the vendor"]);
 }
+
+#[test]
+fn after_an_approved_follow_up_the_commit_step_includes_the_unstaged_follow_up() {
+    let lc = Lc::new(&[]);
+    lc.ok("doer", &["worktree", "create", "--user-approved"]);
+    lc.write("lib.txt", "one\ntwo\n");
+    lc.g(&["add", "lib.txt"]);
+    lc.ok("doer", &["submit", "code", "--note", "staged"]);
+    lc.ok(
+        "alice",
+        &[
+            "verdict",
+            "CHANGES_REQUESTED",
+            "--revision",
+            "1",
+            "--note",
+            "no",
+        ],
+    );
+    lc.write("lib.txt", "one\ntwo\nthree\n");
+    lc.ok("doer", &["submit", "followup", "--note", "more"]);
+    lc.ok(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "2", "--note", "ok"],
+    );
+    let poll = pair(["poll", lc.board.as_str(), "--agent", "doer", "--json"]).json();
+    let action = poll["next"]["action"].as_str().unwrap().to_string();
+    let wt = lc.wt();
+    let add = format!("git -C {} add -u", wt.display());
+    assert!(action.contains(&add), "{action}");
+    // Doing what it says commits the approved tree.
+    lc.g(&["add", "-u"]);
+    lc.g(&["commit", "-q", "-m", "fix"]);
+    lc.ok("doer", &["advance", "COMMITTED", "--user-approved"]);
+}
