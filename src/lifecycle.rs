@@ -60,7 +60,7 @@ pub const CHECKS: &[Check] = &[
     Check { name: "commit-descends-from-base", step: "COMMITTED",          applies: Applies::BaseSha,        rule: "base_sha is an ancestor of the commit" },
     Check { name: "commit-tree-approved",   step: "COMMITTED",             applies: Applies::Repo,           rule: "the commit's tree is the tree of the last approved code round" },
     Check { name: "required-checks-passed", step: "COMMITTED",             applies: Applies::RequiredChecks, rule: "each required check's latest run passed on the approved tree" },
-    Check { name: "merged-branch-contains-commit", step: "MERGED",         applies: Applies::Repo,           rule: "the --merged-into branch exists and contains the commit" },
+    Check { name: "merged-branch-contains-commit", step: "MERGED",         applies: Applies::Repo,           rule: "the --merged-into branch is not the topic branch, exists and contains the commit" },
     Check { name: "worktree-removed",       step: "CLEANED_UP",            applies: Applies::Repo,           rule: "the worktree directory is gone and git no longer lists it" },
     Check { name: "topic-branch-deleted",   step: "CLEANED_UP",            applies: Applies::TopicBranch,    rule: "the topic branch is deleted (or kept with --keep-branch, recorded)" },
 ];
@@ -327,7 +327,17 @@ pub fn verify(
         (Step::Commit(c), Phase::Committed) => commit_checks(fm, c, topic, &mut out),
         (Step::Merge(m), Phase::Merged) => {
             let commit = fm.audit.commit_sha.as_deref().unwrap_or("(none)");
-            if !m.exists {
+            if Some(m.branch.as_str()) == fm.audit.topic_branch.as_deref() {
+                out.fail(
+                    "merged-branch-contains-commit",
+                    format!(
+                        "{} is the topic branch the commit was made on, not a branch it was \
+                         merged into; name the branch you merged it into (e.g. {})",
+                        m.branch,
+                        fm.audit.base_branch.as_deref().unwrap_or("the base branch")
+                    ),
+                );
+            } else if !m.exists {
                 out.fail(
                     "merged-branch-contains-commit",
                     format!(
@@ -555,8 +565,17 @@ pub fn rule(
 }
 
 /// The law's part: a raw write may not take a verified step (COMMITTED, MERGED, CLEANED_UP) on
-/// a board that records a repository, since nothing checked git for it.
+/// a board that records a repository, since nothing checked git for it; nor may it change
+/// `check_runs`, the evidence `advance COMMITTED` reads, which only a run of `pair check` makes.
 pub fn raw_step_refusal(old: &Frontmatter, new: &Frontmatter) -> Option<String> {
+    if old.check_runs != new.check_runs {
+        return Some(
+            "field `check_runs` records runs that `pair check` made and timed in the worktree; \
+             a raw write cannot record one. Run the check: `pair check BOARD --agent ID --name \
+             NAME` (or `--reproduce NAME`)"
+                .to_string(),
+        );
+    }
     let step = matches!(
         new.phase,
         Phase::Committed | Phase::Merged | Phase::CleanedUp

@@ -984,9 +984,16 @@ fn decide(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
                 Command::Submit(a) => format!("write the {} and submit it", a.as_str()),
                 // A verified commit: the tree of what is committed must be the approved one.
                 Command::Advance if t.needs == Needs::CommitSha && fm.audit.repo_root.is_some() => {
+                    // After a follow-up the approved tree holds the unstaged changes too.
+                    let git = match fm.pins.get(Target::Code).map(|p| p.kind) {
+                        Some(PinKind::Unstaged) => {
+                            format!("git -C {wt} add -u && git -C {wt} commit")
+                        }
+                        _ => format!("git -C {wt} commit"),
+                    };
                     format!(
-                        "commit exactly the approved content in {wt} (`git -C {wt} commit`), \
-                         then move to COMMITTED (the commit's tree is checked)"
+                        "commit exactly the approved content in {wt} (`{git}`), then move to \
+                         COMMITTED (the commit's tree is checked)"
                     )
                 }
                 _ => match t.to {

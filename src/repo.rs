@@ -46,6 +46,20 @@ pub fn branch_name(name: &str) -> Result<()> {
 /// changes to tracked files it has not staged, as `git add -u` would stage them), written with
 /// a temporary copy of the index so the worktree's own index is never touched.
 pub fn content_tree(worktree: &Path, with_unstaged: bool) -> Result<String> {
+    tree_with(worktree, if with_unstaged { &["-u"] } else { &[] })
+}
+
+/// The tree of everything a command run in the worktree can read that git would keep: the
+/// index, the unstaged changes and the untracked files that are not ignored (as `git add -A`
+/// would stage them), with a temporary index. A check's run counts for this tree, so a file
+/// that is neither staged nor committed cannot make a run count for the approved tree.
+pub fn worktree_tree(worktree: &Path) -> Result<String> {
+    tree_with(worktree, &["-A"])
+}
+
+/// The tree of the worktree's index after `git add ADD -- .` (nothing added when `add` is
+/// empty), written with a temporary copy of the index.
+fn tree_with(worktree: &Path, add: &[&str]) -> Result<String> {
     git::recorded(worktree)?;
     let index = match index_path(worktree) {
         Some(p) => p,
@@ -66,11 +80,11 @@ pub fn content_tree(worktree: &Path, with_unstaged: bool) -> Result<String> {
         cmd.env("GIT_INDEX_FILE", &temp).args(args);
         git::output(&mut cmd, worktree, args, what)
     };
-    if with_unstaged {
-        with_index(
-            &["add", "-u", "--", "."],
-            "stage the unstaged changes in a temporary index",
-        )?;
+    if !add.is_empty() {
+        let mut args = vec!["add"];
+        args.extend_from_slice(add);
+        args.extend_from_slice(&["--", "."]);
+        with_index(&args, "stage the unstaged changes in a temporary index")?;
     }
     let tree = text(with_index(
         &["write-tree"],

@@ -252,7 +252,7 @@ impl Turn {
 }
 
 /// Who blocked the work, when, from which phase and why: the last `Blocked — from PHASE —
-/// AGENT — TIME` entry of `## Decisions`.
+/// AGENT — TIME` (or `Decision — GATE — defer — AGENT — TIME`) entry of `## Decisions`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Block {
     pub from: Option<Phase>,
@@ -294,14 +294,22 @@ impl Block {
                 {
                     found = Some((e, std::mem::take(&mut reason)));
                 }
+                let heading = line.trim_start_matches('#').trim();
                 if level == 3
-                    && let Some(rest) = line
-                        .trim_start_matches('#')
-                        .trim()
-                        .strip_prefix("Blocked — from ")
+                    && let Some(rest) = heading.strip_prefix("Blocked — from ")
                 {
                     let parts: Vec<&str> = rest.split(" — ").collect();
                     if let [_, by, at] = parts[..] {
+                        entry = Some((rest.to_string(), by.to_string(), at.to_string()));
+                    }
+                }
+                // A gate's deferral blocks the work too (`Decision — GATE — defer — AGENT —
+                // TIME`).
+                if level == 3
+                    && let Some(rest) = heading.strip_prefix("Decision — ")
+                {
+                    let parts: Vec<&str> = rest.split(" — ").collect();
+                    if let [_, "defer", by, at] = parts[..] {
                         entry = Some((rest.to_string(), by.to_string(), at.to_string()));
                     }
                 }

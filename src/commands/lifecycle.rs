@@ -56,15 +56,24 @@ pub fn worktree_create(a: WorktreeCreateArgs) -> Result<Outcome> {
         sections: vec![],
     };
     ops::admit_create(fm, &ctx)?;
-    let default = worktree::default_worktree(&a.board, a.repo_root.as_deref())?;
-    let root = match &a.repo_root {
-        // The top of the repository named, as git knows it.
-        Some(r) => crate::git::worktree_top(r)?,
-        None => default.root.clone(),
+    // The default path and branch come from the board's name; with both given, none is needed.
+    let default = match (&a.path, &a.branch) {
+        (Some(_), Some(_)) => None,
+        _ => Some(worktree::default_worktree(
+            &a.board,
+            a.repo_root.as_deref(),
+        )?),
     };
-    let path = match &a.path {
-        Some(p) => std::path::absolute(p).map_err(|e| Error::io(p, "resolve", e))?,
-        None => default.path.clone(),
+    let root = match (&a.repo_root, &default) {
+        // The top of the repository named, as git knows it.
+        (Some(r), _) => crate::git::worktree_top(r)?,
+        (None, Some(d)) => d.root.clone(),
+        (None, None) => worktree::repo_root(&a.board)?,
+    };
+    let path = match (&a.path, &default) {
+        (Some(p), _) => std::path::absolute(p).map_err(|e| Error::io(p, "resolve", e))?,
+        (None, Some(d)) => d.path.clone(),
+        (None, None) => worktree::default_worktree(&a.board, a.repo_root.as_deref())?.path,
     };
     if std::fs::symlink_metadata(&path).is_ok() {
         return Err(Error::protocol(format!(
@@ -73,9 +82,13 @@ pub fn worktree_create(a: WorktreeCreateArgs) -> Result<Outcome> {
             path.display()
         )));
     }
-    let branch = match &a.branch {
-        Some(b) => b.clone(),
-        None => format!("pair/{}", default.stem),
+    let branch = match (&a.branch, &default) {
+        (Some(b), _) => b.clone(),
+        (None, Some(d)) => format!("pair/{}", d.stem),
+        (None, None) => format!(
+            "pair/{}",
+            worktree::default_worktree(&a.board, a.repo_root.as_deref())?.stem
+        ),
     };
     repo::branch_name(&branch)?;
     if repo::branch(&root, &branch)?.is_some() {
@@ -360,9 +373,9 @@ pub fn check(a: CheckArgs) -> Result<Outcome> {
     let wt_path = PathBuf::from(&wt);
     git::recorded(&wt_path)?;
     let plan = plan(&a, fm)?;
-    let tree = repo::content_tree(&wt_path, true)?;
+    let tree = repo::worktree_tree(&wt_path)?;
     let (exit_code, duration_ms, output) = run_command(&wt_path, &plan.argv)?;
-    let tree_after = repo::content_tree(&wt_path, true)?;
+    let tree_after = repo::worktree_tree(&wt_path)?;
     let run = CheckRun {
         name: plan.name.clone(),
         command: plan.argv.clone(),
@@ -379,8 +392,8 @@ pub fn check(a: CheckArgs) -> Result<Outcome> {
         .collect::<Vec<_>>()
         .join(" ");
     let mut text = format!(
-        "Command: `{}`\n\nRan in {wt} on tree `{tree}` (the index plus unstaged changes to \
-         tracked files); {} in {:.1} s.",
+        "Command: `{}`\n\nRan in {wt} on tree `{tree}` (the index plus unstaged changes and \
+         untracked files not ignored); {} in {:.1} s.",
         command_line
             .chars()
             .map(|c| match c {

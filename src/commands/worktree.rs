@@ -10,7 +10,7 @@ use crate::cli::WorktreePathArgs;
 use crate::error::{Error, Result};
 use crate::report::SCHEMA;
 
-fn repo_root(board: &Path) -> Result<PathBuf> {
+pub(crate) fn repo_root(board: &Path) -> Result<PathBuf> {
     let dir = match board.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -49,8 +49,9 @@ pub fn stem(board: &Path) -> Result<String> {
     if !safe {
         return Err(Error::protocol(format!(
             "the blackboard name {name:?} gives the worktree stem {stem:?}, which is empty or \
-             unsafe (use letters, digits, `.`, `_` and `-`, not starting with `.` or `-`); pass \
-             an explicit --worktree to `pair advance` instead"
+             unsafe (use letters, digits, `.`, `_` and `-`, not starting with `.` or `-`); name \
+             the worktree yourself: `pair worktree create BOARD --path PATH --branch NAME`, or \
+             `pair advance … --worktree PATH`"
         )));
     }
     Ok(stem)

@@ -562,7 +562,26 @@ fn check_verdicts(
         return approvals_stand(old, new, t, id);
     }
     let open = new.ledger.open_blocking(t, Some(id));
+    let challenged: Vec<&str> = new
+        .ledger
+        .of_gate(t)
+        .filter(|o| o.by == id && o.severity == Severity::Blocking && o.state == State::Challenged)
+        .map(|o| o.id.as_str())
+        .collect();
     match is.verdict {
+        Some(Verdict::Approved) if !challenged.is_empty() => Err(Error::refused(
+            format!(
+                "verdict APPROVED is refused: {id}'s blocking objections on the {t} gate are \
+                 challenged and not yet ruled on ({}); approving would end the gate with the \
+                 dispute undecided. The arbiter rules first (`pair rule BOARD BLK-N \
+                 uphold|overrule --reason TEXT`), or {id} withdraws them (`pair withdraw`)",
+                challenged.join(", ")
+            ),
+            crate::error::Hint::Run {
+                command: "objections",
+                args: vec!["--open".into()],
+            },
+        )),
         Some(Verdict::Approved) if !open.is_empty() => Err(Error::refused(
             format!(
                 "verdict APPROVED is refused: {id} has open blocking objections on the {t} gate \

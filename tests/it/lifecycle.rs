@@ -13,14 +13,14 @@ use crate::common::*;
 
 /// A repository with one commit and a blackboard in it, driven to PLAN_APPROVED with one
 /// required reviewer (alice).
-struct Lc {
+pub(crate) struct Lc {
     _dir: tempfile::TempDir,
-    root: PathBuf,
-    board: String,
+    pub(crate) root: PathBuf,
+    pub(crate) board: String,
 }
 
 impl Lc {
-    fn new(init: &[&str]) -> Lc {
+    pub(crate) fn new(init: &[&str]) -> Lc {
         let lc = Lc::bare(init);
         lc.ok("alice", &["register"]);
         lc.ok("doer", &["advance", "PLANNING", "--user-approved"]);
@@ -36,7 +36,7 @@ impl Lc {
     }
 
     /// The repository and the blackboard, in DRAFT.
-    fn bare(init: &[&str]) -> Lc {
+    pub(crate) fn bare(init: &[&str]) -> Lc {
         let dir = tempfile::tempdir().unwrap();
         let root = fs::canonicalize(dir.path()).unwrap().join("repo");
         fs::create_dir_all(&root).unwrap();
@@ -60,11 +60,11 @@ impl Lc {
         }
     }
 
-    fn wt(&self) -> PathBuf {
+    pub(crate) fn wt(&self) -> PathBuf {
         self.root.join(".worktrees").join("task")
     }
 
-    fn run(&self, actor: &str, words: &[&str]) -> Out {
+    pub(crate) fn run(&self, actor: &str, words: &[&str]) -> Out {
         let mut v = vec![words[0].to_string(), self.board.clone()];
         if words[0] == "worktree" {
             v = vec!["worktree".into(), words[1].into(), self.board.clone()];
@@ -77,7 +77,7 @@ impl Lc {
     }
 
     #[track_caller]
-    fn ok(&self, actor: &str, words: &[&str]) -> Out {
+    pub(crate) fn ok(&self, actor: &str, words: &[&str]) -> Out {
         let out = self.run(actor, words);
         out.code(0);
         pair(["validate", self.board.as_str()]).code(0);
@@ -85,7 +85,7 @@ impl Lc {
     }
 
     #[track_caller]
-    fn refused(&self, actor: &str, words: &[&str], code: i32) -> Out {
+    pub(crate) fn refused(&self, actor: &str, words: &[&str], code: i32) -> Out {
         let before = fs::read(&self.board).unwrap();
         let out = self.run(actor, words);
         out.code(code);
@@ -98,32 +98,32 @@ impl Lc {
         out
     }
 
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         fs::read_to_string(&self.board).unwrap()
     }
 
-    fn status(&self) -> Value {
+    pub(crate) fn status(&self) -> Value {
         pair(["status", self.board.as_str(), "--json"]).json()
     }
 
-    fn phase(&self) -> String {
+    pub(crate) fn phase(&self) -> String {
         self.status()["phase"].as_str().unwrap().to_string()
     }
 
-    fn field(&self, name: &str) -> Value {
+    pub(crate) fn field(&self, name: &str) -> Value {
         self.status()["frontmatter"][name].clone()
     }
 
-    fn write(&self, file: &str, content: &str) {
+    pub(crate) fn write(&self, file: &str, content: &str) {
         fs::write(self.wt().join(file), content).unwrap();
     }
 
-    fn g(&self, args: &[&str]) -> String {
+    pub(crate) fn g(&self, args: &[&str]) -> String {
         git(&self.wt(), args)
     }
 
     /// Worktree made, code staged and approved in one round: READY_TO_COMMIT.
-    fn approved(init: &[&str]) -> Lc {
+    pub(crate) fn approved(init: &[&str]) -> Lc {
         let lc = Lc::new(init);
         lc.ok("doer", &["worktree", "create", "--user-approved"]);
         lc.write("lib.txt", "one\ntwo\n");
@@ -137,7 +137,7 @@ impl Lc {
         lc
     }
 
-    fn code_tree(&self) -> String {
+    pub(crate) fn code_tree(&self) -> String {
         self.status()["frontmatter"]["pins"]["code"]["tree"]
             .as_str()
             .unwrap_or_else(|| panic!("the code round pins a tree\n{}", self.text()))

@@ -8,6 +8,7 @@ mod common;
 #[path = "common/proto.rs"]
 mod proto;
 
+mod adversarial;
 mod agent_guidance;
 mod bad_input;
 mod cli_conventions;
