@@ -287,7 +287,8 @@ Examples:
   pair check task.md --agent doer --name tests -- cargo test
   pair check task.md --agent doer --name tests        # a required check: its recorded command
   pair check task.md --agent alice --reproduce tests  # re-run it cold and compare
-  pair check task.md --agent doer --json -- make lint")]
+  pair check task.md --agent doer --json -- make lint
+  pair check task.md --agent doer --time-limit 600 --name tests -- cargo test")]
     Check(CheckArgs),
 
     /// Print entries of the body: the artifact under review and its round's reviews, the newest
@@ -470,6 +471,10 @@ pub struct CheckArgs {
     /// Re-run the named check (its recorded command) and compare with its previous run.
     #[arg(long, value_name = "NAME")]
     pub reproduce: Option<String>,
+    /// Stop the command (its whole process group, SIGKILL) after this many seconds and record
+    /// the run as failed by the time limit; 0: no limit.
+    #[arg(long, default_value_t = 1800, value_name = "SECONDS")]
+    pub time_limit: u64,
     /// The command and its arguments, after `--` (run directly, not through a shell).
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,

@@ -14,7 +14,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command as Process, Stdio};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 
@@ -302,9 +302,22 @@ fn tail(output: &[u8]) -> String {
     out
 }
 
-/// Run the command in the worktree, its standard output and error together; the exit code
-/// (`None`: ended by a signal), the time it took and its output's tail.
-fn run_command(worktree: &Path, argv: &[String]) -> Result<(Option<i32>, u64, String)> {
+/// How a check's command ended.
+struct Ran {
+    /// The exit code (`None`: ended by a signal).
+    code: Option<i32>,
+    duration_ms: u64,
+    /// Its output's tail.
+    output: String,
+    /// It was stopped by `--time-limit`.
+    timed_out: bool,
+}
+
+/// Run the command in the worktree, its standard output and error together, in a process group
+/// of its own so that a time limit stops everything it started (a test runner's children too),
+/// not just the first process.
+fn run_command(worktree: &Path, argv: &[String], limit: Option<Duration>) -> Result<Ran> {
+    use std::os::unix::process::CommandExt;
     let (mut reader, writer) =
         std::io::pipe().map_err(|e| Error::io(worktree, "make a pipe for the check in", e))?;
     let writer2 = writer
@@ -316,7 +329,8 @@ fn run_command(worktree: &Path, argv: &[String]) -> Result<(Option<i32>, u64, St
         .current_dir(worktree)
         .stdin(Stdio::null())
         .stdout(writer)
-        .stderr(writer2);
+        .stderr(writer2)
+        .process_group(0);
     let mut child = cmd.spawn().map_err(|e| {
         Error::Usage(format!(
             "cannot run {}: {e}; nothing was recorded",
@@ -325,6 +339,24 @@ fn run_command(worktree: &Path, argv: &[String]) -> Result<(Option<i32>, u64, St
     })?;
     // The command holds the writing ends; dropping it lets the read see the end.
     drop(cmd);
+    // The watchdog: when the limit passes before the command is done, kill its process group.
+    // Killing the group closes every writing end, so the read below ends too.
+    let (done, done_rx) = std::sync::mpsc::channel::<()>();
+    let timed_out = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watchdog = limit.map(|limit| {
+        let pgid = child.id() as libc::pid_t;
+        let flag = std::sync::Arc::clone(&timed_out);
+        std::thread::spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = done_rx.recv_timeout(limit) {
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+                // SAFETY: kill(2) with a negative pid signals the process group the child leads;
+                // it has no memory-safety preconditions.
+                unsafe {
+                    libc::kill(-pgid, libc::SIGKILL);
+                }
+            }
+        })
+    });
     let mut kept: Vec<u8> = Vec::new();
     let mut buf = [0u8; 16 * 1024];
     loop {
@@ -343,8 +375,16 @@ fn run_command(worktree: &Path, argv: &[String]) -> Result<(Option<i32>, u64, St
     let status = child
         .wait()
         .map_err(|e| Error::io(worktree, "wait for the check in", e))?;
-    let ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
-    Ok((status.code(), ms, tail(&kept)))
+    drop(done);
+    if let Some(w) = watchdog {
+        let _ = w.join();
+    }
+    Ok(Ran {
+        code: status.code(),
+        duration_ms: u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX),
+        output: tail(&kept),
+        timed_out: timed_out.load(std::sync::atomic::Ordering::SeqCst),
+    })
 }
 
 fn short(s: &str) -> &str {
@@ -374,7 +414,9 @@ pub fn check(a: CheckArgs) -> Result<Outcome> {
     git::recorded(&wt_path)?;
     let plan = plan(&a, fm)?;
     let tree = repo::worktree_tree(&wt_path)?;
-    let (exit_code, duration_ms, output) = run_command(&wt_path, &plan.argv)?;
+    let limit = (a.time_limit > 0).then(|| Duration::from_secs(a.time_limit));
+    let ran = run_command(&wt_path, &plan.argv, limit)?;
+    let (exit_code, duration_ms, output) = (ran.code, ran.duration_ms, ran.output);
     let tree_after = repo::worktree_tree(&wt_path)?;
     let run = CheckRun {
         name: plan.name.clone(),
@@ -405,6 +447,13 @@ pub fn check(a: CheckArgs) -> Result<Outcome> {
         result_word(exit_code),
         duration_ms as f64 / 1000.0
     );
+    if ran.timed_out {
+        text.push_str(&format!(
+            "\n\nStopped by the time limit of {} s (`--time-limit`): its process group was \
+             killed, so the run failed.",
+            a.time_limit
+        ));
+    }
     if tree_after != tree {
         text.push_str(&format!(
             "\n\nThe content changed while the command ran (tree `{tree_after}` after it): this \
@@ -476,6 +525,7 @@ pub fn check(a: CheckArgs) -> Result<Outcome> {
         "tree": run.tree,
         "tree_after": tree_after,
         "duration_ms": run.duration_ms,
+        "timed_out": ran.timed_out,
         "output_tail": out_tail,
         "required": fm.required_checks.iter().any(|c| c.name == run.name),
         "reproduce": plan.reproduce,

@@ -888,3 +888,50 @@ fn any_output_is_recorded_safely_and_a_failing_command_is_a_recorded_failure() {
     // Someone not on the blackboard may not record a run.
     lc.refused("mallory", &["check", "--", "true"], 6);
 }
+
+#[test]
+fn a_check_past_its_time_limit_is_killed_with_everything_it_started_and_recorded_as_failed() {
+    let lc = Lc::new(&[]);
+    lc.ok("doer", &["worktree", "create", "--user-approved"]);
+    lc.write("lib.txt", "one\ntwo\n");
+    lc.g(&["add", "lib.txt"]);
+    lc.ok("doer", &["submit", "code", "--note", "staged"]);
+    // A background child keeps the output pipe open: killing the first process alone would
+    // leave `pair check` waiting for it.
+    let started = std::time::Instant::now();
+    let out = lc.ok(
+        "doer",
+        &[
+            "check",
+            "--name",
+            "hang",
+            "--time-limit",
+            "1",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "echo started; sleep 120 & sleep 120",
+        ],
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(60),
+        "the time limit did not stop the check"
+    );
+    let j = out.json();
+    assert_eq!(j["check"]["timed_out"], true);
+    assert_eq!(j["check"]["passed"], false);
+    assert_eq!(j["check"]["exit_code"], serde_json::Value::Null);
+    assert!(
+        j["check"]["output_tail"]
+            .as_str()
+            .unwrap()
+            .contains("started")
+    );
+    let validation = section_text(&lc.text(), "Validation").unwrap();
+    assert!(
+        validation.contains("Stopped by the time limit of 1 s"),
+        "{validation}"
+    );
+    pair(["validate", lc.board.as_str()]).code(0);
+}
