@@ -86,11 +86,35 @@ fn tree_with(worktree: &Path, add: &[&str]) -> Result<String> {
         args.extend_from_slice(&["--", "."]);
         with_index(&args, "stage the unstaged changes in a temporary index")?;
     }
-    let tree = text(with_index(
+    match with_index(
         &["write-tree"],
         "write the tree of the content under review",
-    )?);
-    Ok(tree)
+    ) {
+        Ok(tree) => Ok(text(tree)),
+        // The usual cause is a conflict left in the index: say which paths, and what to do,
+        // rather than git's own message.
+        Err(e) => {
+            let unmerged = with_index(&["ls-files", "--unmerged", "-z"], "list unmerged paths")
+                .unwrap_or_default();
+            let mut paths: Vec<String> = unmerged
+                .split(|b| *b == 0)
+                .filter_map(|entry| {
+                    let entry = String::from_utf8_lossy(entry);
+                    entry.split_once('\t').map(|(_, path)| path.to_string())
+                })
+                .collect();
+            paths.dedup();
+            if paths.is_empty() {
+                return Err(e);
+            }
+            Err(Error::protocol(format!(
+                "the index of {} has unmerged paths (a merge, rebase or cherry-pick conflict): \
+                 {}; resolve them and stage the result (`git add`), then run the command again",
+                worktree.display(),
+                paths.join(", ")
+            )))
+        }
+    }
 }
 
 /// The index file of a worktree without asking git (one process less per pin): `.git/index`

@@ -935,3 +935,31 @@ fn a_check_past_its_time_limit_is_killed_with_everything_it_started_and_recorded
     );
     pair(["validate", lc.board.as_str()]).code(0);
 }
+
+#[test]
+fn submitting_code_over_an_unmerged_index_names_the_conflicted_paths() {
+    let lc = Lc::new(&[]);
+    lc.ok("doer", &["worktree", "create", "--user-approved"]);
+    lc.write("lib.txt", "mine\n");
+    lc.g(&["add", "lib.txt"]);
+    lc.g(&["commit", "-q", "-m", "mine"]);
+    lc.g(&["checkout", "-q", "-b", "side", "HEAD~1"]);
+    lc.write("lib.txt", "theirs\n");
+    lc.g(&["add", "lib.txt"]);
+    lc.g(&["commit", "-q", "-m", "theirs"]);
+    lc.g(&["checkout", "-q", "-"]);
+    let merge = std::process::Command::new("git")
+        .current_dir(lc.wt())
+        .args(["merge", "-q", "side"])
+        .output()
+        .unwrap();
+    assert!(!merge.status.success(), "the merge must conflict");
+    let before = lc.text();
+    lc.refused("doer", &["submit", "code", "--note", "staged"], 6)
+        .mentions(&["unmerged paths", "lib.txt", "git add"]);
+    assert_eq!(
+        lc.text(),
+        before,
+        "a refused submission leaves the board as it was"
+    );
+}
