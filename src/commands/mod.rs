@@ -16,10 +16,13 @@ mod diff;
 mod docs;
 mod init;
 mod lifecycle;
+mod log;
 mod read;
 mod semantic;
 mod show;
 pub mod skill;
+mod stats;
+mod usage;
 mod validate;
 mod worktree;
 mod write;
@@ -88,6 +91,9 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Cmd::Help(a) => docs::help(a),
         Cmd::Show(a) => show::run(a),
         Cmd::Brief(a) => brief::run(a),
+        Cmd::ReportUsage(a) => usage::run(a),
+        Cmd::Log(a) => log::run(a, json),
+        Cmd::Stats(a) => stats::run(a),
     }
 }
 
