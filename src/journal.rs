@@ -25,6 +25,7 @@
 use std::fmt::Write as _;
 
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 
 use crate::document::{self, Document};
 use crate::error::{Error, Result};
@@ -511,11 +512,103 @@ pub struct Facts<'a> {
     pub now: Timestamp,
 }
 
+/// New content with its record, and the SHA-256 of the whole of it.
+pub struct Sealed {
+    pub bytes: Vec<u8>,
+    pub sha256: String,
+}
+
 /// Append this write's record to new content: the journal section is moved to the end of the
 /// body if something follows it, created if missing, and the record becomes the last line of
-/// the file.
-pub fn seal(bytes: Vec<u8>, facts: &Facts) -> std::result::Result<Vec<u8>, String> {
-    let doc = Document::parse(&bytes).map_err(|e| e.to_string())?;
+/// the file. The file is hashed once: the hash of everything before the record is `after`, and
+/// the same hasher, fed the record, gives the new file's SHA-256.
+pub fn seal(bytes: Vec<u8>, facts: &Facts) -> std::result::Result<Sealed, String> {
+    let (out, eol) = match journal_is_last(&bytes) {
+        Some(eol) => {
+            let mut out = bytes;
+            if !out.ends_with(b"\n") {
+                out.extend_from_slice(eol.as_bytes());
+            }
+            (out, eol)
+        }
+        None => rebuild(&bytes)?,
+    };
+    let prev = records_tail(&out).map(link);
+    let mut hasher = Sha256::new();
+    hasher.update(&out);
+    let after = hex(&hasher.clone().finalize());
+    let intent = facts.intent;
+    let record = Record {
+        at: facts.now,
+        by: intent
+            .agent
+            .clone()
+            .filter(|a| crate::model::is_agent_id(a)),
+        command: intent
+            .command
+            .chars()
+            .map(|c| if c.is_ascii_graphic() { c } else { '?' })
+            .collect(),
+        from: facts.old.map(|o| o.phase),
+        to: facts.new.phase,
+        counters: counters(facts.old, facts.new),
+        verdict: verdict(intent.agent.as_deref(), facts.old, facts.new),
+        turn: turn(facts.new),
+        wait_us: facts.wait_us,
+        // SAFETY: getuid cannot fail.
+        uid: unsafe { libc::getuid() },
+        host: host(),
+        pid: std::process::id(),
+        tokens: intent.usage.tokens,
+        cost_micros: intent.usage.cost_micros,
+        usage_phase: intent.usage.phase,
+        before: facts.old_sha256.map(str::to_string),
+        after,
+        prev,
+        line: 0,
+    };
+    let line = format!("{}{eol}", record.render());
+    hasher.update(line.as_bytes());
+    let mut out = out;
+    out.extend_from_slice(line.as_bytes());
+    Ok(Sealed {
+        bytes: out,
+        sha256: hex(&hasher.finalize()),
+    })
+}
+
+fn hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The usual case, found from the end of the file without parsing the body: the last level-2
+/// heading is `## Journal` and only records and blank lines follow it. (A heading inside a
+/// code fence cannot be followed by records alone: the fence would never close, and such a
+/// file is refused before it gets here.) The file's line ending, when so.
+fn journal_is_last(bytes: &[u8]) -> Option<&'static str> {
+    let heading = format!("\n## {SECTION}");
+    let at = memchr::memmem::rfind(bytes, heading.as_bytes())?;
+    let rest = &bytes[at + heading.len()..];
+    let (first, tail) = match memchr::memchr(b'\n', rest) {
+        Some(p) => (&rest[..p], &rest[p + 1..]),
+        None => (rest, &rest[rest.len()..]),
+    };
+    if !first.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
+        return None;
+    }
+    let records_only = tail.split(|b| *b == b'\n').all(|l| {
+        let l = l.strip_suffix(b"\r").unwrap_or(l);
+        l.iter().all(|b| matches!(b, b' ' | b'\t')) || l.starts_with(RECORD_START.as_bytes())
+    });
+    if !records_only {
+        return None;
+    }
+    Some(if first.ends_with(b"\r") { "\r\n" } else { "\n" })
+}
+
+/// Any other case: parse the body, move the journal (and its records) to the end, or start it.
+fn rebuild(bytes: &[u8]) -> std::result::Result<(Vec<u8>, &'static str), String> {
+    let doc = Document::parse(bytes).map_err(|e| e.to_string())?;
     let head_len = bytes.len() - doc.body.len();
     let eol = doc.eol.as_str();
     let sections = doc.sections();
@@ -562,55 +655,19 @@ pub fn seal(bytes: Vec<u8>, facts: &Facts) -> std::result::Result<Vec<u8>, Strin
             let _ = write!(body, "## {SECTION}{eol}{eol}");
         }
     }
-    let prev = records_tail(&body).map(link);
     let mut out = Vec::with_capacity(head_len + body.len() + 400);
     out.extend_from_slice(&bytes[..head_len]);
     out.extend_from_slice(body.as_bytes());
-    let after = sha256_hex(&out);
-    let intent = facts.intent;
-    let record = Record {
-        at: facts.now,
-        by: intent
-            .agent
-            .clone()
-            .filter(|a| crate::model::is_agent_id(a)),
-        command: intent
-            .command
-            .chars()
-            .map(|c| if c.is_ascii_graphic() { c } else { '?' })
-            .collect(),
-        from: facts.old.map(|o| o.phase),
-        to: facts.new.phase,
-        counters: counters(facts.old, facts.new),
-        verdict: verdict(intent.agent.as_deref(), facts.old, facts.new),
-        turn: turn(facts.new),
-        wait_us: facts.wait_us,
-        // SAFETY: getuid cannot fail.
-        uid: unsafe { libc::getuid() },
-        host: host(),
-        pid: std::process::id(),
-        tokens: intent.usage.tokens,
-        cost_micros: intent.usage.cost_micros,
-        usage_phase: intent.usage.phase,
-        before: facts.old_sha256.map(str::to_string),
-        after,
-        prev,
-        line: 0,
-    };
-    out.extend_from_slice(record.render().as_bytes());
-    out.extend_from_slice(eol.as_bytes());
-    Ok(out)
+    Ok((out, eol))
 }
 
-/// The last non-blank line of a body that ends with its journal section, when that line is in
-/// the journal (not its heading).
-fn records_tail(body: &str) -> Option<&str> {
-    let last = body
-        .trim_end_matches(['\n', '\r', ' ', '\t'])
-        .rsplit('\n')
-        .next()?
-        .trim_end_matches('\r');
-    last.starts_with(RECORD_START).then_some(last)
+/// The last non-blank line of a file that ends with its journal section, when that line is a
+/// record (not the heading).
+fn records_tail(bytes: &[u8]) -> Option<&str> {
+    let start = last_line_start(bytes)?;
+    let line = std::str::from_utf8(&bytes[start..]).ok()?;
+    let line = line.trim_end_matches(['\n', '\r']);
+    line.starts_with(RECORD_START).then_some(line)
 }
 
 /// `validate`'s checks of the journal against the file: well-formed records, an unbroken chain,

@@ -1022,9 +1022,10 @@ fn check_writable(target: &Path, meta: &fs::Metadata) -> Result<()> {
 /// creating) and returns the complete new file; it may refuse with any error, which leaves the
 /// file untouched.
 ///
-/// The two SHA-256 hashes a write reports are computed on a second thread while the main one
-/// parses and builds (the old content's) and while it writes and syncs (the new content's), so
-/// a large board pays for hashing only where the main thread would otherwise wait.
+/// The old content's SHA-256 is computed on a second thread while the main one parses and
+/// builds. The new content is hashed once, by the journal's seal, which needs the hash of
+/// everything before the write's record for the record itself and finishes the same hasher
+/// with the record for the file's SHA-256.
 pub fn update<F, B>(path: &Path, expect: Expect, opts: &WriteOptions, build: F) -> Result<Written>
 where
     F: FnOnce(Option<&Current>) -> Result<B>,
@@ -1096,7 +1097,7 @@ where
         parsed,
     } = built;
     let parsed = check_new(path, &new_bytes, parsed)?;
-    let new_bytes = seal(
+    let sealed = seal(
         path,
         new_bytes,
         opts,
@@ -1105,20 +1106,17 @@ where
         old_sha256.as_deref(),
         &parsed,
     )?;
-    let (new_sha256, warnings) = std::thread::scope(|s| -> Result<_> {
-        let new_hash = s.spawn(|| sha256_hex(&new_bytes));
-        let warnings = replace(
-            path,
-            &target,
-            &lock,
-            held,
-            &new_bytes,
-            exists,
-            old_sha256.as_deref(),
-        )?;
-        let new_sha256 = new_hash.join().unwrap_or_else(|_| sha256_hex(&new_bytes));
-        Ok((new_sha256, warnings))
-    })?;
+    // The journal's seal hashed the new content as it added the record.
+    let (new_bytes, new_sha256) = (sealed.bytes, sealed.sha256);
+    let warnings = replace(
+        path,
+        &target,
+        &lock,
+        held,
+        &new_bytes,
+        exists,
+        old_sha256.as_deref(),
+    )?;
     Ok(Written {
         target,
         old_sha256,
@@ -1178,7 +1176,7 @@ fn seal(
     old: Option<&crate::model::Frontmatter>,
     old_sha256: Option<&str>,
     parsed: &Parsed,
-) -> Result<Vec<u8>> {
+) -> Result<crate::journal::Sealed> {
     let intent = crate::journal::Intent {
         agent: opts.agent.clone(),
         command: opts.operation.clone(),
@@ -1203,8 +1201,8 @@ fn seal(
             true,
         )
     })?;
-    if sealed.len() as u64 > MAX_BOARD_BYTES {
-        return Err(too_large_content(path, sealed.len() as u64, true));
+    if sealed.bytes.len() as u64 > MAX_BOARD_BYTES {
+        return Err(too_large_content(path, sealed.bytes.len() as u64, true));
     }
     Ok(sealed)
 }
