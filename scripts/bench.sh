@@ -6,11 +6,15 @@
 # --startup: only the start-up cost (`pair --version`, `pair poll` on 1 KiB) of the release build
 # and of a statically linked build of the same code (built into target/static; a static glibc
 # build needs --target, because +crt-static cannot build the proc-macro crates for the host).
+# Otherwise, first, what the journal costs a write (examples/bench_journal.rs: a note against the
+# journal's own work, measured in the same run; PAIR_BENCH_JOURNAL_REPS sets its repetitions).
 set -eu
 cd "$(dirname "$0")/.."
-cargo build --release --quiet --bin pair --example floor_read --example floor_write --example bench_pair
+cargo build --release --quiet --bin pair --example floor_read --example floor_write --example bench_pair --example bench_journal
+startup=
 for a in "$@"; do
     if [ "$a" = --startup ]; then
+        startup=1
         triple=$(rustc -vV | sed -n 's/^host: //p')
         CARGO_TARGET_DIR=target/static RUSTFLAGS="-C target-feature=+crt-static" \
             cargo build --release --quiet --bin pair --target "$triple"
@@ -18,4 +22,7 @@ for a in "$@"; do
         export PAIR_BENCH_ALT
     fi
 done
+if [ -z "$startup" ]; then
+    target/release/examples/bench_journal --reps "${PAIR_BENCH_JOURNAL_REPS:-200}"
+fi
 exec target/release/examples/bench_pair "$@"

@@ -377,6 +377,75 @@ Examples:
   pair decide task.md defer --agent alice --reason 'Needs the schema change' --escalation blocked-pending:schema-v2
   pair decide task.md defer --agent doer --user-approved --reason 'Ask the team' --escalation human")]
     Decide(crate::commands::ledger::DecideArgs),
+    /// Record tokens and cost of work that wrote nothing else (a journal record only).
+    #[command(after_help = "\
+Examples:
+  pair report-usage task.md --agent alice --tokens 5400
+  pair report-usage task.md --agent doer --tokens 12000 --cost 0.31 --phase PLANNING")]
+    ReportUsage(ReportUsageArgs),
+
+    /// The board's history from its journal, newest last (--follow waits for more).
+    #[command(after_help = "\
+Examples:
+  pair log task.md
+  pair log task.md --agent alice --since 2026-01-01T09:00:00Z --json
+  pair log task.md --follow")]
+    Log(LogArgs),
+
+    /// Where the time and the tokens went: phases, gates, rounds, turns and handoffs.
+    #[command(after_help = "\
+Examples:
+  pair stats task.md
+  pair stats boards/*.md --json
+  pair stats task.md --svg timeline.svg")]
+    Stats(StatsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReportUsageArgs {
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
+    pub board: PathBuf,
+    #[command(flatten)]
+    pub common: WriteCommon,
+    /// The phase the work belongs to (default: the current phase).
+    #[arg(long, value_name = "PHASE")]
+    pub phase: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
+    pub board: PathBuf,
+    /// Only the records this agent wrote.
+    #[arg(long, value_name = "ID")]
+    pub agent: Option<String>,
+    /// Only records at or after this UTC time (YYYY-MM-DDTHH:MM:SSZ).
+    #[arg(long, value_name = "TIME")]
+    pub since: Option<String>,
+    /// After the history, print each new record as it is written, until the board reaches a
+    /// terminal phase or --timeout passes.
+    #[arg(long)]
+    pub follow: bool,
+    /// With --follow: stop after this many seconds (exit 0).
+    #[arg(
+        long,
+        default_value_t = 3600.0,
+        value_name = "SECONDS",
+        requires = "follow"
+    )]
+    pub timeout: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// Blackboards to report on, each and in total.
+    #[arg(required = true, value_name = "BOARD", value_hint = ValueHint::FilePath)]
+    pub board: Vec<PathBuf>,
+    /// Also draw a timeline (one lane per agent, phases as bands, verdicts as marks) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -688,6 +757,8 @@ pub struct InitArgs {
     /// How long to wait for the lock, in seconds.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub timeout: f64,
+    #[command(flatten)]
+    pub usage: UsageArgs,
 }
 
 #[derive(Debug, Args)]
@@ -808,6 +879,8 @@ pub struct WriteArgs {
     /// How long to wait for the lock, in seconds.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub timeout: f64,
+    #[command(flatten)]
+    pub usage: UsageArgs,
 }
 
 impl WriteArgs {
@@ -828,6 +901,19 @@ pub struct WriteCommon {
     /// How long to wait for the lock, in seconds.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub timeout: f64,
+    #[command(flatten)]
+    pub usage: UsageArgs,
+}
+
+/// Tokens and cost the writer reports, kept in the write's journal record.
+#[derive(Debug, Args, Clone, Default)]
+pub struct UsageArgs {
+    /// Tokens spent on the work this write records (kept in the journal, summed by `pair stats`).
+    #[arg(long, value_name = "N")]
+    pub tokens: Option<u64>,
+    /// What the work cost, a decimal (e.g. 0.42), kept in the journal like --tokens.
+    #[arg(long, value_name = "X")]
+    pub cost: Option<String>,
 }
 
 /// Where a note's text comes from.
@@ -1160,6 +1246,9 @@ impl Cli {
             Cmd::Check(a) => not_stdin("check", &a.board),
             Cmd::Show(a) => not_stdin("show", &a.board),
             Cmd::Brief(a) => not_stdin("brief", &a.board),
+            Cmd::ReportUsage(a) => not_stdin("report-usage", &a.board),
+            Cmd::Log(a) => not_stdin("log", &a.board),
+            Cmd::Stats(a) => a.board.iter().try_for_each(|b| not_stdin("stats", b)),
             Cmd::Write(a) => match a.board() {
                 Some(board) => not_stdin("write", board),
                 None => Ok(()),

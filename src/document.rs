@@ -23,6 +23,7 @@ pub const SECTION_ORDER: &[&str] = &[
     "Code Review Rounds",
     "Validation",
     "Decisions",
+    "Journal",
 ];
 
 /// Line-ending style of a file, detected from its first line and kept on every write.

@@ -289,6 +289,7 @@ pub fn judge(
             return Err(refuse(m));
         }
         check_append_only(before, after)?;
+        crate::journal::check_kept(before, after)?;
     }
     Ok(ruling)
 }

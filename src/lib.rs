@@ -24,6 +24,8 @@
 //! * [`checks`] — required validation checks and the latest run of each, tied to a tree;
 //! * [`lifecycle`] — the git lifecycle's checks (commit, merge, cleanup) on observed facts;
 //! * [`pin`] — pinned artifacts: the exact bytes a submission puts under review and their hash;
+//! * [`journal`] — one record per write in the board's last section, chained by hashes;
+//! * [`stats`] and [`svg`] — where the time and tokens went, from the journal, and its timeline;
 //! * [`store`] — the lock, compare-and-swap and durable atomic replace;
 //! * [`engine`] — one transaction: parse once under the lock, edit, judge, append, render,
 //!   replace;
@@ -45,6 +47,7 @@ pub mod entry;
 pub mod error;
 pub mod field;
 pub mod git;
+pub mod journal;
 pub mod law;
 pub mod ledger;
 pub mod lifecycle;
@@ -55,8 +58,10 @@ pub mod pin;
 pub mod protocol;
 pub mod repo;
 pub mod report;
+pub mod stats;
 pub mod store;
 pub mod suggest;
+pub mod svg;
 pub mod validate;
 pub mod wait;
 pub mod yaml;

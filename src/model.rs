@@ -323,8 +323,17 @@ pub struct Timestamp(pub DateTime<Utc>);
 impl Timestamp {
     pub const FORMAT: &'static str = "%Y-%m-%dT%H:%M:%SZ";
 
-    /// The current time, truncated to whole seconds.
+    /// The current time, truncated to whole seconds. Test and debug builds take it from
+    /// `PAIR_NOW` (`2026-01-01T00:00:00Z`) when that is set, so tests control every timestamp;
+    /// a release build ignores it.
     pub fn now() -> Timestamp {
+        #[cfg(debug_assertions)]
+        if let Some(t) = std::env::var("PAIR_NOW")
+            .ok()
+            .and_then(|s| Timestamp::parse(&s))
+        {
+            return t;
+        }
         let now = Utc::now();
         Timestamp(DateTime::from_timestamp(now.timestamp(), 0).unwrap_or(now))
     }

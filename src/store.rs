@@ -400,6 +400,8 @@ pub struct WriteOptions {
     pub timeout: Duration,
     pub agent: Option<String>,
     pub operation: String,
+    /// Tokens and cost the writer reports, for the write's journal record.
+    pub usage: crate::journal::Usage,
 }
 
 impl Default for WriteOptions {
@@ -408,6 +410,7 @@ impl Default for WriteOptions {
             timeout: DEFAULT_TIMEOUT,
             agent: None,
             operation: "write".to_string(),
+            usage: crate::journal::Usage::default(),
         }
     }
 }
@@ -456,6 +459,8 @@ pub struct Lock {
     pub path: PathBuf,
     /// Device and inode of the locked file.
     identity: (u64, u64),
+    /// How long taking the lock took.
+    pub waited: Duration,
 }
 
 impl Lock {
@@ -676,6 +681,7 @@ fn lock_like(target: &Path, timeout: Duration, like: Option<&fs::Metadata>) -> R
                 _file: file,
                 path,
                 identity,
+                waited: started.elapsed(),
             });
         }
     }
@@ -1016,9 +1022,10 @@ fn check_writable(target: &Path, meta: &fs::Metadata) -> Result<()> {
 /// creating) and returns the complete new file; it may refuse with any error, which leaves the
 /// file untouched.
 ///
-/// The two SHA-256 hashes a write reports are computed on a second thread while the main one
-/// parses and builds (the old content's) and while it writes and syncs (the new content's), so
-/// a large board pays for hashing only where the main thread would otherwise wait.
+/// The old content's SHA-256 is computed on a second thread while the main one parses and
+/// builds. The new content is hashed once, by the journal's seal, which needs the hash of
+/// everything before the write's record for the record itself and finishes the same hasher
+/// with the record for the file's SHA-256.
 pub fn update<F, B>(path: &Path, expect: Expect, opts: &WriteOptions, build: F) -> Result<Written>
 where
     F: FnOnce(Option<&Current>) -> Result<B>,
@@ -1076,6 +1083,11 @@ where
         }
         Ok((old_sha256, built))
     })?;
+    // The phase and counters before the write, for its journal record.
+    let old_fm = current
+        .as_ref()
+        .and_then(|c| validate::check_frontmatter_bytes(&c.bytes).ok())
+        .map(|v| v.parsed.fm);
     // Keep only the old hash from here on: holding the old bytes through validation and the
     // write would put a third copy of a large blackboard in memory.
     let exists = current.is_some();
@@ -1085,20 +1097,26 @@ where
         parsed,
     } = built;
     let parsed = check_new(path, &new_bytes, parsed)?;
-    let (new_sha256, warnings) = std::thread::scope(|s| -> Result<_> {
-        let new_hash = s.spawn(|| sha256_hex(&new_bytes));
-        let warnings = replace(
-            path,
-            &target,
-            &lock,
-            held,
-            &new_bytes,
-            exists,
-            old_sha256.as_deref(),
-        )?;
-        let new_sha256 = new_hash.join().unwrap_or_else(|_| sha256_hex(&new_bytes));
-        Ok((new_sha256, warnings))
-    })?;
+    let sealed = seal(
+        path,
+        new_bytes,
+        opts,
+        &lock,
+        old_fm.as_ref(),
+        old_sha256.as_deref(),
+        &parsed,
+    )?;
+    // The journal's seal hashed the new content as it added the record.
+    let (new_bytes, new_sha256) = (sealed.bytes, sealed.sha256);
+    let warnings = replace(
+        path,
+        &target,
+        &lock,
+        held,
+        &new_bytes,
+        exists,
+        old_sha256.as_deref(),
+    )?;
     Ok(Written {
         target,
         old_sha256,
@@ -1146,6 +1164,47 @@ fn acquire(path: &Path, expect: &Expect, opts: &WriteOptions) -> Result<(PathBuf
     write_owner(&target, opts, board_meta.as_ref())?;
     fault!("locked", &target, "read the blackboard");
     Ok((target, lock))
+}
+
+/// Append the write's journal record ([`crate::journal::seal`]) to checked new content; the
+/// frontmatter is not touched, so its check stands, but the size is checked again.
+fn seal(
+    path: &Path,
+    bytes: Vec<u8>,
+    opts: &WriteOptions,
+    lock: &Lock,
+    old: Option<&crate::model::Frontmatter>,
+    old_sha256: Option<&str>,
+    parsed: &Parsed,
+) -> Result<crate::journal::Sealed> {
+    let intent = crate::journal::Intent {
+        agent: opts.agent.clone(),
+        command: opts.operation.clone(),
+        usage: opts.usage.clone(),
+    };
+    let facts = crate::journal::Facts {
+        intent: &intent,
+        old,
+        old_sha256,
+        new: &parsed.fm,
+        wait_us: lock.waited.as_micros().try_into().unwrap_or(u64::MAX),
+        now: crate::model::Timestamp::now(),
+    };
+    let sealed = crate::journal::seal(bytes, &facts).map_err(|m| {
+        Error::invalid(
+            path,
+            vec![FieldError {
+                field: "file".into(),
+                line: None,
+                message: m,
+            }],
+            true,
+        )
+    })?;
+    if sealed.bytes.len() as u64 > MAX_BOARD_BYTES {
+        return Err(too_large_content(path, sealed.bytes.len() as u64, true));
+    }
+    Ok(sealed)
 }
 
 /// The new content's size and, unless its builder checked it, its validity.

@@ -331,6 +331,9 @@ pub fn run(a: DemoArgs) -> Result<Outcome> {
     let phase = status.json["phase"].as_str().unwrap_or("?").to_string();
     let counters = status.json["counters"].clone();
     let valid = validate.code == 0 && validate.json["valid"] == json!(true);
+    // Where the time went, from the journal the writes left.
+    let stats = run_pair(&exe, &dir, None, &["stats", BOARD])?;
+    let board_stats = stats.json["boards"][0].clone();
     let agents_ok = statuses.iter().all(|s| *s == Some(0));
     let commit = status.json["frontmatter"]["commit_sha"]
         .as_str()
@@ -372,6 +375,7 @@ pub fn run(a: DemoArgs) -> Result<Outcome> {
         },
         elapsed.as_secs_f64()
     ));
+    text.push_str(&stats_text(&board_stats));
     if let Some(c) = &commit {
         text.push_str(&format!(
             "The commit {c} is real: `advance COMMITTED` checked that its tree is the approved \
@@ -423,6 +427,7 @@ pub fn run(a: DemoArgs) -> Result<Outcome> {
         "counters": counters,
         "valid": valid,
         "commit_sha": commit,
+        "stats": board_stats,
     });
     Ok(Outcome {
         json,
@@ -430,6 +435,47 @@ pub fn run(a: DemoArgs) -> Result<Outcome> {
         code: if ok { 0 } else { 1 },
         warnings: vec![],
     })
+}
+
+/// The demo's closing lines from `pair stats`: each gate's rounds and each agent's handoffs.
+fn stats_text(s: &Json) -> String {
+    if s.is_null() {
+        return "`pair stats`: no figures (the board has no journal)\n".to_string();
+    }
+    let mut out = format!(
+        "`pair stats`: {} journal records over {} s (whole seconds, as the journal keeps time)\n",
+        s["records"], s["seconds"]
+    );
+    if let Some(gates) = s["gates"].as_object() {
+        for (g, v) in gates {
+            let rounds: Vec<String> = v["rounds"]
+                .as_array()
+                .map(|r| {
+                    r.iter()
+                        .map(|r| r["outcome"].as_str().unwrap_or("?").to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "  gate {g:<9} {:>4} s, rounds: {}\n",
+                v["seconds"],
+                if rounds.is_empty() {
+                    "-".to_string()
+                } else {
+                    rounds.join(", ")
+                }
+            ));
+        }
+    }
+    if let Some(agents) = s["agents"].as_object() {
+        for (id, a) in agents {
+            out.push_str(&format!(
+                "  {id:<6} {} writes, held the turn {} s, {} handoffs taking {} s in all\n",
+                a["writes"], a["turn_seconds"], a["handoffs"], a["handoff_seconds"]
+            ));
+        }
+    }
+    out
 }
 
 fn render_event(e: &Event, style: &Style) -> String {

@@ -150,6 +150,7 @@ pub fn run(a: InitArgs) -> Result<Outcome> {
         timeout: timeout(a.timeout)?,
         agent: Some(a.doer.clone()),
         operation: "init".to_string(),
+        usage: (&a.usage).try_into()?,
     };
     let written = store::update(&a.board, Expect::Absent, &opts, |_| {
         // The creation time is taken under the lock, like every write's.

@@ -17,10 +17,13 @@ mod docs;
 mod init;
 pub mod ledger;
 mod lifecycle;
+mod log;
 mod read;
 mod semantic;
 mod show;
 pub mod skill;
+mod stats;
+mod usage;
 mod validate;
 mod worktree;
 mod write;
@@ -98,6 +101,9 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Cmd::Withdraw(a) => ledger::withdraw(a),
         Cmd::Objections(a) => ledger::objections(a),
         Cmd::Decide(a) => ledger::decide(a),
+        Cmd::ReportUsage(a) => usage::run(a),
+        Cmd::Log(a) => log::run(a, json),
+        Cmd::Stats(a) => stats::run(a),
     }
 }
 

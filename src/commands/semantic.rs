@@ -98,6 +98,7 @@ where
         timeout: timeout(common.timeout)?,
         agent: Some(common.agent.clone()),
         operation: operation.to_string(),
+        usage: (&common.usage).try_into()?,
     };
     let committed = engine::transact(board, expect(common)?, &opts, &common.agent, &consent, op)
         .map_err(|e| e.suggest(&super::argv(), Some(&shown_board)))?;

@@ -242,7 +242,13 @@ pub(crate) fn check_all(bytes: &[u8]) -> std::result::Result<Valid, Report> {
     let valid = check_split(bytes)?;
     // The body and the frontmatter tell the same story (counters and verdicts have their
     // entries): checked by `validate` and `status`, which read a board to report on it.
-    let disagreements = crate::agreement::check(&valid.parsed, &valid.doc);
+    let mut disagreements = crate::agreement::check(&valid.parsed, &valid.doc);
+    // The journal agrees with the frontmatter and its chain is unbroken.
+    let (journal_errors, journal_warnings) =
+        crate::journal::check(bytes, &valid.doc, &valid.parsed.fm);
+    disagreements.extend(journal_errors);
+    let mut valid = valid;
+    valid.parsed.warnings.extend(journal_warnings);
     if disagreements.is_empty() {
         Ok(valid)
     } else {

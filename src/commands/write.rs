@@ -55,7 +55,13 @@ pub fn run(a: WriteArgs) -> Result<Outcome> {
     let opts = WriteOptions {
         timeout: timeout(a.timeout)?,
         agent: a.agent.clone(),
-        operation: a.operation.clone(),
+        // The journal names a repair as one unless the writer named the operation.
+        operation: if a.repair && a.operation == "write" {
+            "repair".to_string()
+        } else {
+            a.operation.clone()
+        },
+        usage: (&a.usage).try_into()?,
     };
     let mode = if a.repair {
         Mode::Repair(a.reason.clone().unwrap_or_default())

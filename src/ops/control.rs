@@ -113,6 +113,12 @@ pub fn note_in(
 /// A note goes to a section the template or the body has; a new one only with
 /// `--new-section`, and never one that differs from a known one only in case.
 fn known_section(ctx: &Ctx, name: &str, new_section: bool) -> Result<()> {
+    if name == crate::journal::SECTION {
+        return Err(Error::Usage(format!(
+            "--section {name:?}: the journal is written by pair only, one record per write; \
+             put the note in another section"
+        )));
+    }
     let known: Vec<&str> = SECTION_ORDER
         .iter()
         .copied()

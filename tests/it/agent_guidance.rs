@@ -655,7 +655,11 @@ fn unregister_is_refused_for_a_required_reviewer_one_with_verdicts_the_doer_and_
         .code(0);
     pair(["validate", b.p()]).code(0);
     // With a verdict on the record, a registration stays.
-    let mut text = set_top(&b.read_string(), "phase", "PLANNING_SUBMITTED");
+    let mut text = set_top(
+        &String::from_utf8(b.content()).unwrap(),
+        "phase",
+        "PLANNING_SUBMITTED",
+    );
     text = set_top(&text, "plan_revision", "1");
     text = insert_before_closing(
         &text,

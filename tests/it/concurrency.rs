@@ -367,7 +367,7 @@ fn deleting_the_held_lock_file_does_not_let_a_second_raw_writer_commit_over_the_
         a_err.contains("lock file was deleted") && a_err.contains("nothing was written"),
         "A says why: {a_err}"
     );
-    assert_bytes_eq(&b.read(), b_new.as_bytes(), "B's write survives");
+    assert_bytes_eq(&b.content(), b_new.as_bytes(), "B's write survives");
     b.assert_clean_dir(&[]);
     pair(["validate", b.p()]).code(0);
 }

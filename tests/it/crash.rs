@@ -187,8 +187,9 @@ fn campaign(kind: Kind, runs: usize, size: usize) -> Campaign {
     let args_for = |i: usize, old: &[u8], board: &Path, b: &Board| -> (Vec<String>, Vec<u8>) {
         match kind {
             Kind::Raw => {
-                let mut new = old.to_vec();
-                new.extend_from_slice(format!("- raw write {i}\n").as_bytes());
+                // The line goes before the journal, which a raw write keeps as it found it.
+                let base = String::from_utf8(unjournaled(old)).unwrap();
+                let new = keep_journal(&format!("{base}- raw write {i}\n"), old).into_bytes();
                 let f = b.aux_file("content.md", &new);
                 (
                     vec![
@@ -232,6 +233,7 @@ fn campaign(kind: Kind, runs: usize, size: usize) -> Campaign {
     let typical = total / 3;
     st.mean_write_ms = typical.as_secs_f64() * 1000.0;
 
+    let base_records = journal_lines(&b.read()).len();
     for i in 0..runs {
         let old = b.read();
         let (args, mut new) = args_for(i, &old, &b.path, &b);
@@ -252,10 +254,18 @@ fn campaign(kind: Kind, runs: usize, size: usize) -> Campaign {
         }
         let now = b.read();
         let is_old = now == old;
-        let is_new = match kind {
-            Kind::Raw => now == new,
-            Kind::Note => normalize_times(&now) == normalize_times(&new),
-        };
+        // The new version: the content as expected, and the old journal with exactly one more
+        // record (its time, pid and lock wait are this run's own).
+        let (old_records, now_records) = (journal_lines(&old), journal_lines(&now));
+        let one_more_record =
+            now_records.len() == old_records.len() + 1 && now_records.starts_with(&old_records);
+        let is_new = one_more_record
+            && match kind {
+                Kind::Raw => unjournaled(&now) == unjournaled(&new),
+                Kind::Note => {
+                    normalize_times(&unjournaled(&now)) == normalize_times(&unjournaled(&new))
+                }
+            };
         assert!(
             is_old || is_new,
             "run {i} (killed after {delay:?}): the blackboard is neither the old nor the new \
@@ -275,6 +285,13 @@ fn campaign(kind: Kind, runs: usize, size: usize) -> Campaign {
         } else {
             st.left_old += 1;
         }
+        // Exactly one record per write that landed: one per calibration write, then one per
+        // acknowledged or landed write.
+        assert_eq!(
+            journal_lines(&now).len(),
+            base_records + st.left_new,
+            "run {i}: the journal must hold one record per write that landed"
+        );
         let temps = entries_with_prefix(&dir, TEMP_PREFIX);
         let owner_temps = entries_with_prefix(&dir, OWNER_TEMP_PREFIX);
         assert!(
@@ -295,6 +312,11 @@ fn campaign(kind: Kind, runs: usize, size: usize) -> Campaign {
     let (code, _, err) = run_pair(&args, &[]);
     assert_eq!(code, Some(0), "final write failed: {err}");
     b.assert_clean_dir(&[]);
+    assert_eq!(
+        journal_lines(&b.read()).len(),
+        base_records + st.left_new + 1,
+        "one record per write"
+    );
     let (code, _, err) = run_pair(&["validate".into(), b.p().into()], &[]);
     assert_eq!(code, Some(0), "validate refused the final file: {err}");
     eprintln!(
@@ -457,8 +479,10 @@ fn a_crash_before_the_rename_leaves_the_old_file_and_the_next_writer_removes_the
         );
         if let Some(name) = orphans.first() {
             // a partial or complete copy of the new content, never the board itself
+            // (the new content, then this write's journal)
             let bytes = fs::read(b.dir.path().join(name)).unwrap();
-            assert!(new.as_bytes().starts_with(&bytes), "{point}: {name}");
+            let shared = bytes.len().min(new.len());
+            assert_eq!(bytes[..shared], new.as_bytes()[..shared], "{point}: {name}");
         }
         pair(["validate", b.p()]).code(0);
         // a reader is not confused by the orphan, and the next writer removes it
@@ -476,7 +500,12 @@ fn a_crash_after_the_rename_leaves_the_new_file_and_nothing_else() {
         let new = format!("{MINIMAL}\nnew\n");
         let out = with_fault(&raw_args(&b, new.as_bytes()), &format!("{point}:kill"));
         assert_eq!(out.signal, Some(libc::SIGKILL), "{}", out.report());
-        assert_bytes_eq(&b.read(), new.as_bytes(), "the rename happened");
+        assert_bytes_eq(&b.content(), new.as_bytes(), "the rename happened");
+        assert_eq!(
+            journal_lines(&b.read()).len(),
+            1,
+            "the write and its record"
+        );
         b.assert_clean_dir(&[]);
         pair(["validate", b.p()]).code(0);
     }
@@ -491,13 +520,13 @@ fn a_failure_after_the_rename_reports_success_with_a_warning() {
         args.push("--json".into());
         let out = with_fault(&args, &format!("{point}:eio"));
         out.code(0).mentions(&["warning", "input/output error"]);
+        assert_eq!(out.json()["new_sha256"], b.sha(), "{}", out.report());
+        assert_bytes_eq(&b.content(), new.as_bytes(), "the rename happened");
         assert_eq!(
-            out.json()["new_sha256"],
-            sha256_hex(&new),
-            "{}",
-            out.report()
+            journal_lines(&b.read()).len(),
+            1,
+            "the write and its record"
         );
-        assert_bytes_eq(&b.read(), new.as_bytes(), "the rename happened");
         b.assert_clean_dir(&[]);
         // a retrying caller that trusts the exit code does not apply it twice: the hash moved
         with_fault(

@@ -435,7 +435,7 @@ fn a_comment_on_a_line_that_goes_away_is_named_on_stderr() {
         "{}",
         out.report()
     );
-    assert!(!b.read_string().contains("alcie"));
+    assert!(!String::from_utf8(b.content()).unwrap().contains("alcie"));
 }
 
 #[test]

@@ -129,7 +129,11 @@ fn check(f: &Fixture) {
     out.not_timed_out();
     if f.exit == 0 {
         out.code(0);
-        assert_bytes_eq(&v.read(), &f.bytes, "a raw write stores the bytes as given");
+        assert_bytes_eq(
+            &v.content(),
+            &f.bytes,
+            "a raw write stores the bytes as given",
+        );
     } else {
         assert_eq!(out.code, Some(f.exit), "{ctx}: write\n{}", out.report());
         out.mentions(&[f.phrase.as_deref().unwrap(), "nothing was written"]);

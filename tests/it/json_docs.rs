@@ -236,10 +236,17 @@ fn every_command_prints_documented_keys_with_schema_1() {
     );
     assert_eq!(created["created"], Value::Bool(true));
     run(
+        "report-usage",
+        &["report-usage", "t.md", "--agent", "alice", "--tokens", "9"],
+        &[0],
+    );
+    run("log", &["log", "t.md"], &[0]);
+    run(
         "stop",
         &["stop", "t.md", "--agent", "doer", "--reason", "done"],
         &[0],
     );
+    run("stats", &["stats", "t.md", "new.md"], &[0]);
     run("poll", &["poll", "t.md", "--agent", "alice"], &[11]);
     run("validate", &["validate", "t.md", "new.md"], &[0]);
     std::fs::write(d.join("bad.md"), "---\nphase: NOPE\n---\n").unwrap();

@@ -20,6 +20,7 @@ mod fixtures;
 mod foundation_flow;
 mod hardening;
 mod hostile;
+mod journal;
 mod json_docs;
 mod law_replay;
 mod ledger;

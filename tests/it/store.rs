@@ -43,11 +43,15 @@ fn write_with_current_hash_replaces_the_file_exactly_and_reports_both_hashes() {
         &["--operation", "edit", "--agent", "doer", "--json"],
     );
     out.code(0);
-    assert_bytes_eq(&b.read(), new.as_bytes(), "the file must equal the content");
+    assert_bytes_eq(
+        &b.content(),
+        new.as_bytes(),
+        "the file must equal the content",
+    );
     let j = out.json();
     assert_eq!(j["schema"], 1, "{}", out.report());
     assert_eq!(j["old_sha256"], sha256_hex(MINIMAL), "{}", out.report());
-    assert_eq!(j["new_sha256"], sha256_hex(&new), "{}", out.report());
+    assert_eq!(j["new_sha256"], b.sha(), "{}", out.report());
     assert_eq!(j["phase"], "DRAFT", "{}", out.report());
     // the lock file is never deleted; nothing else is left behind
     assert!(
@@ -58,10 +62,12 @@ fn write_with_current_hash_replaces_the_file_exactly_and_reports_both_hashes() {
 
     // chained: the new hash is what the next writer must present
     let newer = format!("{new}\n(v3)\n");
-    b.write_expect(&newer, &sha256_hex(MINIMAL), &[]).code(3);
-    b.write_expect(&newer, &sha256_hex(&new), &[]).code(0);
+    let newer_kept = keep_journal(&newer, &b.read());
+    b.write_expect(&newer_kept, &sha256_hex(MINIMAL), &[])
+        .code(3);
+    b.write_expect(&newer_kept, &b.sha(), &[]).code(0);
     assert_bytes_eq(
-        &b.read(),
+        &b.content(),
         newer.as_bytes(),
         "the file must equal the content",
     );
@@ -86,7 +92,11 @@ fn write_checks_the_hash_before_accepting_even_identical_content() {
     b.assert_untouched(MINIMAL.as_bytes());
     // and with the right hash it succeeds, leaving identical bytes
     b.write_expect(MINIMAL, &sha256_hex(MINIMAL), &[]).code(0);
-    b.assert_untouched(MINIMAL.as_bytes());
+    assert_bytes_eq(
+        &b.content(),
+        MINIMAL.as_bytes(),
+        "identical content, and its record",
+    );
 }
 
 #[test]
@@ -106,7 +116,11 @@ fn write_accepts_path_flag_instead_of_the_positional_board() {
         "legacy-helper",
     ])
     .code(0);
-    assert_bytes_eq(&b.read(), new.as_bytes(), "the file must equal the content");
+    assert_bytes_eq(
+        &b.content(),
+        new.as_bytes(),
+        "the file must equal the content",
+    );
 }
 
 #[test]
@@ -126,13 +140,8 @@ fn write_reads_the_content_from_stdin_when_content_file_is_dash() {
         new.clone(),
     );
     out.code(0);
-    assert_eq!(
-        out.json()["new_sha256"],
-        sha256_hex(&new),
-        "{}",
-        out.report()
-    );
-    assert_bytes_eq(&b.read(), new.as_bytes(), "the file must equal stdin");
+    assert_eq!(out.json()["new_sha256"], b.sha(), "{}", out.report());
+    assert_bytes_eq(&b.content(), new.as_bytes(), "the file must equal stdin");
     b.assert_clean_dir(&[]);
 }
 
@@ -141,15 +150,10 @@ fn write_create_if_missing_creates_a_new_board_with_exactly_the_content() {
     let b = Board::absent();
     let out = b.write_create(MINIMAL, &["--operation", "create", "--json"]);
     out.code(0);
-    assert_eq!(
-        out.json()["new_sha256"],
-        sha256_hex(MINIMAL),
-        "{}",
-        out.report()
-    );
+    assert_eq!(out.json()["new_sha256"], b.sha(), "{}", out.report());
     assert_eq!(out.json()["phase"], "DRAFT", "{}", out.report());
     assert_bytes_eq(
-        &b.read(),
+        &b.content(),
         MINIMAL.as_bytes(),
         "the new file must equal the content",
     );
@@ -250,7 +254,7 @@ fn create_if_missing_race_has_exactly_one_winner_and_the_others_exit_7() {
         );
         let winner = winners[0];
         assert_bytes_eq(
-            &b.read(),
+            &b.content(),
             files[winner].1.as_bytes(),
             "the file must equal the winner's content",
         );
@@ -309,7 +313,7 @@ fn write_exits_2_after_the_timeout_when_another_process_holds_the_lock() {
     b.write_expect(&new, &sha256_hex(MINIMAL), &["--timeout", "5"])
         .code(0);
     assert_bytes_eq(
-        &b.read(),
+        &b.content(),
         new.as_bytes(),
         "after release the write goes through",
     );
@@ -334,7 +338,11 @@ fn write_waits_for_a_held_lock_and_succeeds_once_it_is_released() {
         elapsed >= Duration::from_millis(1000),
         "it must have waited for the lock ({elapsed:?})"
     );
-    assert_bytes_eq(&b.read(), new.as_bytes(), "the file must equal the content");
+    assert_bytes_eq(
+        &b.content(),
+        new.as_bytes(),
+        "the file must equal the content",
+    );
 }
 
 #[test]
@@ -365,7 +373,7 @@ fn write_retries_when_the_lock_file_was_deleted_while_it_waited() {
     drop(lock);
     std::thread::sleep(Duration::from_millis(700));
     assert_bytes_eq(
-        &b.read(),
+        &b.content(),
         MINIMAL.as_bytes(),
         "the writer must not write while the lock at the path is held by someone else",
     );
@@ -378,7 +386,7 @@ fn write_retries_when_the_lock_file_was_deleted_while_it_waited() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_bytes_eq(
-        &b.read(),
+        &b.content(),
         changed("after unlink").as_bytes(),
         "the write went through",
     );
@@ -414,7 +422,11 @@ fn write_preserves_the_file_permissions() {
         fs::set_permissions(&b.path, fs::Permissions::from_mode(mode)).unwrap();
         let new = changed("perm");
         b.write_expect(&new, &sha256_hex(MINIMAL), &[]).code(0);
-        assert_bytes_eq(&b.read(), new.as_bytes(), "the file must equal the content");
+        assert_bytes_eq(
+            &b.content(),
+            new.as_bytes(),
+            "the file must equal the content",
+        );
         let got = fs::metadata(&b.path).unwrap().permissions().mode() & 0o7777;
         assert_eq!(
             got, mode,
@@ -464,7 +476,7 @@ fn write_through_a_symlink_updates_the_target_keeps_the_link_and_locks_the_targe
         PathBuf::from("real/board.md")
     );
     assert_bytes_eq(
-        &fs::read(&real).unwrap(),
+        &unjournaled(&fs::read(&real).unwrap()),
         new.as_bytes(),
         "the target has the new content",
     );
@@ -563,10 +575,15 @@ fn cas_worker(board: PathBuf, aux: PathBuf, w: usize, k: usize, deadline: Instan
         }
         let text = String::from_utf8(bytes).unwrap();
         let n = count_incs(&text);
-        let new = format!(
-            "{text}{INC_PREFIX}{} by w{w} step {}\n",
-            n + 1,
-            st.successes
+        // The increment goes before the journal, which the write must keep as it is.
+        let base = String::from_utf8(unjournaled(text.as_bytes())).unwrap();
+        let new = keep_journal(
+            &format!(
+                "{base}{INC_PREFIX}{} by w{w} step {}\n",
+                n + 1,
+                st.successes
+            ),
+            text.as_bytes(),
         );
         fs::write(&content_file, &new).unwrap();
         let out = StdCommand::new(pair_bin())
@@ -648,6 +665,13 @@ fn concurrent_cas_increments_from_8_processes_lose_no_updates() {
             );
         }
     }
+    // One journal record per acknowledged write, and the chain unbroken.
+    assert_eq!(
+        journal_lines(&b.read()).len(),
+        N * K,
+        "one record per write"
+    );
+    pair(["validate", b.p()]).code(0);
     let stale: usize = stats.iter().map(|s| s.stale).sum();
     let timeouts: usize = stats.iter().map(|s| s.lock_timeouts).sum();
     let torn: usize = stats.iter().map(|s| s.torn_reads).sum();
@@ -692,7 +716,11 @@ fn a_lock_file_and_owner_file_left_by_a_dead_process_do_not_block_a_write() {
         "an unheld lock must be taken at once\n{}",
         out.report()
     );
-    assert_bytes_eq(&b.read(), new.as_bytes(), "the file must equal the content");
+    assert_bytes_eq(
+        &b.content(),
+        new.as_bytes(),
+        "the file must equal the content",
+    );
     b.assert_clean_dir(&[]);
 }
 

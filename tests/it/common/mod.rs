@@ -409,6 +409,11 @@ impl Board {
         fs::read(&self.path).unwrap()
     }
 
+    /// The file without its journal ([`unjournaled`]).
+    pub fn content(&self) -> Vec<u8> {
+        unjournaled(&self.read())
+    }
+
     pub fn read_string(&self) -> String {
         String::from_utf8(self.read()).unwrap()
     }
@@ -476,6 +481,65 @@ impl Board {
 }
 
 #[track_caller]
+/// A board's bytes without its `## Journal` section (and the blank line the first record put
+/// before it): what the writers wrote, without the records pair adds to every write.
+pub fn unjournaled(bytes: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(bytes);
+    let cut = if text.starts_with("## Journal") {
+        Some(0)
+    } else {
+        text.rfind("\n## Journal\n")
+            .or_else(|| text.rfind("\n## Journal\r\n"))
+            .map(|p| p + 1)
+    };
+    let Some(cut) = cut else {
+        return bytes.to_vec();
+    };
+    let mut out = bytes[..cut].to_vec();
+    if out.ends_with(b"\r\n") {
+        out.truncate(out.len() - 2);
+    } else if out.ends_with(b"\n") {
+        out.truncate(out.len() - 1);
+    }
+    out
+}
+
+/// New content for a raw write that keeps the board's journal as it is (the law refuses a
+/// raw write that drops or changes a record): `content`, then the board's journal section.
+pub fn keep_journal(content: &str, board: &[u8]) -> String {
+    let kept = unjournaled(board).len();
+    let journal = String::from_utf8_lossy(&board[kept..]).into_owned();
+    format!("{content}{journal}")
+}
+
+/// A board's bytes less its last journal record (the last line), as the write that added it
+/// found them plus its change.
+pub fn without_last_record(bytes: &[u8]) -> Vec<u8> {
+    let end = bytes.len() - usize::from(bytes.ends_with(b"\n"));
+    let start = bytes[..end]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |p| p + 1);
+    assert!(
+        bytes[start..].starts_with(b"- at="),
+        "the last line is not a journal record"
+    );
+    bytes[..start].to_vec()
+}
+
+/// The journal records of a board, one line each.
+pub fn journal_lines(bytes: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(bytes);
+    match text.rfind("## Journal") {
+        Some(p) => text[p..]
+            .lines()
+            .filter(|l| l.starts_with("- at="))
+            .map(str::to_string)
+            .collect(),
+        None => vec![],
+    }
+}
+
 pub fn assert_bytes_eq(actual: &[u8], expected: &[u8], what: &str) {
     if actual != expected {
         panic!(

@@ -1,0 +1,165 @@
+//! `pair stats`: per board and in total, where the time and the tokens went ([`crate::stats`]);
+//! `--svg FILE` draws the timeline ([`crate::svg`]).
+
+use std::fmt::Write as _;
+
+use serde_json::json;
+
+use super::{Outcome, shown};
+use crate::cli::StatsArgs;
+use crate::error::{Error, Result};
+use crate::journal::cost_text;
+use crate::model::Timestamp;
+use crate::report::SCHEMA;
+use crate::stats::{self, BoardStats, Usage};
+
+fn usage_text(u: &Usage) -> String {
+    let mut parts = Vec::new();
+    if let Some(t) = u.tokens {
+        parts.push(format!("{t} tokens"));
+    }
+    if let Some(c) = u.cost_micros {
+        parts.push(format!("cost {}", cost_text(c)));
+    }
+    parts.join(", ")
+}
+
+/// Seconds as `1h02m03s`.
+pub fn duration(s: i64) -> String {
+    let (h, m, sec) = (s / 3600, (s % 3600) / 60, s % 60);
+    match (h, m) {
+        (0, 0) => format!("{sec}s"),
+        (0, _) => format!("{m}m{sec:02}s"),
+        _ => format!("{h}h{m:02}m{sec:02}s"),
+    }
+}
+
+fn board_text(b: &BoardStats) -> String {
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "{}: {} records, {} in all, now {}",
+        b.path,
+        b.records,
+        duration(b.seconds),
+        b.phase
+    );
+    if b.records == 0 {
+        t.push_str("  no journal yet: the next write starts it\n");
+        return t;
+    }
+    t.push_str("  phase                        time        usage\n");
+    for (p, s) in &b.phases {
+        let _ = writeln!(
+            t,
+            "  {:<28} {:>10}  {}",
+            p.as_str(),
+            duration(s.seconds),
+            usage_text(&s.usage)
+        );
+    }
+    t.push_str("  gate        time        rounds (how each ended)                usage\n");
+    for (g, s) in &b.gates {
+        let rounds: Vec<String> = s
+            .rounds
+            .iter()
+            .map(|r| format!("#{} {} {}", r.number, r.outcome, duration(r.seconds)))
+            .collect();
+        let _ = writeln!(
+            t,
+            "  {:<10} {:>10}  {:<38} {}",
+            g.as_str(),
+            duration(s.seconds),
+            if rounds.is_empty() {
+                "-".to_string()
+            } else {
+                rounds.join("; ")
+            },
+            usage_text(&s.usage)
+        );
+    }
+    t.push_str("  agent         writes   turn held   handoffs (total / max latency)   usage\n");
+    for (id, a) in &b.agents {
+        let waiting = a
+            .waiting_since
+            .map(|w| format!(", waited on since {w}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            t,
+            "  {:<12} {:>7} {:>11}   {} ({} / {}){waiting}   {}",
+            id,
+            a.writes,
+            duration(a.turn_seconds),
+            a.handoffs,
+            duration(a.handoff_seconds),
+            duration(a.max_handoff_seconds),
+            usage_text(&a.usage)
+        );
+    }
+    let u = usage_text(&b.usage);
+    if !u.is_empty() {
+        let _ = writeln!(t, "  usage: {u}");
+    }
+    t
+}
+
+pub fn run(a: StatsArgs) -> Result<Outcome> {
+    let now = Timestamp::now();
+    let mut boards = Vec::new();
+    let mut all_records = Vec::new();
+    for path in &a.board {
+        let (records, phase) = super::log::read_records(path)?;
+        boards.push(stats::board(&shown(path), phase, &records, now));
+        all_records.push(records);
+    }
+    let total = stats::total(&boards);
+    if let Some(file) = &a.svg {
+        let drawn: Vec<crate::svg::Board> = boards
+            .iter()
+            .zip(&all_records)
+            .map(|(stats, records)| crate::svg::Board { stats, records })
+            .collect();
+        let svg = crate::svg::timeline(&drawn);
+        std::fs::write(file, svg).map_err(|e| Error::io(file, "write the SVG timeline", e))?;
+    }
+    let json = json!({
+        "schema": SCHEMA,
+        "boards": boards,
+        "total": total,
+        "svg": a.svg.as_ref().map(|f| f.display().to_string()),
+    });
+    let mut text = String::new();
+    for b in &boards {
+        text.push_str(&board_text(b));
+    }
+    if boards.len() > 1 {
+        let _ = writeln!(
+            text,
+            "total: {} boards, {} records, {} in all",
+            total.boards,
+            total.records,
+            duration(total.seconds)
+        );
+        for (g, s) in &total.gates {
+            let outcomes: Vec<String> =
+                s.outcomes.iter().map(|(o, n)| format!("{n} {o}")).collect();
+            let _ = writeln!(
+                text,
+                "  {:<10} {:>10}  {} rounds ({})  {}",
+                g.as_str(),
+                duration(s.seconds),
+                s.rounds,
+                outcomes.join(", "),
+                usage_text(&s.usage)
+            );
+        }
+        let u = usage_text(&total.usage);
+        if !u.is_empty() {
+            let _ = writeln!(text, "  usage: {u}");
+        }
+    }
+    if let Some(f) = &a.svg {
+        let _ = writeln!(text, "timeline written to {}", f.display());
+    }
+    Ok(Outcome::ok(json, text))
+}

@@ -1,0 +1,333 @@
+//! Where the time and the tokens went, computed from a board's journal alone.
+//!
+//! Each record starts an interval that lasts until the next record (the last one until `end`:
+//! the last record's time on a terminal board, else now). In that interval the board is in the
+//! record's `to` phase and the turn is held by the record's `turn` agents. From that:
+//!
+//! * wall time per phase, and per gate (a gate spans the phases of one artifact, from working on
+//!   it to its verdict: [`gate_of`]);
+//! * rounds per gate: a round starts with a write that raises the gate's counter (a submission)
+//!   and ends with the first write that leaves the gate's review phases, its outcome being the
+//!   phase it went to (`PLAN_APPROVED`, `PLAN_CHANGES_REQUESTED`, `BLOCKED`, …), or
+//!   `resubmitted`, or `open`;
+//! * per agent: the time it held the turn, and its handoffs: from the write that made it its
+//!   turn (it was not its turn before) to its next write;
+//! * tokens and cost per phase and gate, counted in the phase the work was done in (the phase
+//!   before the write, or `report-usage --phase`).
+//!
+//! SLA breaches belong to the watchdog: [`BoardStats::sla_breaches`] is `None` until SLAs exist.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::journal::{Record, cost_number};
+use crate::model::{Phase, Target, Timestamp};
+
+/// The gate a phase belongs to: the artifact being written, submitted, reviewed or approved.
+pub fn gate_of(p: Phase) -> Option<Target> {
+    match p {
+        Phase::Analyzing => Some(Target::Analysis),
+        Phase::Planning => Some(Target::Plan),
+        Phase::RedTesting => Some(Target::RedTest),
+        Phase::Coding => Some(Target::Code),
+        _ => p.requires_counter().map(|(t, _)| t),
+    }
+}
+
+/// Tokens and cost summed over records (`None` where no record reported any).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub tokens: Option<u64>,
+    pub cost_micros: Option<u64>,
+}
+
+impl Usage {
+    fn add(&mut self, tokens: Option<u64>, cost: Option<u64>) {
+        if let Some(t) = tokens {
+            self.tokens = Some(self.tokens.unwrap_or(0).saturating_add(t));
+        }
+        if let Some(c) = cost {
+            self.cost_micros = Some(self.cost_micros.unwrap_or(0).saturating_add(c));
+        }
+    }
+    fn merge(&mut self, o: &Usage) {
+        self.add(o.tokens, o.cost_micros);
+    }
+}
+
+impl Serialize for Usage {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("tokens", &self.tokens)?;
+        m.serialize_entry("cost", &self.cost_micros.map(cost_number))?;
+        m.end()
+    }
+}
+
+/// Time and usage of one phase or gate.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Span {
+    pub seconds: i64,
+    #[serde(flatten)]
+    pub usage: Usage,
+}
+
+/// One review round of a gate.
+#[derive(Debug, Clone, Serialize)]
+pub struct Round {
+    /// The gate's counter the round reviews.
+    pub number: u32,
+    pub started: Timestamp,
+    pub ended: Option<Timestamp>,
+    pub seconds: i64,
+    /// The phase the round ended in, `resubmitted`, or `open`.
+    pub outcome: String,
+}
+
+/// One gate: its time, usage and rounds.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Gate {
+    pub seconds: i64,
+    #[serde(flatten)]
+    pub usage: Usage,
+    pub rounds: Vec<Round>,
+}
+
+/// One agent's share.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct AgentStats {
+    pub writes: usize,
+    /// Time during which it was this agent's turn.
+    pub turn_seconds: i64,
+    /// Handoffs that ended with the agent's write.
+    pub handoffs: usize,
+    /// Their total latency (from the write that made it its turn to its next write).
+    pub handoff_seconds: i64,
+    pub max_handoff_seconds: i64,
+    /// When a handoff still waits for the agent's write.
+    pub waiting_since: Option<Timestamp>,
+    #[serde(flatten)]
+    pub usage: Usage,
+}
+
+/// A breach of a phase or turn SLA (reported by the watchdog).
+#[derive(Debug, Clone, Serialize)]
+pub struct SlaBreach {
+    pub phase: Phase,
+    pub agent: Option<String>,
+    pub seconds_over: i64,
+}
+
+/// The figures of one board.
+#[derive(Debug, Clone, Serialize)]
+pub struct BoardStats {
+    pub path: String,
+    pub phase: Phase,
+    pub records: usize,
+    pub start: Option<Timestamp>,
+    pub end: Option<Timestamp>,
+    pub seconds: i64,
+    pub phases: BTreeMap<Phase, Span>,
+    pub gates: BTreeMap<Target, Gate>,
+    pub agents: BTreeMap<String, AgentStats>,
+    pub usage: Usage,
+    /// `None` until SLAs are set on boards (the watchdog fills it); never a made-up zero.
+    pub sla_breaches: Option<Vec<SlaBreach>>,
+}
+
+fn secs(a: Timestamp, b: Timestamp) -> i64 {
+    (b.0 - a.0).num_seconds().max(0)
+}
+
+/// Compute a board's figures from its records; `now` ends the last interval of a board that is
+/// not terminal.
+pub fn board(path: &str, phase: Phase, records: &[Record], now: Timestamp) -> BoardStats {
+    let start = records.first().map(|r| r.at);
+    let end = match records.last() {
+        Some(r) if phase.is_terminal() => Some(r.at),
+        Some(r) => Some(now.max(r.at)),
+        None => None,
+    };
+    let mut s = BoardStats {
+        path: path.to_string(),
+        phase,
+        records: records.len(),
+        start,
+        end,
+        seconds: match (start, end) {
+            (Some(a), Some(b)) => secs(a, b),
+            _ => 0,
+        },
+        phases: BTreeMap::new(),
+        gates: BTreeMap::new(),
+        agents: BTreeMap::new(),
+        usage: Usage::default(),
+        sla_breaches: None,
+    };
+    let Some(end) = end else {
+        return s;
+    };
+    // Open handoffs: agent → when it became its turn.
+    let mut pending: BTreeMap<String, Timestamp> = BTreeMap::new();
+    // Open rounds: gate → index in its rounds.
+    let mut open: BTreeMap<Target, usize> = BTreeMap::new();
+    let mut prev_turn: &[String] = &[];
+    for (i, r) in records.iter().enumerate() {
+        let until = records.get(i + 1).map_or(end, |n| n.at);
+        let dt = secs(r.at, until);
+        // Usage counts in the phase the work was done in.
+        let work = r.work_phase();
+        s.usage.add(r.tokens, r.cost_micros);
+        s.phases
+            .entry(work)
+            .or_default()
+            .usage
+            .add(r.tokens, r.cost_micros);
+        if let Some(g) = gate_of(work) {
+            s.gates
+                .entry(g)
+                .or_default()
+                .usage
+                .add(r.tokens, r.cost_micros);
+        }
+        // Time counts in the phase the write left the board in.
+        s.phases.entry(r.to).or_default().seconds += dt;
+        if let Some(g) = gate_of(r.to) {
+            s.gates.entry(g).or_default().seconds += dt;
+        }
+        // The writer: a write ends its pending handoff.
+        if let Some(by) = &r.by {
+            let a = s.agents.entry(by.clone()).or_default();
+            a.writes += 1;
+            a.usage.add(r.tokens, r.cost_micros);
+            if let Some(since) = pending.remove(by) {
+                let l = secs(since, r.at);
+                a.handoffs += 1;
+                a.handoff_seconds += l;
+                a.max_handoff_seconds = a.max_handoff_seconds.max(l);
+            }
+        }
+        // Rounds: a raised counter starts one; leaving the review phases ends it.
+        for c in r.counters.iter().filter(|c| c.to > c.from) {
+            let Some(t) = Target::ALL
+                .iter()
+                .copied()
+                .find(|t| t.counter_field() == c.name)
+            else {
+                continue;
+            };
+            let gate = s.gates.entry(t).or_default();
+            if let Some(k) = open.remove(&t) {
+                close(&mut gate.rounds[k], r.at, "resubmitted".into());
+            }
+            gate.rounds.push(Round {
+                number: c.to,
+                started: r.at,
+                ended: None,
+                seconds: 0,
+                outcome: "open".into(),
+            });
+            open.insert(t, gate.rounds.len() - 1);
+        }
+        let closing: Vec<Target> = open
+            .keys()
+            .copied()
+            .filter(|t| r.to.review_target() != Some(*t))
+            .collect();
+        for t in closing {
+            if let (Some(k), Some(gate)) = (open.remove(&t), s.gates.get_mut(&t)) {
+                close(&mut gate.rounds[k], r.at, r.to.to_string());
+            }
+        }
+        // The turn: time held, and handoffs to agents whose turn it just became.
+        for who in &r.turn {
+            s.agents.entry(who.clone()).or_default().turn_seconds += dt;
+            if !prev_turn.contains(who) && r.by.as_ref() != Some(who) {
+                pending.entry(who.clone()).or_insert(r.at);
+            }
+        }
+        prev_turn = &r.turn;
+    }
+    for (t, k) in open {
+        if let Some(gate) = s.gates.get_mut(&t) {
+            let round = &mut gate.rounds[k];
+            round.seconds = secs(round.started, end);
+        }
+    }
+    for (who, since) in pending {
+        s.agents.entry(who).or_default().waiting_since = Some(since);
+    }
+    s
+}
+
+fn close(round: &mut Round, at: Timestamp, outcome: String) {
+    round.ended = Some(at);
+    round.seconds = secs(round.started, at);
+    round.outcome = outcome;
+}
+
+/// A gate's figures across boards.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct GateTotal {
+    pub seconds: i64,
+    #[serde(flatten)]
+    pub usage: Usage,
+    pub rounds: usize,
+    /// How many rounds ended each way.
+    pub outcomes: BTreeMap<String, usize>,
+}
+
+/// The figures of several boards together.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Total {
+    pub boards: usize,
+    pub records: usize,
+    pub seconds: i64,
+    pub phases: BTreeMap<Phase, Span>,
+    pub gates: BTreeMap<Target, GateTotal>,
+    pub agents: BTreeMap<String, AgentStats>,
+    pub usage: Usage,
+}
+
+/// Sum boards' figures.
+pub fn total(boards: &[BoardStats]) -> Total {
+    let mut t = Total {
+        boards: boards.len(),
+        ..Total::default()
+    };
+    for b in boards {
+        t.records += b.records;
+        t.seconds += b.seconds;
+        t.usage.merge(&b.usage);
+        for (p, span) in &b.phases {
+            let e = t.phases.entry(*p).or_default();
+            e.seconds += span.seconds;
+            e.usage.merge(&span.usage);
+        }
+        for (g, gate) in &b.gates {
+            let e = t.gates.entry(*g).or_default();
+            e.seconds += gate.seconds;
+            e.usage.merge(&gate.usage);
+            e.rounds += gate.rounds.len();
+            for r in &gate.rounds {
+                *e.outcomes.entry(r.outcome.clone()).or_default() += 1;
+            }
+        }
+        for (id, a) in &b.agents {
+            let e = t.agents.entry(id.clone()).or_default();
+            e.writes += a.writes;
+            e.turn_seconds += a.turn_seconds;
+            e.handoffs += a.handoffs;
+            e.handoff_seconds += a.handoff_seconds;
+            e.max_handoff_seconds = e.max_handoff_seconds.max(a.max_handoff_seconds);
+            e.waiting_since = match (e.waiting_since, a.waiting_since) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                (x, y) => x.or(y),
+            };
+            e.usage.merge(&a.usage);
+        }
+    }
+    t
+}
