@@ -11,7 +11,8 @@ use crate::model::{Frontmatter, PinKind, Target};
 /// The accepted forms, for messages.
 pub const FORMS: &str = "`path:line` (a file of the artifact and a line it has, e.g. \
     `src/upload.rs:42`), `path#symbol` (a file of the artifact and a name in it, e.g. \
-    `src/upload.rs#retry_budget`), `## Heading` (a heading of the body or the artifact), \
+    `src/upload.rs#retry_budget`), `## Heading` (a heading of the body or the artifact, written at its own level: \
+    `#### Step 2` too), \
     `commit SHA` (7-40 hex digits of a commit in the worktree) or `sha256:HASH` (an artifact's \
     pinned hash, 64 hex digits)";
 
@@ -69,7 +70,14 @@ pub fn parse(a: &str) -> Result<Anchor, AnchorError> {
     if t.contains('\n') {
         return Err(vague(a, "it spans several lines"));
     }
-    if let Some(h) = t.strip_prefix("## ") {
+    // A heading at any level, as it is written (`## Plan`, `#### Step 2`): the level does not
+    // matter to which heading it names.
+    let level = t.bytes().take_while(|b| *b == b'#').count();
+    if let Some(h) = (1..=6)
+        .contains(&level)
+        .then(|| t[level..].strip_prefix(' '))
+        .flatten()
+    {
         let h = h.trim();
         if h.is_empty() {
             return Err(vague(a, "the heading is empty"));
@@ -297,6 +305,10 @@ mod tests {
         assert_eq!(
             parse("## Dispute Resolution"),
             Ok(Anchor::Heading("Dispute Resolution".into()))
+        );
+        assert_eq!(
+            parse("#### Step 2: the retry"),
+            Ok(Anchor::Heading("Step 2: the retry".into()))
         );
         assert_eq!(
             parse("commit a1b2c3d"),

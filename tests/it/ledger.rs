@@ -896,3 +896,42 @@ fn an_objection_raised_after_approving_replaces_the_approval_and_the_round_canno
     assert_eq!(phase(&p), "PLAN_CHANGES_REQUESTED");
     pair(["validate", p.p()]).code(0);
 }
+
+#[test]
+fn a_heading_anchor_may_be_written_at_the_headings_own_level() {
+    // The plan's `### Step one` is appended as `#### Step one`: both spellings name it.
+    let p = plan_review(&["--max-rounds", "3"]);
+    assert_eq!(
+        object(
+            &p,
+            "alice",
+            "blocking",
+            "#### Step one",
+            "Step one is vague",
+            &[]
+        ),
+        "BLK-1"
+    );
+    assert_eq!(
+        object(&p, "alice", "advisory", "## Step one", "Name the file", &[]),
+        "ADV-1"
+    );
+    p.refused(
+        "alice",
+        &[
+            "object",
+            "--severity",
+            "blocking",
+            "--anchor",
+            "#### Step nine",
+            "--title",
+            "T",
+            "--evidence",
+            "E",
+            "--fix",
+            "F",
+        ],
+        4,
+    )
+    .mentions(&["Step nine"]);
+}
