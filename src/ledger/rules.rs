@@ -107,9 +107,7 @@ pub fn round_end(fm: &Frontmatter, t: Target, approved: bool) -> Phase {
     if approved {
         return outcome_phase(t, true);
     }
-    let mut open = fm.ledger.gate(t).open;
-    open.push(fm.ledger.open_blocking(t, None).len() as u32);
-    match decision_due(fm, t, &open) {
+    match decision_due_at_round_end(fm, t) {
         Some(_) => Phase::AwaitingDecision,
         None => outcome_phase(t, false),
     }
@@ -118,7 +116,12 @@ pub fn round_end(fm: &Frontmatter, t: Target, approved: bool) -> Phase {
 /// For `Guard::DecisionDue`: whether the round under review, completing now with changes
 /// requested, would go to a decision.
 pub fn decision_due_now(fm: &Frontmatter) -> Option<StopReason> {
-    let t = fm.phase.review_target()?;
+    decision_due_at_round_end(fm, fm.phase.review_target()?)
+}
+
+/// Whether gate `t`'s round, ending now with changes requested, goes to a decision: its open
+/// blocking counts so far, with this round's added.
+fn decision_due_at_round_end(fm: &Frontmatter, t: Target) -> Option<StopReason> {
     let mut open = fm.ledger.gate(t).open;
     open.push(fm.ledger.open_blocking(t, None).len() as u32);
     decision_due(fm, t, &open)
