@@ -121,11 +121,16 @@ pub(crate) fn agent_arg(flag: &str, id: &str) -> Result<()> {
 
 /// A `--timeout` in seconds as a duration.
 pub(crate) fn timeout(seconds: f64) -> Result<Duration> {
+    seconds_flag("--timeout", seconds)
+}
+
+/// A flag given in seconds (`--timeout`, `--interval`) as a duration; the error names the flag.
+pub(crate) fn seconds_flag(flag: &str, seconds: f64) -> Result<Duration> {
     if seconds.is_finite() && (0.0..=86_400.0).contains(&seconds) {
         Ok(Duration::from_secs_f64(seconds))
     } else {
         Err(Error::Usage(format!(
-            "--timeout must be a number of seconds from 0 to 86400, got {}",
+            "{flag} must be a number of seconds from 0 to 86400, got {}",
             shown_number(seconds)
         )))
     }

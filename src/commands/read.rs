@@ -45,7 +45,7 @@ pub fn poll(a: PollArgs) -> Result<Outcome> {
         return Ok(turn_outcome(&poll_once(&a)?, None));
     }
     let timeout = super::timeout(a.timeout)?;
-    let interval = super::timeout(a.interval)?.max(Duration::from_millis(10));
+    let interval = super::seconds_flag("--interval", a.interval)?.max(Duration::from_millis(10));
     let start = Instant::now();
     let deadline = start + timeout;
     // Watch first, then read: a change between the two cannot be missed.

@@ -1392,3 +1392,15 @@ fn a_huge_timeout_is_shown_as_written() {
         assert!(out.stderr.len() < 200, "{}", out.report());
     }
 }
+
+#[test]
+fn a_bad_poll_interval_is_named_as_the_interval() {
+    let b = Board::minimal();
+    for value in ["1e300", "-1", "nan"] {
+        let flag = format!("--interval={value}");
+        let out = pair(["poll", b.p(), "--agent", "doer", "--wait", &flag]);
+        out.code(4)
+            .mentions(&["--interval must be a number of seconds"]);
+        assert!(!out.stderr.contains("--timeout"), "{}", out.report());
+    }
+}
