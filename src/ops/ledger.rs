@@ -257,6 +257,41 @@ fn entry(gate: Target, heading: String, body: String) -> Entry {
     Entry::new(artifact_section(gate, true), heading, body)
 }
 
+/// The words a move's entry and summary use: the entry's heading word and the past tense.
+fn words(verb: Verb) -> (&'static str, &'static str) {
+    match verb {
+        Verb::Resolve => ("Resolution", "resolved"),
+        Verb::Challenge => ("Challenge", "challenged"),
+        Verb::Accept => ("Accepted", "accepted"),
+        Verb::Reopen => ("Reopened", "reopened"),
+        Verb::Withdraw => ("Withdrawn", "withdrawn"),
+        other => (other.command(), other.command()),
+    }
+}
+
+/// A move on one objection that records one entry: take the step, then say who did it.
+fn simple_move(
+    fm: &mut Frontmatter,
+    ctx: &Ctx,
+    command: Command,
+    verb: Verb,
+    id: &str,
+    body: String,
+) -> Result<(Target, Edit)> {
+    let (gate, _) = step(fm, ctx, command, verb, id)?;
+    let (heading, past) = words(verb);
+    let edit = Edit {
+        command,
+        summary: format!("{id} {past} by {}", ctx.agent),
+        entries: vec![entry(
+            gate,
+            format!("{heading} {id} — {} — {}", ctx.agent, ctx.now),
+            body,
+        )],
+    };
+    Ok((gate, edit))
+}
+
 /// `resolve`: the doer says how an objection was fixed, and what the fix touched.
 pub fn resolve(
     fm: &mut Frontmatter,
@@ -266,35 +301,17 @@ pub fn resolve(
     surfaces: &[String],
 ) -> Result<Edit> {
     let resolution = text("--resolution", resolution)?;
-    let (gate, _) = step(fm, ctx, Command::Resolve, Verb::Resolve, id)?;
     let mut body = resolution.trim_end().to_string();
     if !surfaces.is_empty() {
         body.push_str(&format!("\n\nImpacted surfaces: {}", surfaces.join(", ")));
     }
-    Ok(Edit {
-        command: Command::Resolve,
-        summary: format!("{id} resolved by {}", ctx.agent),
-        entries: vec![entry(
-            gate,
-            format!("Resolution {id} — {} — {}", ctx.agent, ctx.now),
-            body,
-        )],
-    })
+    Ok(simple_move(fm, ctx, Command::Resolve, Verb::Resolve, id, body)?.1)
 }
 
 /// `challenge`: the doer disputes an objection; the arbiter rules on it.
 pub fn challenge(fm: &mut Frontmatter, ctx: &Ctx, id: &str, grounds: &str) -> Result<Edit> {
     let grounds = text("--grounds", grounds)?;
-    let (gate, _) = step(fm, ctx, Command::Challenge, Verb::Challenge, id)?;
-    Ok(Edit {
-        command: Command::Challenge,
-        summary: format!("{id} challenged by {}", ctx.agent),
-        entries: vec![entry(
-            gate,
-            format!("Challenge {id} — {} — {}", ctx.agent, ctx.now),
-            grounds,
-        )],
-    })
+    Ok(simple_move(fm, ctx, Command::Challenge, Verb::Challenge, id, grounds)?.1)
 }
 
 /// A ruling: on a challenge, or on a rework.
@@ -425,50 +442,21 @@ fn reject_rework(fm: &mut Frontmatter, ctx: &Ctx, id: &str, reason: &str) -> Res
 
 /// `accept`: the objecting reviewer agrees the resolution fixes it.
 pub fn accept(fm: &mut Frontmatter, ctx: &Ctx, id: &str) -> Result<Edit> {
-    let (gate, _) = step(fm, ctx, Command::Accept, Verb::Accept, id)?;
-    Ok(Edit {
-        command: Command::Accept,
-        summary: format!("{id} accepted by {}", ctx.agent),
-        entries: vec![entry(
-            gate,
-            format!("Accepted {id} — {} — {}", ctx.agent, ctx.now),
-            String::new(),
-        )],
-    })
+    Ok(simple_move(fm, ctx, Command::Accept, Verb::Accept, id, String::new())?.1)
 }
 
 /// `reopen`: the objecting reviewer finds the resolution does not fix it.
 pub fn reopen(fm: &mut Frontmatter, ctx: &Ctx, id: &str, reason: &str) -> Result<Edit> {
     let reason = text("--reason", reason)?;
-    let (gate, _) = step(fm, ctx, Command::Reopen, Verb::Reopen, id)?;
-    let replaced = replace_approval(fm, ctx, gate, id);
-    Ok(Edit {
-        command: Command::Reopen,
-        summary: format!("{id} reopened by {}", ctx.agent),
-        entries: [entry(
-            gate,
-            format!("Reopened {id} — {} — {}", ctx.agent, ctx.now),
-            reason,
-        )]
-        .into_iter()
-        .chain(replaced)
-        .collect(),
-    })
+    let (gate, mut edit) = simple_move(fm, ctx, Command::Reopen, Verb::Reopen, id, reason)?;
+    edit.entries.extend(replace_approval(fm, ctx, gate, id));
+    Ok(edit)
 }
 
 /// `withdraw`: the objecting reviewer takes an objection back.
 pub fn withdraw(fm: &mut Frontmatter, ctx: &Ctx, id: &str, reason: &str) -> Result<Edit> {
     let reason = text("--reason", reason)?;
-    let (gate, _) = step(fm, ctx, Command::Withdraw, Verb::Withdraw, id)?;
-    Ok(Edit {
-        command: Command::Withdraw,
-        summary: format!("{id} withdrawn by {}", ctx.agent),
-        entries: vec![entry(
-            gate,
-            format!("Withdrawn {id} — {} — {}", ctx.agent, ctx.now),
-            reason,
-        )],
-    })
+    Ok(simple_move(fm, ctx, Command::Withdraw, Verb::Withdraw, id, reason)?.1)
 }
 
 /// What `pair decide` decides.
