@@ -61,6 +61,7 @@ pub const CHECKS: &[Check] = &[
     Check { name: "commit-tree-approved",   step: "COMMITTED",             applies: Applies::Repo,           rule: "the commit's tree is the tree of the last approved code round" },
     Check { name: "required-checks-passed", step: "COMMITTED",             applies: Applies::RequiredChecks, rule: "each required check's latest run passed on the approved tree" },
     Check { name: "merged-branch-contains-commit", step: "MERGED",         applies: Applies::Repo,           rule: "the --merged-into branch is not the topic branch, exists and contains the commit" },
+    Check { name: "merge-brings-no-unreviewed-commit", step: "MERGED",     applies: Applies::TopicBranch,    rule: "no commit the topic branch gained after the verified one is in the --merged-into branch" },
     Check { name: "worktree-removed",       step: "CLEANED_UP",            applies: Applies::Repo,           rule: "the worktree directory is gone and git no longer lists it" },
     Check { name: "topic-branch-deleted",   step: "CLEANED_UP",            applies: Applies::TopicBranch,    rule: "the topic branch is deleted (or kept with --keep-branch, recorded)" },
 ];
@@ -134,6 +135,9 @@ pub struct MergeFacts {
     pub branch: String,
     pub exists: bool,
     pub contains: bool,
+    /// Commits of the topic branch after the verified one that the branch contains (unreviewed
+    /// content merged along with the commit), newest first.
+    pub beyond: Vec<String>,
 }
 
 /// What the file system and git said about a cleanup.
@@ -248,10 +252,27 @@ pub fn observe(
                 }
                 _ => false,
             };
+            // Topic commits after the verified one that the merge brought along: on the topic
+            // branch, not in the commit, and in the merged-into branch.
+            let mut beyond = Vec::new();
+            if let (true, Some(tip), Some(c), Some(topic)) = (
+                contains,
+                &tip,
+                fm.audit.commit_sha.as_deref(),
+                fm.audit.topic_branch.as_deref(),
+            ) && let Some(topic_tip) = repo::branch(root, topic)?
+            {
+                let after = repo::commits_between(root, &topic_tip, &[c])?;
+                if !after.is_empty() {
+                    let outside = repo::commits_between(root, &topic_tip, &[c, tip])?;
+                    beyond = after.into_iter().filter(|x| !outside.contains(x)).collect();
+                }
+            }
             Step::Merge(MergeFacts {
                 branch,
                 exists: tip.is_some(),
                 contains,
+                beyond,
             })
         }
         Phase::CleanedUp => {
@@ -363,6 +384,35 @@ pub fn verify(
                     m.branch,
                     short(commit)
                 ));
+                if m.beyond.is_empty() {
+                    if fm.audit.topic_branch.is_some() {
+                        out.passed.push(format!(
+                            "branch {} holds no commit of {topic} after {}",
+                            m.branch,
+                            short(commit)
+                        ));
+                    }
+                } else {
+                    let shown: Vec<&str> = m.beyond.iter().take(5).map(|c| short(c)).collect();
+                    let more = match m.beyond.len() {
+                        n if n > 5 => format!(" and {} more", n - 5),
+                        _ => String::new(),
+                    };
+                    out.fail(
+                        "merge-brings-no-unreviewed-commit",
+                        format!(
+                            "branch {} also holds {} commit(s) of {topic} made after the verified \
+                             commit {} ({}{more}): that content was not reviewed; merge the \
+                             verified commit itself (`git merge {}`), or record why it may stay \
+                             with --waive REASON",
+                            m.branch,
+                            m.beyond.len(),
+                            short(commit),
+                            shown.join(", "),
+                            commit
+                        ),
+                    );
+                }
             }
         }
         (Step::Cleanup(c), Phase::CleanedUp) => {

@@ -219,6 +219,20 @@ pub fn changed_files(dir: &Path, from: &str, to: &str) -> Result<Vec<String>> {
         .collect())
 }
 
+/// The commits reachable from `from` but from none of `not` (`git rev-list`), newest first.
+pub fn commits_between(dir: &Path, from: &str, not: &[&str]) -> Result<Vec<String>> {
+    let excluded: Vec<String> = not.iter().map(|n| format!("^{n}")).collect();
+    let mut args = vec!["rev-list", from];
+    args.extend(excluded.iter().map(String::as_str));
+    args.push("--");
+    let out = run(dir, &args, "list the commits between two revisions")?;
+    Ok(String::from_utf8_lossy(&out)
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect())
+}
+
 /// The commit `HEAD` of a worktree is at.
 pub fn head(dir: &Path) -> Result<Option<String>> {
     commit(dir, "HEAD")

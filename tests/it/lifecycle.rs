@@ -435,6 +435,44 @@ fn merged_into_a_branch_without_the_commit_and_cleanup_with_the_worktree_present
 }
 
 #[test]
+fn a_merge_that_brings_topic_commits_made_after_the_verified_one_is_refused() {
+    let lc = Lc::approved(&[]);
+    lc.g(&["commit", "-q", "-m", "fix"]);
+    let verified = lc.g(&["rev-parse", "HEAD"]).trim().to_string();
+    lc.ok("doer", &["advance", "COMMITTED", "--user-approved"]);
+    // After the verification the topic branch gains a commit nobody reviewed.
+    lc.write("lib.txt", "one\ntwo\nunreviewed\n");
+    lc.g(&["commit", "-q", "-am", "later"]);
+    let later = lc.g(&["rev-parse", "HEAD"]).trim().to_string();
+    git(&lc.root, &["merge", "-q", "--ff-only", "pair/task"]);
+    let merge = [
+        "advance",
+        "MERGED",
+        "--merged-into",
+        "main",
+        "--user-approved",
+    ];
+    lc.refused("doer", &merge, 6).mentions(&[
+        "merge-brings-no-unreviewed-commit",
+        &later[..12],
+        &format!("git merge {verified}"),
+    ]);
+    assert_eq!(lc.phase(), "COMMITTED");
+    // Merging the verified commit itself passes, though the topic branch is ahead of it.
+    git(&lc.root, &["reset", "-q", "--hard", "HEAD~1"]);
+    git(
+        &lc.root,
+        &["merge", "-q", "--no-ff", "-m", "merge", &verified],
+    );
+    lc.ok("doer", &merge);
+    assert!(
+        lc.text().contains("holds no commit of pair/task after"),
+        "{}",
+        lc.text()
+    );
+}
+
+#[test]
 fn a_waiver_overrides_a_failed_check_and_is_recorded_in_decisions() {
     let lc = Lc::approved(&[]);
     lc.write("lib.txt", "one\ntwo\nextra\n");
