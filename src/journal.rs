@@ -586,24 +586,26 @@ fn hex(digest: &[u8]) -> String {
 /// code fence cannot be followed by records alone: the fence would never close, and such a
 /// file is refused before it gets here.) The file's line ending, when so.
 fn journal_is_last(bytes: &[u8]) -> Option<&'static str> {
-    let heading = format!("\n## {SECTION}");
-    let at = memchr::memmem::rfind(bytes, heading.as_bytes())?;
-    let rest = &bytes[at + heading.len()..];
-    let (first, tail) = match memchr::memchr(b'\n', rest) {
-        Some(p) => (&rest[..p], &rest[p + 1..]),
-        None => (rest, &rest[rest.len()..]),
-    };
-    if !first.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
-        return None;
+    let heading = format!("## {SECTION}");
+    let blank = |l: &[u8]| l.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'));
+    // One pass backwards, line by line (line ends found with memrchr): on a board whose journal
+    // is a megabyte, searching for the heading and then splitting the records byte by byte was
+    // most of a write's journal work.
+    let mut end = bytes.len();
+    loop {
+        let start = memchr::memrchr(b'\n', &bytes[..end]).map_or(0, |p| p + 1);
+        let line = &bytes[start..end];
+        if start > 0
+            && let Some(rest) = line.strip_prefix(heading.as_bytes())
+            && blank(rest)
+        {
+            return Some(if rest.ends_with(b"\r") { "\r\n" } else { "\n" });
+        }
+        if !(line.starts_with(RECORD_START.as_bytes()) || blank(line)) || start == 0 {
+            return None;
+        }
+        end = start - 1;
     }
-    let records_only = tail.split(|b| *b == b'\n').all(|l| {
-        let l = l.strip_suffix(b"\r").unwrap_or(l);
-        l.iter().all(|b| matches!(b, b' ' | b'\t')) || l.starts_with(RECORD_START.as_bytes())
-    });
-    if !records_only {
-        return None;
-    }
-    Some(if first.ends_with(b"\r") { "\r\n" } else { "\n" })
 }
 
 /// Any other case: parse the body, move the journal (and its records) to the end, or start it.
@@ -762,4 +764,31 @@ fn last_line_start(bytes: &[u8]) -> Option<usize> {
         return None;
     }
     Some(memchr::memrchr(b'\n', &bytes[..end]).map_or(0, |p| p + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::journal_is_last;
+
+    #[test]
+    fn the_journal_is_found_last_only_when_records_and_blank_lines_follow_its_heading() {
+        let rec = "- at=2026-01-01T00:00:00Z by=a cmd=note";
+        let lf = format!("---\nphase: PLANNING\n---\n## Notes\nx\n\n## Journal\n\n{rec}\n{rec}\n");
+        assert_eq!(journal_is_last(lf.as_bytes()), Some("\n"));
+        let crlf = lf.replace('\n', "\r\n");
+        assert_eq!(journal_is_last(crlf.as_bytes()), Some("\r\n"));
+        // No final line end, trailing blanks.
+        let open = format!("---\n---\n## Journal  \n{rec}\n  \t\n{rec}");
+        assert_eq!(journal_is_last(open.as_bytes()), Some("\n"));
+        for not_last in [
+            format!("---\n---\n## Journal\n{rec}\n## Notes\n"),
+            format!("---\n---\n## Journal\n{rec}\ntext\n"),
+            format!("---\n---\n## Journals\n{rec}\n"),
+            format!("---\n---\n## Notes\n{rec}\n"),
+            format!("## Journal\n{rec}\n"),
+            String::new(),
+        ] {
+            assert_eq!(journal_is_last(not_last.as_bytes()), None, "{not_last:?}");
+        }
+    }
 }
