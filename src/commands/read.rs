@@ -15,6 +15,7 @@ use crate::wait::Waiter;
 
 fn poll_once(a: &PollArgs) -> Result<Turn> {
     let valid = store::load_frontmatter(&a.board)?;
+    crate::presence::record(&a.board, &a.agent, a.wait);
     let fm = &valid.parsed.fm;
     Ok(Turn::new(
         fm,
