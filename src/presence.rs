@@ -9,6 +9,8 @@
 //!
 //! The write is best effort: a small temporary file renamed over the old one (atomic), and any
 //! failure (a read-only directory, a full disk) is ignored, so `poll` never fails because of it.
+//! A plain `poll` leaves a record younger than [`REFRESH_SECONDS`] as it is, so polling in a
+//! tight loop costs a `stat`, not a write.
 
 use std::fs;
 use std::io::Write as _;
@@ -62,9 +64,24 @@ pub fn replace_small(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Refresh `agent`'s presence beside `board` (best effort: errors are ignored).
+/// How fresh a record must be for a plain `poll` to leave it as it is (a stat instead of a
+/// write); each wake of `poll --wait` always refreshes it.
+pub const REFRESH_SECONDS: u64 = 15;
+
+/// Refresh `agent`'s presence beside `board` (best effort: errors are ignored). A plain poll
+/// (`waiting` false) leaves a record younger than [`REFRESH_SECONDS`] alone.
 pub fn record(board: &Path, agent: &str, waiting: bool) {
     if !is_agent_id(agent) {
+        return;
+    }
+    let path = presence_dir(board).join(format!("{agent}.json"));
+    if !waiting
+        && fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age.as_secs() < REFRESH_SECONDS)
+    {
         return;
     }
     let p = Presence {
@@ -80,7 +97,7 @@ pub fn record(board: &Path, agent: &str, waiting: bool) {
         return;
     };
     line.push(b'\n');
-    let _ = replace_small(&presence_dir(board).join(format!("{agent}.json")), &line);
+    let _ = replace_small(&path, &line);
 }
 
 /// Every presence record beside `board` that can be read (others are skipped).

@@ -586,7 +586,7 @@ fn a_dead_last_writer_holding_the_turn_is_reported_after_the_grace() {
 }
 
 #[test]
-fn presence_from_poll_does_not_touch_the_board_and_a_read_only_dir_does_not_fail_poll() {
+fn presence_from_poll_does_not_touch_the_board_and_an_unwritable_place_does_not_fail_poll() {
     let b = plan_under_review("");
     let p = b.p();
     let before = b.read();
@@ -615,13 +615,35 @@ fn presence_from_poll_does_not_touch_the_board_and_a_read_only_dir_does_not_fail
         rec["pid"].as_u64().unwrap() > 0 && rec["host"].is_string(),
         "{rec}"
     );
-    // A read-only side directory: poll still answers.
-    use std::os::unix::fs::PermissionsExt;
-    let side = b.dir.path().join(".board.md.pair/presence");
-    fs::set_permissions(&side, fs::Permissions::from_mode(0o555)).unwrap();
+    // A plain poll soon after leaves the record as it is (a stat, not a write).
+    pair_env(
+        ["poll", p, "--agent", "doer"],
+        &[("PAIR_NOW", &t("00:40:05"))],
+    )
+    .code(10);
+    let again: Value = serde_json::from_slice(&fs::read(&presence).unwrap()).unwrap();
+    assert_eq!(again, rec);
+    // Where the record cannot be written (the side directory's place is taken by a file, which
+    // stops even root), poll still answers and the board is untouched.
+    fs::remove_dir_all(b.dir.path().join(SIDE_DIR)).unwrap();
+    fs::write(b.dir.path().join(SIDE_DIR), "not a directory").unwrap();
     pair(["poll", p, "--agent", "alice"]).code(0);
+    pair_env(
+        [
+            "poll",
+            p,
+            "--agent",
+            "alice",
+            "--wait",
+            "--timeout",
+            "0.2",
+            "--interval",
+            "0.1",
+        ],
+        &[],
+    )
+    .code(0);
     b.assert_untouched(&before);
-    fs::set_permissions(&side, fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 #[test]
