@@ -112,6 +112,14 @@ fn sla_durations_are_recorded_and_bad_ones_refused_naming_the_part() {
         text.contains("sla:\n  review: 2h\n  revision: 1h30m\n"),
         "{text}"
     );
+    pair(["status", b.p()])
+        .code(0)
+        .mentions(&["sla         review: 2h, revision: 1h30m"]);
+    let j = pair(["status", b.p(), "--json"]).json();
+    assert_eq!(
+        j["frontmatter"]["sla"],
+        serde_json::json!({"review": "2h", "revision": "1h30m"})
+    );
     for (bad, part) in [
         ("review=2x", "`2x`"),
         ("review=90", "`90`"),
@@ -318,6 +326,14 @@ fn an_away_agent_is_not_reported_until_its_absence_ends() {
             "    away_until: \"2026-01-01T03:20:00Z\"\n    away_reason: \"usage limit\"\n"
         ),
         "{text}"
+    );
+    pair(["status", p])
+        .code(0)
+        .mentions(&["away        alice until 2026-01-01T03:20:00Z: usage limit"]);
+    let j = pair(["status", p, "--json"]).json();
+    assert_eq!(
+        j["agents"]["alice"]["away"],
+        serde_json::json!({"until": "2026-01-01T03:20:00Z", "reason": "usage limit"})
     );
     // The away write is alice's: her turn restarted at 00:20, and she is away until 03:20.
     assert_eq!(
