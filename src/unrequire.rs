@@ -40,11 +40,14 @@ pub fn judge(
              the user blocks or stops the work (`pair block`, `pair stop`)"
         )));
     }
-    if new.required_reviewers.is_empty() {
+    // With a round open, an empty list would complete it with nobody's review. In a work phase
+    // it is harmless: the next submission snapshots the registered reviewers again (or needs
+    // the user's `--no-review`).
+    if new.required_reviewers.is_empty() && old.phase.review_target().is_some() {
         return Err(Error::protocol(format!(
-            "field `required_reviewers`: {id} is the last required reviewer; removing it would \
-             leave the gate with nobody to review. Ask the user to name another reviewer (it \
-             registers with `pair register --required`), then remove {id}"
+            "field `required_reviewers`: {id} is the last required reviewer of the open round; \
+             removing it would pass the gate with nobody's review. Ask the user to name another \
+             reviewer (it registers with `pair register --required`), then remove {id}"
         )));
     }
     if !consent.user_approved {

@@ -753,3 +753,87 @@ fn stats_reports_sla_breaches_exactly_against_the_clock() {
     assert!(j["boards"][0]["sla_breaches"].is_null(), "{j}");
     assert!(j["total"]["sla_breaches"].is_null(), "{j}");
 }
+
+#[test]
+fn the_last_required_reviewer_is_removed_only_outside_an_open_round() {
+    let b = Board::absent();
+    let p = b.p();
+    at(
+        "00:00:00",
+        &["init", p, "--reviewers", "carol,dave", "--yolo"],
+        0,
+    );
+    at(
+        "00:01:00",
+        &["advance", p, "PLANNING", "--agent", "doer"],
+        0,
+    );
+    at(
+        "00:10:00",
+        &["submit", p, "plan", "--note", "v1", "--agent", "doer"],
+        0,
+    );
+    at(
+        "00:20:00",
+        &[
+            "unrequire",
+            p,
+            "carol",
+            "--agent",
+            "doer",
+            "--user-approved",
+            "--reason",
+            "gone",
+        ],
+        0,
+    );
+    assert!(b.read_string().contains("phase: PLANNING_SUBMITTED\n"));
+    let before = b.read();
+    at(
+        "00:21:00",
+        &[
+            "unrequire",
+            p,
+            "dave",
+            "--agent",
+            "doer",
+            "--user-approved",
+            "--reason",
+            "x",
+        ],
+        6,
+    )
+    .mentions(&[
+        "last required reviewer of the open round",
+        "pair register --required",
+    ]);
+    b.assert_untouched(&before);
+    // In a work phase the list may be emptied: the next submission snapshots it again.
+    let c = Board::absent();
+    let q = c.p();
+    at(
+        "00:00:00",
+        &["init", q, "--reviewers", "carol", "--yolo"],
+        0,
+    );
+    at(
+        "00:01:00",
+        &[
+            "unrequire",
+            q,
+            "carol",
+            "--agent",
+            "doer",
+            "--user-approved",
+            "--reason",
+            "gone",
+        ],
+        0,
+    );
+    assert!(
+        c.read_string().contains("required_reviewers: []\n"),
+        "{}",
+        c.read_string()
+    );
+    pair(["validate", q]).code(0);
+}
