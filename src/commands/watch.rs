@@ -3,6 +3,7 @@
 //! `--interval` until SIGINT or SIGTERM.
 
 use std::io::Write as _;
+use std::os::fd::AsFd as _;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -126,9 +127,13 @@ fn run_hook(
         .env("PAIR_TURN", f.turn.join(","))
         .env("PAIR_EVENT", event.to_string())
         .stdin(Stdio::null())
-        .stdout(Stdio::from(
-            std::io::stderr().as_fd().try_clone_to_owned().ok()?,
-        ))
+        // The hook's output goes to stderr, so stdout stays the events (JSON lines with --json).
+        .stdout(
+            std::io::stderr()
+                .as_fd()
+                .try_clone_to_owned()
+                .map_or_else(|_| Stdio::null(), Stdio::from),
+        )
         .process_group(0);
     let mut child = match c.spawn() {
         Ok(ch) => ch,
@@ -160,8 +165,6 @@ fn run_hook(
         }
     }
 }
-
-use std::os::fd::AsFd as _;
 
 fn print(line: &str, json: bool) {
     if json {

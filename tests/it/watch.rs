@@ -697,6 +697,25 @@ fn a_failing_or_slow_hook_is_reported_but_not_fatal() {
         &[("PAIR_NOW", &t("09:30:00"))],
     );
     out.code(13).mentions(&["exited 3"]);
+    // A hook's output goes to stderr: stdout stays the events.
+    let c = plan_under_review("");
+    let out = pair_env(
+        [
+            "watch",
+            c.p(),
+            "--once",
+            "--json",
+            "--on-stall",
+            "echo hook-said-this",
+        ],
+        &[("PAIR_NOW", &t("01:30:00"))],
+    );
+    out.code(13);
+    assert_eq!(
+        kinds(&events(&out)),
+        ["stall \"alice\" 1", "unregistered \"carol\" 1"]
+    );
+    assert!(out.stderr.contains("hook-said-this"), "{}", out.report());
 }
 
 #[test]
