@@ -259,7 +259,7 @@ fn check(a: &WatchArgs, boards: &[PathBuf], json: bool, hook_limit: Duration) ->
 pub fn run(a: WatchArgs, json: bool) -> Result<Outcome> {
     let interval = timeout(a.interval)?.max(Duration::from_millis(100));
     let hook_limit = timeout(a.hook_timeout)?;
-    let (list, warnings) = boards(&a.board)?;
+    let (mut list, warnings) = boards(&a.board)?;
     for w in &warnings {
         warn(&format!("watch: {w}"));
     }
@@ -269,6 +269,14 @@ pub fn run(a: WatchArgs, json: bool) -> Result<Outcome> {
     let mut checks = 0;
     let mut reported = 0;
     let ended = loop {
+        if checks > 0 {
+            // A directory's blackboards are found again at each check: a board created after
+            // the watchdog started is watched too (what could not be read was said once).
+            match boards(&a.board) {
+                Ok((found, _)) => list = found,
+                Err(e) => warn(&format!("watch: {e}")),
+            }
+        }
         reported += check(&a, &list, json, hook_limit);
         checks += 1;
         if a.once {

@@ -856,3 +856,44 @@ fn the_last_required_reviewer_is_removed_only_outside_an_open_round() {
     );
     pair(["validate", q]).code(0);
 }
+
+#[test]
+fn watch_finds_a_board_created_in_its_directory_after_it_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = std::process::Command::new(pair_bin())
+        .args([
+            "watch",
+            dir.path().to_str().unwrap(),
+            "--interval",
+            "0.2",
+            "--json",
+        ])
+        .env("PAIR_NOW", t("00:00:10"))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let board = dir.path().join("late.md");
+    at(
+        "00:00:00",
+        &["init", board.to_str().unwrap(), "--sla", "advance=1s"],
+        0,
+    );
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    // SAFETY: signalling the child we started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let breaches: Vec<&Value> = lines.iter().filter(|l| l["event"] == "breach").collect();
+    assert_eq!(breaches.len(), 1, "{stdout}");
+    assert_eq!(breaches[0]["sla"], "advance");
+    assert!(breaches[0]["board"].as_str().unwrap().ends_with("late.md"));
+    assert_eq!(lines.last().unwrap()["ended"], "signal", "{stdout}");
+}
