@@ -399,6 +399,125 @@ Examples:
   pair stats boards/*.md --json
   pair stats task.md --svg timeline.svg")]
     Stats(StatsArgs),
+
+    /// Change SLAs with the user's approval (recorded in Decisions with the reason).
+    #[command(after_help = "\
+Examples:
+  pair extend task.md --agent doer --sla review=4h --reason 'Reviewer out until noon' --user-approved
+  pair extend task.md --agent doer --sla review=1d,revision=6h --reason 'Holiday week' --user-approved")]
+    Extend(ExtendArgs),
+
+    /// Declare a planned absence (a usage-limit pause, a long build) so the watchdog waits.
+    #[command(after_help = "\
+Examples:
+  pair away task.md --agent alice --until 2h --reason 'usage limit; back after the reset'
+  pair away task.md --agent doer --until 2026-01-31T18:00:00Z --reason 'full test run'
+  pair away task.md --agent alice --clear")]
+    Away(AwayArgs),
+
+    /// Remove a required reviewer that never registered, with the user's approval, and settle
+    /// the open round on the reviewers that remain.
+    #[command(after_help = "\
+Examples:
+  pair unrequire task.md carol --agent doer --user-approved --reason 'carol is not coming'")]
+    Unrequire(UnrequireArgs),
+
+    /// A watchdog: report stalled agents, missing reviewers, SLA breaches and dead writers.
+    #[command(after_help = "\
+Examples:
+  pair watch task.md --once
+  pair watch boards/ --interval 60 --on-stall 'notify-send \"$PAIR_AGENT stalled on $PAIR_BOARD\"'
+  pair watch task.md --once --json --on-breach ./escalate.sh")]
+    Watch(WatchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExtendArgs {
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
+    pub board: PathBuf,
+    #[command(flatten)]
+    pub common: WriteCommon,
+    /// The new limits: NAME=DURATION, comma-separated or repeated (durations like 90s, 30m, 2h,
+    /// 1d, 1h30m).
+    #[arg(long, required = true, value_name = "NAME=DURATION")]
+    pub sla: Vec<String>,
+    /// Why (recorded in Decisions).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: String,
+    /// The user approved the change.
+    #[arg(long)]
+    pub user_approved: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AwayArgs {
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
+    pub board: PathBuf,
+    #[command(flatten)]
+    pub common: WriteCommon,
+    /// Until when: a UTC time (YYYY-MM-DDTHH:MM:SSZ) or a duration from now (90s, 30m, 2h, 1d,
+    /// 1h30m).
+    #[arg(
+        long,
+        value_name = "TIME",
+        required_unless_present = "clear",
+        conflicts_with = "clear"
+    )]
+    pub until: Option<String>,
+    /// Why (kept with the absence).
+    #[arg(
+        long,
+        value_name = "TEXT",
+        required_unless_present = "clear",
+        conflicts_with = "clear"
+    )]
+    pub reason: Option<String>,
+    /// End the absence now (any later write of yours ends it too).
+    #[arg(long)]
+    pub clear: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct UnrequireArgs {
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
+    pub board: PathBuf,
+    /// The required reviewer to remove (one that never registered).
+    #[arg(value_name = "ID")]
+    pub reviewer: String,
+    #[command(flatten)]
+    pub common: WriteCommon,
+    /// Why (recorded in Decisions).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: String,
+    /// The user approved the removal.
+    #[arg(long)]
+    pub user_approved: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Blackboards, or directories whose blackboards are all watched.
+    #[arg(required = true, value_name = "BOARD|DIR", value_hint = ValueHint::AnyPath)]
+    pub board: Vec<PathBuf>,
+    /// Check once and exit: 0 when nothing was reported, 13 when something was.
+    #[arg(long)]
+    pub once: bool,
+    /// Seconds between checks (without --once).
+    #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
+    pub interval: f64,
+    /// Run `sh -c CMD` for each stall, missing reviewer or dead writer reported (see PAIR_* in
+    /// the README).
+    #[arg(long, value_name = "CMD")]
+    pub on_stall: Option<String>,
+    /// Run `sh -c CMD` for each SLA breach reported.
+    #[arg(long, value_name = "CMD")]
+    pub on_breach: Option<String>,
+    /// Kill a hook still running after this many seconds.
+    #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
+    pub hook_timeout: f64,
 }
 
 #[derive(Debug, Args)]
@@ -754,6 +873,10 @@ pub struct InitArgs {
     /// Use the objection ledger with at most N review rounds per gate (then a decision).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_rounds: Option<u32>,
+    /// Service levels: NAME=DURATION, comma-separated or repeated (review=2h,revision=4h; the
+    /// names are in the README's SLA table).
+    #[arg(long, value_name = "NAME=DURATION")]
+    pub sla: Vec<String>,
     /// How long to wait for the lock, in seconds.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub timeout: f64,
@@ -1268,6 +1391,10 @@ impl Cli {
             Cmd::Withdraw(a) => not_stdin("withdraw", &a.board),
             Cmd::Objections(a) => not_stdin("objections", &a.board),
             Cmd::Decide(a) => not_stdin("decide", &a.board),
+            Cmd::Extend(a) => not_stdin("extend", &a.board),
+            Cmd::Away(a) => not_stdin("away", &a.board),
+            Cmd::Unrequire(a) => not_stdin("unrequire", &a.board),
+            Cmd::Watch(a) => a.board.iter().try_for_each(|b| not_stdin("watch", b)),
             Cmd::Validate(_)
             | Cmd::Demo(_)
             | Cmd::Skill(_)

@@ -313,4 +313,7 @@ pub mod exit {
     /// `poll`: the work is BLOCKED until the doer unblocks it (`--wait --through-blocked`
     /// sleeps through it).
     pub const BLOCKED: i32 = 12;
+    /// `watch --once`: something was reported (a stall, a missing reviewer, a breach, a dead
+    /// writer).
+    pub const REPORTED: i32 = 13;
 }

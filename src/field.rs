@@ -39,6 +39,7 @@ pub enum Field {
     CheckRuns,
     Agents,
     Ledger,
+    Sla,
 }
 
 /// Who may change a field (SPEC §5), as the law reads it.
@@ -64,6 +65,8 @@ pub enum Owner {
     /// The objection ledger: each objection moves along the ledger's rules
     /// ([`crate::ledger::MOVES`]); the round cap is a setting.
     Ledger,
+    /// `sla`: the user's; changed only with the user's approval (`pair extend`), recorded.
+    User,
 }
 
 impl Field {
@@ -95,6 +98,7 @@ impl Field {
         Field::RequiredChecks,
         Field::CheckRuns,
         Field::Ledger,
+        Field::Sla,
         Field::Agents,
     ];
 
@@ -128,6 +132,7 @@ impl Field {
             Field::CheckRuns => "check_runs",
             Field::Agents => "agents",
             Field::Ledger => "ledger",
+            Field::Sla => "sla",
         }
     }
 
@@ -161,6 +166,7 @@ impl Field {
             | Field::WorktreeRemoved => Owner::Doer,
             Field::Agents => Owner::Agents,
             Field::Ledger => Owner::Ledger,
+            Field::Sla => Owner::User,
         }
     }
 
@@ -215,6 +221,7 @@ impl Field {
             Field::Agents => Some(format!("{} agents", fm.agents.len())),
             Field::Ledger if fm.ledger.is_empty() => None,
             Field::Ledger => Some(format!("{{{}}}", crate::ledger::summary(&fm.ledger))),
+            Field::Sla => crate::sla::value(&fm.sla),
         }
     }
 

@@ -443,8 +443,8 @@ pub fn check_kept(old_body: &str, new_body: &str) -> Result<()> {
     Ok(())
 }
 
-/// The process facts of a record.
-fn host() -> String {
+/// The process facts of a record: this host's name, as records give it.
+pub fn host() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: gethostname writes at most `len` bytes into a buffer we own.
     let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };

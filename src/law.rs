@@ -37,6 +37,8 @@ pub struct Consent {
     /// `--no-objection-ids`: a CHANGES_REQUESTED on a ledger board that names no objection
     /// (recorded).
     pub no_objection_ids: bool,
+    /// `--reason TEXT` of a change the user approved (`extend`, `unrequire`), kept in its record.
+    pub reason: Option<String>,
 }
 
 /// How the body changed.
@@ -259,7 +261,7 @@ pub fn judge(
         Writer::Agent(id) => {
             let role = role_of(old, new, id)?;
             check_agents(old, new, id)?;
-            check_fields(old, new, &changed, id, role, now, &mut ruling)?;
+            check_fields(old, new, &changed, id, role, consent, now, &mut ruling)?;
             if old.phase == new.phase && !is_resubmission(old, new) {
                 check_unmoved(old, new)?;
             } else {
@@ -325,12 +327,14 @@ fn judge_anonymous(old: &Frontmatter, new: &Frontmatter, changed: &[Field]) -> R
 }
 
 /// Each changed top-level field against its owner in the registry.
+#[allow(clippy::too_many_arguments)]
 fn check_fields(
     old: &Frontmatter,
     new: &Frontmatter,
     changed: &[Field],
     id: &str,
     role: Role,
+    consent: &Consent,
     now: Timestamp,
     ruling: &mut Ruling,
 ) -> Result<()> {
@@ -351,7 +355,14 @@ fn check_fields(
                 )));
             }
             Owner::NoReview => check_no_review(old, new, role, id, now, ruling)?,
-            Owner::ReviewerList => check_reviewer_list(old, new, id, role, now, ruling)?,
+            Owner::ReviewerList => {
+                if !crate::unrequire::judge(old, new, id, consent, now, &mut ruling.records)? {
+                    check_reviewer_list(old, new, id, role, now, ruling)?
+                }
+            }
+            Owner::User => {
+                crate::sla::judge_change(old, new, id, consent, now, &mut ruling.records)?
+            }
             Owner::Protocol
                 if *f == Field::PhaseUpdatedAt && old.phase == new.phase && role != Role::Doer =>
             {
@@ -430,6 +441,9 @@ fn agent_diff(old: &Agent, new: &Agent) -> &'static str {
     }
     if old.last_seen != new.last_seen {
         return "last_seen";
+    }
+    if old.away != new.away {
+        return "away_until";
     }
     for t in Target::ALL {
         if old.review(*t).reviewed != new.review(*t).reviewed {

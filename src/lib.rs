@@ -26,6 +26,12 @@
 //! * [`pin`] — pinned artifacts: the exact bytes a submission puts under review and their hash;
 //! * [`journal`] — one record per write in the board's last section, chained by hashes;
 //! * [`stats`] and [`svg`] — where the time and tokens went, from the journal, and its timeline;
+//! * [`sla`] — service levels as data: SLA names, the phases they cover, durations, the `sla`
+//!   field;
+//! * [`unrequire`] — the law's rule for removing a required reviewer that never registered;
+//! * [`presence`] — agents seen alive without writing the board: a small record beside it;
+//! * [`watch`] — the watchdog's findings (stalls, missing reviewers, breaches, dead writers) and
+//!   its one-nudge-then-escalate memory;
 //! * [`store`] — the lock, compare-and-swap and durable atomic replace;
 //! * [`engine`] — one transaction: parse once under the lock, edit, judge, append, render,
 //!   replace;
@@ -55,15 +61,19 @@ pub mod model;
 pub mod ops;
 pub mod output;
 pub mod pin;
+pub mod presence;
 pub mod protocol;
 pub mod repo;
 pub mod report;
+pub mod sla;
 pub mod stats;
 pub mod store;
 pub mod suggest;
 pub mod svg;
+pub mod unrequire;
 pub mod validate;
 pub mod wait;
+pub mod watch;
 pub mod yaml;
 
 pub use error::{Error, Result};

@@ -251,6 +251,10 @@ impl Plan {
             Cmd::Reopen(a) | Cmd::Withdraw(a) => (Some(a.board.clone()), false),
             Cmd::Objections(a) => (Some(a.board.clone()), false),
             Cmd::Decide(a) => (Some(a.board.clone()), false),
+            Cmd::Extend(a) => (Some(a.board.clone()), false),
+            Cmd::Away(a) => (Some(a.board.clone()), false),
+            Cmd::Unrequire(a) => (Some(a.board.clone()), false),
+            Cmd::Watch(a) => (a.board.first().cloned(), false),
         };
         Plan {
             name,

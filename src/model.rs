@@ -399,8 +399,18 @@ pub struct Agent {
     pub plan: Review,
     pub red_test: Review,
     pub code: Review,
+    /// A planned absence the agent declared (`pair away`): the watchdog does not call it stalled
+    /// before `until`.
+    pub away: Option<Away>,
     /// Keys this version does not know, in file order.
     pub extra: Vec<(String, Node)>,
+}
+
+/// A planned absence: until when, and why (`away_until`, `away_reason` in the agent's entry).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Away {
+    pub until: Timestamp,
+    pub reason: String,
 }
 
 impl Agent {
@@ -413,6 +423,7 @@ impl Agent {
             plan: Review::default(),
             red_test: Review::default(),
             code: Review::default(),
+            away: None,
             extra: Vec::new(),
         }
     }
@@ -475,6 +486,8 @@ pub struct Frontmatter {
     pub agents: Vec<(String, Agent)>,
     /// The objection ledger (`ledger`), empty on a board that does not use it.
     pub ledger: crate::ledger::Ledger,
+    /// The SLAs the user set (`sla`, see [`crate::sla`]), in table order.
+    pub sla: Vec<crate::sla::Limit>,
     /// Top-level keys this version does not know, in file order.
     pub extra: Vec<(String, Node)>,
 }
@@ -567,6 +580,7 @@ impl Frontmatter {
                 }
                 Field::Agents => out.push_str("agents: {}\n"),
                 Field::Ledger => crate::ledger::emit(&mut out, &self.ledger),
+                Field::Sla => crate::sla::emit(&mut out, &self.sla),
                 f => {
                     if let Some(v) = f.value(self) {
                         out.push_str(f.name());
@@ -641,6 +655,10 @@ fn emit_agent(out: &mut String, a: &Agent) {
             line(t.sha_field(), yaml::quoted(&h.to_string()));
         }
     }
+    if let Some(away) = &a.away {
+        line("away_until", yaml::quoted(&away.until.to_string()));
+        line("away_reason", yaml::quoted(&away.reason));
+    }
     for (k, v) in &a.extra {
         yaml::emit_entry(out, 4, k, v);
     }
@@ -699,6 +717,8 @@ const AGENT_KEYS: &[&str] = &[
     "reviewed_plan_sha256",
     "reviewed_red_test_sha256",
     "reviewed_code_sha256",
+    "away_until",
+    "away_reason",
 ];
 
 /// Walks one mapping, converting fields and collecting errors with their paths and lines.
@@ -1232,6 +1252,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
     let required_checks_node = f.get("required_checks").cloned();
     let check_runs_node = f.get("check_runs").cloned();
     let ledger_node = f.get("ledger").cloned();
+    let sla_node = f.get("sla").cloned();
     let extra = f.unknown_top();
     let agents_node = f.get("agents").cloned();
     for (k, n) in &extra {
@@ -1256,6 +1277,9 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
         Some(n) => crate::ledger::from_node(n, &mut errors),
         None => crate::ledger::Ledger::default(),
     };
+    let sla = sla_node
+        .map(|n| crate::sla::from_node(&n, &mut errors))
+        .unwrap_or_default();
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -1314,6 +1338,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
             check_runs,
             agents,
             ledger,
+            sla,
             extra,
         },
         lines,
@@ -1403,7 +1428,16 @@ fn agent_from_node(
             sha256: f.opt(t.sha_field(), None, conv_opt_sha),
         };
     }
+    let away_until = f.opt("away_until", None, conv_opt_timestamp);
+    let away_reason = f.opt("away_reason", None, conv_opt_string);
     let extra = f.unknown(AGENT_KEYS);
+    if away_reason.is_some() && away_until.is_none() {
+        errors.push(FieldError {
+            field: format!("{path}.away_reason"),
+            line: lines.get(&format!("{path}.away_reason")).copied(),
+            message: "an absence has a reason only with its `away_until` time".into(),
+        });
+    }
     for (k, n) in &extra {
         warnings.push(FieldError {
             field: format!("{path}.{k}"),
@@ -1422,6 +1456,10 @@ fn agent_from_node(
         plan: reviews[1],
         red_test: reviews[2],
         code: reviews[3],
+        away: away_until.map(|until| Away {
+            until,
+            reason: away_reason.unwrap_or_default(),
+        }),
         extra,
     })
 }

@@ -99,6 +99,12 @@ pub enum Command {
     Withdraw,
     /// The decision a gate awaits after its round cap (or divergence).
     Decide,
+    /// `pair extend`: the user changes an SLA.
+    Extend,
+    /// `pair away`: an agent declares (or ends) a planned absence.
+    Away,
+    /// `pair unrequire`: the user removes a required reviewer that never registered.
+    Unrequire,
 }
 
 impl Command {
@@ -123,6 +129,9 @@ impl Command {
             Command::Reopen => "reopen",
             Command::Withdraw => "withdraw",
             Command::Decide => "decide",
+            Command::Extend => "extend",
+            Command::Away => "away",
+            Command::Unrequire => "unrequire",
         }
     }
 

@@ -112,11 +112,72 @@ pub struct AgentStats {
     pub usage: Usage,
 }
 
-/// A breach of a phase or turn SLA (reported by the watchdog).
+/// A stretch of a phase that lasted longer than its SLA.
 #[derive(Debug, Clone, Serialize)]
 pub struct SlaBreach {
+    pub sla: crate::sla::SlaName,
     pub phase: Phase,
+    /// The one agent whose turn it was, when it was one agent's.
     pub agent: Option<String>,
+    /// Whose turn it was.
+    pub turn: Vec<String>,
+    pub started: Timestamp,
+    /// How long the phase lasted (until now for the current one), the limit, and the excess.
+    pub seconds: i64,
+    pub limit: u64,
+    pub seconds_over: i64,
+}
+
+/// The breaches of a board's SLAs in its history: each stretch of a phase, from the write that
+/// entered it to the write that left it (or `now`, for the current phase of a board that is not
+/// terminal), measured against the limits the board carries now.
+pub fn sla_breaches(
+    records: &[Record],
+    limits: &[crate::sla::Limit],
+    phase: Phase,
+    now: Timestamp,
+) -> Vec<SlaBreach> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < records.len() {
+        let entered = &records[i];
+        let p = entered.to;
+        let mut j = i + 1;
+        while j < records.len() && records[j].to == p {
+            j += 1;
+        }
+        let end = match records.get(j) {
+            Some(r) => Some(r.at),
+            None if !phase.is_terminal() => Some(now.max(entered.at)),
+            None => None,
+        };
+        if let (Some(end), Some(l)) = (end, crate::sla::phase_limit(limits, p)) {
+            let held = secs(entered.at, end);
+            if held > l.seconds as i64 {
+                out.push(SlaBreach {
+                    sla: l.name,
+                    phase: p,
+                    agent: match entered.turn.as_slice() {
+                        [one] => Some(one.clone()),
+                        _ => None,
+                    },
+                    turn: entered.turn.clone(),
+                    started: entered.at,
+                    seconds: held,
+                    limit: l.seconds,
+                    seconds_over: held - l.seconds as i64,
+                });
+            }
+        }
+        i = j;
+    }
+    out
+}
+
+/// Breaches of one SLA across boards.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SlaTotal {
+    pub breaches: usize,
     pub seconds_over: i64,
 }
 
@@ -133,7 +194,8 @@ pub struct BoardStats {
     pub gates: BTreeMap<Target, Gate>,
     pub agents: BTreeMap<String, AgentStats>,
     pub usage: Usage,
-    /// `None` until SLAs are set on boards (the watchdog fills it); never a made-up zero.
+    /// The breaches of the board's SLAs ([`sla_breaches`]); `None` when the board sets no SLA
+    /// (never a made-up zero).
     pub sla_breaches: Option<Vec<SlaBreach>>,
 }
 
@@ -289,6 +351,8 @@ pub struct Total {
     pub gates: BTreeMap<Target, GateTotal>,
     pub agents: BTreeMap<String, AgentStats>,
     pub usage: Usage,
+    /// SLA name → breaches across the boards that carry SLAs (`None`: none does).
+    pub sla_breaches: Option<BTreeMap<crate::sla::SlaName, SlaTotal>>,
 }
 
 /// Sum boards' figures.
@@ -298,6 +362,14 @@ pub fn total(boards: &[BoardStats]) -> Total {
         ..Total::default()
     };
     for b in boards {
+        if let Some(list) = &b.sla_breaches {
+            let totals = t.sla_breaches.get_or_insert_with(BTreeMap::new);
+            for x in list {
+                let e = totals.entry(x.sla).or_default();
+                e.breaches += 1;
+                e.seconds_over += x.seconds_over;
+            }
+        }
         t.records += b.records;
         t.seconds += b.seconds;
         t.usage.merge(&b.usage);

@@ -82,6 +82,8 @@ pub fn run(a: InitArgs) -> Result<Outcome> {
     let reviewers = reviewer_list(&a)?;
     let goal = goal_text(&a)?;
     let required_checks = required_checks(&a)?;
+    let sla =
+        crate::sla::parse_assignments(&a.sla).map_err(|e| Error::Usage(format!("--sla: {e}")))?;
 
     let (template_name, template) = match &a.template {
         Some(path) => (shown(path), super::read_input(path, "--template")?),
@@ -122,6 +124,9 @@ pub fn run(a: InitArgs) -> Result<Outcome> {
     fm.yolo = fm.yolo || a.yolo;
     fm.required_reviewers = reviewers;
     fm.check_runs = Vec::new();
+    if !sla.is_empty() {
+        fm.sla = crate::sla::sorted(sla);
+    }
     if !required_checks.is_empty() {
         fm.required_checks = required_checks;
     }

@@ -10,6 +10,7 @@ use serde_json::Value as Json;
 use crate::cli::{Cli, Cmd};
 use crate::error::{Error, Result};
 
+mod attend;
 mod brief;
 pub mod demo;
 mod diff;
@@ -25,6 +26,7 @@ pub mod skill;
 mod stats;
 mod usage;
 mod validate;
+mod watch;
 mod worktree;
 mod write;
 
@@ -104,6 +106,10 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Cmd::ReportUsage(a) => usage::run(a),
         Cmd::Log(a) => log::run(a, json),
         Cmd::Stats(a) => stats::run(a),
+        Cmd::Extend(a) => attend::extend(a),
+        Cmd::Away(a) => attend::away(a),
+        Cmd::Unrequire(a) => attend::unrequire(a),
+        Cmd::Watch(a) => watch::run(a, json),
     }
 }
 

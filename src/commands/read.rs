@@ -15,6 +15,7 @@ use crate::wait::Waiter;
 
 fn poll_once(a: &PollArgs) -> Result<Turn> {
     let valid = store::load_frontmatter(&a.board)?;
+    crate::presence::record(&a.board, &a.agent, a.wait);
     let fm = &valid.parsed.fm;
     Ok(Turn::new(
         fm,
@@ -263,6 +264,19 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
         flags.push("no review".into());
     }
     text.push_str(&format!("settings    {}\n", flags.join(" · ")));
+    if let Some(v) = crate::sla::value(&fm.sla) {
+        text.push_str(&format!("sla         {}\n", v.trim_matches(['{', '}'])));
+    }
+    for (id, ag) in &fm.agents {
+        if let Some(w) = &ag.away {
+            text.push_str(&format!(
+                "away        {} until {}: {}\n",
+                style.agent(id),
+                w.until,
+                escape(&w.reason)
+            ));
+        }
+    }
     text.push_str(&turn.render_where());
     let fields = crate::report::frontmatter_json(fm);
     let audit: Vec<String> = crate::field::Field::ALL
@@ -365,6 +379,7 @@ fn agents_json(fm: &crate::model::Frontmatter) -> serde_json::Value {
                 "status": ag.status,
                 "last_seen": ag.last_seen,
                 "reviews": reviews,
+                "away": ag.away.as_ref().map(|w| json!({"until": w.until, "reason": w.reason})),
             }),
         );
     }

@@ -100,6 +100,36 @@ fn board_text(b: &BoardStats) -> String {
     if !u.is_empty() {
         let _ = writeln!(t, "  usage: {u}");
     }
+    match &b.sla_breaches {
+        None => {}
+        Some(list) if list.is_empty() => t.push_str(
+            "  SLA breaches: none
+",
+        ),
+        Some(list) => {
+            t.push_str(
+                "  SLA breaches:
+",
+            );
+            for x in list {
+                let _ = writeln!(
+                    t,
+                    "    {} {} from {} ({}): {} over {} (turn: {})",
+                    x.sla,
+                    x.phase,
+                    x.started,
+                    duration(x.seconds),
+                    duration(x.seconds_over),
+                    duration(x.limit as i64),
+                    if x.turn.is_empty() {
+                        "-".to_string()
+                    } else {
+                        x.turn.join(", ")
+                    }
+                );
+            }
+        }
+    }
     t
 }
 
@@ -109,7 +139,12 @@ pub fn run(a: StatsArgs) -> Result<Outcome> {
     let mut all_records = Vec::new();
     for path in &a.board {
         let (records, phase) = super::log::read_records(path)?;
-        boards.push(stats::board(&shown(path), phase, &records, now));
+        let mut b = stats::board(&shown(path), phase, &records, now);
+        let limits = crate::store::load_frontmatter(path)?.parsed.fm.sla;
+        if !limits.is_empty() {
+            b.sla_breaches = Some(stats::sla_breaches(&records, &limits, phase, now));
+        }
+        boards.push(b);
         all_records.push(records);
     }
     let total = stats::total(&boards);
@@ -156,6 +191,14 @@ pub fn run(a: StatsArgs) -> Result<Outcome> {
         let u = usage_text(&total.usage);
         if !u.is_empty() {
             let _ = writeln!(text, "  usage: {u}");
+        }
+        for (name, x) in total.sla_breaches.iter().flatten() {
+            let _ = writeln!(
+                text,
+                "  SLA {name}: {} breaches, {} over in all",
+                x.breaches,
+                duration(x.seconds_over)
+            );
         }
     }
     if let Some(f) = &a.svg {

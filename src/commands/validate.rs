@@ -157,6 +157,23 @@ fn looks_like_blackboard(path: &Path) -> bool {
     })
 }
 
+/// The blackboards in a directory (recursively, as `validate DIR` finds them), and one message
+/// per part of it that could not be read.
+pub(crate) fn boards_in(dir: &Path) -> (Vec<PathBuf>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    walk(dir, &mut out, &mut errors);
+    let messages = errors
+        .iter()
+        .flat_map(|r| {
+            r.errors
+                .iter()
+                .map(move |e| format!("{}: {}", r.path, e.message))
+        })
+        .collect();
+    (out, messages)
+}
+
 fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<FileReport>) {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,

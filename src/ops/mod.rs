@@ -19,12 +19,14 @@ use crate::law::{self, Consent};
 use crate::model::{Frontmatter, Phase, Status, Target, Timestamp};
 use crate::protocol::Command;
 
+mod attend;
 mod control;
 pub mod ledger;
 mod lifecycle;
 mod review;
 mod work;
 
+pub use attend::{away, extend, unrequire};
 pub use control::{block, note, note_in, stop, unblock};
 pub use lifecycle::{Created, admit_create, create_worktree, record_check, worktree_target};
 pub use review::{claim, register, unregister, verdict};
@@ -127,6 +129,8 @@ pub fn note_text(text: &str) -> (String, Option<String>) {
 pub(crate) fn touch(fm: &mut Frontmatter, ctx: &Ctx, status: Option<Status>) {
     if let Some(a) = fm.agent_mut(&ctx.agent) {
         a.last_seen = Some(ctx.now);
+        // Any write of the agent's own ends a planned absence (`pair away`).
+        a.away = None;
         if let Some(s) = status {
             a.status = s;
         }

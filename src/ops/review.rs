@@ -143,20 +143,27 @@ pub fn verdict(
         }
         _ => note,
     };
-    let r = protocol::round(fm, target);
-    if r.complete {
-        let from = fm.phase;
-        let to = crate::ledger::rules::round_end(fm, target, r.approved);
-        set_phase(fm, ctx, to);
-        summary.push_str(&format!("; the round is complete: {from} → {to}"));
-    } else {
-        summary.push_str(&format!("; still waiting for {}", r.pending.join(", ")));
-    }
+    summary.push_str(&settle_round(fm, ctx, target));
     Ok(Edit {
         command: Command::Verdict,
         summary,
         entries: vec![Entry::new(artifact_section(target, true), heading, note)],
     })
+}
+
+/// The round of `target` after a change to its verdicts or to who must give one: when no required
+/// reviewer is pending it is complete and the board takes the round's outcome (or the decision
+/// the ledger's cap calls for). Returns the clause for the summary.
+pub(crate) fn settle_round(fm: &mut Frontmatter, ctx: &Ctx, target: Target) -> String {
+    let r = protocol::round(fm, target);
+    if r.complete {
+        let from = fm.phase;
+        let to = crate::ledger::rules::round_end(fm, target, r.approved);
+        set_phase(fm, ctx, to);
+        format!("; the round is complete: {from} → {to}")
+    } else {
+        format!("; still waiting for {}", r.pending.join(", "))
+    }
 }
 
 /// The heading of a review entry: the round's label, the reviewer, its verdict (and whether it

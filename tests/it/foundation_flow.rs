@@ -477,9 +477,15 @@ fn reads_take_no_lock_and_leave_the_directory_and_file_as_they_were() {
     pair(["validate", b.p()]).code(0);
     pair(["status", b.p()]).code(0);
     pair(["status", b.p(), "--json"]).code(0);
+    assert_only_entries(b.dir.path(), &["board.md"]);
+    // poll leaves the agent's presence beside the board (never a lock, never the board).
     pair(["poll", b.p(), "--agent", "doer"]).code(0);
     b.assert_untouched(MINIMAL.as_bytes());
-    assert_only_entries(b.dir.path(), &["board.md"]);
+    assert_only_entries(b.dir.path(), &["board.md", SIDE_DIR]);
+    assert_only_entries(
+        &b.dir.path().join(SIDE_DIR).join("presence"),
+        &["doer.json"],
+    );
 }
 
 // ------------------------------------------------------------------------------------------

@@ -241,6 +241,8 @@ fn every_command_prints_documented_keys_with_schema_1() {
         &[0],
     );
     run("log", &["log", "t.md"], &[0]);
+    // Nothing is late yet: the one line is the summary.
+    run("watch", &["watch", "t.md", "--once"], &[0]);
     run(
         "stop",
         &["stop", "t.md", "--agent", "doer", "--reason", "done"],

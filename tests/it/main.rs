@@ -35,3 +35,4 @@ mod regressions;
 mod roundtrip_prop;
 mod store;
 mod ux;
+mod watch;

@@ -135,9 +135,9 @@ fn agent(role: Role) -> impl Strategy<Value = Agent> {
         proptest::sample::select(Status::ALL.to_vec()),
         proptest::option::of(timestamp()),
         [review(), review(), review(), review()],
-        extras(&[]),
+        (extras(&[]), proptest::option::of((timestamp(), text()))),
     )
-        .prop_map(move |(status, last_seen, r, extra)| Agent {
+        .prop_map(move |(status, last_seen, r, (extra, away))| Agent {
             role,
             status,
             last_seen,
@@ -145,8 +145,26 @@ fn agent(role: Role) -> impl Strategy<Value = Agent> {
             plan: r[1],
             red_test: r[2],
             code: r[3],
+            away: away.map(|(until, reason)| pair::model::Away { until, reason }),
             extra,
         })
+}
+
+/// SLAs as `init --sla` leaves them: some names, each once, in table order.
+fn sla() -> impl Strategy<Value = Vec<pair::sla::Limit>> {
+    proptest::sample::subsequence(pair::sla::SlaName::ALL.to_vec(), 0..4).prop_flat_map(|names| {
+        let n = names.len();
+        proptest::collection::vec(1u64..=pair::sla::MAX_SECONDS, n).prop_map(move |secs| {
+            names
+                .iter()
+                .zip(secs)
+                .map(|(name, seconds)| pair::sla::Limit {
+                    name: *name,
+                    seconds,
+                })
+                .collect()
+        })
+    })
 }
 
 fn frontmatter() -> impl Strategy<Value = Frontmatter> {
@@ -170,7 +188,7 @@ fn frontmatter() -> impl Strategy<Value = Frontmatter> {
         audit,
         (agent_id(), agent(Role::Doer)),
         proptest::collection::vec((agent_id(), agent(Role::Reviewer)), 0..4),
-        extras(&[]),
+        (extras(&[]), sla()),
     )
         .prop_map(
             |(
@@ -185,7 +203,7 @@ fn frontmatter() -> impl Strategy<Value = Frontmatter> {
                 (root, sha, merged_at, removed),
                 doer,
                 reviewers,
-                extra,
+                (extra, sla),
             )| {
                 let mut agents = vec![doer];
                 for (id, a) in reviewers {
@@ -220,6 +238,7 @@ fn frontmatter() -> impl Strategy<Value = Frontmatter> {
                     },
                     agents,
                     ledger: Default::default(),
+                    sla,
                     extra,
                 }
             },

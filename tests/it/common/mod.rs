@@ -54,6 +54,10 @@ Do the thing.
 /// Names allowed beside a blackboard `board.md` after any write (success or failure).
 pub const LOCK_SIDECARS: [&str; 2] = ["board.md.lock", "board.md.lock.owner.json"];
 
+/// The hidden directory beside `board.md` where `poll` keeps presence records and `watch` its
+/// state (never the board's content).
+pub const SIDE_DIR: &str = ".board.md.pair";
+
 /// Default per-process timeout: any `pair` call that runs longer than this is a hang.
 pub const PROCESS_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -473,7 +477,7 @@ impl Board {
     /// the named extra entries.
     #[track_caller]
     pub fn assert_clean_dir(&self, extra_allowed: &[&str]) {
-        let mut allowed: Vec<&str> = vec!["board.md"];
+        let mut allowed: Vec<&str> = vec!["board.md", SIDE_DIR];
         allowed.extend(LOCK_SIDECARS);
         allowed.extend(extra_allowed);
         assert_only_entries(self.dir.path(), &allowed);

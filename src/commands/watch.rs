@@ -1,0 +1,310 @@
+//! `pair watch`: check boards for stalls, missing reviewers, SLA breaches and dead writers
+//! ([`crate::watch`]), report each as a line (text or JSON) and through the hooks, once or every
+//! `--interval` until SIGINT or SIGTERM.
+
+use std::io::Write as _;
+use std::os::fd::AsFd as _;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value as Json, json};
+
+use super::{Outcome, shown, timeout};
+use crate::cli::WatchArgs;
+use crate::error::{Error, Result, exit};
+use crate::model::Timestamp;
+use crate::report::SCHEMA;
+use crate::watch::{self, Finding, State};
+use crate::{journal, output, presence, store};
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+fn install_signals() {
+    let handler: extern "C" fn(libc::c_int) = on_signal;
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGINT, handler as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
+    }
+}
+
+/// The boards named: files as given, directories as `validate DIR` finds them.
+fn boards(args: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<String>)> {
+    let mut out = Vec::new();
+    let mut warnings = Vec::new();
+    for a in args {
+        match std::fs::metadata(a) {
+            Ok(m) if m.is_dir() => {
+                let (found, errs) = super::validate::boards_in(a);
+                out.extend(found);
+                warnings.extend(errs);
+            }
+            Ok(_) => out.push(a.clone()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::Missing { path: a.clone() });
+            }
+            Err(e) => return Err(Error::io(a, "read", e)),
+        }
+    }
+    Ok((out, warnings))
+}
+
+fn state_path(board: &Path) -> PathBuf {
+    presence::side_dir(board).join("watch.json")
+}
+
+fn load_state(board: &Path) -> State {
+    std::fs::read(state_path(board))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+/// One reported finding as its JSON line.
+fn event_json(board: &str, f: &Finding, nudge: u32, now: Timestamp) -> Json {
+    json!({
+        "schema": SCHEMA,
+        "event": f.kind.as_str(),
+        "board": board,
+        "agent": f.agent,
+        "phase": f.phase,
+        "since": f.since,
+        "seconds": f.seconds,
+        "limit": f.limit,
+        "over": f.seconds - f.limit as i64,
+        "sla": f.sla,
+        "turn": f.turn,
+        "nudge": nudge,
+        "level": if nudge == 1 { "nudge" } else { "escalate" },
+        "reason": f.reason,
+        "at": now,
+    })
+}
+
+fn event_text(board: &str, f: &Finding, nudge: u32, now: Timestamp) -> String {
+    format!(
+        "{now} {board}: {}{} ({}): {}\n",
+        f.kind.as_str(),
+        f.agent
+            .as_deref()
+            .map(|a| format!(" {a}"))
+            .unwrap_or_default(),
+        if nudge == 1 { "nudge" } else { "escalate" },
+        f.reason
+    )
+}
+
+/// Run a hook: `sh -c CMD` in its own process group, with the event in `PAIR_*` variables, its
+/// output sent to stderr, killed past the time limit. Returns a problem to report, if any.
+fn run_hook(
+    cmd: &str,
+    board: &str,
+    f: &Finding,
+    nudge: u32,
+    event: &Json,
+    limit: Duration,
+) -> Option<String> {
+    let mut c = Command::new("sh");
+    c.arg("-c")
+        .arg(cmd)
+        .env("PAIR_BOARD", board)
+        .env("PAIR_AGENT", f.agent.as_deref().unwrap_or(""))
+        .env("PAIR_PHASE", f.phase.as_str())
+        .env("PAIR_KIND", f.kind.as_str())
+        .env("PAIR_REASON", &f.reason)
+        .env("PAIR_NUDGE", nudge.to_string())
+        .env("PAIR_SINCE", f.since.to_string())
+        .env("PAIR_SECONDS", f.seconds.to_string())
+        .env("PAIR_LIMIT", f.limit.to_string())
+        .env("PAIR_SLA", f.sla.map(|s| s.as_str()).unwrap_or(""))
+        .env("PAIR_TURN", f.turn.join(","))
+        .env("PAIR_EVENT", event.to_string())
+        .stdin(Stdio::null())
+        // The hook's output goes to stderr, so stdout stays the events (JSON lines with --json).
+        .stdout(
+            std::io::stderr()
+                .as_fd()
+                .try_clone_to_owned()
+                .map_or_else(|_| Stdio::null(), Stdio::from),
+        )
+        .process_group(0);
+    let mut child = match c.spawn() {
+        Ok(ch) => ch,
+        Err(e) => return Some(format!("the hook could not be started: {e}")),
+    };
+    let deadline = Instant::now() + limit;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return None,
+            Ok(Some(status)) => {
+                return Some(match status.code() {
+                    Some(code) => format!("the hook exited {code}"),
+                    None => "the hook was ended by a signal".into(),
+                });
+            }
+            Ok(None) if Instant::now() >= deadline => {
+                // SAFETY: signalling the hook's own process group.
+                unsafe {
+                    libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
+                }
+                let _ = child.wait();
+                return Some(format!(
+                    "the hook ran longer than {:.0} s and was killed",
+                    limit.as_secs_f64()
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Some(format!("the hook could not be waited for: {e}")),
+        }
+    }
+}
+
+fn print(line: &str, json: bool) {
+    if json {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(line.as_bytes());
+        let _ = out.flush();
+    } else {
+        output::print_stdout(line);
+    }
+}
+
+fn warn(message: &str) {
+    let _ = writeln!(
+        std::io::stderr(),
+        "pair: warning: {}",
+        output::escape(message)
+    );
+}
+
+/// Check every board once; returns how many findings were reported.
+fn check(a: &WatchArgs, boards: &[PathBuf], json: bool, hook_limit: Duration) -> usize {
+    let host = journal::host();
+    let mut reported = 0;
+    for board in boards {
+        let name = shown(board);
+        let loaded = match store::load(board) {
+            Ok(l) => l,
+            Err(e) => {
+                warn(&format!("watch: {name}: {e}"));
+                continue;
+            }
+        };
+        let fm = &loaded.valid.parsed.fm;
+        let records = match journal::records(&loaded.valid.doc) {
+            Ok(r) => r,
+            Err(e) => {
+                warn(&format!(
+                    "watch: {name}: the journal cannot be read: {}",
+                    e.message
+                ));
+                Vec::new()
+            }
+        };
+        let now = Timestamp::now();
+        let found = watch::findings(
+            fm,
+            &records,
+            &presence::read_all(board),
+            &host,
+            now,
+            &watch::pid_alive,
+        );
+        let mut state = load_state(board);
+        let before = state.clone();
+        let report = watch::settle(&mut state, fm, found, now);
+        if state != before
+            && let Ok(bytes) = serde_json::to_vec(&state)
+            && let Err(e) = presence::replace_small(&state_path(board), &bytes)
+        {
+            warn(&format!(
+                "watch: {name}: cannot keep the watchdog's state in {} ({e}); nudges will repeat",
+                state_path(board).display()
+            ));
+        }
+        for (f, nudge) in report {
+            reported += 1;
+            let event = event_json(&name, &f, nudge, now);
+            if json {
+                print(&format!("{event}\n"), true);
+            } else {
+                print(&event_text(&name, &f, nudge, now), false);
+            }
+            let hook = if f.kind.is_breach() {
+                &a.on_breach
+            } else {
+                &a.on_stall
+            };
+            if let Some(cmd) = hook
+                && let Some(problem) = run_hook(cmd, &name, &f, nudge, &event, hook_limit)
+            {
+                warn(&format!(
+                    "watch: {name}: {} of {}: {problem}",
+                    f.kind.as_str(),
+                    f.agent.as_deref().unwrap_or(f.phase.as_str())
+                ));
+            }
+        }
+    }
+    reported
+}
+
+pub fn run(a: WatchArgs, json: bool) -> Result<Outcome> {
+    let interval = timeout(a.interval)?.max(Duration::from_millis(100));
+    let hook_limit = timeout(a.hook_timeout)?;
+    let (mut list, warnings) = boards(&a.board)?;
+    for w in &warnings {
+        warn(&format!("watch: {w}"));
+    }
+    if !a.once {
+        install_signals();
+    }
+    let mut checks = 0;
+    let mut reported = 0;
+    let ended = loop {
+        if checks > 0 {
+            // A directory's blackboards are found again at each check: a board created after
+            // the watchdog started is watched too (what could not be read was said once).
+            match boards(&a.board) {
+                Ok((found, _)) => list = found,
+                Err(e) => warn(&format!("watch: {e}")),
+            }
+        }
+        reported += check(&a, &list, json, hook_limit);
+        checks += 1;
+        if a.once {
+            break "once";
+        }
+        let next = Instant::now() + interval;
+        while Instant::now() < next && !STOP.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(100).min(next - Instant::now()));
+        }
+        if STOP.load(Ordering::SeqCst) {
+            break "signal";
+        }
+    };
+    let j = json!({
+        "schema": SCHEMA,
+        "watched": list.len(),
+        "checks": checks,
+        "reported": reported,
+        "ended": ended,
+    });
+    let text = if a.once && reported == 0 {
+        format!("nothing to report on {} blackboard(s)\n", list.len())
+    } else {
+        String::new()
+    };
+    let mut out = Outcome::ok(j, text);
+    if a.once && reported > 0 {
+        out.code = exit::REPORTED;
+    }
+    Ok(out)
+}

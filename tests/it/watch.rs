@@ -1,0 +1,899 @@
+//! Time on the board: SLAs (`init --sla`, `extend`), planned absences (`away`), removing a
+//! required reviewer that never registered (`unrequire`), presence beside the board, and the
+//! watchdog (`watch`), all on a clock the tests set with PAIR_NOW.
+
+use crate::common::*;
+use serde_json::Value;
+use std::fs;
+use std::path::Path;
+
+fn t(hms: &str) -> String {
+    format!("2026-01-01T{hms}Z")
+}
+
+/// `pair ARGS` at `hms` (PAIR_NOW), expecting `code`.
+#[track_caller]
+fn at(hms: &str, args: &[&str], code: i32) -> Out {
+    let out = pair_env(args, &[("PAIR_NOW", &t(hms))]);
+    out.code(code);
+    out
+}
+
+/// A board with required reviewers alice (registered) and carol (never registered), the plan
+/// submitted at 00:10 and under review.
+fn plan_under_review(sla: &str) -> Board {
+    let b = Board::absent();
+    let p = b.p();
+    let mut init = vec!["init", p, "--reviewers", "alice,carol", "--yolo"];
+    if !sla.is_empty() {
+        init.extend(["--sla", sla]);
+    }
+    at("00:00:00", &init, 0);
+    at(
+        "00:01:00",
+        &["advance", p, "PLANNING", "--agent", "doer"],
+        0,
+    );
+    at("00:02:00", &["register", p, "--agent", "alice"], 0);
+    at(
+        "00:10:00",
+        &["submit", p, "plan", "--note", "v1", "--agent", "doer"],
+        0,
+    );
+    b
+}
+
+/// The events a `watch --once --json` printed (the last line is the summary).
+fn events(out: &Out) -> Vec<Value> {
+    let mut lines: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let summary = lines.pop().expect("a summary line");
+    assert_eq!(summary["ended"], "once", "{}", out.report());
+    assert_eq!(summary["reported"].as_u64(), Some(lines.len() as u64));
+    lines
+}
+
+fn kinds(ev: &[Value]) -> Vec<String> {
+    ev.iter()
+        .map(|e| {
+            format!(
+                "{} {} {}",
+                e["event"].as_str().unwrap(),
+                e["agent"],
+                e["nudge"]
+            )
+        })
+        .collect()
+}
+
+/// `watch BOARD --once --json` at `hms` with a hook appending its PAIR_* variables to `log`.
+fn watch_at(hms: &str, board: &str, log: &Path) -> Out {
+    let hook = format!(
+        "{{ env | grep '^PAIR_' | grep -v '^PAIR_EVENT=' | grep -v '^PAIR_NOW=' | sort; echo --; }} >> '{}'",
+        log.display()
+    );
+    pair_env(
+        [
+            "watch",
+            board,
+            "--once",
+            "--json",
+            "--on-stall",
+            &hook,
+            "--on-breach",
+            &hook,
+        ],
+        &[("PAIR_NOW", &t(hms))],
+    )
+}
+
+/// The hook runs of a log: each a sorted list of `PAIR_*=…` lines.
+fn hook_runs(log: &Path) -> Vec<Vec<String>> {
+    let text = fs::read_to_string(log).unwrap_or_default();
+    text.split("--\n")
+        .filter(|r| !r.trim().is_empty())
+        .map(|r| r.lines().map(str::to_string).collect())
+        .collect()
+}
+
+#[test]
+fn sla_durations_are_recorded_and_bad_ones_refused_naming_the_part() {
+    let b = Board::absent();
+    at(
+        "00:00:00",
+        &["init", b.p(), "--sla", "review=2h,revision=1h30m"],
+        0,
+    );
+    let text = b.read_string();
+    assert!(
+        text.contains("sla:\n  review: 2h\n  revision: 1h30m\n"),
+        "{text}"
+    );
+    pair(["status", b.p()])
+        .code(0)
+        .mentions(&["sla         review: 2h, revision: 1h30m"]);
+    let j = pair(["status", b.p(), "--json"]).json();
+    assert_eq!(
+        j["frontmatter"]["sla"],
+        serde_json::json!({"review": "2h", "revision": "1h30m"})
+    );
+    for (bad, part) in [
+        ("review=2x", "`2x`"),
+        ("review=90", "`90`"),
+        ("nope=2h", "`nope`"),
+        ("review=30m1h", "`1h`"),
+        ("review", "`review`"),
+    ] {
+        let c = Board::absent();
+        let out = at("00:00:00", &["init", c.p(), "--sla", bad], 4);
+        out.mentions(&["--sla", part]);
+        assert!(!c.path.exists(), "{bad}: nothing is created");
+    }
+}
+
+#[test]
+fn extend_needs_the_users_approval_and_records_the_reason() {
+    let b = plan_under_review("review=2h");
+    let before = b.read();
+    at(
+        "00:20:00",
+        &[
+            "extend",
+            b.p(),
+            "--agent",
+            "doer",
+            "--sla",
+            "review=4h",
+            "--reason",
+            "slow",
+        ],
+        6,
+    )
+    .mentions(&["--user-approved"]);
+    b.assert_untouched(&before);
+    at(
+        "00:20:00",
+        &[
+            "extend",
+            b.p(),
+            "--agent",
+            "doer",
+            "--sla",
+            "review=4h",
+            "--reason",
+            "reviewer out",
+            "--user-approved",
+        ],
+        0,
+    );
+    let text = b.read_string();
+    assert!(text.contains("  review: 4h\n"), "{text}");
+    assert!(
+        text.contains("### SLA changed — doer — 2026-01-01T00:20:00Z"),
+        "{text}"
+    );
+    assert!(text.contains("Reason: reviewer out"), "{text}");
+    assert!(text.contains(" cmd=extend "), "journaled: {text}");
+    pair(["validate", b.p()]).code(0);
+}
+
+#[test]
+fn a_raw_write_may_not_change_the_sla_without_the_users_approval() {
+    let b = plan_under_review("review=2h");
+    let before = b.read();
+    let new = String::from_utf8(b.content())
+        .unwrap()
+        .replace("  review: 2h\n", "  review: 9h\n");
+    let out = b.write_expect(&new, &b.sha(), &["--as", "doer"]);
+    out.code(6).mentions(&["sla", "--user-approved"]);
+    b.assert_untouched(&before);
+}
+
+#[test]
+fn watch_reports_each_stall_kind_once_with_the_documented_hook_variables() {
+    let b = plan_under_review("review=2h");
+    let log = b.aux.path().join("hook.log");
+    // 00:30: nothing is late yet.
+    assert!(events(watch_at("00:30:00", b.p(), &log).code(0)).is_empty());
+    // 01:30: carol never registered, an hour (the default stall time) after the gate opened.
+    let ev = events(watch_at("01:30:00", b.p(), &log).code(13));
+    assert_eq!(kinds(&ev), ["unregistered \"carol\" 1"]);
+    // 02:11: alice's turn is past the review SLA, and so is the phase.
+    let ev = events(watch_at("02:11:00", b.p(), &log).code(13));
+    assert_eq!(kinds(&ev), ["stall \"alice\" 1", "breach null 1"]);
+    assert_eq!(ev[0]["over"], 60);
+    assert_eq!(ev[1]["sla"], "review");
+    let runs = hook_runs(&log);
+    assert_eq!(runs.len(), 3, "{runs:?}");
+    let board = b.p().to_string();
+    let expected = |kind: &str, agent: &str, nudge: &str, secs: &str, limit: &str, sla: &str| {
+        vec![
+            format!("PAIR_AGENT={agent}"),
+            format!("PAIR_BOARD={board}"),
+            format!("PAIR_KIND={kind}"),
+            format!("PAIR_LIMIT={limit}"),
+            format!("PAIR_NUDGE={nudge}"),
+            "PAIR_PHASE=PLANNING_SUBMITTED".to_string(),
+        ]
+        .into_iter()
+        .chain([
+            String::new(), // PAIR_REASON, checked apart
+            format!("PAIR_SECONDS={secs}"),
+            "PAIR_SINCE=2026-01-01T00:10:00Z".to_string(),
+            format!("PAIR_SLA={sla}"),
+            "PAIR_TURN=alice,carol".to_string(),
+        ])
+        .collect::<Vec<_>>()
+    };
+    for (run, want) in runs.iter().zip([
+        expected("unregistered", "carol", "1", "4800", "3600", ""),
+        expected("stall", "alice", "1", "7260", "7200", "review"),
+        expected("breach", "", "1", "7260", "7200", "review"),
+    ]) {
+        assert_eq!(run.len(), want.len(), "{run:?}");
+        for (got, want) in run.iter().zip(&want) {
+            if want.is_empty() {
+                assert!(got.starts_with("PAIR_REASON=") && got.len() > 20, "{got}");
+            } else {
+                assert_eq!(got, want);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_nudge_is_not_repeated_within_a_phase_escalates_once_and_a_new_phase_resets() {
+    let b = plan_under_review("");
+    let log = b.aux.path().join("hook.log");
+    let p = b.p();
+    assert_eq!(
+        kinds(&events(watch_at("01:11:00", p, &log).code(13))),
+        ["stall \"alice\" 1", "unregistered \"carol\" 1"]
+    );
+    // The same check again, and again before the limit passed once more: nothing new.
+    assert!(events(watch_at("01:11:00", p, &log).code(0)).is_empty());
+    assert!(events(watch_at("02:10:00", p, &log).code(0)).is_empty());
+    // A full stall time after the nudge: the escalation, once.
+    assert_eq!(
+        kinds(&events(watch_at("02:11:00", p, &log).code(13))),
+        ["stall \"alice\" 2", "unregistered \"carol\" 2"]
+    );
+    assert!(events(watch_at("05:00:00", p, &log).code(0)).is_empty());
+    let nudges: Vec<String> = hook_runs(&log)
+        .iter()
+        .map(|r| {
+            r.iter()
+                .find(|l| l.starts_with("PAIR_NUDGE="))
+                .unwrap()
+                .clone()
+        })
+        .collect();
+    assert_eq!(
+        nudges,
+        ["PAIR_NUDGE=1"; 2]
+            .iter()
+            .chain(&["PAIR_NUDGE=2"; 2])
+            .copied()
+            .collect::<Vec<_>>()
+    );
+    // A new phase: alice claims, the clock and the nudges start over.
+    // (carol is still missing: a fresh nudge; alice's claim came from a process that has
+    // ended and she has not been seen since: a dead writer, after its grace.)
+    at("05:00:00", &["claim", p, "--agent", "alice"], 0);
+    assert_eq!(
+        kinds(&events(watch_at("05:01:00", p, &log).code(13))),
+        ["unregistered \"carol\" 1"]
+    );
+    assert_eq!(
+        kinds(&events(watch_at("05:30:00", p, &log).code(13))),
+        ["dead \"alice\" 1"]
+    );
+    assert_eq!(
+        kinds(&events(watch_at("06:01:00", p, &log).code(13))),
+        [
+            "stall \"alice\" 1",
+            "unregistered \"carol\" 2",
+            "dead \"alice\" 2"
+        ]
+    );
+}
+
+#[test]
+fn an_away_agent_is_not_reported_until_its_absence_ends() {
+    let b = plan_under_review("");
+    let log = b.aux.path().join("hook.log");
+    let p = b.p();
+    at(
+        "00:20:00",
+        &[
+            "away",
+            p,
+            "--agent",
+            "alice",
+            "--until",
+            "3h",
+            "--reason",
+            "usage limit",
+        ],
+        0,
+    );
+    let text = b.read_string();
+    assert!(
+        text.contains(
+            "    away_until: \"2026-01-01T03:20:00Z\"\n    away_reason: \"usage limit\"\n"
+        ),
+        "{text}"
+    );
+    pair(["status", p])
+        .code(0)
+        .mentions(&["away        alice until 2026-01-01T03:20:00Z: usage limit"]);
+    let j = pair(["status", p, "--json"]).json();
+    assert_eq!(
+        j["agents"]["alice"]["away"],
+        serde_json::json!({"until": "2026-01-01T03:20:00Z", "reason": "usage limit"})
+    );
+    // The away write is alice's: her turn restarted at 00:20, and she is away until 03:20.
+    assert_eq!(
+        kinds(&events(watch_at("02:00:00", p, &log).code(13))),
+        ["unregistered \"carol\" 1"]
+    );
+    // Until 03:20 inclusive she is away (carol's escalation is not hers).
+    assert_eq!(
+        kinds(&events(watch_at("03:20:00", p, &log).code(13))),
+        ["unregistered \"carol\" 2"]
+    );
+    assert_eq!(
+        kinds(&events(watch_at("03:21:00", p, &log).code(13))),
+        ["stall \"alice\" 1", "dead \"alice\" 1"]
+    );
+    // Her next write ends the absence; --clear with none left is a usage error.
+    at(
+        "03:30:00",
+        &[
+            "verdict",
+            p,
+            "--agent",
+            "alice",
+            "APPROVED",
+            "--revision",
+            "1",
+            "--note",
+            "ok",
+        ],
+        0,
+    );
+    assert!(!b.read_string().contains("away_until"));
+    at("03:31:00", &["away", p, "--agent", "alice", "--clear"], 4);
+    // An --until in the past, or neither a time nor a duration, is refused.
+    at(
+        "03:31:00",
+        &[
+            "away",
+            p,
+            "--agent",
+            "alice",
+            "--until",
+            "2026-01-01T01:00:00Z",
+            "--reason",
+            "x",
+        ],
+        4,
+    );
+    at(
+        "03:31:00",
+        &[
+            "away", p, "--agent", "alice", "--until", "soon", "--reason", "x",
+        ],
+        4,
+    )
+    .mentions(&["soon"]);
+}
+
+#[test]
+fn an_sla_breach_is_cleared_by_an_extension() {
+    let b = plan_under_review("review=2h");
+    let log = b.aux.path().join("hook.log");
+    let p = b.p();
+    let ev = events(watch_at("02:11:00", p, &log).code(13));
+    assert!(kinds(&ev).contains(&"breach null 1".to_string()), "{ev:?}");
+    at(
+        "02:12:00",
+        &[
+            "extend",
+            p,
+            "--agent",
+            "doer",
+            "--sla",
+            "review=4h",
+            "--reason",
+            "holiday",
+            "--user-approved",
+        ],
+        0,
+    );
+    // 02:30: within the 4h review SLA (alice's stall limit follows it too); carol was nudged.
+    assert!(events(watch_at("02:30:00", p, &log).code(0)).is_empty());
+    pair_env(["stats", p, "--json"], &[("PAIR_NOW", &t("02:30:00"))]).code(0);
+    // Past the new limit: a new breach and a new stall (a new limit is a new finding), and
+    // carol's escalation.
+    let ev = events(watch_at("04:11:00", p, &log).code(13));
+    assert_eq!(
+        kinds(&ev),
+        [
+            "stall \"alice\" 1",
+            "unregistered \"carol\" 2",
+            "breach null 1"
+        ]
+    );
+    assert_eq!(ev[2]["limit"], 4 * 3600);
+}
+
+#[test]
+fn unrequire_of_an_unregistered_reviewer_completes_the_round() {
+    let b = plan_under_review("");
+    let p = b.p();
+    at(
+        "00:20:00",
+        &[
+            "verdict",
+            p,
+            "--agent",
+            "alice",
+            "APPROVED",
+            "--revision",
+            "1",
+            "--note",
+            "ok",
+        ],
+        0,
+    );
+    let out = at(
+        "00:30:00",
+        &[
+            "unrequire",
+            p,
+            "carol",
+            "--agent",
+            "doer",
+            "--user-approved",
+            "--reason",
+            "carol is not coming",
+            "--json",
+        ],
+        0,
+    );
+    let j = out.json();
+    assert_eq!(j["old_phase"], "PLANNING_SUBMITTED");
+    assert_eq!(j["phase"], "PLAN_APPROVED");
+    let text = b.read_string();
+    assert!(text.contains("required_reviewers:\n  - alice\n"), "{text}");
+    assert!(
+        text.contains("### Required reviewer removed — carol — doer — 2026-01-01T00:30:00Z"),
+        "{text}"
+    );
+    assert!(text.contains("Reason: carol is not coming"), "{text}");
+    assert!(
+        text.contains(" cmd=unrequire phase=PLANNING_SUBMITTED>PLAN_APPROVED "),
+        "{text}"
+    );
+    pair(["validate", p]).code(0);
+}
+
+#[test]
+fn unrequire_with_changes_requested_takes_the_rounds_other_outcome() {
+    let b = plan_under_review("");
+    let p = b.p();
+    at(
+        "00:20:00",
+        &[
+            "verdict",
+            p,
+            "--agent",
+            "alice",
+            "CHANGES_REQUESTED",
+            "--revision",
+            "1",
+            "--note",
+            "no",
+        ],
+        0,
+    );
+    at(
+        "00:30:00",
+        &[
+            "unrequire",
+            p,
+            "carol",
+            "--agent",
+            "doer",
+            "--user-approved",
+            "--reason",
+            "gone",
+        ],
+        0,
+    );
+    assert!(b.read_string().contains("phase: PLAN_CHANGES_REQUESTED\n"));
+}
+
+#[test]
+fn unrequire_of_a_registered_reviewer_or_without_consent_is_refused_untouched() {
+    let b = plan_under_review("");
+    let p = b.p();
+    let before = b.read();
+    at(
+        "00:20:00",
+        &[
+            "unrequire",
+            p,
+            "alice",
+            "--agent",
+            "doer",
+            "--user-approved",
+            "--reason",
+            "x",
+        ],
+        6,
+    )
+    .mentions(&["alice is registered", "verdict"]);
+    b.assert_untouched(&before);
+    at(
+        "00:20:00",
+        &["unrequire", p, "carol", "--agent", "doer", "--reason", "x"],
+        6,
+    )
+    .mentions(&["--user-approved"]);
+    b.assert_untouched(&before);
+    at(
+        "00:20:00",
+        &[
+            "unrequire",
+            p,
+            "dave",
+            "--agent",
+            "doer",
+            "--user-approved",
+            "--reason",
+            "x",
+        ],
+        4,
+    )
+    .mentions(&["dave", "not a required reviewer"]);
+    b.assert_untouched(&before);
+}
+
+#[test]
+fn a_dead_last_writer_holding_the_turn_is_reported_after_the_grace() {
+    let b = Board::absent();
+    let p = b.p();
+    let log = b.aux.path().join("hook.log");
+    at("00:00:00", &["init", p, "--yolo"], 0);
+    // The doer's last write came from a `pair` process on this host that has ended, and the
+    // doer holds the turn (PLANNING).
+    at(
+        "00:01:00",
+        &["advance", p, "PLANNING", "--agent", "doer"],
+        0,
+    );
+    assert!(events(watch_at("00:02:00", p, &log).code(0)).is_empty());
+    let ev = events(watch_at("00:04:00", p, &log).code(13));
+    assert_eq!(kinds(&ev), ["dead \"doer\" 1"]);
+    assert!(ev[0]["reason"].as_str().unwrap().contains("pid "), "{ev:?}");
+    // A later write, then a poll whose parent (this test) still runs: the doer is seen alive
+    // since its last write, so it is not reported, even past the grace.
+    at(
+        "00:05:00",
+        &[
+            "note",
+            p,
+            "--agent",
+            "doer",
+            "--section",
+            "Implementation Notes",
+            "--note",
+            "n",
+        ],
+        0,
+    );
+    at("00:05:30", &["poll", p, "--agent", "doer"], 0);
+    assert!(events(watch_at("00:08:00", p, &log).code(0)).is_empty());
+}
+
+#[test]
+fn presence_from_poll_does_not_touch_the_board_and_an_unwritable_place_does_not_fail_poll() {
+    let b = plan_under_review("");
+    let p = b.p();
+    let before = b.read();
+    let out = pair_env(
+        [
+            "poll",
+            p,
+            "--agent",
+            "doer",
+            "--wait",
+            "--timeout",
+            "0.3",
+            "--interval",
+            "0.1",
+        ],
+        &[("PAIR_NOW", &t("00:40:00"))],
+    );
+    out.code(10);
+    b.assert_untouched(&before);
+    let presence = b.dir.path().join(".board.md.pair/presence/doer.json");
+    let rec: Value = serde_json::from_slice(&fs::read(&presence).unwrap()).unwrap();
+    assert_eq!(rec["agent"], "doer");
+    assert_eq!(rec["at"], "2026-01-01T00:40:00Z");
+    assert_eq!(rec["waiting"], true);
+    assert!(
+        rec["pid"].as_u64().unwrap() > 0 && rec["host"].is_string(),
+        "{rec}"
+    );
+    // A plain poll soon after leaves the record as it is (a stat, not a write).
+    pair_env(
+        ["poll", p, "--agent", "doer"],
+        &[("PAIR_NOW", &t("00:40:05"))],
+    )
+    .code(10);
+    let again: Value = serde_json::from_slice(&fs::read(&presence).unwrap()).unwrap();
+    assert_eq!(again, rec);
+    // Where the record cannot be written (the side directory's place is taken by a file, which
+    // stops even root), poll still answers and the board is untouched.
+    fs::remove_dir_all(b.dir.path().join(SIDE_DIR)).unwrap();
+    fs::write(b.dir.path().join(SIDE_DIR), "not a directory").unwrap();
+    pair(["poll", p, "--agent", "alice"]).code(0);
+    pair_env(
+        [
+            "poll",
+            p,
+            "--agent",
+            "alice",
+            "--wait",
+            "--timeout",
+            "0.2",
+            "--interval",
+            "0.1",
+        ],
+        &[],
+    )
+    .code(0);
+    b.assert_untouched(&before);
+}
+
+#[test]
+fn watch_on_a_directory_watches_every_blackboard_in_it() {
+    let b = plan_under_review("");
+    let other = b.dir.path().join("other.md");
+    at("00:00:00", &["init", other.to_str().unwrap(), "--yolo"], 0);
+    let log = b.aux.path().join("hook.log");
+    let out = watch_at("01:30:00", b.dir.path().to_str().unwrap(), &log);
+    out.code(13);
+    let ev = events(&out);
+    let boards: Vec<&str> = ev.iter().map(|e| e["board"].as_str().unwrap()).collect();
+    assert!(boards.iter().any(|x| x.ends_with("board.md")), "{boards:?}");
+    assert!(boards.iter().any(|x| x.ends_with("other.md")), "{boards:?}");
+}
+
+#[test]
+fn a_failing_or_slow_hook_is_reported_but_not_fatal() {
+    let b = plan_under_review("");
+    let out = pair_env(
+        [
+            "watch",
+            b.p(),
+            "--once",
+            "--on-stall",
+            "sleep 5; exit 3",
+            "--hook-timeout",
+            "0.2",
+        ],
+        &[("PAIR_NOW", &t("01:30:00"))],
+    );
+    out.code(13).mentions(&["killed"]);
+    let out = pair_env(
+        ["watch", b.p(), "--once", "--on-stall", "exit 3"],
+        &[("PAIR_NOW", &t("09:30:00"))],
+    );
+    out.code(13).mentions(&["exited 3"]);
+    // A hook's output goes to stderr: stdout stays the events.
+    let c = plan_under_review("");
+    let out = pair_env(
+        [
+            "watch",
+            c.p(),
+            "--once",
+            "--json",
+            "--on-stall",
+            "echo hook-said-this",
+        ],
+        &[("PAIR_NOW", &t("01:30:00"))],
+    );
+    out.code(13);
+    assert_eq!(
+        kinds(&events(&out)),
+        ["stall \"alice\" 1", "unregistered \"carol\" 1"]
+    );
+    assert!(out.stderr.contains("hook-said-this"), "{}", out.report());
+}
+
+#[test]
+fn watch_without_once_exits_cleanly_on_sigterm() {
+    let b = plan_under_review("");
+    let child = std::process::Command::new(pair_bin())
+        .args(["watch", b.p(), "--interval", "0.2"])
+        .env("PAIR_NOW", t("00:20:00"))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    // SAFETY: signalling the child we started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
+
+#[test]
+fn stats_reports_sla_breaches_exactly_against_the_clock() {
+    let b = plan_under_review("review=2h,plan=5m");
+    let out = pair_env(["stats", b.p(), "--json"], &[("PAIR_NOW", &t("02:40:00"))]);
+    out.code(0);
+    let j = out.json();
+    let breaches = &j["boards"][0]["sla_breaches"];
+    assert_eq!(
+        breaches,
+        &serde_json::json!([
+            {"sla": "plan", "phase": "PLANNING", "agent": "doer", "turn": ["doer"],
+             "started": "2026-01-01T00:01:00Z", "seconds": 540, "limit": 300, "seconds_over": 240},
+            {"sla": "review", "phase": "PLANNING_SUBMITTED", "agent": null,
+             "turn": ["alice", "carol"], "started": "2026-01-01T00:10:00Z", "seconds": 9000,
+             "limit": 7200, "seconds_over": 1800},
+        ]),
+        "{j}"
+    );
+    assert_eq!(
+        j["total"]["sla_breaches"],
+        serde_json::json!({"review": {"breaches": 1, "seconds_over": 1800},
+                           "plan": {"breaches": 1, "seconds_over": 240}})
+    );
+    let text = pair_env(["stats", b.p()], &[("PAIR_NOW", &t("02:40:00"))]);
+    text.code(0)
+        .mentions(&["SLA breaches:", "review PLANNING_SUBMITTED", "30m00s over"]);
+    // A board without SLAs says nothing about them, rather than a made-up zero.
+    let plain = plan_under_review("");
+    let j = pair_env(
+        ["stats", plain.p(), "--json"],
+        &[("PAIR_NOW", &t("02:40:00"))],
+    )
+    .json();
+    assert!(j["boards"][0]["sla_breaches"].is_null(), "{j}");
+    assert!(j["total"]["sla_breaches"].is_null(), "{j}");
+}
+
+#[test]
+fn the_last_required_reviewer_is_removed_only_outside_an_open_round() {
+    let b = Board::absent();
+    let p = b.p();
+    at(
+        "00:00:00",
+        &["init", p, "--reviewers", "carol,dave", "--yolo"],
+        0,
+    );
+    at(
+        "00:01:00",
+        &["advance", p, "PLANNING", "--agent", "doer"],
+        0,
+    );
+    at(
+        "00:10:00",
+        &["submit", p, "plan", "--note", "v1", "--agent", "doer"],
+        0,
+    );
+    at(
+        "00:20:00",
+        &[
+            "unrequire",
+            p,
+            "carol",
+            "--agent",
+            "doer",
+            "--user-approved",
+            "--reason",
+            "gone",
+        ],
+        0,
+    );
+    assert!(b.read_string().contains("phase: PLANNING_SUBMITTED\n"));
+    let before = b.read();
+    at(
+        "00:21:00",
+        &[
+            "unrequire",
+            p,
+            "dave",
+            "--agent",
+            "doer",
+            "--user-approved",
+            "--reason",
+            "x",
+        ],
+        6,
+    )
+    .mentions(&[
+        "last required reviewer of the open round",
+        "pair register --required",
+    ]);
+    b.assert_untouched(&before);
+    // In a work phase the list may be emptied: the next submission snapshots it again.
+    let c = Board::absent();
+    let q = c.p();
+    at(
+        "00:00:00",
+        &["init", q, "--reviewers", "carol", "--yolo"],
+        0,
+    );
+    at(
+        "00:01:00",
+        &[
+            "unrequire",
+            q,
+            "carol",
+            "--agent",
+            "doer",
+            "--user-approved",
+            "--reason",
+            "gone",
+        ],
+        0,
+    );
+    assert!(
+        c.read_string().contains("required_reviewers: []\n"),
+        "{}",
+        c.read_string()
+    );
+    pair(["validate", q]).code(0);
+}
+
+#[test]
+fn watch_finds_a_board_created_in_its_directory_after_it_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = std::process::Command::new(pair_bin())
+        .args([
+            "watch",
+            dir.path().to_str().unwrap(),
+            "--interval",
+            "0.2",
+            "--json",
+        ])
+        .env("PAIR_NOW", t("00:00:10"))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let board = dir.path().join("late.md");
+    at(
+        "00:00:00",
+        &["init", board.to_str().unwrap(), "--sla", "advance=1s"],
+        0,
+    );
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    // SAFETY: signalling the child we started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let breaches: Vec<&Value> = lines.iter().filter(|l| l["event"] == "breach").collect();
+    assert_eq!(breaches.len(), 1, "{stdout}");
+    assert_eq!(breaches[0]["sla"], "advance");
+    assert!(breaches[0]["board"].as_str().unwrap().ends_with("late.md"));
+    assert_eq!(lines.last().unwrap()["ended"], "signal", "{stdout}");
+}
