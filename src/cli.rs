@@ -784,14 +784,11 @@ pub struct PollArgs {
         requires = "wait"
     )]
     pub timeout: f64,
-    /// With --wait: re-check this often where file notifications are unavailable.
-    #[arg(
-        long,
-        default_value_t = 60.0,
-        value_name = "SECONDS",
-        requires = "wait"
-    )]
-    pub interval: f64,
+    /// With --wait: re-check this often: for a git board, how often the remote is asked for
+    /// the ref's tip (default 5); for a file, where file notifications are unavailable
+    /// (default 60).
+    #[arg(long, value_name = "SECONDS", requires = "wait")]
+    pub interval: Option<f64>,
 }
 
 #[derive(Debug, Args)]
@@ -1295,7 +1292,8 @@ fn not_stdin(command: &str, board: &Path) -> Result<()> {
              really mean a file named `-`, write `./-`"
         )));
     }
-    Ok(())
+    // A git board address is checked before anything runs (exit 4, naming the wrong part).
+    crate::location::Location::of(board).map(|_| ())
 }
 
 #[cfg(test)]

@@ -9,7 +9,6 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use super::lock::chown_like;
-use super::*;
 use crate::error::{Error, Result};
 
 pub(super) fn file_name(target: &Path) -> String {
@@ -200,7 +199,7 @@ pub(super) fn write_temp(
 
 pub(super) fn fsync_dir(dir: &Path) -> io::Result<()> {
     #[cfg(feature = "fault-injection")]
-    fault::hit("dir-fsync")?;
+    super::fault::hit("dir-fsync")?;
     File::open(dir)?.sync_all()
 }
 

@@ -201,7 +201,11 @@ pub struct Loaded {
 
 /// Read and validate a whole blackboard.
 pub fn load(path: &Path) -> Result<Loaded> {
-    let bytes = read(path)?;
+    loaded(path, read(path)?)
+}
+
+/// Validate a whole blackboard read from `path`.
+pub fn loaded(path: &Path, bytes: Vec<u8>) -> Result<Loaded> {
     let valid = validate::check_bytes(&bytes).map_err(|r| Error::invalid(path, r.errors, false))?;
     Ok(Loaded {
         path: path.to_path_buf(),

@@ -12,7 +12,6 @@ use super::file::{open_board, read_bounded};
 use super::lock::{lock_like, remove_orphans, write_owner};
 use super::*;
 use crate::error::{Error, Result};
-use crate::validate::{self};
 
 /// The blackboard as read under the lock, kept open until the write is over: while it is open
 /// its inode cannot be freed, so a file saved over it meanwhile (an editor, `sed -i`) cannot be
@@ -118,17 +117,15 @@ pub(super) fn check_writable(target: &Path, meta: &fs::Metadata) -> Result<()> {
     ))
 }
 
-/// Perform one locked, checked, durable write. `build` gets the current content (`None` when
-/// creating) and returns the complete new file; it may refuse with any error, which leaves the
-/// file untouched.
-///
-/// The old content's SHA-256 is computed on a second thread while the main one parses and
-/// builds. The new content is hashed once, by the journal's seal, which needs the hash of
-/// everything before the write's record for the record itself and finishes the same hasher
-/// with the record for the file's SHA-256.
-pub fn update<F, B>(path: &Path, expect: Expect, opts: &WriteOptions, build: F) -> Result<Written>
+/// Perform one locked, checked, durable write to a blackboard file (see [`super::update`]).
+pub(super) fn update<F, B>(
+    path: &Path,
+    expect: Expect,
+    opts: &WriteOptions,
+    build: F,
+) -> Result<Written>
 where
-    F: FnOnce(Option<&Current>) -> Result<B>,
+    F: FnMut(Option<&Current>) -> Result<B>,
     B: Into<Built>,
 {
     let (target, lock) = acquire(path, &expect, opts)?;
@@ -136,95 +133,40 @@ where
         Some((c, h)) => (Some(c), Some(h)),
         None => (None, None),
     };
-    match (&expect, &current) {
-        (Expect::Absent, Some(_)) => {
-            return Err(Error::Exists {
-                path: path.to_path_buf(),
-            });
-        }
-        (Expect::Sha256(_) | Expect::Present, None) => {
-            return Err(Error::Missing {
-                path: path.to_path_buf(),
-            });
-        }
-        _ => {}
-    }
+    check_presence(path, &expect, current.is_some())?;
     if let Some(h) = &held {
         check_writable(&target, &h.meta)?;
     }
-    let (old_sha256, built) = std::thread::scope(|s| -> Result<(Option<String>, Built)> {
-        let mut old_hash = current.as_ref().map(|c| s.spawn(|| sha256_hex(&c.bytes)));
-        let mut join = || {
-            old_hash.take().map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    current
-                        .as_ref()
-                        .map_or_else(String::new, |c| sha256_hex(&c.bytes))
-                })
-            })
-        };
-        // A compare-and-swap needs the hash before anything is built; otherwise it is computed
-        // while the new content is built.
-        let mut old_sha256 = None;
-        if let Expect::Sha256(want) = &expect {
-            let found = join().unwrap_or_default();
-            if !want.eq_ignore_ascii_case(&found) {
-                return Err(Error::Stale {
-                    path: path.to_path_buf(),
-                    expected: want.to_lowercase(),
-                    found,
-                });
-            }
-            old_sha256 = Some(found);
-        }
-        let built = build(current.as_ref())?.into();
-        if old_sha256.is_none() {
-            old_sha256 = join();
-        }
-        Ok((old_sha256, built))
-    })?;
-    // The phase and counters before the write, for its journal record.
-    let old_fm = current
-        .as_ref()
-        .and_then(|c| validate::check_frontmatter_bytes(&c.bytes).ok())
-        .map(|v| v.parsed.fm);
-    // Keep only the old hash from here on: holding the old bytes through validation and the
-    // write would put a third copy of a large blackboard in memory.
     let exists = current.is_some();
-    drop(current);
-    let Built {
-        bytes: new_bytes,
-        parsed,
-    } = built;
-    let parsed = check_new(path, &new_bytes, parsed)?;
-    let sealed = seal(
-        path,
-        new_bytes,
-        opts,
-        &lock,
-        old_fm.as_ref(),
-        old_sha256.as_deref(),
-        &parsed,
-    )?;
-    // The journal's seal hashed the new content as it added the record.
-    let (new_bytes, new_sha256) = (sealed.bytes, sealed.sha256);
+    let composed = compose(path, &expect, current, opts, lock.waited, build)?;
     let warnings = replace(
         path,
         &target,
         &lock,
         held,
-        &new_bytes,
+        &composed.bytes,
         exists,
-        old_sha256.as_deref(),
+        composed.old_sha256.as_deref(),
     )?;
     Ok(Written {
         target,
-        old_sha256,
-        new_sha256,
+        old_sha256: composed.old_sha256,
+        new_sha256: composed.sha256,
         created: matches!(expect, Expect::Absent),
-        parsed,
+        parsed: composed.parsed,
         warnings,
     })
+}
+
+/// Create a blackboard file holding exactly `bytes`, under the lock, never clobbering.
+pub(super) fn create_copy(path: &Path, bytes: &[u8], opts: &WriteOptions) -> Result<()> {
+    let (target, lock) = acquire(path, &Expect::Absent, opts)?;
+    if read_locked(&target)?.is_some() {
+        return Err(Error::Exists {
+            path: path.to_path_buf(),
+        });
+    }
+    replace(path, &target, &lock, None, bytes, false, None).map(|_| ())
 }
 
 /// Resolve the board, refuse a directory or a missing board (leaving nothing behind), take the
