@@ -399,6 +399,13 @@ Examples:
   pair stats boards/*.md --json
   pair stats task.md --svg timeline.svg")]
     Stats(StatsArgs),
+
+    /// Copy a blackboard between a file and a git board, byte for byte (never clobbering).
+    #[command(after_help = "\
+Examples:
+  pair migrate task.md 'git+ssh://host/repo.git#refs/pair/task:task.md'
+  pair migrate 'git+file:///srv/repo.git#refs/pair/task' task.md")]
+    Migrate(crate::commands::migrate::MigrateArgs),
 }
 
 #[derive(Debug, Args)]
@@ -1246,6 +1253,10 @@ impl Cli {
             Cmd::ReportUsage(a) => not_stdin("report-usage", &a.board),
             Cmd::Log(a) => not_stdin("log", &a.board),
             Cmd::Stats(a) => a.board.iter().try_for_each(|b| not_stdin("stats", b)),
+            Cmd::Migrate(a) => {
+                not_stdin("migrate", &a.from)?;
+                not_stdin("migrate", &a.to)
+            }
             Cmd::Write(a) => match a.board() {
                 Some(board) => not_stdin("write", board),
                 None => Ok(()),

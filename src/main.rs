@@ -251,6 +251,7 @@ impl Plan {
             Cmd::Reopen(a) | Cmd::Withdraw(a) => (Some(a.board.clone()), false),
             Cmd::Objections(a) => (Some(a.board.clone()), false),
             Cmd::Decide(a) => (Some(a.board.clone()), false),
+            Cmd::Migrate(a) => (Some(a.to.clone()), false),
         };
         Plan {
             name,

@@ -18,6 +18,7 @@ mod init;
 pub mod ledger;
 mod lifecycle;
 mod log;
+pub mod migrate;
 mod read;
 mod semantic;
 mod show;
@@ -116,6 +117,7 @@ fn run_command(cli: Cli) -> Result<Outcome> {
         Cmd::ReportUsage(a) => usage::run(a),
         Cmd::Log(a) => log::run(a, json),
         Cmd::Stats(a) => stats::run(a),
+        Cmd::Migrate(a) => migrate::run(a),
     }
 }
 
