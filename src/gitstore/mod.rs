@@ -27,8 +27,9 @@ use crate::location::GitBoard;
 use crate::store::{Current, Expect, WriteOptions, Written};
 use remote::{Cache, command, os, run, run_cmd};
 
-/// How many times a write re-reads and re-applies itself when the ref moved under its push.
-pub const MAX_ATTEMPTS: u32 = 8;
+/// The most times a write reads the tip, applies itself and pushes, when the ref keeps moving
+/// under its pushes (it also stops once the write's `--timeout` has passed).
+pub const MAX_ATTEMPTS: u32 = 16;
 
 /// The first pause between attempts; it doubles each time (with jitter), up to [`MAX_PAUSE`].
 const FIRST_PAUSE: Duration = Duration::from_millis(40);
@@ -351,13 +352,12 @@ where
             }
             Pushed::Moved => {
                 attempt += 1;
-                if attempt >= MAX_ATTEMPTS {
+                if attempt >= MAX_ATTEMPTS || started.elapsed() >= opts.timeout {
                     return Err(Error::LockTimeout {
                         lock: shown.to_path_buf(),
                         timeout: started.elapsed(),
                         holder: Some(format!(
-                            "other writers: the ref {} moved under each of {MAX_ATTEMPTS} \
-                             pushes",
+                            "other writers: the ref {} moved under each of {attempt} pushes",
                             g.refname
                         )),
                     });
