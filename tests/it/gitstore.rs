@@ -83,7 +83,8 @@ fn git_in(dir: &Path, args: &[&str]) {
 /// One machine: its own clone of the remote as its working directory, and its own cache.
 struct Machine {
     clone: TempDir,
-    cache: TempDir,
+    cache: PathBuf,
+    _own_cache: Option<TempDir>,
 }
 
 impl Machine {
@@ -95,9 +96,21 @@ impl Machine {
             .output()
             .unwrap();
         assert!(out.status.success(), "{out:?}");
+        let cache = tempfile::tempdir().unwrap();
         Machine {
             clone,
-            cache: tempfile::tempdir().unwrap(),
+            cache: cache.path().to_path_buf(),
+            _own_cache: Some(cache),
+        }
+    }
+
+    /// Another clone on the same machine: it shares this one's cache.
+    fn sibling(&self, remote: &Remote) -> Machine {
+        let m = Machine::new(remote);
+        Machine {
+            clone: m.clone,
+            cache: self.cache.clone(),
+            _own_cache: None,
         }
     }
 
@@ -105,7 +118,7 @@ impl Machine {
         let mut c = Command::new(pair_bin());
         c.args(args)
             .current_dir(self.clone.path())
-            .env("PAIR_CACHE_DIR", self.cache.path())
+            .env("PAIR_CACHE_DIR", &self.cache)
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env_remove("PAIR_AGENT")
@@ -462,6 +475,36 @@ fn eight_processes_in_separate_clones_lose_and_duplicate_no_acknowledged_write()
     // One commit per acknowledged write, after the creation.
     assert_eq!(remote.commits(REF), 1 + acked);
     machines[3].pair(&["validate", &b]).code(0);
+}
+
+#[test]
+fn writers_sharing_one_cache_on_one_machine_lose_nothing() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let first = Machine::new(&remote);
+    let mut machines = vec![];
+    for _ in 0..3 {
+        machines.push(first.sibling(&remote));
+    }
+    machines.push(first);
+    init(&machines[0], &b, "alice");
+    let results: Vec<(Vec<String>, Vec<String>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = machines
+            .iter()
+            .enumerate()
+            .map(|(w, m)| {
+                let b = b.clone();
+                s.spawn(move || writer(m, &b, w, 3, 1))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let text = remote.text(REF);
+    let acked: Vec<&String> = results.iter().flat_map(|(a, _)| a).collect();
+    for line in &acked {
+        assert_eq!(text.matches(line.as_str()).count(), 1, "{line}");
+    }
+    assert_eq!(remote.commits(REF), 1 + acked.len());
 }
 
 #[test]
