@@ -316,6 +316,8 @@ where
     let started = Instant::now();
     let mut attempt = 0;
     loop {
+        // The journal's `wait_us`: the time lost to attempts that found the ref moved.
+        let waited = started.elapsed();
         let (cache, tip) = sync(g, shown)?;
         if matches!(expect, Expect::Absent) && tip.is_some() {
             // Creation makes the ref; it never writes into one that exists.
@@ -327,8 +329,7 @@ where
             Some(t) => remote::read_blob(&cache, t, &g.path, shown)?.map(|bytes| Current { bytes }),
             None => None,
         };
-        let composed =
-            crate::store::compose(shown, &expect, current, opts, started.elapsed(), &mut build)?;
+        let composed = crate::store::compose(shown, &expect, current, opts, waited, &mut build)?;
         let new = commit(&cache, g, tip.as_deref(), &composed.bytes, opts)?;
         match push(&cache, g, &new, tip.as_deref(), shown)? {
             Pushed::Accepted => {

@@ -851,6 +851,28 @@ fn status_reads_the_cache_when_the_remote_is_unreachable_and_says_how_old_it_is(
     fs::rename(&moved, remote.bare()).unwrap();
 }
 
+#[test]
+fn without_git_on_path_a_git_board_is_a_clear_error_and_a_file_board_still_works() {
+    let remote = Remote::new();
+    let m = Machine::new(&remote);
+    let b = remote.board(REF);
+    let empty = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let mut c = m.command(args);
+        c.env("PATH", empty.path());
+        run_bounded(&mut c, args)
+    };
+    run(&["init", &b, "--doer", "doer"])
+        .code(1)
+        .mentions(&["`git` was not found on PATH", "git board"]);
+    run(&["poll", &b, "--agent", "doer"])
+        .code(1)
+        .mentions(&["`git` was not found on PATH"]);
+    let local = m.clone.path().join("t.md");
+    run(&["init", local.to_str().unwrap(), "--doer", "doer"]).code(0);
+    assert_eq!(remote.tip(REF), None);
+}
+
 // ---------------------------------------------------------------------------------------------
 // git daemon
 
