@@ -852,6 +852,39 @@ fn status_reads_the_cache_when_the_remote_is_unreachable_and_says_how_old_it_is(
 }
 
 #[test]
+fn log_follow_on_a_git_board_prints_the_new_records_from_another_clone() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let (doer, watcher) = (Machine::new(&remote), Machine::new(&remote));
+    init(&doer, &b, "alice");
+    let follow = watcher.spawn(&["log", &b, "--follow", "--timeout", "30", "--json"]);
+    sleep(Duration::from_millis(500));
+    doer.pair(&[
+        "note",
+        &b,
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "seen remotely",
+    ])
+    .code(0);
+    doer.pair(&["stop", &b, "--agent", "doer", "--reason", "done"])
+        .code(0);
+    let out = finish(follow, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let commands: Vec<&str> = lines.iter().filter_map(|l| l["command"].as_str()).collect();
+    assert_eq!(commands, ["init", "note", "stop"], "{text}");
+    assert_eq!(lines.last().unwrap()["ended"], "terminal", "{text}");
+}
+
+#[test]
 fn without_git_on_path_a_git_board_is_a_clear_error_and_a_file_board_still_works() {
     let remote = Remote::new();
     let m = Machine::new(&remote);
