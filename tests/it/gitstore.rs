@@ -213,10 +213,28 @@ fn init(m: &Machine, board: &str, reviewers: &str) {
 fn two_reviewers_in_their_own_clones_hand_off_through_poll_wait_on_the_remote() {
     let remote = Remote::new();
     let b = remote.board(REF);
+    lifecycle(&remote, &b);
+}
+
+#[test]
+fn through_git_daemon_two_reviewers_hand_off_through_poll_wait() {
+    if !daemon_installed() {
+        eprintln!("skipped: `git daemon` is not installed with this git");
+        return;
+    }
+    let remote = Remote::new();
+    let daemon = Daemon::start(remote.dir.path(), None);
+    lifecycle(&remote, &daemon.board(REF));
+}
+
+/// The doer and two reviewers, each in its own clone with its own cache, from `init` to
+/// `READY_TO_COMMIT`, every handoff through `poll --wait` on the remote.
+fn lifecycle(remote: &Remote, b: &str) {
+    let b = b.to_string();
     let (doer, alice, bob) = (
-        Machine::new(&remote),
-        Machine::new(&remote),
-        Machine::new(&remote),
+        Machine::new(remote),
+        Machine::new(remote),
+        Machine::new(remote),
     );
     init(&doer, &b, "alice,bob");
     alice.pair(&["register", &b, "--agent", "alice"]).code(0);
@@ -567,8 +585,18 @@ fn writers_killed_mid_push_leave_the_ref_at_a_valid_board() {
         .args(["rev-list", "--parents", REF])
         .output()
         .unwrap();
+    let checker = Machine::new(&remote);
     for line in String::from_utf8_lossy(&list.stdout).lines() {
         assert!(line.split(' ').count() <= 2, "one parent each: {line}");
+        let commit = line.split(' ').next().unwrap();
+        let blob = Command::new("git")
+            .args(["--git-dir", remote.bare().to_str().unwrap()])
+            .args(["cat-file", "blob", &format!("{commit}:task.md")])
+            .output()
+            .unwrap();
+        let file = checker.clone.path().join("at-commit.md");
+        fs::write(&file, &blob.stdout).unwrap();
+        checker.pair(&["validate", file.to_str().unwrap()]).code(0);
     }
     let fsck = Command::new("git")
         .args([
