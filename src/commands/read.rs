@@ -79,6 +79,10 @@ fn wait_loop(
     interval: Duration,
 ) -> Result<Outcome> {
     let mut announced = false;
+    // A git board's remote that answered once and then cannot be reached is waited for (a
+    // network blip must not end a long wait); one that never answered is an error at once.
+    let mut reached = false;
+    let mut lost = false;
     loop {
         let last = match poll_once(a) {
             Ok(turn)
@@ -87,12 +91,23 @@ fn wait_loop(
             {
                 return Ok(turn_outcome(&turn, Some(start.elapsed())));
             }
-            Ok(turn) => Ok(turn),
+            Ok(turn) => {
+                reached = true;
+                Ok(turn)
+            }
             // A reviewer started before the doer created the blackboard waits for it.
             Err(e @ Error::Missing { .. }) => {
+                reached = true;
                 if !announced {
                     announce_missing(&a.board);
                     announced = true;
+                }
+                Err(e)
+            }
+            Err(e @ Error::Git { .. }) if reached && crate::location::is_git(&a.board) => {
+                if !lost {
+                    announce_lost(&e);
+                    lost = true;
                 }
                 Err(e)
             }
@@ -131,6 +146,15 @@ fn announce_missing(board: &std::path::Path) {
         "pair: waiting for {} to be created (the doer creates it with `pair init`)",
         output::path(&absolute)
     );
+}
+
+/// Say once, on stderr, that the remote of a git board stopped answering and the wait goes on.
+fn announce_lost(e: &Error) {
+    let settings = output::settings();
+    if settings.json || settings.quiet {
+        return;
+    }
+    eprintln!("pair: warning: {e}; still waiting, and asking again every interval");
 }
 
 /// Drop a waiter without making the process wait for the kernel.

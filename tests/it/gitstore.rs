@@ -1081,6 +1081,74 @@ fn through_git_daemon_a_stopped_remote_is_exit_1_nothing_lost_and_writes_resume(
 }
 
 #[test]
+fn through_git_daemon_a_waiting_poll_outlives_an_outage_and_wakes_on_the_next_write() {
+    if !daemon_installed() {
+        eprintln!("skipped: `git daemon` is not installed with this git");
+        return;
+    }
+    let remote = Remote::new();
+    let mut daemon = Daemon::start(remote.dir.path(), None);
+    let b = daemon.board(REF);
+    let (doer, alice) = (Machine::new(&remote), Machine::new(&remote));
+    init(&doer, &b, "alice");
+    alice.pair(&["register", &b, "--agent", "alice"]).code(0);
+    doer.pair(&[
+        "advance",
+        &b,
+        "--agent",
+        "doer",
+        "PLANNING",
+        "--user-approved",
+    ])
+    .code(0);
+    let waiting = alice.spawn(&[
+        "poll",
+        &b,
+        "--agent",
+        "alice",
+        "--wait",
+        "--interval",
+        "0.2",
+        "--timeout",
+        "60",
+    ]);
+    sleep(Duration::from_millis(500));
+    daemon.stop();
+    sleep(Duration::from_millis(600));
+    let (port, base) = (daemon.port, daemon.base.clone());
+    let _daemon = Daemon::start(&base, Some(port));
+    doer.pair(&[
+        "submit",
+        &b,
+        "--agent",
+        "doer",
+        "plan",
+        "--note",
+        "Plan v1",
+        "--user-approved",
+    ])
+    .code(0);
+    let out = finish(waiting, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("still waiting"), "{stderr}");
+    // A remote that never answered is an error at once, not a wait.
+    let nowhere = format!("git+git://127.0.0.1:1/remote.git#{REF}");
+    alice
+        .pair(&[
+            "poll",
+            &nowhere,
+            "--agent",
+            "alice",
+            "--wait",
+            "--timeout",
+            "60",
+        ])
+        .code(1)
+        .mentions(&["cannot reach the remote"]);
+}
+
+#[test]
 fn through_git_daemon_concurrent_writers_in_separate_clones_lose_nothing() {
     if !daemon_installed() {
         eprintln!("skipped: `git daemon` is not installed with this git");
