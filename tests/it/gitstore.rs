@@ -694,6 +694,60 @@ fn a_ref_rewritten_by_force_outside_pair_is_detected_and_read_again() {
 }
 
 #[test]
+fn a_write_that_keeps_losing_the_race_gives_up_with_exit_2_and_writes_nothing() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let m = Machine::new(&remote);
+    init(&m, &b, "alice");
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let bare = remote.bare();
+    let git_bare = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(["--git-dir", bare.to_str().unwrap()])
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "mover")
+            .env("GIT_AUTHOR_EMAIL", "mover@example.invalid")
+            .env("GIT_COMMITTER_NAME", "mover")
+            .env("GIT_COMMITTER_EMAIL", "mover@example.invalid")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let out = std::thread::scope(|s| {
+        // Someone outside pair keeps moving the ref (same board, new commits) faster than a
+        // write can read, commit and push.
+        s.spawn(|| {
+            let mut n = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let tip = git_bare(&["rev-parse", REF]);
+                let tree = format!("{tip}^{{tree}}");
+                let msg = format!("move {n}");
+                let new = git_bare(&["commit-tree", &tree, "-p", &tip, "-m", &msg]);
+                git_bare(&["update-ref", REF, &new, &tip]);
+                n += 1;
+            }
+        });
+        let out = m.pair(&[
+            "note",
+            &b,
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            "never lands",
+            "--timeout",
+            "1",
+        ]);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        out
+    });
+    out.code(2).mentions(&["moved under each of", "pushes"]);
+    assert!(!remote.text(REF).contains("never lands"));
+    assert!(out.stderr.contains("retry later"), "{}", out.report());
+}
+
+#[test]
 fn init_is_refused_on_an_existing_ref() {
     let remote = Remote::new();
     let b = remote.board(REF);
