@@ -275,7 +275,17 @@ fn push(cache: &Cache, g: &GitBoard, new: &str, tip: Option<&str>, shown: &Path)
     match remote::ls_remote(cache, g) {
         Ok(now) if now.as_deref() == Some(new) => Ok(Pushed::Accepted),
         Ok(now) if now.as_deref() != tip => Ok(Pushed::Moved),
-        _ => Err(Error::Git {
+        Err(_) => Err(Error::Git {
+            message: format!(
+                "{}: cannot reach the remote {} to push the write. git said: {}. If the \
+                 connection broke during the push it may have landed: check with `pair poll` \
+                 before writing again",
+                shown.display(),
+                g.url,
+                r.said()
+            ),
+        }),
+        Ok(_) => Err(Error::Git {
             message: format!(
                 "{}: the remote did not accept the write; nothing was written. git said: {}",
                 shown.display(),
@@ -315,22 +325,43 @@ where
 {
     let started = Instant::now();
     let mut attempt = 0;
+    // The first attempt builds on the tip this cache last saw (an agent writes right after the
+    // `poll` that told it its turn), saving a round trip to the remote; the lease makes it
+    // safe. Whatever it finds (a refusal, a stale hash, a moved ref) may be the cache's age
+    // speaking, so it is never reported: the write asks the remote and starts again.
+    let mut optimistic = true;
     loop {
         // The journal's `wait_us`: the time lost to attempts that found the ref moved.
         let waited = started.elapsed();
-        let (cache, tip) = sync(g, shown)?;
-        if matches!(expect, Expect::Absent) && tip.is_some() {
-            // Creation makes the ref; it never writes into one that exists.
-            return Err(Error::Exists {
-                path: shown.to_path_buf(),
-            });
-        }
-        let current = match &tip {
-            Some(t) => remote::read_blob(&cache, t, &g.path, shown)?.map(|bytes| Current { bytes }),
-            None => None,
+        let cached = if optimistic {
+            let cache = Cache::open(g)?;
+            cache.cached_tip().map(|t| (cache, Some(t)))
+        } else {
+            None
         };
-        let composed = crate::store::compose(shown, &expect, current, opts, waited, &mut build)?;
-        let new = commit(&cache, g, tip.as_deref(), &composed.bytes, opts)?;
+        optimistic = cached.is_some();
+        let (cache, tip) = match cached {
+            Some(c) => c,
+            None => sync(g, shown)?,
+        };
+        let built = build_commit(
+            &cache,
+            g,
+            tip.as_deref(),
+            shown,
+            &expect,
+            opts,
+            waited,
+            &mut build,
+        );
+        let (composed, new) = match built {
+            Ok(b) => b,
+            Err(_) if optimistic => {
+                optimistic = false;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         match push(&cache, g, &new, tip.as_deref(), shown)? {
             Pushed::Accepted => {
                 // The write has happened: recording it in the cache is only a shortcut for the
@@ -354,6 +385,8 @@ where
                     warnings: vec![],
                 });
             }
+            // The cache was behind: read the remote's tip and build again, at once.
+            Pushed::Moved if optimistic => optimistic = false,
             Pushed::Moved => {
                 attempt += 1;
                 if attempt >= MAX_ATTEMPTS || started.elapsed() >= opts.timeout {
@@ -370,6 +403,38 @@ where
             }
         }
     }
+}
+
+/// Read the board at `tip`, build the new content through the store's shared
+/// [`crate::store::compose`], and commit it on top of `tip`.
+#[allow(clippy::too_many_arguments)]
+fn build_commit<F, B>(
+    cache: &Cache,
+    g: &GitBoard,
+    tip: Option<&str>,
+    shown: &Path,
+    expect: &Expect,
+    opts: &WriteOptions,
+    waited: Duration,
+    build: &mut F,
+) -> Result<(crate::store::Composed, String)>
+where
+    F: FnMut(Option<&Current>) -> Result<B>,
+    B: Into<crate::store::Built>,
+{
+    if matches!(expect, Expect::Absent) && tip.is_some() {
+        // Creation makes the ref; it never writes into one that exists.
+        return Err(Error::Exists {
+            path: shown.to_path_buf(),
+        });
+    }
+    let current = match tip {
+        Some(t) => remote::read_blob(cache, t, &g.path, shown)?.map(|bytes| Current { bytes }),
+        None => None,
+    };
+    let composed = crate::store::compose(shown, expect, current, opts, waited, build)?;
+    let new = commit(cache, g, tip, &composed.bytes, opts)?;
+    Ok((composed, new))
 }
 
 /// Create the board with exactly these bytes (no journal record: a copy, byte for byte),
