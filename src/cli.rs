@@ -429,6 +429,13 @@ Examples:
   pair watch boards/ --interval 60 --on-stall 'notify-send \"$PAIR_AGENT stalled on $PAIR_BOARD\"'
   pair watch task.md --once --json --on-breach ./escalate.sh")]
     Watch(WatchArgs),
+
+    /// Copy a blackboard between a file and a git board, byte for byte (never clobbering).
+    #[command(after_help = "\
+Examples:
+  pair migrate task.md 'git+ssh://host/repo.git#refs/pair/task:task.md'
+  pair migrate 'git+file:///srv/repo.git#refs/pair/task' task.md")]
+    Migrate(crate::commands::migrate::MigrateArgs),
 }
 
 #[derive(Debug, Args)]
@@ -907,14 +914,11 @@ pub struct PollArgs {
         requires = "wait"
     )]
     pub timeout: f64,
-    /// With --wait: re-check this often where file notifications are unavailable.
-    #[arg(
-        long,
-        default_value_t = 60.0,
-        value_name = "SECONDS",
-        requires = "wait"
-    )]
-    pub interval: f64,
+    /// With --wait: re-check this often: for a git board, how often the remote is asked for
+    /// the ref's tip (default 5); for a file, where file notifications are unavailable
+    /// (default 60).
+    #[arg(long, value_name = "SECONDS", requires = "wait")]
+    pub interval: Option<f64>,
 }
 
 #[derive(Debug, Args)]
@@ -1372,6 +1376,10 @@ impl Cli {
             Cmd::ReportUsage(a) => not_stdin("report-usage", &a.board),
             Cmd::Log(a) => not_stdin("log", &a.board),
             Cmd::Stats(a) => a.board.iter().try_for_each(|b| not_stdin("stats", b)),
+            Cmd::Migrate(a) => {
+                not_stdin("migrate", &a.from)?;
+                not_stdin("migrate", &a.to)
+            }
             Cmd::Write(a) => match a.board() {
                 Some(board) => not_stdin("write", board),
                 None => Ok(()),
@@ -1422,7 +1430,8 @@ fn not_stdin(command: &str, board: &Path) -> Result<()> {
              really mean a file named `-`, write `./-`"
         )));
     }
-    Ok(())
+    // A git board address is checked before anything runs (exit 4, naming the wrong part).
+    crate::location::Location::of(board).map(|_| ())
 }
 
 #[cfg(test)]

@@ -195,17 +195,18 @@ pub fn append_records(
     Ok(doc.render(&fm_text).into_bytes())
 }
 
-/// Run a semantic operation as one locked, checked, durable write.
+/// Run a semantic operation as one locked, checked, durable write. On a git board the
+/// operation runs again on the new tip when another write moved the ref first.
 pub fn transact<F>(
     path: &Path,
     expect: Expect,
     opts: &WriteOptions,
     agent: &str,
     consent: &Consent,
-    op: F,
+    mut op: F,
 ) -> Result<Committed>
 where
-    F: FnOnce(&mut Frontmatter, &Ctx) -> Result<Edit>,
+    F: FnMut(&mut Frontmatter, &Ctx) -> Result<Edit>,
 {
     let mut outcome = None;
     let written = store::update(path, expect, opts, |current| {
@@ -214,7 +215,14 @@ where
                 path: path.to_path_buf(),
             });
         };
-        let applied = apply(path, &current.bytes, agent, consent, Timestamp::now(), op)?;
+        let applied = apply(
+            path,
+            &current.bytes,
+            agent,
+            consent,
+            Timestamp::now(),
+            &mut op,
+        )?;
         outcome = Some((applied.old_phase, applied.summary, applied.warnings));
         Ok(Built {
             bytes: applied.bytes,

@@ -255,6 +255,7 @@ impl Plan {
             Cmd::Away(a) => (Some(a.board.clone()), false),
             Cmd::Unrequire(a) => (Some(a.board.clone()), false),
             Cmd::Watch(a) => (a.board.first().cloned(), false),
+            Cmd::Migrate(a) => (Some(a.to.clone()), false),
         };
         Plan {
             name,
@@ -292,8 +293,13 @@ fn verbose_lines(plan: &Plan, result: &Result<Outcome, Error>, elapsed: Duration
                 .as_deref()
                 .map(|b| store::resolve(b).unwrap_or_else(|_| b.to_path_buf()))
         });
-        if let Some(t) = &target {
-            lines.push(format!("locked {}", output::path(&store::lock_path(t))));
+        match &target {
+            // A git board has no lock: the push's lease on the tip read is the compare-and-swap.
+            Some(t) if pair::location::is_git(t) => {
+                lines.push("pushed with a lease on the tip read (no lock)".to_string());
+            }
+            Some(t) => lines.push(format!("locked {}", output::path(&store::lock_path(t)))),
+            None => {}
         }
         lines.push(match s("old_sha256") {
             Some(old) => format!("read {board}: sha256 {old}"),

@@ -41,8 +41,16 @@ impl Presence {
 }
 
 /// The hidden directory beside a board where `pair` keeps what is not the board's: presence
-/// records and the watchdog's state.
+/// records and the watchdog's state. A git board has no directory of its own here: its side
+/// directory is in the local cache (`side/` and a hash of its address), so it is seen by the
+/// agents and watchdogs that share this machine's cache and never written to the remote.
 pub fn side_dir(board: &Path) -> PathBuf {
+    if let Ok(Some(g)) = crate::location::Location::git(board) {
+        let root = crate::gitstore::remote::cache_root()
+            .unwrap_or_else(|_| std::env::temp_dir().join("pair"));
+        let key = &crate::store::sha256_hex(g.address().as_bytes())[..24];
+        return root.join("side").join(key);
+    }
     let name = board
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -38,6 +38,14 @@ impl Waiter {
         Waiter { watch, name }
     }
 
+    /// A waiter that only sleeps for the interval (a git board, whose changes are on a remote).
+    pub fn polling() -> Waiter {
+        Waiter {
+            watch: None,
+            name: OsString::new(),
+        }
+    }
+
     /// Whether changes are seen as they happen (otherwise the waiter polls).
     pub fn is_notified(&self) -> bool {
         self.watch.is_some()

@@ -30,6 +30,7 @@ pub fn extend(a: ExtendArgs) -> Result<Outcome> {
 }
 
 /// `--until`: a time, or a duration from the time the write is made.
+#[derive(Clone, Copy)]
 enum Until {
     At(Timestamp),
     In(u64),

@@ -515,7 +515,7 @@ pub fn check(a: CheckArgs) -> Result<Outcome> {
         &a.common,
         "check",
         semantic::consent(false, None),
-        move |fm, ctx| ops::record_check(fm, ctx, recorded, &wt, text),
+        move |fm, ctx| ops::record_check(fm, ctx, recorded.clone(), &wt, text.clone()),
     )?;
     let info = json!({
         "name": run.name,

@@ -107,7 +107,13 @@ fn follow(a: &LogArgs, json: bool, keep: &dyn Fn(&Record) -> bool) -> Result<Out
     let limit = timeout(a.timeout)?;
     let deadline = Instant::now() + limit;
     // Watch before the first read, so no write slips in between.
-    let mut waiter = crate::wait::Waiter::new(&a.board);
+    // A git board's remote is asked for its tip at `poll --wait`'s default interval.
+    let git = crate::location::is_git(&a.board);
+    let mut waiter = if git {
+        crate::wait::Waiter::polling()
+    } else {
+        crate::wait::Waiter::new(&a.board)
+    };
     let mut seen = 0usize;
     let mut printed = 0usize;
     let ended = loop {
@@ -140,8 +146,14 @@ fn follow(a: &LogArgs, json: bool, keep: &dyn Fn(&Record) -> bool) -> Result<Out
             break "timeout";
         }
         // Without notifications the waiter sleeps: re-read each second.
-        let step = if waiter.is_notified() { 60 } else { 1 };
-        waiter.wait((deadline - now).min(Duration::from_secs(step)));
+        let step = if waiter.is_notified() {
+            60.0
+        } else if git {
+            super::read::GIT_INTERVAL_S
+        } else {
+            1.0
+        };
+        waiter.wait((deadline - now).min(Duration::from_secs_f64(step)));
     };
     let j = json!({
         "schema": SCHEMA,

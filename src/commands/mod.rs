@@ -19,6 +19,7 @@ mod init;
 pub mod ledger;
 mod lifecycle;
 mod log;
+pub mod migrate;
 mod read;
 mod semantic;
 mod show;
@@ -54,8 +55,20 @@ impl Outcome {
     }
 }
 
-/// Run a parsed command line.
+/// Run a parsed command line. A command that reached a git board's remote says what it found
+/// there in its JSON (`remote`: the tip, whether it fetched, a rewritten ref, offline reads).
 pub fn run(cli: Cli) -> Result<Outcome> {
+    let mut out = run_command(cli)?;
+    if let (Some(seen), Some(obj)) = (crate::gitstore::observed(), out.json.as_object_mut()) {
+        obj.insert(
+            "remote".into(),
+            serde_json::to_value(seen).unwrap_or_default(),
+        );
+    }
+    Ok(out)
+}
+
+fn run_command(cli: Cli) -> Result<Outcome> {
     let json = cli.global.json;
     match cli.command {
         Cmd::Init(a) => init::run(a),
@@ -110,6 +123,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Cmd::Away(a) => attend::away(a),
         Cmd::Unrequire(a) => attend::unrequire(a),
         Cmd::Watch(a) => watch::run(a, json),
+        Cmd::Migrate(a) => migrate::run(a),
     }
 }
 
@@ -275,6 +289,14 @@ fn invocation_of(argv: Vec<String>) -> String {
 /// Where a blackboard is, for the commands `next` proposes: its absolute path (so they work
 /// from any directory) and, when the next step needs a worktree, the default one.
 pub(crate) fn place(board: &Path, fm: &crate::model::Frontmatter) -> crate::protocol::Place {
+    // A git board is named by its address wherever the command runs; it has no directory to
+    // put a default worktree beside.
+    if crate::location::is_git(board) {
+        return crate::protocol::Place {
+            board: board.display().to_string(),
+            default_worktree: None,
+        };
+    }
     let absolute = std::path::absolute(board).unwrap_or_else(|_| board.to_path_buf());
     let default_worktree = if crate::protocol::wants_default_worktree(fm) {
         worktree::default_worktree(board, None)

@@ -13,6 +13,13 @@ use crate::report::{SectionInfo, Style, Turn, reviewer_table};
 use crate::store;
 use crate::wait::Waiter;
 
+/// How often `poll --wait` asks a git board's remote for the ref's tip, by default: 12 requests
+/// a minute.
+pub const GIT_INTERVAL_S: f64 = 5.0;
+
+/// How often `poll --wait` re-reads a file where no file notifications can be had, by default.
+const FILE_INTERVAL_S: f64 = 60.0;
+
 fn poll_once(a: &PollArgs) -> Result<Turn> {
     let valid = store::load_frontmatter(&a.board)?;
     crate::presence::record(&a.board, &a.agent, a.wait);
@@ -46,11 +53,20 @@ pub fn poll(a: PollArgs) -> Result<Outcome> {
         return Ok(turn_outcome(&poll_once(&a)?, None));
     }
     let timeout = super::timeout(a.timeout)?;
-    let interval = super::seconds_flag("--interval", a.interval)?.max(Duration::from_millis(10));
+    let git = crate::location::is_git(&a.board);
+    let interval = a
+        .interval
+        .unwrap_or(if git { GIT_INTERVAL_S } else { FILE_INTERVAL_S });
+    let interval = super::seconds_flag("--interval", interval)?.max(Duration::from_millis(10));
     let start = Instant::now();
     let deadline = start + timeout;
-    // Watch first, then read: a change between the two cannot be missed.
-    let mut waiter = Waiter::new(&a.board);
+    // Watch first, then read: a change between the two cannot be missed. A git board's remote
+    // is asked for its tip every interval.
+    let mut waiter = if git {
+        Waiter::polling()
+    } else {
+        Waiter::new(&a.board)
+    };
     let result = wait_loop(&a, &mut waiter, start, deadline, interval);
     release(waiter);
     result
@@ -64,6 +80,10 @@ fn wait_loop(
     interval: Duration,
 ) -> Result<Outcome> {
     let mut announced = false;
+    // A git board's remote that answered once and then cannot be reached is waited for (a
+    // network blip must not end a long wait); one that never answered is an error at once.
+    let mut reached = false;
+    let mut lost = false;
     loop {
         let last = match poll_once(a) {
             Ok(turn)
@@ -72,12 +92,23 @@ fn wait_loop(
             {
                 return Ok(turn_outcome(&turn, Some(start.elapsed())));
             }
-            Ok(turn) => Ok(turn),
+            Ok(turn) => {
+                reached = true;
+                Ok(turn)
+            }
             // A reviewer started before the doer created the blackboard waits for it.
             Err(e @ Error::Missing { .. }) => {
+                reached = true;
                 if !announced {
                     announce_missing(&a.board);
                     announced = true;
+                }
+                Err(e)
+            }
+            Err(e @ Error::Git { .. }) if reached && crate::location::is_git(&a.board) => {
+                if !lost {
+                    announce_lost(&e);
+                    lost = true;
                 }
                 Err(e)
             }
@@ -92,7 +123,7 @@ fn wait_loop(
         }
         let slice = (deadline - now).min(interval);
         waiter.wait(slice);
-        if !waiter.is_notified() {
+        if !waiter.is_notified() && !crate::location::is_git(&a.board) {
             // Polling mode: the board may have appeared in a directory created meanwhile.
             *waiter = Waiter::new(&a.board);
         }
@@ -107,11 +138,24 @@ fn announce_missing(board: &std::path::Path) {
     if settings.json || settings.quiet {
         return;
     }
-    let absolute = std::path::absolute(board).unwrap_or_else(|_| board.to_path_buf());
+    let absolute = if crate::location::is_git(board) {
+        board.to_path_buf()
+    } else {
+        std::path::absolute(board).unwrap_or_else(|_| board.to_path_buf())
+    };
     eprintln!(
         "pair: waiting for {} to be created (the doer creates it with `pair init`)",
         output::path(&absolute)
     );
+}
+
+/// Say once, on stderr, that the remote of a git board stopped answering and the wait goes on.
+fn announce_lost(e: &Error) {
+    let settings = output::settings();
+    if settings.json || settings.quiet {
+        return;
+    }
+    eprintln!("pair: warning: {e}; still waiting, and asking again every interval");
 }
 
 /// Drop a waiter without making the process wait for the kernel.
@@ -160,6 +204,9 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
     if let Some(id) = &a.agent {
         agent_arg("--agent", id)?;
     }
+    // A git board's status is shown from the cache, with its age, when the remote cannot be
+    // reached.
+    crate::gitstore::allow_offline_reads();
     let bytes = store::read(&a.board)?;
     let loaded = match super::validate::check_all(&bytes) {
         Ok(valid) => store::Loaded {
@@ -203,6 +250,9 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
     let style = Style::for_stdout();
     let mut text = format!("{}\n", style.bold(&output::path(&a.board)));
     text.push_str(&turn.render_head(&style));
+    if let Some(line) = crate::gitstore::describe() {
+        text.push_str(&line);
+    }
     if let Some(b) = &block {
         text.push_str(&format!(
             "blocked     from {} by {} at {}: {}\n",

@@ -90,7 +90,7 @@ pub(super) fn apply<F>(
     op: F,
 ) -> Result<Outcome>
 where
-    F: FnOnce(&mut Frontmatter, &Ctx) -> Result<Edit>,
+    F: FnMut(&mut Frontmatter, &Ctx) -> Result<Edit>,
 {
     super::agent_arg("--agent", &common.agent)?;
     let shown_board = shown(board);
@@ -250,7 +250,7 @@ pub fn submit(a: SubmitArgs) -> Result<Outcome> {
                 Some(reason) => Some(ops::ledger::rework(fm, ctx, artifact.target(), reason)?),
                 None => None,
             };
-            let mut edit = ops::submit(fm, ctx, artifact, &note, no_review, observed)?;
+            let mut edit = ops::submit(fm, ctx, artifact, &note, no_review, observed.clone())?;
             edit.entries.extend(restart);
             Ok(edit)
         },
@@ -377,7 +377,7 @@ pub fn verdict(a: VerdictArgs) -> Result<Outcome> {
             let note = match ops::ledger::named(fm, ctx, v, &named, no_ids)? {
                 Some(line) if note.trim().is_empty() => line,
                 Some(line) => format!("{}\n\n{line}", note.trim_end()),
-                None => note,
+                None => note.clone(),
             };
             ops::verdict(fm, ctx, v, revision, &note, judged)
         },

@@ -419,7 +419,8 @@ pub fn run(a: ValidateArgs) -> Result<Outcome> {
     let mut empty_dirs = Vec::new();
     let mut warnings = Vec::new();
     for p in &a.paths {
-        if p == Path::new("-") {
+        // Standard input, and a git board (read at its remote's tip), are checked as one board.
+        if p == Path::new("-") || crate::location::is_git(p) {
             reports.push(check(p));
             continue;
         }

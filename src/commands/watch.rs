@@ -40,6 +40,11 @@ fn boards(args: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<String>)> {
     let mut out = Vec::new();
     let mut warnings = Vec::new();
     for a in args {
+        // A git board is read through the store like any other; it is never a directory.
+        if crate::location::is_git(a) {
+            out.push(a.clone());
+            continue;
+        }
         match std::fs::metadata(a) {
             Ok(m) if m.is_dir() => {
                 let (found, errs) = super::validate::boards_in(a);

@@ -79,6 +79,13 @@ pub fn run(a: WorktreePathArgs) -> Result<Outcome> {
 /// `<repo-root>/.worktrees/<stem>` for `board` (the repository root from git when not given),
 /// refusing an unsafe stem, an escape from `.worktrees/` and an unrelated path in the way.
 pub fn default_worktree(board: &Path, repo_root_arg: Option<&Path>) -> Result<DefaultWorktree> {
+    if crate::location::is_git(board) {
+        return Err(Error::Usage(format!(
+            "{} is a git board: it has no directory of its own for a default worktree to sit \
+             beside; give the worktree's path and branch (`--path DIR --branch NAME`)",
+            board.display()
+        )));
+    }
     let root = match repo_root_arg {
         Some(r) => r.to_path_buf(),
         None => repo_root(board)?,

@@ -87,14 +87,14 @@ pub fn run(a: WriteArgs) -> Result<Outcome> {
     let written = store::update(&board, expect, &opts, move |current| {
         // Creation has nothing to compare against; the store still validates it.
         let Some(current) = current else {
-            return Ok(content.into());
+            return Ok(content.clone().into());
         };
         let now = Timestamp::now();
-        match mode {
+        match &mode {
             Mode::Raw => engine::replace(
                 &board_for_errors,
                 &current.bytes,
-                content,
+                content.clone(),
                 &RawMode::Anonymous,
                 &consent,
                 now,
@@ -102,17 +102,17 @@ pub fn run(a: WriteArgs) -> Result<Outcome> {
             Mode::As(id) => engine::replace(
                 &board_for_errors,
                 &current.bytes,
-                content,
-                &RawMode::As(id),
+                content.clone(),
+                &RawMode::As(id.clone()),
                 &consent,
                 now,
             ),
             Mode::Repair(reason) => repair(
                 &board_for_errors,
                 &current.bytes,
-                content,
+                content.clone(),
                 &repairer,
-                &reason,
+                reason,
                 now,
             )
             .map(Built::from),

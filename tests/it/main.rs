@@ -18,6 +18,7 @@ mod docs;
 mod experience;
 mod fixtures;
 mod foundation_flow;
+mod gitstore;
 mod hardening;
 mod hostile;
 mod journal;

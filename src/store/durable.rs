@@ -1,0 +1,278 @@
+//! The durable replace of a file: a temporary file beside it with its owner, group, mode and
+//! extended attributes, fsynced, renamed over it, and the directory fsynced.
+
+use std::ffi::CString;
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use super::lock::chown_like;
+use crate::error::{Error, Result};
+
+pub(super) fn file_name(target: &Path) -> String {
+    target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "blackboard".to_string())
+}
+
+pub(super) fn temp_prefix(target: &Path) -> String {
+    format!(".{}.pair-tmp-", file_name(target))
+}
+
+pub(super) fn parent_dir(target: &Path) -> PathBuf {
+    match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// The file a new one takes its permissions from.
+pub(super) struct Like<'a> {
+    pub(super) meta: &'a fs::Metadata,
+    /// For the blackboard itself, the open file read under the lock: its extended attributes
+    /// (the POSIX ACL among them) are copied and its set-id and sticky bits kept. Without it
+    /// (a sidecar file), only the owner, the group and the read/write bits are taken.
+    pub(super) file: Option<&'a File>,
+}
+
+/// The extended attribute that holds a file's POSIX access ACL.
+pub(super) const ACL_ACCESS: &[u8] = b"system.posix_acl_access";
+
+/// Call a size-query-then-fill xattr function (`flistxattr`, `fgetxattr`), retrying when the
+/// value grew in between. `Ok(None)` for `ENODATA` (no such attribute).
+pub(super) fn xattr_buf(
+    mut call: impl FnMut(*mut libc::c_void, usize) -> isize,
+) -> io::Result<Option<Vec<u8>>> {
+    loop {
+        let size = call(std::ptr::null_mut(), 0);
+        if size < 0 {
+            let e = io::Error::last_os_error();
+            return match e.raw_os_error() {
+                Some(libc::ENODATA) => Ok(None),
+                _ => Err(e),
+            };
+        }
+        let mut buf = vec![0u8; size as usize];
+        if buf.is_empty() {
+            return Ok(Some(buf));
+        }
+        let n = call(buf.as_mut_ptr().cast(), buf.len());
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::ERANGE) => continue,
+                Some(libc::ENODATA) => return Ok(None),
+                _ => return Err(e),
+            }
+        }
+        buf.truncate(n as usize);
+        return Ok(Some(buf));
+    }
+}
+
+/// Copy every extended attribute of `src` to `dst`: user attributes, the POSIX ACL
+/// (`system.posix_acl_access`) and whatever else the writer may set. `security.*` and
+/// `trusted.*` attributes need privileges the writer may lack; those it cannot set are left to
+/// what the new file got at creation. Any other failure is an error.
+pub(super) fn copy_xattrs(src: &File, dst: &File) -> io::Result<()> {
+    let (sfd, dfd) = (src.as_raw_fd(), dst.as_raw_fd());
+    // SAFETY: the buffer pointer and length come from `xattr_buf`, which owns the buffer.
+    let list = xattr_buf(|buf, len| unsafe { libc::flistxattr(sfd, buf.cast(), len) });
+    let list = match list {
+        Ok(l) => l.unwrap_or_default(),
+        // No extended attributes on this filesystem: nothing to keep.
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTSUP | libc::ENOSYS)) => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    let mut has_acl = false;
+    for name in list.split(|b| *b == 0).filter(|n| !n.is_empty()) {
+        has_acl |= name == ACL_ACCESS;
+        let Ok(cname) = CString::new(name) else {
+            continue;
+        };
+        // SAFETY: as above; `cname` is a NUL-terminated string we own.
+        let value =
+            xattr_buf(|buf, len| unsafe { libc::fgetxattr(sfd, cname.as_ptr(), buf, len) })?;
+        let Some(value) = value else {
+            continue;
+        };
+        // SAFETY: a plain syscall on buffers we own.
+        let rc =
+            unsafe { libc::fsetxattr(dfd, cname.as_ptr(), value.as_ptr().cast(), value.len(), 0) };
+        if rc != 0 {
+            let e = io::Error::last_os_error();
+            if name.starts_with(b"security.") || name.starts_with(b"trusted.") {
+                continue;
+            }
+            return Err(io::Error::new(
+                e.kind(),
+                format!("{}: {e}", String::from_utf8_lossy(name)),
+            ));
+        }
+    }
+    if !has_acl {
+        // An ACL the new file inherited from the directory's default ACL is not the board's.
+        // SAFETY: a plain syscall on a C string literal.
+        unsafe { libc::fremovexattr(dfd, c"system.posix_acl_access".as_ptr()) };
+    }
+    Ok(())
+}
+
+/// Give a new file the owner and group of `like` as far as the writer may set them, and its
+/// extended attributes; return the mode to set once the content is written. The mode comes last
+/// because `chown`, and a write by an unprivileged user, clear the set-user-id bit (and the
+/// set-group-id bit of a group-executable file). Each set-id bit is kept only while the file
+/// keeps the owner or the group it refers to.
+pub(super) fn take_like(file: &File, target: &Path, tpath: &Path, like: &Like<'_>) -> Result<u32> {
+    let meta = like.meta;
+    chown_like(file, meta);
+    let mut mode = meta.mode() & 0o7777;
+    match like.file {
+        Some(src) => copy_xattrs(src, file)
+            .map_err(|e| Error::io(target, "keep the extended attributes (ACL, labels) of", e))?,
+        None => mode &= 0o666,
+    }
+    let now = file.metadata().map_err(|e| Error::io(tpath, "stat", e))?;
+    if now.uid() != meta.uid() {
+        mode &= !0o4000;
+    }
+    if now.gid() != meta.gid() {
+        mode &= !0o2000;
+    }
+    Ok(mode)
+}
+
+/// Create a temporary file beside `target` with the owner, group and extended attributes of
+/// `like`, write `bytes`, give it the mode of `like` (a new file's when there is none), and
+/// fsync it. `board`: this is the blackboard's temporary file, where the test-only faults apply.
+pub(super) fn write_temp(
+    target: &Path,
+    bytes: &[u8],
+    like: Option<&Like<'_>>,
+    board: bool,
+) -> Result<tempfile::NamedTempFile> {
+    let dir = parent_dir(target);
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&temp_prefix(target))
+        .tempfile_in(&dir)
+        .map_err(|e| Error::io(&dir, "create a temporary file in", e))?;
+    let tpath = tmp.path().to_path_buf();
+    let mode = match like {
+        Some(like) => take_like(tmp.as_file(), target, &tpath, like)?,
+        None => 0o666 & !current_umask(),
+    };
+    let set_mode = |tmp: &tempfile::NamedTempFile| {
+        tmp.as_file()
+            .set_permissions(fs::Permissions::from_mode(mode))
+            .map_err(|e| Error::io(&tpath, "set permissions of", e))
+    };
+    #[cfg(feature = "fault-injection")]
+    if board {
+        let half = bytes.len() / 2;
+        tmp.write_all(&bytes[..half])
+            .map_err(|e| Error::io(&tpath, "write", e))?;
+        fault!("temp-write", &tpath, "write");
+        tmp.write_all(&bytes[half..])
+            .map_err(|e| Error::io(&tpath, "write", e))?;
+        set_mode(&tmp)?;
+        fault!("temp-fsync", &tpath, "fsync");
+        tmp.as_file()
+            .sync_all()
+            .map_err(|e| Error::io(&tpath, "fsync", e))?;
+        return Ok(tmp);
+    }
+    tmp.write_all(bytes)
+        .map_err(|e| Error::io(&tpath, "write", e))?;
+    set_mode(&tmp)?;
+    // The owner file only names the lock holder for a timeout message: it needs an atomic
+    // rename, not durability, and an fsync under the lock would double every write's cost.
+    if board {
+        tmp.as_file()
+            .sync_all()
+            .map_err(|e| Error::io(&tpath, "fsync", e))?;
+    }
+    Ok(tmp)
+}
+
+pub(super) fn fsync_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(feature = "fault-injection")]
+    super::fault::hit("dir-fsync")?;
+    File::open(dir)?.sync_all()
+}
+
+pub(super) fn current_umask() -> u32 {
+    // /proc/self/status carries the umask without changing it (libc::umask would set it).
+    fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        })
+        .unwrap_or(0o022)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file with `user.label` on the real disk, or `None` where user attributes are missing.
+    fn labelled() -> Option<(tempfile::TempDir, File)> {
+        let dir = tempfile::tempdir_in("/var/tmp")
+            .or_else(|_| tempfile::tempdir())
+            .unwrap();
+        let path = dir.path().join("src.md");
+        fs::write(&path, "x").unwrap();
+        let file = File::open(&path).unwrap();
+        // SAFETY: plain syscall on buffers we own.
+        let rc = unsafe {
+            libc::fsetxattr(
+                file.as_raw_fd(),
+                c"user.label".as_ptr(),
+                b"blue".as_ptr().cast(),
+                4,
+                0,
+            )
+        };
+        if rc != 0 {
+            eprintln!(
+                "skipped: no user extended attributes here: {}",
+                io::Error::last_os_error()
+            );
+            return None;
+        }
+        Some((dir, file))
+    }
+
+    #[test]
+    fn an_attribute_that_cannot_be_copied_is_an_error_not_a_silent_loss() {
+        // A process test cannot make this fail: the new file is made beside the board, on the
+        // same filesystem. /proc takes no extended attributes.
+        let Some((_dir, src)) = labelled() else {
+            return;
+        };
+        let dst = File::open("/proc/self/status").unwrap();
+        let err = copy_xattrs(&src, &dst).unwrap_err();
+        assert!(err.to_string().contains("user.label"), "{err}");
+    }
+
+    #[test]
+    fn attributes_are_copied_between_files() {
+        let Some((dir, src)) = labelled() else {
+            return;
+        };
+        let dst_path = dir.path().join("dst.md");
+        fs::write(&dst_path, "y").unwrap();
+        let dst = File::open(&dst_path).unwrap();
+        copy_xattrs(&src, &dst).unwrap();
+        let fd = dst.as_raw_fd();
+        // SAFETY: as in copy_xattrs.
+        let value =
+            xattr_buf(|buf, len| unsafe { libc::fgetxattr(fd, c"user.label".as_ptr(), buf, len) })
+                .unwrap();
+        assert_eq!(value.as_deref(), Some(&b"blue"[..]));
+    }
+}

@@ -1,0 +1,59 @@
+//! Test-only fault injection (cargo feature `fault-injection`; never in a normal build).
+//!
+//! `PAIR_FAULT=POINT[:ACTION][,POINT[:ACTION]...]` makes the write fail, crash or pause at a
+//! step of [`super::update`], so the tests can check the documented outcome of a failure at each step:
+//!
+//! | point | where |
+//! |---|---|
+//! | `locked` | the lock is held, the blackboard not yet read |
+//! | `temp-write` | half of the new content is in the temporary file |
+//! | `temp-fsync` | the temporary file is written, not yet fsynced |
+//! | `before-rename` | the temporary file is written and fsynced, not yet renamed |
+//! | `after-rename` | the rename happened, the directory is not yet fsynced |
+//! | `dir-fsync` | the directory fsync itself |
+//!
+//! Actions: `eio` (the default) or `enospc` fail the step with that OS error; `kill` sends the
+//! process SIGKILL (a crash); `sleep=MS` pauses. `PAIR_TRACE_LOCK_WAIT=1` prints how long the
+//! lock took to acquire (`pair: trace: lock-wait-us N`) on stderr.
+
+use std::io;
+use std::time::Duration;
+
+/// Apply the fault configured for `point`, if any.
+pub fn hit(point: &str) -> io::Result<()> {
+    let Ok(spec) = std::env::var("PAIR_FAULT") else {
+        return Ok(());
+    };
+    for item in spec.split(',') {
+        let (p, action) = item.split_once(':').unwrap_or((item, "eio"));
+        if p.trim() != point {
+            continue;
+        }
+        match action.trim() {
+            "kill" => {
+                // SAFETY: plain syscalls on our own pid.
+                unsafe {
+                    libc::kill(libc::getpid(), libc::SIGKILL);
+                }
+                loop {
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+            }
+            "enospc" => return Err(io::Error::from_raw_os_error(libc::ENOSPC)),
+            a => {
+                if let Some(ms) = a.strip_prefix("sleep=").and_then(|m| m.parse().ok()) {
+                    std::thread::sleep(Duration::from_millis(ms));
+                } else {
+                    return Err(io::Error::from_raw_os_error(libc::EIO));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn trace_lock_wait(waited: Duration) {
+    if std::env::var_os("PAIR_TRACE_LOCK_WAIT").is_some() {
+        eprintln!("pair: trace: lock-wait-us {}", waited.as_micros());
+    }
+}

@@ -1,0 +1,237 @@
+//! Reading a blackboard file: opened without blocking, refused when not a regular file or over
+//! the size limit, read whole or only as far as its frontmatter. Reads take no lock.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read};
+
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::error::{Error, Result};
+use crate::model::FieldError;
+use crate::validate::{self, MAX_BOARD_BYTES, Valid};
+use crate::yaml::MAX_FRONTMATTER_BYTES;
+
+/// Resolve the path a blackboard is really stored at: a symlinked blackboard is written at its
+/// target (the link survives) and locked by the target's path.
+pub fn resolve(path: &Path) -> Result<PathBuf> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => match fs::canonicalize(path) {
+            Ok(target) => Ok(target),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::UnsafePath {
+                path: path.to_path_buf(),
+                why: "is a symlink whose target does not exist; point it at a blackboard or \
+                      remove it"
+                    .to_string(),
+            }),
+            Err(e) => Err(Error::io(path, "resolve the symlink", e)),
+        },
+        _ => Ok(path.to_path_buf()),
+    }
+}
+
+/// What a non-regular file is, in words, for refusals.
+pub(crate) fn kind_of(ft: &fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_dir() {
+        "a directory"
+    } else if ft.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_block_device() || ft.is_char_device() {
+        "a device"
+    } else if ft.is_symlink() {
+        "a symlink"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Open a blackboard for reading without ever blocking (a FIFO opened for reading would wait
+/// for a writer) and refuse anything that is not a regular file.
+pub(super) fn open_regular(path: &Path) -> Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound
+                if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) =>
+            {
+                Error::UnsafePath {
+                    path: path.to_path_buf(),
+                    why: "is a symlink whose target does not exist; point it at a blackboard \
+                          or remove it"
+                        .to_string(),
+                }
+            }
+            io::ErrorKind::NotFound => Error::Missing {
+                path: path.to_path_buf(),
+            },
+            // A socket cannot be opened at all (ENXIO): name what it is, not the errno.
+            _ => match fs::metadata(path) {
+                Ok(meta) if !meta.file_type().is_file() => Error::NotAFile {
+                    path: path.to_path_buf(),
+                    kind: kind_of(&meta.file_type()),
+                },
+                _ => Error::io(path, "open the blackboard", e),
+            },
+        })?;
+    let meta = file
+        .metadata()
+        .map_err(|e| Error::io(path, "stat the blackboard", e))?;
+    if !meta.file_type().is_file() {
+        return Err(Error::NotAFile {
+            path: path.to_path_buf(),
+            kind: kind_of(&meta.file_type()),
+        });
+    }
+    Ok(file)
+}
+
+/// [`open_regular`], refusing a file over [`MAX_BOARD_BYTES`]. Checked from the size before a
+/// byte is read: reading a huge (or sparse) file whole would exhaust memory long before
+/// validation could refuse it.
+pub(super) fn open_board(path: &Path) -> Result<File> {
+    let file = open_regular(path)?;
+    let size = file
+        .metadata()
+        .map_err(|e| Error::io(path, "stat the blackboard", e))?
+        .len();
+    if size > MAX_BOARD_BYTES {
+        return Err(too_large(path, size));
+    }
+    Ok(file)
+}
+
+/// The refusal of a blackboard over [`MAX_BOARD_BYTES`].
+pub(super) fn too_large(path: &Path, size: u64) -> Error {
+    too_large_content(path, size, false)
+}
+
+/// Read the rest of an opened blackboard, refusing it if it grew past the limit since it was
+/// opened.
+pub(super) fn read_bounded(path: &Path, file: &mut File, size_hint: u64) -> Result<Vec<u8>> {
+    let mut buf = Vec::with_capacity(size_hint.min(MAX_BOARD_BYTES) as usize);
+    file.take(MAX_BOARD_BYTES + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::io(path, "read the blackboard", e))?;
+    if buf.len() as u64 > MAX_BOARD_BYTES {
+        return Err(too_large(path, buf.len() as u64));
+    }
+    Ok(buf)
+}
+
+/// Read a whole blackboard.
+pub fn read(path: &Path) -> Result<Vec<u8>> {
+    let mut file = open_board(path)?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    read_bounded(path, &mut file, size)
+}
+
+/// Read a blackboard only as far as the end of its frontmatter, so the cost does not grow with
+/// the body. Returns the bytes read; they end at a line boundary (or at end of file). The size
+/// of the whole file is not checked (this read is bounded anyway), so that a search for
+/// blackboards still finds one that is too large, and reports it.
+pub fn read_head(path: &Path) -> Result<Vec<u8>> {
+    read_head_cut(open_regular(path)?, path).map(|(bytes, _)| bytes)
+}
+
+/// [`read_head`] of an opened file, also saying whether the read stopped at its limit before
+/// the frontmatter was closed (the frontmatter is then over [`MAX_FRONTMATTER_BYTES`], or not
+/// closed at all).
+pub(super) fn read_head_cut(mut file: File, path: &Path) -> Result<(Vec<u8>, bool)> {
+    let mut buf = Vec::with_capacity(8192);
+    let mut chunk = vec![0u8; 16 * 1024];
+    let limit = HEAD_LIMIT;
+    let mut scanned_lines = 0usize;
+    let mut line_start = 0usize;
+    loop {
+        let n = file
+            .read(&mut chunk)
+            .map_err(|e| Error::io(path, "read the blackboard", e))?;
+        if n == 0 {
+            return Ok((buf, false));
+        }
+        let old_len = buf.len();
+        buf.extend_from_slice(&chunk[..n]);
+        // Walk the new complete lines; stop after the closing delimiter line.
+        let mut i = old_len;
+        while let Some(off) = buf[i..].iter().position(|b| *b == b'\n') {
+            let end = i + off + 1;
+            let line = &buf[line_start..end];
+            let is_first = scanned_lines == 0;
+            let text = line
+                .strip_prefix(crate::document::BOM.as_bytes())
+                .unwrap_or(line);
+            let delimiter = crate::document::is_delimiter_line(text);
+            scanned_lines += 1;
+            line_start = end;
+            i = end;
+            if delimiter && !is_first {
+                buf.truncate(end);
+                return Ok((buf, false));
+            }
+            if is_first && !delimiter {
+                // Not a blackboard; the parser will say so.
+                buf.truncate(end);
+                return Ok((buf, false));
+            }
+        }
+        if buf.len() > limit {
+            return Ok((buf, true));
+        }
+    }
+}
+
+/// How far `poll` reads looking for the end of the frontmatter: the largest frontmatter
+/// accepted, plus room for the delimiters and a few lines.
+pub(super) const HEAD_LIMIT: usize = MAX_FRONTMATTER_BYTES + 64 * 1024;
+
+/// A blackboard read and validated in full.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub path: PathBuf,
+    pub bytes: Vec<u8>,
+    pub sha256: String,
+    pub valid: Valid,
+}
+
+/// Read and validate a whole blackboard.
+pub fn load(path: &Path) -> Result<Loaded> {
+    loaded(path, read(path)?)
+}
+
+/// Validate a whole blackboard read from `path`.
+pub fn loaded(path: &Path, bytes: Vec<u8>) -> Result<Loaded> {
+    let valid = validate::check_bytes(&bytes).map_err(|r| Error::invalid(path, r.errors, false))?;
+    Ok(Loaded {
+        path: path.to_path_buf(),
+        sha256: sha256_hex(&bytes),
+        bytes,
+        valid,
+    })
+}
+
+/// Read and validate only the frontmatter.
+pub fn load_frontmatter(path: &Path) -> Result<Valid> {
+    let (bytes, cut) = read_head_cut(open_board(path)?, path)?;
+    validate::check_frontmatter_bytes(&bytes).map_err(|mut r| {
+        // The read stopped at its limit with no closing delimiter in sight (the only error the
+        // splitter can then find): "not closed" may only mean "closed further on", so say what
+        // is certain, in the words `validate` uses for a frontmatter over the limit.
+        if cut {
+            r.errors = vec![FieldError {
+                field: "frontmatter".to_string(),
+                line: None,
+                message: format!(
+                    "no closing `---` within the first {HEAD_LIMIT} bytes: the frontmatter is \
+                     over the 1 MiB limit ({MAX_FRONTMATTER_BYTES} bytes), or not closed at all"
+                ),
+            }];
+        }
+        Error::invalid(path, r.errors, false)
+    })
+}

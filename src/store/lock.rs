@@ -1,0 +1,324 @@
+//! The sidecar lock of a blackboard file: `<target>.lock`, taken with `flock`, and the owner
+//! record `<target>.lock.owner.json` that names the holder in a timeout message.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read};
+
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::durable::{Like, parent_dir, temp_prefix, write_temp};
+use super::*;
+use crate::error::{Error, Result};
+
+/// The sidecar lock path of a (resolved) blackboard path.
+pub fn lock_path(target: &Path) -> PathBuf {
+    suffixed(target, ".lock")
+}
+
+/// The sidecar owner-diagnostics path of a (resolved) blackboard path.
+pub fn owner_path(target: &Path) -> PathBuf {
+    suffixed(target, ".lock.owner.json")
+}
+
+pub(super) fn suffixed(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_os_string();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+/// The exclusive lock on a blackboard, held until dropped.
+pub struct Lock {
+    _file: File,
+    pub path: PathBuf,
+    /// Device and inode of the locked file.
+    identity: (u64, u64),
+    /// How long taking the lock took.
+    pub waited: Duration,
+}
+
+impl Lock {
+    /// Whether the locked file is still the one at the lock path. If someone deleted (or
+    /// replaced) it, a newcomer can lock the new file while we hold the old one.
+    pub fn still_held(&self) -> bool {
+        lstat_identity(&self.path) == Some(self.identity)
+    }
+}
+
+pub(super) fn lstat_identity(path: &Path) -> Option<(u64, u64)> {
+    fs::symlink_metadata(path)
+        .ok()
+        .filter(|m| m.file_type().is_file())
+        .map(|m| (m.dev(), m.ino()))
+}
+
+pub(super) fn this_host() -> String {
+    fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Whether a process with this pid exists on this machine. `EPERM` means it exists but
+/// belongs to another user.
+pub(super) fn pid_alive(pid: i64) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 sends nothing; it only checks that the process exists.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// The most of the owner file a waiter reads (`pair` writes a few hundred bytes).
+pub(super) const OWNER_READ_LIMIT: u64 = 64 * 1024;
+
+/// Describe the lock holder recorded in the owner file, for a lock-timeout message.
+///
+/// Whatever stands at the owner path, a waiter never blocks on it, follows it or reads it
+/// whole: it is opened without following a symlink and without blocking, checked to be a
+/// regular file on the opened descriptor, and read only up to a bound.
+pub(super) fn read_owner(target: &Path) -> Option<String> {
+    let path = owner_path(target);
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(&path)
+        .ok()?;
+    if !file.metadata().ok()?.file_type().is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(OWNER_READ_LIMIT).read_to_string(&mut text).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let pid = v.get("pid").and_then(|p| p.as_i64());
+    let host = v.get("hostname").and_then(|h| h.as_str()).unwrap_or("?");
+    let record = format!(
+        "pid {} on {host}, agent {}, operation {}, since {}",
+        pid.map(|p| p.to_string())
+            .unwrap_or_else(|| "?".to_string()),
+        v.get("agent").and_then(|h| h.as_str()).unwrap_or("-"),
+        v.get("operation").and_then(|h| h.as_str()).unwrap_or("?"),
+        v.get("acquired_at").and_then(|h| h.as_str()).unwrap_or("?"),
+    );
+    // The owner file is replaced by each writer, never removed: it can name a writer long gone
+    // while the lock is held by something that did not record itself (a program that is not
+    // `pair`, or a writer killed before it recorded itself).
+    if let Some(pid) = pid
+        && host == this_host()
+        && !pid_alive(pid)
+    {
+        return Some(format!(
+            "an unknown process; the owner file still names {record}, which is no longer running"
+        ));
+    }
+    Some(record)
+}
+
+/// The error of opening the lock file.
+pub(super) fn lock_open_error(path: &Path, e: io::Error) -> Error {
+    if e.raw_os_error() == Some(libc::ELOOP) {
+        Error::UnsafePath {
+            path: path.to_path_buf(),
+            why: "the lock file is a symlink; refusing to follow it. Remove the symlink (pair \
+                  recreates the lock file)"
+                .to_string(),
+        }
+    } else {
+        Error::io(path, "open the lock file", e)
+    }
+}
+
+/// Open the lock file, creating it if missing, never following a symlink or blocking.
+///
+/// A lock file made by another user (root, say, with its umask) must not lock the board's own
+/// users out: `flock` works on a read-only descriptor too, so when read-write access is denied
+/// the file is opened read-only. A new lock file gets the board's group and read/write bits
+/// (`like`), so that everyone who may write the board may lock it.
+pub(super) fn open_lock_file(path: &Path, like: Option<&fs::Metadata>) -> Result<File> {
+    let flags = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
+    for _ in 0..100 {
+        match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(flags)
+            .open(path)
+        {
+            Ok(f) => return Ok(f),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM)) => {
+                return OpenOptions::new()
+                    .read(true)
+                    .custom_flags(flags)
+                    .open(path)
+                    .map_err(|_| lock_open_error(path, e));
+            }
+            Err(e) => return Err(lock_open_error(path, e)),
+        }
+        match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o666)
+            .custom_flags(flags)
+            .open(path)
+        {
+            Ok(f) => {
+                if let Some(meta) = like {
+                    share_like(&f, meta);
+                }
+                return Ok(f);
+            }
+            // Someone else created it meanwhile: open theirs.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(lock_open_error(path, e)),
+        }
+    }
+    Err(lock_open_error(
+        path,
+        io::Error::other("it keeps being created and removed"),
+    ))
+}
+
+/// Give a file the board's owner where the writer may set it (root), else at least its group
+/// where the writer belongs to it. `fchown` changes both or neither, so the group is tried
+/// alone when both fail.
+pub(super) fn chown_like(file: &File, meta: &fs::Metadata) {
+    if std::os::unix::fs::fchown(file, Some(meta.uid()), Some(meta.gid())).is_err() {
+        let _ = std::os::unix::fs::fchown(file, None, Some(meta.gid()));
+    }
+}
+
+/// Give a sidecar file (lock, owner record) the board's owner, group and read/write bits.
+pub(super) fn share_like(file: &File, meta: &fs::Metadata) {
+    chown_like(file, meta);
+    let _ = file.set_permissions(fs::Permissions::from_mode(meta.mode() & 0o666));
+}
+
+/// Take the exclusive lock of a resolved blackboard path.
+pub fn lock(target: &Path, timeout: Duration) -> Result<Lock> {
+    lock_like(target, timeout, None)
+}
+
+/// [`lock`]; a lock file it creates takes the group and mode of `like` (the blackboard).
+pub(super) fn lock_like(
+    target: &Path,
+    timeout: Duration,
+    like: Option<&fs::Metadata>,
+) -> Result<Lock> {
+    let path = lock_path(target);
+    let started = Instant::now();
+    let deadline = started + timeout;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        let file = open_lock_file(&path, like)?;
+        let meta = file
+            .metadata()
+            .map_err(|e| Error::io(&path, "stat the lock file", e))?;
+        if !meta.file_type().is_file() {
+            return Err(Error::UnsafePath {
+                path: path.clone(),
+                why: format!(
+                    "the lock file is {}, not a regular file; remove it",
+                    kind_of(&meta.file_type())
+                ),
+            });
+        }
+        let locked = loop {
+            match file.try_lock() {
+                Ok(()) => break true,
+                Err(fs::TryLockError::WouldBlock) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        break false;
+                    }
+                    std::thread::sleep(pause.min(deadline - now));
+                    pause = (pause * 2).min(Duration::from_millis(20));
+                }
+                Err(fs::TryLockError::Error(e)) => {
+                    return Err(Error::io(&path, "lock the lock file", e));
+                }
+            }
+        };
+        if !locked {
+            return Err(Error::LockTimeout {
+                lock: path.clone(),
+                timeout,
+                holder: read_owner(target),
+            });
+        }
+        // Someone may have deleted (and recreated) the lock file while we waited: then our lock
+        // guards nothing. Retry on the file now at the path.
+        let identity = (meta.dev(), meta.ino());
+        if lstat_identity(&path) == Some(identity) {
+            #[cfg(feature = "fault-injection")]
+            fault::trace_lock_wait(started.elapsed());
+            return Ok(Lock {
+                _file: file,
+                path,
+                identity,
+                waited: started.elapsed(),
+            });
+        }
+    }
+}
+
+/// Record who holds the lock, atomically, never following a symlink at the owner path. The
+/// record only names the holder in a timeout message, so failing to write it (another user's
+/// record in a sticky directory, say) does not stop the write; something other than a regular
+/// file in its place does.
+pub(super) fn write_owner(
+    target: &Path,
+    opts: &WriteOptions,
+    like: Option<&fs::Metadata>,
+) -> Result<()> {
+    let path = owner_path(target);
+    if let Ok(meta) = fs::symlink_metadata(&path)
+        && !meta.file_type().is_file()
+    {
+        return Err(Error::UnsafePath {
+            path,
+            why: format!(
+                "the lock owner file is {}; refusing to touch it. Remove it (pair recreates it)",
+                kind_of(&meta.file_type())
+            ),
+        });
+    }
+    let record = serde_json::json!({
+        "pid": std::process::id(),
+        "hostname": this_host(),
+        "agent": opts.agent,
+        "operation": opts.operation,
+        "acquired_at": crate::model::Timestamp::now().to_string(),
+    });
+    let mut text = serde_json::to_string_pretty(&record).unwrap_or_default();
+    text.push('\n');
+    let like = like.map(|meta| Like { meta, file: None });
+    if let Ok(tmp) = write_temp(&path, text.as_bytes(), like.as_ref(), false) {
+        let _ = tmp.persist(&path);
+    }
+    Ok(())
+}
+
+/// Remove temporary files that a writer killed mid-write left beside the blackboard. Only called
+/// under the lock, when no live writer of this blackboard can own one.
+pub(super) fn remove_orphans(target: &Path) {
+    let dir = parent_dir(target);
+    let prefix = temp_prefix(target);
+    let owner_prefix = temp_prefix(&owner_path(target));
+    let Ok(entries) = fs::read_dir(&dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if (name.starts_with(&prefix) || name.starts_with(&owner_prefix))
+            && entry.file_type().is_ok_and(|t| t.is_file())
+        {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}

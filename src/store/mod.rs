@@ -1,0 +1,374 @@
+//! Reading and writing blackboards (SPEC §6). This module is the only code that writes a
+//! blackboard; every write goes through [`update`]. A blackboard is a file (the default) or a
+//! file in a git ref ([`crate::location`], [`crate::gitstore`]): the two differ only in how the
+//! current bytes are read and how the new ones are stored; checking the expectation, building,
+//! validating and sealing the journal record are [`compose`], shared by both.
+//!
+//! A write to a file:
+//!
+//! A write:
+//! 1. opens the sidecar `<target>.lock` without following symlinks (creating it, with the
+//!    blackboard's group and mode, unless the write needs a blackboard and there is none) and
+//!    takes an exclusive `flock`, waiting up to the timeout;
+//! 2. checks the locked file is still the one at that path (it may have been deleted and
+//!    recreated by someone) and retries if not;
+//! 3. records the owner in `<target>.lock.owner.json`, atomically;
+//! 4. re-reads the blackboard, keeping it open, and checks the caller's expectation (hash, or
+//!    absence), that it has one link, and that the caller may write it;
+//! 5. lets the caller build the new content, and validates it;
+//! 6. writes a temporary file beside the target with the original owner, group, extended
+//!    attributes and mode (as far as the writer may set them), fsyncs it, checks the lock file
+//!    and the blackboard are still the ones locked and read, renames it over the target (or
+//!    links it into place when creating, so nothing is clobbered), and fsyncs the directory;
+//! 7. returns what happened, computed under the lock.
+//!
+//! Reads take no lock: a rename is atomic, so a reader sees the old file or the new one. Every
+//! read refuses a file over [`MAX_BOARD_BYTES`] before reading it.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+use crate::location::Location;
+use crate::model::{FieldError, Parsed};
+use crate::validate::{self, MAX_BOARD_BYTES, Valid};
+
+/// The lock wait used when the caller gives none (SPEC §6).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[cfg(feature = "fault-injection")]
+pub mod fault;
+
+/// Apply the test-only fault configured for a step (nothing at all without the
+/// `fault-injection` feature).
+macro_rules! fault {
+    ($point:expr, $path:expr, $op:expr) => {{
+        #[cfg(feature = "fault-injection")]
+        $crate::store::fault::hit($point).map_err(|e| Error::io($path, $op, e))?;
+    }};
+}
+
+mod durable;
+mod file;
+mod local;
+mod lock;
+
+pub(crate) use file::kind_of;
+pub use file::{Loaded, resolve};
+pub use lock::{Lock, lock, lock_path, owner_path};
+
+/// Lower-case hex SHA-256 of some bytes.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(64);
+    for b in digest.iter() {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+/// What the writer expects to find under the lock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expect {
+    /// The file exists with exactly this SHA-256 (compare-and-swap).
+    Sha256(String),
+    /// The file does not exist (creation never clobbers).
+    Absent,
+    /// The file exists; whatever it holds (semantic commands re-check it themselves).
+    Present,
+}
+
+/// Who is writing and why, recorded in the owner file while the lock is held.
+#[derive(Debug, Clone)]
+pub struct WriteOptions {
+    pub timeout: Duration,
+    pub agent: Option<String>,
+    pub operation: String,
+    /// Tokens and cost the writer reports, for the write's journal record.
+    pub usage: crate::journal::Usage,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions {
+            timeout: DEFAULT_TIMEOUT,
+            agent: None,
+            operation: "write".to_string(),
+            usage: crate::journal::Usage::default(),
+        }
+    }
+}
+
+/// The blackboard as found under the lock.
+#[derive(Debug, Clone)]
+pub struct Current {
+    pub bytes: Vec<u8>,
+}
+
+/// The new content a write's builder returns: the bytes, and the frontmatter already parsed and
+/// checked when the builder knows the body is valid by construction (a semantic write appends
+/// only checked entries to a body that was valid). Without it the store validates the whole file.
+#[derive(Debug, Clone)]
+pub struct Built {
+    pub bytes: Vec<u8>,
+    pub parsed: Option<Parsed>,
+}
+
+impl From<Vec<u8>> for Built {
+    fn from(bytes: Vec<u8>) -> Built {
+        Built {
+            bytes,
+            parsed: None,
+        }
+    }
+}
+
+/// What a successful write did.
+#[derive(Debug, Clone)]
+pub struct Written {
+    /// The path written (the symlink's target for a symlinked blackboard).
+    pub target: PathBuf,
+    pub old_sha256: Option<String>,
+    pub new_sha256: String,
+    pub created: bool,
+    /// The new frontmatter, validated.
+    pub parsed: Parsed,
+    /// Problems after the rename that do not undo it (e.g. the directory fsync failed).
+    pub warnings: Vec<String>,
+}
+
+/// The refusal of a blackboard, or of content about to be written, over [`MAX_BOARD_BYTES`].
+pub(super) fn too_large_content(path: &Path, size: u64, new_content: bool) -> Error {
+    let error = FieldError {
+        field: "file".to_string(),
+        line: None,
+        message: validate::too_large_message(size),
+    };
+    Error::invalid(path, vec![error], new_content)
+}
+
+/// Append the write's journal record ([`crate::journal::seal`]) to checked new content; the
+/// frontmatter is not touched, so its check stands, but the size is checked again.
+pub(super) fn seal(
+    path: &Path,
+    bytes: Vec<u8>,
+    opts: &WriteOptions,
+    wait: Duration,
+    old: Option<&crate::model::Frontmatter>,
+    old_sha256: Option<&str>,
+    parsed: &Parsed,
+) -> Result<crate::journal::Sealed> {
+    let intent = crate::journal::Intent {
+        agent: opts.agent.clone(),
+        command: opts.operation.clone(),
+        usage: opts.usage.clone(),
+    };
+    let facts = crate::journal::Facts {
+        intent: &intent,
+        old,
+        old_sha256,
+        new: &parsed.fm,
+        wait_us: wait.as_micros().try_into().unwrap_or(u64::MAX),
+        now: crate::model::Timestamp::now(),
+    };
+    let sealed = crate::journal::seal(bytes, &facts).map_err(|m| {
+        Error::invalid(
+            path,
+            vec![FieldError {
+                field: "file".into(),
+                line: None,
+                message: m,
+            }],
+            true,
+        )
+    })?;
+    if sealed.bytes.len() as u64 > MAX_BOARD_BYTES {
+        return Err(too_large_content(path, sealed.bytes.len() as u64, true));
+    }
+    Ok(sealed)
+}
+
+/// The new content's size and, unless its builder checked it, its validity.
+pub(super) fn check_new(path: &Path, bytes: &[u8], parsed: Option<Parsed>) -> Result<Parsed> {
+    // No write makes a board larger than any reader accepts, however the new content was
+    // checked.
+    if bytes.len() as u64 > MAX_BOARD_BYTES {
+        return Err(too_large_content(path, bytes.len() as u64, true));
+    }
+    match parsed {
+        Some(p) => Ok(p),
+        None => validate::check_bytes(bytes)
+            .map(|v| v.parsed)
+            .map_err(|r| Error::invalid(path, r.errors, true)),
+    }
+}
+
+/// Refuse a write whose expectation of the board's existence is not met.
+pub(super) fn check_presence(path: &Path, expect: &Expect, exists: bool) -> Result<()> {
+    match (expect, exists) {
+        (Expect::Absent, true) => Err(Error::Exists {
+            path: path.to_path_buf(),
+        }),
+        (Expect::Sha256(_) | Expect::Present, false) => Err(Error::Missing {
+            path: path.to_path_buf(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The new content of a write, checked and sealed, ready to be stored.
+pub(crate) struct Composed {
+    pub old_sha256: Option<String>,
+    pub bytes: Vec<u8>,
+    pub sha256: String,
+    pub parsed: Parsed,
+}
+
+/// The part of a write that does not depend on where the board is kept: check the
+/// expectation against the current content, let the caller build the new content, check it,
+/// and seal the write's journal record into it. `wait` is how long the write waited for its
+/// turn (the lock, or the retries of a moved git ref), for the record.
+///
+/// The old content's SHA-256 is computed on a second thread while the main one parses and
+/// builds. The new content is hashed once, by the journal's seal, which needs the hash of
+/// everything before the write's record for the record itself and finishes the same hasher
+/// with the record for the file's SHA-256.
+pub(crate) fn compose<F, B>(
+    path: &Path,
+    expect: &Expect,
+    current: Option<Current>,
+    opts: &WriteOptions,
+    wait: Duration,
+    build: F,
+) -> Result<Composed>
+where
+    F: FnOnce(Option<&Current>) -> Result<B>,
+    B: Into<Built>,
+{
+    check_presence(path, expect, current.is_some())?;
+    let (old_sha256, built) = std::thread::scope(|s| -> Result<(Option<String>, Built)> {
+        let mut old_hash = current.as_ref().map(|c| s.spawn(|| sha256_hex(&c.bytes)));
+        let mut join = || {
+            old_hash.take().map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    current
+                        .as_ref()
+                        .map_or_else(String::new, |c| sha256_hex(&c.bytes))
+                })
+            })
+        };
+        // A compare-and-swap needs the hash before anything is built; otherwise it is computed
+        // while the new content is built.
+        let mut old_sha256 = None;
+        if let Expect::Sha256(want) = expect {
+            let found = join().unwrap_or_default();
+            if !want.eq_ignore_ascii_case(&found) {
+                return Err(Error::Stale {
+                    path: path.to_path_buf(),
+                    expected: want.to_lowercase(),
+                    found,
+                });
+            }
+            old_sha256 = Some(found);
+        }
+        let built = build(current.as_ref())?.into();
+        if old_sha256.is_none() {
+            old_sha256 = join();
+        }
+        Ok((old_sha256, built))
+    })?;
+    // The phase and counters before the write, for its journal record.
+    let old_fm = current
+        .as_ref()
+        .and_then(|c| validate::check_frontmatter_bytes(&c.bytes).ok())
+        .map(|v| v.parsed.fm);
+    // Keep only the old hash from here on: holding the old bytes through validation and the
+    // write would put a third copy of a large blackboard in memory.
+    drop(current);
+    let Built {
+        bytes: new_bytes,
+        parsed,
+    } = built;
+    let parsed = check_new(path, &new_bytes, parsed)?;
+    let sealed = seal(
+        path,
+        new_bytes,
+        opts,
+        wait,
+        old_fm.as_ref(),
+        old_sha256.as_deref(),
+        &parsed,
+    )?;
+    Ok(Composed {
+        old_sha256,
+        bytes: sealed.bytes,
+        sha256: sealed.sha256,
+        parsed,
+    })
+}
+
+/// Read a whole blackboard, from a file or a git board.
+pub fn read(path: &Path) -> Result<Vec<u8>> {
+    match Location::of(path)? {
+        Location::Local(_) => file::read(path),
+        Location::Git(g) => crate::gitstore::read(&g, path),
+    }
+}
+
+/// Read a blackboard as far as the end of its frontmatter (the whole board, for a git board).
+pub fn read_head(path: &Path) -> Result<Vec<u8>> {
+    match Location::of(path)? {
+        Location::Local(_) => file::read_head(path),
+        Location::Git(g) => crate::gitstore::read(&g, path),
+    }
+}
+
+/// Read and validate a whole blackboard.
+pub fn load(path: &Path) -> Result<Loaded> {
+    match Location::of(path)? {
+        Location::Local(_) => file::load(path),
+        Location::Git(g) => {
+            let bytes = crate::gitstore::read(&g, path)?;
+            file::loaded(path, bytes)
+        }
+    }
+}
+
+/// Read and validate only the frontmatter.
+pub fn load_frontmatter(path: &Path) -> Result<Valid> {
+    match Location::of(path)? {
+        Location::Local(_) => file::load_frontmatter(path),
+        Location::Git(g) => {
+            let bytes = crate::gitstore::read(&g, path)?;
+            validate::check_frontmatter_bytes(&bytes)
+                .map_err(|r| Error::invalid(path, r.errors, false))
+        }
+    }
+}
+
+/// Perform one checked write. `build` gets the current content (`None` when creating) and
+/// returns the complete new file; it may refuse with any error, which leaves the board
+/// untouched. A file is written under its lock by a durable replace; a git board by a commit
+/// pushed with a lease on the tip read, where `build` runs again when the ref moved.
+pub fn update<F, B>(path: &Path, expect: Expect, opts: &WriteOptions, build: F) -> Result<Written>
+where
+    F: FnMut(Option<&Current>) -> Result<B>,
+    B: Into<Built>,
+{
+    match Location::of(path)? {
+        Location::Local(_) => local::update(path, expect, opts, build),
+        Location::Git(g) => crate::gitstore::update(&g, path, expect, opts, build),
+    }
+}
+
+/// Create a blackboard holding exactly `bytes` (a copy: no journal record is added), refusing
+/// to clobber an existing file or ref. The bytes must be a valid blackboard.
+pub fn create_copy(path: &Path, bytes: &[u8], opts: &WriteOptions) -> Result<()> {
+    validate::check_bytes(bytes).map_err(|r| Error::invalid(path, r.errors, true))?;
+    match Location::of(path)? {
+        Location::Local(_) => local::create_copy(path, bytes, opts),
+        Location::Git(g) => crate::gitstore::create_copy(&g, path, bytes, opts),
+    }
+}

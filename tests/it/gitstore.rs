@@ -1,0 +1,1296 @@
+//! A blackboard in a git ref (`git+<url>#<ref>:<path>`): every "machine" is its own clone
+//! directory with its own cache (`PAIR_CACHE_DIR`), and they meet only at a bare repository,
+//! over `file://` or through `git daemon` on 127.0.0.1.
+
+use std::fs;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+use crate::common::{Out, git, git_worktree, pair_bin};
+
+/// The shared remote: a bare repository in a temporary directory.
+struct Remote {
+    dir: TempDir,
+}
+
+impl Remote {
+    fn new() -> Remote {
+        let dir = tempfile::tempdir().unwrap();
+        git_in(dir.path(), &["init", "-q", "--bare", "remote.git"]);
+        Remote { dir }
+    }
+
+    fn bare(&self) -> PathBuf {
+        self.dir.path().join("remote.git")
+    }
+
+    fn url(&self) -> String {
+        format!("file://{}", self.bare().display())
+    }
+
+    /// The address of a board in `refname` over `file://`.
+    fn board(&self, refname: &str) -> String {
+        format!("git+{}#{refname}:task.md", self.url())
+    }
+
+    /// Where the ref points on the remote (read without `pair`).
+    fn tip(&self, refname: &str) -> Option<String> {
+        let out = Command::new("git")
+            .args(["--git-dir", self.bare().to_str().unwrap()])
+            .args(["rev-parse", "--verify", "--quiet", refname])
+            .output()
+            .unwrap();
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    }
+
+    /// The board's bytes at the ref's tip (read without `pair`).
+    fn content(&self, refname: &str) -> Vec<u8> {
+        let spec = format!("{refname}:task.md");
+        let out = Command::new("git")
+            .args(["--git-dir", self.bare().to_str().unwrap()])
+            .args(["cat-file", "blob", &spec])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "no board at {spec}");
+        out.stdout
+    }
+
+    fn text(&self, refname: &str) -> String {
+        String::from_utf8(self.content(refname)).unwrap()
+    }
+
+    fn commits(&self, refname: &str) -> usize {
+        let out = Command::new("git")
+            .args(["--git-dir", self.bare().to_str().unwrap()])
+            .args(["rev-list", "--count", refname])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+    }
+}
+
+fn git_in(dir: &Path, args: &[&str]) {
+    git(dir, args);
+}
+
+/// One machine: its own clone of the remote as its working directory, and its own cache.
+struct Machine {
+    clone: TempDir,
+    cache: PathBuf,
+    _own_cache: Option<TempDir>,
+}
+
+impl Machine {
+    fn new(remote: &Remote) -> Machine {
+        let clone = tempfile::tempdir().unwrap();
+        let out = Command::new("git")
+            .args(["clone", "-q", &remote.url(), "."])
+            .current_dir(clone.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let cache = tempfile::tempdir().unwrap();
+        Machine {
+            clone,
+            cache: cache.path().to_path_buf(),
+            _own_cache: Some(cache),
+        }
+    }
+
+    /// Another clone on the same machine: it shares this one's cache.
+    fn sibling(&self, remote: &Remote) -> Machine {
+        let m = Machine::new(remote);
+        Machine {
+            clone: m.clone,
+            cache: self.cache.clone(),
+            _own_cache: None,
+        }
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(pair_bin());
+        c.args(args)
+            .current_dir(self.clone.path())
+            .env("PAIR_CACHE_DIR", &self.cache)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env_remove("PAIR_AGENT")
+            .env_remove("NO_COLOR")
+            .stdin(Stdio::null());
+        c
+    }
+
+    #[track_caller]
+    fn pair(&self, args: &[&str]) -> Out {
+        let mut c = self.command(args);
+        run_bounded(&mut c, args)
+    }
+
+    fn spawn(&self, args: &[&str]) -> Child {
+        self.command(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+}
+
+/// Run a command, killed after a minute so a hang fails the test instead of stalling it.
+#[track_caller]
+fn run_bounded(c: &mut Command, args: &[&str]) -> Out {
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let start = Instant::now();
+    let child = c.spawn().unwrap();
+    let out = finish(child, Duration::from_secs(60));
+    let o = Out {
+        desc: format!("pair {}", args.join(" ")),
+        code: out.status.code(),
+        signal: std::os::unix::process::ExitStatusExt::signal(&out.status),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        stdout_bytes: out.stdout,
+        elapsed: start.elapsed(),
+    };
+    assert!(
+        !o.stderr.contains("panicked at") && o.code != Some(101),
+        "`pair` panicked\n{}",
+        o.report()
+    );
+    o
+}
+
+/// The board as a machine reads it (through its own cache), copied to a file byte for byte.
+fn fetch_board(m: &Machine, b: &str) -> Vec<u8> {
+    let copy = m.clone.path().join("read.md");
+    let _ = fs::remove_file(&copy);
+    m.pair(&["migrate", b, copy.to_str().unwrap()]).code(0);
+    fs::read(&copy).unwrap()
+}
+
+/// Wait for a child, killing it after `limit`.
+fn finish(mut child: Child, limit: Duration) -> Output {
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            return child.wait_with_output().unwrap();
+        }
+        sleep(Duration::from_millis(10));
+    }
+}
+
+fn json(out: &Out) -> serde_json::Value {
+    serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{}", out.report()))
+}
+
+const REF: &str = "refs/pair/task";
+
+fn init(m: &Machine, board: &str, reviewers: &str) {
+    m.pair(&[
+        "init",
+        board,
+        "--doer",
+        "doer",
+        "--reviewers",
+        reviewers,
+        "--goal",
+        "CSV export",
+    ])
+    .code(0);
+}
+
+#[test]
+fn two_reviewers_in_their_own_clones_hand_off_through_poll_wait_on_the_remote() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    lifecycle(&remote, &b);
+}
+
+#[test]
+fn through_git_daemon_two_reviewers_hand_off_through_poll_wait() {
+    if !daemon_installed() {
+        eprintln!("skipped: `git daemon` is not installed with this git");
+        return;
+    }
+    let remote = Remote::new();
+    let daemon = Daemon::start(remote.dir.path(), None);
+    lifecycle(&remote, &daemon.board(REF));
+}
+
+/// The doer and two reviewers, each in its own clone with its own cache, from `init` to
+/// `READY_TO_COMMIT`, every handoff through `poll --wait` on the remote.
+fn lifecycle(remote: &Remote, b: &str) {
+    let b = b.to_string();
+    let (doer, alice, bob) = (
+        Machine::new(remote),
+        Machine::new(remote),
+        Machine::new(remote),
+    );
+    init(&doer, &b, "alice,bob");
+    alice.pair(&["register", &b, "--agent", "alice"]).code(0);
+    bob.pair(&["register", &b, "--agent", "bob"]).code(0);
+    doer.pair(&[
+        "advance",
+        &b,
+        "--agent",
+        "doer",
+        "PLANNING",
+        "--user-approved",
+    ])
+    .code(0);
+
+    // Both reviewers wait on the remote before the plan exists; the doer's push wakes them.
+    let wait = |m: &Machine, agent: &str| {
+        m.spawn(&[
+            "poll",
+            &b,
+            "--agent",
+            agent,
+            "--wait",
+            "--interval",
+            "0.2",
+            "--timeout",
+            "60",
+            "--json",
+        ])
+    };
+    let (wa, wb) = (wait(&alice, "alice"), wait(&bob, "bob"));
+    sleep(Duration::from_millis(300));
+    doer.pair(&[
+        "submit",
+        &b,
+        "--agent",
+        "doer",
+        "plan",
+        "--note",
+        "Plan v1: add an exporter",
+        "--user-approved",
+    ])
+    .code(0);
+    for (who, child) in [("alice", wa), ("bob", wb)] {
+        let out = finish(child, Duration::from_secs(60));
+        assert_eq!(out.status.code(), Some(0), "{who}: {out:?}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["phase"], "PLANNING_SUBMITTED", "{who}: {v:#}");
+        assert_eq!(v["your_turn"], true, "{who}: {v:#}");
+        assert!(v["remote"]["tip"].is_string(), "{who}: {v:#}");
+    }
+
+    let wd = wait(&doer, "doer");
+    for (m, agent) in [(&alice, "alice"), (&bob, "bob")] {
+        m.pair(&["claim", &b, "--agent", agent]).code(0);
+        m.pair(&[
+            "verdict",
+            &b,
+            "--agent",
+            agent,
+            "APPROVED",
+            "--revision",
+            "1",
+            "--note",
+            "ok",
+        ])
+        .code(0);
+    }
+    let out = finish(wd, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(0), "doer: {out:?}");
+
+    // Code: the worktree is on the doer's machine; the reviewers read the pinned diff.
+    let wt = doer.clone.path().join("wt");
+    git_worktree(&wt);
+    let wt = wt.to_str().unwrap();
+    doer.pair(&[
+        "advance",
+        &b,
+        "--agent",
+        "doer",
+        "CODING",
+        "--worktree",
+        wt,
+        "--user-approved",
+    ])
+    .code(0);
+    let (wa, wb) = (wait(&alice, "alice"), wait(&bob, "bob"));
+    doer.pair(&[
+        "submit",
+        &b,
+        "--agent",
+        "doer",
+        "code",
+        "--note",
+        "Exporter done",
+    ])
+    .code(0);
+    for child in [wa, wb] {
+        assert_eq!(
+            finish(child, Duration::from_secs(60)).status.code(),
+            Some(0)
+        );
+    }
+    for (m, agent) in [(&alice, "alice"), (&bob, "bob")] {
+        m.pair(&["claim", &b, "--agent", agent]).code(0);
+        m.pair(&[
+            "verdict",
+            &b,
+            "--agent",
+            agent,
+            "APPROVED",
+            "--revision",
+            "1",
+            "--note",
+            "ok",
+        ])
+        .code(0);
+    }
+    let v = json(&doer.pair(&["poll", &b, "--agent", "doer", "--json"]));
+    assert_eq!(v["phase"], "READY_TO_COMMIT", "{v:#}");
+    assert_eq!(v["your_turn"], true, "{v:#}");
+
+    // The ref's history is the board's: one commit per write, by the writer, named by the
+    // command; and the board's journal (read by `pair log`) agrees.
+    let writes = 15;
+    assert_eq!(remote.commits(REF), writes);
+    let authors = Command::new("git")
+        .args(["--git-dir", remote.bare().to_str().unwrap()])
+        .args(["log", "--format=%an <%ae>|%s", REF])
+        .output()
+        .unwrap();
+    let authors = String::from_utf8_lossy(&authors.stdout).into_owned();
+    assert!(
+        authors.contains("alice <alice@pair.invalid>|pair verdict"),
+        "{authors}"
+    );
+    assert!(
+        authors.contains("doer <doer@pair.invalid>|pair init"),
+        "{authors}"
+    );
+    let log = json(&bob.pair(&["log", &b, "--json"]));
+    assert_eq!(
+        log["records"].as_array().map(Vec::len),
+        Some(writes),
+        "{log:#}"
+    );
+    bob.pair(&["validate", &b]).code(0);
+}
+
+/// A note and a compare-and-swap append, run by one process in its own clone.
+fn writer(m: &Machine, b: &str, w: usize, notes: usize, cas: usize) -> (Vec<String>, Vec<String>) {
+    let mut acked = Vec::new();
+    let mut refused = Vec::new();
+    for i in 0..notes {
+        let text = format!("note w{w} n{i} done");
+        let out = m.pair(&[
+            "note",
+            b,
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            &text,
+        ]);
+        match out.code {
+            Some(0) => acked.push(text),
+            Some(2) => refused.push(text),
+            _ => panic!("{}", out.report()),
+        }
+    }
+    let content = m.clone.path().join("cas.md");
+    let mut i = 0;
+    while i < cas {
+        // Read the board as this machine sees it (its own cache, through `pair`).
+        let old = fetch_board(m, b);
+        let line = format!("- cas w{w} n{i}\n");
+        let mut new = old.clone();
+        new.extend_from_slice(line.as_bytes());
+        fs::write(&content, &new).unwrap();
+        let sha = crate::common::sha256_hex(&old);
+        let out = m.pair(&[
+            "write",
+            b,
+            "--content-file",
+            content.to_str().unwrap(),
+            "--expect-sha256",
+            &sha,
+            "--operation",
+            "cas-append",
+        ]);
+        match out.code {
+            Some(0) => {
+                acked.push(line.trim().to_string());
+                i += 1;
+            }
+            // Someone wrote between the read and the push: read again.
+            Some(3) => {}
+            Some(2) => {
+                refused.push(line.trim().to_string());
+                i += 1;
+            }
+            _ => panic!("{}", out.report()),
+        }
+    }
+    (acked, refused)
+}
+
+#[test]
+fn eight_processes_in_separate_clones_lose_and_duplicate_no_acknowledged_write() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let machines: Vec<Machine> = (0..8).map(|_| Machine::new(&remote)).collect();
+    init(&machines[0], &b, "alice");
+    let results: Vec<(Vec<String>, Vec<String>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = machines
+            .iter()
+            .enumerate()
+            .map(|(w, m)| {
+                let b = b.clone();
+                s.spawn(move || {
+                    if w % 2 == 0 {
+                        writer(m, &b, w, 4, 0)
+                    } else {
+                        writer(m, &b, w, 1, 2)
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let text = remote.text(REF);
+    let mut acked = 0;
+    for (ok, refused) in &results {
+        for line in ok {
+            assert_eq!(
+                text.matches(line.as_str()).count(),
+                1,
+                "acknowledged write {line:?} must be on the board exactly once"
+            );
+            acked += 1;
+        }
+        for line in refused {
+            assert_eq!(
+                text.matches(line.as_str()).count(),
+                0,
+                "a write refused as contended must not be on the board: {line:?}"
+            );
+        }
+    }
+    let refused: usize = results.iter().map(|(_, r)| r.len()).sum();
+    assert_eq!(acked + refused, 4 * 4 + 4 * 3, "{results:?}");
+    assert!(
+        refused * 4 <= 4 * 4 + 4 * 3,
+        "the bounded retries gave up too often: {results:?}"
+    );
+    // One commit per acknowledged write, after the creation.
+    assert_eq!(remote.commits(REF), 1 + acked);
+    machines[3].pair(&["validate", &b]).code(0);
+}
+
+#[test]
+fn writers_sharing_one_cache_on_one_machine_lose_nothing() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let first = Machine::new(&remote);
+    let mut machines = vec![];
+    for _ in 0..3 {
+        machines.push(first.sibling(&remote));
+    }
+    machines.push(first);
+    init(&machines[0], &b, "alice");
+    let results: Vec<(Vec<String>, Vec<String>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = machines
+            .iter()
+            .enumerate()
+            .map(|(w, m)| {
+                let b = b.clone();
+                s.spawn(move || writer(m, &b, w, 3, 1))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let text = remote.text(REF);
+    let acked: Vec<&String> = results.iter().flat_map(|(a, _)| a).collect();
+    for line in &acked {
+        assert_eq!(text.matches(line.as_str()).count(), 1, "{line}");
+    }
+    assert_eq!(remote.commits(REF), 1 + acked.len());
+}
+
+#[test]
+fn writers_killed_mid_push_leave_the_ref_at_a_valid_board() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let machines: Vec<Machine> = (0..4).map(|_| Machine::new(&remote)).collect();
+    init(&machines[0], &b, "alice");
+    for round in 0..3u64 {
+        let children: Vec<Child> = machines
+            .iter()
+            .enumerate()
+            .map(|(w, m)| {
+                let text = format!("killed r{round} w{w}");
+                m.spawn(&[
+                    "note",
+                    &b,
+                    "--agent",
+                    "doer",
+                    "--section",
+                    "Evidence",
+                    "--note",
+                    &text,
+                ])
+            })
+            .collect();
+        // Somewhere inside the read, commit and push of each.
+        sleep(Duration::from_millis(30 + 40 * round));
+        for mut c in children {
+            // SAFETY: a plain signal to our own child.
+            unsafe {
+                libc::kill(c.id() as i32, libc::SIGKILL);
+            }
+            let _ = c.wait();
+        }
+        // The ref points at a commit whose board is valid, and the next write works on it.
+        let tip = remote.tip(REF).expect("the ref exists");
+        let fresh = Machine::new(&remote);
+        fresh.pair(&["validate", &b]).code(0);
+        let v = json(&fresh.pair(&["status", &b, "--json"]));
+        assert_eq!(v["remote"]["tip"], tip.as_str(), "{v:#}");
+        let after = format!("after r{round}");
+        fresh
+            .pair(&[
+                "note",
+                &b,
+                "--agent",
+                "doer",
+                "--section",
+                "Evidence",
+                "--note",
+                &after,
+            ])
+            .code(0);
+        assert!(remote.text(REF).contains(&after));
+    }
+    // Every commit on the ref holds a valid board, each the child of the one before.
+    let list = Command::new("git")
+        .args(["--git-dir", remote.bare().to_str().unwrap()])
+        .args(["rev-list", "--parents", REF])
+        .output()
+        .unwrap();
+    let checker = Machine::new(&remote);
+    for line in String::from_utf8_lossy(&list.stdout).lines() {
+        assert!(line.split(' ').count() <= 2, "one parent each: {line}");
+        let commit = line.split(' ').next().unwrap();
+        let blob = Command::new("git")
+            .args(["--git-dir", remote.bare().to_str().unwrap()])
+            .args(["cat-file", "blob", &format!("{commit}:task.md")])
+            .output()
+            .unwrap();
+        let file = checker.clone.path().join("at-commit.md");
+        fs::write(&file, &blob.stdout).unwrap();
+        checker.pair(&["validate", file.to_str().unwrap()]).code(0);
+    }
+    let fsck = Command::new("git")
+        .args([
+            "--git-dir",
+            remote.bare().to_str().unwrap(),
+            "fsck",
+            "--no-dangling",
+        ])
+        .output()
+        .unwrap();
+    assert!(fsck.status.success(), "{fsck:?}");
+}
+
+#[test]
+fn a_push_refused_by_a_hook_is_a_clear_error_and_nothing_is_written() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let m = Machine::new(&remote);
+    init(&m, &b, "alice");
+    let before = remote.tip(REF);
+    let hook = remote.bare().join("hooks").join("pre-receive");
+    fs::write(
+        &hook,
+        "#!/bin/sh\necho 'policy: boards are frozen this week' >&2\nexit 1\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+    let out = m.pair(&[
+        "note",
+        &b,
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "refused",
+    ]);
+    out.code(1)
+        .mentions(&["boards are frozen", "nothing was written"]);
+    assert_eq!(remote.tip(REF), before);
+    // Once the hook is gone the same write goes through.
+    fs::remove_file(&hook).unwrap();
+    m.pair(&[
+        "note",
+        &b,
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "accepted",
+    ])
+    .code(0);
+    assert!(!remote.text(REF).contains("refused"));
+    assert!(remote.text(REF).contains("accepted"));
+}
+
+#[test]
+fn a_ref_rewritten_by_force_outside_pair_is_detected_and_read_again() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let m = Machine::new(&remote);
+    init(&m, &b, "alice");
+    for i in 0..2 {
+        let note = format!("kept {i}");
+        m.pair(&[
+            "note",
+            &b,
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            &note,
+        ])
+        .code(0);
+    }
+    let seen = remote.tip(REF).unwrap();
+    m.pair(&["poll", &b, "--agent", "doer"]).code_in(&[0, 10]);
+    // Someone resets the ref two commits back, by force, without pair.
+    git_in(&remote.bare(), &["update-ref", REF, &format!("{REF}~2")]);
+    let rewritten = remote.tip(REF).unwrap();
+    let out = m.pair(&["poll", &b, "--agent", "doer", "--json"]);
+    let v = json(&out);
+    assert_eq!(v["remote"]["rewritten_from"], seen.as_str(), "{v:#}");
+    assert_eq!(v["remote"]["tip"], rewritten.as_str(), "{v:#}");
+    // Without --json it is said on stderr; the board read is the one at the new tip.
+    git_in(&remote.bare(), &["update-ref", REF, &seen]);
+    m.pair(&["poll", &b, "--agent", "doer"]);
+    git_in(&remote.bare(), &["update-ref", REF, &rewritten]);
+    let out = m.pair(&["status", &b]);
+    out.mentions(&["rewritten outside pair", "does not descend"]);
+    assert_eq!(fetch_board(&m, &b), remote.content(REF));
+}
+
+#[test]
+fn a_write_that_keeps_losing_the_race_gives_up_with_exit_2_and_writes_nothing() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let m = Machine::new(&remote);
+    init(&m, &b, "alice");
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let bare = remote.bare();
+    let git_bare = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(["--git-dir", bare.to_str().unwrap()])
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "mover")
+            .env("GIT_AUTHOR_EMAIL", "mover@example.invalid")
+            .env("GIT_COMMITTER_NAME", "mover")
+            .env("GIT_COMMITTER_EMAIL", "mover@example.invalid")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let out = std::thread::scope(|s| {
+        // Someone outside pair keeps moving the ref (same board, new commits) faster than a
+        // write can read, commit and push.
+        s.spawn(|| {
+            let mut n = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let tip = git_bare(&["rev-parse", REF]);
+                let tree = format!("{tip}^{{tree}}");
+                let msg = format!("move {n}");
+                let new = git_bare(&["commit-tree", &tree, "-p", &tip, "-m", &msg]);
+                git_bare(&["update-ref", REF, &new, &tip]);
+                n += 1;
+            }
+        });
+        let out = m.pair(&[
+            "note",
+            &b,
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            "never lands",
+            "--timeout",
+            "1",
+        ]);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        out
+    });
+    out.code(2).mentions(&["moved under each of", "pushes"]);
+    assert!(!remote.text(REF).contains("never lands"));
+    assert!(out.stderr.contains("retry later"), "{}", out.report());
+}
+
+#[test]
+fn init_is_refused_on_an_existing_ref() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let m = Machine::new(&remote);
+    init(&m, &b, "alice");
+    let before = remote.content(REF);
+    let other = Machine::new(&remote);
+    other
+        .pair(&["init", &b, "--doer", "doer", "--reviewers", "bob"])
+        .code(7)
+        .mentions(&["already exists"]);
+    // Another file in the same ref is refused too: creation makes the ref.
+    let elsewhere = format!("git+{}#{REF}:other.md", remote.url());
+    other
+        .pair(&["init", &elsewhere, "--doer", "doer", "--reviewers", "bob"])
+        .code(7);
+    assert_eq!(remote.content(REF), before);
+    assert_eq!(remote.commits(REF), 1);
+}
+
+#[test]
+fn migrate_copies_a_board_to_a_ref_and_back_byte_for_byte_and_never_clobbers() {
+    let remote = Remote::new();
+    let m = Machine::new(&remote);
+    let local = m.clone.path().join("task.md");
+    let l = local.to_str().unwrap();
+    m.pair(&["init", l, "--doer", "doer", "--reviewers", "alice"])
+        .code(0);
+    m.pair(&[
+        "note",
+        l,
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "local note",
+    ])
+    .code(0);
+    let original = fs::read(&local).unwrap();
+    let b = remote.board(REF);
+    m.pair(&["migrate", l, &b]).code(0);
+    assert_eq!(
+        remote.content(REF),
+        original,
+        "the ref holds the same bytes"
+    );
+    // The copy is a working board: another machine writes to it.
+    let other = Machine::new(&remote);
+    other
+        .pair(&[
+            "note",
+            &b,
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            "remote note",
+        ])
+        .code(0);
+    let at_tip = remote.content(REF);
+    let back = other.clone.path().join("back.md");
+    other.pair(&["migrate", &b, back.to_str().unwrap()]).code(0);
+    assert_eq!(
+        fs::read(&back).unwrap(),
+        at_tip,
+        "the file holds the same bytes"
+    );
+    other.pair(&["validate", back.to_str().unwrap()]).code(0);
+    // Neither direction overwrites.
+    m.pair(&["migrate", l, &b]).code(7);
+    assert_eq!(remote.content(REF), at_tip);
+    other.pair(&["migrate", &b, back.to_str().unwrap()]).code(7);
+    assert_eq!(fs::read(&back).unwrap(), at_tip);
+}
+
+#[test]
+fn a_bad_git_address_is_refused_with_exit_4_naming_the_wrong_part() {
+    let remote = Remote::new();
+    let m = Machine::new(&remote);
+    let url = remote.url();
+    for (address, part) in [
+        (format!("git+{url}"), "#<ref>"),
+        (format!("git+{url}#main"), "not a full ref name"),
+        (format!("git+{url}#refs/pair/a..b"), "`..`"),
+        (
+            format!("git+{url}#refs/pair/t:../up.md"),
+            "path in the tree",
+        ),
+        ("git+#refs/pair/t".to_string(), "URL is empty"),
+    ] {
+        for cmd in [
+            vec!["poll", address.as_str(), "--agent", "doer"],
+            vec!["status", address.as_str()],
+            vec!["init", address.as_str(), "--doer", "doer"],
+            vec![
+                "note",
+                address.as_str(),
+                "--agent",
+                "doer",
+                "--section",
+                "Evidence",
+                "--note",
+                "x",
+            ],
+        ] {
+            m.pair(&cmd).code(4).mentions(&[part, "git+<remote-url>"]);
+        }
+    }
+    assert_eq!(remote.tip(REF), None, "nothing was created");
+}
+
+#[test]
+fn a_raw_write_with_a_stale_expect_sha256_exits_3_and_a_current_one_is_written() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let (m, other) = (Machine::new(&remote), Machine::new(&remote));
+    init(&m, &b, "alice");
+    let read = remote.content(REF);
+    let sha = crate::common::sha256_hex(&read);
+    // Another machine writes after this one read.
+    other
+        .pair(&[
+            "note",
+            &b,
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            "moved",
+        ])
+        .code(0);
+    let moved = remote.content(REF);
+    let mut new = read.clone();
+    new.extend_from_slice(b"- appended\n");
+    let file = m.clone.path().join("new.md");
+    fs::write(&file, &new).unwrap();
+    let f = file.to_str().unwrap();
+    m.pair(&["write", &b, "--content-file", f, "--expect-sha256", &sha])
+        .code(3)
+        .mentions(&["stale", &crate::common::sha256_hex(&moved)]);
+    assert_eq!(remote.content(REF), moved);
+    let mut new = moved.clone();
+    new.extend_from_slice(b"- appended\n");
+    fs::write(&file, &new).unwrap();
+    let sha = crate::common::sha256_hex(&moved);
+    m.pair(&["write", &b, "--content-file", f, "--expect-sha256", &sha])
+        .code(0);
+    assert!(remote.text(REF).contains("- appended\n"));
+}
+
+#[test]
+fn status_reads_the_cache_when_the_remote_is_unreachable_and_says_how_old_it_is() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let m = Machine::new(&remote);
+    init(&m, &b, "alice");
+    m.pair(&["status", &b]).code(0);
+    let moved = remote.dir.path().join("moved.git");
+    fs::rename(remote.bare(), &moved).unwrap();
+    let v = json(&m.pair(&["status", &b, "--json"]));
+    assert_eq!(v["remote"]["offline"], true, "{v:#}");
+    assert!(v["remote"]["cache_age_s"].is_u64(), "{v:#}");
+    assert_eq!(v["phase"], "DRAFT");
+    m.pair(&["status", &b])
+        .code(0)
+        .mentions(&["OFFLINE", "s ago"]);
+    // A write needs the remote: a clear error, exit 1.
+    m.pair(&[
+        "note",
+        &b,
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "x",
+    ])
+    .code(1)
+    .mentions(&["cannot reach the remote"]);
+    fs::rename(&moved, remote.bare()).unwrap();
+}
+
+#[test]
+fn log_follow_on_a_git_board_prints_the_new_records_from_another_clone() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let (doer, watcher) = (Machine::new(&remote), Machine::new(&remote));
+    init(&doer, &b, "alice");
+    let follow = watcher.spawn(&["log", &b, "--follow", "--timeout", "30", "--json"]);
+    sleep(Duration::from_millis(500));
+    doer.pair(&[
+        "note",
+        &b,
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "seen remotely",
+    ])
+    .code(0);
+    doer.pair(&["stop", &b, "--agent", "doer", "--reason", "done"])
+        .code(0);
+    let out = finish(follow, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let commands: Vec<&str> = lines.iter().filter_map(|l| l["command"].as_str()).collect();
+    assert_eq!(commands, ["init", "note", "stop"], "{text}");
+    assert_eq!(lines.last().unwrap()["ended"], "terminal", "{text}");
+}
+
+#[test]
+fn without_git_on_path_a_git_board_is_a_clear_error_and_a_file_board_still_works() {
+    let remote = Remote::new();
+    let m = Machine::new(&remote);
+    let b = remote.board(REF);
+    let empty = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let mut c = m.command(args);
+        c.env("PATH", empty.path());
+        run_bounded(&mut c, args)
+    };
+    run(&["init", &b, "--doer", "doer"])
+        .code(1)
+        .mentions(&["`git` was not found on PATH", "git board"]);
+    run(&["poll", &b, "--agent", "doer"])
+        .code(1)
+        .mentions(&["`git` was not found on PATH"]);
+    let local = m.clone.path().join("t.md");
+    run(&["init", local.to_str().unwrap(), "--doer", "doer"]).code(0);
+    assert_eq!(remote.tip(REF), None);
+}
+
+// ---------------------------------------------------------------------------------------------
+// git daemon
+
+/// `git daemon` serving the remote's directory on 127.0.0.1, with pushes enabled.
+struct Daemon {
+    child: Child,
+    port: u16,
+    base: PathBuf,
+}
+
+/// The `git-daemon` program (run directly: `git daemon` would run it as a child, which
+/// killing `git` leaves running).
+fn daemon_program() -> Option<PathBuf> {
+    let out = Command::new("git").args(["--exec-path"]).output().ok()?;
+    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    Some(dir.join("git-daemon")).filter(|p| p.is_file())
+}
+
+fn daemon_installed() -> bool {
+    daemon_program().is_some()
+}
+
+impl Daemon {
+    fn start(base: &Path, port: Option<u16>) -> Daemon {
+        let port = port.unwrap_or_else(|| {
+            TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port()
+        });
+        let child = Command::new(daemon_program().expect("git-daemon"))
+            .arg("--enable=receive-pack")
+            .arg("--export-all")
+            .arg("--reuseaddr")
+            .arg("--informative-errors")
+            .arg(format!("--base-path={}", base.display()))
+            .arg("--listen=127.0.0.1")
+            .arg(format!("--port={port}"))
+            .arg(base)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let d = Daemon {
+            child,
+            port,
+            base: base.to_path_buf(),
+        };
+        let start = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "git daemon did not start"
+            );
+            sleep(Duration::from_millis(20));
+        }
+        d
+    }
+
+    fn board(&self, refname: &str) -> String {
+        format!(
+            "git+git://127.0.0.1:{}/remote.git#{refname}:task.md",
+            self.port
+        )
+    }
+
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+#[test]
+fn through_git_daemon_a_stopped_remote_is_exit_1_nothing_lost_and_writes_resume() {
+    if !daemon_installed() {
+        eprintln!("skipped: `git daemon` is not installed with this git");
+        return;
+    }
+    let remote = Remote::new();
+    let mut daemon = Daemon::start(remote.dir.path(), None);
+    let b = daemon.board(REF);
+    let (doer, alice) = (Machine::new(&remote), Machine::new(&remote));
+    init(&doer, &b, "alice");
+    alice.pair(&["register", &b, "--agent", "alice"]).code(0);
+    doer.pair(&[
+        "note",
+        &b,
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "before the outage",
+    ])
+    .code(0);
+    let before = remote.content(REF);
+
+    daemon.stop();
+    let out = doer.pair(&[
+        "note",
+        &b,
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "during the outage",
+    ]);
+    out.code(1)
+        .mentions(&["cannot reach the remote", "127.0.0.1"]);
+    alice
+        .pair(&["poll", &b, "--agent", "alice"])
+        .code(1)
+        .mentions(&["cannot reach the remote"]);
+    assert_eq!(remote.content(REF), before, "nothing was written");
+
+    let port = daemon.port;
+    let base = daemon.base.clone();
+    let _daemon = Daemon::start(&base, Some(port));
+    doer.pair(&[
+        "note",
+        &b,
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "after the outage",
+    ])
+    .code(0);
+    let text = remote.text(REF);
+    assert!(text.contains("before the outage") && text.contains("after the outage"));
+    assert!(!text.contains("during the outage"));
+    let v = json(&alice.pair(&["status", &b, "--json"]));
+    assert_eq!(v["remote"]["offline"], false, "{v:#}");
+    alice.pair(&["validate", &b]).code(0);
+}
+
+#[test]
+fn through_git_daemon_a_waiting_poll_outlives_an_outage_and_wakes_on_the_next_write() {
+    if !daemon_installed() {
+        eprintln!("skipped: `git daemon` is not installed with this git");
+        return;
+    }
+    let remote = Remote::new();
+    let mut daemon = Daemon::start(remote.dir.path(), None);
+    let b = daemon.board(REF);
+    let (doer, alice) = (Machine::new(&remote), Machine::new(&remote));
+    init(&doer, &b, "alice");
+    alice.pair(&["register", &b, "--agent", "alice"]).code(0);
+    doer.pair(&[
+        "advance",
+        &b,
+        "--agent",
+        "doer",
+        "PLANNING",
+        "--user-approved",
+    ])
+    .code(0);
+    let waiting = alice.spawn(&[
+        "poll",
+        &b,
+        "--agent",
+        "alice",
+        "--wait",
+        "--interval",
+        "0.2",
+        "--timeout",
+        "60",
+    ]);
+    sleep(Duration::from_millis(500));
+    daemon.stop();
+    sleep(Duration::from_millis(600));
+    let (port, base) = (daemon.port, daemon.base.clone());
+    let _daemon = Daemon::start(&base, Some(port));
+    doer.pair(&[
+        "submit",
+        &b,
+        "--agent",
+        "doer",
+        "plan",
+        "--note",
+        "Plan v1",
+        "--user-approved",
+    ])
+    .code(0);
+    let out = finish(waiting, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("still waiting"), "{stderr}");
+    // A remote that never answered is an error at once, not a wait.
+    let nowhere = format!("git+git://127.0.0.1:1/remote.git#{REF}");
+    alice
+        .pair(&[
+            "poll",
+            &nowhere,
+            "--agent",
+            "alice",
+            "--wait",
+            "--timeout",
+            "60",
+        ])
+        .code(1)
+        .mentions(&["cannot reach the remote"]);
+}
+
+#[test]
+fn through_git_daemon_concurrent_writers_in_separate_clones_lose_nothing() {
+    if !daemon_installed() {
+        eprintln!("skipped: `git daemon` is not installed with this git");
+        return;
+    }
+    let remote = Remote::new();
+    let daemon = Daemon::start(remote.dir.path(), None);
+    let b = daemon.board(REF);
+    let machines: Vec<Machine> = (0..4).map(|_| Machine::new(&remote)).collect();
+    init(&machines[0], &b, "alice");
+    let results: Vec<(Vec<String>, Vec<String>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = machines
+            .iter()
+            .enumerate()
+            .map(|(w, m)| {
+                let b = b.clone();
+                s.spawn(move || writer(m, &b, w, 3, 0))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let text = remote.text(REF);
+    let acked: Vec<&String> = results.iter().flat_map(|(a, _)| a).collect();
+    for line in &acked {
+        assert_eq!(text.matches(line.as_str()).count(), 1, "{line}");
+    }
+    assert_eq!(remote.commits(REF), 1 + acked.len());
+}
+
+#[test]
+fn presence_and_the_watchdog_state_of_a_git_board_live_in_the_cache_not_under_the_working_directory()
+ {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let m = Machine::new(&remote);
+    init(&m, &b, "alice");
+    let before = remote.content(REF);
+    m.pair(&["poll", &b, "--agent", "alice"]).code(0);
+    m.pair(&["watch", &b, "--once"]).code(0);
+    let stray: Vec<String> = std::fs::read_dir(m.clone.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("git+") || n.ends_with(".pair"))
+        .collect();
+    assert!(
+        stray.is_empty(),
+        "left under the working directory: {stray:?}"
+    );
+    let side = m.cache.join("side");
+    let boards: Vec<PathBuf> = std::fs::read_dir(&side)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(boards.len(), 1, "{boards:?}");
+    assert!(boards[0].join("presence").join("alice.json").is_file());
+    // Neither reading nor watching writes the board.
+    assert_eq!(remote.content(REF), before);
+    assert_eq!(remote.commits(REF), 1);
+    // The watchdog's own writes go to the remote like every other write.
+    m.pair(&[
+        "away",
+        &b,
+        "--agent",
+        "doer",
+        "--until",
+        "1h",
+        "--reason",
+        "long build",
+    ])
+    .code(0);
+    m.pair(&[
+        "extend",
+        &b,
+        "--agent",
+        "doer",
+        "--sla",
+        "review=4h",
+        "--reason",
+        "holiday",
+        "--user-approved",
+    ])
+    .code(0);
+    assert_eq!(remote.commits(REF), 3);
+    let text = remote.text(REF);
+    assert!(
+        text.contains("cmd=away") && text.contains("review: 4h"),
+        "{text}"
+    );
+}
