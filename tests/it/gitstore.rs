@@ -355,10 +355,25 @@ fn lifecycle(remote: &Remote, b: &str) {
     let v = json(&doer.pair(&["poll", &b, "--agent", "doer", "--json"]));
     assert_eq!(v["phase"], "READY_TO_COMMIT", "{v:#}");
     assert_eq!(v["your_turn"], true, "{v:#}");
+    // To the end: the commit, the merge and the cleanup (a plan-only board records no
+    // repository, so they move as the table says); the reviewers' poll then says stop.
+    let sha = "0123456789abcdef0123456789abcdef01234567";
+    for step in [
+        &["COMMITTED", "--commit-sha", sha, "--user-approved"][..],
+        &["MERGED", "--merged-into", "main", "--user-approved"][..],
+        &["CLEANED_UP"][..],
+    ] {
+        let mut args = vec!["advance", &b, "--agent", "doer"];
+        args.extend_from_slice(step);
+        doer.pair(&args).code(0);
+    }
+    let v = json(&alice.pair(&["poll", &b, "--agent", "alice", "--json"]));
+    assert_eq!(v["phase"], "CLEANED_UP", "{v:#}");
+    assert_eq!(v["terminal"], true, "{v:#}");
 
     // The ref's history is the board's: one commit per write, by the writer, named by the
     // command; and the board's journal (read by `pair log`) agrees.
-    let writes = 15;
+    let writes = 18;
     assert_eq!(remote.commits(REF), writes);
     let authors = Command::new("git")
         .args(["--git-dir", remote.bare().to_str().unwrap()])
