@@ -235,7 +235,7 @@ pub fn findings(
         }
     }
     if let Some(l) = sla::phase_limit(&fm.sla, phase) {
-        let since = fm.phase_updated_at;
+        let since = sla::clock_start(records, phase, fm.phase_updated_at);
         let held = secs(since, now);
         if held > l.seconds as i64 {
             out.push(finding(
@@ -245,11 +245,12 @@ pub fn findings(
                 l.seconds,
                 Some(l.name),
                 format!(
-                    "{phase} since {since} ({}), {} over the {} SLA ({}); the board does not \
-                     move by itself: extend the SLA (`pair extend`), or decide, block or stop",
+                    "{phase}: the {} SLA's clock started at {since} ({}), {} over its limit \
+                     ({}); the board does not move by itself: extend the SLA (`pair extend`), \
+                     or decide, block or stop",
+                    l.name,
                     dur(held),
                     dur(held - l.seconds as i64),
-                    l.name,
                     dur(l.seconds as i64)
                 ),
             ));

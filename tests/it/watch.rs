@@ -897,3 +897,56 @@ fn watch_finds_a_board_created_in_its_directory_after_it_started() {
     assert!(breaches[0]["board"].as_str().unwrap().ends_with("late.md"));
     assert_eq!(lines.last().unwrap()["ended"], "signal", "{stdout}");
 }
+
+#[test]
+fn a_review_rounds_sla_runs_from_the_submission_through_the_claim() {
+    // The review SLA bounds a round from its submission until the verdicts: a claim, which
+    // moves PLANNING_SUBMITTED to REVIEWING_PLAN, does not restart the clock.
+    let b = Board::absent();
+    let p = b.p();
+    at(
+        "00:00:00",
+        &[
+            "init",
+            p,
+            "--reviewers",
+            "alice,bob",
+            "--yolo",
+            "--sla",
+            "review=1h",
+        ],
+        0,
+    );
+    at(
+        "00:01:00",
+        &["advance", p, "PLANNING", "--agent", "doer"],
+        0,
+    );
+    at("00:02:00", &["register", p, "--agent", "alice"], 0);
+    at("00:02:00", &["register", p, "--agent", "bob"], 0);
+    at(
+        "00:10:00",
+        &["submit", p, "plan", "--note", "v1", "--agent", "doer"],
+        0,
+    );
+    at("00:59:00", &["claim", p, "--agent", "alice"], 0);
+    let log = b.aux.path().join("hook.log");
+    let ev = events(watch_at("01:50:00", p, &log).code(13));
+    let breach: Vec<&Value> = ev.iter().filter(|e| e["event"] == "breach").collect();
+    assert_eq!(breach.len(), 1, "{ev:?}");
+    assert_eq!(breach[0]["since"], t("00:10:00"));
+    assert_eq!(breach[0]["seconds"], 6000);
+    assert_eq!(breach[0]["over"], 2400);
+    let out = pair_env(["stats", p, "--json"], &[("PAIR_NOW", &t("01:50:00"))]);
+    out.code(0);
+    let j = out.json();
+    assert_eq!(
+        j["boards"][0]["sla_breaches"],
+        serde_json::json!([
+            {"sla": "review", "phase": "REVIEWING_PLAN", "agent": null,
+             "turn": ["alice", "bob"], "started": "2026-01-01T00:10:00Z", "seconds": 6000,
+             "limit": 3600, "seconds_over": 2400},
+        ]),
+        "{j}"
+    );
+}
