@@ -219,7 +219,7 @@ fn check(a: &WatchArgs, boards: &[PathBuf], json: bool, hook_limit: Duration) ->
         );
         let mut state = load_state(board);
         let before = state.clone();
-        let report = watch::settle(&mut state, fm, found, now);
+        let report = watch::settle(&mut state, fm, &records, found, now);
         if state != before
             && let Ok(bytes) = serde_json::to_vec(&state)
             && let Err(e) = presence::replace_small(&state_path(board), &bytes)

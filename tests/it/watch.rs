@@ -950,3 +950,80 @@ fn a_review_rounds_sla_runs_from_the_submission_through_the_claim() {
         "{j}"
     );
 }
+
+#[test]
+fn a_resubmission_that_keeps_the_phase_is_a_new_round_for_the_nudges() {
+    // A red test resubmitted under review stays RED_TEST_SUBMITTED (phase_updated_at does not
+    // move), but it is a new round: its breach and stall are reported again.
+    let b = Board::absent();
+    let p = b.p();
+    let test = b.aux.path().join("t.rs");
+    let test = test.to_str().unwrap();
+    fs::write(test, "#[test] fn a() { panic!() }\n").unwrap();
+    at(
+        "00:00:00",
+        &[
+            "init",
+            p,
+            "--reviewers",
+            "alice",
+            "--yolo",
+            "--red-test",
+            "--sla",
+            "review=1h",
+        ],
+        0,
+    );
+    at(
+        "00:01:00",
+        &["advance", p, "PLANNING", "--agent", "doer"],
+        0,
+    );
+    at("00:02:00", &["register", p, "--agent", "alice"], 0);
+    at(
+        "00:10:00",
+        &["submit", p, "plan", "--note", "v1", "--agent", "doer"],
+        0,
+    );
+    at(
+        "00:11:00",
+        &[
+            "verdict",
+            p,
+            "APPROVED",
+            "--revision",
+            "1",
+            "--note",
+            "ok",
+            "--agent",
+            "alice",
+        ],
+        0,
+    );
+    at(
+        "00:12:00",
+        &["advance", p, "RED_TESTING", "--agent", "doer"],
+        0,
+    );
+    let submit = [
+        "submit", p, "red-test", "--note", "t", "--agent", "doer", "--files", test,
+    ];
+    at("00:20:00", &submit, 0);
+    let log = b.aux.path().join("hook.log");
+    let ev = events(watch_at("01:21:00", p, &log).code(13));
+    assert_eq!(kinds(&ev), ["stall \"alice\" 1", "breach null 1"]);
+    let ev = events(watch_at("02:22:00", p, &log).code(13));
+    assert_eq!(kinds(&ev), ["stall \"alice\" 2", "breach null 2"]);
+    fs::write(test, "#[test] fn a() { assert!(false) }\n").unwrap();
+    at("02:30:00", &submit, 0);
+    assert!(
+        b.read_string()
+            .contains("phase_updated_at: \"2026-01-01T00:20:00Z\"")
+    );
+    assert!(events(watch_at("03:00:00", p, &log).code(0)).is_empty());
+    let ev = events(watch_at("03:31:00", p, &log).code(13));
+    assert_eq!(kinds(&ev), ["stall \"alice\" 1", "breach null 1"], "{ev:?}");
+    assert_eq!(ev[0]["since"], t("02:30:00"));
+    assert_eq!(ev[1]["since"], t("02:30:00"));
+    assert!(events(watch_at("03:32:00", p, &log).code(0)).is_empty());
+}
