@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value as Json, json};
 
-use super::{Outcome, shown, timeout};
+use super::{Outcome, seconds_flag, shown};
 use crate::cli::WatchArgs;
 use crate::error::{Error, Result, exit};
 use crate::model::Timestamp;
@@ -257,8 +257,8 @@ fn check(a: &WatchArgs, boards: &[PathBuf], json: bool, hook_limit: Duration) ->
 }
 
 pub fn run(a: WatchArgs, json: bool) -> Result<Outcome> {
-    let interval = timeout(a.interval)?.max(Duration::from_millis(100));
-    let hook_limit = timeout(a.hook_timeout)?;
+    let interval = seconds_flag("--interval", a.interval)?.max(Duration::from_millis(100));
+    let hook_limit = seconds_flag("--hook-timeout", a.hook_timeout)?;
     let (mut list, warnings) = boards(&a.board)?;
     for w in &warnings {
         warn(&format!("watch: {w}"));

@@ -1027,3 +1027,17 @@ fn a_resubmission_that_keeps_the_phase_is_a_new_round_for_the_nudges() {
     assert_eq!(ev[1]["since"], t("02:30:00"));
     assert!(events(watch_at("03:32:00", p, &log).code(0)).is_empty());
 }
+
+#[test]
+fn a_bad_watch_interval_or_hook_timeout_is_named_as_itself() {
+    let b = plan_under_review("");
+    for flag in ["--interval", "--hook-timeout"] {
+        for value in ["1e300", "-1", "nan"] {
+            let arg = format!("{flag}={value}");
+            let out = pair(["watch", b.p(), "--once", &arg]);
+            out.code(4)
+                .mentions(&[&format!("{flag} must be a number of seconds")]);
+            assert!(!out.stderr.contains("--timeout must"), "{}", out.report());
+        }
+    }
+}
