@@ -60,6 +60,31 @@ fn state_path(board: &Path) -> PathBuf {
     presence::side_dir(board).join("watch.json")
 }
 
+/// Hold the lock on a board's watchdog state, so that watchers checking the board at the same
+/// moment read and write the nudge memory one after another (each finding is reported once).
+/// `None` where the lock cannot be taken (a read-only directory: the state cannot be kept
+/// there either, which is warned about) or is held longer than 5 s (the check goes on).
+fn lock_state(board: &Path) -> Option<std::fs::File> {
+    let path = presence::side_dir(board).join("watch.lock");
+    std::fs::create_dir_all(path.parent()?).ok()?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .ok()?;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Some(file),
+            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(_) => return None,
+        }
+    }
+}
+
 fn load_state(board: &Path) -> State {
     std::fs::read(state_path(board))
         .ok()
@@ -217,6 +242,7 @@ fn check(a: &WatchArgs, boards: &[PathBuf], json: bool, hook_limit: Duration) ->
             now,
             &watch::pid_alive,
         );
+        let held = lock_state(board);
         let mut state = load_state(board);
         let before = state.clone();
         let report = watch::settle(&mut state, fm, &records, found, now);
@@ -229,6 +255,7 @@ fn check(a: &WatchArgs, boards: &[PathBuf], json: bool, hook_limit: Duration) ->
                 state_path(board).display()
             ));
         }
+        drop(held);
         for (f, nudge) in report {
             reported += 1;
             let event = event_json(&name, &f, nudge, now);

@@ -1041,3 +1041,41 @@ fn a_bad_watch_interval_or_hook_timeout_is_named_as_itself() {
         }
     }
 }
+
+#[test]
+fn watchers_racing_on_one_board_report_each_finding_once() {
+    // Several `watch --once` at the same moment (cron on two machines, a loop and a person):
+    // the nudge memory is read and written under a lock, so one of them reports each finding.
+    let b = plan_under_review("");
+    let p = b.p().to_string();
+    let side = b.path.with_file_name(format!(
+        ".{}.pair",
+        b.path.file_name().unwrap().to_string_lossy()
+    ));
+    for round in 0..25 {
+        let _ = fs::remove_dir_all(&side);
+        let outs: Vec<Out> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(|| {
+                        pair_env(
+                            ["watch", &p, "--once", "--json"],
+                            &[("PAIR_NOW", &t("05:00:00"))],
+                        )
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let reported: Vec<String> = outs.iter().flat_map(|o| kinds(&events(o))).collect();
+        let mut unique = reported.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(
+            reported.len(),
+            unique.len(),
+            "round {round}: a finding was reported twice: {reported:?}"
+        );
+        assert_eq!(unique, ["stall \"alice\" 1", "unregistered \"carol\" 1"]);
+    }
+}
