@@ -1079,3 +1079,35 @@ fn watchers_racing_on_one_board_report_each_finding_once() {
         assert_eq!(unique, ["stall \"alice\" 1", "unregistered \"carol\" 1"]);
     }
 }
+
+#[test]
+fn an_absence_is_at_most_as_long_as_the_longest_limit_whether_a_time_or_a_duration() {
+    let b = plan_under_review("");
+    let p = b.p();
+    let before = b.read_string();
+    for until in ["9999-12-31T23:59:59Z", "2027-01-03T00:00:00Z", "367d"] {
+        at(
+            "00:20:00",
+            &[
+                "away", p, "--agent", "alice", "--until", until, "--reason", "r",
+            ],
+            4,
+        )
+        .mentions(&["366d"]);
+        assert_eq!(b.read_string(), before, "{until}");
+    }
+    at(
+        "00:20:00",
+        &[
+            "away",
+            p,
+            "--agent",
+            "alice",
+            "--until",
+            "2027-01-02T00:20:00Z",
+            "--reason",
+            "r",
+        ],
+        0,
+    );
+}
