@@ -85,11 +85,24 @@ fn lock_state(board: &Path) -> Option<std::fs::File> {
     }
 }
 
-fn load_state(board: &Path) -> State {
-    std::fs::read(state_path(board))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default()
+/// The watchdog's memory of a board; a missing one is empty, and one that cannot be read is
+/// said (its nudges may repeat once) and starts afresh.
+fn load_state(board: &Path, name: &str) -> State {
+    let path = state_path(board);
+    let problem = match std::fs::read(&path) {
+        Ok(b) => match serde_json::from_slice(&b) {
+            Ok(state) => return state,
+            Err(e) => e.to_string(),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return State::default(),
+        Err(e) => e.to_string(),
+    };
+    warn(&format!(
+        "watch: {name}: the watchdog's state in {} cannot be read ({problem}); it starts \
+         afresh, so a nudge already given may be given again",
+        path.display()
+    ));
+    State::default()
 }
 
 /// One reported finding as its JSON line.
@@ -243,7 +256,7 @@ fn check(a: &WatchArgs, boards: &[PathBuf], json: bool, hook_limit: Duration) ->
             &watch::pid_alive,
         );
         let held = lock_state(board);
-        let mut state = load_state(board);
+        let mut state = load_state(board, &name);
         let before = state.clone();
         let report = watch::settle(&mut state, fm, &records, found, now);
         if state != before

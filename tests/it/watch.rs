@@ -1111,3 +1111,33 @@ fn an_absence_is_at_most_as_long_as_the_longest_limit_whether_a_time_or_a_durati
         0,
     );
 }
+
+#[test]
+fn an_unreadable_nudge_memory_is_said_and_replaced() {
+    let b = plan_under_review("");
+    let p = b.p();
+    let side = b.path.with_file_name(format!(
+        ".{}.pair",
+        b.path.file_name().unwrap().to_string_lossy()
+    ));
+    fs::create_dir_all(&side).unwrap();
+    fs::write(side.join("watch.json"), "{half a file").unwrap();
+    let log = b.aux.path().join("hook.log");
+    let out = watch_at("05:00:00", p, &log);
+    out.code(13);
+    assert!(
+        out.stderr.contains("watch.json") && out.stderr.contains("cannot be read"),
+        "{}",
+        out.report()
+    );
+    let state: Value = serde_json::from_slice(&fs::read(side.join("watch.json")).unwrap()).unwrap();
+    assert_eq!(state["schema"], 1);
+    // The memory is whole again: the next check is quiet.
+    let again = watch_at("05:00:00", p, &log);
+    again.code(0);
+    assert!(
+        !again.stderr.contains("cannot be read"),
+        "{}",
+        again.report()
+    );
+}
