@@ -187,6 +187,14 @@ fn run_hook(
                     None => "the hook was ended by a signal".into(),
                 });
             }
+            Ok(None) if STOP.load(Ordering::SeqCst) => {
+                // SAFETY: signalling the hook's own process group.
+                unsafe {
+                    libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
+                }
+                let _ = child.wait();
+                return Some("the hook was killed: the watchdog was asked to stop".into());
+            }
             Ok(None) if Instant::now() >= deadline => {
                 // SAFETY: signalling the hook's own process group.
                 unsafe {
@@ -227,6 +235,10 @@ fn check(a: &WatchArgs, boards: &[PathBuf], json: bool, hook_limit: Duration) ->
     let host = journal::host();
     let mut reported = 0;
     for board in boards {
+        // Asked to stop: no other board is checked (its memory is left as it was).
+        if STOP.load(Ordering::SeqCst) {
+            break;
+        }
         let name = shown(board);
         let loaded = match store::load(board) {
             Ok(l) => l,
@@ -282,7 +294,14 @@ fn check(a: &WatchArgs, boards: &[PathBuf], json: bool, hook_limit: Duration) ->
             } else {
                 &a.on_stall
             };
-            if let Some(cmd) = hook
+            if hook.is_some() && STOP.load(Ordering::SeqCst) {
+                warn(&format!(
+                    "watch: {name}: {} of {}: the hook was not run: the watchdog was asked to \
+                     stop",
+                    f.kind.as_str(),
+                    f.agent.as_deref().unwrap_or(f.phase.as_str())
+                ));
+            } else if let Some(cmd) = hook
                 && let Some(problem) = run_hook(cmd, &name, &f, nudge, &event, hook_limit)
             {
                 warn(&format!(

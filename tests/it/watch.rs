@@ -1141,3 +1141,54 @@ fn an_unreadable_nudge_memory_is_said_and_replaced() {
         again.report()
     );
 }
+
+#[test]
+fn sigterm_stops_watch_at_once_even_while_hooks_run() {
+    // Two boards, each with findings whose hook would take 30 s: SIGTERM kills the hook that
+    // runs, starts no other, and still prints the events already noted.
+    let b = plan_under_review("");
+    let c = plan_under_review("");
+    let mut child = std::process::Command::new(pair_bin())
+        .args([
+            "watch",
+            b.p(),
+            c.p(),
+            "--interval",
+            "0.2",
+            "--hook-timeout",
+            "60",
+            "--on-stall",
+            "sleep 30",
+        ])
+        .env("PAIR_NOW", t("05:00:00"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first event is out, so its hook is running.
+    let mut first = String::new();
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+    std::io::BufRead::read_line(&mut reader, &mut first).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let sent = std::time::Instant::now();
+    // SAFETY: signalling the child we started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut reader, &mut rest).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let took = sent.elapsed();
+    let stdout = first + &rest;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(took.as_secs() < 5, "took {took:?} to stop: {stderr}");
+    // The first board's events are all printed (their nudges are noted); the second board was
+    // not checked.
+    assert_eq!(stdout.lines().count(), 2, "{stdout}");
+    assert!(
+        stdout.contains("stall alice") && stdout.contains("unregistered carol"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("asked to stop"), "{stderr}");
+}
