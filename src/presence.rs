@@ -41,8 +41,10 @@ impl Presence {
 }
 
 /// The hidden directory beside a board where `pair` keeps what is not the board's: presence
-/// records and the watchdog's state.
+/// records and the watchdog's state. A symlinked board keeps it beside its target, where its
+/// lock is ([`crate::store::resolve`]), so every path to one board finds the same records.
 pub fn side_dir(board: &Path) -> PathBuf {
+    let board = crate::store::resolve(board).unwrap_or_else(|_| board.to_path_buf());
     let name = board
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -1192,3 +1192,31 @@ fn sigterm_stops_watch_at_once_even_while_hooks_run() {
     );
     assert!(stderr.contains("asked to stop"), "{stderr}");
 }
+
+#[test]
+fn a_board_reached_through_a_symlink_keeps_presence_and_nudges_beside_its_target() {
+    // The lock of a symlinked board is its target's; so are its presence records and the
+    // watchdog's memory: watching the link and the file reports each finding once, and a poll
+    // through the link is seen by a watch of the file.
+    let b = plan_under_review("");
+    let link = b.aux.path().join("link.md");
+    std::os::unix::fs::symlink(&b.path, &link).unwrap();
+    let link = link.to_str().unwrap();
+    let out = pair_env(
+        ["watch", link, b.p(), "--once", "--json"],
+        &[("PAIR_NOW", &t("05:00:00"))],
+    );
+    let ev = events(out.code(13));
+    assert_eq!(
+        kinds(&ev),
+        ["stall \"alice\" 1", "unregistered \"carol\" 1"],
+        "{ev:?}"
+    );
+    pair(["poll", link, "--agent", "alice"]).code(0);
+    let side = b.path.with_file_name(format!(
+        ".{}.pair",
+        b.path.file_name().unwrap().to_string_lossy()
+    ));
+    assert!(side.join("presence").join("alice.json").is_file());
+    assert!(!b.aux.path().join(".link.md.pair").exists());
+}
