@@ -102,6 +102,33 @@ pub fn record(board: &Path, agent: &str, waiting: bool) {
     let _ = replace_small(&path, &line);
 }
 
+/// The bytes of a small regular file beside a board, at most `limit`: a symlink, a FIFO (which
+/// would block the reader), a device or a larger file is an error, never waited on or read
+/// whole.
+pub fn read_small(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    let mut out = Vec::new();
+    file.take(limit + 1).read_to_end(&mut out)?;
+    if out.len() as u64 > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {limit} bytes"),
+        ));
+    }
+    Ok(out)
+}
+
 /// Every presence record beside `board` that can be read (others are skipped).
 pub fn read_all(board: &Path) -> Vec<Presence> {
     let Ok(entries) = fs::read_dir(presence_dir(board)) else {
@@ -110,8 +137,7 @@ pub fn read_all(board: &Path) -> Vec<Presence> {
     let mut out: Vec<Presence> = entries
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
-        .filter_map(|e| fs::read(e.path()).ok())
-        .filter(|b| b.len() < 4096)
+        .filter_map(|e| read_small(&e.path(), 4096).ok())
         .filter_map(|b| serde_json::from_slice::<Presence>(&b).ok())
         .filter(|p| is_agent_id(&p.agent) && p.time().is_some())
         .collect();

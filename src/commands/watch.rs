@@ -89,7 +89,7 @@ fn lock_state(board: &Path) -> Option<std::fs::File> {
 /// said (its nudges may repeat once) and starts afresh.
 fn load_state(board: &Path, name: &str) -> State {
     let path = state_path(board);
-    let problem = match std::fs::read(&path) {
+    let problem = match presence::read_small(&path, 1 << 20) {
         Ok(b) => match serde_json::from_slice(&b) {
             Ok(state) => return state,
             Err(e) => e.to_string(),

@@ -1220,3 +1220,28 @@ fn a_board_reached_through_a_symlink_keeps_presence_and_nudges_beside_its_target
     assert!(side.join("presence").join("alice.json").is_file());
     assert!(!b.aux.path().join(".link.md.pair").exists());
 }
+
+#[test]
+fn a_fifo_beside_the_board_does_not_hang_the_watchdog() {
+    // A FIFO where a presence record or the watchdog's memory should be (or any file that is
+    // not a small regular one) is skipped, not waited on.
+    let b = plan_under_review("");
+    let side = b.path.with_file_name(format!(
+        ".{}.pair",
+        b.path.file_name().unwrap().to_string_lossy()
+    ));
+    fs::create_dir_all(side.join("presence")).unwrap();
+    for fifo in [
+        side.join("presence").join("alice.json"),
+        side.join("watch.json"),
+    ] {
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a plain mkfifo on a path we own.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+    let out = pair_timeout(
+        ["watch", b.p(), "--once", "--json"],
+        std::time::Duration::from_secs(10),
+    );
+    out.code(13);
+}
