@@ -41,9 +41,11 @@ impl Presence {
 }
 
 /// The hidden directory beside a board where `pair` keeps what is not the board's: presence
-/// records and the watchdog's state. A git board has no directory of its own here: its side
-/// directory is in the local cache (`side/` and a hash of its address), so it is seen by the
-/// agents and watchdogs that share this machine's cache and never written to the remote.
+/// records and the watchdog's state. A symlinked board keeps it beside its target, where its
+/// lock is ([`crate::store::resolve`]), so every path to one board finds the same records. A git
+/// board has no directory of its own here: its side directory is in the local cache (`side/`
+/// and a hash of its address), so it is seen by the agents and watchdogs that share this
+/// machine's cache and never written to the remote.
 pub fn side_dir(board: &Path) -> PathBuf {
     if let Ok(Some(g)) = crate::location::Location::git(board) {
         let root = crate::gitstore::remote::cache_root()
@@ -51,6 +53,7 @@ pub fn side_dir(board: &Path) -> PathBuf {
         let key = &crate::store::sha256_hex(g.address().as_bytes())[..24];
         return root.join("side").join(key);
     }
+    let board = crate::store::resolve(board).unwrap_or_else(|_| board.to_path_buf());
     let name = board
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -108,6 +111,33 @@ pub fn record(board: &Path, agent: &str, waiting: bool) {
     let _ = replace_small(&path, &line);
 }
 
+/// The bytes of a small regular file beside a board, at most `limit`: a symlink, a FIFO (which
+/// would block the reader), a device or a larger file is an error, never waited on or read
+/// whole.
+pub fn read_small(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    let mut out = Vec::new();
+    file.take(limit + 1).read_to_end(&mut out)?;
+    if out.len() as u64 > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {limit} bytes"),
+        ));
+    }
+    Ok(out)
+}
+
 /// Every presence record beside `board` that can be read (others are skipped).
 pub fn read_all(board: &Path) -> Vec<Presence> {
     let Ok(entries) = fs::read_dir(presence_dir(board)) else {
@@ -116,8 +146,7 @@ pub fn read_all(board: &Path) -> Vec<Presence> {
     let mut out: Vec<Presence> = entries
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
-        .filter_map(|e| fs::read(e.path()).ok())
-        .filter(|b| b.len() < 4096)
+        .filter_map(|e| read_small(&e.path(), 4096).ok())
         .filter_map(|b| serde_json::from_slice::<Presence>(&b).ok())
         .filter(|p| is_agent_id(&p.agent) && p.time().is_some())
         .collect();

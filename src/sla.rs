@@ -86,6 +86,52 @@ pub fn phase_limit(limits: &[Limit], phase: Phase) -> Option<Limit> {
     limits.iter().copied().find(|l| l.name == name)
 }
 
+/// A stretch of one SLA in a board's history: the journal's writes `first..end`, one after
+/// another, whose phases the SLA covers. Phases of one SLA entered in a row are one stretch (a
+/// review round runs from its submission through the claim to the verdicts); a write that
+/// raises a review counter (a submission, or a resubmission that keeps the phase) starts a new
+/// one. An SLA is timed from the first write of its stretch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stretch {
+    pub name: SlaName,
+    pub first: usize,
+    pub end: usize,
+}
+
+/// The SLA stretches of a journal, oldest first (writes into a terminal phase belong to none).
+pub fn stretches(records: &[crate::journal::Record]) -> Vec<Stretch> {
+    let mut out: Vec<Stretch> = Vec::new();
+    for (i, r) in records.iter().enumerate() {
+        let Some(name) = name_of(r.to) else {
+            continue;
+        };
+        let raises = r.counters.iter().any(|c| c.to > c.from);
+        match out.last_mut() {
+            Some(s) if s.name == name && s.end == i && !raises => s.end = i + 1,
+            _ => out.push(Stretch {
+                name,
+                first: i,
+                end: i + 1,
+            }),
+        }
+    }
+    out
+}
+
+/// When the SLA clock of the board's current phase started: the first write of the journal's
+/// last stretch, when the journal ends in `phase`; else (no journal, or one that does not match
+/// the frontmatter) `phase_updated_at`.
+pub fn clock_start(
+    records: &[crate::journal::Record],
+    phase: Phase,
+    phase_updated_at: crate::model::Timestamp,
+) -> crate::model::Timestamp {
+    match (records.last(), stretches(records).last()) {
+        (Some(last), Some(s)) if last.to == phase && s.end == records.len() => records[s.first].at,
+        _ => phase_updated_at,
+    }
+}
+
 /// Where a stall limit came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
@@ -385,6 +431,75 @@ mod tests {
         for s in [90, 1800, 5400, 93_784, 86_400] {
             assert_eq!(parse_duration(&format_duration(s)), Ok(s));
         }
+    }
+
+    fn rec(at: &str, to: Phase, raises: bool) -> crate::journal::Record {
+        crate::journal::Record {
+            at: crate::model::Timestamp::parse(at).unwrap(),
+            by: Some("doer".into()),
+            command: "x".into(),
+            from: None,
+            to,
+            counters: if raises {
+                vec![crate::journal::Counter {
+                    name: "red_test_round".into(),
+                    from: 1,
+                    to: 2,
+                }]
+            } else {
+                vec![]
+            },
+            verdict: None,
+            turn: vec![],
+            wait_us: 0,
+            uid: 0,
+            host: "h".into(),
+            pid: 1,
+            tokens: None,
+            cost_micros: None,
+            usage_phase: None,
+            before: None,
+            after: String::new(),
+            prev: None,
+            line: 0,
+        }
+    }
+
+    #[test]
+    fn a_review_stretch_runs_through_the_claim_and_a_resubmission_starts_a_new_one() {
+        let r = [
+            rec("2026-01-01T00:00:00Z", Phase::RedTesting, false),
+            rec("2026-01-01T00:10:00Z", Phase::RedTestSubmitted, true),
+            rec("2026-01-01T00:20:00Z", Phase::ReviewingRedTest, false),
+            rec("2026-01-01T00:30:00Z", Phase::ReviewingRedTest, false),
+            rec("2026-01-01T00:40:00Z", Phase::RedTestSubmitted, true),
+            rec("2026-01-01T00:50:00Z", Phase::Stopped, false),
+            rec("2026-01-01T01:00:00Z", Phase::RedTestSubmitted, false),
+        ];
+        let got: Vec<(SlaName, usize, usize)> = stretches(&r)
+            .iter()
+            .map(|s| (s.name, s.first, s.end))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (SlaName::RedTest, 0, 1),
+                (SlaName::Review, 1, 4),
+                (SlaName::Review, 4, 5),
+                (SlaName::Review, 6, 7),
+            ]
+        );
+        let later = crate::model::Timestamp::parse("2026-01-01T02:00:00Z").unwrap();
+        assert_eq!(
+            clock_start(&r[..4], Phase::ReviewingRedTest, later),
+            r[1].at
+        );
+        assert_eq!(
+            clock_start(&r[..5], Phase::RedTestSubmitted, later),
+            r[4].at
+        );
+        // A journal that does not end in the board's phase: the frontmatter's time.
+        assert_eq!(clock_start(&r[..4], Phase::Coding, later), later);
     }
 
     #[test]

@@ -112,25 +112,29 @@ pub struct AgentStats {
     pub usage: Usage,
 }
 
-/// A stretch of a phase that lasted longer than its SLA.
+/// A stretch of an SLA that lasted longer than its limit.
 #[derive(Debug, Clone, Serialize)]
 pub struct SlaBreach {
     pub sla: crate::sla::SlaName,
+    /// The phase the board was in when the limit passed.
     pub phase: Phase,
-    /// The one agent whose turn it was, when it was one agent's.
+    /// The one agent whose turn it was then, when it was one agent's.
     pub agent: Option<String>,
-    /// Whose turn it was.
+    /// Whose turn it was then.
     pub turn: Vec<String>,
+    /// When the stretch began (for a review round, its submission).
     pub started: Timestamp,
-    /// How long the phase lasted (until now for the current one), the limit, and the excess.
+    /// How long the stretch lasted (until now for the current one), the limit, and the excess.
     pub seconds: i64,
     pub limit: u64,
     pub seconds_over: i64,
 }
 
-/// The breaches of a board's SLAs in its history: each stretch of a phase, from the write that
-/// entered it to the write that left it (or `now`, for the current phase of a board that is not
-/// terminal), measured against the limits the board carries now.
+/// The breaches of a board's SLAs in its history: each stretch of an SLA
+/// ([`crate::sla::stretches`]: for a review round, from its submission to the write that ended
+/// it, through the claim), until the write that left it (or `now`, for the current stretch of a
+/// board that is not terminal), measured against the limits the board carries now. The phase
+/// and turn are those in force when the limit passed.
 pub fn sla_breaches(
     records: &[Record],
     limits: &[crate::sla::Limit],
@@ -138,38 +142,39 @@ pub fn sla_breaches(
     now: Timestamp,
 ) -> Vec<SlaBreach> {
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < records.len() {
-        let entered = &records[i];
-        let p = entered.to;
-        let mut j = i + 1;
-        while j < records.len() && records[j].to == p {
-            j += 1;
-        }
-        let end = match records.get(j) {
-            Some(r) => Some(r.at),
-            None if !phase.is_terminal() => Some(now.max(entered.at)),
-            None => None,
+    for s in crate::sla::stretches(records) {
+        let entered = &records[s.first];
+        let end = match records.get(s.end) {
+            Some(r) => r.at,
+            None if !phase.is_terminal() => now.max(entered.at),
+            None => continue,
         };
-        if let (Some(end), Some(l)) = (end, crate::sla::phase_limit(limits, p)) {
-            let held = secs(entered.at, end);
-            if held > l.seconds as i64 {
-                out.push(SlaBreach {
-                    sla: l.name,
-                    phase: p,
-                    agent: match entered.turn.as_slice() {
-                        [one] => Some(one.clone()),
-                        _ => None,
-                    },
-                    turn: entered.turn.clone(),
-                    started: entered.at,
-                    seconds: held,
-                    limit: l.seconds,
-                    seconds_over: held - l.seconds as i64,
-                });
-            }
+        let Some(l) = limits.iter().find(|l| l.name == s.name) else {
+            continue;
+        };
+        let held = secs(entered.at, end);
+        if held <= l.seconds as i64 {
+            continue;
         }
-        i = j;
+        let deadline = entered.at.0 + chrono::Duration::seconds(l.seconds as i64);
+        let passed = records[s.first..s.end]
+            .iter()
+            .rev()
+            .find(|r| r.at.0 <= deadline)
+            .unwrap_or(entered);
+        out.push(SlaBreach {
+            sla: l.name,
+            phase: passed.to,
+            agent: match passed.turn.as_slice() {
+                [one] => Some(one.clone()),
+                _ => None,
+            },
+            turn: passed.turn.clone(),
+            started: entered.at,
+            seconds: held,
+            limit: l.seconds,
+            seconds_over: held - l.seconds as i64,
+        });
     }
     out
 }

@@ -73,14 +73,17 @@ fn dur(s: i64) -> String {
     sla::format_duration(s.max(0) as u64)
 }
 
-/// When `agent`'s turn began: the last write that made it its turn, or its own last write while
-/// it held the turn; without a journal, the phase's start.
+/// When `agent`'s turn began: the last write that made it its turn (a submission, which raises
+/// a review counter, makes it anew), or its own last write while it held the turn; without a
+/// journal, the phase's start.
 fn turn_start(fm: &Frontmatter, records: &[Record], agent: &str) -> Timestamp {
     let mut since = None;
     let mut prev: &[String] = &[];
     for r in records {
         let holds = r.turn.iter().any(|t| t == agent);
-        if holds && (!prev.iter().any(|t| t == agent) || r.by.as_deref() == Some(agent)) {
+        let submits = r.counters.iter().any(|c| c.to > c.from);
+        if holds && (!prev.iter().any(|t| t == agent) || r.by.as_deref() == Some(agent) || submits)
+        {
             since = Some(r.at);
         }
         if !holds {
@@ -235,7 +238,7 @@ pub fn findings(
         }
     }
     if let Some(l) = sla::phase_limit(&fm.sla, phase) {
-        let since = fm.phase_updated_at;
+        let since = sla::clock_start(records, phase, fm.phase_updated_at);
         let held = secs(since, now);
         if held > l.seconds as i64 {
             out.push(finding(
@@ -245,11 +248,12 @@ pub fn findings(
                 l.seconds,
                 Some(l.name),
                 format!(
-                    "{phase} since {since} ({}), {} over the {} SLA ({}); the board does not \
-                     move by itself: extend the SLA (`pair extend`), or decide, block or stop",
+                    "{phase}: the {} SLA's clock started at {since} ({}), {} over its limit \
+                     ({}); the board does not move by itself: extend the SLA (`pair extend`), \
+                     or decide, block or stop",
+                    l.name,
                     dur(held),
                     dur(held - l.seconds as i64),
-                    l.name,
                     dur(l.seconds as i64)
                 ),
             ));
@@ -289,7 +293,7 @@ pub fn findings(
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
     pub schema: u32,
-    /// `KIND AGENT LIMIT PHASE PHASE_UPDATED_AT` → what was reported (a new limit, after
+    /// `KIND AGENT LIMIT PHASE CLOCK_START` → what was reported (a new limit, after
     /// `pair extend`, is a new finding).
     pub nudges: BTreeMap<String, Nudge>,
 }
@@ -300,32 +304,34 @@ pub struct Nudge {
     pub at: String,
 }
 
-fn key(f: &Finding, fm: &Frontmatter) -> String {
-    format!(
-        "{} {} {} {} {}",
-        f.kind.as_str(),
-        f.agent.as_deref().unwrap_or("-"),
-        f.limit,
-        fm.phase,
-        fm.phase_updated_at
-    )
-}
-
 /// Which findings to report now, with their nudge count: the first time in a phase (1, a
 /// nudge), once more after the same limit has passed again (2, the escalation), then not
-/// again until the phase changes. Entries of other phases are dropped.
+/// again until the phase changes. A phase is told apart by its name and when its SLA clock
+/// started ([`sla::clock_start`]), so a resubmission that keeps the phase is a new one.
+/// Entries of other phases are dropped.
 pub fn settle(
     state: &mut State,
     fm: &Frontmatter,
+    records: &[Record],
     found: Vec<Finding>,
     now: Timestamp,
 ) -> Vec<(Finding, u32)> {
-    let suffix = format!(" {} {}", fm.phase, fm.phase_updated_at);
+    let suffix = format!(
+        " {} {}",
+        fm.phase,
+        sla::clock_start(records, fm.phase, fm.phase_updated_at)
+    );
     state.nudges.retain(|k, _| k.ends_with(&suffix));
     state.schema = 1;
     let mut out = Vec::new();
     for f in found {
-        let k = key(&f, fm);
+        // `KIND AGENT LIMIT PHASE CLOCK_START`
+        let k = format!(
+            "{} {} {}{suffix}",
+            f.kind.as_str(),
+            f.agent.as_deref().unwrap_or("-"),
+            f.limit
+        );
         match state.nudges.get_mut(&k) {
             None => {
                 state.nudges.insert(

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value as Json, json};
 
-use super::{Outcome, shown, timeout};
+use super::{Outcome, seconds_flag, shown};
 use crate::cli::WatchArgs;
 use crate::error::{Error, Result, exit};
 use crate::model::Timestamp;
@@ -65,11 +65,49 @@ fn state_path(board: &Path) -> PathBuf {
     presence::side_dir(board).join("watch.json")
 }
 
-fn load_state(board: &Path) -> State {
-    std::fs::read(state_path(board))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default()
+/// Hold the lock on a board's watchdog state, so that watchers checking the board at the same
+/// moment read and write the nudge memory one after another (each finding is reported once).
+/// `None` where the lock cannot be taken (a read-only directory: the state cannot be kept
+/// there either, which is warned about) or is held longer than 5 s (the check goes on).
+fn lock_state(board: &Path) -> Option<std::fs::File> {
+    let path = presence::side_dir(board).join("watch.lock");
+    std::fs::create_dir_all(path.parent()?).ok()?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .ok()?;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Some(file),
+            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(_) => return None,
+        }
+    }
+}
+
+/// The watchdog's memory of a board; a missing one is empty, and one that cannot be read is
+/// said (its nudges may repeat once) and starts afresh.
+fn load_state(board: &Path, name: &str) -> State {
+    let path = state_path(board);
+    let problem = match presence::read_small(&path, 1 << 20) {
+        Ok(b) => match serde_json::from_slice(&b) {
+            Ok(state) => return state,
+            Err(e) => e.to_string(),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return State::default(),
+        Err(e) => e.to_string(),
+    };
+    warn(&format!(
+        "watch: {name}: the watchdog's state in {} cannot be read ({problem}); it starts \
+         afresh, so a nudge already given may be given again",
+        path.display()
+    ));
+    State::default()
 }
 
 /// One reported finding as its JSON line.
@@ -154,6 +192,14 @@ fn run_hook(
                     None => "the hook was ended by a signal".into(),
                 });
             }
+            Ok(None) if STOP.load(Ordering::SeqCst) => {
+                // SAFETY: signalling the hook's own process group.
+                unsafe {
+                    libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
+                }
+                let _ = child.wait();
+                return Some("the hook was killed: the watchdog was asked to stop".into());
+            }
             Ok(None) if Instant::now() >= deadline => {
                 // SAFETY: signalling the hook's own process group.
                 unsafe {
@@ -194,6 +240,10 @@ fn check(a: &WatchArgs, boards: &[PathBuf], json: bool, hook_limit: Duration) ->
     let host = journal::host();
     let mut reported = 0;
     for board in boards {
+        // Asked to stop: no other board is checked (its memory is left as it was).
+        if STOP.load(Ordering::SeqCst) {
+            break;
+        }
         let name = shown(board);
         let loaded = match store::load(board) {
             Ok(l) => l,
@@ -222,9 +272,10 @@ fn check(a: &WatchArgs, boards: &[PathBuf], json: bool, hook_limit: Duration) ->
             now,
             &watch::pid_alive,
         );
-        let mut state = load_state(board);
+        let held = lock_state(board);
+        let mut state = load_state(board, &name);
         let before = state.clone();
-        let report = watch::settle(&mut state, fm, found, now);
+        let report = watch::settle(&mut state, fm, &records, found, now);
         if state != before
             && let Ok(bytes) = serde_json::to_vec(&state)
             && let Err(e) = presence::replace_small(&state_path(board), &bytes)
@@ -234,6 +285,7 @@ fn check(a: &WatchArgs, boards: &[PathBuf], json: bool, hook_limit: Duration) ->
                 state_path(board).display()
             ));
         }
+        drop(held);
         for (f, nudge) in report {
             reported += 1;
             let event = event_json(&name, &f, nudge, now);
@@ -247,7 +299,14 @@ fn check(a: &WatchArgs, boards: &[PathBuf], json: bool, hook_limit: Duration) ->
             } else {
                 &a.on_stall
             };
-            if let Some(cmd) = hook
+            if hook.is_some() && STOP.load(Ordering::SeqCst) {
+                warn(&format!(
+                    "watch: {name}: {} of {}: the hook was not run: the watchdog was asked to \
+                     stop",
+                    f.kind.as_str(),
+                    f.agent.as_deref().unwrap_or(f.phase.as_str())
+                ));
+            } else if let Some(cmd) = hook
                 && let Some(problem) = run_hook(cmd, &name, &f, nudge, &event, hook_limit)
             {
                 warn(&format!(
@@ -262,8 +321,8 @@ fn check(a: &WatchArgs, boards: &[PathBuf], json: bool, hook_limit: Duration) ->
 }
 
 pub fn run(a: WatchArgs, json: bool) -> Result<Outcome> {
-    let interval = timeout(a.interval)?.max(Duration::from_millis(100));
-    let hook_limit = timeout(a.hook_timeout)?;
+    let interval = seconds_flag("--interval", a.interval)?.max(Duration::from_millis(100));
+    let hook_limit = seconds_flag("--hook-timeout", a.hook_timeout)?;
     let (mut list, warnings) = boards(&a.board)?;
     for w in &warnings {
         warn(&format!("watch: {w}"));

@@ -74,6 +74,14 @@ pub fn away(
                     ctx.now
                 )));
             }
+            if (until.0 - ctx.now.0).num_seconds() > sla::MAX_SECONDS as i64 {
+                return Err(Error::Usage(format!(
+                    "--until {until} is more than {} after now ({}); an absence is at most that \
+                     long, so the watchdog cannot be silenced for good",
+                    sla::format_duration(sla::MAX_SECONDS),
+                    ctx.now
+                )));
+            }
             let reason = reason_of(reason)?;
             if let Some(a) = fm.agent_mut(&ctx.agent) {
                 a.away = Some(Away { until, reason });

@@ -897,3 +897,351 @@ fn watch_finds_a_board_created_in_its_directory_after_it_started() {
     assert!(breaches[0]["board"].as_str().unwrap().ends_with("late.md"));
     assert_eq!(lines.last().unwrap()["ended"], "signal", "{stdout}");
 }
+
+#[test]
+fn a_review_rounds_sla_runs_from_the_submission_through_the_claim() {
+    // The review SLA bounds a round from its submission until the verdicts: a claim, which
+    // moves PLANNING_SUBMITTED to REVIEWING_PLAN, does not restart the clock.
+    let b = Board::absent();
+    let p = b.p();
+    at(
+        "00:00:00",
+        &[
+            "init",
+            p,
+            "--reviewers",
+            "alice,bob",
+            "--yolo",
+            "--sla",
+            "review=1h",
+        ],
+        0,
+    );
+    at(
+        "00:01:00",
+        &["advance", p, "PLANNING", "--agent", "doer"],
+        0,
+    );
+    at("00:02:00", &["register", p, "--agent", "alice"], 0);
+    at("00:02:00", &["register", p, "--agent", "bob"], 0);
+    at(
+        "00:10:00",
+        &["submit", p, "plan", "--note", "v1", "--agent", "doer"],
+        0,
+    );
+    at("00:59:00", &["claim", p, "--agent", "alice"], 0);
+    let log = b.aux.path().join("hook.log");
+    let ev = events(watch_at("01:50:00", p, &log).code(13));
+    let breach: Vec<&Value> = ev.iter().filter(|e| e["event"] == "breach").collect();
+    assert_eq!(breach.len(), 1, "{ev:?}");
+    assert_eq!(breach[0]["since"], t("00:10:00"));
+    assert_eq!(breach[0]["seconds"], 6000);
+    assert_eq!(breach[0]["over"], 2400);
+    let out = pair_env(["stats", p, "--json"], &[("PAIR_NOW", &t("01:50:00"))]);
+    out.code(0);
+    let j = out.json();
+    assert_eq!(
+        j["boards"][0]["sla_breaches"],
+        serde_json::json!([
+            {"sla": "review", "phase": "REVIEWING_PLAN", "agent": null,
+             "turn": ["alice", "bob"], "started": "2026-01-01T00:10:00Z", "seconds": 6000,
+             "limit": 3600, "seconds_over": 2400},
+        ]),
+        "{j}"
+    );
+}
+
+#[test]
+fn a_resubmission_that_keeps_the_phase_is_a_new_round_for_the_nudges() {
+    // A red test resubmitted under review stays RED_TEST_SUBMITTED (phase_updated_at does not
+    // move), but it is a new round: its breach and stall are reported again.
+    let b = Board::absent();
+    let p = b.p();
+    let test = b.aux.path().join("t.rs");
+    let test = test.to_str().unwrap();
+    fs::write(test, "#[test] fn a() { panic!() }\n").unwrap();
+    at(
+        "00:00:00",
+        &[
+            "init",
+            p,
+            "--reviewers",
+            "alice",
+            "--yolo",
+            "--red-test",
+            "--sla",
+            "review=1h",
+        ],
+        0,
+    );
+    at(
+        "00:01:00",
+        &["advance", p, "PLANNING", "--agent", "doer"],
+        0,
+    );
+    at("00:02:00", &["register", p, "--agent", "alice"], 0);
+    at(
+        "00:10:00",
+        &["submit", p, "plan", "--note", "v1", "--agent", "doer"],
+        0,
+    );
+    at(
+        "00:11:00",
+        &[
+            "verdict",
+            p,
+            "APPROVED",
+            "--revision",
+            "1",
+            "--note",
+            "ok",
+            "--agent",
+            "alice",
+        ],
+        0,
+    );
+    at(
+        "00:12:00",
+        &["advance", p, "RED_TESTING", "--agent", "doer"],
+        0,
+    );
+    let submit = [
+        "submit", p, "red-test", "--note", "t", "--agent", "doer", "--files", test,
+    ];
+    at("00:20:00", &submit, 0);
+    let log = b.aux.path().join("hook.log");
+    let ev = events(watch_at("01:21:00", p, &log).code(13));
+    assert_eq!(kinds(&ev), ["stall \"alice\" 1", "breach null 1"]);
+    let ev = events(watch_at("02:22:00", p, &log).code(13));
+    assert_eq!(kinds(&ev), ["stall \"alice\" 2", "breach null 2"]);
+    fs::write(test, "#[test] fn a() { assert!(false) }\n").unwrap();
+    at("02:30:00", &submit, 0);
+    assert!(
+        b.read_string()
+            .contains("phase_updated_at: \"2026-01-01T00:20:00Z\"")
+    );
+    assert!(events(watch_at("03:00:00", p, &log).code(0)).is_empty());
+    let ev = events(watch_at("03:31:00", p, &log).code(13));
+    assert_eq!(kinds(&ev), ["stall \"alice\" 1", "breach null 1"], "{ev:?}");
+    assert_eq!(ev[0]["since"], t("02:30:00"));
+    assert_eq!(ev[1]["since"], t("02:30:00"));
+    assert!(events(watch_at("03:32:00", p, &log).code(0)).is_empty());
+}
+
+#[test]
+fn a_bad_watch_interval_or_hook_timeout_is_named_as_itself() {
+    let b = plan_under_review("");
+    for flag in ["--interval", "--hook-timeout"] {
+        for value in ["1e300", "-1", "nan"] {
+            let arg = format!("{flag}={value}");
+            let out = pair(["watch", b.p(), "--once", &arg]);
+            out.code(4)
+                .mentions(&[&format!("{flag} must be a number of seconds")]);
+            assert!(!out.stderr.contains("--timeout must"), "{}", out.report());
+        }
+    }
+}
+
+#[test]
+fn watchers_racing_on_one_board_report_each_finding_once() {
+    // Several `watch --once` at the same moment (cron on two machines, a loop and a person):
+    // the nudge memory is read and written under a lock, so one of them reports each finding.
+    let b = plan_under_review("");
+    let p = b.p().to_string();
+    let side = b.path.with_file_name(format!(
+        ".{}.pair",
+        b.path.file_name().unwrap().to_string_lossy()
+    ));
+    for round in 0..25 {
+        let _ = fs::remove_dir_all(&side);
+        let outs: Vec<Out> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(|| {
+                        pair_env(
+                            ["watch", &p, "--once", "--json"],
+                            &[("PAIR_NOW", &t("05:00:00"))],
+                        )
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let reported: Vec<String> = outs.iter().flat_map(|o| kinds(&events(o))).collect();
+        let mut unique = reported.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(
+            reported.len(),
+            unique.len(),
+            "round {round}: a finding was reported twice: {reported:?}"
+        );
+        assert_eq!(unique, ["stall \"alice\" 1", "unregistered \"carol\" 1"]);
+    }
+}
+
+#[test]
+fn an_absence_is_at_most_as_long_as_the_longest_limit_whether_a_time_or_a_duration() {
+    let b = plan_under_review("");
+    let p = b.p();
+    let before = b.read_string();
+    for until in ["9999-12-31T23:59:59Z", "2027-01-03T00:00:00Z", "367d"] {
+        at(
+            "00:20:00",
+            &[
+                "away", p, "--agent", "alice", "--until", until, "--reason", "r",
+            ],
+            4,
+        )
+        .mentions(&["366d"]);
+        assert_eq!(b.read_string(), before, "{until}");
+    }
+    at(
+        "00:20:00",
+        &[
+            "away",
+            p,
+            "--agent",
+            "alice",
+            "--until",
+            "2027-01-02T00:20:00Z",
+            "--reason",
+            "r",
+        ],
+        0,
+    );
+}
+
+#[test]
+fn an_unreadable_nudge_memory_is_said_and_replaced() {
+    let b = plan_under_review("");
+    let p = b.p();
+    let side = b.path.with_file_name(format!(
+        ".{}.pair",
+        b.path.file_name().unwrap().to_string_lossy()
+    ));
+    fs::create_dir_all(&side).unwrap();
+    fs::write(side.join("watch.json"), "{half a file").unwrap();
+    let log = b.aux.path().join("hook.log");
+    let out = watch_at("05:00:00", p, &log);
+    out.code(13);
+    assert!(
+        out.stderr.contains("watch.json") && out.stderr.contains("cannot be read"),
+        "{}",
+        out.report()
+    );
+    let state: Value = serde_json::from_slice(&fs::read(side.join("watch.json")).unwrap()).unwrap();
+    assert_eq!(state["schema"], 1);
+    // The memory is whole again: the next check is quiet.
+    let again = watch_at("05:00:00", p, &log);
+    again.code(0);
+    assert!(
+        !again.stderr.contains("cannot be read"),
+        "{}",
+        again.report()
+    );
+}
+
+#[test]
+fn sigterm_stops_watch_at_once_even_while_hooks_run() {
+    // Two boards, each with findings whose hook would take 30 s: SIGTERM kills the hook that
+    // runs, starts no other, and still prints the events already noted.
+    let b = plan_under_review("");
+    let c = plan_under_review("");
+    let mut child = std::process::Command::new(pair_bin())
+        .args([
+            "watch",
+            b.p(),
+            c.p(),
+            "--interval",
+            "0.2",
+            "--hook-timeout",
+            "60",
+            "--on-stall",
+            "sleep 30",
+        ])
+        .env("PAIR_NOW", t("05:00:00"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first event is out, so its hook is running.
+    let mut first = String::new();
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+    std::io::BufRead::read_line(&mut reader, &mut first).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let sent = std::time::Instant::now();
+    // SAFETY: signalling the child we started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut reader, &mut rest).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let took = sent.elapsed();
+    let stdout = first + &rest;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(took.as_secs() < 5, "took {took:?} to stop: {stderr}");
+    // The first board's events are all printed (their nudges are noted); the second board was
+    // not checked.
+    assert_eq!(stdout.lines().count(), 2, "{stdout}");
+    assert!(
+        stdout.contains("stall alice") && stdout.contains("unregistered carol"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("asked to stop"), "{stderr}");
+}
+
+#[test]
+fn a_board_reached_through_a_symlink_keeps_presence_and_nudges_beside_its_target() {
+    // The lock of a symlinked board is its target's; so are its presence records and the
+    // watchdog's memory: watching the link and the file reports each finding once, and a poll
+    // through the link is seen by a watch of the file.
+    let b = plan_under_review("");
+    let link = b.aux.path().join("link.md");
+    std::os::unix::fs::symlink(&b.path, &link).unwrap();
+    let link = link.to_str().unwrap();
+    let out = pair_env(
+        ["watch", link, b.p(), "--once", "--json"],
+        &[("PAIR_NOW", &t("05:00:00"))],
+    );
+    let ev = events(out.code(13));
+    assert_eq!(
+        kinds(&ev),
+        ["stall \"alice\" 1", "unregistered \"carol\" 1"],
+        "{ev:?}"
+    );
+    pair(["poll", link, "--agent", "alice"]).code(0);
+    let side = b.path.with_file_name(format!(
+        ".{}.pair",
+        b.path.file_name().unwrap().to_string_lossy()
+    ));
+    assert!(side.join("presence").join("alice.json").is_file());
+    assert!(!b.aux.path().join(".link.md.pair").exists());
+}
+
+#[test]
+fn a_fifo_beside_the_board_does_not_hang_the_watchdog() {
+    // A FIFO where a presence record or the watchdog's memory should be (or any file that is
+    // not a small regular one) is skipped, not waited on.
+    let b = plan_under_review("");
+    let side = b.path.with_file_name(format!(
+        ".{}.pair",
+        b.path.file_name().unwrap().to_string_lossy()
+    ));
+    fs::create_dir_all(side.join("presence")).unwrap();
+    for fifo in [
+        side.join("presence").join("alice.json"),
+        side.join("watch.json"),
+    ] {
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a plain mkfifo on a path we own.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+    let out = pair_timeout(
+        ["watch", b.p(), "--once", "--json"],
+        std::time::Duration::from_secs(10),
+    );
+    out.code(13);
+}
