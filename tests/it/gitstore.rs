@@ -1294,3 +1294,38 @@ fn presence_and_the_watchdog_state_of_a_git_board_live_in_the_cache_not_under_th
         "{text}"
     );
 }
+
+#[test]
+fn a_password_in_the_remote_url_is_refused_and_never_printed_back() {
+    let remote = Remote::new();
+    let m = Machine::new(&remote);
+    let secret = "s3cretPW";
+    let b = format!(
+        "git+file://bob:{secret}@{}#{REF}:task.md",
+        remote.bare().display()
+    );
+    for cmd in [
+        vec!["init", b.as_str(), "--doer", "doer", "--reviewers", "alice"],
+        vec!["status", b.as_str()],
+        vec!["status", b.as_str(), "--json"],
+        vec!["poll", b.as_str(), "--agent", "alice"],
+    ] {
+        let out = m.pair(&cmd);
+        out.code(4).mentions(&["holds a password", "bob:***@"]);
+        assert!(
+            !out.stdout.contains(secret) && !out.stderr.contains(secret),
+            "{}",
+            out.report()
+        );
+    }
+    assert_eq!(remote.tip(REF), None, "nothing was created");
+    let cached = Command::new("grep")
+        .args(["-r", "-l", secret])
+        .arg(&m.cache)
+        .output()
+        .unwrap();
+    assert!(
+        cached.stdout.is_empty(),
+        "the secret was stored: {cached:?}"
+    );
+}
