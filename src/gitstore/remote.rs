@@ -63,7 +63,9 @@ impl Ran {
 }
 
 /// A git command in `dir` with the pinned configuration of [`crate::git::command`], the
-/// transport environment passed on, and never a prompt for a password.
+/// transport environment passed on, and never a prompt for a password. No hook runs in the
+/// private cache: a `core.hooksPath` in the user's configuration (a `reference-transaction`
+/// or `pre-push` hook meant for their own repositories) must not refuse or change its writes.
 pub fn command(dir: &Path) -> Command {
     let mut cmd = crate::git::command(dir);
     for k in TRANSPORT_ENV {
@@ -77,7 +79,9 @@ pub fn command(dir: &Path) -> Command {
         .arg("-c")
         .arg("gc.auto=0")
         .arg("-c")
-        .arg("maintenance.auto=false");
+        .arg("maintenance.auto=false")
+        .arg("-c")
+        .arg("core.hooksPath=/dev/null");
     cmd
 }
 

@@ -1329,3 +1329,56 @@ fn a_password_in_the_remote_url_is_refused_and_never_printed_back() {
         "the secret was stored: {cached:?}"
     );
 }
+
+#[test]
+fn the_users_git_configuration_and_hooks_do_not_change_a_git_board() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let m = Machine::new(&remote);
+    // A hook directory whose hooks refuse everything in pair's cache (and nothing in the
+    // remote, which is the user's own repository and runs them too over file://).
+    let hooks = m.clone.path().join("user-hooks");
+    fs::create_dir(&hooks).unwrap();
+    let script = format!(
+        "#!/bin/sh\ncase \"$PWD\" in {}*) echo 'user hook refuses' >&2; exit 1;; esac\nexit 0\n",
+        m.cache.display()
+    );
+    use std::os::unix::fs::PermissionsExt;
+    for name in ["reference-transaction", "pre-push", "post-index-change"] {
+        let hook = hooks.join(name);
+        fs::write(&hook, &script).unwrap();
+        fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let config = m.clone.path().join("user-gitconfig");
+    fs::write(
+        &config,
+        format!(
+            "[core]\n\thooksPath = {}\n[commit]\n\tgpgSign = true\n[user]\n\tuseConfigOnly = true\n\
+             [push]\n\tdefault = nothing\n[fetch]\n\tprune = true\n[color]\n\tui = always\n",
+            hooks.display()
+        ),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let mut c = m.command(args);
+        c.env("GIT_CONFIG_GLOBAL", &config);
+        run_bounded(&mut c, args)
+    };
+    run(&["init", &b, "--doer", "doer", "--reviewers", "alice"]).code(0);
+    run(&["register", &b, "--agent", "alice"]).code(0);
+    run(&[
+        "note",
+        &b,
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "configured",
+    ])
+    .code(0);
+    let v = json(&run(&["status", &b, "--json"]));
+    assert_eq!(v["phase"], "DRAFT", "{v:#}");
+    assert!(remote.text(REF).contains("configured"));
+    assert_eq!(remote.commits(REF), 3);
+}
