@@ -174,7 +174,19 @@ pub fn read(g: &GitBoard, shown: &Path) -> Result<Vec<u8>> {
             path: shown.to_path_buf(),
         });
     };
-    remote::read_blob(&cache, &tip, &g.path, shown)?.ok_or_else(|| Error::Missing {
+    let blob = match remote::read_blob(&cache, &tip, &g.path, shown) {
+        // The cache cannot give back what it fetched: rebuild it from the remote, once.
+        Err(Error::Git { .. }) if !observed().is_some_and(|o| o.offline) => {
+            cache.rebuild(g)?;
+            let (cache, tip) = sync(g, shown)?;
+            match tip {
+                Some(tip) => remote::read_blob(&cache, &tip, &g.path, shown)?,
+                None => None,
+            }
+        }
+        read => read?,
+    };
+    blob.ok_or_else(|| Error::Missing {
         path: shown.to_path_buf(),
     })
 }

@@ -219,20 +219,7 @@ impl Cache {
         let key = &crate::store::sha256_hex(g.url.as_bytes())[..24];
         let dir = root.join(format!("{key}.git"));
         if !dir.join("HEAD").is_file() {
-            std::fs::create_dir_all(&root)
-                .map_err(|e| Error::io(&root, "create the git board cache directory", e))?;
-            let path = dir.to_string_lossy().into_owned();
-            run(
-                &root,
-                &["init", "--bare", "--quiet", &path],
-                None,
-                "create the git board cache",
-            )?;
-            // Say whose cache it is, for a human looking in the directory.
-            let _ = std::fs::write(
-                dir.join("description"),
-                format!("pair cache of {}\n", g.url),
-            );
+            init(&root, &dir, g)?;
         }
         let marker_dir = dir.join("pair-synced");
         let _ = std::fs::create_dir_all(&marker_dir);
@@ -242,6 +229,22 @@ impl Cache {
             synced_marker: marker_dir.join(ref_key),
             dir,
         })
+    }
+
+    /// Replace a damaged cache (objects deleted or garbled) with an empty one, which the next
+    /// fetch fills from the remote: the cache only ever holds copies of what the remote has
+    /// and commits already pushed, so nothing is lost.
+    pub fn rebuild(&self, g: &GitBoard) -> Result<()> {
+        let root = self.dir.parent().unwrap_or(Path::new("."));
+        let aside = tempfile::Builder::new()
+            .prefix("pair-damaged-")
+            .tempdir_in(root)
+            .map_err(|e| Error::io(root, "move the damaged git board cache aside", e))?;
+        std::fs::rename(&self.dir, aside.path().join("cache"))
+            .map_err(|e| Error::io(&self.dir, "move the damaged git board cache aside", e))?;
+        init(root, &self.dir, g)?;
+        let _ = std::fs::create_dir_all(self.synced_marker.parent().unwrap_or(root));
+        Ok(())
     }
 
     /// Record a successful exchange with the remote.
@@ -303,6 +306,25 @@ impl Cache {
     }
 }
 
+/// Create the cache of a board's remote at `dir`.
+fn init(root: &Path, dir: &Path, g: &GitBoard) -> Result<()> {
+    std::fs::create_dir_all(root)
+        .map_err(|e| Error::io(root, "create the git board cache directory", e))?;
+    let path = dir.to_string_lossy().into_owned();
+    run(
+        root,
+        &["init", "--bare", "--quiet", &path],
+        None,
+        "create the git board cache",
+    )?;
+    // Say whose cache it is, for a human looking in the directory.
+    let _ = std::fs::write(
+        dir.join("description"),
+        format!("pair cache of {}\n", g.url),
+    );
+    Ok(())
+}
+
 /// Ask the remote where the ref points (`git ls-remote`); `None` when it does not exist.
 pub fn ls_remote(cache: &Cache, g: &GitBoard) -> Result<Option<String>> {
     let out = run(
@@ -318,8 +340,19 @@ pub fn ls_remote(cache: &Cache, g: &GitBoard) -> Result<Option<String>> {
     }))
 }
 
-/// Fetch the ref into the cache; the commit it now points at there.
+/// Fetch the ref into the cache; the commit it now points at there. When the fetch fails
+/// though the remote answers, the cache is taken for damaged: it is rebuilt and fetched again.
 pub fn fetch(cache: &Cache, g: &GitBoard) -> Result<String> {
+    match fetch_into(cache, g) {
+        Err(e) if ls_remote(cache, g).is_ok() => {
+            cache.rebuild(g).map_err(|_| e)?;
+            fetch_into(cache, g)
+        }
+        done => done,
+    }
+}
+
+fn fetch_into(cache: &Cache, g: &GitBoard) -> Result<String> {
     let refspec = format!("+{}:{}", g.refname, cache.cache_ref);
     let what = format!("fetch {} from {}", g.refname, g.url);
     let mut last = None;

@@ -1382,3 +1382,66 @@ fn the_users_git_configuration_and_hooks_do_not_change_a_git_board() {
     assert!(remote.text(REF).contains("configured"));
     assert_eq!(remote.commits(REF), 3);
 }
+
+#[test]
+fn a_damaged_cache_is_rebuilt_from_the_remote_not_an_error_forever() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let m = Machine::new(&remote);
+    init(&m, &b, "alice");
+    let objects = || -> Vec<PathBuf> {
+        let mut found = vec![];
+        let mut dirs = vec![m.cache.clone()];
+        while let Some(d) = dirs.pop() {
+            for e in fs::read_dir(&d).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p
+                    .parent()
+                    .and_then(|q| q.parent())
+                    .is_some_and(|q| q.ends_with("objects"))
+                {
+                    found.push(p);
+                }
+            }
+        }
+        found
+    };
+    let garble = || {
+        use std::os::unix::fs::PermissionsExt;
+        let all = objects();
+        assert!(!all.is_empty());
+        for o in all {
+            fs::set_permissions(&o, fs::Permissions::from_mode(0o644)).unwrap();
+            fs::write(&o, b"garbage").unwrap();
+        }
+    };
+    let note = |text: &str| {
+        m.pair(&[
+            "note",
+            &b,
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            text,
+        ])
+        .code(0);
+    };
+    garble();
+    m.pair(&["status", &b]).code(0).mentions(&["DRAFT"]);
+    note("after a read");
+    garble();
+    note("at once");
+    for o in objects() {
+        fs::remove_file(o).unwrap();
+    }
+    note("objects gone");
+    let text = remote.text(REF);
+    for n in ["after a read", "at once", "objects gone"] {
+        assert_eq!(text.matches(n).count(), 1, "{n}");
+    }
+    assert_eq!(remote.commits(REF), 4);
+}
