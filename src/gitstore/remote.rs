@@ -306,23 +306,43 @@ impl Cache {
     }
 }
 
-/// Create the cache of a board's remote at `dir`.
+/// Create the cache of a board's remote at `dir`: made whole in a temporary directory beside
+/// it and renamed into place, so that processes creating it at once never see (or make) half a
+/// repository; the one that comes second uses the first one's.
 fn init(root: &Path, dir: &Path, g: &GitBoard) -> Result<()> {
+    let what = "create the git board cache";
     std::fs::create_dir_all(root)
         .map_err(|e| Error::io(root, "create the git board cache directory", e))?;
-    let path = dir.to_string_lossy().into_owned();
+    let fresh = tempfile::Builder::new()
+        .prefix("pair-new-")
+        .tempdir_in(root)
+        .map_err(|e| Error::io(root, what, e))?;
+    let made = fresh.path().join("cache.git");
+    let path = made.to_string_lossy().into_owned();
     run(
         root,
-        &["init", "--bare", "--quiet", &path],
+        &["init", "--bare", "--quiet", "--template=", &path],
         None,
-        "create the git board cache",
+        what,
     )?;
     // Say whose cache it is, for a human looking in the directory.
     let _ = std::fs::write(
-        dir.join("description"),
+        made.join("description"),
         format!("pair cache of {}\n", g.url),
     );
-    Ok(())
+    if std::fs::rename(&made, dir).is_ok() || dir.join("HEAD").is_file() {
+        return Ok(());
+    }
+    // A leftover that is no repository (an interrupted older `pair`): move it aside.
+    let aside = tempfile::Builder::new()
+        .prefix("pair-damaged-")
+        .tempdir_in(root)
+        .map_err(|e| Error::io(root, what, e))?;
+    let _ = std::fs::rename(dir, aside.path().join("cache"));
+    match std::fs::rename(&made, dir) {
+        Err(_) if dir.join("HEAD").is_file() => Ok(()),
+        done => done.map_err(|e| Error::io(dir, what, e)),
+    }
 }
 
 /// Ask the remote where the ref points (`git ls-remote`); `None` when it does not exist.

@@ -1445,3 +1445,32 @@ fn a_damaged_cache_is_rebuilt_from_the_remote_not_an_error_forever() {
     }
     assert_eq!(remote.commits(REF), 4);
 }
+
+#[test]
+fn processes_creating_one_cache_at_once_all_succeed() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let m = Machine::new(&remote);
+    init(&m, &b, "alice");
+    for round in 0..4 {
+        let cache = m.clone.path().join(format!("fresh-cache-{round}"));
+        let children: Vec<Child> = (0..6)
+            .map(|_| {
+                m.command(&["status", &b, "--json"])
+                    .env("PAIR_CACHE_DIR", &cache)
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for child in children {
+            let out = finish(child, Duration::from_secs(60));
+            assert!(
+                out.status.success(),
+                "round {round}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+}
