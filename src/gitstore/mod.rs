@@ -176,8 +176,8 @@ pub fn read(g: &GitBoard, shown: &Path) -> Result<Vec<u8>> {
     };
     let blob = match remote::read_blob(&cache, &tip, &g.path, shown) {
         // The cache cannot give back what it fetched: rebuild it from the remote, once.
-        Err(Error::Git { .. }) if !observed().is_some_and(|o| o.offline) => {
-            cache.rebuild(g)?;
+        Err(e @ Error::Git { .. }) if !observed().is_some_and(|o| o.offline) => {
+            cache.rebuild(g).map_err(|_| e)?;
             let (cache, tip) = sync(g, shown)?;
             match tip {
                 Some(tip) => remote::read_blob(&cache, &tip, &g.path, shown)?,
@@ -342,6 +342,7 @@ where
     // safe. Whatever it finds (a refusal, a stale hash, a moved ref) may be the cache's age
     // speaking, so it is never reported: the write asks the remote and starts again.
     let mut optimistic = true;
+    let mut repaired = false;
     loop {
         // The journal's `wait_us`: the time lost to attempts that found the ref moved.
         let waited = started.elapsed();
@@ -370,6 +371,11 @@ where
             Ok(b) => b,
             Err(_) if optimistic => {
                 optimistic = false;
+                continue;
+            }
+            // The cache could not give back the board: rebuilt from the remote if damaged, once.
+            Err(Error::Git { .. }) if !repaired && cache.rebuild(g).is_ok() => {
+                repaired = true;
                 continue;
             }
             Err(e) => return Err(e),

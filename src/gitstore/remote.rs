@@ -231,10 +231,16 @@ impl Cache {
         })
     }
 
-    /// Replace a damaged cache (objects deleted or garbled) with an empty one, which the next
-    /// fetch fills from the remote: the cache only ever holds copies of what the remote has
+    /// Replace a damaged cache (objects deleted or garbled, as `git fsck` finds) with an empty
+    /// one, which the next fetch fills from the remote; an undamaged one is left alone (an
+    /// error): the cache only ever holds copies of what the remote has
     /// and commits already pushed, so nothing is lost.
     pub fn rebuild(&self, g: &GitBoard) -> Result<()> {
+        if !self.damaged() {
+            return Err(Error::Git {
+                message: "the cache is not damaged".into(),
+            });
+        }
         let root = self.dir.parent().unwrap_or(Path::new("."));
         let aside = tempfile::Builder::new()
             .prefix("pair-damaged-")
@@ -245,6 +251,14 @@ impl Cache {
         init(root, &self.dir, g)?;
         let _ = std::fs::create_dir_all(self.synced_marker.parent().unwrap_or(root));
         Ok(())
+    }
+
+    /// Whether `git fsck` finds objects missing or corrupt in the cache (a failure for any
+    /// other reason, such as another process's lock, is not damage).
+    pub fn damaged(&self) -> bool {
+        let mut cmd = command(&self.dir);
+        cmd.args(["fsck", "--no-dangling", "--no-progress"]);
+        run_cmd(cmd, None, "check the cache").is_ok_and(|r| !r.ok)
     }
 
     /// Record a successful exchange with the remote.
@@ -420,7 +434,23 @@ pub fn read_blob(cache: &Cache, commit: &str, path: &str, shown: &Path) -> Resul
     let header = String::from_utf8_lossy(&out[..nl]).into_owned();
     let fields: Vec<&str> = header.split(' ').collect();
     if header.ends_with(" missing") || fields.len() != 3 {
-        return Ok(None);
+        // No such file in the tree, or a tree or blob the cache lacks: only the first is a
+        // missing board.
+        let listed = run(
+            &cache.dir,
+            &["ls-tree", "--name-only", commit, "--", path],
+            None,
+            "read the board's tree from the cache",
+        )?;
+        if listed.is_empty() {
+            return Ok(None);
+        }
+        return Err(Error::Git {
+            message: format!(
+                "{}: the cache lacks the board's object at {commit}:{path}",
+                shown.display()
+            ),
+        });
     }
     if fields[1] != "blob" {
         return Err(Error::NotAFile {

@@ -1439,11 +1439,30 @@ fn a_damaged_cache_is_rebuilt_from_the_remote_not_an_error_forever() {
         fs::remove_file(o).unwrap();
     }
     note("objects gone");
+    // Only the board's blobs gone: the commit and tree are there, the board is not missing.
+    for o in objects() {
+        let name = format!(
+            "{}{}",
+            o.parent().unwrap().file_name().unwrap().to_string_lossy(),
+            o.file_name().unwrap().to_string_lossy()
+        );
+        let kind = Command::new("git")
+            .arg("--git-dir")
+            .arg(o.parent().unwrap().parent().unwrap().parent().unwrap())
+            .args(["cat-file", "-t", &name])
+            .output()
+            .unwrap();
+        if String::from_utf8_lossy(&kind.stdout).trim() == "blob" {
+            fs::remove_file(o).unwrap();
+        }
+    }
+    m.pair(&["status", &b]).code(0).mentions(&["DRAFT"]);
+    note("blobs gone");
     let text = remote.text(REF);
-    for n in ["after a read", "at once", "objects gone"] {
+    for n in ["after a read", "at once", "objects gone", "blobs gone"] {
         assert_eq!(text.matches(n).count(), 1, "{n}");
     }
-    assert_eq!(remote.commits(REF), 4);
+    assert_eq!(remote.commits(REF), 5);
 }
 
 #[test]
