@@ -1493,3 +1493,45 @@ fn processes_creating_one_cache_at_once_all_succeed() {
         }
     }
 }
+
+#[test]
+fn a_push_that_landed_though_git_reported_it_failed_is_not_applied_again() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let m = Machine::new(&remote);
+    init(&m, &b, "alice");
+    // Once armed, the remote takes the push, another writer builds on it at once, and the
+    // connection breaks before the pusher hears that its push was accepted.
+    let armed = remote.dir.path().join("armed");
+    let hook = remote.bare().join("hooks").join("reference-transaction");
+    fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = committed ] || exit 0\n[ -e '{armed}' ] || exit 0\n\
+             rm -f '{armed}'\nread old new ref\n\
+             export GIT_AUTHOR_NAME=o GIT_AUTHOR_EMAIL=o@o GIT_COMMITTER_NAME=o GIT_COMMITTER_EMAIL=o@o\n\
+             c=$(git commit-tree \"$new^{{tree}}\" -p \"$new\" -m other)\n\
+             git update-ref \"$ref\" \"$c\" \"$new\"\nkill -9 $PPID\n",
+            armed = armed.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::write(&armed, b"").unwrap();
+    m.pair(&[
+        "note",
+        &b,
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "exactly once",
+    ])
+    .code(0);
+    assert!(!armed.exists(), "the hook did not run");
+    assert_eq!(remote.text(REF).matches("exactly once").count(), 1);
+    // init, the note, the other writer's commit.
+    assert_eq!(remote.commits(REF), 3);
+}
