@@ -77,6 +77,7 @@ impl Location {
 }
 
 fn bad(address: &str, what: &str, fix: &str) -> Error {
+    let address = redacted(address);
     Error::Usage(format!(
         "{address:?} is not a valid git board address: {what}; {fix}. The form is \
          git+<remote-url>#<ref>:<path-in-tree>, e.g. git+file:///srv/repo.git#refs/pair/task:task.md \
@@ -131,7 +132,35 @@ fn check_url(address: &str, url: &str) -> Result<()> {
             "percent-encode it",
         ));
     }
+    if password_span(url).is_some() {
+        return Err(bad(
+            address,
+            "the remote URL holds a password",
+            "leave it to git's credential helper or ssh keys (pair would print the address \
+             back in every message and hint)",
+        ));
+    }
     Ok(())
+}
+
+/// Where the password of a URL's `user:password@` part is (`scheme://` URLs only), as byte
+/// offsets in `text`.
+fn password_span(text: &str) -> Option<(usize, usize)> {
+    let start = text.find("://")? + 3;
+    let authority_end = text[start..]
+        .find(['/', '#', '?'])
+        .map_or(text.len(), |i| start + i);
+    let at = start + text[start..authority_end].rfind('@')?;
+    let colon = start + text[start..at].find(':')?;
+    Some((colon + 1, at))
+}
+
+/// The address with the password of its URL, if any, replaced by `***`, for messages.
+pub fn redacted(address: &str) -> String {
+    match password_span(address) {
+        Some((from, to)) => format!("{}***{}", &address[..from], &address[to..]),
+        None => address.to_string(),
+    }
 }
 
 /// The rules of `git check-ref-format` for a full ref name (one that must start with `refs/`).
@@ -228,11 +257,32 @@ mod tests {
             ("git+file:///r.git#refs/pair/t:", "is empty"),
             ("git+file:///r.git#refs/pair/t:../x", "`..`"),
             ("git+file:///r.git#refs/pair/t:/abs", "starts or ends"),
+            (
+                "git+https://bob:pw@host/r.git#refs/pair/t",
+                "holds a password",
+            ),
         ] {
             let e = parse(address).unwrap_err();
             assert_eq!(e.code(), crate::error::exit::USAGE, "{address}");
             assert!(e.to_string().contains(part), "{address}: {e}");
         }
+    }
+
+    #[test]
+    fn a_password_in_the_url_is_refused_and_never_printed_back() {
+        for address in [
+            "git+https://bob:s3cret@host/r.git#refs/pair/t",
+            "git+https://bob:s3cret@host/r.git#main",
+            "git+ssh://bob:s3cret@host:22/r.git#refs/pair/t:a.md",
+        ] {
+            let e = parse(address).unwrap_err();
+            assert_eq!(e.code(), crate::error::exit::USAGE, "{address}");
+            assert!(!e.to_string().contains("s3cret"), "{address}: {e}");
+            assert!(e.to_string().contains("bob:***@host"), "{address}: {e}");
+        }
+        // A user name alone is no secret of pair's to refuse.
+        assert!(parse("git+ssh://git@host/r.git#refs/pair/t").is_ok());
+        assert!(parse("git+https://host/a:b@c.git#refs/pair/t").is_ok());
     }
 
     #[test]

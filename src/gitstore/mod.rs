@@ -174,7 +174,19 @@ pub fn read(g: &GitBoard, shown: &Path) -> Result<Vec<u8>> {
             path: shown.to_path_buf(),
         });
     };
-    remote::read_blob(&cache, &tip, &g.path, shown)?.ok_or_else(|| Error::Missing {
+    let blob = match remote::read_blob(&cache, &tip, &g.path, shown) {
+        // The cache cannot give back what it fetched: rebuild it from the remote, once.
+        Err(e @ Error::Git { .. }) if !observed().is_some_and(|o| o.offline) => {
+            cache.rebuild(g).map_err(|_| e)?;
+            let (cache, tip) = sync(g, shown)?;
+            match tip {
+                Some(tip) => remote::read_blob(&cache, &tip, &g.path, shown)?,
+                None => None,
+            }
+        }
+        read => read?,
+    };
+    blob.ok_or_else(|| Error::Missing {
         path: shown.to_path_buf(),
     })
 }
@@ -330,6 +342,9 @@ where
     // safe. Whatever it finds (a refusal, a stale hash, a moved ref) may be the cache's age
     // speaking, so it is never reported: the write asks the remote and starts again.
     let mut optimistic = true;
+    let mut repaired = false;
+    // The commits of pushes that failed with the ref moved: one may have landed all the same.
+    let mut unsure: Vec<(String, crate::store::Composed)> = vec![];
     loop {
         // The journal's `wait_us`: the time lost to attempts that found the ref moved.
         let waited = started.elapsed();
@@ -344,6 +359,15 @@ where
             Some(c) => c,
             None => sync(g, shown)?,
         };
+        // A push that failed may still have landed (the connection broke after the remote
+        // took it) and been built on since: then the write has happened, and must not be
+        // applied again.
+        if let Some(t) = tip.as_deref()
+            && let Some(i) = unsure.iter().position(|(c, _)| cache.descends(c, t))
+        {
+            let (new, composed) = unsure.swap_remove(i);
+            return Ok(accepted(&cache, shown, &expect, new, composed, attempt));
+        }
         let built = build_commit(
             &cache,
             g,
@@ -360,34 +384,24 @@ where
                 optimistic = false;
                 continue;
             }
+            // The cache could not give back the board: rebuilt from the remote if damaged, once.
+            Err(Error::Git { .. }) if !repaired && cache.rebuild(g).is_ok() => {
+                repaired = true;
+                continue;
+            }
             Err(e) => return Err(e),
         };
         match push(&cache, g, &new, tip.as_deref(), shown)? {
             Pushed::Accepted => {
-                // The write has happened: recording it in the cache is only a shortcut for the
-                // next read (which fetches if this failed), never a reason to report failure.
-                let _ = cache.set_tip(&new);
-                cache.touch();
-                observe(Observed {
-                    tip: Some(new),
-                    fetched: false,
-                    rewritten_from: None,
-                    offline: false,
-                    cache_age_s: Some(0),
-                    retries: Some(attempt),
-                });
-                return Ok(Written {
-                    target: PathBuf::from(shown),
-                    old_sha256: composed.old_sha256,
-                    new_sha256: composed.sha256,
-                    created: matches!(expect, Expect::Absent),
-                    parsed: composed.parsed,
-                    warnings: vec![],
-                });
+                return Ok(accepted(&cache, shown, &expect, new, composed, attempt));
             }
             // The cache was behind: read the remote's tip and build again, at once.
-            Pushed::Moved if optimistic => optimistic = false,
+            Pushed::Moved if optimistic => {
+                unsure.push((new, composed));
+                optimistic = false;
+            }
             Pushed::Moved => {
+                unsure.push((new, composed));
                 attempt += 1;
                 if attempt >= MAX_ATTEMPTS || started.elapsed() >= opts.timeout {
                     return Err(Error::LockTimeout {
@@ -402,6 +416,36 @@ where
                 std::thread::sleep(backoff(attempt));
             }
         }
+    }
+}
+
+/// The write whose commit `new` the remote took: recorded in the cache (only a shortcut for the
+/// next read, which fetches if this failed, never a reason to report failure) and reported.
+fn accepted(
+    cache: &Cache,
+    shown: &Path,
+    expect: &Expect,
+    new: String,
+    composed: crate::store::Composed,
+    attempt: u32,
+) -> Written {
+    let _ = cache.set_tip(&new);
+    cache.touch();
+    observe(Observed {
+        tip: Some(new),
+        fetched: false,
+        rewritten_from: None,
+        offline: false,
+        cache_age_s: Some(0),
+        retries: Some(attempt),
+    });
+    Written {
+        target: PathBuf::from(shown),
+        old_sha256: composed.old_sha256,
+        new_sha256: composed.sha256,
+        created: matches!(expect, Expect::Absent),
+        parsed: composed.parsed,
+        warnings: vec![],
     }
 }
 

@@ -63,7 +63,9 @@ impl Ran {
 }
 
 /// A git command in `dir` with the pinned configuration of [`crate::git::command`], the
-/// transport environment passed on, and never a prompt for a password.
+/// transport environment passed on, and never a prompt for a password. No hook runs in the
+/// private cache: a `core.hooksPath` in the user's configuration (a `reference-transaction`
+/// or `pre-push` hook meant for their own repositories) must not refuse or change its writes.
 pub fn command(dir: &Path) -> Command {
     let mut cmd = crate::git::command(dir);
     for k in TRANSPORT_ENV {
@@ -77,7 +79,9 @@ pub fn command(dir: &Path) -> Command {
         .arg("-c")
         .arg("gc.auto=0")
         .arg("-c")
-        .arg("maintenance.auto=false");
+        .arg("maintenance.auto=false")
+        .arg("-c")
+        .arg("core.hooksPath=/dev/null");
     cmd
 }
 
@@ -215,20 +219,7 @@ impl Cache {
         let key = &crate::store::sha256_hex(g.url.as_bytes())[..24];
         let dir = root.join(format!("{key}.git"));
         if !dir.join("HEAD").is_file() {
-            std::fs::create_dir_all(&root)
-                .map_err(|e| Error::io(&root, "create the git board cache directory", e))?;
-            let path = dir.to_string_lossy().into_owned();
-            run(
-                &root,
-                &["init", "--bare", "--quiet", &path],
-                None,
-                "create the git board cache",
-            )?;
-            // Say whose cache it is, for a human looking in the directory.
-            let _ = std::fs::write(
-                dir.join("description"),
-                format!("pair cache of {}\n", g.url),
-            );
+            init(&root, &dir, g)?;
         }
         let marker_dir = dir.join("pair-synced");
         let _ = std::fs::create_dir_all(&marker_dir);
@@ -238,6 +229,36 @@ impl Cache {
             synced_marker: marker_dir.join(ref_key),
             dir,
         })
+    }
+
+    /// Replace a damaged cache (objects deleted or garbled, as `git fsck` finds) with an empty
+    /// one, which the next fetch fills from the remote; an undamaged one is left alone (an
+    /// error): the cache only ever holds copies of what the remote has
+    /// and commits already pushed, so nothing is lost.
+    pub fn rebuild(&self, g: &GitBoard) -> Result<()> {
+        if !self.damaged() {
+            return Err(Error::Git {
+                message: "the cache is not damaged".into(),
+            });
+        }
+        let root = self.dir.parent().unwrap_or(Path::new("."));
+        let aside = tempfile::Builder::new()
+            .prefix("pair-damaged-")
+            .tempdir_in(root)
+            .map_err(|e| Error::io(root, "move the damaged git board cache aside", e))?;
+        std::fs::rename(&self.dir, aside.path().join("cache"))
+            .map_err(|e| Error::io(&self.dir, "move the damaged git board cache aside", e))?;
+        init(root, &self.dir, g)?;
+        let _ = std::fs::create_dir_all(self.synced_marker.parent().unwrap_or(root));
+        Ok(())
+    }
+
+    /// Whether `git fsck` finds objects missing or corrupt in the cache (a failure for any
+    /// other reason, such as another process's lock, is not damage).
+    pub fn damaged(&self) -> bool {
+        let mut cmd = command(&self.dir);
+        cmd.args(["fsck", "--no-dangling", "--no-progress"]);
+        run_cmd(cmd, None, "check the cache").is_ok_and(|r| !r.ok)
     }
 
     /// Record a successful exchange with the remote.
@@ -299,6 +320,45 @@ impl Cache {
     }
 }
 
+/// Create the cache of a board's remote at `dir`: made whole in a temporary directory beside
+/// it and renamed into place, so that processes creating it at once never see (or make) half a
+/// repository; the one that comes second uses the first one's.
+fn init(root: &Path, dir: &Path, g: &GitBoard) -> Result<()> {
+    let what = "create the git board cache";
+    std::fs::create_dir_all(root)
+        .map_err(|e| Error::io(root, "create the git board cache directory", e))?;
+    let fresh = tempfile::Builder::new()
+        .prefix("pair-new-")
+        .tempdir_in(root)
+        .map_err(|e| Error::io(root, what, e))?;
+    let made = fresh.path().join("cache.git");
+    let path = made.to_string_lossy().into_owned();
+    run(
+        root,
+        &["init", "--bare", "--quiet", "--template=", &path],
+        None,
+        what,
+    )?;
+    // Say whose cache it is, for a human looking in the directory.
+    let _ = std::fs::write(
+        made.join("description"),
+        format!("pair cache of {}\n", g.url),
+    );
+    if std::fs::rename(&made, dir).is_ok() || dir.join("HEAD").is_file() {
+        return Ok(());
+    }
+    // A leftover that is no repository (an interrupted older `pair`): move it aside.
+    let aside = tempfile::Builder::new()
+        .prefix("pair-damaged-")
+        .tempdir_in(root)
+        .map_err(|e| Error::io(root, what, e))?;
+    let _ = std::fs::rename(dir, aside.path().join("cache"));
+    match std::fs::rename(&made, dir) {
+        Err(_) if dir.join("HEAD").is_file() => Ok(()),
+        done => done.map_err(|e| Error::io(dir, what, e)),
+    }
+}
+
 /// Ask the remote where the ref points (`git ls-remote`); `None` when it does not exist.
 pub fn ls_remote(cache: &Cache, g: &GitBoard) -> Result<Option<String>> {
     let out = run(
@@ -314,8 +374,19 @@ pub fn ls_remote(cache: &Cache, g: &GitBoard) -> Result<Option<String>> {
     }))
 }
 
-/// Fetch the ref into the cache; the commit it now points at there.
+/// Fetch the ref into the cache; the commit it now points at there. When the fetch fails
+/// though the remote answers, the cache is taken for damaged: it is rebuilt and fetched again.
 pub fn fetch(cache: &Cache, g: &GitBoard) -> Result<String> {
+    match fetch_into(cache, g) {
+        Err(e) if ls_remote(cache, g).is_ok() => {
+            cache.rebuild(g).map_err(|_| e)?;
+            fetch_into(cache, g)
+        }
+        done => done,
+    }
+}
+
+fn fetch_into(cache: &Cache, g: &GitBoard) -> Result<String> {
     let refspec = format!("+{}:{}", g.refname, cache.cache_ref);
     let what = format!("fetch {} from {}", g.refname, g.url);
     let mut last = None;
@@ -363,7 +434,23 @@ pub fn read_blob(cache: &Cache, commit: &str, path: &str, shown: &Path) -> Resul
     let header = String::from_utf8_lossy(&out[..nl]).into_owned();
     let fields: Vec<&str> = header.split(' ').collect();
     if header.ends_with(" missing") || fields.len() != 3 {
-        return Ok(None);
+        // No such file in the tree, or a tree or blob the cache lacks: only the first is a
+        // missing board.
+        let listed = run(
+            &cache.dir,
+            &["ls-tree", "--name-only", commit, "--", path],
+            None,
+            "read the board's tree from the cache",
+        )?;
+        if listed.is_empty() {
+            return Ok(None);
+        }
+        return Err(Error::Git {
+            message: format!(
+                "{}: the cache lacks the board's object at {commit}:{path}",
+                shown.display()
+            ),
+        });
     }
     if fields[1] != "blob" {
         return Err(Error::NotAFile {

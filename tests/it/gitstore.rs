@@ -1309,3 +1309,244 @@ fn presence_and_the_watchdog_state_of_a_git_board_live_in_the_cache_not_under_th
         "{text}"
     );
 }
+
+#[test]
+fn a_password_in_the_remote_url_is_refused_and_never_printed_back() {
+    let remote = Remote::new();
+    let m = Machine::new(&remote);
+    let secret = "s3cretPW";
+    let b = format!(
+        "git+file://bob:{secret}@{}#{REF}:task.md",
+        remote.bare().display()
+    );
+    for cmd in [
+        vec!["init", b.as_str(), "--doer", "doer", "--reviewers", "alice"],
+        vec!["status", b.as_str()],
+        vec!["status", b.as_str(), "--json"],
+        vec!["poll", b.as_str(), "--agent", "alice"],
+    ] {
+        let out = m.pair(&cmd);
+        out.code(4).mentions(&["holds a password", "bob:***@"]);
+        assert!(
+            !out.stdout.contains(secret) && !out.stderr.contains(secret),
+            "{}",
+            out.report()
+        );
+    }
+    assert_eq!(remote.tip(REF), None, "nothing was created");
+    let cached = Command::new("grep")
+        .args(["-r", "-l", secret])
+        .arg(&m.cache)
+        .output()
+        .unwrap();
+    assert!(
+        cached.stdout.is_empty(),
+        "the secret was stored: {cached:?}"
+    );
+}
+
+#[test]
+fn the_users_git_configuration_and_hooks_do_not_change_a_git_board() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let m = Machine::new(&remote);
+    // A hook directory whose hooks refuse everything in pair's cache (and nothing in the
+    // remote, which is the user's own repository and runs them too over file://).
+    let hooks = m.clone.path().join("user-hooks");
+    fs::create_dir(&hooks).unwrap();
+    let script = format!(
+        "#!/bin/sh\ncase \"$PWD\" in {}*) echo 'user hook refuses' >&2; exit 1;; esac\nexit 0\n",
+        m.cache.display()
+    );
+    use std::os::unix::fs::PermissionsExt;
+    for name in ["reference-transaction", "pre-push", "post-index-change"] {
+        let hook = hooks.join(name);
+        fs::write(&hook, &script).unwrap();
+        fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let config = m.clone.path().join("user-gitconfig");
+    fs::write(
+        &config,
+        format!(
+            "[core]\n\thooksPath = {}\n[commit]\n\tgpgSign = true\n[user]\n\tuseConfigOnly = true\n\
+             [push]\n\tdefault = nothing\n[fetch]\n\tprune = true\n[color]\n\tui = always\n",
+            hooks.display()
+        ),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let mut c = m.command(args);
+        c.env("GIT_CONFIG_GLOBAL", &config);
+        run_bounded(&mut c, args)
+    };
+    run(&["init", &b, "--doer", "doer", "--reviewers", "alice"]).code(0);
+    run(&["register", &b, "--agent", "alice"]).code(0);
+    run(&[
+        "note",
+        &b,
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "configured",
+    ])
+    .code(0);
+    let v = json(&run(&["status", &b, "--json"]));
+    assert_eq!(v["phase"], "DRAFT", "{v:#}");
+    assert!(remote.text(REF).contains("configured"));
+    assert_eq!(remote.commits(REF), 3);
+}
+
+#[test]
+fn a_damaged_cache_is_rebuilt_from_the_remote_not_an_error_forever() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let m = Machine::new(&remote);
+    init(&m, &b, "alice");
+    let objects = || -> Vec<PathBuf> {
+        let mut found = vec![];
+        let mut dirs = vec![m.cache.clone()];
+        while let Some(d) = dirs.pop() {
+            for e in fs::read_dir(&d).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p
+                    .parent()
+                    .and_then(|q| q.parent())
+                    .is_some_and(|q| q.ends_with("objects"))
+                {
+                    found.push(p);
+                }
+            }
+        }
+        found
+    };
+    let garble = || {
+        use std::os::unix::fs::PermissionsExt;
+        let all = objects();
+        assert!(!all.is_empty());
+        for o in all {
+            fs::set_permissions(&o, fs::Permissions::from_mode(0o644)).unwrap();
+            fs::write(&o, b"garbage").unwrap();
+        }
+    };
+    let note = |text: &str| {
+        m.pair(&[
+            "note",
+            &b,
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            text,
+        ])
+        .code(0);
+    };
+    garble();
+    m.pair(&["status", &b]).code(0).mentions(&["DRAFT"]);
+    note("after a read");
+    garble();
+    note("at once");
+    for o in objects() {
+        fs::remove_file(o).unwrap();
+    }
+    note("objects gone");
+    // Only the board's blobs gone: the commit and tree are there, the board is not missing.
+    for o in objects() {
+        let name = format!(
+            "{}{}",
+            o.parent().unwrap().file_name().unwrap().to_string_lossy(),
+            o.file_name().unwrap().to_string_lossy()
+        );
+        let kind = Command::new("git")
+            .arg("--git-dir")
+            .arg(o.parent().unwrap().parent().unwrap().parent().unwrap())
+            .args(["cat-file", "-t", &name])
+            .output()
+            .unwrap();
+        if String::from_utf8_lossy(&kind.stdout).trim() == "blob" {
+            fs::remove_file(o).unwrap();
+        }
+    }
+    m.pair(&["status", &b]).code(0).mentions(&["DRAFT"]);
+    note("blobs gone");
+    let text = remote.text(REF);
+    for n in ["after a read", "at once", "objects gone", "blobs gone"] {
+        assert_eq!(text.matches(n).count(), 1, "{n}");
+    }
+    assert_eq!(remote.commits(REF), 5);
+}
+
+#[test]
+fn processes_creating_one_cache_at_once_all_succeed() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let m = Machine::new(&remote);
+    init(&m, &b, "alice");
+    for round in 0..4 {
+        let cache = m.clone.path().join(format!("fresh-cache-{round}"));
+        let children: Vec<Child> = (0..6)
+            .map(|_| {
+                m.command(&["status", &b, "--json"])
+                    .env("PAIR_CACHE_DIR", &cache)
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for child in children {
+            let out = finish(child, Duration::from_secs(60));
+            assert!(
+                out.status.success(),
+                "round {round}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+}
+
+#[test]
+fn a_push_that_landed_though_git_reported_it_failed_is_not_applied_again() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let m = Machine::new(&remote);
+    init(&m, &b, "alice");
+    // Once armed, the remote takes the push, another writer builds on it at once, and the
+    // connection breaks before the pusher hears that its push was accepted.
+    let armed = remote.dir.path().join("armed");
+    let hook = remote.bare().join("hooks").join("reference-transaction");
+    fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = committed ] || exit 0\n[ -e '{armed}' ] || exit 0\n\
+             rm -f '{armed}'\nread old new ref\n\
+             export GIT_AUTHOR_NAME=o GIT_AUTHOR_EMAIL=o@o GIT_COMMITTER_NAME=o GIT_COMMITTER_EMAIL=o@o\n\
+             c=$(git commit-tree \"$new^{{tree}}\" -p \"$new\" -m other)\n\
+             git update-ref \"$ref\" \"$c\" \"$new\"\nkill -9 $PPID\n",
+            armed = armed.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::write(&armed, b"").unwrap();
+    m.pair(&[
+        "note",
+        &b,
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "exactly once",
+    ])
+    .code(0);
+    assert!(!armed.exists(), "the hook did not run");
+    assert_eq!(remote.text(REF).matches("exactly once").count(), 1);
+    // init, the note, the other writer's commit.
+    assert_eq!(remote.commits(REF), 3);
+}
