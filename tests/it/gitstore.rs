@@ -457,29 +457,47 @@ fn writer(m: &Machine, b: &str, w: usize, notes: usize, cas: usize) -> (Vec<Stri
     (acked, refused)
 }
 
+/// Run one `writer` per machine at once, each with its (notes, cas) share; what each had
+/// acknowledged and refused.
+fn race(
+    machines: &[Machine],
+    b: &str,
+    share: impl Fn(usize) -> (usize, usize) + Sync,
+) -> Vec<(Vec<String>, Vec<String>)> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = machines
+            .iter()
+            .enumerate()
+            .map(|(w, m)| {
+                let share = &share;
+                s.spawn(move || {
+                    let (notes, cas) = share(w);
+                    writer(m, b, w, notes, cas)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+/// Every acknowledged write is on the board exactly once, one commit each after the creation.
+#[track_caller]
+fn each_acknowledged_write_once(remote: &Remote, results: &[(Vec<String>, Vec<String>)]) {
+    let text = remote.text(REF);
+    let acked: Vec<&String> = results.iter().flat_map(|(a, _)| a).collect();
+    for line in &acked {
+        assert_eq!(text.matches(line.as_str()).count(), 1, "{line}");
+    }
+    assert_eq!(remote.commits(REF), 1 + acked.len());
+}
+
 #[test]
 fn eight_processes_in_separate_clones_lose_and_duplicate_no_acknowledged_write() {
     let remote = Remote::new();
     let b = remote.board(REF);
     let machines: Vec<Machine> = (0..8).map(|_| Machine::new(&remote)).collect();
     init(&machines[0], &b, "alice");
-    let results: Vec<(Vec<String>, Vec<String>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = machines
-            .iter()
-            .enumerate()
-            .map(|(w, m)| {
-                let b = b.clone();
-                s.spawn(move || {
-                    if w % 2 == 0 {
-                        writer(m, &b, w, 4, 0)
-                    } else {
-                        writer(m, &b, w, 1, 2)
-                    }
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
+    let results = race(&machines, &b, |w| if w % 2 == 0 { (4, 0) } else { (1, 2) });
     let text = remote.text(REF);
     let mut acked = 0;
     for (ok, refused) in &results {
@@ -521,23 +539,8 @@ fn writers_sharing_one_cache_on_one_machine_lose_nothing() {
     }
     machines.push(first);
     init(&machines[0], &b, "alice");
-    let results: Vec<(Vec<String>, Vec<String>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = machines
-            .iter()
-            .enumerate()
-            .map(|(w, m)| {
-                let b = b.clone();
-                s.spawn(move || writer(m, &b, w, 3, 1))
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    let text = remote.text(REF);
-    let acked: Vec<&String> = results.iter().flat_map(|(a, _)| a).collect();
-    for line in &acked {
-        assert_eq!(text.matches(line.as_str()).count(), 1, "{line}");
-    }
-    assert_eq!(remote.commits(REF), 1 + acked.len());
+    let results = race(&machines, &b, |_| (3, 1));
+    each_acknowledged_write_once(&remote, &results);
 }
 
 #[test]
@@ -1228,23 +1231,8 @@ fn through_git_daemon_concurrent_writers_in_separate_clones_lose_nothing() {
     let b = daemon.board(REF);
     let machines: Vec<Machine> = (0..4).map(|_| Machine::new(&remote)).collect();
     init(&machines[0], &b, "alice");
-    let results: Vec<(Vec<String>, Vec<String>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = machines
-            .iter()
-            .enumerate()
-            .map(|(w, m)| {
-                let b = b.clone();
-                s.spawn(move || writer(m, &b, w, 3, 0))
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    let text = remote.text(REF);
-    let acked: Vec<&String> = results.iter().flat_map(|(a, _)| a).collect();
-    for line in &acked {
-        assert_eq!(text.matches(line.as_str()).count(), 1, "{line}");
-    }
-    assert_eq!(remote.commits(REF), 1 + acked.len());
+    let results = race(&machines, &b, |_| (3, 0));
+    each_acknowledged_write_once(&remote, &results);
 }
 
 #[test]
