@@ -211,6 +211,11 @@ fn check(path: &Path) -> FileReport {
     } else {
         store::read(path)
     };
+    check_read(path, bytes)
+}
+
+/// The report on what reading `path` gave.
+fn check_read(path: &Path, bytes: Result<Vec<u8>>) -> FileReport {
     let bytes = match bytes {
         Ok(b) => b,
         // The store refused the file as a blackboard (too large): its own errors, not nested.
@@ -420,8 +425,17 @@ pub fn run(a: ValidateArgs) -> Result<Outcome> {
     let mut warnings = Vec::new();
     for p in &a.paths {
         // Standard input, and a git board (read at its remote's tip), are checked as one board.
-        if p == Path::new("-") || crate::location::is_git(p) {
+        if p == Path::new("-") {
             reports.push(check(p));
+            continue;
+        }
+        if crate::location::is_git(p) {
+            let bytes = store::read(p);
+            // A ref (or a file in its tree) that is not there is missing, as a file would be.
+            if matches!(bytes, Err(Error::Missing { .. })) {
+                missing += 1;
+            }
+            reports.push(check_read(p, bytes));
             continue;
         }
         match std::fs::metadata(p) {

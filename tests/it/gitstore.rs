@@ -1538,3 +1538,17 @@ fn a_push_that_landed_though_git_reported_it_failed_is_not_applied_again() {
     // init, the note, the other writer's commit.
     assert_eq!(remote.commits(REF), 3);
 }
+
+#[test]
+fn validate_of_a_git_board_that_is_not_there_exits_7_like_a_missing_file() {
+    let remote = Remote::new();
+    let m = Machine::new(&remote);
+    m.pair(&["validate", &remote.board(REF)])
+        .code(7)
+        .mentions(&["no such blackboard"]);
+    let b = remote.board(REF);
+    init(&m, &b, "alice");
+    m.pair(&["validate", &b]).code(0);
+    let elsewhere = format!("git+{}#{REF}:other.md", remote.url());
+    m.pair(&["validate", &elsewhere]).code(7);
+}
