@@ -404,6 +404,14 @@ where
                 unsure.push((new, composed));
                 attempt += 1;
                 if attempt >= MAX_ATTEMPTS || started.elapsed() >= opts.timeout {
+                    // Before giving up, look once more: a push reported refused may have
+                    // landed, and then the write has happened.
+                    if let Ok((cache, Some(t))) = sync(g, shown)
+                        && let Some(i) = unsure.iter().position(|(c, _)| cache.descends(c, &t))
+                    {
+                        let (new, composed) = unsure.swap_remove(i);
+                        return Ok(accepted(&cache, shown, &expect, new, composed, attempt));
+                    }
                     return Err(Error::LockTimeout {
                         lock: shown.to_path_buf(),
                         timeout: started.elapsed(),

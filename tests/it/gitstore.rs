@@ -1503,8 +1503,28 @@ fn a_push_that_landed_though_git_reported_it_failed_is_not_applied_again() {
     let b = remote.board(REF);
     let m = Machine::new(&remote);
     init(&m, &b, "alice");
-    // Once armed, the remote takes the push, another writer builds on it at once, and the
-    // connection breaks before the pusher hears that its push was accepted.
+    let armed = landing_hook(&remote);
+    m.pair(&[
+        "note",
+        &b,
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "exactly once",
+    ])
+    .code(0);
+    assert!(!armed.exists(), "the hook did not run");
+    assert_eq!(remote.text(REF).matches("exactly once").count(), 1);
+    // init, the note, the other writer's commit.
+    assert_eq!(remote.commits(REF), 3);
+}
+
+/// Arm a hook on the remote: the next push is taken, another writer builds on it at once, and
+/// the connection breaks before the pusher hears that its push was accepted. The file that arms
+/// it (removed when it fires).
+fn landing_hook(remote: &Remote) -> PathBuf {
     let armed = remote.dir.path().join("armed");
     let hook = remote.bare().join("hooks").join("reference-transaction");
     fs::write(
@@ -1522,21 +1542,39 @@ fn a_push_that_landed_though_git_reported_it_failed_is_not_applied_again() {
     use std::os::unix::fs::PermissionsExt;
     fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
     fs::write(&armed, b"").unwrap();
-    m.pair(&[
-        "note",
-        &b,
-        "--agent",
-        "doer",
-        "--section",
-        "Evidence",
-        "--note",
-        "exactly once",
-    ])
-    .code(0);
+    armed
+}
+
+#[test]
+fn a_write_out_of_retries_whose_last_push_landed_reports_it_written_not_busy() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let m = Machine::new(&remote);
+    init(&m, &b, "alice");
+    // Another machine writes first, so this one's first push (on its cached tip) is refused
+    // and its next, the last its --timeout 0 allows, is the one that lands unheard.
+    let other = Machine::new(&remote);
+    let note = |m: &Machine, text: &str, timeout: &str| {
+        m.pair(&[
+            "note",
+            &b,
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            text,
+            "--timeout",
+            timeout,
+        ])
+    };
+    note(&other, "first", "10").code(0);
+    let armed = landing_hook(&remote);
+    note(&m, "landed unheard", "0").code(0);
     assert!(!armed.exists(), "the hook did not run");
-    assert_eq!(remote.text(REF).matches("exactly once").count(), 1);
-    // init, the note, the other writer's commit.
-    assert_eq!(remote.commits(REF), 3);
+    assert_eq!(remote.text(REF).matches("landed unheard").count(), 1);
+    // init, the other note, this note, the hook's commit.
+    assert_eq!(remote.commits(REF), 4);
 }
 
 #[test]
