@@ -133,6 +133,21 @@ impl Machine {
         run_bounded(&mut c, args)
     }
 
+    /// `pair note BOARD --agent AGENT --section Evidence --note TEXT`.
+    #[track_caller]
+    fn note(&self, b: &str, agent: &str, text: &str) -> Out {
+        self.pair(&[
+            "note",
+            b,
+            "--agent",
+            agent,
+            "--section",
+            "Evidence",
+            "--note",
+            text,
+        ])
+    }
+
     fn spawn(&self, args: &[&str]) -> Child {
         self.command(args)
             .stdout(Stdio::piped())
@@ -643,32 +658,13 @@ fn a_push_refused_by_a_hook_is_a_clear_error_and_nothing_is_written() {
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
-    let out = m.pair(&[
-        "note",
-        &b,
-        "--agent",
-        "doer",
-        "--section",
-        "Evidence",
-        "--note",
-        "refused",
-    ]);
+    let out = m.note(&b, "doer", "refused");
     out.code(1)
         .mentions(&["boards are frozen", "nothing was written"]);
     assert_eq!(remote.tip(REF), before);
     // Once the hook is gone the same write goes through.
     fs::remove_file(&hook).unwrap();
-    m.pair(&[
-        "note",
-        &b,
-        "--agent",
-        "doer",
-        "--section",
-        "Evidence",
-        "--note",
-        "accepted",
-    ])
-    .code(0);
+    m.note(&b, "doer", "accepted").code(0);
     assert!(!remote.text(REF).contains("refused"));
     assert!(remote.text(REF).contains("accepted"));
 }
@@ -681,17 +677,7 @@ fn a_ref_rewritten_by_force_outside_pair_is_detected_and_read_again() {
     init(&m, &b, "alice");
     for i in 0..2 {
         let note = format!("kept {i}");
-        m.pair(&[
-            "note",
-            &b,
-            "--agent",
-            "doer",
-            "--section",
-            "Evidence",
-            "--note",
-            &note,
-        ])
-        .code(0);
+        m.note(&b, "doer", &note).code(0);
     }
     let seen = remote.tip(REF).unwrap();
     m.pair(&["poll", &b, "--agent", "doer"]).code_in(&[0, 10]);
@@ -936,18 +922,9 @@ fn status_reads_the_cache_when_the_remote_is_unreachable_and_says_how_old_it_is(
         .code(0)
         .mentions(&["OFFLINE", "s ago"]);
     // A write needs the remote: a clear error, exit 1.
-    m.pair(&[
-        "note",
-        &b,
-        "--agent",
-        "doer",
-        "--section",
-        "Evidence",
-        "--note",
-        "x",
-    ])
-    .code(1)
-    .mentions(&["cannot reach the remote"]);
+    m.note(&b, "doer", "x")
+        .code(1)
+        .mentions(&["cannot reach the remote"]);
     fs::rename(&moved, remote.bare()).unwrap();
 }
 
@@ -959,17 +936,7 @@ fn log_follow_on_a_git_board_prints_the_new_records_from_another_clone() {
     init(&doer, &b, "alice");
     let follow = watcher.spawn(&["log", &b, "--follow", "--timeout", "30", "--json"]);
     sleep(Duration::from_millis(500));
-    doer.pair(&[
-        "note",
-        &b,
-        "--agent",
-        "doer",
-        "--section",
-        "Evidence",
-        "--note",
-        "seen remotely",
-    ])
-    .code(0);
+    doer.note(&b, "doer", "seen remotely").code(0);
     doer.pair(&["stop", &b, "--agent", "doer", "--reason", "done"])
         .code(0);
     let out = finish(follow, Duration::from_secs(60));
@@ -1098,30 +1065,11 @@ fn through_git_daemon_a_stopped_remote_is_exit_1_nothing_lost_and_writes_resume(
     let (doer, alice) = (Machine::new(&remote), Machine::new(&remote));
     init(&doer, &b, "alice");
     alice.pair(&["register", &b, "--agent", "alice"]).code(0);
-    doer.pair(&[
-        "note",
-        &b,
-        "--agent",
-        "doer",
-        "--section",
-        "Evidence",
-        "--note",
-        "before the outage",
-    ])
-    .code(0);
+    doer.note(&b, "doer", "before the outage").code(0);
     let before = remote.content(REF);
 
     daemon.stop();
-    let out = doer.pair(&[
-        "note",
-        &b,
-        "--agent",
-        "doer",
-        "--section",
-        "Evidence",
-        "--note",
-        "during the outage",
-    ]);
+    let out = doer.note(&b, "doer", "during the outage");
     out.code(1)
         .mentions(&["cannot reach the remote", "127.0.0.1"]);
     alice
@@ -1133,17 +1081,7 @@ fn through_git_daemon_a_stopped_remote_is_exit_1_nothing_lost_and_writes_resume(
     let port = daemon.port;
     let base = daemon.base.clone();
     let _daemon = Daemon::start(&base, Some(port));
-    doer.pair(&[
-        "note",
-        &b,
-        "--agent",
-        "doer",
-        "--section",
-        "Evidence",
-        "--note",
-        "after the outage",
-    ])
-    .code(0);
+    doer.note(&b, "doer", "after the outage").code(0);
     let text = remote.text(REF);
     assert!(text.contains("before the outage") && text.contains("after the outage"));
     assert!(!text.contains("during the outage"));
@@ -1421,17 +1359,7 @@ fn a_damaged_cache_is_rebuilt_from_the_remote_not_an_error_forever() {
         }
     };
     let note = |text: &str| {
-        m.pair(&[
-            "note",
-            &b,
-            "--agent",
-            "doer",
-            "--section",
-            "Evidence",
-            "--note",
-            text,
-        ])
-        .code(0);
+        m.note(&b, "doer", text).code(0);
     };
     garble();
     m.pair(&["status", &b]).code(0).mentions(&["DRAFT"]);
@@ -1504,17 +1432,7 @@ fn a_push_that_landed_though_git_reported_it_failed_is_not_applied_again() {
     let m = Machine::new(&remote);
     init(&m, &b, "alice");
     let armed = landing_hook(&remote);
-    m.pair(&[
-        "note",
-        &b,
-        "--agent",
-        "doer",
-        "--section",
-        "Evidence",
-        "--note",
-        "exactly once",
-    ])
-    .code(0);
+    m.note(&b, "doer", "exactly once").code(0);
     assert!(!armed.exists(), "the hook did not run");
     assert_eq!(remote.text(REF).matches("exactly once").count(), 1);
     // init, the note, the other writer's commit.
