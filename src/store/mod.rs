@@ -5,8 +5,6 @@
 //! validating and sealing the journal record are [`compose`], shared by both.
 //!
 //! A write to a file:
-//!
-//! A write:
 //! 1. opens the sidecar `<target>.lock` without following symlinks (creating it, with the
 //!    blackboard's group and mode, unless the write needs a blackboard and there is none) and
 //!    takes an exclusive `flock`, waiting up to the timeout;

@@ -302,21 +302,7 @@ fn lifecycle(remote: &Remote, b: &str) {
     }
 
     let wd = wait(&doer, "doer");
-    for (m, agent) in [(&alice, "alice"), (&bob, "bob")] {
-        m.pair(&["claim", &b, "--agent", agent]).code(0);
-        m.pair(&[
-            "verdict",
-            &b,
-            "--agent",
-            agent,
-            "APPROVED",
-            "--revision",
-            "1",
-            "--note",
-            "ok",
-        ])
-        .code(0);
-    }
+    approve_round_1(&[(&alice, "alice"), (&bob, "bob")], &b);
     let out = finish(wd, Duration::from_secs(60));
     assert_eq!(out.status.code(), Some(0), "doer: {out:?}");
 
@@ -352,21 +338,7 @@ fn lifecycle(remote: &Remote, b: &str) {
             Some(0)
         );
     }
-    for (m, agent) in [(&alice, "alice"), (&bob, "bob")] {
-        m.pair(&["claim", &b, "--agent", agent]).code(0);
-        m.pair(&[
-            "verdict",
-            &b,
-            "--agent",
-            agent,
-            "APPROVED",
-            "--revision",
-            "1",
-            "--note",
-            "ok",
-        ])
-        .code(0);
-    }
+    approve_round_1(&[(&alice, "alice"), (&bob, "bob")], &b);
     let v = json(&doer.pair(&["poll", &b, "--agent", "doer", "--json"]));
     assert_eq!(v["phase"], "READY_TO_COMMIT", "{v:#}");
     assert_eq!(v["your_turn"], true, "{v:#}");
@@ -411,6 +383,25 @@ fn lifecycle(remote: &Remote, b: &str) {
         "{log:#}"
     );
     bob.pair(&["validate", &b]).code(0);
+}
+
+/// Each reviewer, from its own machine, claims the review and approves revision 1.
+fn approve_round_1(reviewers: &[(&Machine, &str)], b: &str) {
+    for (m, agent) in reviewers {
+        m.pair(&["claim", b, "--agent", agent]).code(0);
+        m.pair(&[
+            "verdict",
+            b,
+            "--agent",
+            agent,
+            "APPROVED",
+            "--revision",
+            "1",
+            "--note",
+            "ok",
+        ])
+        .code(0);
+    }
 }
 
 /// A note and a compare-and-swap append, run by one process in its own clone.
