@@ -3,7 +3,7 @@
 //! Every write journals, so "a write without the journal" cannot be run; instead this measures,
 //! interleaved on the same board, (a) a whole `pair note` process (spawn to exit, the journal
 //! included) and (b) in this process, all the work the journal adds to a write: parsing the old
-//! frontmatter for the record and [`pair::journal::seal`] (finding the section, hashing the file
+//! frontmatter for the record and [`pair::board::journal::seal`] (finding the section, hashing the file
 //! without the record, asking `next` whose turn it is, rendering the line). The ratio is
 //! `note / (note - journal)`: how much slower a write is than it would be without the journal.
 //! It is measured on a fresh board and on one whose journal already holds 5,000 records.
@@ -16,9 +16,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use pair::journal::{Facts, Intent, seal};
-use pair::model::Timestamp;
-use pair::validate;
+use pair::board::frontmatter::Timestamp;
+use pair::board::journal::{Facts, Intent, seal};
+use pair::law::validate;
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));

@@ -1,3 +1,3 @@
 fn main() {
-    print!("{}", pair::ledger::markdown_table());
+    print!("{}", pair::board::ledger::markdown_table());
 }

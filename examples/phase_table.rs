@@ -1,3 +1,3 @@
 fn main() {
-    print!("{}", pair::protocol::markdown_table());
+    print!("{}", pair::law::protocol::markdown_table());
 }

@@ -8,9 +8,9 @@ use clap::builder::{PossibleValue, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueHint};
 
 use crate::error::{Error, Result};
-use crate::output::ColorChoice;
+use crate::render::output::ColorChoice;
 
-use crate::model::Phase;
+use crate::board::frontmatter::Phase;
 
 const ABOUT: &str =
     "Coordinate one doer and several reviewer agents through a shared Markdown blackboard";
@@ -1200,7 +1200,7 @@ pub struct AdvanceArgs {
 /// A phase name, in any case, turned into the type once, where the command line is parsed.
 fn parse_phase(s: &str) -> Result<Phase, String> {
     s.trim().to_uppercase().parse().map_err(|_| {
-        if let Some(p) = crate::suggest::closest(&s.trim().to_uppercase(), phase_names()) {
+        if let Some(p) = crate::board::suggest::closest(&s.trim().to_uppercase(), phase_names()) {
             return format!("{s:?} is not a phase; did you mean {p}?");
         }
         format!(
@@ -1431,7 +1431,7 @@ fn not_stdin(command: &str, board: &Path) -> Result<()> {
         )));
     }
     // A git board address is checked before anything runs (exit 4, naming the wrong part).
-    crate::location::Location::of(board).map(|_| ())
+    crate::store::location::Location::of(board).map(|_| ())
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::model::FieldError;
+use crate::board::frontmatter::FieldError;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -98,7 +98,7 @@ pub enum Error {
 fn render_field_errors(errors: &[FieldError]) -> String {
     errors
         .iter()
-        .map(|e| format!("  {}", crate::output::field_error(e)))
+        .map(|e| format!("  {}", crate::render::output::field_error(e)))
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -106,10 +106,10 @@ fn render_field_errors(errors: &[FieldError]) -> String {
 /// The last lines of an invalid-blackboard message: how to repair the file by hand, naming its
 /// current SHA-256 when it can be read.
 fn repair_hint(path: &Path) -> String {
-    let sha = crate::output::current_sha256(path);
+    let sha = crate::render::output::current_sha256(path);
     format!(
         "\nto repair it by hand, write a fixed copy and replace the file with it:\n  {}",
-        crate::output::escape(&crate::output::repair_command(path, sha.as_deref()))
+        crate::render::output::escape(&crate::render::output::repair_command(path, sha.as_deref()))
     )
 }
 

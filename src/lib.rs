@@ -42,40 +42,17 @@
 //! * [`error`] — typed errors, structured hints and every exit code;
 //! * [`cli`] and [`commands`] — the command line: arguments in, rendered results and hints out.
 
-pub mod agreement;
-pub mod checks;
+pub mod board;
 pub mod cli;
 pub mod commands;
-pub mod comments;
-pub mod document;
-pub mod engine;
-pub mod entry;
 pub mod error;
-pub mod field;
-pub mod git;
-pub mod gitstore;
-pub mod journal;
 pub mod law;
-pub mod ledger;
-pub mod lifecycle;
-pub mod location;
-pub mod model;
 pub mod ops;
-pub mod output;
-pub mod pin;
-pub mod presence;
-pub mod protocol;
+pub mod render;
 pub mod repo;
-pub mod report;
-pub mod sla;
 pub mod stats;
 pub mod store;
-pub mod suggest;
-pub mod svg;
-pub mod unrequire;
-pub mod validate;
-pub mod wait;
+pub mod transaction;
 pub mod watch;
-pub mod yaml;
 
 pub use error::{Error, Result};

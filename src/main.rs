@@ -11,7 +11,7 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{CommandFactory, FromArgMatches};
 use pair::cli::{self, Cli, Cmd, ValidateFormat};
 use pair::commands::{self, Outcome};
-use pair::output::{self, Settings, sanitize};
+use pair::render::output::{self, Settings, sanitize};
 use pair::{Error, store};
 use serde_json::{Value as Json, json};
 
@@ -66,19 +66,19 @@ fn envelope(e: &Error) -> Json {
         full.extend(argv.iter().cloned());
         error["hint"] = json!({"argv": full, "command": command_line(argv)});
     }
-    json!({"schema": pair::report::SCHEMA, "error": error})
+    json!({"schema": pair::render::report::SCHEMA, "error": error})
 }
 
 /// A suggested command (the argument vector after `pair`) as one shell line.
 fn command_line(argv: &[String]) -> String {
-    format!("pair {}", pair::report::shell_line(argv))
+    format!("pair {}", pair::render::report::shell_line(argv))
 }
 
 fn print_error(json: bool, code: i32, kind: &str, message: &str) {
     let mut err = std::io::stderr().lock();
     if json {
         let envelope = json!({
-            "schema": pair::report::SCHEMA,
+            "schema": pair::render::report::SCHEMA,
             "error": {"code": code, "kind": kind, "message": message}
         });
         let _ = writeln!(err, "{envelope}");
@@ -123,7 +123,7 @@ fn parse_failure(e: clap::Error, json: bool) -> ExitCode {
 fn print_version(json: bool) -> ExitCode {
     if json {
         let version = json!({
-            "schema": pair::report::SCHEMA,
+            "schema": pair::render::report::SCHEMA,
             "name": "pair",
             "version": env!("CARGO_PKG_VERSION"),
         });
@@ -295,7 +295,7 @@ fn verbose_lines(plan: &Plan, result: &Result<Outcome, Error>, elapsed: Duration
         });
         match &target {
             // A git board has no lock: the push's lease on the tip read is the compare-and-swap.
-            Some(t) if pair::location::is_git(t) => {
+            Some(t) if pair::store::location::is_git(t) => {
                 lines.push("pushed with a lease on the tip read (no lock)".to_string());
             }
             Some(t) => lines.push(format!("locked {}", output::path(&store::lock_path(t)))),

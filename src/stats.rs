@@ -21,8 +21,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::journal::{Record, cost_number};
-use crate::model::{Phase, Target, Timestamp};
+use crate::board::frontmatter::{Phase, Target, Timestamp};
+use crate::board::journal::{Record, cost_number};
 
 /// The gate a phase belongs to: the artifact being written, submitted, reviewed or approved.
 pub fn gate_of(p: Phase) -> Option<Target> {
@@ -115,7 +115,7 @@ pub struct AgentStats {
 /// A stretch of an SLA that lasted longer than its limit.
 #[derive(Debug, Clone, Serialize)]
 pub struct SlaBreach {
-    pub sla: crate::sla::SlaName,
+    pub sla: crate::board::sla::SlaName,
     /// The phase the board was in when the limit passed.
     pub phase: Phase,
     /// The one agent whose turn it was then, when it was one agent's.
@@ -131,18 +131,18 @@ pub struct SlaBreach {
 }
 
 /// The breaches of a board's SLAs in its history: each stretch of an SLA
-/// ([`crate::sla::stretches`]: for a review round, from its submission to the write that ended
+/// ([`crate::board::sla::stretches`]: for a review round, from its submission to the write that ended
 /// it, through the claim), until the write that left it (or `now`, for the current stretch of a
 /// board that is not terminal), measured against the limits the board carries now. The phase
 /// and turn are those in force when the limit passed.
 pub fn sla_breaches(
     records: &[Record],
-    limits: &[crate::sla::Limit],
+    limits: &[crate::board::sla::Limit],
     phase: Phase,
     now: Timestamp,
 ) -> Vec<SlaBreach> {
     let mut out = Vec::new();
-    for s in crate::sla::stretches(records) {
+    for s in crate::board::sla::stretches(records) {
         let entered = &records[s.first];
         let end = match records.get(s.end) {
             Some(r) => r.at,
@@ -357,7 +357,7 @@ pub struct Total {
     pub agents: BTreeMap<String, AgentStats>,
     pub usage: Usage,
     /// SLA name → breaches across the boards that carry SLAs (`None`: none does).
-    pub sla_breaches: Option<BTreeMap<crate::sla::SlaName, SlaTotal>>,
+    pub sla_breaches: Option<BTreeMap<crate::board::sla::SlaName, SlaTotal>>,
 }
 
 /// Sum boards' figures.

@@ -5,10 +5,10 @@ use chrono::{DateTime, Utc};
 
 use super::Outcome;
 use super::semantic::{apply, consent};
+use crate::board::frontmatter::Timestamp;
 use crate::cli::{AwayArgs, ExtendArgs, UnrequireArgs};
 use crate::error::{Error, Result};
 use crate::law::Consent;
-use crate::model::Timestamp;
 use crate::ops;
 
 fn with_reason(mut c: Consent, reason: &str) -> Consent {
@@ -17,8 +17,8 @@ fn with_reason(mut c: Consent, reason: &str) -> Consent {
 }
 
 pub fn extend(a: ExtendArgs) -> Result<Outcome> {
-    let limits =
-        crate::sla::parse_assignments(&a.sla).map_err(|e| Error::Usage(format!("--sla: {e}")))?;
+    let limits = crate::board::sla::parse_assignments(&a.sla)
+        .map_err(|e| Error::Usage(format!("--sla: {e}")))?;
     let reason = a.reason.clone();
     apply(
         &a.board,
@@ -45,7 +45,7 @@ fn until_arg(s: &str) -> Result<Until> {
         let whole = DateTime::from_timestamp(utc.timestamp(), 0).unwrap_or(utc);
         return Ok(Until::At(Timestamp(whole)));
     }
-    crate::sla::parse_duration(s).map(Until::In).map_err(|e| {
+    crate::board::sla::parse_duration(s).map(Until::In).map_err(|e| {
         Error::Usage(format!(
             "--until {s:?} is neither a time (2026-01-31T18:00:00Z, or RFC 3339 with an offset) \
              nor a duration from now: {e}"

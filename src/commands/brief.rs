@@ -11,14 +11,14 @@
 use serde_json::json;
 
 use super::{Outcome, agent_arg, shown};
+use crate::board::document::Document;
+use crate::board::entry::{self, Entry, Kind};
+use crate::board::frontmatter::{Frontmatter, Phase, Target, Verdict};
 use crate::cli::{BriefArgs, BriefFor};
-use crate::document::Document;
-use crate::entry::{self, Entry, Kind};
 use crate::error::Result;
-use crate::model::{Frontmatter, Phase, Target, Verdict};
+use crate::law::protocol::{self, shell_word};
 use crate::ops::target_noun;
-use crate::protocol::{self, shell_word};
-use crate::report::{SCHEMA, current_target, shell_line};
+use crate::render::report::{SCHEMA, current_target, shell_line};
 use crate::store;
 
 /// The sections a reviewer's brief leaves out: the doer's own reasoning and results.
@@ -114,7 +114,7 @@ fn default_reviewer(fm: &Frontmatter) -> String {
 fn section_text(doc: &Document, name: &str) -> Option<String> {
     let sections = doc.sections();
     let sec = sections.iter().find(|s| s.name == name)?;
-    let text = crate::document::normalize_newlines(&doc.body[sec.start..sec.end]);
+    let text = crate::board::document::normalize_newlines(&doc.body[sec.start..sec.end]);
     let after = text.split_once('\n').map_or("", |(_, rest)| rest).trim();
     (!after.is_empty()).then(|| format!("{after}\n"))
 }

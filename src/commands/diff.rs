@@ -9,12 +9,12 @@ use std::io::Write;
 use serde_json::json;
 
 use super::{Outcome, shown};
+use crate::board::frontmatter::PinKind;
+use crate::board::pin::{self, FileStat};
 use crate::cli::DiffArgs;
 use crate::error::{Error, Result};
-use crate::model::PinKind;
 use crate::ops::target_noun;
-use crate::pin::{self, FileStat};
-use crate::report::SCHEMA;
+use crate::render::report::SCHEMA;
 use crate::store;
 
 pub fn run(a: DiffArgs, json_out: bool) -> Result<Outcome> {

@@ -9,7 +9,7 @@ use serde_json::json;
 use super::Outcome;
 use crate::cli::{Cli, HelpArgs, ManArgs};
 use crate::error::{Error, Result};
-use crate::report::SCHEMA;
+use crate::render::report::SCHEMA;
 
 /// The command line as built for parsing: global flags propagated into every command.
 fn built() -> clap::Command {
@@ -70,7 +70,7 @@ pub fn help(a: HelpArgs) -> Result<Outcome> {
     };
     let styled = target.render_long_help();
     let plain = styled.to_string();
-    let text = if crate::output::color_stdout() {
+    let text = if crate::render::output::color_stdout() {
         styled.ansi().to_string()
     } else {
         plain.clone()
@@ -255,7 +255,7 @@ fn write_pages(dir: &Path) -> Result<Outcome> {
     let text = format!(
         "wrote {} man pages to {} (pair.1 and pair-COMMAND.1)\n",
         files.len(),
-        crate::output::path(dir)
+        crate::render::output::path(dir)
     );
     Ok(Outcome::ok(
         json!({"schema": SCHEMA, "dir": dir.display().to_string(), "files": files}),

@@ -3,14 +3,16 @@
 use serde_json::json;
 
 use super::{Outcome, read_text, shown, timeout};
+use crate::board::document::{Document, check_note};
+use crate::board::frontmatter::{
+    Agent, Audit, Phase, Role, Status, Target, Timestamp, is_work_type,
+};
 use crate::cli::InitArgs;
-use crate::document::{Document, check_note};
 use crate::error::{Error, Result};
-use crate::model::{Agent, Audit, Phase, Role, Status, Target, Timestamp, is_work_type};
-use crate::protocol;
-use crate::report::SCHEMA;
+use crate::law::protocol;
+use crate::law::validate;
+use crate::render::report::SCHEMA;
 use crate::store::{self, Expect, WriteOptions};
-use crate::validate;
 
 /// The built-in template, embedded so the binary works on its own.
 pub const TEMPLATE: &str = include_str!("../../templates/blackboard.md");
@@ -37,10 +39,10 @@ fn reviewer_list(a: &InitArgs) -> Result<Vec<String>> {
 }
 
 /// `--require-check NAME=CMD`: each name once.
-fn required_checks(a: &InitArgs) -> Result<Vec<crate::checks::RequiredCheck>> {
-    let mut out: Vec<crate::checks::RequiredCheck> = Vec::new();
+fn required_checks(a: &InitArgs) -> Result<Vec<crate::board::checks::RequiredCheck>> {
+    let mut out: Vec<crate::board::checks::RequiredCheck> = Vec::new();
     for s in &a.require_check {
-        let c = crate::checks::parse_requirement(s).map_err(Error::Usage)?;
+        let c = crate::board::checks::parse_requirement(s).map_err(Error::Usage)?;
         if out.iter().any(|o| o.name == c.name) {
             return Err(Error::Usage(format!(
                 "--require-check: the check {:?} is named twice",
@@ -82,8 +84,8 @@ pub fn run(a: InitArgs) -> Result<Outcome> {
     let reviewers = reviewer_list(&a)?;
     let goal = goal_text(&a)?;
     let required_checks = required_checks(&a)?;
-    let sla =
-        crate::sla::parse_assignments(&a.sla).map_err(|e| Error::Usage(format!("--sla: {e}")))?;
+    let sla = crate::board::sla::parse_assignments(&a.sla)
+        .map_err(|e| Error::Usage(format!("--sla: {e}")))?;
 
     let (template_name, template) = match &a.template {
         Some(path) => (shown(path), super::read_input(path, "--template")?),
@@ -125,13 +127,13 @@ pub fn run(a: InitArgs) -> Result<Outcome> {
     fm.required_reviewers = reviewers;
     fm.check_runs = Vec::new();
     if !sla.is_empty() {
-        fm.sla = crate::sla::sorted(sla);
+        fm.sla = crate::board::sla::sorted(sla);
     }
     if !required_checks.is_empty() {
         fm.required_checks = required_checks;
     }
     // The objection ledger: a round cap opts the board in (a template's ledger is not carried).
-    fm.ledger = crate::ledger::Ledger {
+    fm.ledger = crate::board::ledger::Ledger {
         max_rounds: a.max_rounds,
         ..Default::default()
     };
@@ -143,7 +145,7 @@ pub fn run(a: InitArgs) -> Result<Outcome> {
         doc.remove_empty_section("Red Tests");
     }
     if let Some(g) = &goal {
-        let g = crate::document::normalize_newlines(g);
+        let g = crate::board::document::normalize_newlines(g);
         if !doc.append("Goal", &g) {
             return Err(Error::Usage(format!(
                 "{template_name} has no usable `## Goal` section to write the goal into"

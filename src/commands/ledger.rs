@@ -8,15 +8,15 @@ use clap::{Args, ValueEnum, ValueHint};
 use serde_json::json;
 
 use super::{Outcome, read_text, shown};
+use crate::board::frontmatter::{PinKind, Target};
+use crate::board::ledger::anchor::{self, Artifact};
+use crate::board::ledger::{Severity, State, round_of, terminal_stop_reason};
 use crate::cli::WriteCommon;
 use crate::error::{Error, Result};
+use crate::law::protocol::Command;
 use crate::law::{self, Consent};
-use crate::ledger::anchor::{self, Artifact};
-use crate::ledger::{Severity, State, round_of, terminal_stop_reason};
-use crate::model::{PinKind, Target};
 use crate::ops::ledger::{self as ops, Decision, Raise, Ruling};
-use crate::protocol::Command;
-use crate::report::SCHEMA;
+use crate::render::report::SCHEMA;
 use crate::store;
 
 /// A text given inline or in a file (`-` for stdin).
@@ -268,14 +268,14 @@ fn check_anchor(
     let body = &loaded.valid.doc.body;
     let diff = match fm.pin(target).map(|p| p.kind) {
         Some(PinKind::Staged | PinKind::Unstaged) => {
-            Some(crate::pin::current(fm, target, body)?.bytes)
+            Some(crate::board::pin::current(fm, target, body)?.bytes)
         }
-        None if target == Target::Code => Some(crate::pin::current(fm, target, body)?.bytes),
+        None if target == Target::Code => Some(crate::board::pin::current(fm, target, body)?.bytes),
         _ => None,
     };
     let files = anchor::artifact_files(fm, target, diff.as_deref(), &base);
     let staged =
-        diff.is_some() && fm.phase.diff_scope() == Some(crate::protocol::DiffScope::Staged);
+        diff.is_some() && fm.phase.diff_scope() == Some(crate::law::protocol::DiffScope::Staged);
     let art = Artifact {
         fm,
         target,
@@ -452,8 +452,9 @@ pub fn objections(a: ObjectionsArgs) -> Result<Outcome> {
             "no objections\n"
         });
     } else {
-        let w =
-            |f: &dyn Fn(&&crate::ledger::Objection) -> usize| rows.iter().map(f).max().unwrap_or(0);
+        let w = |f: &dyn Fn(&&crate::board::ledger::Objection) -> usize| {
+            rows.iter().map(f).max().unwrap_or(0)
+        };
         let (wi, wb, wa) = (
             w(&|o| o.id.len()).max(2),
             w(&|o| o.by.len()).max(2),
@@ -467,13 +468,13 @@ pub fn objections(a: ObjectionsArgs) -> Result<Outcome> {
             text.push_str(&format!(
                 "{:<wi$}  {:<wb$}  {:<9}  {:>5}  {:<8}  {:<13}  {:<wa$}  {}{}\n",
                 o.id,
-                crate::output::escape(&o.by),
+                crate::render::output::escape(&o.by),
                 o.gate.as_str(),
                 o.round,
                 o.severity.as_str(),
                 o.state.as_str(),
-                crate::output::escape(&o.anchor),
-                crate::output::escape(&o.title),
+                crate::render::output::escape(&o.anchor),
+                crate::render::output::escape(&o.title),
                 o.cause
                     .as_ref()
                     .map(|c| format!(" (caused by {c})"))

@@ -19,17 +19,17 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::{Outcome, semantic, worktree};
-use crate::checks::{self, CheckRun};
+use crate::board::checks::{self, CheckRun};
+use crate::board::frontmatter::{Frontmatter, Timestamp};
 use crate::cli::{CheckArgs, WorktreeCreateArgs};
-use crate::engine;
 use crate::error::{Error, Result};
-use crate::git;
 use crate::law;
-use crate::model::{Frontmatter, Timestamp};
+use crate::law::protocol::{Command, shell_arg};
 use crate::ops::{self, Created, Ctx};
-use crate::protocol::{Command, shell_arg};
 use crate::repo;
+use crate::repo::git;
 use crate::store;
+use crate::transaction;
 
 /// The most output a check's record keeps: its last lines, up to this many bytes.
 const TAIL_LINES: usize = 30;
@@ -66,7 +66,7 @@ pub fn worktree_create(a: WorktreeCreateArgs) -> Result<Outcome> {
     };
     let root = match (&a.repo_root, &default) {
         // The top of the repository named, as git knows it.
-        (Some(r), _) => crate::git::worktree_top(r)?,
+        (Some(r), _) => crate::repo::git::worktree_top(r)?,
         (None, Some(d)) => d.root.clone(),
         (None, None) => worktree::repo_root(&a.board)?,
     };
@@ -113,7 +113,7 @@ pub fn worktree_create(a: WorktreeCreateArgs) -> Result<Outcome> {
         worktree: text_of(&path)?,
     };
     // 1. The same operation and law, on the bytes read, before git makes anything.
-    engine::apply(
+    transaction::apply(
         &a.board,
         &loaded.bytes,
         &ctx.agent,
@@ -273,7 +273,7 @@ fn names(fm: &Frontmatter) -> String {
 /// The last lines of some output, bounded, as text that can sit in a code block.
 fn tail(output: &[u8]) -> String {
     let text = String::from_utf8_lossy(output);
-    let text = crate::document::normalize_newlines(&text);
+    let text = crate::board::document::normalize_newlines(&text);
     let lines: Vec<&str> = text.trim_end().lines().collect();
     let start = lines.len().saturating_sub(TAIL_LINES);
     let mut out: String = lines[start..]
@@ -284,7 +284,7 @@ fn tail(output: &[u8]) -> String {
                 .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
                 .collect();
             // A line that reads as a git conflict marker may not stand in a blackboard.
-            if crate::document::conflict_marker(&l).is_some() {
+            if crate::board::document::conflict_marker(&l).is_some() {
                 format!(" {l}")
             } else {
                 l
@@ -567,10 +567,10 @@ mod tests {
         assert!(
             markers
                 .lines()
-                .all(|l| crate::document::conflict_marker(l).is_none()),
+                .all(|l| crate::board::document::conflict_marker(l).is_none()),
             "{markers}"
         );
         assert!(markers.contains("?[31mred"));
-        assert!(crate::document::check_note(&semantic::fenced(&markers)).is_ok());
+        assert!(crate::board::document::check_note(&semantic::fenced(&markers)).is_ok());
     }
 }

@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 use serde_json::{Value as Json, json};
 
 use super::{Outcome, shown, timeout};
+use crate::board::frontmatter::{Phase, Timestamp};
+use crate::board::journal::{self, Record, cost_number, cost_text};
 use crate::cli::LogArgs;
 use crate::error::{Error, Result};
-use crate::journal::{self, Record, cost_number, cost_text};
-use crate::model::{Phase, Timestamp};
-use crate::output;
-use crate::report::SCHEMA;
+use crate::render::output;
+use crate::render::report::SCHEMA;
 use crate::store;
 
 /// One record as `log --json` and `stats` give it.
@@ -108,11 +108,11 @@ fn follow(a: &LogArgs, json: bool, keep: &dyn Fn(&Record) -> bool) -> Result<Out
     let deadline = Instant::now() + limit;
     // Watch before the first read, so no write slips in between.
     // A git board's remote is asked for its tip at `poll --wait`'s default interval.
-    let git = crate::location::is_git(&a.board);
+    let git = crate::store::location::is_git(&a.board);
     let mut waiter = if git {
-        crate::wait::Waiter::polling()
+        crate::store::wait::Waiter::polling()
     } else {
-        crate::wait::Waiter::new(&a.board)
+        crate::store::wait::Waiter::new(&a.board)
     };
     let mut seen = 0usize;
     let mut printed = 0usize;

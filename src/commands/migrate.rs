@@ -7,8 +7,8 @@ use serde_json::json;
 
 use super::{Outcome, shown, timeout};
 use crate::error::{Error, Result};
-use crate::location::Location;
-use crate::report::SCHEMA;
+use crate::render::report::SCHEMA;
+use crate::store::location::Location;
 use crate::store::{self, WriteOptions};
 
 #[derive(Debug, clap::Args)]

@@ -59,7 +59,7 @@ impl Outcome {
 /// there in its JSON (`remote`: the tip, whether it fetched, a rewritten ref, offline reads).
 pub fn run(cli: Cli) -> Result<Outcome> {
     let mut out = run_command(cli)?;
-    if let (Some(seen), Some(obj)) = (crate::gitstore::observed(), out.json.as_object_mut()) {
+    if let (Some(seen), Some(obj)) = (crate::store::gitref::observed(), out.json.as_object_mut()) {
         obj.insert(
             "remote".into(),
             serde_json::to_value(seen).unwrap_or_default(),
@@ -129,7 +129,7 @@ fn run_command(cli: Cli) -> Result<Outcome> {
 
 /// Check an agent id given on the command line (`flag` names where it came from).
 pub(crate) fn agent_arg(flag: &str, id: &str) -> Result<()> {
-    if crate::model::is_agent_id(id) {
+    if crate::board::frontmatter::is_agent_id(id) {
         Ok(())
     } else {
         Err(Error::Usage(format!(
@@ -168,7 +168,7 @@ fn shown_number(x: f64) -> String {
 /// The most `pair` reads from a file or standard input given on the command line: a complete
 /// blackboard (`--content-file`, `--template`) may be this large, and a note or goal cannot
 /// make a blackboard larger.
-pub(crate) const MAX_INPUT_BYTES: u64 = crate::validate::MAX_BOARD_BYTES;
+pub(crate) const MAX_INPUT_BYTES: u64 = crate::law::validate::MAX_BOARD_BYTES;
 
 fn input_too_large(path: &Path, what: &str) -> Error {
     Error::Usage(format!(
@@ -268,7 +268,7 @@ fn invocation_of(argv: Vec<String>) -> String {
         if text.contains(['\n', '\r']) || text.chars().count() > RECORDED_NOTE_CHARS {
             "TEXT".to_string()
         } else {
-            crate::protocol::shell_arg(text)
+            crate::law::protocol::shell_arg(text)
         }
     };
     let mut words = vec!["pair".to_string()];
@@ -280,7 +280,7 @@ fn invocation_of(argv: Vec<String>) -> String {
         } else if let Some(text) = a.strip_prefix("--note=") {
             words.push(format!("--note={}", note(text)));
         } else {
-            words.push(crate::protocol::shell_arg(&a));
+            words.push(crate::law::protocol::shell_arg(&a));
         }
     }
     words.join(" ")
@@ -288,24 +288,27 @@ fn invocation_of(argv: Vec<String>) -> String {
 
 /// Where a blackboard is, for the commands `next` proposes: its absolute path (so they work
 /// from any directory) and, when the next step needs a worktree, the default one.
-pub(crate) fn place(board: &Path, fm: &crate::model::Frontmatter) -> crate::protocol::Place {
+pub(crate) fn place(
+    board: &Path,
+    fm: &crate::board::frontmatter::Frontmatter,
+) -> crate::law::protocol::Place {
     // A git board is named by its address wherever the command runs; it has no directory to
     // put a default worktree beside.
-    if crate::location::is_git(board) {
-        return crate::protocol::Place {
+    if crate::store::location::is_git(board) {
+        return crate::law::protocol::Place {
             board: board.display().to_string(),
             default_worktree: None,
         };
     }
     let absolute = std::path::absolute(board).unwrap_or_else(|_| board.to_path_buf());
-    let default_worktree = if crate::protocol::wants_default_worktree(fm) {
+    let default_worktree = if crate::law::protocol::wants_default_worktree(fm) {
         worktree::default_worktree(board, None)
             .ok()
             .map(|d| d.path.display().to_string())
     } else {
         None
     };
-    crate::protocol::Place {
+    crate::law::protocol::Place {
         board: absolute.display().to_string(),
         default_worktree,
     }

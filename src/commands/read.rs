@@ -5,13 +5,13 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::{Outcome, agent_arg, shown};
+use crate::board::frontmatter::Phase;
 use crate::cli::{PollArgs, StatusArgs};
 use crate::error::{Error, Result};
-use crate::model::Phase;
-use crate::output::{self, escape};
-use crate::report::{SectionInfo, Style, Turn, reviewer_table};
+use crate::render::output::{self, escape};
+use crate::render::report::{SectionInfo, Style, Turn, reviewer_table};
 use crate::store;
-use crate::wait::Waiter;
+use crate::store::wait::Waiter;
 
 /// How often `poll --wait` asks a git board's remote for the ref's tip, by default: 12 requests
 /// a minute.
@@ -22,7 +22,7 @@ const FILE_INTERVAL_S: f64 = 60.0;
 
 fn poll_once(a: &PollArgs) -> Result<Turn> {
     let valid = store::load_frontmatter(&a.board)?;
-    crate::presence::record(&a.board, &a.agent, a.wait);
+    crate::watch::presence::record(&a.board, &a.agent, a.wait);
     let fm = &valid.parsed.fm;
     Ok(Turn::new(
         fm,
@@ -53,7 +53,7 @@ pub fn poll(a: PollArgs) -> Result<Outcome> {
         return Ok(turn_outcome(&poll_once(&a)?, None));
     }
     let timeout = super::timeout(a.timeout)?;
-    let git = crate::location::is_git(&a.board);
+    let git = crate::store::location::is_git(&a.board);
     let interval = a
         .interval
         .unwrap_or(if git { GIT_INTERVAL_S } else { FILE_INTERVAL_S });
@@ -105,7 +105,7 @@ fn wait_loop(
                 }
                 Err(e)
             }
-            Err(e @ Error::Git { .. }) if reached && crate::location::is_git(&a.board) => {
+            Err(e @ Error::Git { .. }) if reached && crate::store::location::is_git(&a.board) => {
                 if !lost {
                     announce_lost(&e);
                     lost = true;
@@ -123,7 +123,7 @@ fn wait_loop(
         }
         let slice = (deadline - now).min(interval);
         waiter.wait(slice);
-        if !waiter.is_notified() && !crate::location::is_git(&a.board) {
+        if !waiter.is_notified() && !crate::store::location::is_git(&a.board) {
             // Polling mode: the board may have appeared in a directory created meanwhile.
             *waiter = Waiter::new(&a.board);
         }
@@ -138,7 +138,7 @@ fn announce_missing(board: &std::path::Path) {
     if settings.json || settings.quiet {
         return;
     }
-    let absolute = if crate::location::is_git(board) {
+    let absolute = if crate::store::location::is_git(board) {
         board.to_path_buf()
     } else {
         std::path::absolute(board).unwrap_or_else(|_| board.to_path_buf())
@@ -206,7 +206,7 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
     }
     // A git board's status is shown from the cache, with its age, when the remote cannot be
     // reached.
-    crate::gitstore::allow_offline_reads();
+    crate::store::gitref::allow_offline_reads();
     let bytes = store::read(&a.board)?;
     let loaded = match super::validate::check_all(&bytes) {
         Ok(valid) => store::Loaded {
@@ -232,7 +232,7 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
         .map(SectionInfo::from)
         .collect();
     let warnings = &loaded.valid.parsed.warnings;
-    let block = crate::report::Block::of(fm, &loaded.valid.doc);
+    let block = crate::render::report::Block::of(fm, &loaded.valid.doc);
     let mut json = serde_json::to_value(&turn).unwrap_or_default();
     if let Some(obj) = json.as_object_mut() {
         obj.insert("sha256".into(), json!(loaded.sha256));
@@ -241,16 +241,19 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
         obj.insert("warnings".into(), json!(warnings));
         obj.insert("agents".into(), agents_json(fm));
         obj.insert("blocked".into(), json!(block));
-        obj.insert("frontmatter".into(), crate::report::frontmatter_json(fm));
+        obj.insert(
+            "frontmatter".into(),
+            crate::render::report::frontmatter_json(fm),
+        );
         obj.insert(
             "stop_reason".into(),
-            json!(crate::ledger::terminal_stop_reason(fm)),
+            json!(crate::board::ledger::terminal_stop_reason(fm)),
         );
     }
     let style = Style::for_stdout();
     let mut text = format!("{}\n", style.bold(&output::path(&a.board)));
     text.push_str(&turn.render_head(&style));
-    if let Some(line) = crate::gitstore::describe() {
+    if let Some(line) = crate::store::gitref::describe() {
         text.push_str(&line);
     }
     if let Some(b) = &block {
@@ -285,7 +288,7 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
         ));
     }
     text.push_str(&reviewer_table(fm, &style));
-    if let Some(l) = crate::ledger::describe(fm) {
+    if let Some(l) = crate::board::ledger::describe(fm) {
         text.push_str(&format!("ledger      {}\n", escape(&l)));
     }
     if let Some(doer) = fm.doer().and_then(|d| fm.agent(d).map(|ag| (d, ag))) {
@@ -314,7 +317,7 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
         flags.push("no review".into());
     }
     text.push_str(&format!("settings    {}\n", flags.join(" · ")));
-    if let Some(v) = crate::sla::value(&fm.sla) {
+    if let Some(v) = crate::board::sla::value(&fm.sla) {
         text.push_str(&format!("sla         {}\n", v.trim_matches(['{', '}'])));
     }
     for (id, ag) in &fm.agents {
@@ -328,10 +331,13 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
         }
     }
     text.push_str(&turn.render_where());
-    let fields = crate::report::frontmatter_json(fm);
-    let audit: Vec<String> = crate::field::Field::ALL
+    let fields = crate::render::report::frontmatter_json(fm);
+    let audit: Vec<String> = crate::board::field::Field::ALL
         .iter()
-        .filter(|f| f.owner() == crate::field::Owner::Doer && **f != crate::field::Field::Worktree)
+        .filter(|f| {
+            f.owner() == crate::board::field::Owner::Doer
+                && **f != crate::board::field::Field::Worktree
+        })
         .filter_map(|f| match fields.get(f.name())? {
             serde_json::Value::Null => None,
             serde_json::Value::String(s) => Some(format!("{} {s}", f.name())),
@@ -341,7 +347,7 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
     if !audit.is_empty() {
         text.push_str(&format!("audit       {}\n", escape(&audit.join(" · "))));
     }
-    if let Some(checks) = crate::checks::status_line(fm) {
+    if let Some(checks) = crate::board::checks::status_line(fm) {
         text.push_str(&format!("checks      {}\n", escape(&checks)));
     }
     text.push_str(&format!("sha256      {}\n", loaded.sha256));
@@ -371,7 +377,11 @@ fn section_lines(sections: &[SectionInfo]) -> String {
 /// `status` of an invalid blackboard: print what can still be read of it (unless the output is
 /// JSON or quiet), and return the error, which names every problem and ends with the repair
 /// command (exit 5).
-fn invalid(board: &std::path::Path, bytes: &[u8], errors: Vec<crate::model::FieldError>) -> Error {
+fn invalid(
+    board: &std::path::Path,
+    bytes: &[u8],
+    errors: Vec<crate::board::frontmatter::FieldError>,
+) -> Error {
     let settings = output::settings();
     if !settings.json && !settings.quiet {
         let style = Style::for_stdout();
@@ -388,7 +398,7 @@ fn invalid(board: &std::path::Path, bytes: &[u8], errors: Vec<crate::model::Fiel
         }
         text.push_str(&format!("sha256      {}\n", store::sha256_hex(bytes)));
         text.push_str(&format!("size        {} bytes\n", bytes.len()));
-        if let Ok(doc) = crate::document::Document::parse(bytes) {
+        if let Ok(doc) = crate::board::document::Document::parse(bytes) {
             let sections: Vec<SectionInfo> = doc.sections().iter().map(SectionInfo::from).collect();
             text.push_str(&section_lines(&sections));
         }
@@ -400,7 +410,7 @@ fn invalid(board: &std::path::Path, bytes: &[u8], errors: Vec<crate::model::Fiel
 /// The value of the top-level `phase:` line of the frontmatter, as written (quotes removed).
 fn phase_as_written(bytes: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(bytes);
-    let mut lines = text.trim_start_matches(crate::document::BOM).lines();
+    let mut lines = text.trim_start_matches(crate::board::document::BOM).lines();
     if lines.next()?.trim_end() != "---" {
         return None;
     }
@@ -411,11 +421,11 @@ fn phase_as_written(bytes: &[u8]) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
-fn agents_json(fm: &crate::model::Frontmatter) -> serde_json::Value {
+fn agents_json(fm: &crate::board::frontmatter::Frontmatter) -> serde_json::Value {
     let mut map = serde_json::Map::new();
     for (id, ag) in &fm.agents {
         let mut reviews = serde_json::Map::new();
-        for t in crate::model::Target::ALL {
+        for t in crate::board::frontmatter::Target::ALL {
             let r = ag.review(*t);
             reviews.insert(
                 t.as_str().to_string(),

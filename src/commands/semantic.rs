@@ -6,19 +6,19 @@ use std::path::Path;
 use serde_json::json;
 
 use super::{Outcome, read_text, shown, timeout};
+use crate::board::frontmatter::{Frontmatter, Observed, Phase, PinKind, Sha256, Verdict};
+use crate::board::pin::{self, DiffSource, Judged};
 use crate::cli::{
     AdvanceArgs, ArtifactArg, ClaimArgs, NoteArgs, NoteText, ReasonArgs, RegisterArgs, SubmitArgs,
     VerdictArgs, WriteCommon,
 };
-use crate::engine;
 use crate::error::{Error, Result};
+use crate::law::protocol::{self, Artifact, Command, TRANSITIONS, shell_word};
 use crate::law::{self, Consent};
-use crate::model::{Frontmatter, Observed, Phase, PinKind, Sha256, Verdict};
 use crate::ops::{self, Ctx, Edit};
-use crate::pin::{self, DiffSource, Judged};
-use crate::protocol::{self, Artifact, Command, TRANSITIONS, shell_word};
-use crate::report::SCHEMA;
+use crate::render::report::SCHEMA;
 use crate::store::{self, Expect, WriteOptions};
+use crate::transaction;
 
 /// The note of a command as its entry will hold it (see [`ops::note_text`]), and the warning
 /// to give when its headings were demoted.
@@ -52,7 +52,7 @@ fn add_warnings(out: &mut Outcome, warnings: Vec<String>) {
 pub(super) fn fenced(text: &str) -> String {
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest.max(2) + 1);
-    let body = crate::document::normalize_newlines(text);
+    let body = crate::board::document::normalize_newlines(text);
     format!("{fence}\n{}\n{fence}", body.trim_end_matches('\n'))
 }
 
@@ -100,14 +100,15 @@ where
         operation: operation.to_string(),
         usage: (&common.usage).try_into()?,
     };
-    let committed = engine::transact(board, expect(common)?, &opts, &common.agent, &consent, op)
-        .map_err(|e| e.suggest(&super::argv(), Some(&shown_board)))?;
+    let committed =
+        transaction::transact(board, expect(common)?, &opts, &common.agent, &consent, op)
+            .map_err(|e| e.suggest(&super::argv(), Some(&shown_board)))?;
     let written = &committed.written;
     let summary = &committed.summary;
     let fm = &written.parsed.fm;
     let next = protocol::next(fm, &common.agent, &super::place(board, fm));
     let your_turn = next.handoff_to.iter().any(|h| h == &common.agent);
-    let pin = crate::report::current_target(fm).and_then(|t| {
+    let pin = crate::render::report::current_target(fm).and_then(|t| {
         fm.pin(t).map(|p| {
             json!({"target": t, "counter": p.counter, "kind": p.kind, "sha256": p.sha256,
                    "files": p.files, "tree": p.tree})
@@ -408,7 +409,7 @@ pub fn advance(a: AdvanceArgs) -> Result<Outcome> {
             // The move that records the worktree records a git worktree: the code under review
             // is its diff.
             if let Some(w) = &args.worktree {
-                crate::git::worktree_top(Path::new(w))?;
+                crate::repo::git::worktree_top(Path::new(w))?;
                 if let Some(root) = fm.audit.repo_root.as_deref() {
                     same_repository(w, root)?;
                 }
@@ -421,27 +422,27 @@ pub fn advance(a: AdvanceArgs) -> Result<Outcome> {
 }
 
 /// What git says about the step, read before the lock (the operation holds it against the board
-/// under the lock, see [`crate::lifecycle`]); on a board that records a repository, a commit
+/// under the lock, see [`crate::law::lifecycle`]); on a board that records a repository, a commit
 /// left out is the worktree's `HEAD`. Nothing is read when the step will be refused anyway.
 fn observe_step(board: &Path, agent: &str, to: Phase, args: &mut ops::AdvanceArgs) -> Result<()> {
     let Ok(valid) = store::load_frontmatter(board) else {
         return Ok(());
     };
     let fm = &valid.parsed.fm;
-    if !crate::lifecycle::verified(fm) || law::admit(fm, agent, Command::Advance).is_err() {
+    if !crate::law::lifecycle::verified(fm) || law::admit(fm, agent, Command::Advance).is_err() {
         return Ok(());
     }
     if to == Phase::Committed && args.commit_sha.is_none() {
-        args.commit_sha = crate::lifecycle::default_commit(fm)?;
+        args.commit_sha = crate::law::lifecycle::default_commit(fm)?;
     }
-    let facts = crate::lifecycle::observe(
+    let facts = crate::law::lifecycle::observe(
         fm,
         to,
         args.commit_sha.as_deref(),
         args.merged_into.as_deref(),
     )?;
     // The full id of the commit is what gets recorded.
-    if let crate::lifecycle::Step::Commit(c) = &facts.step
+    if let crate::law::lifecycle::Step::Commit(c) = &facts.step
         && let Some(sha) = &c.sha
     {
         args.commit_sha = Some(sha.clone());

@@ -5,12 +5,12 @@
 use serde_json::json;
 
 use super::{Outcome, shown};
+use crate::board::entry::{self, Entry};
+use crate::board::frontmatter::Target;
 use crate::cli::ShowArgs;
-use crate::entry::{self, Entry};
 use crate::error::{Error, Result};
-use crate::model::Target;
 use crate::ops::{artifact_section, target_noun};
-use crate::report::{SCHEMA, current_target};
+use crate::render::report::{SCHEMA, current_target};
 use crate::store;
 
 pub fn run(a: ShowArgs) -> Result<Outcome> {
@@ -33,7 +33,7 @@ pub fn run(a: ShowArgs) -> Result<Outcome> {
                 "Nothing has been submitted yet (phase {}); `pair show {} SECTION` prints a \
                  section.\n",
                 fm.phase,
-                crate::protocol::shell_word(&board)
+                crate::law::protocol::shell_word(&board)
             ),
         ));
     };
@@ -60,7 +60,7 @@ pub fn run(a: ShowArgs) -> Result<Outcome> {
     if target == Target::Code && artifact.is_some() {
         text.push_str(&format!(
             "\nThe diff under review: `pair diff {}`.\n",
-            crate::protocol::shell_word(&board)
+            crate::law::protocol::shell_word(&board)
         ));
     }
     for r in &reviews {
@@ -92,7 +92,7 @@ pub fn run(a: ShowArgs) -> Result<Outcome> {
 fn section(
     a: &ShowArgs,
     board: &str,
-    doc: &crate::document::Document,
+    doc: &crate::board::document::Document,
     all: &[Entry],
     name: &str,
 ) -> Result<Outcome> {
@@ -100,7 +100,7 @@ fn section(
     let Some(sec) = sections.iter().find(|s| s.name == name) else {
         let names: Vec<&str> = sections.iter().map(|s| s.name.as_str()).collect();
         return Err(Error::Usage(
-            match crate::suggest::closest(name, names.iter().copied()) {
+            match crate::board::suggest::closest(name, names.iter().copied()) {
                 Some(k) => format!("{name:?} is not a section of {board}; did you mean {k:?}?"),
                 None => format!(
                     "{name:?} is not a section of {board}; its sections are {}",
@@ -122,7 +122,7 @@ fn section(
         });
         return Ok(Outcome::ok(json, text));
     }
-    let body = crate::document::normalize_newlines(&doc.body[sec.start..sec.end]);
+    let body = crate::board::document::normalize_newlines(&doc.body[sec.start..sec.end]);
     let text = format!("{}\n", body.trim_end());
     let json = json!({
         "schema": SCHEMA, "path": board, "section": sec.name, "line": sec.line,

@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::Outcome;
-use crate::report::SCHEMA;
+use crate::render::report::SCHEMA;
 
 /// The skill a doer or reviewer agent follows (`templates/skill/SKILL.md`).
 pub const SKILL: &str = include_str!("../../templates/skill/SKILL.md");

@@ -1,16 +1,16 @@
 //! `pair stats`: per board and in total, where the time and the tokens went ([`crate::stats`]);
-//! `--svg FILE` draws the timeline ([`crate::svg`]).
+//! `--svg FILE` draws the timeline ([`crate::render::svg`]).
 
 use std::fmt::Write as _;
 
 use serde_json::json;
 
 use super::{Outcome, shown};
+use crate::board::frontmatter::Timestamp;
+use crate::board::journal::cost_text;
 use crate::cli::StatsArgs;
 use crate::error::{Error, Result};
-use crate::journal::cost_text;
-use crate::model::Timestamp;
-use crate::report::SCHEMA;
+use crate::render::report::SCHEMA;
 use crate::stats::{self, BoardStats, Usage};
 
 fn usage_text(u: &Usage) -> String {
@@ -149,12 +149,12 @@ pub fn run(a: StatsArgs) -> Result<Outcome> {
     }
     let total = stats::total(&boards);
     if let Some(file) = &a.svg {
-        let drawn: Vec<crate::svg::Board> = boards
+        let drawn: Vec<crate::render::svg::Board> = boards
             .iter()
             .zip(&all_records)
-            .map(|(stats, records)| crate::svg::Board { stats, records })
+            .map(|(stats, records)| crate::render::svg::Board { stats, records })
             .collect();
-        let svg = crate::svg::timeline(&drawn);
+        let svg = crate::render::svg::timeline(&drawn);
         std::fs::write(file, svg).map_err(|e| Error::io(file, "write the SVG timeline", e))?;
     }
     let json = json!({

@@ -4,11 +4,11 @@
 use serde_json::json;
 
 use super::{Outcome, shown, timeout};
+use crate::board::frontmatter::Phase;
+use crate::board::journal::{Usage, cost_number, cost_text};
 use crate::cli::ReportUsageArgs;
 use crate::error::{Error, Hint, Result};
-use crate::journal::{Usage, cost_number, cost_text};
-use crate::model::Phase;
-use crate::report::SCHEMA;
+use crate::render::report::SCHEMA;
 use crate::store::{self, Built, Expect, WriteOptions};
 
 pub fn run(a: ReportUsageArgs) -> Result<Outcome> {
@@ -48,7 +48,7 @@ pub fn run(a: ReportUsageArgs) -> Result<Outcome> {
                 path: a.board.clone(),
             });
         };
-        let valid = crate::validate::check_bytes(&current.bytes)
+        let valid = crate::law::validate::check_bytes(&current.bytes)
             .map_err(|r| Error::invalid(&a.board, r.errors, false))?;
         if valid.parsed.fm.agent(agent).is_none() {
             return Err(Error::refused(

@@ -6,14 +6,14 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::Outcome;
+use crate::board::document::{SplitError, conflict_marker};
+use crate::board::frontmatter::FieldError;
 use crate::cli::{ValidateArgs, ValidateFormat};
-use crate::document::{SplitError, conflict_marker};
 use crate::error::{Error, Result, exit};
-use crate::model::FieldError;
-use crate::output::{self, escape, sanitize};
-use crate::report::SCHEMA;
+use crate::law::validate::{self, Report, Valid};
+use crate::render::output::{self, escape, sanitize};
+use crate::render::report::SCHEMA;
 use crate::store;
-use crate::validate::{self, Report, Valid};
 
 #[derive(Debug, Serialize)]
 struct FileReport {
@@ -33,15 +33,15 @@ struct FileReport {
 }
 
 /// The lifecycle checks that apply to a board, as `validate` reports them.
-fn lifecycle(fm: &crate::model::Frontmatter) -> serde_json::Value {
-    let checks: Vec<serde_json::Value> = crate::lifecycle::applicable(fm)
+fn lifecycle(fm: &crate::board::frontmatter::Frontmatter) -> serde_json::Value {
+    let checks: Vec<serde_json::Value> = crate::law::lifecycle::applicable(fm)
         .into_iter()
         .map(|(c, applies)| {
             json!({"name": c.name, "step": c.step, "applies": applies, "rule": c.rule})
         })
         .collect();
     json!({
-        "verified": crate::lifecycle::verified(fm),
+        "verified": crate::law::lifecycle::verified(fm),
         "repo_root": fm.audit.repo_root,
         "checks": checks,
     })
@@ -144,7 +144,7 @@ fn looks_like_blackboard(path: &Path) -> bool {
         return false;
     };
     let head = head
-        .strip_prefix(crate::document::BOM.as_bytes())
+        .strip_prefix(crate::board::document::BOM.as_bytes())
         .unwrap_or(&head);
     if !head.starts_with(b"---") {
         return false;
@@ -239,7 +239,7 @@ fn check_read(path: &Path, bytes: Result<Vec<u8>>) -> FileReport {
             sha256,
             errors: vec![],
             lifecycle: Some(lifecycle(&v.parsed.fm)),
-            ledger: crate::ledger::describe(&v.parsed.fm),
+            ledger: crate::board::ledger::describe(&v.parsed.fm),
             warnings: v.parsed.warnings,
         },
         Err(r) => FileReport {
@@ -255,7 +255,7 @@ fn check_read(path: &Path, bytes: Result<Vec<u8>>) -> FileReport {
 }
 
 /// Check a whole file's bytes like [`validate::check_bytes`], and that its body and frontmatter
-/// agree ([`crate::agreement`]); when the file holds
+/// agree ([`crate::law::agreement`]); when the file holds
 /// unresolved git conflict markers, report every marker line, and whatever else is wrong
 /// whichever side of each conflict is kept: the file is checked once with the first side of
 /// every conflict and once with the second (conflicted lines blanked, so lines keep their
@@ -264,10 +264,10 @@ pub(crate) fn check_all(bytes: &[u8]) -> std::result::Result<Valid, Report> {
     let valid = check_split(bytes)?;
     // The body and the frontmatter tell the same story (counters and verdicts have their
     // entries): checked by `validate` and `status`, which read a board to report on it.
-    let mut disagreements = crate::agreement::check(&valid.parsed, &valid.doc);
+    let mut disagreements = crate::law::agreement::check(&valid.parsed, &valid.doc);
     // The journal agrees with the frontmatter and its chain is unbroken.
     let (journal_errors, journal_warnings) =
-        crate::journal::check(bytes, &valid.doc, &valid.parsed.fm);
+        crate::board::journal::check(bytes, &valid.doc, &valid.parsed.fm);
     disagreements.extend(journal_errors);
     let mut valid = valid;
     valid.parsed.warnings.extend(journal_warnings);
@@ -311,7 +311,7 @@ fn check_split(bytes: &[u8]) -> std::result::Result<Valid, Report> {
 /// line, marker).
 fn marker_lines(bytes: &[u8]) -> Vec<(u32, &'static str)> {
     let bytes = bytes
-        .strip_prefix(crate::document::BOM.as_bytes())
+        .strip_prefix(crate::board::document::BOM.as_bytes())
         .unwrap_or(bytes);
     bytes
         .split(|b| *b == b'\n')
@@ -365,7 +365,7 @@ fn resolved(bytes: &[u8], keep: Side) -> Vec<u8> {
     for (i, line) in bytes.split_inclusive(|b| *b == b'\n').enumerate() {
         let text = String::from_utf8_lossy(line);
         let text = if i == 0 {
-            text.trim_start_matches(crate::document::BOM)
+            text.trim_start_matches(crate::board::document::BOM)
         } else {
             &text
         };
@@ -397,8 +397,8 @@ fn resolved(bytes: &[u8], keep: Side) -> Vec<u8> {
         if kept {
             out.extend_from_slice(line);
         } else {
-            if i == 0 && line.starts_with(crate::document::BOM.as_bytes()) {
-                out.extend_from_slice(crate::document::BOM.as_bytes());
+            if i == 0 && line.starts_with(crate::board::document::BOM.as_bytes()) {
+                out.extend_from_slice(crate::board::document::BOM.as_bytes());
             }
             let ending: &[u8] = if line.ends_with(b"\r\n") {
                 b"\r\n"
@@ -429,7 +429,7 @@ pub fn run(a: ValidateArgs) -> Result<Outcome> {
             reports.push(check(p));
             continue;
         }
-        if crate::location::is_git(p) {
+        if crate::store::location::is_git(p) {
             let bytes = store::read(p);
             // A ref (or a file in its tree) that is not there is missing, as a file would be.
             if matches!(bytes, Err(Error::Missing { .. })) {

@@ -13,12 +13,15 @@ use std::time::{Duration, Instant};
 use serde_json::{Value as Json, json};
 
 use super::{Outcome, seconds_flag, shown};
+use crate::board::frontmatter::Timestamp;
+use crate::board::journal;
 use crate::cli::WatchArgs;
 use crate::error::{Error, Result, exit};
-use crate::model::Timestamp;
-use crate::report::SCHEMA;
+use crate::render::output;
+use crate::render::report::SCHEMA;
+use crate::store;
+use crate::watch::presence;
 use crate::watch::{self, Finding, State};
-use crate::{journal, output, presence, store};
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -41,7 +44,7 @@ fn boards(args: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<String>)> {
     let mut warnings = Vec::new();
     for a in args {
         // A git board is read through the store like any other; it is never a directory.
-        if crate::location::is_git(a) {
+        if crate::store::location::is_git(a) {
             out.push(a.clone());
             continue;
         }

@@ -8,7 +8,7 @@ use serde_json::json;
 use super::Outcome;
 use crate::cli::WorktreePathArgs;
 use crate::error::{Error, Result};
-use crate::report::SCHEMA;
+use crate::render::report::SCHEMA;
 
 pub(crate) fn repo_root(board: &Path) -> Result<PathBuf> {
     let dir = match board.parent() {
@@ -72,14 +72,14 @@ pub fn run(a: WorktreePathArgs) -> Result<Outcome> {
     let shown = d.path.display().to_string();
     Ok(Outcome::ok(
         json!({"schema": SCHEMA, "path": shown, "repo_root": d.root.display().to_string(), "stem": d.stem, "exists": d.exists}),
-        format!("{}\n", crate::output::escape(&shown)),
+        format!("{}\n", crate::render::output::escape(&shown)),
     ))
 }
 
 /// `<repo-root>/.worktrees/<stem>` for `board` (the repository root from git when not given),
 /// refusing an unsafe stem, an escape from `.worktrees/` and an unrelated path in the way.
 pub fn default_worktree(board: &Path, repo_root_arg: Option<&Path>) -> Result<DefaultWorktree> {
-    if crate::location::is_git(board) {
+    if crate::store::location::is_git(board) {
         return Err(Error::Usage(format!(
             "{} is a git board: it has no directory of its own for a default worktree to sit \
              beside; give the worktree's path and branch (`--path DIR --branch NAME`)",

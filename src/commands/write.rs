@@ -4,17 +4,17 @@
 use serde_json::json;
 
 use super::{Outcome, read_input, shown, timeout};
+use crate::board::document::Document;
+use crate::board::field::{self, Field};
+use crate::board::frontmatter::{Frontmatter, Timestamp};
 use crate::cli::WriteArgs;
-use crate::document::Document;
-use crate::engine::{self, RawMode};
 use crate::error::{Error, Result};
-use crate::field::{self, Field};
 use crate::law::Consent;
-use crate::model::{Frontmatter, Timestamp};
+use crate::law::validate;
 use crate::ops::{DECISIONS, Entry};
-use crate::report::SCHEMA;
+use crate::render::report::SCHEMA;
 use crate::store::{self, Built, Expect, WriteOptions};
-use crate::validate;
+use crate::transaction::{self, RawMode};
 
 /// How a raw write is checked.
 enum Mode {
@@ -91,7 +91,7 @@ pub fn run(a: WriteArgs) -> Result<Outcome> {
         };
         let now = Timestamp::now();
         match &mode {
-            Mode::Raw => engine::replace(
+            Mode::Raw => transaction::replace(
                 &board_for_errors,
                 &current.bytes,
                 content.clone(),
@@ -99,7 +99,7 @@ pub fn run(a: WriteArgs) -> Result<Outcome> {
                 &consent,
                 now,
             ),
-            Mode::As(id) => engine::replace(
+            Mode::As(id) => transaction::replace(
                 &board_for_errors,
                 &current.bytes,
                 content.clone(),
@@ -163,7 +163,7 @@ fn agent_changes(old: &Frontmatter, new: &Frontmatter) -> Vec<String> {
 
 /// Set `phase_updated_at` to `now` in content about to be written, changing only that line.
 fn restamp(board: &std::path::Path, content: &[u8], now: Timestamp) -> Result<Vec<u8>> {
-    let doc = Document::parse(content).map_err(|e| engine::unsplittable(board, "file", &e))?;
+    let doc = Document::parse(content).map_err(|e| transaction::unsplittable(board, "file", &e))?;
     let fm: String = doc
         .fm_text
         .replace("\r\n", "\n")
@@ -228,7 +228,7 @@ fn repair(
         }
         Err(_) => "The old content was not a valid blackboard.".to_string(),
     };
-    engine::append_records(
+    transaction::append_records(
         board,
         &new,
         [Entry::new(

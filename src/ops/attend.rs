@@ -2,10 +2,10 @@
 //! (`away`), and removing a required reviewer that never registered (`unrequire`).
 
 use super::{Ctx, Edit, admit, touch};
+use crate::board::frontmatter::{Away, Frontmatter, Timestamp};
+use crate::board::sla::{self, Limit};
 use crate::error::{Error, Result};
-use crate::model::{Away, Frontmatter, Timestamp};
-use crate::protocol::Command;
-use crate::sla::{self, Limit};
+use crate::law::protocol::Command;
 
 fn reason_of(reason: &str) -> Result<String> {
     let r = reason.split_whitespace().collect::<Vec<_>>().join(" ");

@@ -1,10 +1,10 @@
 //! Anyone's moves: blocking, unblocking, stopping, and notes.
 
 use super::{Ctx, DECISIONS, Edit, Entry, admit, checked_note, set_phase, touch};
-use crate::document::{SECTION_ORDER, valid_section_name};
+use crate::board::document::{SECTION_ORDER, valid_section_name};
+use crate::board::frontmatter::{Frontmatter, Phase, Status};
 use crate::error::{Error, Result};
-use crate::model::{Frontmatter, Phase, Status};
-use crate::protocol::Command;
+use crate::law::protocol::Command;
 
 fn reason_text(reason: &str) -> Result<String> {
     let r = reason.trim();
@@ -113,7 +113,7 @@ pub fn note_in(
 /// A note goes to a section the template or the body has; a new one only with
 /// `--new-section`, and never one that differs from a known one only in case.
 fn known_section(ctx: &Ctx, name: &str, new_section: bool) -> Result<()> {
-    if name == crate::journal::SECTION {
+    if name == crate::board::journal::SECTION {
         return Err(Error::Usage(format!(
             "--section {name:?}: the journal is written by pair only, one record per write; \
              put the note in another section"
@@ -142,7 +142,7 @@ fn known_section(ctx: &Ctx, name: &str, new_section: bool) -> Result<()> {
         }
     }
     Err(Error::Usage(
-        match crate::suggest::closest(name, unique.iter().copied()) {
+        match crate::board::suggest::closest(name, unique.iter().copied()) {
             Some(k) => format!(
                 "--section {name:?} is not a section of this blackboard; did you mean {k:?}? (to \
              create a new section, add --new-section)"

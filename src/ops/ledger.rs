@@ -3,13 +3,13 @@
 //! the law judges the change by the same table.
 
 use super::{Ctx, DECISIONS, Edit, Entry, admit, artifact_section, checked_note, set_phase, touch};
-use crate::error::{Error, Flag, Hint, Result};
-use crate::ledger::rules::{arbiter_text, is_arbiter, may_move, valid_escalation};
-use crate::ledger::{
+use crate::board::frontmatter::{Frontmatter, Phase, Role, Status, Target, Verdict};
+use crate::board::ledger::rules::{arbiter_text, is_arbiter, may_move, valid_escalation};
+use crate::board::ledger::{
     Kind, Objection, Severity, State, StopReason, Verb, find_move, pending_gate, revising, round_of,
 };
-use crate::model::{Frontmatter, Phase, Role, Status, Target, Verdict};
-use crate::protocol::{Command, outcome_phase};
+use crate::error::{Error, Flag, Hint, Result};
+use crate::law::protocol::{Command, outcome_phase};
 
 /// What `pair object` raises.
 #[derive(Debug, Clone)]
@@ -186,7 +186,7 @@ pub fn object(fm: &mut Frontmatter, ctx: &Ctx, r: &Raise) -> Result<Edit> {
     })
 }
 
-/// Move objection `id` with `verb`, per [`crate::ledger::MOVES`]; the gate and the state it
+/// Move objection `id` with `verb`, per [`crate::board::ledger::MOVES`]; the gate and the state it
 /// left.
 fn step(
     fm: &mut Frontmatter,
@@ -202,7 +202,7 @@ fn step(
         .unwrap_or(Role::Reviewer);
     let o: Objection = fm.ledger.get(id).cloned().ok_or_else(|| unknown(fm, id))?;
     let Some(m) = find_move(verb, Some(o.state)) else {
-        let from: Vec<String> = crate::ledger::MOVES
+        let from: Vec<String> = crate::board::ledger::MOVES
             .iter()
             .filter(|m| m.verb == verb)
             .flat_map(|m| m.from.iter().map(|s| format!("`{s}`")))
@@ -216,8 +216,8 @@ fn step(
     };
     if !may_move(fm, &ctx.agent, role, &ctx.consent, &o, m.who) {
         let who = match m.who {
-            crate::ledger::Mover::Arbiter => arbiter_text(fm),
-            crate::ledger::Mover::Raiser => format!("the reviewer who raised it ({})", o.by),
+            crate::board::ledger::Mover::Arbiter => arbiter_text(fm),
+            crate::board::ledger::Mover::Raiser => format!("the reviewer who raised it ({})", o.by),
             w => w.describe().to_string(),
         };
         let message = format!(
@@ -226,7 +226,7 @@ fn step(
             ctx.agent
         );
         return Err(
-            if m.who == crate::ledger::Mover::Arbiter && fm.agent(&ctx.agent).is_some() {
+            if m.who == crate::board::ledger::Mover::Arbiter && fm.agent(&ctx.agent).is_some() {
                 Error::refused(
                     message,
                     Hint::Rerun {

@@ -3,11 +3,11 @@
 //! (gathered before the lock) and only edit the board.
 
 use super::{AdvanceArgs, Ctx, DECISIONS, Edit, Entry, admit, advance, touch};
-use crate::checks::CheckRun;
+use crate::board::checks::CheckRun;
+use crate::board::frontmatter::{Frontmatter, Phase};
 use crate::error::{Error, Flag, Hint, Result};
 use crate::law;
-use crate::model::{Frontmatter, Phase};
-use crate::protocol::Command;
+use crate::law::protocol::Command;
 
 /// The worktree `pair worktree create` made, and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]

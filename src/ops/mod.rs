@@ -3,7 +3,7 @@
 //! An operation reads the board, checks what only it can know (its arguments, which row of the
 //! transition table it means, a stale `--revision`), changes the frontmatter and returns the body
 //! entries it wants appended. It never touches the body itself and never judges its own change:
-//! the transaction ([`crate::engine`]) asks the [`crate::law`] about every change, semantic or
+//! the transaction ([`crate::transaction`]) asks the [`crate::law`] about every change, semantic or
 //! raw, and appends the entries together with the records the law requires.
 //!
 //! * [`review`] — register, claim, verdict (the reviewers' side);
@@ -13,11 +13,11 @@
 //! * [`ledger`] — object, resolve, challenge, rule, accept, reopen, withdraw, decide, rework
 //!   (the objection ledger).
 
-use crate::document::{check_note, demote_note_headings, normalize_newlines};
+use crate::board::document::{check_note, demote_note_headings, normalize_newlines};
+use crate::board::frontmatter::{Frontmatter, Phase, Status, Target, Timestamp};
 use crate::error::{Error, Result};
+use crate::law::protocol::Command;
 use crate::law::{self, Consent};
-use crate::model::{Frontmatter, Phase, Status, Target, Timestamp};
-use crate::protocol::Command;
 
 mod attend;
 mod control;
@@ -152,13 +152,13 @@ pub(crate) fn admit(fm: &Frontmatter, ctx: &Ctx, command: Command) -> Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::board::frontmatter::Verdict;
     use crate::error::Hint;
-    use crate::model::Verdict;
-    use crate::protocol::Artifact;
+    use crate::law::protocol::Artifact;
 
     fn board() -> Frontmatter {
         let text = "---\nphase: PLANNING\nphase_updated_at: \"2026-01-01T00:00:00Z\"\nwork_type: feature\nrca_required: false\nred_test_required: false\nrequired_reviewers: []\nanalysis_revision: 0\nplan_revision: 0\nred_test_round: 0\ncode_review_round: 0\nworktree: null\nagents:\n  doer:\n    role: doer\n    status: WORKING\n  alice:\n    role: reviewer\n    status: IDLE\n---\n";
-        crate::validate::check_bytes(text.as_bytes())
+        crate::law::validate::check_bytes(text.as_bytes())
             .expect("valid")
             .parsed
             .fm

@@ -3,9 +3,9 @@
 use super::{
     Ctx, Edit, Entry, admit, artifact_section, checked_note, set_phase, target_noun, touch,
 };
+use crate::board::frontmatter::{Agent, Frontmatter, Role, Sha256, Status, Target, Verdict};
 use crate::error::{Error, Result};
-use crate::model::{Agent, Frontmatter, Role, Sha256, Status, Target, Verdict};
-use crate::protocol::{self, Command, DiffScope, TRANSITIONS, To};
+use crate::law::protocol::{self, Command, DiffScope, TRANSITIONS, To};
 
 /// `register`: add the actor as a reviewer (and, with `required`, to `required_reviewers`; the
 /// law records that the user named it).
@@ -158,7 +158,7 @@ pub(crate) fn settle_round(fm: &mut Frontmatter, ctx: &Ctx, target: Target) -> S
     let r = protocol::round(fm, target);
     if r.complete {
         let from = fm.phase;
-        let to = crate::ledger::rules::round_end(fm, target, r.approved);
+        let to = crate::board::ledger::rules::round_end(fm, target, r.approved);
         set_phase(fm, ctx, to);
         format!("; the round is complete: {from} → {to}")
     } else {

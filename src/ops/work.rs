@@ -4,9 +4,9 @@ use super::{
     Ctx, DECISIONS, Edit, Entry, admit, artifact_section, checked_note, set_phase, target_noun,
     touch,
 };
+use crate::board::frontmatter::{Frontmatter, Observed, Phase, PinKind, Status};
 use crate::error::{Error, Flag, Hint, Result};
-use crate::model::{Frontmatter, Observed, Phase, PinKind, Status};
-use crate::protocol::{self, Actor, Artifact, Command, Needs, TRANSITIONS, To, Transition};
+use crate::law::protocol::{self, Actor, Artifact, Command, Needs, TRANSITIONS, To, Transition};
 
 /// `submit`: the doer submits an artifact for review.
 ///
@@ -182,8 +182,8 @@ pub struct AdvanceArgs {
     pub note: Option<String>,
     /// `--keep-branch` (CLEANED_UP): the topic branch is kept on purpose.
     pub keep_branch: bool,
-    /// What git said about the step, gathered before the write (see [`crate::lifecycle`]).
-    pub facts: Option<crate::lifecycle::Facts>,
+    /// What git said about the step, gathered before the write (see [`crate::law::lifecycle`]).
+    pub facts: Option<crate::law::lifecycle::Facts>,
 }
 
 /// The doer's `advance` row from the current phase to `to`, or a refusal naming the moves there
@@ -366,8 +366,9 @@ pub fn advance(fm: &mut Frontmatter, ctx: &Ctx, to: Phase, args: &AdvanceArgs) -
     }
     let note = args.note.as_deref().map(checked_note).transpose()?;
     // The git lifecycle's checks, on the board as it is under the lock.
-    let checked = crate::lifecycle::verify(fm, to, args.facts.as_ref(), args.keep_branch)?;
-    let waived = crate::lifecycle::rule(&checked, &ctx.consent, from, to, &ctx.agent, ctx.now)?;
+    let checked = crate::law::lifecycle::verify(fm, to, args.facts.as_ref(), args.keep_branch)?;
+    let waived =
+        crate::law::lifecycle::rule(&checked, &ctx.consent, from, to, &ctx.agent, ctx.now)?;
     let mut record = record_step(fm, ctx, to, args);
     if let Some((_, text)) = &mut record {
         if !checked.passed.is_empty() {

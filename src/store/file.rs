@@ -8,10 +8,10 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::*;
+use crate::board::frontmatter::FieldError;
+use crate::board::yaml::MAX_FRONTMATTER_BYTES;
 use crate::error::{Error, Result};
-use crate::model::FieldError;
-use crate::validate::{self, MAX_BOARD_BYTES, Valid};
-use crate::yaml::MAX_FRONTMATTER_BYTES;
+use crate::law::validate::{self, MAX_BOARD_BYTES, Valid};
 
 /// Resolve the path a blackboard is really stored at: a symlinked blackboard is written at its
 /// target (the link survives) and locked by the target's path.
@@ -164,9 +164,9 @@ pub(super) fn read_head_cut(mut file: File, path: &Path) -> Result<(Vec<u8>, boo
             let line = &buf[line_start..end];
             let is_first = scanned_lines == 0;
             let text = line
-                .strip_prefix(crate::document::BOM.as_bytes())
+                .strip_prefix(crate::board::document::BOM.as_bytes())
                 .unwrap_or(line);
-            let delimiter = crate::document::is_delimiter_line(text);
+            let delimiter = crate::board::document::is_delimiter_line(text);
             scanned_lines += 1;
             line_start = end;
             i = end;

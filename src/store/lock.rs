@@ -292,7 +292,7 @@ pub(super) fn write_owner(
         "hostname": this_host(),
         "agent": opts.agent,
         "operation": opts.operation,
-        "acquired_at": crate::model::Timestamp::now().to_string(),
+        "acquired_at": crate::board::frontmatter::Timestamp::now().to_string(),
     });
     let mut text = serde_json::to_string_pretty(&record).unwrap_or_default();
     text.push('\n');

@@ -1,6 +1,6 @@
 //! Reading and writing blackboards (SPEC §6). This module is the only code that writes a
 //! blackboard; every write goes through [`update`]. A blackboard is a file (the default) or a
-//! file in a git ref ([`crate::location`], [`crate::gitstore`]): the two differ only in how the
+//! file in a git ref ([`crate::store::location`], [`crate::store::gitref`]): the two differ only in how the
 //! current bytes are read and how the new ones are stored; checking the expectation, building,
 //! validating and sealing the journal record are [`compose`], shared by both.
 //!
@@ -28,16 +28,19 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
+use crate::board::frontmatter::{FieldError, Parsed};
 use crate::error::{Error, Result};
-use crate::location::Location;
-use crate::model::{FieldError, Parsed};
-use crate::validate::{self, MAX_BOARD_BYTES, Valid};
+use crate::law::validate::{self, MAX_BOARD_BYTES, Valid};
+use crate::store::location::Location;
 
 /// The lock wait used when the caller gives none (SPEC §6).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[cfg(feature = "fault-injection")]
 pub mod fault;
+pub mod gitref;
+pub mod location;
+pub mod wait;
 
 /// Apply the test-only fault configured for a step (nothing at all without the
 /// `fault-injection` feature).
@@ -85,7 +88,7 @@ pub struct WriteOptions {
     pub agent: Option<String>,
     pub operation: String,
     /// Tokens and cost the writer reports, for the write's journal record.
-    pub usage: crate::journal::Usage,
+    pub usage: crate::board::journal::Usage,
 }
 
 impl Default for WriteOptions {
@@ -94,7 +97,7 @@ impl Default for WriteOptions {
             timeout: DEFAULT_TIMEOUT,
             agent: None,
             operation: "write".to_string(),
-            usage: crate::journal::Usage::default(),
+            usage: crate::board::journal::Usage::default(),
         }
     }
 }
@@ -147,31 +150,31 @@ pub(super) fn too_large_content(path: &Path, size: u64, new_content: bool) -> Er
     Error::invalid(path, vec![error], new_content)
 }
 
-/// Append the write's journal record ([`crate::journal::seal`]) to checked new content; the
+/// Append the write's journal record ([`crate::board::journal::seal`]) to checked new content; the
 /// frontmatter is not touched, so its check stands, but the size is checked again.
 pub(super) fn seal(
     path: &Path,
     bytes: Vec<u8>,
     opts: &WriteOptions,
     wait: Duration,
-    old: Option<&crate::model::Frontmatter>,
+    old: Option<&crate::board::frontmatter::Frontmatter>,
     old_sha256: Option<&str>,
     parsed: &Parsed,
-) -> Result<crate::journal::Sealed> {
-    let intent = crate::journal::Intent {
+) -> Result<crate::board::journal::Sealed> {
+    let intent = crate::board::journal::Intent {
         agent: opts.agent.clone(),
         command: opts.operation.clone(),
         usage: opts.usage.clone(),
     };
-    let facts = crate::journal::Facts {
+    let facts = crate::board::journal::Facts {
         intent: &intent,
         old,
         old_sha256,
         new: &parsed.fm,
         wait_us: wait.as_micros().try_into().unwrap_or(u64::MAX),
-        now: crate::model::Timestamp::now(),
+        now: crate::board::frontmatter::Timestamp::now(),
     };
-    let sealed = crate::journal::seal(bytes, &facts).map_err(|m| {
+    let sealed = crate::board::journal::seal(bytes, &facts).map_err(|m| {
         Error::invalid(
             path,
             vec![FieldError {
@@ -311,7 +314,7 @@ where
 pub fn read(path: &Path) -> Result<Vec<u8>> {
     match Location::of(path)? {
         Location::Local(_) => file::read(path),
-        Location::Git(g) => crate::gitstore::read(&g, path),
+        Location::Git(g) => crate::store::gitref::read(&g, path),
     }
 }
 
@@ -319,7 +322,7 @@ pub fn read(path: &Path) -> Result<Vec<u8>> {
 pub fn read_head(path: &Path) -> Result<Vec<u8>> {
     match Location::of(path)? {
         Location::Local(_) => file::read_head(path),
-        Location::Git(g) => crate::gitstore::read(&g, path),
+        Location::Git(g) => crate::store::gitref::read(&g, path),
     }
 }
 
@@ -328,7 +331,7 @@ pub fn load(path: &Path) -> Result<Loaded> {
     match Location::of(path)? {
         Location::Local(_) => file::load(path),
         Location::Git(g) => {
-            let bytes = crate::gitstore::read(&g, path)?;
+            let bytes = crate::store::gitref::read(&g, path)?;
             file::loaded(path, bytes)
         }
     }
@@ -339,7 +342,7 @@ pub fn load_frontmatter(path: &Path) -> Result<Valid> {
     match Location::of(path)? {
         Location::Local(_) => file::load_frontmatter(path),
         Location::Git(g) => {
-            let bytes = crate::gitstore::read(&g, path)?;
+            let bytes = crate::store::gitref::read(&g, path)?;
             validate::check_frontmatter_bytes(&bytes)
                 .map_err(|r| Error::invalid(path, r.errors, false))
         }
@@ -357,7 +360,7 @@ where
 {
     match Location::of(path)? {
         Location::Local(_) => local::update(path, expect, opts, build),
-        Location::Git(g) => crate::gitstore::update(&g, path, expect, opts, build),
+        Location::Git(g) => crate::store::gitref::update(&g, path, expect, opts, build),
     }
 }
 
@@ -367,6 +370,6 @@ pub fn create_copy(path: &Path, bytes: &[u8], opts: &WriteOptions) -> Result<()>
     validate::check_bytes(bytes).map_err(|r| Error::invalid(path, r.errors, true))?;
     match Location::of(path)? {
         Location::Local(_) => local::create_copy(path, bytes, opts),
-        Location::Git(g) => crate::gitstore::create_copy(&g, path, bytes, opts),
+        Location::Git(g) => crate::store::gitref::create_copy(&g, path, bytes, opts),
     }
 }

@@ -146,7 +146,7 @@ fn status_json_carries_every_frontmatter_field_of_the_registry() {
     out.code(0);
     let v = out.json();
     let fm = v["frontmatter"].as_object().expect("frontmatter object");
-    let names: Vec<&str> = pair::field::Field::ALL
+    let names: Vec<&str> = pair::board::field::Field::ALL
         .iter()
         .map(|f| f.name())
         .filter(|n| *n != "agents")

@@ -466,7 +466,7 @@ fn completions_offer_phases_verdicts_artifacts_and_work_types() {
     }
     // Every phase of the model is offered to completion.
     let bash = pair(["completions", "bash"]);
-    for phase in pair::model::Phase::ALL {
+    for phase in pair::board::frontmatter::Phase::ALL {
         assert!(
             bash.stdout.contains(phase.as_str()),
             "bash completion lacks {phase}"

@@ -11,7 +11,7 @@ fn readme_phase_table_is_the_transition_table() {
     let end = readme.find("<!-- phase-table:end -->").expect("end marker");
     assert_eq!(
         readme[start..end].trim(),
-        pair::protocol::markdown_table().trim(),
+        pair::law::protocol::markdown_table().trim(),
         "README phase table is out of date: regenerate it with `cargo run --example phase_table`"
     );
 }
@@ -27,7 +27,7 @@ fn readme_sla_table_is_the_sla_table() {
     let end = readme.find("<!-- sla-table:end -->").expect("end marker");
     assert_eq!(
         readme[start..end].trim(),
-        pair::sla::markdown_table().trim(),
-        "README SLA table is out of date: copy pair::sla::markdown_table() into it"
+        pair::board::sla::markdown_table().trim(),
+        "README SLA table is out of date: copy pair::board::sla::markdown_table() into it"
     );
 }

@@ -1,20 +1,20 @@
 //! One law: a semantic write is a legal raw write by the same writer with the same approvals.
 //!
 //! Random lifecycles run in memory through the engine that the commands use
-//! (`engine::apply`, the same function `pair submit`, `pair verdict`, … run under the lock),
+//! (`transaction::apply`, the same function `pair submit`, `pair verdict`, … run under the lock),
 //! and every accepted step is replayed as the raw write `pair write --as WHO` would make
-//! (`engine::replace`). The replay must be accepted; replayed without the user's approval, a
+//! (`transaction::replace`). The replay must be accepted; replayed without the user's approval, a
 //! step that passed a human gate or a waiver must be refused. A smaller run drives the real
 //! binary the same way.
 
 use std::path::Path;
 
-use pair::engine::{self, RawMode};
+use pair::board::frontmatter::{Observed, Phase, Sha256, Timestamp, Verdict};
 use pair::law::Consent;
-use pair::model::{Observed, Phase, Sha256, Timestamp, Verdict};
+use pair::law::protocol::{self, Artifact, Command, To};
+use pair::law::validate;
 use pair::ops::{self, AdvanceArgs};
-use pair::protocol::{self, Artifact, Command, To};
-use pair::validate;
+use pair::transaction::{self, RawMode};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 
@@ -117,12 +117,18 @@ fn step() -> impl Strategy<Value = Step> {
 }
 
 /// The operation a step means on the current board: who acts, and the edit.
-type OpFn = Box<dyn FnOnce(&mut pair::model::Frontmatter, &ops::Ctx) -> pair::Result<ops::Edit>>;
+type OpFn = Box<
+    dyn FnOnce(&mut pair::board::frontmatter::Frontmatter, &ops::Ctx) -> pair::Result<ops::Edit>,
+>;
 
 /// What the submission of `a` pins, as the commands pin it: the text's hash, or a diff's. The
 /// diff's content changes every other round, so a resubmission mid-review is sometimes a real
 /// drift (accepted) and sometimes the same content (refused).
-fn observed(fm: &pair::model::Frontmatter, a: Artifact, note: &str) -> Option<Observed> {
+fn observed(
+    fm: &pair::board::frontmatter::Frontmatter,
+    a: Artifact,
+    note: &str,
+) -> Option<Observed> {
     let n = fm.counter(a.target()) + 1;
     match a {
         Artifact::Code | Artifact::Followup => Some(Observed {
@@ -131,12 +137,12 @@ fn observed(fm: &pair::model::Frontmatter, a: Artifact, note: &str) -> Option<Ob
             files: vec![],
             tree: None,
         }),
-        _ => Some(pair::pin::text(note)),
+        _ => Some(pair::board::pin::text(note)),
     }
 }
 
 /// What a verdict judged, as `pair verdict` records it: the round's pin.
-fn judged(fm: &pair::model::Frontmatter) -> Option<Sha256> {
+fn judged(fm: &pair::board::frontmatter::Frontmatter) -> Option<Sha256> {
     fm.phase
         .review_target()
         .and_then(|t| fm.pin(t))
@@ -225,7 +231,11 @@ fn plan(bytes: &[u8], step: &Step) -> (String, OpFn) {
 
 /// The expected next move: a pending reviewer's verdict (or its registration), else the doer's
 /// next row of the table.
-fn guided(fm: &pair::model::Frontmatter, pick: usize, verdict: Verdict) -> (String, OpFn) {
+fn guided(
+    fm: &pair::board::frontmatter::Frontmatter,
+    pick: usize,
+    verdict: Verdict,
+) -> (String, OpFn) {
     if let Some(target) = fm.phase.review_target() {
         let r = protocol::round(fm, target);
         if !r.pending.is_empty() {
@@ -294,7 +304,7 @@ fn run_lifecycle(
             ..Consent::default()
         };
         now = Timestamp(now.0 + chrono::Duration::seconds(1));
-        let Ok(applied) = engine::apply(path, &bytes, &who, &consent, now, op) else {
+        let Ok(applied) = transaction::apply(path, &bytes, &who, &consent, now, op) else {
             continue;
         };
         accepted += 1;
@@ -302,7 +312,7 @@ fn run_lifecycle(
             validate::check_bytes(&applied.bytes).is_ok(),
             "step {i} {step:?} by {who} left an invalid board"
         );
-        let replay = engine::replace(
+        let replay = transaction::replace(
             path,
             &bytes,
             applied.bytes.clone(),
@@ -327,7 +337,7 @@ fn run_lifecycle(
             invocation: consent.invocation.clone(),
             ..Consent::default()
         };
-        let unapproved = engine::replace(
+        let unapproved = transaction::replace(
             path,
             &bytes,
             applied.bytes.clone(),
@@ -347,7 +357,7 @@ fn run_lifecycle(
         // A raw write naming nobody may not make a frontmatter change at all.
         let old_fm = validate::check_bytes(&bytes).expect("valid").parsed.fm;
         if old_fm != applied.parsed.fm {
-            let anonymous = engine::replace(
+            let anonymous = transaction::replace(
                 path,
                 &bytes,
                 applied.bytes.clone(),

@@ -746,7 +746,7 @@ fn objections_are_raised_only_by_required_reviewers_under_review() {
 fn the_readme_ledger_table_is_the_moves_table() {
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let table = pair::ledger::markdown_table();
+    let table = pair::board::ledger::markdown_table();
     assert!(
         readme.contains(&table),
         "README.md must contain the ledger table exactly as generated:\n{table}"

@@ -1,12 +1,12 @@
 //! Property tests: the typed frontmatter survives emit → parse unchanged, emission is
 //! idempotent, and rendering a document keeps its body, BOM and line endings byte for byte.
 
-use pair::document::{Document, Eol};
-use pair::model::{
+use pair::board::document::{Document, Eol};
+use pair::board::frontmatter::{
     self, Agent, Audit, Frontmatter, Phase, Pin, PinKind, Pins, Review, Role, Sha256, Status,
     Target, Timestamp, Verdict,
 };
-use pair::yaml::{self, Node, Value};
+use pair::board::yaml::{self, Node, Value};
 use proptest::prelude::*;
 
 fn agent_id() -> impl Strategy<Value = String> {
@@ -145,26 +145,30 @@ fn agent(role: Role) -> impl Strategy<Value = Agent> {
             plan: r[1],
             red_test: r[2],
             code: r[3],
-            away: away.map(|(until, reason)| pair::model::Away { until, reason }),
+            away: away.map(|(until, reason)| pair::board::frontmatter::Away { until, reason }),
             extra,
         })
 }
 
 /// SLAs as `init --sla` leaves them: some names, each once, in table order.
-fn sla() -> impl Strategy<Value = Vec<pair::sla::Limit>> {
-    proptest::sample::subsequence(pair::sla::SlaName::ALL.to_vec(), 0..4).prop_flat_map(|names| {
-        let n = names.len();
-        proptest::collection::vec(1u64..=pair::sla::MAX_SECONDS, n).prop_map(move |secs| {
-            names
-                .iter()
-                .zip(secs)
-                .map(|(name, seconds)| pair::sla::Limit {
-                    name: *name,
-                    seconds,
-                })
-                .collect()
-        })
-    })
+fn sla() -> impl Strategy<Value = Vec<pair::board::sla::Limit>> {
+    proptest::sample::subsequence(pair::board::sla::SlaName::ALL.to_vec(), 0..4).prop_flat_map(
+        |names| {
+            let n = names.len();
+            proptest::collection::vec(1u64..=pair::board::sla::MAX_SECONDS, n).prop_map(
+                move |secs| {
+                    names
+                        .iter()
+                        .zip(secs)
+                        .map(|(name, seconds)| pair::board::sla::Limit {
+                            name: *name,
+                            seconds,
+                        })
+                        .collect()
+                },
+            )
+        },
+    )
 }
 
 fn frontmatter() -> impl Strategy<Value = Frontmatter> {
@@ -248,7 +252,7 @@ fn frontmatter() -> impl Strategy<Value = Frontmatter> {
 fn parse(text: &str) -> Frontmatter {
     let node =
         yaml::parse(text, 1).unwrap_or_else(|e| panic!("emitted YAML does not parse: {e}\n{text}"));
-    match model::from_node(&node) {
+    match frontmatter::from_node(&node) {
         Ok(p) => p.fm,
         Err(errs) => panic!("emitted frontmatter does not convert: {errs:?}\n{text}"),
     }
@@ -294,7 +298,7 @@ proptest! {
     #[test]
     fn appends_never_change_existing_body_bytes(
         paragraphs in proptest::collection::vec("[a-z ]{0,20}", 0..5),
-        section in proptest::sample::select(pair::document::SECTION_ORDER.to_vec()),
+        section in proptest::sample::select(pair::board::document::SECTION_ORDER.to_vec()),
         note in "[a-z ]{1,20}(\n[a-z ]{0,20}){0,3}",
     ) {
         let mut body = String::from("# Title\n\n## Goal\n\n");
@@ -381,13 +385,13 @@ proptest! {
         new.plan_revision = counter;
         new.agents[0].1.status = status;
         new.agents[0].1.last_seen = Some(seen);
-        let r = pair::comments::render(&text, &old, &new);
+        let r = pair::board::rewrite::render(&text, &old, &new);
         prop_assert_eq!(&parse(&r.text), &new, "{}", r.text);
         prop_assert!(r.dropped.is_empty(), "{:?}\n{}", r.dropped, r.text);
         for c in &comments {
             prop_assert!(r.text.contains(c.as_str()), "lost {:?}\n{}", c, r.text);
         }
         // Nothing changed: the text is kept byte for byte.
-        prop_assert_eq!(pair::comments::render(&text, &old, &old).text, text);
+        prop_assert_eq!(pair::board::rewrite::render(&text, &old, &old).text, text);
     }
 }

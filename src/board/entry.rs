@@ -1,0 +1,375 @@
+//! The body's entries, read back: each starts with a level-3 heading that `pair` wrote, naming
+//! what it is, the counter, the agent, the verdict where there is one, and the UTC time
+//! (SPEC §2.3), e.g. `### Plan revision 2 — doer — 2026-05-01T10:00:00Z`.
+//!
+//! An entry heading is recognised by its form — parts separated by ` — ` and a timestamp last —
+//! not by its level alone, so a `###` heading that a note wrote on an older blackboard is part of
+//! the entry it sits in, not an entry of its own. Notes appended now cannot produce level-3
+//! headings at all ([`crate::board::document::demote_note_headings`]).
+
+use serde::Serialize;
+
+use crate::board::document::{Document, LineKind, lines};
+use crate::board::frontmatter::{Target, Timestamp, Verdict};
+use crate::ops::{artifact_section, target_noun};
+
+/// What an entry is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// A submitted artifact (analysis, plan, red test, code or follow-up round).
+    Submission,
+    /// A reviewer's verdict on one counter.
+    Review,
+    /// Anything else `pair` writes: notes, gate records, block/unblock/stop, audit steps.
+    Record,
+}
+
+/// A parsed entry heading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Heading {
+    pub kind: Kind,
+    /// For a record, its first part (`Note`, `Gate approved`, …); for the others, what the
+    /// heading names (`Plan revision 2`, `Code review — round 3`).
+    pub label: String,
+    pub target: Option<Target>,
+    /// A code submission or review made during a follow-up (unstaged diff) round.
+    pub followup: bool,
+    pub counter: Option<u32>,
+    pub agent: Option<String>,
+    pub verdict: Option<Verdict>,
+    pub time: Timestamp,
+}
+
+/// One entry of the body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Entry {
+    /// The level-2 section it is in.
+    pub section: String,
+    /// The 1-based file line of its heading.
+    pub line: u32,
+    /// The heading text, without the `###`.
+    pub heading: String,
+    pub kind: Kind,
+    pub label: String,
+    pub target: Option<Target>,
+    pub followup: bool,
+    pub counter: Option<u32>,
+    pub agent: Option<String>,
+    pub verdict: Option<Verdict>,
+    pub time: Timestamp,
+    /// The entry's text: the lines after the heading up to the next entry or the end of the
+    /// section, without the blank lines around them.
+    pub text: String,
+}
+
+const SEP: &str = " — ";
+const REPLACES: &str = " (replaces earlier verdict)";
+
+/// The text of a level-3 ATX heading line (`### X` → `X`), if the line is one.
+fn level3_text(line: &str) -> Option<&str> {
+    let content = line.trim_end_matches(['\n', '\r']);
+    let s = content.trim_start_matches(' ');
+    if content.len() - s.len() > 3 {
+        return None;
+    }
+    let rest = s.strip_prefix("###")?;
+    if !(rest.starts_with(' ') || rest.starts_with('\t')) {
+        return None;
+    }
+    let rest = rest.trim();
+    // An optional closing sequence of `#`s.
+    let trimmed = rest.trim_end_matches('#');
+    Some(if trimmed.len() != rest.len() && trimmed.ends_with(' ') {
+        trimmed.trim_end()
+    } else {
+        rest
+    })
+}
+
+/// Whether a line (outside a fence) is an entry heading.
+pub fn is_entry_heading(line: &str) -> bool {
+    level3_text(line).is_some_and(|t| parse_heading(t).is_some())
+}
+
+/// `{unit} {n}` → n.
+fn numbered(s: &str, unit: &str) -> Option<u32> {
+    let n = s.strip_prefix(unit)?.strip_prefix(' ')?;
+    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    n.parse().ok()
+}
+
+/// Parse the text of a level-3 heading as an entry heading: `None` when it is not one.
+pub fn parse_heading(text: &str) -> Option<Heading> {
+    let parts: Vec<&str> = text.split(SEP).collect();
+    if parts.len() < 2 {
+        return None;
+    }
+    let time = Timestamp::parse(parts[parts.len() - 1].trim())?;
+    let first = parts[0];
+    let agent_at = |i: usize| parts.get(i).map(|s| s.to_string());
+    for t in Target::ALL {
+        let (noun, unit) = target_noun(*t);
+        // A submission: `Plan revision 2 — [resubmitted —] doer — T`, `Code review round 3 —
+        // submitted (staged diff) — doer — T`, `Follow-up review round 4 — …`.
+        let submitted = match t {
+            Target::Code => numbered(first, "Code review round")
+                .map(|n| (n, false))
+                .or_else(|| numbered(first, "Follow-up review round").map(|n| (n, true))),
+            _ => numbered(first, &format!("{noun} {unit}")).map(|n| (n, false)),
+        };
+        if let Some((n, followup)) = submitted
+            && parts.len() >= 3
+        {
+            return Some(Heading {
+                kind: Kind::Submission,
+                label: first.to_string(),
+                target: Some(*t),
+                followup,
+                counter: Some(n),
+                agent: agent_at(parts.len() - 2),
+                verdict: None,
+                time,
+            });
+        }
+        // A review: `Plan review — revision 2 — alice — APPROVED — T`.
+        let followup = *t == Target::Code && first == "Follow-up review";
+        if (first == format!("{noun} review") || followup)
+            && parts.len() >= 5
+            && let Some(n) = numbered(parts[1], unit)
+        {
+            let verdict = parts[3].strip_suffix(REPLACES).unwrap_or(parts[3]);
+            return Some(Heading {
+                kind: Kind::Review,
+                label: format!("{first}{SEP}{}", parts[1]),
+                target: Some(*t),
+                followup,
+                counter: Some(n),
+                agent: agent_at(2),
+                verdict: verdict.parse().ok(),
+                time,
+            });
+        }
+    }
+    Some(Heading {
+        kind: Kind::Record,
+        label: first.to_string(),
+        target: None,
+        followup: false,
+        counter: None,
+        agent: (parts.len() >= 3).then(|| parts[parts.len() - 2].to_string()),
+        verdict: None,
+        time,
+    })
+}
+
+/// An entry heading found in the body, without its text (what checks need).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    /// The level-2 section it is in, and that section's heading line.
+    pub section: String,
+    pub section_line: u32,
+    /// The 1-based file line of the entry's heading.
+    pub line: u32,
+    pub heading: Heading,
+}
+
+/// Every entry heading of the body, in one pass over its lines (an entry heading before the
+/// first section belongs to none and is not listed).
+pub fn heads(doc: &Document) -> Vec<Head> {
+    let mut out = Vec::new();
+    let mut section: Option<(String, u32)> = None;
+    for (i, (_, line, kind)) in lines(&doc.body).enumerate() {
+        let n = doc.body_first_line + i as u32;
+        match kind {
+            LineKind::Heading(1) => section = None,
+            LineKind::Heading(2) => section = Some((heading_text(line), n)),
+            LineKind::Heading(3) => {
+                if let (Some((name, at)), Some(h)) =
+                    (&section, level3_text(line).and_then(parse_heading))
+                {
+                    out.push(Head {
+                        section: name.clone(),
+                        section_line: *at,
+                        line: n,
+                        heading: h,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The text of a level-1/2 heading line, as [`Document::sections`] names sections.
+fn heading_text(line: &str) -> String {
+    crate::board::document::Section::name_of(line)
+}
+
+/// Every entry of the body, in order, with the section each is in.
+pub fn entries(doc: &Document) -> Vec<Entry> {
+    let sections = doc.sections();
+    let mut out: Vec<Entry> = Vec::new();
+    // The byte offset where the text of the entry being read ends (exclusive) is found when the
+    // next entry or section starts.
+    let mut open: Option<(usize, usize)> = None; // (index in out, text start offset)
+    let close = |out: &mut Vec<Entry>, open: &mut Option<(usize, usize)>, end: usize| {
+        if let Some((i, start)) = open.take() {
+            out[i].text = trim_blank_lines(&doc.body[start..end.max(start)]);
+        }
+    };
+    for (i, (offset, line, kind)) in lines(&doc.body).enumerate() {
+        match kind {
+            LineKind::Heading(l) if l <= 2 => close(&mut out, &mut open, offset),
+            LineKind::Heading(3) => {
+                let Some(h) = level3_text(line).and_then(parse_heading) else {
+                    continue;
+                };
+                let Some(section) = sections
+                    .iter()
+                    .find(|s| s.start <= offset && offset < s.end)
+                else {
+                    continue;
+                };
+                close(&mut out, &mut open, offset);
+                out.push(Entry {
+                    section: section.name.clone(),
+                    line: doc.body_first_line + i as u32,
+                    heading: level3_text(line).unwrap_or_default().to_string(),
+                    kind: h.kind,
+                    label: h.label,
+                    target: h.target,
+                    followup: h.followup,
+                    counter: h.counter,
+                    agent: h.agent,
+                    verdict: h.verdict,
+                    time: h.time,
+                    text: String::new(),
+                });
+                open = Some((out.len() - 1, offset + line.len()));
+            }
+            _ => {}
+        }
+    }
+    close(&mut out, &mut open, doc.body.len());
+    out
+}
+
+/// Text without its leading and trailing blank lines, with `\n` line endings.
+fn trim_blank_lines(text: &str) -> String {
+    let text = crate::board::document::normalize_newlines(text);
+    let lines: Vec<&str> = text.lines().collect();
+    let first = lines.iter().position(|l| !l.trim().is_empty());
+    let last = lines.iter().rposition(|l| !l.trim().is_empty());
+    match (first, last) {
+        (Some(a), Some(b)) => lines[a..=b].join("\n"),
+        _ => String::new(),
+    }
+}
+
+impl Entry {
+    /// The entry as Markdown, as the body has it.
+    pub fn markdown(&self) -> String {
+        if self.text.is_empty() {
+            format!("### {}\n", self.heading)
+        } else {
+            format!("### {}\n\n{}\n", self.heading, self.text)
+        }
+    }
+
+    /// Whether this is the submission of a target's counter.
+    pub fn submits(&self, target: Target, counter: u32) -> bool {
+        self.kind == Kind::Submission
+            && self.target == Some(target)
+            && self.counter == Some(counter)
+    }
+
+    /// Whether this is a review of a target's counter.
+    pub fn reviews(&self, target: Target, counter: u32) -> bool {
+        self.kind == Kind::Review && self.target == Some(target) && self.counter == Some(counter)
+    }
+}
+
+/// The entries of one round of a target: the submission of `counter` (the latest, if it was
+/// written twice) and the reviews of that counter, in body order.
+pub fn round(entries: &[Entry], target: Target, counter: u32) -> (Option<&Entry>, Vec<&Entry>) {
+    let submissions = artifact_section(target, false);
+    let review_section = artifact_section(target, true);
+    let artifact = entries
+        .iter()
+        .rev()
+        .find(|e| e.section == submissions && e.submits(target, counter));
+    let reviews = entries
+        .iter()
+        .filter(|e| e.section == review_section && e.reviews(target, counter))
+        .collect();
+    (artifact, reviews)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headings_pair_writes_are_read_back() {
+        let h = parse_heading("Plan revision 2 — doer — 2026-01-01T00:00:00Z").expect("entry");
+        assert_eq!(
+            (h.kind, h.target, h.counter, h.agent.as_deref()),
+            (Kind::Submission, Some(Target::Plan), Some(2), Some("doer"))
+        );
+        let h = parse_heading("Red test round 3 — resubmitted — doer — 2026-01-01T00:00:00Z")
+            .expect("entry");
+        assert_eq!((h.target, h.counter), (Some(Target::RedTest), Some(3)));
+        let h = parse_heading(
+            "Follow-up review round 2 — submitted (unstaged diff) — d — 2026-01-01T00:00:00Z",
+        )
+        .expect("entry");
+        assert_eq!((h.target, h.followup), (Some(Target::Code), true));
+        let h = parse_heading(
+            "Code review — round 4 — bob — CHANGES_REQUESTED (replaces earlier verdict) — 2026-01-01T00:00:00Z",
+        )
+        .expect("entry");
+        assert_eq!(
+            (h.kind, h.counter, h.agent.as_deref(), h.verdict),
+            (
+                Kind::Review,
+                Some(4),
+                Some("bob"),
+                Some(Verdict::ChangesRequested)
+            )
+        );
+        let h = parse_heading("Gate approved — DRAFT → PLANNING — doer — 2026-01-01T00:00:00Z")
+            .expect("entry");
+        assert_eq!(
+            (h.kind, h.label.as_str(), h.agent.as_deref()),
+            (Kind::Record, "Gate approved", Some("doer"))
+        );
+    }
+
+    #[test]
+    fn a_heading_without_the_time_is_not_an_entry() {
+        assert!(parse_heading("Root cause").is_none());
+        assert!(parse_heading("Step 1 — parse — later").is_none());
+        assert!(!is_entry_heading("### Root cause\n"));
+        assert!(is_entry_heading("### Note — doer — 2026-01-01T00:00:00Z\n"));
+        assert!(!is_entry_heading(
+            "#### Note — doer — 2026-01-01T00:00:00Z\n"
+        ));
+    }
+
+    #[test]
+    fn entries_hold_their_text_and_notes_headings() {
+        let doc = Document::parse(
+            b"---\nphase: DRAFT\n---\n## Plan Revisions\n\n### Plan revision 1 \xe2\x80\x94 doer \xe2\x80\x94 2026-01-01T00:00:00Z\n\nthe plan\n\n### Step one\n\ndo it\n\n## Decisions\n",
+        )
+        .expect("doc");
+        let e = entries(&doc);
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].section, "Plan Revisions");
+        assert_eq!(e[0].line, 6);
+        assert_eq!(e[0].text, "the plan\n\n### Step one\n\ndo it");
+    }
+}

@@ -1,0 +1,795 @@
+//! The journal: one line per successful write, in a final `## Journal` section of the board.
+//!
+//! Every write (semantic, raw, repair, init, `report-usage`) appends its record in the same
+//! atomic replace as the change it records, so a crash leaves both or neither. The record is
+//! added by the store ([`crate::store::update`]) after the law allowed the change: nobody
+//! writes records by hand, and a raw write must leave every record as it found it
+//! ([`check_kept`], called by the law).
+//!
+//! A record is one Markdown list item of `key=value` words, in a fixed order:
+//!
+//! ```text
+//! - at=2026-01-01T00:00:00Z by=alice cmd=submit-plan phase=PLANNING>PLANNING_SUBMITTED
+//!   counters=plan_revision:0>1 turn=bob wait_us=41 uid=1000 host=box pid=4242 tokens=1200
+//!   cost=0.04 before=<sha256> after=<sha256> prev=<16 hex>
+//! ```
+//!
+//! (one line in the file). `before` is the SHA-256 of the whole file before the write (what
+//! `--expect-sha256` compares); `after` is the SHA-256 of the file as written *without its own
+//! record line* (a record cannot hash the file that contains it); `prev` is the first 16 hex
+//! digits of the SHA-256 of the previous record's line (`-` for the first), which chains the
+//! records so that `validate` can tell a dropped, reordered or edited record from the file alone.
+//! `turn` names the agents whose turn it is after the write (`protocol::next`), so "who holds the
+//! turn since when" is the last record's `turn` and `at`.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::board::document::{self, Document};
+use crate::board::frontmatter::{FieldError, Frontmatter, Phase, Target, Timestamp};
+use crate::error::{Error, Result};
+use crate::store::sha256_hex;
+
+/// The section the journal lives in; always the last one of the body.
+pub const SECTION: &str = "Journal";
+
+/// How every record line starts.
+const RECORD_START: &str = "- at=";
+
+/// How many hex digits of the previous line's SHA-256 a record carries.
+const PREV_HEX: usize = 16;
+
+/// Tokens and cost an agent reports with a write (`--tokens N`, `--cost X`), and the phase the
+/// work belongs to when it is not the current one (`report-usage --phase P`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub tokens: Option<u64>,
+    /// In millionths of the currency unit, so sums are exact.
+    pub cost_micros: Option<u64>,
+    pub phase: Option<Phase>,
+}
+
+impl Usage {
+    /// Parse `--cost`: a non-negative decimal with at most six decimals.
+    pub fn parse_cost(s: &str) -> std::result::Result<u64, String> {
+        let bad = || {
+            format!(
+                "--cost must be a non-negative decimal with at most 6 decimals (e.g. 0.42), \
+                 got {s:?}"
+            )
+        };
+        let (int, frac) = s.split_once('.').unwrap_or((s, ""));
+        if int.is_empty()
+            || !int.bytes().all(|b| b.is_ascii_digit())
+            || !frac.bytes().all(|b| b.is_ascii_digit())
+            || frac.len() > 6
+            || (s.contains('.') && frac.is_empty())
+        {
+            return Err(bad());
+        }
+        let int: u64 = int.parse().map_err(|_| bad())?;
+        let frac: u64 = format!("{frac:0<6}").parse().map_err(|_| bad())?;
+        int.checked_mul(1_000_000)
+            .and_then(|i| i.checked_add(frac))
+            .ok_or_else(bad)
+    }
+}
+
+impl TryFrom<&crate::cli::UsageArgs> for Usage {
+    type Error = Error;
+    fn try_from(a: &crate::cli::UsageArgs) -> Result<Usage> {
+        let cost_micros = match &a.cost {
+            Some(c) => Some(Usage::parse_cost(c).map_err(Error::Usage)?),
+            None => None,
+        };
+        Ok(Usage {
+            tokens: a.tokens,
+            cost_micros,
+            phase: None,
+        })
+    }
+}
+
+/// A cost in millionths, as the shortest decimal.
+pub fn cost_text(micros: u64) -> String {
+    let int = micros / 1_000_000;
+    let frac = micros % 1_000_000;
+    if frac == 0 {
+        return int.to_string();
+    }
+    let f = format!("{frac:06}");
+    format!("{int}.{}", f.trim_end_matches('0'))
+}
+
+/// A cost in millionths as a JSON number (the nearest double to the decimal).
+pub fn cost_number(micros: u64) -> f64 {
+    micros as f64 / 1_000_000.0
+}
+
+/// What the writer knows about a write beyond the content: who, which command, the usage.
+#[derive(Debug, Clone, Default)]
+pub struct Intent {
+    pub agent: Option<String>,
+    pub command: String,
+    pub usage: Usage,
+}
+
+/// One counter a write moved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Counter {
+    pub name: String,
+    pub from: u32,
+    pub to: u32,
+}
+
+/// One journal record.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Record {
+    pub at: Timestamp,
+    /// The writer's agent id; `None` for a raw write that named nobody.
+    pub by: Option<String>,
+    pub command: String,
+    /// `None` when the board was created by this write (or the old content was unreadable).
+    pub from: Option<Phase>,
+    pub to: Phase,
+    pub counters: Vec<Counter>,
+    /// The verdict the write recorded, as `TARGET:VERDICT` (`plan:APPROVED`).
+    pub verdict: Option<String>,
+    /// The agents whose turn it is after the write.
+    pub turn: Vec<String>,
+    pub wait_us: u64,
+    pub uid: u32,
+    pub host: String,
+    pub pid: u32,
+    pub tokens: Option<u64>,
+    #[serde(skip)]
+    pub cost_micros: Option<u64>,
+    /// The phase the reported usage belongs to, when not the phase before the write.
+    pub usage_phase: Option<Phase>,
+    pub before: Option<String>,
+    pub after: String,
+    pub prev: Option<String>,
+    /// The record's line in the file (1-based), when read from one.
+    #[serde(skip)]
+    pub line: u32,
+}
+
+impl Record {
+    /// The phase the record's usage is counted in: the phase the work was done in.
+    pub fn work_phase(&self) -> Phase {
+        self.usage_phase.or(self.from).unwrap_or(self.to)
+    }
+
+    /// The line, without its ending.
+    pub fn render(&self) -> String {
+        let dash = |o: Option<&str>| o.unwrap_or("-").to_string();
+        let mut s = format!(
+            "- at={} by={} cmd={} phase={}>{}",
+            self.at,
+            dash(self.by.as_deref()),
+            self.command,
+            dash(self.from.map(Phase::as_str)),
+            self.to
+        );
+        if !self.counters.is_empty() {
+            let c: Vec<String> = self
+                .counters
+                .iter()
+                .map(|c| format!("{}:{}>{}", c.name, c.from, c.to))
+                .collect();
+            let _ = write!(s, " counters={}", c.join(","));
+        }
+        if let Some(v) = &self.verdict {
+            let _ = write!(s, " verdict={v}");
+        }
+        let turn = if self.turn.is_empty() {
+            "-".to_string()
+        } else {
+            self.turn.join(",")
+        };
+        let _ = write!(
+            s,
+            " turn={turn} wait_us={} uid={} host={} pid={}",
+            self.wait_us, self.uid, self.host, self.pid
+        );
+        if let Some(t) = self.tokens {
+            let _ = write!(s, " tokens={t}");
+        }
+        if let Some(c) = self.cost_micros {
+            let _ = write!(s, " cost={}", cost_text(c));
+        }
+        if let Some(p) = self.usage_phase {
+            let _ = write!(s, " for={p}");
+        }
+        let _ = write!(
+            s,
+            " before={} after={} prev={}",
+            dash(self.before.as_deref()),
+            self.after,
+            dash(self.prev.as_deref())
+        );
+        s
+    }
+
+    /// Parse one line (without its ending); the message says what is wrong.
+    pub fn parse(line: &str, number: u32) -> std::result::Result<Record, String> {
+        let rest = line
+            .strip_prefix("- ")
+            .ok_or("a journal record starts with `- `")?;
+        let mut words = rest.split(' ').peekable();
+        let mut take = |key: &str, optional: bool| -> std::result::Result<Option<&str>, String> {
+            match words.peek().and_then(|w| w.split_once('=')) {
+                Some((k, v)) if k == key => {
+                    words.next();
+                    Ok(Some(v))
+                }
+                _ if optional => Ok(None),
+                _ => Err(format!(
+                    "expected `{key}=` here (the keys come in a fixed order)"
+                )),
+            }
+        };
+        let req = |v: Option<&str>| v.unwrap_or_default().to_string();
+        let at = req(take("at", false)?);
+        let at = Timestamp::parse(&at).ok_or(format!("at={at:?} is not a UTC time"))?;
+        let by = req(take("by", false)?);
+        let by = (by != "-").then_some(by);
+        if let Some(b) = &by
+            && !crate::board::frontmatter::is_agent_id(b)
+        {
+            return Err(format!("by={b:?} is not an agent id"));
+        }
+        let command = req(take("cmd", false)?);
+        if command.is_empty() || !command.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err("cmd= names no command".into());
+        }
+        let phase = req(take("phase", false)?);
+        let (from, to) = phase
+            .split_once('>')
+            .ok_or("phase= is BEFORE>AFTER".to_string())?;
+        let from = match from {
+            "-" => None,
+            p => Some(
+                p.parse::<Phase>()
+                    .map_err(|_| format!("{p:?} is not a phase"))?,
+            ),
+        };
+        let to = to
+            .parse::<Phase>()
+            .map_err(|_| format!("{to:?} is not a phase"))?;
+        let mut counters = Vec::new();
+        if let Some(c) = take("counters", true)? {
+            for item in c.split(',') {
+                let parsed = item.split_once(':').and_then(|(name, v)| {
+                    let (a, b) = v.split_once('>')?;
+                    Some(Counter {
+                        name: name.to_string(),
+                        from: a.parse().ok()?,
+                        to: b.parse().ok()?,
+                    })
+                });
+                counters.push(parsed.ok_or(format!("counter {item:?} is not NAME:OLD>NEW"))?);
+            }
+        }
+        let verdict = match take("verdict", true)? {
+            Some(v) => {
+                let ok = v.split_once(':').is_some_and(|(t, w)| {
+                    t.parse::<Target>().is_ok()
+                        && w.parse::<crate::board::frontmatter::Verdict>().is_ok()
+                });
+                if !ok {
+                    return Err(format!("verdict={v:?} is not TARGET:VERDICT"));
+                }
+                Some(v.to_string())
+            }
+            None => None,
+        };
+        let turn = req(take("turn", false)?);
+        let turn = if turn == "-" {
+            vec![]
+        } else {
+            turn.split(',').map(str::to_string).collect()
+        };
+        let number_of = |k: &str, v: Option<&str>| -> std::result::Result<u64, String> {
+            v.unwrap_or_default()
+                .parse()
+                .map_err(|_| format!("{k}= is not a number"))
+        };
+        let wait_us = number_of("wait_us", take("wait_us", false)?)?;
+        let uid = number_of("uid", take("uid", false)?)? as u32;
+        let host = req(take("host", false)?);
+        let pid = number_of("pid", take("pid", false)?)? as u32;
+        let tokens = match take("tokens", true)? {
+            Some(t) => Some(number_of("tokens", Some(t))?),
+            None => None,
+        };
+        let cost_micros = match take("cost", true)? {
+            Some(c) => Some(Usage::parse_cost(c)?),
+            None => None,
+        };
+        let usage_phase = match take("for", true)? {
+            Some(p) => Some(
+                p.parse::<Phase>()
+                    .map_err(|_| format!("for={p:?} is not a phase"))?,
+            ),
+            None => None,
+        };
+        let hex =
+            |k: &str, v: Option<&str>, len: usize| -> std::result::Result<Option<String>, String> {
+                match v.unwrap_or_default() {
+                    "-" => Ok(None),
+                    h if h.len() == len && h.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                        Ok(Some(h.to_string()))
+                    }
+                    _ => Err(format!("{k}= is not {len} hex digits or `-`")),
+                }
+            };
+        let before = hex("before", take("before", false)?, 64)?;
+        let after = hex("after", take("after", false)?, 64)?
+            .ok_or("after= must be a SHA-256".to_string())?;
+        let prev = hex("prev", take("prev", false)?, PREV_HEX)?;
+        if let Some(w) = words.next() {
+            return Err(format!("unexpected {w:?} after prev="));
+        }
+        Ok(Record {
+            at,
+            by,
+            command,
+            from,
+            to,
+            counters,
+            verdict,
+            turn,
+            wait_us,
+            uid,
+            host,
+            pid,
+            tokens,
+            cost_micros,
+            usage_phase,
+            before,
+            after,
+            prev,
+            line: number,
+        })
+    }
+}
+
+/// The `prev=` value that follows a record line.
+pub fn link(line: &str) -> String {
+    sha256_hex(line.as_bytes())[..PREV_HEX].to_string()
+}
+
+/// The lines of the journal section in a body: (1-based file line, text without ending), blank
+/// lines left out. `None` when the body has no journal.
+pub fn section_lines(doc: &Document) -> Option<Vec<(u32, &str)>> {
+    let sec = doc.sections().into_iter().find(|s| s.name == SECTION)?;
+    let text = &doc.body[sec.start..sec.end];
+    let mut out = Vec::new();
+    for (i, line) in document::raw_lines(text).enumerate().skip(1) {
+        let l = line.trim_end_matches(['\n', '\r']);
+        if !l.trim().is_empty() {
+            out.push((sec.line + i as u32, l));
+        }
+    }
+    Some(out)
+}
+
+/// The records of a board's journal (empty when it has none), or the first malformed line.
+pub fn records(doc: &Document) -> std::result::Result<Vec<Record>, FieldError> {
+    let Some(lines) = section_lines(doc) else {
+        return Ok(vec![]);
+    };
+    lines
+        .into_iter()
+        .map(|(n, l)| {
+            Record::parse(l, n).map_err(|m| FieldError {
+                field: "journal".into(),
+                line: Some(n),
+                message: format!("{m}; journal records are written by pair only"),
+            })
+        })
+        .collect()
+}
+
+/// The law on the journal of a raw write: the new body must hold the old journal's records,
+/// unchanged and in order, and no record more (the record of this write is added by pair after
+/// the law allowed it). Other lines after the last record are the writer's own text, which
+/// [`seal`] moves before the journal.
+pub fn check_kept(old_body: &str, new_body: &str) -> Result<()> {
+    let lines = |body: &str| -> Vec<String> {
+        let doc = Document {
+            bom: false,
+            eol: document::Eol::Lf,
+            fm_text: String::new(),
+            fm_first_line: 1,
+            body: body.to_string(),
+            body_first_line: 1,
+        };
+        section_lines(&doc)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(_, l)| l.to_string())
+            .collect()
+    };
+    let old = lines(old_body);
+    let new = lines(new_body);
+    for (i, o) in old.iter().enumerate() {
+        match new.get(i) {
+            Some(n) if n == o => {}
+            _ => {
+                return Err(Error::protocol(format!(
+                    "the journal is append-only and written by pair: record {} of `## {SECTION}` \
+                     ({:?}) was removed or changed; keep the section exactly as you read it",
+                    i + 1,
+                    o.chars().take(60).collect::<String>()
+                )));
+            }
+        }
+    }
+    // Lines a raw write appended after the last record are its own (moved before the journal
+    // when it is sealed); a line that reads as a record is not.
+    if let Some(forged) = new[old.len()..]
+        .iter()
+        .find(|l| l.starts_with(RECORD_START))
+    {
+        return Err(Error::protocol(format!(
+            "`## {SECTION}` gained a record pair did not write ({:?}); pair adds each write's \
+             record itself",
+            forged.chars().take(60).collect::<String>()
+        )));
+    }
+    Ok(())
+}
+
+/// The process facts of a record: this host's name, as records give it.
+pub fn host() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most `len` bytes into a buffer we own.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+    let name: String = if rc == 0 {
+        String::from_utf8_lossy(&buf[..end])
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                    c
+                } else {
+                    '?'
+                }
+            })
+            .collect()
+    } else {
+        String::new()
+    };
+    if name.is_empty() { "-".into() } else { name }
+}
+
+fn counters(old: Option<&Frontmatter>, new: &Frontmatter) -> Vec<Counter> {
+    Target::ALL
+        .iter()
+        .filter_map(|t| {
+            let from = old.map_or(0, |o| o.counter(*t));
+            let to = new.counter(*t);
+            (from != to).then(|| Counter {
+                name: t.counter_field().to_string(),
+                from,
+                to,
+            })
+        })
+        .collect()
+}
+
+/// The verdict an agent's write recorded: its review of a target changed to a verdict.
+fn verdict(agent: Option<&str>, old: Option<&Frontmatter>, new: &Frontmatter) -> Option<String> {
+    let id = agent?;
+    let now = new.agent(id)?;
+    let before = old.and_then(|o| o.agent(id));
+    Target::ALL.iter().find_map(|t| {
+        let r = now.review(*t);
+        let changed = before.is_none_or(|b| b.review(*t) != r);
+        match r.verdict {
+            Some(v) if changed => Some(format!("{t}:{v}")),
+            _ => None,
+        }
+    })
+}
+
+/// The agents whose turn it is on a board.
+pub fn turn(fm: &Frontmatter) -> Vec<String> {
+    let viewer = fm.doer().unwrap_or("doer");
+    crate::law::protocol::next(fm, viewer, &crate::law::protocol::Place::default()).handoff_to
+}
+
+/// What the store knows of a write when it seals it.
+pub struct Facts<'a> {
+    pub intent: &'a Intent,
+    pub old: Option<&'a Frontmatter>,
+    pub old_sha256: Option<&'a str>,
+    pub new: &'a Frontmatter,
+    pub wait_us: u64,
+    pub now: Timestamp,
+}
+
+/// New content with its record, and the SHA-256 of the whole of it.
+pub struct Sealed {
+    pub bytes: Vec<u8>,
+    pub sha256: String,
+}
+
+/// Append this write's record to new content: the journal section is moved to the end of the
+/// body if something follows it, created if missing, and the record becomes the last line of
+/// the file. The file is hashed once: the hash of everything before the record is `after`, and
+/// the same hasher, fed the record, gives the new file's SHA-256.
+pub fn seal(bytes: Vec<u8>, facts: &Facts) -> std::result::Result<Sealed, String> {
+    let (out, eol) = match journal_is_last(&bytes) {
+        Some(eol) => {
+            let mut out = bytes;
+            if !out.ends_with(b"\n") {
+                out.extend_from_slice(eol.as_bytes());
+            }
+            (out, eol)
+        }
+        None => rebuild(&bytes)?,
+    };
+    let prev = records_tail(&out).map(link);
+    let mut hasher = Sha256::new();
+    hasher.update(&out);
+    let after = hex(&hasher.clone().finalize());
+    let intent = facts.intent;
+    let record = Record {
+        at: facts.now,
+        by: intent
+            .agent
+            .clone()
+            .filter(|a| crate::board::frontmatter::is_agent_id(a)),
+        command: intent
+            .command
+            .chars()
+            .map(|c| if c.is_ascii_graphic() { c } else { '?' })
+            .collect(),
+        from: facts.old.map(|o| o.phase),
+        to: facts.new.phase,
+        counters: counters(facts.old, facts.new),
+        verdict: verdict(intent.agent.as_deref(), facts.old, facts.new),
+        turn: turn(facts.new),
+        wait_us: facts.wait_us,
+        // SAFETY: getuid cannot fail.
+        uid: unsafe { libc::getuid() },
+        host: host(),
+        pid: std::process::id(),
+        tokens: intent.usage.tokens,
+        cost_micros: intent.usage.cost_micros,
+        usage_phase: intent.usage.phase,
+        before: facts.old_sha256.map(str::to_string),
+        after,
+        prev,
+        line: 0,
+    };
+    let line = format!("{}{eol}", record.render());
+    hasher.update(line.as_bytes());
+    let mut out = out;
+    out.extend_from_slice(line.as_bytes());
+    Ok(Sealed {
+        bytes: out,
+        sha256: hex(&hasher.finalize()),
+    })
+}
+
+fn hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The usual case, found from the end of the file without parsing the body: the last level-2
+/// heading is `## Journal` and only records and blank lines follow it. (A heading inside a
+/// code fence cannot be followed by records alone: the fence would never close, and such a
+/// file is refused before it gets here.) The file's line ending, when so.
+fn journal_is_last(bytes: &[u8]) -> Option<&'static str> {
+    let heading = format!("## {SECTION}");
+    let blank = |l: &[u8]| l.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'));
+    // One pass backwards, line by line (line ends found with memrchr): on a board whose journal
+    // is a megabyte, searching for the heading and then splitting the records byte by byte was
+    // most of a write's journal work.
+    let mut end = bytes.len();
+    loop {
+        let start = memchr::memrchr(b'\n', &bytes[..end]).map_or(0, |p| p + 1);
+        let line = &bytes[start..end];
+        if start > 0
+            && let Some(rest) = line.strip_prefix(heading.as_bytes())
+            && blank(rest)
+        {
+            return Some(if rest.ends_with(b"\r") { "\r\n" } else { "\n" });
+        }
+        if !(line.starts_with(RECORD_START.as_bytes()) || blank(line)) || start == 0 {
+            return None;
+        }
+        end = start - 1;
+    }
+}
+
+/// Any other case: parse the body, move the journal (and its records) to the end, or start it.
+fn rebuild(bytes: &[u8]) -> std::result::Result<(Vec<u8>, &'static str), String> {
+    let doc = Document::parse(bytes).map_err(|e| e.to_string())?;
+    let head_len = bytes.len() - doc.body.len();
+    let eol = doc.eol.as_str();
+    let sections = doc.sections();
+    let journal = sections.iter().find(|s| s.name == SECTION);
+    let mut body = doc.body.clone();
+    match journal {
+        Some(j) => {
+            // The journal's heading and records stay together; whatever a raw write appended
+            // after the last record (its own lines, or sections) moves before the journal, to
+            // the end of the section it followed, as if the journal were not there.
+            let text = &body[j.start..j.end];
+            let records_end = document::raw_lines(text)
+                .scan(0usize, |at, l| {
+                    *at += l.len();
+                    Some((*at, l))
+                })
+                .filter(|(_, l)| l.starts_with(RECORD_START))
+                .map(|(end, _)| end)
+                .last()
+                .unwrap_or_else(|| text.find('\n').map_or(text.len(), |p| p + 1));
+            let moved = format!("{}{}", &text[records_end..], &body[j.end..]);
+            if !moved.trim().is_empty() {
+                let journal_text = text[..records_end].to_string();
+                let mut out = body[..j.start].to_string();
+                out.push_str(moved.trim_start_matches(['\r', '\n']).trim_end());
+                out.push_str(eol);
+                out.push_str(eol);
+                out.push_str(journal_text.trim_end());
+                out.push_str(eol);
+                body = out;
+            } else if !body.ends_with('\n') {
+                body.push_str(eol);
+            }
+        }
+        None => {
+            // Always one blank line more than the body had (two line ends when it has no final
+            // one): what was written is the file up to the journal, less one line end.
+            if !body.is_empty() {
+                if !body.ends_with('\n') {
+                    body.push_str(eol);
+                }
+                body.push_str(eol);
+            }
+            let _ = write!(body, "## {SECTION}{eol}{eol}");
+        }
+    }
+    let mut out = Vec::with_capacity(head_len + body.len() + 400);
+    out.extend_from_slice(&bytes[..head_len]);
+    out.extend_from_slice(body.as_bytes());
+    Ok((out, eol))
+}
+
+/// The last non-blank line of a file that ends with its journal section, when that line is a
+/// record (not the heading).
+fn records_tail(bytes: &[u8]) -> Option<&str> {
+    let start = last_line_start(bytes)?;
+    let line = std::str::from_utf8(&bytes[start..]).ok()?;
+    let line = line.trim_end_matches(['\n', '\r']);
+    line.starts_with(RECORD_START).then_some(line)
+}
+
+/// `validate`'s checks of the journal against the file: well-formed records, an unbroken chain,
+/// the journal last, and the last record's phase the current one. Errors name the line; a file
+/// changed since its last recorded write (by a program that ignores the lock) is a warning.
+pub fn check(bytes: &[u8], doc: &Document, fm: &Frontmatter) -> (Vec<FieldError>, Vec<FieldError>) {
+    let mut errors = Vec::new();
+    let mut warnings = Vec::new();
+    let err = |line: Option<u32>, message: String| FieldError {
+        field: "journal".into(),
+        line,
+        message,
+    };
+    let Some(lines) = section_lines(doc) else {
+        return (errors, warnings);
+    };
+    let sections = doc.sections();
+    if let Some(s) = sections.iter().find(|s| s.name == SECTION)
+        && let Some(after) = sections.iter().find(|t| t.start > s.start)
+    {
+        errors.push(err(
+            Some(after.line),
+            format!(
+                "`## {}` follows `## {SECTION}`; the journal is the last section (the next write \
+                 moves it back)",
+                after.name
+            ),
+        ));
+    }
+    let mut prev_line: Option<&str> = None;
+    let mut last: Option<Record> = None;
+    for (n, l) in &lines {
+        match Record::parse(l, *n) {
+            Err(m) => {
+                errors.push(err(
+                    Some(*n),
+                    format!("{m}; journal records are written by pair only"),
+                ));
+                return (errors, warnings);
+            }
+            Ok(r) => {
+                let want = prev_line.map(link);
+                if r.prev != want {
+                    errors.push(err(
+                        Some(*n),
+                        format!(
+                            "the chain is broken: prev={} but the record before it hashes to {} \
+                             (a record was removed, reordered or edited)",
+                            r.prev.as_deref().unwrap_or("-"),
+                            want.as_deref().unwrap_or("- (this is the first record)")
+                        ),
+                    ));
+                }
+                prev_line = Some(l);
+                last = Some(r);
+            }
+        }
+    }
+    if let Some(r) = last {
+        if r.to != fm.phase {
+            errors.push(err(
+                Some(r.line),
+                format!(
+                    "the last record leaves the board in {} but the frontmatter's phase is {}; \
+                     the phase changed without a recorded write",
+                    r.to, fm.phase
+                ),
+            ));
+        }
+        // The last record hashes the file without its own line: everything before it.
+        if let Some(pos) = last_line_start(bytes)
+            && sha256_hex(&bytes[..pos]) != r.after
+        {
+            warnings.push(err(
+                Some(r.line),
+                "the file changed after its last recorded write (edited by a program that \
+                 ignores pair's lock?); the next write records the current content"
+                    .into(),
+            ));
+        }
+    }
+    (errors, warnings)
+}
+
+/// Where the last non-empty line of a file starts.
+fn last_line_start(bytes: &[u8]) -> Option<usize> {
+    let mut end = bytes.len();
+    while end > 0 && matches!(bytes[end - 1], b'\n' | b'\r') {
+        end -= 1;
+    }
+    if end == 0 {
+        return None;
+    }
+    Some(memchr::memrchr(b'\n', &bytes[..end]).map_or(0, |p| p + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::journal_is_last;
+
+    #[test]
+    fn the_journal_is_found_last_only_when_records_and_blank_lines_follow_its_heading() {
+        let rec = "- at=2026-01-01T00:00:00Z by=a cmd=note";
+        let lf = format!("---\nphase: PLANNING\n---\n## Notes\nx\n\n## Journal\n\n{rec}\n{rec}\n");
+        assert_eq!(journal_is_last(lf.as_bytes()), Some("\n"));
+        let crlf = lf.replace('\n', "\r\n");
+        assert_eq!(journal_is_last(crlf.as_bytes()), Some("\r\n"));
+        // No final line end, trailing blanks.
+        let open = format!("---\n---\n## Journal  \n{rec}\n  \t\n{rec}");
+        assert_eq!(journal_is_last(open.as_bytes()), Some("\n"));
+        for not_last in [
+            format!("---\n---\n## Journal\n{rec}\n## Notes\n"),
+            format!("---\n---\n## Journal\n{rec}\ntext\n"),
+            format!("---\n---\n## Journals\n{rec}\n"),
+            format!("---\n---\n## Notes\n{rec}\n"),
+            format!("## Journal\n{rec}\n"),
+            String::new(),
+        ] {
+            assert_eq!(journal_is_last(not_last.as_bytes()), None, "{not_last:?}");
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! What `poll`'s `next` says about objections: the decision a gate awaits, the open blocking
+//! ids a doer must resolve, the resolutions and challenges waiting for a reviewer.
+
+use std::collections::BTreeMap;
+
+use super::rules::sole_reviewer;
+use super::{State, StopReason, pending_gate, revising, round_of};
+use crate::board::frontmatter::{Frontmatter, Phase};
+use crate::law::protocol::{Next, NextActor, Place, shell_arg};
+
+fn shell(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| shell_arg(a))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn argv(command: &str, place: &Place, agent: &str, rest: &[&str]) -> Vec<String> {
+    let mut v = vec!["pair".to_string(), command.to_string(), place.board.clone()];
+    v.extend(rest.iter().map(|s| s.to_string()));
+    v.push("--agent".into());
+    v.push(agent.into());
+    v
+}
+
+/// Adjust the step `decide` chose for what the ledger knows.
+pub fn steer(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
+    if fm.phase == Phase::AwaitingDecision {
+        return decision(fm, agent, place, next);
+    }
+    if !fm.ledger.in_use() || !next.handoff_to.iter().any(|h| h == agent) {
+        return next;
+    }
+    if let Some(t) = revising(fm.phase)
+        && fm.doer() == Some(agent)
+    {
+        let open = fm.ledger.open_blocking(t, None);
+        let Some(first) = open.first() else {
+            return next;
+        };
+        let mut line = argv("resolve", place, agent, &[first]);
+        line.extend(["--resolution-file".into(), "FILE".into()]);
+        let mut placeholders = BTreeMap::new();
+        placeholders.insert(
+            "FILE".to_string(),
+            format!("a file saying how {first} was fixed (Markdown; no `#` or `##` headings)"),
+        );
+        return Next {
+            action: format!(
+                "Open blocking objections on the {t}: {}. Resolve each (`{}`, with --surfaces \
+                 a,b for what the fix touched) or challenge it (`pair challenge … --grounds-file \
+                 FILE`) before you submit; `pair objections {} --open` lists them. Then: {}",
+                open.join(", "),
+                shell(&line),
+                crate::law::protocol::shell_word(&place.board),
+                next.action
+            ),
+            command: Some(line),
+            choices: None,
+            placeholders,
+            ..next
+        };
+    }
+    let Some(t) = fm.phase.review_target() else {
+        return next;
+    };
+    let mine: Vec<&str> = fm
+        .ledger
+        .of_gate(t)
+        .filter(|o| o.by == agent && o.state == State::Resolved)
+        .map(|o| o.id.as_str())
+        .collect();
+    let to_rule: Vec<&str> = if sole_reviewer(fm) == Some(agent) {
+        fm.ledger
+            .of_gate(t)
+            .filter(|o| o.state == State::Challenged)
+            .map(|o| o.id.as_str())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let open = fm.ledger.open_blocking(t, Some(agent));
+    let mut said = Vec::new();
+    let mut accept_line = None;
+    let mut rule_line = None;
+    if let Some(first) = mine.first() {
+        let line = argv("accept", place, agent, &[first]);
+        said.push(format!(
+            "Resolutions awaiting your acceptance: {} (`{}`, or `pair reopen … --reason TEXT` if \
+             it is not fixed)",
+            mine.join(", "),
+            shell(&line)
+        ));
+        accept_line = Some(line);
+    }
+    if let Some(first) = to_rule.first() {
+        let mut line = argv("rule", place, agent, &[first, "RULING"]);
+        line.extend(["--reason".into(), "REASON".into()]);
+        said.push(format!(
+            "Challenges awaiting your ruling as the arbiter: {} (`{}`)",
+            to_rule.join(", "),
+            shell(&line)
+        ));
+        rule_line = Some(line);
+    }
+    if !open.is_empty() {
+        said.push(format!(
+            "Your open blocking objections: {} (CHANGES_REQUESTED names them with --objections; \
+             APPROVED is refused while they are open)",
+            open.join(", ")
+        ));
+    }
+    if said.is_empty() {
+        return next;
+    }
+    let (command, choices, placeholders) = match (accept_line, rule_line) {
+        (Some(l), _) => (Some(l), None, BTreeMap::new()),
+        (None, Some(l)) => {
+            let mut p = BTreeMap::new();
+            p.insert(
+                "RULING".to_string(),
+                "one of `next.choices`: uphold (the doer must address it) or overrule (struck)"
+                    .to_string(),
+            );
+            p.insert("REASON".to_string(), "why".to_string());
+            (
+                Some(l),
+                Some(vec!["uphold".to_string(), "overrule".to_string()]),
+                p,
+            )
+        }
+        (None, None) => (next.command, next.choices, next.placeholders),
+    };
+    Next {
+        actor: next.actor,
+        handoff_to: next.handoff_to,
+        action: format!("{}. Then: {}", said.join(". "), next.action),
+        command,
+        choices,
+        placeholders,
+    }
+}
+
+/// AWAITING_DECISION: the arbiter decides (the only required reviewer, else the user through
+/// the doer).
+fn decision(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
+    let Some(t) = pending_gate(fm) else {
+        return next;
+    };
+    let g = fm.ledger.gate(t);
+    let why = match g.stop_reason {
+        Some(StopReason::Diverging) => format!(
+            "is diverging (its open blocking objections grew in two consecutive rounds: {:?})",
+            g.open
+        ),
+        Some(StopReason::Deferred) => format!(
+            "was deferred ({}) and is back for a decision",
+            g.escalation.as_deref().unwrap_or("no escalation")
+        ),
+        _ => format!(
+            "reached its round cap (round {} of max_rounds {})",
+            round_of(fm, t),
+            fm.ledger.max_rounds()
+        ),
+    };
+    let open: Vec<&str> = fm
+        .ledger
+        .of_gate(t)
+        .filter(|o| o.state.is_unsettled() && o.severity == super::Severity::Blocking)
+        .map(|o| o.id.as_str())
+        .collect();
+    let (actor, who) = match sole_reviewer(fm) {
+        Some(r) => (NextActor::Reviewer, r.to_string()),
+        None => (NextActor::User, fm.doer().unwrap_or("doer").to_string()),
+    };
+    let mut line = argv("decide", place, agent, &["DECISION"]);
+    line.extend(["--reason".into(), "REASON".into()]);
+    if actor == NextActor::User {
+        line.push("--user-approved".into());
+    }
+    let mut placeholders = BTreeMap::new();
+    placeholders.insert(
+        "DECISION".to_string(),
+        "one of `next.choices`: accept (approve, the open objections recorded as accepted risks), \
+         reject (stop the work) or defer (add --escalation human|parking-lot|blocked-pending:X)"
+            .to_string(),
+    );
+    placeholders.insert("REASON".to_string(), "why".to_string());
+    let asker = if actor == NextActor::User {
+        "Ask the user to decide, then run"
+    } else {
+        "Decide as the arbiter"
+    };
+    Next {
+        actor,
+        handoff_to: vec![who],
+        action: format!(
+            "The {t} gate {why}; unsettled blocking objections: {}. {asker}: `{}`.",
+            if open.is_empty() {
+                "none".to_string()
+            } else {
+                open.join(", ")
+            },
+            shell(&line)
+        ),
+        command: Some(line),
+        choices: Some(vec!["accept".into(), "reject".into(), "defer".into()]),
+        placeholders,
+    }
+}

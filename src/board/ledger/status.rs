@@ -1,0 +1,122 @@
+//! What `status`, `validate` and `poll` say about the ledger, read from the frontmatter alone.
+
+use serde::Serialize;
+
+use super::{Severity, State, StopReason, round_of, terminal_stop_reason};
+use crate::board::frontmatter::{Frontmatter, Target};
+
+/// One line about the ledger for `status` and `validate`: the stop reason of the work, each
+/// gate's round and stop reason, the open blocking objections. `None` on a board that does not
+/// use the ledger.
+pub fn describe(fm: &Frontmatter) -> Option<String> {
+    let l = &fm.ledger;
+    if !l.in_use() {
+        return None;
+    }
+    let mut parts = Vec::new();
+    if let Some(r) = terminal_stop_reason(fm) {
+        parts.push(format!("stop_reason {r}"));
+    }
+    for (t, g) in &l.gates {
+        parts.push(format!(
+            "{t} round {} of {}{}",
+            round_of(fm, *t),
+            l.max_rounds(),
+            g.stop_reason
+                .map(|r| format!(
+                    " ({r}{})",
+                    g.escalation
+                        .as_ref()
+                        .map(|e| format!(", escalation {e}"))
+                        .unwrap_or_default()
+                ))
+                .unwrap_or_default()
+        ));
+    }
+    let open: Vec<&str> = l
+        .objections
+        .iter()
+        .filter(|o| o.severity == Severity::Blocking && o.state.is_open())
+        .map(|o| o.id.as_str())
+        .collect();
+    parts.push(format!(
+        "{} objection(s), open blocking: {}",
+        l.objections.len(),
+        if open.is_empty() {
+            "none".to_string()
+        } else {
+            open.join(", ")
+        }
+    ));
+    Some(parts.join(" · "))
+}
+
+/// What `poll` says about the ledger, from the frontmatter alone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub max_rounds: u32,
+    /// The objections still to be settled: open, reopened, resolved (awaiting the raiser's
+    /// acceptance) and challenged (awaiting a ruling).
+    pub unsettled: Vec<Unsettled>,
+    /// Per gate with a submission: its current round and stop reason.
+    pub gates: std::collections::BTreeMap<String, GateSummary>,
+    /// The stop reason of a terminal phase.
+    pub stop_reason: Option<StopReason>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unsettled {
+    pub id: String,
+    pub by: String,
+    pub gate: Target,
+    pub severity: Severity,
+    pub state: State,
+    pub anchor: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GateSummary {
+    pub round: u32,
+    pub stop_reason: Option<StopReason>,
+    pub escalation: Option<String>,
+}
+
+/// The ledger summary for `poll`, or `None` on a board that does not use it.
+pub fn summary_of(fm: &Frontmatter) -> Option<Summary> {
+    let l = &fm.ledger;
+    if !l.in_use() {
+        return None;
+    }
+    Some(Summary {
+        max_rounds: l.max_rounds(),
+        unsettled: l
+            .objections
+            .iter()
+            .filter(|o| o.state.is_unsettled())
+            .map(|o| Unsettled {
+                id: o.id.clone(),
+                by: o.by.clone(),
+                gate: o.gate,
+                severity: o.severity,
+                state: o.state,
+                anchor: o.anchor.clone(),
+            })
+            .collect(),
+        gates: Target::ALL
+            .iter()
+            .filter(|t| fm.counter(**t) > 0)
+            .map(|t| {
+                let g = l.gate(*t);
+                (
+                    t.as_str().to_string(),
+                    GateSummary {
+                        round: round_of(fm, *t),
+                        stop_reason: g.stop_reason,
+                        escalation: g.escalation,
+                    },
+                )
+            })
+            .collect(),
+        stop_reason: terminal_stop_reason(fm),
+    })
+}

@@ -1,0 +1,16 @@
+//! The board as data: the file as text (document, entries), the frontmatter's YAML tree, its
+//! typed fields and their registry, and the data the frontmatter carries (checks, objection
+//! ledger, SLAs, pins, the journal). Nothing here judges a change or touches the disk.
+
+pub mod checks;
+pub mod document;
+pub mod entry;
+pub mod field;
+pub mod frontmatter;
+pub mod journal;
+pub mod ledger;
+pub mod pin;
+pub mod rewrite;
+pub mod sla;
+pub mod suggest;
+pub mod yaml;

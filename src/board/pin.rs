@@ -1,0 +1,520 @@
+//! Pinned artifacts: the exact bytes a submission puts under review, their SHA-256, and finding
+//! those bytes again — for the verdict that checks nothing drifted, and for `pair diff`.
+//!
+//! The canonical bytes of each kind of artifact ([`PinKind`]):
+//!
+//! * `text` — the submitted text (the note, from `--note` or `--note-file`) as the body records
+//!   it: line endings normalized to `\n`, trailing blank space removed, one final newline;
+//! * `files` — a red test's text followed, for each file named with `--files`, by a header line
+//!   `==> PATH (N bytes) <==` and the file's N bytes and a newline;
+//! * `staged` — the staged diff of the recorded worktree (against `base_sha`, or `HEAD` when none
+//!   is recorded), in the canonical form of [`crate::repo::git`];
+//! * `unstaged` — the unstaged diff of the worktree (the follow-up over the staged baseline).
+//!
+//! A text lives in the append-only body and cannot change; files and diffs live outside the
+//! blackboard and can. Only reads happen here: the law holds verdicts to the pins, and commands
+//! call these functions before their locked write.
+
+use std::path::{Path, PathBuf};
+
+use crate::board::frontmatter::{Frontmatter, Observed, Pin, PinKind, Sha256, Target};
+use crate::error::{Error, Result};
+use crate::law::protocol::{Artifact, DiffScope};
+use crate::ops::{artifact_section, target_noun};
+use crate::repo::git;
+
+/// The canonical bytes of a submitted text.
+pub fn text_bytes(note: &str) -> Vec<u8> {
+    let text = crate::board::document::normalize_newlines(note);
+    let text = text.trim_end_matches(['\n', '\r', ' ']);
+    if text.is_empty() {
+        Vec::new()
+    } else {
+        format!("{text}\n").into_bytes()
+    }
+}
+
+/// What a text submission pins.
+pub fn text(note: &str) -> Observed {
+    Observed {
+        kind: PinKind::Text,
+        sha256: Sha256::of(&text_bytes(note)),
+        files: Vec::new(),
+        tree: None,
+    }
+}
+
+fn bundle(text: &[u8], files: &[(String, Vec<u8>)]) -> Vec<u8> {
+    let mut out = text.to_vec();
+    for (path, content) in files {
+        out.extend_from_slice(format!("==> {path} ({} bytes) <==\n", content.len()).as_bytes());
+        out.extend_from_slice(content);
+        out.push(b'\n');
+    }
+    out
+}
+
+/// Read the files a pin names; `Err` says which one could not be read and why.
+fn read_files(paths: &[String]) -> std::result::Result<Vec<(String, Vec<u8>)>, String> {
+    paths
+        .iter()
+        .map(|p| match std::fs::read(p) {
+            Ok(bytes) => Ok((p.clone(), bytes)),
+            Err(e) => Err(format!("{p}: {e}")),
+        })
+        .collect()
+}
+
+/// What a red test submitted with `--files` pins: the text and the files, named by absolute
+/// path (relative ones are taken from the working directory).
+pub fn files(note: &str, paths: &[PathBuf]) -> Result<Observed> {
+    let mut names = Vec::with_capacity(paths.len());
+    for p in paths {
+        let meta = std::fs::metadata(p)
+            .map_err(|_| Error::Usage(format!("--files {}: no such file", p.display())))?;
+        if !meta.is_file() {
+            return Err(Error::Usage(format!(
+                "--files {}: not a regular file",
+                p.display()
+            )));
+        }
+        let abs = std::fs::canonicalize(p).map_err(|e| Error::io(p, "resolve", e))?;
+        let Some(name) = abs.to_str().filter(|s| !s.chars().any(char::is_control)) else {
+            return Err(Error::Usage(format!(
+                "--files {}: the path must be UTF-8 without control characters",
+                p.display()
+            )));
+        };
+        if names.iter().any(|n| n == name) {
+            return Err(Error::Usage(format!(
+                "--files {}: named twice",
+                p.display()
+            )));
+        }
+        names.push(name.to_string());
+    }
+    let read = read_files(&names).map_err(|e| Error::Usage(format!("--files {e}")))?;
+    Ok(Observed {
+        kind: PinKind::Files,
+        sha256: Sha256::of(&bundle(&text_bytes(note), &read)),
+        files: names,
+        tree: None,
+    })
+}
+
+/// Where a diff comes from: the recorded worktree and base.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffSource {
+    pub worktree: Option<String>,
+    pub base: Option<String>,
+}
+
+impl DiffSource {
+    pub fn of(fm: &Frontmatter) -> DiffSource {
+        DiffSource {
+            worktree: fm.worktree.clone(),
+            base: fm.audit.base_sha.clone(),
+        }
+    }
+
+    /// "the staged diff of /wt against HEAD".
+    pub fn describe(&self, kind: PinKind) -> String {
+        let wt = self.worktree.as_deref().unwrap_or("(no worktree)");
+        match kind {
+            PinKind::Staged => format!(
+                "the staged diff of {wt} against {}",
+                self.base.as_deref().unwrap_or("HEAD")
+            ),
+            PinKind::Unstaged => format!("the unstaged diff of {wt}"),
+            k => format!("the {}", k.describe()),
+        }
+    }
+}
+
+/// The canonical bytes of a diff of the board's worktree.
+pub fn diff_bytes(src: &DiffSource, kind: PinKind) -> Result<Vec<u8>> {
+    let Some(wt) = src.worktree.as_deref() else {
+        return Err(Error::Usage(
+            "the blackboard records no worktree, so there is no diff to read".into(),
+        ));
+    };
+    match kind {
+        PinKind::Unstaged => git::unstaged_diff(Path::new(wt)),
+        _ => git::staged_diff(Path::new(wt), src.base.as_deref()),
+    }
+}
+
+/// What a code or follow-up submission pins: the diff as it is now. An empty diff is refused:
+/// there would be nothing to review.
+pub fn observe_diff(fm: &Frontmatter, artifact: Artifact) -> Result<Observed> {
+    let kind = match artifact {
+        Artifact::Followup => PinKind::Unstaged,
+        _ => PinKind::Staged,
+    };
+    let src = DiffSource::of(fm);
+    let bytes = diff_bytes(&src, kind)?;
+    if bytes.is_empty() {
+        return Err(Error::protocol(format!(
+            "{} is empty: there is nothing to review. {}",
+            capitalized(&src.describe(kind)),
+            match kind {
+                PinKind::Unstaged => {
+                    "A follow-up is reviewed as the unstaged diff over the staged baseline: make \
+                     the changes in the worktree without staging them (`git add --intent-to-add` \
+                     for a new file), then submit"
+                }
+                _ => "Stage the change (`git add`), then submit",
+            }
+        )));
+    }
+    Ok(Observed {
+        kind,
+        sha256: Sha256::of(&bytes),
+        files: Vec::new(),
+        tree: Some(diff_tree(&src, kind)?),
+    })
+}
+
+/// The git tree id of the content a diff pin covers: the index for a staged diff, the index
+/// plus the unstaged changes for a follow-up (see [`crate::repo::content_tree`]).
+pub fn diff_tree(src: &DiffSource, kind: PinKind) -> Result<String> {
+    let Some(wt) = src.worktree.as_deref() else {
+        return Err(Error::Usage(
+            "the blackboard records no worktree, so there is no tree to read".into(),
+        ));
+    };
+    crate::repo::content_tree(Path::new(wt), kind == PinKind::Unstaged)
+}
+
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+/// The heading prefix of a text submission's entry: `### Plan revision 2 — `.
+fn entry_prefix(target: Target, counter: u32) -> String {
+    let (noun, unit) = target_noun(target);
+    format!("### {noun} {unit} {counter} — ")
+}
+
+/// The texts an entry could hold, shortest first: from the line after its heading (and the
+/// blank line after it) up to each later heading line, or the end of the body. A note may hold
+/// `###` headings of its own, so every such end is a candidate.
+fn entry_texts<'a>(body: &'a str, prefix: &'a str) -> impl Iterator<Item = Vec<u8>> + 'a {
+    let lines: Vec<&str> = body.split_inclusive('\n').collect();
+    let starts: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.trim_end_matches(['\n', '\r']).starts_with(prefix))
+        .map(|(i, _)| i)
+        .collect();
+    starts.into_iter().flat_map(move |start| {
+        let lines = lines.clone();
+        let mut first = start + 1;
+        if lines
+            .get(first)
+            .is_some_and(|l| l.trim_end_matches(['\n', '\r']).is_empty())
+        {
+            first += 1;
+        }
+        let ends: Vec<usize> = (first..lines.len())
+            .filter(|i| {
+                crate::board::document::atx_level(lines[*i].trim_end_matches(['\n', '\r']))
+                    .is_some_and(|l| l <= 3)
+            })
+            .chain(std::iter::once(lines.len()))
+            .collect();
+        ends.into_iter().map(move |end| {
+            let text: String = lines[first.min(end)..end].concat();
+            text_bytes(&text)
+        })
+    })
+}
+
+/// The artifact of a target as it stands now, in the form its pin covers.
+#[derive(Debug, Clone)]
+pub struct Current {
+    pub target: Target,
+    pub counter: u32,
+    pub kind: PinKind,
+    /// The pin of this counter, if its submission made one.
+    pub pin: Option<Pin>,
+    pub bytes: Vec<u8>,
+    pub sha256: Sha256,
+    /// Where the bytes come from, in words.
+    pub source: String,
+}
+
+impl Current {
+    /// Whether the bytes are what the pin covers (`None`: not pinned).
+    pub fn matches_pin(&self) -> Option<bool> {
+        self.pin.as_ref().map(|p| p.sha256 == self.sha256)
+    }
+}
+
+/// Read the artifact of `target` as it is now. A text is found in `body`: for a pinned one, the
+/// entry whose text hashes to the pin (with the files, for a `files` pin, as they are now); for
+/// one that is not pinned, the latest entry. A diff is read from the worktree.
+pub fn current(fm: &Frontmatter, target: Target, body: &str) -> Result<Current> {
+    let counter = fm.counter(target);
+    let pin = fm.pin(target).cloned();
+    let kind = match (&pin, target) {
+        (Some(p), _) => p.kind,
+        (None, Target::Code) => match fm.phase.diff_scope() {
+            Some(DiffScope::Unstaged) => PinKind::Unstaged,
+            _ => PinKind::Staged,
+        },
+        (None, _) => PinKind::Text,
+    };
+    let src = DiffSource::of(fm);
+    let (bytes, source) = match kind {
+        PinKind::Staged | PinKind::Unstaged => (diff_bytes(&src, kind)?, src.describe(kind)),
+        PinKind::Text | PinKind::Files => {
+            let files = match &pin {
+                Some(p) if p.kind == PinKind::Files => Some(read_files(&p.files)),
+                _ => None,
+            };
+            let section = artifact_section(target, false);
+            let prefix = entry_prefix(target, counter);
+            let what = format!("the entry `{prefix}…` in `## {section}`");
+            let texts: Vec<Vec<u8>> = entry_texts(body, &prefix).collect();
+            let render = |text: &[u8]| -> std::result::Result<Vec<u8>, String> {
+                match &files {
+                    Some(Ok(read)) => Ok(bundle(text, read)),
+                    Some(Err(e)) => Err(e.clone()),
+                    None => Ok(text.to_vec()),
+                }
+            };
+            let found = match &pin {
+                Some(p) => texts
+                    .iter()
+                    .filter_map(|t| render(t).ok())
+                    .find(|b| Sha256::of(b) == p.sha256),
+                None => None,
+            };
+            let bytes = match (found, &pin) {
+                (Some(b), _) => b,
+                // Not pinned (or no longer matching): the entry up to the next heading.
+                (None, _) => match texts_latest(body, &prefix) {
+                    Some(t) => render(&t).map_err(|e| Error::StaleArtifact {
+                        message: format!(
+                            "{} {counter}: a test file it pinned cannot be read ({e})",
+                            target_noun(target).0
+                        ),
+                    })?,
+                    None => {
+                        return Err(Error::StaleArtifact {
+                            message: format!(
+                                "{what} was not found in the blackboard's body, so the \
+                                 submitted text cannot be read"
+                            ),
+                        });
+                    }
+                },
+            };
+            let source = match kind {
+                PinKind::Files => format!(
+                    "{what} and the test files {}",
+                    pin.as_ref().map(|p| p.files.join(", ")).unwrap_or_default()
+                ),
+                _ => what,
+            };
+            (bytes, source)
+        }
+    };
+    Ok(Current {
+        target,
+        counter,
+        kind,
+        sha256: Sha256::of(&bytes),
+        pin,
+        bytes,
+        source,
+    })
+}
+
+/// The text of the latest entry with this heading prefix, up to the next heading.
+fn texts_latest(body: &str, prefix: &str) -> Option<Vec<u8>> {
+    let lines: Vec<&str> = body.split_inclusive('\n').collect();
+    let start = lines
+        .iter()
+        .rposition(|l| l.trim_end_matches(['\n', '\r']).starts_with(prefix))?;
+    entry_texts(&lines[start..].concat(), prefix).next()
+}
+
+/// What a verdict judged: the pinned artifact, checked against what it is now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Judged {
+    /// The round is pinned and the artifact still is what was pinned.
+    Pinned(Sha256),
+    /// The round's submission pinned nothing (a blackboard from before pins): not checked.
+    NotPinned,
+}
+
+/// Check a verdict's artifact before it is written: the reviewer's `--artifact-sha256` (what it
+/// read) must be the pin, and the artifact as it is now must still hash to the pin (for a text,
+/// it always does: the body is append-only). `body` is needed only for a `files` pin.
+pub fn check_verdict(
+    fm: &Frontmatter,
+    target: Target,
+    body: Option<&str>,
+    read: Option<Sha256>,
+    doer_submit: &str,
+) -> Result<Judged> {
+    let Some(pin) = fm.pin(target) else {
+        return Ok(Judged::NotPinned);
+    };
+    let counter = fm.counter(target);
+    let (noun, unit) = target_noun(target);
+    let noun = noun.to_lowercase();
+    if let Some(h) = read
+        && h != pin.sha256
+    {
+        return Err(Error::StaleArtifact {
+            message: format!(
+                "stale verdict: you read an artifact with sha256 {h}, but {noun} {unit} {counter} \
+                 is pinned at {} ({}). What you read is not what was submitted for review: read \
+                 the pinned artifact with `pair diff` and give your verdict on it",
+                pin.sha256,
+                pin.kind.describe()
+            ),
+        });
+    }
+    if !pin.kind.can_drift() {
+        return Ok(Judged::Pinned(pin.sha256));
+    }
+    let now = current(fm, target, body.unwrap_or_default())?;
+    // The same diff over a different index is different content: the tree says so.
+    let tree_now = match &pin.tree {
+        Some(_) => Some(diff_tree(&DiffSource::of(fm), pin.kind)?),
+        None => None,
+    };
+    if now.sha256 == pin.sha256
+        && let (Some(was), Some(is)) = (&pin.tree, &tree_now)
+        && was != is
+    {
+        return Err(Error::StaleArtifact {
+            message: format!(
+                "stale artifact: the content under review in {} changed after {noun} {unit}                  {counter} was submitted (its diff is the same, but the tree it stands for was                  pinned at {was} and is now {is}: the index changed under it). The verdict was                  not recorded. The doer must resubmit it (`{doer_submit}`) or restore it",
+                DiffSource::of(fm).worktree.as_deref().unwrap_or_default()
+            ),
+        });
+    }
+    if now.sha256 != pin.sha256 {
+        return Err(Error::StaleArtifact {
+            message: format!(
+                "stale artifact: {} changed after {noun} {unit} {counter} was submitted (pinned \
+                 sha256 {}, now {}). The verdict was not recorded: a verdict would not be about \
+                 what was submitted. The doer must resubmit it (`{doer_submit}`) or restore it; \
+                 then review the new pin",
+                now.source, pin.sha256, now.sha256
+            ),
+        });
+    }
+    Ok(Judged::Pinned(pin.sha256))
+}
+
+/// A unified diff's size, file by file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FileStat {
+    pub path: String,
+    pub insertions: u64,
+    pub deletions: u64,
+    pub binary: bool,
+}
+
+/// Count what a canonical diff changes, file by file (hunk line counts are read from the hunk
+/// headers, so a removed line that starts with `--` is never taken for a header).
+pub fn diff_stat(diff: &[u8]) -> Vec<FileStat> {
+    let mut out: Vec<FileStat> = Vec::new();
+    let (mut old_left, mut new_left) = (0u64, 0u64);
+    for line in diff.split(|b| *b == b'\n') {
+        if old_left > 0 || new_left > 0 {
+            let Some(f) = out.last_mut() else { break };
+            match line.first() {
+                Some(b'+') => {
+                    f.insertions += 1;
+                    new_left = new_left.saturating_sub(1);
+                }
+                Some(b'-') => {
+                    f.deletions += 1;
+                    old_left = old_left.saturating_sub(1);
+                }
+                Some(b'\\') => {}
+                _ => {
+                    old_left = old_left.saturating_sub(1);
+                    new_left = new_left.saturating_sub(1);
+                }
+            }
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix(b"diff --git ") {
+            let rest = String::from_utf8_lossy(rest);
+            let path = rest
+                .rsplit_once(" b/")
+                .map(|(_, b)| b.to_string())
+                .unwrap_or_else(|| rest.to_string());
+            out.push(FileStat {
+                path,
+                ..FileStat::default()
+            });
+        } else if line.starts_with(b"GIT binary patch") || line.starts_with(b"Binary files ") {
+            if let Some(f) = out.last_mut() {
+                f.binary = true;
+            }
+        } else if let Some(rest) = line.strip_prefix(b"@@ -") {
+            let header = String::from_utf8_lossy(rest);
+            let mut parts = header.split_whitespace();
+            let count = |s: Option<&str>| -> u64 {
+                s.map(|r| r.trim_start_matches('+'))
+                    .map(|r| r.split_once(',').map_or(Some(1), |(_, n)| n.parse().ok()))
+                    .and_then(|n| n)
+                    .unwrap_or(0)
+            };
+            old_left = count(parts.next());
+            new_left = count(parts.next());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_text_is_pinned_as_the_body_records_it() {
+        assert_eq!(text_bytes("a\r\nb  \n\n"), b"a\nb\n");
+        assert_eq!(text_bytes("\n\n"), b"");
+        assert_eq!(text("x\n").sha256, text("x").sha256);
+    }
+
+    #[test]
+    fn an_entry_is_found_by_its_pin_even_with_headings_inside_the_note() {
+        let note = "Plan:\n\n### Step one\n\nDo it.\n";
+        let body = format!(
+            "## Plan Revisions\n\n### Plan revision 1 — doer — 2026-01-01T00:00:00Z\n\n{note}\n\
+             ### Plan revision 2 — doer — 2026-01-02T00:00:00Z\n\nOther.\n\n## Plan Reviews\n"
+        );
+        let prefix = entry_prefix(Target::Plan, 1);
+        let want = Sha256::of(&text_bytes(note));
+        assert!(entry_texts(&body, &prefix).any(|t| Sha256::of(&t) == want));
+        assert_eq!(
+            texts_latest(&body, &entry_prefix(Target::Plan, 2)).unwrap(),
+            b"Other.\n"
+        );
+    }
+
+    #[test]
+    fn the_stat_counts_hunk_lines_by_their_headers() {
+        let diff = b"diff --git a/x b/x\nindex 1..2 100644\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n\
+                     ---x\n+++y\n same\ndiff --git a/y b/y\nGIT binary patch\nliteral 1\n";
+        let stat = diff_stat(diff);
+        assert_eq!(stat.len(), 2);
+        assert_eq!((stat[0].insertions, stat[0].deletions), (1, 1));
+        assert!(stat[1].binary);
+    }
+}

@@ -1,0 +1,470 @@
+//! Whole-blackboard validation: the split (SPEC §2), the types (§2.1) and the invariants (§2.2).
+//!
+//! `pair validate` reports through here, and the store runs the same check on every new content
+//! before it replaces a file, so nothing `validate` would reject can be written.
+
+use crate::board::document::{Document, SplitError};
+use crate::board::frontmatter::{self, FieldError, Parsed, Phase, Role};
+use crate::board::yaml::{self, MAX_FRONTMATTER_BYTES};
+use crate::law::protocol::{self, outcome_phase};
+
+/// The largest blackboard read or written, in bytes (64 MiB). Every reader checks the size
+/// before reading, and no write makes a file larger.
+pub const MAX_BOARD_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Why a file of `size` bytes is not a blackboard.
+pub fn too_large_message(size: u64) -> String {
+    format!(
+        "the file is {size} bytes, over the 64 MiB limit of a blackboard ({MAX_BOARD_BYTES} \
+         bytes); move old entries to another file"
+    )
+}
+
+/// Why a frontmatter of `size` bytes is refused; `canonical`: the size is that of the form
+/// every write emits.
+fn frontmatter_too_large(size: usize, canonical: bool) -> String {
+    format!(
+        "is {size} bytes{}, over the 1 MiB limit ({MAX_FRONTMATTER_BYTES} bytes){}",
+        if canonical {
+            " as every write would emit it (one line per field, every agent field spelled out)"
+        } else {
+            ""
+        },
+        if canonical {
+            "; no write could succeed. Remove agents or unknown keys"
+        } else {
+            ""
+        }
+    )
+}
+
+/// The outcome of checking one blackboard's content.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub errors: Vec<FieldError>,
+    pub warnings: Vec<FieldError>,
+}
+
+/// A blackboard that passed every check, with its parts.
+#[derive(Debug, Clone)]
+pub struct Valid {
+    pub doc: Document,
+    pub parsed: Parsed,
+}
+
+fn split_error(e: &SplitError) -> FieldError {
+    let (field, line) = match e {
+        SplitError::Empty | SplitError::Unclosed => ("frontmatter", None),
+        SplitError::NoFrontmatter { .. } => ("frontmatter", Some(1)),
+        SplitError::DoubledCr { line } => ("frontmatter", Some(*line)),
+        SplitError::NotUtf8 { line, part } => (*part, Some(*line)),
+        // The markers may be in the frontmatter or the body: name neither.
+        SplitError::ConflictMarkers { line, .. } => ("file", Some(*line)),
+    };
+    let message = e.to_string();
+    // The Display of a split error already leads with its line; keep the message plain.
+    let message = match line {
+        Some(l) => message
+            .strip_prefix(&format!("line {l}: "))
+            .map(str::to_string)
+            .unwrap_or(message),
+        None => message,
+    };
+    FieldError {
+        field: field.to_string(),
+        line,
+        message,
+    }
+}
+
+/// Parse and check the frontmatter of a split document.
+pub fn check_frontmatter(doc: &Document) -> Result<Parsed, Report> {
+    if doc.fm_text.len() > MAX_FRONTMATTER_BYTES {
+        return Err(Report {
+            errors: vec![FieldError {
+                field: "frontmatter".to_string(),
+                line: None,
+                message: frontmatter_too_large(doc.fm_text.len(), false),
+            }],
+            warnings: vec![],
+        });
+    }
+    let mut node = yaml::parse(&doc.fm_text, doc.fm_first_line - 1).map_err(|e| Report {
+        errors: vec![FieldError {
+            field: "frontmatter".to_string(),
+            line: e.line,
+            message: format!("YAML error: {}", e.message),
+        }],
+        warnings: vec![],
+    })?;
+    // Unknown keys are written back exactly as they were found.
+    yaml::attach_raw(&mut node, &doc.fm_text, |k| !frontmatter::is_known_key(k));
+    let parsed = frontmatter::from_node(&node).map_err(|errors| Report {
+        errors,
+        warnings: vec![],
+    })?;
+    // Every write emits the frontmatter in its canonical form, which can be much larger than
+    // the text read (flow mappings, omitted agent fields, aliases): a board whose canonical
+    // form is over the limit could never be written again, so it is not valid either.
+    let emitted = parsed.fm.emit().len();
+    if emitted > MAX_FRONTMATTER_BYTES {
+        return Err(Report {
+            errors: vec![FieldError {
+                field: "frontmatter".to_string(),
+                line: None,
+                message: frontmatter_too_large(emitted, true),
+            }],
+            warnings: parsed.warnings,
+        });
+    }
+    let errors = invariants(&parsed);
+    if errors.is_empty() {
+        Ok(parsed)
+    } else {
+        Err(Report {
+            errors,
+            warnings: parsed.warnings,
+        })
+    }
+}
+
+/// Check a whole file's bytes.
+pub fn check_bytes(bytes: &[u8]) -> Result<Valid, Report> {
+    if bytes.len() as u64 > MAX_BOARD_BYTES {
+        return Err(Report {
+            errors: vec![FieldError {
+                field: "file".to_string(),
+                line: None,
+                message: too_large_message(bytes.len() as u64),
+            }],
+            warnings: vec![],
+        });
+    }
+    let doc = Document::parse(bytes).map_err(|e| Report {
+        errors: vec![split_error(&e)],
+        warnings: vec![],
+    })?;
+    let parsed = check_frontmatter(&doc)?;
+    let (fence, html) = crate::board::document::unclosed_blocks(&doc.body);
+    if let Some(line) = fence {
+        return Err(Report {
+            errors: vec![FieldError {
+                field: "body".to_string(),
+                line: Some(doc.body_first_line + line - 1),
+                message: "a code fence opened here is never closed, so every section after it \
+                          is hidden inside the code block; close the fence"
+                    .to_string(),
+            }],
+            warnings: parsed.warnings,
+        });
+    }
+    if let Some(h) = html {
+        return Err(Report {
+            errors: vec![FieldError {
+                field: "body".to_string(),
+                line: Some(doc.body_first_line + h.line - 1),
+                message: format!(
+                    "{} opened here is never closed with {}, so when the blackboard is rendered \
+                     it hides everything after it, the sections that follow included; close it, \
+                     or put it in backticks or a code fence",
+                    h.what, h.closer
+                ),
+            }],
+            warnings: parsed.warnings,
+        });
+    }
+    Ok(Valid { doc, parsed })
+}
+
+/// Check only what `poll` reads: the frontmatter (the body is neither read nor checked).
+pub fn check_frontmatter_bytes(bytes: &[u8]) -> Result<Valid, Report> {
+    let doc = Document::parse_frontmatter_only(bytes).map_err(|e| Report {
+        errors: vec![split_error(&e)],
+        warnings: vec![],
+    })?;
+    let parsed = check_frontmatter(&doc)?;
+    Ok(Valid { doc, parsed })
+}
+
+/// One invariant: reports each violation as (field, message).
+type Invariant = fn(&frontmatter::Frontmatter, &mut dyn FnMut(&str, String));
+
+/// The invariants of SPEC §2.2 on a well-typed frontmatter, each a function below.
+pub fn invariants(p: &Parsed) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let mut err = |field: &str, message: String| {
+        errors.push(FieldError {
+            field: field.to_string(),
+            line: p.line(field),
+            message,
+        });
+    };
+    let checks: [Invariant; 8] = [
+        one_doer,
+        required_are_reviewers,
+        verdict_bookkeeping,
+        artifact_submitted,
+        worktree_recorded,
+        blocked_bookkeeping,
+        review_has_reviewers,
+        outcome_agrees,
+    ];
+    for check in checks {
+        check(&p.fm, &mut err);
+    }
+    // The pins and the hashes recorded with verdicts.
+    errors.extend(frontmatter::pin_invariants(p));
+    // The objection ledger.
+    errors.extend(crate::board::ledger::valid::invariants(p));
+    errors
+}
+
+/// Exactly one doer.
+fn one_doer(fm: &frontmatter::Frontmatter, err: &mut dyn FnMut(&str, String)) {
+    let doers: Vec<&str> = fm
+        .agents
+        .iter()
+        .filter(|(_, a)| a.role == Role::Doer)
+        .map(|(k, _)| k.as_str())
+        .collect();
+    match doers.len() {
+        1 => {}
+        0 => err(
+            "agents",
+            "no agent has role doer; exactly one agent must be the doer".to_string(),
+        ),
+        _ => {
+            let field = format!("agents.{}.role", doers[1]);
+            err(
+                &field,
+                format!(
+                    "{} agents have role doer ({}); exactly one may",
+                    doers.len(),
+                    doers.join(", ")
+                ),
+            )
+        }
+    }
+}
+
+/// Required reviewers are reviewers, never the doer.
+fn required_are_reviewers(fm: &frontmatter::Frontmatter, err: &mut dyn FnMut(&str, String)) {
+    for id in &fm.required_reviewers {
+        if let Some(a) = fm.agent(id)
+            && a.role == Role::Doer
+        {
+            err(
+                "required_reviewers",
+                format!("{id:?} is the doer and cannot be a required reviewer"),
+            );
+        }
+    }
+}
+
+/// Per-agent verdict bookkeeping.
+fn verdict_bookkeeping(fm: &frontmatter::Frontmatter, err: &mut dyn FnMut(&str, String)) {
+    for (id, agent) in &fm.agents {
+        for t in frontmatter::Target::ALL {
+            let r = agent.review(*t);
+            let counter = fm.counter(*t);
+            let rf = format!("agents.{id}.{}", t.reviewed_field());
+            let vf = format!("agents.{id}.{}", t.verdict_field());
+            if let Some(n) = r.reviewed
+                && n > counter
+            {
+                err(
+                    &rf,
+                    format!(
+                        "is {n} but {} is only {counter}; a reviewer cannot review a {} that \
+                         was not submitted yet",
+                        t.counter_field(),
+                        if *t == frontmatter::Target::Code {
+                            "round"
+                        } else {
+                            "revision"
+                        }
+                    ),
+                );
+            }
+            match (r.reviewed, r.verdict) {
+                (Some(_), None) => err(
+                    &vf,
+                    format!(
+                        "is null but {} is set; set both or neither",
+                        t.reviewed_field()
+                    ),
+                ),
+                (None, Some(v)) => err(
+                    &rf,
+                    format!(
+                        "is null but {} is {v}; a verdict must name the counter it reviewed",
+                        t.verdict_field()
+                    ),
+                ),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// A phase naming an artifact needs it submitted.
+fn artifact_submitted(fm: &frontmatter::Frontmatter, err: &mut dyn FnMut(&str, String)) {
+    if let Some((t, min)) = fm.phase.requires_counter()
+        && fm.counter(t) < min
+    {
+        err(
+            t.counter_field(),
+            format!(
+                "is {} but phase {} needs it to be at least {min}",
+                fm.counter(t),
+                fm.phase
+            ),
+        );
+    }
+}
+
+/// A worktree from CODING on (for a blocked board, the phase it was blocked in).
+fn worktree_recorded(fm: &frontmatter::Frontmatter, err: &mut dyn FnMut(&str, String)) {
+    let effective = if fm.phase == Phase::Blocked {
+        fm.blocked_from.unwrap_or(fm.phase)
+    } else {
+        fm.phase
+    };
+    if effective.needs_worktree() && fm.worktree.is_none() {
+        err(
+            "worktree",
+            format!(
+                "is null but phase {} needs the absolute path of the coding worktree",
+                effective
+            ),
+        );
+    }
+}
+
+/// Blocked bookkeeping.
+fn blocked_bookkeeping(fm: &frontmatter::Frontmatter, err: &mut dyn FnMut(&str, String)) {
+    match (fm.phase, fm.blocked_from) {
+        (Phase::Blocked, None) => err(
+            "blocked_from",
+            "is null but phase is BLOCKED; it must name the phase to return to".to_string(),
+        ),
+        (Phase::Blocked, Some(b)) if b.is_terminal() => err(
+            "blocked_from",
+            format!("is {b}, a terminal phase; it must be the non-terminal phase that was blocked"),
+        ),
+        (p, Some(b)) if p != Phase::Blocked => err(
+            "blocked_from",
+            format!("is {b} but phase is {p}; blocked_from is set only while BLOCKED"),
+        ),
+        _ => {}
+    }
+}
+
+/// Reviewable phases need reviewers (or an approved no-review workflow).
+fn review_has_reviewers(fm: &frontmatter::Frontmatter, err: &mut dyn FnMut(&str, String)) {
+    if let Some(target) = fm.phase.review_target() {
+        if fm.required_reviewers.is_empty() && !fm.no_review {
+            err(
+                "required_reviewers",
+                format!(
+                    "is empty in the reviewable phase {}; register reviewers or set no_review: \
+                     true with the user's approval",
+                    fm.phase
+                ),
+            );
+        }
+        let r = protocol::round(fm, target);
+        if r.complete && !fm.required_reviewers.is_empty() {
+            err(
+                "phase",
+                format!(
+                    "is {} but every required reviewer has a current {target} verdict, so the \
+                     round is complete and the phase must be {}",
+                    fm.phase,
+                    outcome_phase(target, r.approved)
+                ),
+            );
+        }
+    }
+}
+
+/// Outcome phases agree with the verdicts (SPEC §4). A reviewer who joined after the round
+/// closed has no verdict yet and does not contradict it.
+fn outcome_agrees(fm: &frontmatter::Frontmatter, err: &mut dyn FnMut(&str, String)) {
+    if let Some((target, approved)) = fm.phase.outcome_of() {
+        // A gate accepted by decision after its round cap stands approved by that decision.
+        if approved && crate::board::ledger::accepted_by_decision(fm, target) {
+            return;
+        }
+        let r = protocol::round(fm, target);
+        if approved {
+            if !r.changes_requested_by.is_empty() || !r.comment_by.is_empty() {
+                let who: Vec<_> = r
+                    .changes_requested_by
+                    .iter()
+                    .chain(&r.comment_by)
+                    .cloned()
+                    .collect();
+                err(
+                    "phase",
+                    format!(
+                        "is {} but {} did not approve {} {} ({})",
+                        fm.phase,
+                        who.join(", "),
+                        target,
+                        r.counter,
+                        target.verdict_field()
+                    ),
+                );
+            } else if !protocol::stands_approved(fm, target) {
+                err(
+                    "phase",
+                    format!(
+                        "is {} but no required reviewer has approved {} {}",
+                        fm.phase, target, r.counter
+                    ),
+                );
+            }
+        } else if r.changes_requested_by.is_empty() && r.comment_by.is_empty() {
+            err(
+                "phase",
+                format!(
+                    "is {} but no required reviewer requested changes or commented on {} {}",
+                    fm.phase, target, r.counter
+                ),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn board(fm_extra: &str, phase: &str) -> String {
+        format!(
+            "---\nphase: {phase}\nphase_updated_at: \"2026-01-01T00:00:00Z\"\nwork_type: feature\nrca_required: false\nred_test_required: false\nrequired_reviewers: [rev]\nplan_revision: 1\nanalysis_revision: 0\nred_test_round: 0\ncode_review_round: 0\nworktree: null\n{fm_extra}agents:\n  doer:\n    role: doer\n    status: WORKING\n  rev:\n    role: reviewer\n    status: REVIEWING\n    reviewed_plan_revision: 1\n    plan_verdict: CHANGES_REQUESTED\n---\n# body\n\n## Plan Revisions\n\n### Plan revision 1 — doer — 2026-01-01T00:00:00Z\n\nplan\n\n## Plan Reviews\n\n### Plan review — revision 1 — rev — CHANGES_REQUESTED — 2026-01-01T00:00:00Z\n\nno\n"
+        )
+    }
+
+    #[test]
+    fn outcome_phase_must_agree_with_verdicts() {
+        assert!(check_bytes(board("", "PLAN_CHANGES_REQUESTED").as_bytes()).is_ok());
+        let err = check_bytes(board("", "PLAN_APPROVED").as_bytes()).unwrap_err();
+        assert_eq!(err.errors[0].field, "phase");
+        assert_eq!(err.errors[0].line, Some(2));
+    }
+
+    #[test]
+    fn complete_round_in_reviewable_phase_is_an_error() {
+        let err = check_bytes(board("", "REVIEWING_PLAN").as_bytes()).unwrap_err();
+        assert!(err.errors[0].message.contains("PLAN_CHANGES_REQUESTED"));
+    }
+
+    #[test]
+    fn blocked_needs_blocked_from() {
+        let err = check_bytes(board("", "BLOCKED").as_bytes()).unwrap_err();
+        assert_eq!(err.errors[0].field, "blocked_from");
+        assert!(check_bytes(board("blocked_from: PLANNING\n", "BLOCKED").as_bytes()).is_ok());
+    }
+}

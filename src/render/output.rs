@@ -1,0 +1,354 @@
+//! How `pair` talks to people: the colour, quiet and verbose settings of the command line, the
+//! escaping that keeps text read from a blackboard from driving the terminal, and the hints
+//! (the repair command, the `.gitignore` lines) that several commands print.
+//!
+//! Every human renderer passes each value it did not write itself (a heading, a key name, a
+//! path, a worktree) through [`escape`], and the binary passes the whole text through
+//! [`sanitize`] before printing it. JSON needs neither: `serde_json` escapes control characters.
+
+use std::borrow::Cow;
+use std::ffi::OsString;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::board::frontmatter::FieldError;
+
+/// `--color`: when to colour human output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when stdout is a terminal, unless `NO_COLOR` is set or `TERM=dumb`
+    /// (`CLICOLOR_FORCE` forces it on).
+    #[default]
+    Auto,
+    /// Always colour, whatever stdout is and whatever the environment says.
+    Always,
+    /// Never colour.
+    Never,
+}
+
+/// The output settings of one run, chosen on the command line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Settings {
+    pub color: ColorChoice,
+    /// `-q`: print only errors.
+    pub quiet: bool,
+    /// `-v`: say what was read, checked and written, with timings, on stderr.
+    pub verbose: bool,
+    /// `--json`: the machine-readable result.
+    pub json: bool,
+}
+
+static SETTINGS: OnceLock<Settings> = OnceLock::new();
+
+/// Record the settings of this run (the first call wins; the binary makes it once, after
+/// parsing the command line).
+pub fn init(settings: Settings) {
+    let _ = SETTINGS.set(settings);
+}
+
+/// The settings of this run (the defaults when [`init`] was never called).
+pub fn settings() -> Settings {
+    SETTINGS.get().copied().unwrap_or_default()
+}
+
+/// Whether to colour what goes to stdout.
+pub fn color_stdout() -> bool {
+    use_color(
+        settings().color,
+        std::io::stdout().is_terminal(),
+        |name: &str| std::env::var_os(name),
+    )
+}
+
+/// The colour decision: `--color always`/`never` win; otherwise a non-empty `NO_COLOR` turns
+/// colour off (<https://no-color.org>), a `CLICOLOR_FORCE` other than empty or `0` turns it on,
+/// `TERM=dumb` turns it off, and else it is on exactly when the output is a terminal.
+pub fn use_color(
+    choice: ColorChoice,
+    is_terminal: bool,
+    env: impl Fn(&str) -> Option<OsString>,
+) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            if env("NO_COLOR").is_some_and(|v| !v.is_empty()) {
+                false
+            } else if env("CLICOLOR_FORCE").is_some_and(|v| !v.is_empty() && v != "0") {
+                true
+            } else if env("TERM").is_some_and(|v| v == "dumb") {
+                false
+            } else {
+                is_terminal
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// escaping
+
+/// Whether a character must not reach a terminal as it is: the C0 controls (newline and tab
+/// included; callers decide where those two are allowed), DEL, the C1 controls, and the bidi
+/// overrides and isolates (U+202A–U+202E, U+2066–U+2069) that make text read differently
+/// from what it is.
+fn is_unsafe(c: char) -> bool {
+    matches!(
+        c,
+        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+    )
+}
+
+fn push_escaped(out: &mut String, c: char) {
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        c if (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
+        c => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+    }
+}
+
+/// One value on one line — a heading, a key name, a path, a worktree — made safe to print:
+/// every control character, DEL, C1 control and bidi override is shown as an escape (`\x1b`,
+/// `\n`, `\u{202e}`). A tab between other characters is kept; a leading or trailing one is
+/// escaped.
+pub fn escape(s: &str) -> Cow<'_, str> {
+    let last = s.chars().count().saturating_sub(1);
+    let keep = |i: usize, c: char| c == '\t' && i != 0 && i != last;
+    if !s
+        .chars()
+        .enumerate()
+        .any(|(i, c)| is_unsafe(c) && !keep(i, c))
+    {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for (i, c) in s.chars().enumerate() {
+        if is_unsafe(c) && !keep(i, c) {
+            push_escaped(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Text of several lines about to be printed: like [`escape`], but newlines and tabs stay. With
+/// `keep_sgr`, the colour sequences `pair` writes itself (`ESC [ digits and ; m`) stay too.
+pub fn sanitize(s: &str, keep_sgr: bool) -> Cow<'_, str> {
+    let bad = |c: char| is_unsafe(c) && c != '\n' && c != '\t';
+    if !s.chars().any(bad) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    let mut rest = s;
+    while let Some(c) = rest.chars().next() {
+        if c == '\x1b'
+            && keep_sgr
+            && let Some(len) = sgr_len(rest)
+        {
+            out.push_str(&rest[..len]);
+            rest = &rest[len..];
+            continue;
+        }
+        if bad(c) {
+            push_escaped(&mut out, c);
+        } else {
+            out.push(c);
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    Cow::Owned(out)
+}
+
+/// The length of a Select Graphic Rendition sequence at the start of `s`, if there is one.
+fn sgr_len(s: &str) -> Option<usize> {
+    let params = s.strip_prefix("\x1b[")?;
+    let n = params
+        .bytes()
+        .take_while(|b| b.is_ascii_digit() || *b == b';')
+        .count();
+    (params.as_bytes().get(n) == Some(&b'm')).then_some(2 + n + 1)
+}
+
+/// Print human text on stdout, [`sanitize`]d (keeping colour when stdout is coloured). A closed
+/// pipe (`| head`) is not an error worth reporting.
+pub fn print_stdout(text: &str) {
+    use std::io::Write;
+    let text = sanitize(text, color_stdout());
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+/// A field error for a human: `line N: `field`: message`, with the field and message escaped.
+pub fn field_error(e: &FieldError) -> String {
+    match e.line {
+        Some(l) => format!("line {l}: `{}`: {}", escape(&e.field), escape(&e.message)),
+        None => format!("`{}`: {}", escape(&e.field), escape(&e.message)),
+    }
+}
+
+/// A path for a human, escaped.
+pub fn path(p: &Path) -> String {
+    escape(&p.display().to_string()).into_owned()
+}
+
+// ---------------------------------------------------------------------------------------------
+// hints
+
+pub use crate::law::protocol::shell_word;
+
+/// The SHA-256 of a blackboard as it is on disk now, if it can be read.
+pub fn current_sha256(path: &Path) -> Option<String> {
+    crate::store::read(path)
+        .ok()
+        .map(|bytes| crate::store::sha256_hex(&bytes))
+}
+
+/// The command that repairs an invalid blackboard by hand: write a fixed copy, then replace the
+/// file with it, compare-and-swap on its current SHA-256 (`<sha256>` when it is not known).
+pub fn repair_command(board: &Path, sha256: Option<&str>) -> String {
+    format!(
+        "pair write {} --content-file FIXED.md --expect-sha256 {} --repair --reason TEXT",
+        shell_word(&board.display().to_string()),
+        sha256.unwrap_or("<sha256>")
+    )
+}
+
+/// The lines a repository's `.gitignore` should have for `pair`'s files beside a blackboard:
+/// the lock and its owner file, the temporary file a killed writer may leave, and the default
+/// worktrees. The lock patterns name `.md` files so that `Cargo.lock` and friends stay tracked.
+pub const GITIGNORE_LINES: &[(&str, &str)] = &[
+    ("*.md.lock", "task.md.lock"),
+    ("*.md.lock.owner.json", "task.md.lock.owner.json"),
+    (".*.md.pair-tmp-*", ".task.md.pair-tmp-x"),
+    (".worktrees/", ".worktrees/task/x"),
+];
+
+/// When `board` is inside a git work tree whose ignore rules miss some of
+/// [`GITIGNORE_LINES`], the text that suggests adding them (None when nothing is missing, or
+/// when git or the work tree is not there).
+pub fn gitignore_hint(board: &Path) -> Option<String> {
+    let dir = match board.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(&dir)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+    };
+    let top = git(&["rev-parse", "--show-toplevel"]).filter(|o| o.status.success())?;
+    let top = PathBuf::from(String::from_utf8_lossy(&top.stdout).trim_end_matches(['\n', '\r']));
+    let name = board.file_name()?.to_string_lossy().into_owned();
+    let missing: Vec<&str> = GITIGNORE_LINES
+        .iter()
+        .filter(|(pattern, example)| {
+            // A path like the one the pattern is for, next to this blackboard (or, for the
+            // worktrees, at the top of the repository).
+            let probe = if pattern.starts_with(".worktrees") {
+                top.join(example)
+            } else {
+                dir.join(example.replace("task.md", &name))
+            };
+            // `check-ignore` exits 0 when the path is ignored, 1 when it is not.
+            git(&[
+                "check-ignore",
+                "-q",
+                "--no-index",
+                &probe.display().to_string(),
+            ])
+            .is_some_and(|o| o.status.code() == Some(1))
+        })
+        .map(|(pattern, _)| *pattern)
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let mut text = format!(
+        "hint: {} is in a git work tree; add these lines to its .gitignore so that pair's \
+         lock files and worktrees are not committed:\n",
+        path(&top)
+    );
+    for line in missing {
+        text.push_str(&format!("  {line}\n"));
+    }
+    Some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_shows_controls_and_bidi_overrides_and_keeps_inner_tabs() {
+        assert_eq!(escape("plain text"), "plain text");
+        assert_eq!(
+            escape("\x1b]0;title\x07\x1b[2J"),
+            "\\x1b]0;title\\x07\\x1b[2J"
+        );
+        assert_eq!(escape("a\nb\rc"), "a\\nb\\rc");
+        assert_eq!(escape("a\tb"), "a\tb");
+        assert_eq!(escape("\ta\t"), "\\ta\\t");
+        assert_eq!(escape("x\u{7f}\u{85}\u{9b}y"), "x\\x7f\\u{85}\\u{9b}y");
+        assert_eq!(
+            escape("\u{202e}evil\u{2066}\u{2069}"),
+            "\\u{202e}evil\\u{2066}\\u{2069}"
+        );
+        assert_eq!(escape("café → ok"), "café → ok");
+    }
+
+    #[test]
+    fn sanitize_keeps_lines_tabs_and_only_our_colour_sequences() {
+        assert_eq!(sanitize("a\n\tb\n", false), "a\n\tb\n");
+        assert_eq!(sanitize("\x1b[1mX\x1b[0m", true), "\x1b[1mX\x1b[0m");
+        assert_eq!(sanitize("\x1b[1mX", false), "\\x1b[1mX");
+        assert_eq!(
+            sanitize("\x1b[2J\x1b]0;t\x07", true),
+            "\\x1b[2J\\x1b]0;t\\x07"
+        );
+        assert_eq!(sanitize("r\r\n", true), "r\\r\n");
+    }
+
+    #[test]
+    fn colour_follows_flag_then_no_color_then_clicolor_force_then_term() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                vars.iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| OsString::from(v))
+            }
+        };
+        use ColorChoice::*;
+        assert!(use_color(Auto, true, env(&[])));
+        assert!(!use_color(Auto, false, env(&[])));
+        assert!(!use_color(Auto, true, env(&[("NO_COLOR", "1")])));
+        assert!(use_color(Auto, true, env(&[("NO_COLOR", "")])));
+        assert!(use_color(Auto, false, env(&[("CLICOLOR_FORCE", "1")])));
+        assert!(!use_color(Auto, false, env(&[("CLICOLOR_FORCE", "0")])));
+        assert!(!use_color(
+            Auto,
+            false,
+            env(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")])
+        ));
+        assert!(!use_color(Auto, true, env(&[("TERM", "dumb")])));
+        assert!(use_color(Always, false, env(&[("NO_COLOR", "1")])));
+        assert!(!use_color(Never, true, env(&[("CLICOLOR_FORCE", "1")])));
+    }
+
+    #[test]
+    fn shell_words_quote_what_a_shell_would_split() {
+        assert_eq!(shell_word("docs/task.md"), "docs/task.md");
+        assert_eq!(shell_word("my task.md"), "'my task.md'");
+        assert_eq!(shell_word("it's.md"), r"'it'\''s.md'");
+        assert_eq!(shell_word("-x.md"), "./-x.md");
+    }
+}

@@ -1,0 +1,511 @@
+//! A blackboard kept in the tree of a git ref on a remote (`git+<url>#<ref>:<path>`).
+//!
+//! The remote is the compare-and-swap: a write reads the board at the ref's tip, runs the same
+//! transaction as a write to a file ([`crate::store::update`]: the op, the law, the journal
+//! seal), commits the new board with the tip as its only parent, and pushes it with an explicit
+//! lease on that tip (`--force-with-lease=<ref>:<tip>`; never `--force`). The remote updates the
+//! ref only if it still points at the tip, atomically per ref. When it moved, the write reads
+//! the new tip and builds again, a bounded number of times with jittered backoff; a write that
+//! expects a SHA-256 then finds the board changed and is refused as stale. A write is reported
+//! only once the push was accepted. Creation pushes with a lease on "absent", so it never
+//! clobbers an existing ref.
+//!
+//! Reads ask the remote for the tip (`git ls-remote`), fetch only when it changed from the
+//! cached one, and read the board's blob from the cache ([`remote`]).
+
+pub mod remote;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::store::location::GitBoard;
+use crate::store::{Current, Expect, WriteOptions, Written};
+use remote::{Cache, command, os, run, run_cmd};
+
+/// The most times a write reads the tip, applies itself and pushes, when the ref keeps moving
+/// under its pushes (it also stops once the write's `--timeout` has passed).
+pub const MAX_ATTEMPTS: u32 = 16;
+
+/// The first pause between attempts; it doubles each time (with jitter), up to [`MAX_PAUSE`].
+const FIRST_PAUSE: Duration = Duration::from_millis(40);
+const MAX_PAUSE: Duration = Duration::from_millis(1500);
+
+/// The domain of the e-mail address a commit's author is given: `<agent-id>@pair.invalid`
+/// (`.invalid` is reserved, so it never names a real mailbox).
+pub const EMAIL_DOMAIN: &str = "pair.invalid";
+
+/// What the last read or write of a git board learned about the remote, for the command's
+/// output (the `remote` object of `poll`, `status` and writes).
+#[derive(Debug, Clone, Serialize)]
+pub struct Observed {
+    /// The commit the board was read at (or written as); `None` when the ref does not exist.
+    pub tip: Option<String>,
+    /// Whether the cache had to fetch (the tip changed since the cache last saw it).
+    pub fetched: bool,
+    /// The cached tip the new one does not descend from, when the ref was rewritten by force
+    /// outside `pair`.
+    pub rewritten_from: Option<String>,
+    /// Whether the remote could not be reached and the board was read from the cache.
+    pub offline: bool,
+    /// Seconds since the remote was last reached (0 when it was reached now).
+    pub cache_age_s: Option<u64>,
+    /// How many times the write re-read and re-applied itself because the ref moved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u32>,
+}
+
+static OBSERVED: Mutex<Option<Observed>> = Mutex::new(None);
+static OFFLINE_READS: AtomicBool = AtomicBool::new(false);
+
+/// What the last exchange with a git board's remote found, if the command had one.
+pub fn observed() -> Option<Observed> {
+    OBSERVED.lock().ok().and_then(|o| o.clone())
+}
+
+/// The `remote` line of `status` for a git board: the tip read, and the cache's age when the
+/// remote could not be reached.
+pub fn describe() -> Option<String> {
+    let o = observed()?;
+    let tip = o.tip.as_deref().unwrap_or("(no ref)");
+    Some(if o.offline {
+        format!(
+            "remote      OFFLINE: from the cache at {tip}, last synced {} s ago\n",
+            o.cache_age_s
+                .map_or_else(|| "?".to_string(), |a| a.to_string())
+        )
+    } else {
+        format!("remote      at {tip}\n")
+    })
+}
+
+fn observe(o: Observed) {
+    if let Ok(mut slot) = OBSERVED.lock() {
+        *slot = Some(o);
+    }
+}
+
+/// Let reads fall back to the cache when the remote cannot be reached (`status`).
+pub fn allow_offline_reads() {
+    OFFLINE_READS.store(true, Ordering::Relaxed);
+}
+
+fn warn(message: &str) {
+    let s = crate::render::output::settings();
+    if !s.json && !s.quiet {
+        eprintln!("pair: warning: {message}");
+    }
+}
+
+/// Bring the cache up to the remote's tip: ask where the ref points and fetch only when the
+/// cache does not hold that commit. Returns the cache and the tip (`None`: no such ref).
+fn sync(g: &GitBoard, shown: &Path) -> Result<(Cache, Option<String>)> {
+    let cache = Cache::open(g)?;
+    let before = cache.cached_tip();
+    let tip = match remote::ls_remote(&cache, g) {
+        Ok(t) => t,
+        Err(e) if OFFLINE_READS.load(Ordering::Relaxed) && before.is_some() => {
+            let age = cache.age().map(|d| d.as_secs());
+            warn(&format!(
+                "{}: the remote cannot be reached ({e}); showing the cached board, last synced \
+                 {} s ago",
+                shown.display(),
+                age.map_or_else(|| "?".to_string(), |a| a.to_string())
+            ));
+            observe(Observed {
+                tip: before.clone(),
+                fetched: false,
+                rewritten_from: None,
+                offline: true,
+                cache_age_s: age,
+                retries: None,
+            });
+            return Ok((cache, before));
+        }
+        Err(e) => return Err(e),
+    };
+    let mut fetched = false;
+    let tip = match tip {
+        None => None,
+        Some(t) if before.as_deref() == Some(t.as_str()) => Some(t),
+        Some(t) if cache.has_commit(&t) => {
+            // Best effort: another process sharing the cache may be moving the same ref.
+            let _ = cache.set_tip(&t);
+            Some(t)
+        }
+        Some(_) => {
+            fetched = true;
+            Some(remote::fetch(&cache, g)?)
+        }
+    };
+    let rewritten_from = match (&before, &tip) {
+        (Some(old), Some(new)) if old != new && !cache.descends(old, new) => Some(old.clone()),
+        _ => None,
+    };
+    if let (Some(old), Some(new)) = (&rewritten_from, &tip) {
+        warn(&format!(
+            "{}: the ref {} was rewritten outside pair: its tip {new} does not descend from \
+             {old}, the tip this cache last saw; reading the board at the new tip",
+            shown.display(),
+            g.refname
+        ));
+    }
+    cache.touch();
+    observe(Observed {
+        tip: tip.clone(),
+        fetched,
+        rewritten_from,
+        offline: false,
+        cache_age_s: Some(0),
+        retries: None,
+    });
+    Ok((cache, tip))
+}
+
+/// Read the board at the remote's tip.
+pub fn read(g: &GitBoard, shown: &Path) -> Result<Vec<u8>> {
+    let (cache, tip) = sync(g, shown)?;
+    let Some(tip) = tip else {
+        return Err(Error::Missing {
+            path: shown.to_path_buf(),
+        });
+    };
+    let blob = match remote::read_blob(&cache, &tip, &g.path, shown) {
+        // The cache cannot give back what it fetched: rebuild it from the remote, once.
+        Err(e @ Error::Git { .. }) if !observed().is_some_and(|o| o.offline) => {
+            cache.rebuild(g).map_err(|_| e)?;
+            let (cache, tip) = sync(g, shown)?;
+            match tip {
+                Some(tip) => remote::read_blob(&cache, &tip, &g.path, shown)?,
+                None => None,
+            }
+        }
+        read => read?,
+    };
+    blob.ok_or_else(|| Error::Missing {
+        path: shown.to_path_buf(),
+    })
+}
+
+/// Whether the push was accepted, or the ref had moved.
+enum Pushed {
+    Accepted,
+    Moved,
+}
+
+/// Commit `bytes` as the board's file on top of `tip` (keeping the rest of the tree).
+fn commit(
+    cache: &Cache,
+    g: &GitBoard,
+    tip: Option<&str>,
+    bytes: &[u8],
+    opts: &WriteOptions,
+) -> Result<String> {
+    let trim = |o: Vec<u8>| String::from_utf8_lossy(&o).trim().to_string();
+    let blob = trim(run(
+        &cache.dir,
+        &["hash-object", "-w", "--stdin"],
+        Some(bytes),
+        "store the new board in the cache",
+    )?);
+    // A private index, so that concurrent writers sharing a cache never meet.
+    let index_dir = tempfile::Builder::new()
+        .prefix("pair-index-")
+        .tempdir_in(&cache.dir)
+        .map_err(|e| Error::io(&cache.dir, "make a temporary index", e))?;
+    let index = index_dir.path().join("index");
+    let with_index = |args: &[&str], what: &str| -> Result<Vec<u8>> {
+        let mut cmd = command(&cache.dir);
+        cmd.env("GIT_INDEX_FILE", &index).args(args);
+        let r = run_cmd(cmd, None, what)?;
+        if r.ok {
+            Ok(r.stdout)
+        } else {
+            Err(Error::Git {
+                message: format!("cannot {what}: git said: {}", r.said()),
+            })
+        }
+    };
+    match tip {
+        Some(t) => with_index(&["read-tree", t], "read the tree at the tip")?,
+        None => with_index(&["read-tree", "--empty"], "start an empty tree")?,
+    };
+    let cacheinfo = format!("100644,{blob},{}", g.path);
+    with_index(
+        &["update-index", "--add", "--cacheinfo", &cacheinfo],
+        "put the board in the tree",
+    )?;
+    let tree = trim(with_index(&["write-tree"], "write the tree")?);
+    let who = opts.agent.clone().unwrap_or_else(|| "pair".to_string());
+    let email = format!("{who}@{EMAIL_DOMAIN}");
+    let message = format!("{}\n", crate::commands::invocation());
+    let mut cmd = command(&cache.dir);
+    cmd.env("GIT_AUTHOR_NAME", os(&who))
+        .env("GIT_AUTHOR_EMAIL", os(&email))
+        .env("GIT_COMMITTER_NAME", os(&who))
+        .env("GIT_COMMITTER_EMAIL", os(&email))
+        .args(["commit-tree", &tree]);
+    if let Some(t) = tip {
+        cmd.args(["-p", t]);
+    }
+    cmd.args(["-F", "-"]);
+    let r = run_cmd(cmd, Some(message.as_bytes()), "make the commit")?;
+    if !r.ok {
+        return Err(Error::Git {
+            message: format!("cannot make the commit: git said: {}", r.said()),
+        });
+    }
+    Ok(trim(r.stdout))
+}
+
+/// Push `new` to the ref with a lease on `tip` (on "absent" when `None`).
+fn push(cache: &Cache, g: &GitBoard, new: &str, tip: Option<&str>, shown: &Path) -> Result<Pushed> {
+    let lease = format!("--force-with-lease={}:{}", g.refname, tip.unwrap_or(""));
+    let refspec = format!("{new}:{}", g.refname);
+    let mut cmd = command(&cache.dir);
+    cmd.args([
+        "-c",
+        "push.gpgSign=false",
+        "push",
+        "--porcelain",
+        "--no-verify",
+        "--no-recurse-submodules",
+        &lease,
+        "--",
+        &g.url,
+        &refspec,
+    ]);
+    let r = run_cmd(cmd, None, "push the board")?;
+    if r.ok {
+        return Ok(Pushed::Accepted);
+    }
+    // Refused or failed: the ref moved if it no longer points at the tip read.
+    match remote::ls_remote(cache, g) {
+        Ok(now) if now.as_deref() == Some(new) => Ok(Pushed::Accepted),
+        Ok(now) if now.as_deref() != tip => Ok(Pushed::Moved),
+        Err(_) => Err(Error::Git {
+            message: format!(
+                "{}: cannot reach the remote {} to push the write. git said: {}. If the \
+                 connection broke during the push it may have landed: check with `pair poll` \
+                 before writing again",
+                shown.display(),
+                g.url,
+                r.said()
+            ),
+        }),
+        Ok(_) => Err(Error::Git {
+            message: format!(
+                "{}: the remote did not accept the write; nothing was written. git said: {}",
+                shown.display(),
+                r.said()
+            ),
+        }),
+    }
+}
+
+/// A pause before the next attempt: exponential, with jitter so that writers that collided do
+/// not collide again in step.
+fn backoff(attempt: u32) -> Duration {
+    let base = FIRST_PAUSE
+        .saturating_mul(1 << attempt.min(10))
+        .min(MAX_PAUSE);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0)
+        ^ std::process::id().wrapping_mul(2_654_435_761);
+    // Between half and all of the base.
+    base / 2 + base.mul_f64(f64::from(nanos % 1000) / 2000.0)
+}
+
+/// One write to a git board: read at the tip, build and seal through the store's shared
+/// [`crate::store::compose`], commit, push with a lease; re-read and rebuild when the ref moved.
+pub fn update<F, B>(
+    g: &GitBoard,
+    shown: &Path,
+    expect: Expect,
+    opts: &WriteOptions,
+    mut build: F,
+) -> Result<Written>
+where
+    F: FnMut(Option<&Current>) -> Result<B>,
+    B: Into<crate::store::Built>,
+{
+    let started = Instant::now();
+    let mut attempt = 0;
+    // The first attempt builds on the tip this cache last saw (an agent writes right after the
+    // `poll` that told it its turn), saving a round trip to the remote; the lease makes it
+    // safe. Whatever it finds (a refusal, a stale hash, a moved ref) may be the cache's age
+    // speaking, so it is never reported: the write asks the remote and starts again.
+    let mut optimistic = true;
+    let mut repaired = false;
+    // The commits of pushes that failed with the ref moved: one may have landed all the same.
+    let mut unsure: Vec<(String, crate::store::Composed)> = vec![];
+    loop {
+        // The journal's `wait_us`: the time lost to attempts that found the ref moved.
+        let waited = started.elapsed();
+        let cached = if optimistic {
+            let cache = Cache::open(g)?;
+            cache.cached_tip().map(|t| (cache, Some(t)))
+        } else {
+            None
+        };
+        optimistic = cached.is_some();
+        let (cache, tip) = match cached {
+            Some(c) => c,
+            None => sync(g, shown)?,
+        };
+        // A push that failed may still have landed (the connection broke after the remote
+        // took it) and been built on since: then the write has happened, and must not be
+        // applied again.
+        if let Some(t) = tip.as_deref()
+            && let Some(i) = unsure.iter().position(|(c, _)| cache.descends(c, t))
+        {
+            let (new, composed) = unsure.swap_remove(i);
+            return Ok(accepted(&cache, shown, &expect, new, composed, attempt));
+        }
+        let built = build_commit(
+            &cache,
+            g,
+            tip.as_deref(),
+            shown,
+            &expect,
+            opts,
+            waited,
+            &mut build,
+        );
+        let (composed, new) = match built {
+            Ok(b) => b,
+            Err(_) if optimistic => {
+                optimistic = false;
+                continue;
+            }
+            // The cache could not give back the board: rebuilt from the remote if damaged, once.
+            Err(Error::Git { .. }) if !repaired && cache.rebuild(g).is_ok() => {
+                repaired = true;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        match push(&cache, g, &new, tip.as_deref(), shown)? {
+            Pushed::Accepted => {
+                return Ok(accepted(&cache, shown, &expect, new, composed, attempt));
+            }
+            // The cache was behind: read the remote's tip and build again, at once.
+            Pushed::Moved if optimistic => {
+                unsure.push((new, composed));
+                optimistic = false;
+            }
+            Pushed::Moved => {
+                unsure.push((new, composed));
+                attempt += 1;
+                if attempt >= MAX_ATTEMPTS || started.elapsed() >= opts.timeout {
+                    // Before giving up, look once more: a push reported refused may have
+                    // landed, and then the write has happened.
+                    if let Ok((cache, Some(t))) = sync(g, shown)
+                        && let Some(i) = unsure.iter().position(|(c, _)| cache.descends(c, &t))
+                    {
+                        let (new, composed) = unsure.swap_remove(i);
+                        return Ok(accepted(&cache, shown, &expect, new, composed, attempt));
+                    }
+                    return Err(Error::LockTimeout {
+                        lock: shown.to_path_buf(),
+                        timeout: started.elapsed(),
+                        holder: Some(format!(
+                            "other writers: the ref {} moved under each of {attempt} pushes",
+                            g.refname
+                        )),
+                    });
+                }
+                std::thread::sleep(backoff(attempt));
+            }
+        }
+    }
+}
+
+/// The write whose commit `new` the remote took: recorded in the cache (only a shortcut for the
+/// next read, which fetches if this failed, never a reason to report failure) and reported.
+fn accepted(
+    cache: &Cache,
+    shown: &Path,
+    expect: &Expect,
+    new: String,
+    composed: crate::store::Composed,
+    attempt: u32,
+) -> Written {
+    let _ = cache.set_tip(&new);
+    cache.touch();
+    observe(Observed {
+        tip: Some(new),
+        fetched: false,
+        rewritten_from: None,
+        offline: false,
+        cache_age_s: Some(0),
+        retries: Some(attempt),
+    });
+    Written {
+        target: PathBuf::from(shown),
+        old_sha256: composed.old_sha256,
+        new_sha256: composed.sha256,
+        created: matches!(expect, Expect::Absent),
+        parsed: composed.parsed,
+        warnings: vec![],
+    }
+}
+
+/// Read the board at `tip`, build the new content through the store's shared
+/// [`crate::store::compose`], and commit it on top of `tip`.
+#[allow(clippy::too_many_arguments)]
+fn build_commit<F, B>(
+    cache: &Cache,
+    g: &GitBoard,
+    tip: Option<&str>,
+    shown: &Path,
+    expect: &Expect,
+    opts: &WriteOptions,
+    waited: Duration,
+    build: &mut F,
+) -> Result<(crate::store::Composed, String)>
+where
+    F: FnMut(Option<&Current>) -> Result<B>,
+    B: Into<crate::store::Built>,
+{
+    if matches!(expect, Expect::Absent) && tip.is_some() {
+        // Creation makes the ref; it never writes into one that exists.
+        return Err(Error::Exists {
+            path: shown.to_path_buf(),
+        });
+    }
+    let current = match tip {
+        Some(t) => remote::read_blob(cache, t, &g.path, shown)?.map(|bytes| Current { bytes }),
+        None => None,
+    };
+    let composed = crate::store::compose(shown, expect, current, opts, waited, build)?;
+    let new = commit(cache, g, tip, &composed.bytes, opts)?;
+    Ok((composed, new))
+}
+
+/// Create the board with exactly these bytes (no journal record: a copy, byte for byte),
+/// making the ref; refused when the ref exists.
+pub fn create_copy(g: &GitBoard, shown: &Path, bytes: &[u8], opts: &WriteOptions) -> Result<()> {
+    let (cache, tip) = sync(g, shown)?;
+    if tip.is_some() {
+        return Err(Error::Exists {
+            path: shown.to_path_buf(),
+        });
+    }
+    let new = commit(&cache, g, None, bytes, opts)?;
+    match push(&cache, g, &new, None, shown)? {
+        Pushed::Accepted => {
+            let _ = cache.set_tip(&new);
+            Ok(())
+        }
+        Pushed::Moved => Err(Error::Exists {
+            path: shown.to_path_buf(),
+        }),
+    }
+}

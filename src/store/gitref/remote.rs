@@ -1,0 +1,473 @@
+//! The remote and the local cache of a git board: running git for it, asking the remote for
+//! the ref's tip, fetching it into a private bare repository, and reading the board's blob.
+//!
+//! The cache is `$PAIR_CACHE_DIR`, else `$XDG_CACHE_HOME/pair`, else `$HOME/.cache/pair`; each
+//! remote has its own bare repository there, named by a hash of its URL, and each ref is
+//! fetched into `refs/pair-cache/<ref>` of it. The cache holds only objects fetched from the
+//! remote and commits `pair` made; it is never pushed from except to the board's own ref.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, SystemTime};
+
+use crate::error::{Error, Result};
+use crate::store::location::GitBoard;
+
+/// The oldest git whose features this module uses (`fetch --no-write-fetch-head`).
+pub const MIN_GIT: (u32, u32) = (2, 29);
+
+/// Variables that configure git's transport (ssh command, proxy, certificates): passed on to
+/// the git `pair` runs, unlike the rest of the `GIT_*` environment. None of them holds a secret
+/// that `pair` reads; git uses them as it would for the user.
+const TRANSPORT_ENV: &[&str] = &[
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_SSH_VARIANT",
+    "GIT_ASKPASS",
+    "GIT_PROXY_COMMAND",
+    "GIT_SSL_CAINFO",
+    "GIT_SSL_CAPATH",
+    "GIT_SSL_NO_VERIFY",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_NOSYSTEM",
+];
+
+/// What one git run printed.
+pub struct Ran {
+    pub ok: bool,
+    pub stdout: Vec<u8>,
+    pub stderr: String,
+}
+
+impl Ran {
+    /// The lines git printed on stderr (and `!` lines of a porcelain push on stdout), for an
+    /// error message: the first few non-empty ones, trimmed.
+    pub fn said(&self) -> String {
+        let out = String::from_utf8_lossy(&self.stdout);
+        let lines: Vec<&str> = self
+            .stderr
+            .lines()
+            .chain(out.lines().filter(|l| l.starts_with('!')))
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && *l != "Done" && !l.starts_with("To "))
+            .take(6)
+            .collect();
+        if lines.is_empty() {
+            "git printed nothing".to_string()
+        } else {
+            lines.join(" | ")
+        }
+    }
+}
+
+/// A git command in `dir` with the pinned configuration of [`crate::repo::git::command`], the
+/// transport environment passed on, and never a prompt for a password. No hook runs in the
+/// private cache: a `core.hooksPath` in the user's configuration (a `reference-transaction`
+/// or `pre-push` hook meant for their own repositories) must not refuse or change its writes.
+pub fn command(dir: &Path) -> Command {
+    let mut cmd = crate::repo::git::command(dir);
+    for k in TRANSPORT_ENV {
+        if let Some(v) = std::env::var_os(k) {
+            cmd.env(k, v);
+        }
+    }
+    cmd.env("GIT_TERMINAL_PROMPT", "0")
+        .env("GCM_INTERACTIVE", "never")
+        .env("SSH_ASKPASS_REQUIRE", "never")
+        .arg("-c")
+        .arg("gc.auto=0")
+        .arg("-c")
+        .arg("maintenance.auto=false")
+        .arg("-c")
+        .arg("core.hooksPath=/dev/null");
+    cmd
+}
+
+/// Run a prepared git command, feeding it `input`.
+pub fn run_cmd(mut cmd: Command, input: Option<&[u8]>, what: &str) -> Result<Ran> {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    if input.is_some() {
+        cmd.stdin(Stdio::piped());
+    }
+    let mut child = cmd.spawn().map_err(|e| missing_git(what, &e))?;
+    if let Some(bytes) = input {
+        let mut stdin = child.stdin.take();
+        let bytes = bytes.to_vec();
+        // Written on a thread: a large board would fill the pipe while git fills stdout.
+        let writer = std::thread::spawn(move || {
+            use std::io::Write;
+            if let Some(s) = stdin.as_mut() {
+                let _ = s.write_all(&bytes);
+            }
+        });
+        let out = child
+            .wait_with_output()
+            .map_err(|e| missing_git(what, &e))?;
+        let _ = writer.join();
+        return Ok(ran(out));
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| missing_git(what, &e))?;
+    Ok(ran(out))
+}
+
+fn ran(out: std::process::Output) -> Ran {
+    Ran {
+        ok: out.status.success(),
+        stdout: out.stdout,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn missing_git(what: &str, e: &std::io::Error) -> Error {
+    Error::Git {
+        message: match e.kind() {
+            std::io::ErrorKind::NotFound => format!(
+                "cannot {what}: `git` was not found on PATH; a git board is read and written \
+                 with the git command line (install git {}.{} or later, or put it on PATH)",
+                MIN_GIT.0, MIN_GIT.1
+            ),
+            _ => format!("cannot {what}: running git failed: {e}"),
+        },
+    }
+}
+
+/// Run git in `dir`; its stdout, or an error quoting what git said.
+pub fn run(dir: &Path, args: &[&str], input: Option<&[u8]>, what: &str) -> Result<Vec<u8>> {
+    let mut cmd = command(dir);
+    cmd.args(args);
+    let r = run_cmd(cmd, input, what)?;
+    if r.ok {
+        Ok(r.stdout)
+    } else {
+        Err(Error::Git {
+            message: format!("cannot {what}: git said: {}", r.said()),
+        })
+    }
+}
+
+/// Refuse, once per process, a git that is older than [`MIN_GIT`].
+pub fn check_version() -> Result<()> {
+    static CHECKED: OnceLock<std::result::Result<(), String>> = OnceLock::new();
+    let result = CHECKED.get_or_init(|| {
+        let mut cmd = command(Path::new("/"));
+        cmd.arg("--version");
+        let r = run_cmd(cmd, None, "run git").map_err(|e| e.to_string())?;
+        let text = String::from_utf8_lossy(&r.stdout).into_owned();
+        let version = text
+            .split_whitespace()
+            .nth(2)
+            .map(|v| {
+                v.split('.')
+                    .take(2)
+                    .map(|n| n.parse::<u32>().unwrap_or(0))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default();
+        let found = (
+            version.first().copied().unwrap_or(0),
+            version.get(1).copied().unwrap_or(0),
+        );
+        if found < MIN_GIT {
+            return Err(format!(
+                "git {}.{} or later is needed for a git board, found {:?}; upgrade git",
+                MIN_GIT.0,
+                MIN_GIT.1,
+                text.trim()
+            ));
+        }
+        Ok(())
+    });
+    result.clone().map_err(|message| Error::Git { message })
+}
+
+/// Where the caches live.
+pub fn cache_root() -> Result<PathBuf> {
+    let nonempty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    if let Some(d) = nonempty("PAIR_CACHE_DIR") {
+        return Ok(PathBuf::from(d));
+    }
+    if let Some(d) = nonempty("XDG_CACHE_HOME") {
+        return Ok(PathBuf::from(d).join("pair"));
+    }
+    if let Some(d) = nonempty("HOME") {
+        return Ok(PathBuf::from(d).join(".cache").join("pair"));
+    }
+    Err(Error::Usage(
+        "a git board needs a cache directory: set PAIR_CACHE_DIR (or XDG_CACHE_HOME or HOME)"
+            .into(),
+    ))
+}
+
+/// The local cache of one remote: a private bare repository.
+pub struct Cache {
+    pub dir: PathBuf,
+    /// The private ref the board's ref is fetched into.
+    pub cache_ref: String,
+    /// Touched on every successful exchange with the remote, for the cache's age.
+    pub synced_marker: PathBuf,
+}
+
+impl Cache {
+    /// Open (creating if needed) the cache of a board's remote.
+    pub fn open(g: &GitBoard) -> Result<Cache> {
+        check_version()?;
+        let root = cache_root()?;
+        let key = &crate::store::sha256_hex(g.url.as_bytes())[..24];
+        let dir = root.join(format!("{key}.git"));
+        if !dir.join("HEAD").is_file() {
+            init(&root, &dir, g)?;
+        }
+        let marker_dir = dir.join("pair-synced");
+        let _ = std::fs::create_dir_all(&marker_dir);
+        let ref_key = &crate::store::sha256_hex(g.refname.as_bytes())[..24];
+        Ok(Cache {
+            cache_ref: format!("refs/pair-cache/{}", g.refname),
+            synced_marker: marker_dir.join(ref_key),
+            dir,
+        })
+    }
+
+    /// Replace a damaged cache (objects deleted or garbled, as `git fsck` finds) with an empty
+    /// one, which the next fetch fills from the remote; an undamaged one is left alone (an
+    /// error): the cache only ever holds copies of what the remote has
+    /// and commits already pushed, so nothing is lost.
+    pub fn rebuild(&self, g: &GitBoard) -> Result<()> {
+        if !self.damaged() {
+            return Err(Error::Git {
+                message: "the cache is not damaged".into(),
+            });
+        }
+        let root = self.dir.parent().unwrap_or(Path::new("."));
+        let aside = tempfile::Builder::new()
+            .prefix("pair-damaged-")
+            .tempdir_in(root)
+            .map_err(|e| Error::io(root, "move the damaged git board cache aside", e))?;
+        std::fs::rename(&self.dir, aside.path().join("cache"))
+            .map_err(|e| Error::io(&self.dir, "move the damaged git board cache aside", e))?;
+        init(root, &self.dir, g)?;
+        let _ = std::fs::create_dir_all(self.synced_marker.parent().unwrap_or(root));
+        Ok(())
+    }
+
+    /// Whether `git fsck` finds objects missing or corrupt in the cache (a failure for any
+    /// other reason, such as another process's lock, is not damage).
+    pub fn damaged(&self) -> bool {
+        let mut cmd = command(&self.dir);
+        cmd.args(["fsck", "--no-dangling", "--no-progress"]);
+        run_cmd(cmd, None, "check the cache").is_ok_and(|r| !r.ok)
+    }
+
+    /// Record a successful exchange with the remote.
+    pub fn touch(&self) {
+        let _ = std::fs::write(&self.synced_marker, b"");
+    }
+
+    /// How long ago the remote was last reached.
+    pub fn age(&self) -> Option<Duration> {
+        let m = std::fs::metadata(&self.synced_marker)
+            .ok()?
+            .modified()
+            .ok()?;
+        SystemTime::now().duration_since(m).ok()
+    }
+
+    /// The commit the cache last saw at the ref.
+    pub fn cached_tip(&self) -> Option<String> {
+        let spec = format!("{}^{{commit}}", self.cache_ref);
+        run(
+            &self.dir,
+            &["rev-parse", "--verify", "--quiet", &spec],
+            None,
+            "read the cached tip",
+        )
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o).trim().to_string())
+        .filter(|s| !s.is_empty())
+    }
+
+    /// Whether the commit is in the cache.
+    pub fn has_commit(&self, oid: &str) -> bool {
+        let spec = format!("{oid}^{{commit}}");
+        run(
+            &self.dir,
+            &["cat-file", "-e", &spec],
+            None,
+            "look up a commit",
+        )
+        .is_ok()
+    }
+
+    /// Point the cache's ref at a commit the cache holds.
+    pub fn set_tip(&self, oid: &str) -> Result<()> {
+        run(
+            &self.dir,
+            &["update-ref", &self.cache_ref, oid],
+            None,
+            "record the tip in the cache",
+        )
+        .map(|_| ())
+    }
+
+    /// Whether `old` is `new` or an ancestor of it.
+    pub fn descends(&self, old: &str, new: &str) -> bool {
+        let mut cmd = command(&self.dir);
+        cmd.args(["merge-base", "--is-ancestor", old, new]);
+        run_cmd(cmd, None, "compare commits").is_ok_and(|r| r.ok)
+    }
+}
+
+/// Create the cache of a board's remote at `dir`: made whole in a temporary directory beside
+/// it and renamed into place, so that processes creating it at once never see (or make) half a
+/// repository; the one that comes second uses the first one's.
+fn init(root: &Path, dir: &Path, g: &GitBoard) -> Result<()> {
+    let what = "create the git board cache";
+    std::fs::create_dir_all(root)
+        .map_err(|e| Error::io(root, "create the git board cache directory", e))?;
+    let fresh = tempfile::Builder::new()
+        .prefix("pair-new-")
+        .tempdir_in(root)
+        .map_err(|e| Error::io(root, what, e))?;
+    let made = fresh.path().join("cache.git");
+    let path = made.to_string_lossy().into_owned();
+    run(
+        root,
+        &["init", "--bare", "--quiet", "--template=", &path],
+        None,
+        what,
+    )?;
+    // Say whose cache it is, for a human looking in the directory.
+    let _ = std::fs::write(
+        made.join("description"),
+        format!("pair cache of {}\n", g.url),
+    );
+    if std::fs::rename(&made, dir).is_ok() || dir.join("HEAD").is_file() {
+        return Ok(());
+    }
+    // A leftover that is no repository (an interrupted older `pair`): move it aside.
+    let aside = tempfile::Builder::new()
+        .prefix("pair-damaged-")
+        .tempdir_in(root)
+        .map_err(|e| Error::io(root, what, e))?;
+    let _ = std::fs::rename(dir, aside.path().join("cache"));
+    match std::fs::rename(&made, dir) {
+        Err(_) if dir.join("HEAD").is_file() => Ok(()),
+        done => done.map_err(|e| Error::io(dir, what, e)),
+    }
+}
+
+/// Ask the remote where the ref points (`git ls-remote`); `None` when it does not exist.
+pub fn ls_remote(cache: &Cache, g: &GitBoard) -> Result<Option<String>> {
+    let out = run(
+        &cache.dir,
+        &["ls-remote", "--refs", "--", &g.url, &g.refname],
+        None,
+        &format!("reach the remote {}", g.url),
+    )?;
+    let text = String::from_utf8_lossy(&out);
+    Ok(text.lines().find_map(|l| {
+        let (oid, name) = l.split_once('\t')?;
+        (name.trim() == g.refname).then(|| oid.trim().to_string())
+    }))
+}
+
+/// Fetch the ref into the cache; the commit it now points at there. When the fetch fails
+/// though the remote answers, the cache is taken for damaged: it is rebuilt and fetched again.
+pub fn fetch(cache: &Cache, g: &GitBoard) -> Result<String> {
+    match fetch_into(cache, g) {
+        Err(e) if ls_remote(cache, g).is_ok() => {
+            cache.rebuild(g).map_err(|_| e)?;
+            fetch_into(cache, g)
+        }
+        done => done,
+    }
+}
+
+fn fetch_into(cache: &Cache, g: &GitBoard) -> Result<String> {
+    let refspec = format!("+{}:{}", g.refname, cache.cache_ref);
+    let what = format!("fetch {} from {}", g.refname, g.url);
+    let mut last = None;
+    // Two fetches into one cache at once may collide on the cache's ref lock: try again.
+    for _ in 0..3 {
+        match run(
+            &cache.dir,
+            &[
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "--no-write-fetch-head",
+                "--no-recurse-submodules",
+                "--",
+                &g.url,
+                &refspec,
+            ],
+            None,
+            &what,
+        ) {
+            Ok(_) => {
+                return cache.cached_tip().ok_or_else(|| Error::Git {
+                    message: format!("cannot {what}: the cache has no commit at the ref after it"),
+                });
+            }
+            Err(e) => last = Some(e),
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Err(last.unwrap_or(Error::Git { message: what }))
+}
+
+/// The board's bytes in a commit's tree; `None` when the tree has no such file.
+pub fn read_blob(cache: &Cache, commit: &str, path: &str, shown: &Path) -> Result<Option<Vec<u8>>> {
+    let spec = format!("{commit}:{path}\n");
+    let out = run(
+        &cache.dir,
+        &["cat-file", "--batch"],
+        Some(spec.as_bytes()),
+        "read the board from the cache",
+    )?;
+    let Some(nl) = out.iter().position(|b| *b == b'\n') else {
+        return Ok(None);
+    };
+    let header = String::from_utf8_lossy(&out[..nl]).into_owned();
+    let fields: Vec<&str> = header.split(' ').collect();
+    if header.ends_with(" missing") || fields.len() != 3 {
+        // No such file in the tree, or a tree or blob the cache lacks: only the first is a
+        // missing board.
+        let listed = run(
+            &cache.dir,
+            &["ls-tree", "--name-only", commit, "--", path],
+            None,
+            "read the board's tree from the cache",
+        )?;
+        if listed.is_empty() {
+            return Ok(None);
+        }
+        return Err(Error::Git {
+            message: format!(
+                "{}: the cache lacks the board's object at {commit}:{path}",
+                shown.display()
+            ),
+        });
+    }
+    if fields[1] != "blob" {
+        return Err(Error::NotAFile {
+            path: shown.to_path_buf(),
+            kind: if fields[1] == "tree" {
+                "a directory"
+            } else {
+                "not a regular file"
+            },
+        });
+    }
+    let size: usize = fields[2].parse().unwrap_or(0);
+    let body = &out[nl + 1..];
+    Ok(Some(body[..size.min(body.len())].to_vec()))
+}
+
+/// `OsStr` of a string, for environment values.
+pub fn os(s: &str) -> &OsStr {
+    OsStr::new(s)
+}

@@ -1,0 +1,244 @@
+//! One transaction: every change to a blackboard, semantic or raw, is one pass through here.
+//!
+//! Under the store's lock the transaction reads and parses the old content once, takes the time
+//! (so every entry's timestamp is the moment of the write, never of the wait for the lock), lets
+//! the command edit a typed board, asks the [`law`] whether the change is allowed, appends the
+//! command's entries and the records the law requires, renders, and hands the new bytes to the
+//! store's durable replace. Commands never see bytes.
+//!
+//! [`apply`] and [`replace`] are the pure cores (old bytes in, new bytes out) that [`transact`]
+//! and `pair write` run under the lock; tests call them directly to replay lifecycles in memory.
+
+use std::path::Path;
+
+use crate::board::document::Document;
+use crate::board::frontmatter::{Frontmatter, Parsed, Phase, Timestamp};
+use crate::error::{Error, Result};
+use crate::law::validate;
+use crate::law::{self, Body, Consent, Record, Writer};
+use crate::ops::{Ctx, DECISIONS, Edit, Entry};
+use crate::store::{self, Built, Expect, WriteOptions, Written};
+
+/// The result of an applied change, before it is written.
+#[derive(Debug, Clone)]
+pub struct Applied {
+    pub bytes: Vec<u8>,
+    pub parsed: Parsed,
+    pub old_phase: Phase,
+    pub summary: String,
+    /// Hand comments of the frontmatter that the write could not keep.
+    pub warnings: Vec<String>,
+}
+
+/// A committed semantic write.
+#[derive(Debug, Clone)]
+pub struct Committed {
+    pub written: Written,
+    pub old_phase: Phase,
+    pub summary: String,
+    /// As [`Applied::warnings`].
+    pub warnings: Vec<String>,
+}
+
+fn invalid(
+    path: &Path,
+    errors: Vec<crate::board::frontmatter::FieldError>,
+    new_content: bool,
+) -> Error {
+    Error::invalid(path, errors, new_content)
+}
+
+/// Content about to be written that cannot even be split into frontmatter and body.
+pub fn unsplittable(path: &Path, field: &str, e: &crate::board::document::SplitError) -> Error {
+    let error = crate::board::frontmatter::FieldError {
+        field: field.into(),
+        line: None,
+        message: e.to_string(),
+    };
+    invalid(path, vec![error], true)
+}
+
+/// Append an entry, or refuse when its section cannot be found or made.
+fn append(doc: &mut Document, section: &str, text: &str) -> Result<()> {
+    if doc.append(section, text) {
+        Ok(())
+    } else {
+        Err(Error::protocol(format!(
+            "cannot append to section {section:?}: the name cannot be used as a `## ` heading, or \
+             the body hides it (run `pair validate` on the blackboard)"
+        )))
+    }
+}
+
+fn record_entry(r: Record) -> Entry {
+    Entry::new(DECISIONS, r.heading, r.text)
+}
+
+/// Apply a semantic operation to the content of a blackboard: parse once, edit the typed board,
+/// judge the change, append the entries, render, and check the new frontmatter. The body needs
+/// no second check: it was valid, and only checked entries were appended to it.
+pub fn apply<F>(
+    path: &Path,
+    old: &[u8],
+    agent: &str,
+    consent: &Consent,
+    now: Timestamp,
+    op: F,
+) -> Result<Applied>
+where
+    F: FnOnce(&mut Frontmatter, &Ctx) -> Result<Edit>,
+{
+    let valid = validate::check_bytes(old).map_err(|r| invalid(path, r.errors, false))?;
+    let mut doc = valid.doc;
+    let old_fm = valid.parsed.fm;
+    let mut fm = old_fm.clone();
+    let ctx = Ctx {
+        agent: agent.to_string(),
+        now,
+        consent: consent.clone(),
+        sections: doc.sections().into_iter().map(|s| s.name).collect(),
+    };
+    let edit = op(&mut fm, &ctx)?;
+    // The gates' bookkeeping follows the phase change the edit made.
+    crate::board::ledger::rules::settle(&old_fm, &mut fm);
+    let ruling = law::judge(
+        &old_fm,
+        &fm,
+        Body::Appended,
+        Writer::Agent(agent),
+        consent,
+        now,
+    )?;
+    // The law's records (a passed gate, a waiver) come before the step they allowed.
+    for e in ruling
+        .records
+        .into_iter()
+        .map(record_entry)
+        .chain(edit.entries)
+    {
+        append(&mut doc, &e.section, &e.render())?;
+    }
+    // The frontmatter in the file's own words: hand comments and unchanged spellings kept.
+    let rendered = crate::board::rewrite::render(&doc.fm_text, &old_fm, &fm);
+    let bytes = doc.into_rendered(&rendered.text).into_bytes();
+    let head = Document::parse_frontmatter_only(&bytes)
+        .map_err(|e| unsplittable(path, "frontmatter", &e))?;
+    let parsed = validate::check_frontmatter(&head).map_err(|r| invalid(path, r.errors, true))?;
+    Ok(Applied {
+        bytes,
+        parsed,
+        old_phase: old_fm.phase,
+        summary: edit.summary,
+        warnings: rendered.dropped,
+    })
+}
+
+/// How a raw write is judged.
+#[derive(Debug, Clone)]
+pub enum RawMode {
+    /// Nobody named: only appends to the body.
+    Anonymous,
+    /// As an agent: the law, with this consent.
+    As(String),
+}
+
+/// Judge a raw write of a complete new file against the old one; the new content, with the
+/// records the law requires appended to its `## Decisions`, and its checked frontmatter.
+pub fn replace(
+    path: &Path,
+    old: &[u8],
+    new: Vec<u8>,
+    mode: &RawMode,
+    consent: &Consent,
+    now: Timestamp,
+) -> Result<Built> {
+    let old = validate::check_bytes(old).map_err(|r| invalid(path, r.errors, false))?;
+    let parsed = validate::check_bytes(&new).map_err(|r| invalid(path, r.errors, true))?;
+    let writer = match mode {
+        RawMode::Anonymous => Writer::Anonymous,
+        RawMode::As(id) => Writer::Agent(id),
+    };
+    let ruling = law::judge(
+        &old.parsed.fm,
+        &parsed.parsed.fm,
+        Body::Replaced {
+            old: &old.doc.body,
+            new: &parsed.doc.body,
+        },
+        writer,
+        consent,
+        now,
+    )?;
+    // The new content was validated above, and the records append generated entries to its body
+    // without touching its frontmatter: the store need not check it again.
+    let parsed = Some(parsed.parsed);
+    if ruling.records.is_empty() {
+        return Ok(Built { bytes: new, parsed });
+    }
+    let bytes = append_records(path, &new, ruling.records.into_iter().map(record_entry))?;
+    Ok(Built { bytes, parsed })
+}
+
+/// Append entries to the `## Decisions` of content about to be written, keeping its frontmatter
+/// text, line endings and BOM as they are.
+pub fn append_records(
+    path: &Path,
+    content: &[u8],
+    entries: impl IntoIterator<Item = Entry>,
+) -> Result<Vec<u8>> {
+    let mut doc = Document::parse(content).map_err(|e| unsplittable(path, "file", &e))?;
+    for e in entries {
+        if !doc.append(&e.section, &e.render()) {
+            return Err(Error::Usage(format!(
+                "the new content has no usable `## {}` section to record this in",
+                e.section
+            )));
+        }
+    }
+    let fm_text = doc.fm_text.replace("\r\n", "\n");
+    Ok(doc.render(&fm_text).into_bytes())
+}
+
+/// Run a semantic operation as one locked, checked, durable write. On a git board the
+/// operation runs again on the new tip when another write moved the ref first.
+pub fn transact<F>(
+    path: &Path,
+    expect: Expect,
+    opts: &WriteOptions,
+    agent: &str,
+    consent: &Consent,
+    mut op: F,
+) -> Result<Committed>
+where
+    F: FnMut(&mut Frontmatter, &Ctx) -> Result<Edit>,
+{
+    let mut outcome = None;
+    let written = store::update(path, expect, opts, |current| {
+        let Some(current) = current else {
+            return Err(Error::Missing {
+                path: path.to_path_buf(),
+            });
+        };
+        let applied = apply(
+            path,
+            &current.bytes,
+            agent,
+            consent,
+            Timestamp::now(),
+            &mut op,
+        )?;
+        outcome = Some((applied.old_phase, applied.summary, applied.warnings));
+        Ok(Built {
+            bytes: applied.bytes,
+            parsed: Some(applied.parsed),
+        })
+    })?;
+    let (old_phase, summary, warnings) =
+        outcome.ok_or_else(|| Error::protocol("internal error: no edit"))?;
+    Ok(Committed {
+        written,
+        old_phase,
+        summary,
+        warnings,
+    })
+}

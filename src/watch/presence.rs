@@ -1,0 +1,155 @@
+//! Presence: an agent seen alive without writing the board. `poll` (and each wake of
+//! `poll --wait`) refreshes a small record per agent in a hidden directory beside the board,
+//! which `pair watch` reads; the board's bytes, its lock and its journal are never touched.
+//!
+//! ```text
+//! <dir>/.<board file name>.pair/presence/<agent>.json
+//! {"agent":"alice","at":"2026-01-31T12:00:00Z","pid":4242,"ppid":4100,"host":"box","waiting":true}
+//! ```
+//!
+//! The write is best effort: a small temporary file renamed over the old one (atomic), and any
+//! failure (a read-only directory, a full disk) is ignored, so `poll` never fails because of it.
+//! A plain `poll` leaves a record younger than [`REFRESH_SECONDS`] as it is, so polling in a
+//! tight loop costs a `stat`, not a write.
+
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::board::frontmatter::{Timestamp, is_agent_id};
+
+/// One agent's latest sign of life.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Presence {
+    pub agent: String,
+    /// When it polled (UTC, `YYYY-MM-DDTHH:MM:SSZ`).
+    pub at: String,
+    /// The polling process, and its parent (the agent's shell or session).
+    pub pid: u32,
+    pub ppid: u32,
+    pub host: String,
+    /// It was waiting (`poll --wait`) rather than checking once.
+    pub waiting: bool,
+}
+
+impl Presence {
+    pub fn time(&self) -> Option<Timestamp> {
+        Timestamp::parse(&self.at)
+    }
+}
+
+/// The hidden directory beside a board where `pair` keeps what is not the board's: presence
+/// records and the watchdog's state. A symlinked board keeps it beside its target, where its
+/// lock is ([`crate::store::resolve`]), so every path to one board finds the same records. A git
+/// board has no directory of its own here: its side directory is in the local cache (`side/`
+/// and a hash of its address), so it is seen by the agents and watchdogs that share this
+/// machine's cache and never written to the remote.
+pub fn side_dir(board: &Path) -> PathBuf {
+    if let Ok(Some(g)) = crate::store::location::Location::git(board) {
+        let root = crate::store::gitref::remote::cache_root()
+            .unwrap_or_else(|_| std::env::temp_dir().join("pair"));
+        let key = &crate::store::sha256_hex(g.address().as_bytes())[..24];
+        return root.join("side").join(key);
+    }
+    let board = crate::store::resolve(board).unwrap_or_else(|_| board.to_path_buf());
+    let name = board
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "blackboard".into());
+    board.with_file_name(format!(".{name}.pair"))
+}
+
+fn presence_dir(board: &Path) -> PathBuf {
+    side_dir(board).join("presence")
+}
+
+/// Write `bytes` to `path` through a temporary file in the same directory and a rename.
+pub fn replace_small(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// How fresh a record must be for a plain `poll` to leave it as it is (a stat instead of a
+/// write); each wake of `poll --wait` always refreshes it.
+pub const REFRESH_SECONDS: u64 = 15;
+
+/// Refresh `agent`'s presence beside `board` (best effort: errors are ignored). A plain poll
+/// (`waiting` false) leaves a record younger than [`REFRESH_SECONDS`] alone.
+pub fn record(board: &Path, agent: &str, waiting: bool) {
+    if !is_agent_id(agent) {
+        return;
+    }
+    let path = presence_dir(board).join(format!("{agent}.json"));
+    if !waiting
+        && fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age.as_secs() < REFRESH_SECONDS)
+    {
+        return;
+    }
+    let p = Presence {
+        agent: agent.to_string(),
+        at: Timestamp::now().to_string(),
+        pid: std::process::id(),
+        // SAFETY: getppid cannot fail.
+        ppid: u32::try_from(unsafe { libc::getppid() }).unwrap_or(0),
+        host: crate::board::journal::host(),
+        waiting,
+    };
+    let Ok(mut line) = serde_json::to_vec(&p) else {
+        return;
+    };
+    line.push(b'\n');
+    let _ = replace_small(&path, &line);
+}
+
+/// The bytes of a small regular file beside a board, at most `limit`: a symlink, a FIFO (which
+/// would block the reader), a device or a larger file is an error, never waited on or read
+/// whole.
+pub fn read_small(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    let mut out = Vec::new();
+    file.take(limit + 1).read_to_end(&mut out)?;
+    if out.len() as u64 > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {limit} bytes"),
+        ));
+    }
+    Ok(out)
+}
+
+/// Every presence record beside `board` that can be read (others are skipped).
+pub fn read_all(board: &Path) -> Vec<Presence> {
+    let Ok(entries) = fs::read_dir(presence_dir(board)) else {
+        return Vec::new();
+    };
+    let mut out: Vec<Presence> = entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+        .filter_map(|e| read_small(&e.path(), 4096).ok())
+        .filter_map(|b| serde_json::from_slice::<Presence>(&b).ok())
+        .filter(|p| is_agent_id(&p.agent) && p.time().is_some())
+        .collect();
+    out.sort_by(|a, b| a.agent.cmp(&b.agent));
+    out
+}
