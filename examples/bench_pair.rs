@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use pair::store::sha256_hex;
+use pair::text::sha256_hex;
 
 struct Bins {
     pair: PathBuf,

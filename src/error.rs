@@ -8,9 +8,41 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::board::frontmatter::FieldError;
+use serde::Serialize;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A problem with one field: its dotted path, the file line where known, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FieldError {
+    pub field: String,
+    pub line: Option<u32>,
+    pub message: String,
+}
+
+impl std::fmt::Display for FieldError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(l) => write!(f, "line {l}: `{}`: {}", self.field, self.message),
+            None => write!(f, "`{}`: {}", self.field, self.message),
+        }
+    }
+}
+
+impl FieldError {
+    /// The error for a human: `line N: `field`: message`, with the field and message escaped.
+    pub fn escaped(&self) -> String {
+        use crate::text::escape;
+        match self.line {
+            Some(l) => format!(
+                "line {l}: `{}`: {}",
+                escape(&self.field),
+                escape(&self.message)
+            ),
+            None => format!("`{}`: {}", escape(&self.field), escape(&self.message)),
+        }
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -65,8 +97,9 @@ pub enum Error {
     Usage(String),
 
     /// The blackboard (or the new content) breaks the format or an invariant. For a blackboard
-    /// on disk, the message ends with the command that repairs it, with its current SHA-256.
-    #[error("{}: {}:\n{}{}", path.display(), if *new_content { "the new content is not a valid blackboard; nothing was written" } else { "invalid blackboard" }, render_field_errors(errors), if *new_content { String::new() } else { repair_hint(path) })]
+    /// on disk, the edge that shows it adds the command that repairs it, with its current
+    /// SHA-256 ([`crate::render::output::message`]).
+    #[error("{}: {}:\n{}", path.display(), if *new_content { "the new content is not a valid blackboard; nothing was written" } else { "invalid blackboard" }, render_field_errors(errors))]
     Invalid {
         path: PathBuf,
         errors: Vec<FieldError>,
@@ -98,19 +131,9 @@ pub enum Error {
 fn render_field_errors(errors: &[FieldError]) -> String {
     errors
         .iter()
-        .map(|e| format!("  {}", crate::render::output::field_error(e)))
+        .map(|e| format!("  {}", e.escaped()))
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// The last lines of an invalid-blackboard message: how to repair the file by hand, naming its
-/// current SHA-256 when it can be read.
-fn repair_hint(path: &Path) -> String {
-    let sha = crate::render::output::current_sha256(path);
-    format!(
-        "\nto repair it by hand, write a fixed copy and replace the file with it:\n  {}",
-        crate::render::output::escape(&crate::render::output::repair_command(path, sha.as_deref()))
-    )
 }
 
 impl Error {

@@ -52,6 +52,7 @@ pub mod render;
 pub mod repo;
 pub mod stats;
 pub mod store;
+pub mod text;
 pub mod transaction;
 pub mod watch;
 

@@ -11,7 +11,8 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{CommandFactory, FromArgMatches};
 use pair::cli::{self, Cli, Cmd, ValidateFormat};
 use pair::commands::{self, Outcome};
-use pair::render::output::{self, Settings, sanitize};
+use pair::render::output::{self, Settings};
+use pair::text::sanitize;
 use pair::{Error, store};
 use serde_json::{Value as Json, json};
 
@@ -46,7 +47,7 @@ fn color_arg(args: &[OsString]) -> clap::ColorChoice {
 /// The JSON error envelope. An invalid blackboard also gets its path, every error, and (for
 /// the file on disk) its current SHA-256 and the command that repairs it.
 fn envelope(e: &Error) -> Json {
-    let mut error = json!({"code": e.code(), "kind": e.kind(), "message": e.to_string()});
+    let mut error = json!({"code": e.code(), "kind": e.kind(), "message": output::message(e)});
     if let Error::Invalid {
         path,
         errors,
@@ -71,7 +72,7 @@ fn envelope(e: &Error) -> Json {
 
 /// A suggested command (the argument vector after `pair`) as one shell line.
 fn command_line(argv: &[String]) -> String {
-    format!("pair {}", pair::render::report::shell_line(argv))
+    format!("pair {}", pair::text::shell_line(argv))
 }
 
 fn print_error(json: bool, code: i32, kind: &str, message: &str) {
@@ -314,7 +315,7 @@ fn verbose_lines(plan: &Plan, result: &Result<Outcome, Error>, elapsed: Duration
             target.as_deref().map(output::path).unwrap_or(board.clone())
         ));
         if let Some(op) = s("operation") {
-            lines.push(format!("operation {}", output::escape(&op)));
+            lines.push(format!("operation {}", pair::text::escape(&op)));
         }
     } else if name == "status" {
         lines.push(format!(
@@ -421,10 +422,10 @@ fn main() -> ExitCode {
                 let message = match e.suggestion() {
                     Some(argv) => format!(
                         "{}. Run `{}`",
-                        e.to_string().trim_end().trim_end_matches('.'),
+                        output::message(&e).trim_end().trim_end_matches('.'),
                         command_line(argv)
                     ),
-                    None => e.to_string(),
+                    None => output::message(&e),
                 };
                 print_error(false, code, e.kind(), &message);
             }

@@ -40,17 +40,13 @@ pub struct Committed {
     pub warnings: Vec<String>,
 }
 
-fn invalid(
-    path: &Path,
-    errors: Vec<crate::board::frontmatter::FieldError>,
-    new_content: bool,
-) -> Error {
+fn invalid(path: &Path, errors: Vec<crate::error::FieldError>, new_content: bool) -> Error {
     Error::invalid(path, errors, new_content)
 }
 
 /// Content about to be written that cannot even be split into frontmatter and body.
 pub fn unsplittable(path: &Path, field: &str, e: &crate::board::document::SplitError) -> Error {
-    let error = crate::board::frontmatter::FieldError {
+    let error = crate::error::FieldError {
         field: field.into(),
         line: None,
         message: e.to_string(),

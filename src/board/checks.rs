@@ -18,8 +18,9 @@
 //! A required check runs as `sh -c CMD` in the recorded worktree; a run counts for
 //! `advance COMMITTED` when it ran that command on the approved tree and exited 0.
 
-use crate::board::frontmatter::{FieldError, Timestamp, is_agent_id};
+use crate::board::frontmatter::{Timestamp, is_agent_id};
 use crate::board::yaml::{self, Node, Value};
+use crate::error::FieldError;
 
 /// A validation command the blackboard requires before the commit.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::board::field::Field;
 use crate::board::yaml::{self, Node, Value};
+use crate::error::FieldError;
 
 /// Declares a closed set of YAML words as a Rust enum with `as_str`, `ALL`, `FromStr`, `Display`
 /// and `Serialize` (as the word itself).
@@ -661,23 +662,6 @@ fn emit_agent(out: &mut String, a: &Agent) {
     }
     for (k, v) in &a.extra {
         yaml::emit_entry(out, 4, k, v);
-    }
-}
-
-/// A problem with one field: its dotted path, the file line where known, and what is wrong.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FieldError {
-    pub field: String,
-    pub line: Option<u32>,
-    pub message: String,
-}
-
-impl fmt::Display for FieldError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(l) => write!(f, "line {l}: `{}`: {}", self.field, self.message),
-            None => write!(f, "`{}`: {}", self.field, self.message),
-        }
     }
 }
 

@@ -28,9 +28,10 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::board::document::{self, Document};
-use crate::board::frontmatter::{FieldError, Frontmatter, Phase, Target, Timestamp};
+use crate::board::frontmatter::{Frontmatter, Phase, Target, Timestamp};
+use crate::error::FieldError;
 use crate::error::{Error, Result};
-use crate::store::sha256_hex;
+use crate::text::sha256_hex;
 
 /// The section the journal lives in; always the last one of the body.
 pub const SECTION: &str = "Journal";

@@ -16,8 +16,9 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
-use crate::board::frontmatter::{FieldError, Phase, word_enum};
+use crate::board::frontmatter::{Phase, word_enum};
 use crate::board::yaml::{Node, Value};
+use crate::error::FieldError;
 
 word_enum!(
     /// An SLA name: a group of phases that share a limit.

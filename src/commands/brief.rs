@@ -16,10 +16,12 @@ use crate::board::entry::{self, Entry, Kind};
 use crate::board::frontmatter::{Frontmatter, Phase, Target, Verdict};
 use crate::cli::{BriefArgs, BriefFor};
 use crate::error::Result;
-use crate::law::protocol::{self, shell_word};
+use crate::law::protocol::{self};
 use crate::ops::target_noun;
-use crate::render::report::{SCHEMA, current_target, shell_line};
+use crate::render::report::{SCHEMA, current_target};
 use crate::store;
+use crate::text::shell_line;
+use crate::text::shell_word;
 
 /// The sections a reviewer's brief leaves out: the doer's own reasoning and results.
 const DOER_NOTES: &[&str] = &["Implementation Notes", "Validation"];

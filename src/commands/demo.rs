@@ -405,7 +405,7 @@ pub fn run(a: DemoArgs) -> Result<Outcome> {
         text.push_str(&format!(
             "The blackboard is kept: {}\n  pair status {}\n",
             board.display(),
-            crate::law::protocol::shell_word(&board.display().to_string())
+            crate::text::shell_word(&board.display().to_string())
         ));
     } else {
         text.push_str(&format!(
@@ -575,7 +575,7 @@ impl Agent {
         let mut ev = self.event("run", say);
         let run = run_pair(&self.exe, &self.dir, Some(&self.id), args)?;
         let shown = std::iter::once("pair".to_string())
-            .chain(args.iter().map(|a| crate::law::protocol::shell_arg(a)))
+            .chain(args.iter().map(|a| crate::text::shell_arg(a)))
             .collect::<Vec<_>>()
             .join(" ");
         if !expect.contains(&run.code) {
@@ -631,7 +631,7 @@ impl Agent {
                 message: format!("the demo runs git, which could not be started: {e}"),
             })?;
         let shown = std::iter::once("git".to_string())
-            .chain(args.iter().map(|a| crate::law::protocol::shell_arg(a)))
+            .chain(args.iter().map(|a| crate::text::shell_arg(a)))
             .collect::<Vec<_>>()
             .join(" ");
         let code = out.status.code().unwrap_or(1);

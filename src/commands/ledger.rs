@@ -468,13 +468,13 @@ pub fn objections(a: ObjectionsArgs) -> Result<Outcome> {
             text.push_str(&format!(
                 "{:<wi$}  {:<wb$}  {:<9}  {:>5}  {:<8}  {:<13}  {:<wa$}  {}{}\n",
                 o.id,
-                crate::render::output::escape(&o.by),
+                crate::text::escape(&o.by),
                 o.gate.as_str(),
                 o.round,
                 o.severity.as_str(),
                 o.state.as_str(),
-                crate::render::output::escape(&o.anchor),
-                crate::render::output::escape(&o.title),
+                crate::text::escape(&o.anchor),
+                crate::text::escape(&o.title),
                 o.cause
                     .as_ref()
                     .map(|c| format!(" (caused by {c})"))

@@ -24,11 +24,12 @@ use crate::board::frontmatter::{Frontmatter, Timestamp};
 use crate::cli::{CheckArgs, WorktreeCreateArgs};
 use crate::error::{Error, Result};
 use crate::law;
-use crate::law::protocol::{Command, shell_arg};
+use crate::law::protocol::Command;
 use crate::ops::{self, Created, Ctx};
 use crate::repo;
 use crate::repo::git;
 use crate::store;
+use crate::text::shell_arg;
 use crate::transaction;
 
 /// The most output a check's record keeps: its last lines, up to this many bytes.

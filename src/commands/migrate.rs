@@ -44,7 +44,7 @@ pub fn run(a: MigrateArgs) -> Result<Outcome> {
         usage: Default::default(),
     };
     store::create_copy(&a.to, &bytes, &opts)?;
-    let sha256 = store::sha256_hex(&bytes);
+    let sha256 = crate::text::sha256_hex(&bytes);
     let json = json!({
         "schema": SCHEMA,
         "from": shown(&a.from),

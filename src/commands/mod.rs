@@ -268,7 +268,7 @@ fn invocation_of(argv: Vec<String>) -> String {
         if text.contains(['\n', '\r']) || text.chars().count() > RECORDED_NOTE_CHARS {
             "TEXT".to_string()
         } else {
-            crate::law::protocol::shell_arg(text)
+            crate::text::shell_arg(text)
         }
     };
     let mut words = vec!["pair".to_string()];
@@ -280,7 +280,7 @@ fn invocation_of(argv: Vec<String>) -> String {
         } else if let Some(text) = a.strip_prefix("--note=") {
             words.push(format!("--note={}", note(text)));
         } else {
-            words.push(crate::law::protocol::shell_arg(&a));
+            words.push(crate::text::shell_arg(&a));
         }
     }
     words.join(" ")

@@ -8,10 +8,11 @@ use super::{Outcome, agent_arg, shown};
 use crate::board::frontmatter::Phase;
 use crate::cli::{PollArgs, StatusArgs};
 use crate::error::{Error, Result};
-use crate::render::output::{self, escape};
+use crate::render::output::{self};
 use crate::render::report::{SectionInfo, Style, Turn, reviewer_table};
 use crate::store;
 use crate::store::wait::Waiter;
+use crate::text::escape;
 
 /// How often `poll --wait` asks a git board's remote for the ref's tip, by default: 12 requests
 /// a minute.
@@ -211,7 +212,7 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
     let loaded = match super::validate::check_all(&bytes) {
         Ok(valid) => store::Loaded {
             path: a.board.clone(),
-            sha256: store::sha256_hex(&bytes),
+            sha256: crate::text::sha256_hex(&bytes),
             bytes,
             valid,
         },
@@ -353,7 +354,7 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
     text.push_str(&format!("sha256      {}\n", loaded.sha256));
     text.push_str(&section_lines(&sections));
     for w in warnings {
-        text.push_str(&style.yellow(&format!("warning: {}", output::field_error(w))));
+        text.push_str(&style.yellow(&format!("warning: {}", w.escaped())));
         text.push('\n');
     }
     Ok(Outcome::ok(json, text))
@@ -377,11 +378,7 @@ fn section_lines(sections: &[SectionInfo]) -> String {
 /// `status` of an invalid blackboard: print what can still be read of it (unless the output is
 /// JSON or quiet), and return the error, which names every problem and ends with the repair
 /// command (exit 5).
-fn invalid(
-    board: &std::path::Path,
-    bytes: &[u8],
-    errors: Vec<crate::board::frontmatter::FieldError>,
-) -> Error {
+fn invalid(board: &std::path::Path, bytes: &[u8], errors: Vec<crate::error::FieldError>) -> Error {
     let settings = output::settings();
     if !settings.json && !settings.quiet {
         let style = Style::for_stdout();
@@ -396,7 +393,7 @@ fn invalid(
                 style.phase(&escape(&phase))
             ));
         }
-        text.push_str(&format!("sha256      {}\n", store::sha256_hex(bytes)));
+        text.push_str(&format!("sha256      {}\n", crate::text::sha256_hex(bytes)));
         text.push_str(&format!("size        {} bytes\n", bytes.len()));
         if let Ok(doc) = crate::board::document::Document::parse(bytes) {
             let sections: Vec<SectionInfo> = doc.sections().iter().map(SectionInfo::from).collect();

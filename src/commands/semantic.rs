@@ -13,11 +13,12 @@ use crate::cli::{
     VerdictArgs, WriteCommon,
 };
 use crate::error::{Error, Result};
-use crate::law::protocol::{self, Artifact, Command, TRANSITIONS, shell_word};
+use crate::law::protocol::{self, Artifact, Command, TRANSITIONS};
 use crate::law::{self, Consent};
 use crate::ops::{self, Ctx, Edit};
 use crate::render::report::SCHEMA;
 use crate::store::{self, Expect, WriteOptions};
+use crate::text::shell_word;
 use crate::transaction;
 
 /// The note of a command as its entry will hold it (see [`ops::note_text`]), and the warning
@@ -164,8 +165,8 @@ pub fn register(a: RegisterArgs) -> Result<Outcome> {
             "{:?} is not a required reviewer{near}; if you meant that id, withdraw this \
              registration with `pair unregister {} --agent {}` and use the right --agent",
             a.common.agent,
-            protocol::shell_word(&shown(&a.board)),
-            protocol::shell_arg(&a.common.agent)
+            crate::text::shell_word(&shown(&a.board)),
+            crate::text::shell_arg(&a.common.agent)
         );
         if let Some(w) = out.json.get_mut("warnings").and_then(|w| w.as_array_mut()) {
             w.push(json!(warning));

@@ -33,7 +33,7 @@ pub fn run(a: ShowArgs) -> Result<Outcome> {
                 "Nothing has been submitted yet (phase {}); `pair show {} SECTION` prints a \
                  section.\n",
                 fm.phase,
-                crate::law::protocol::shell_word(&board)
+                crate::text::shell_word(&board)
             ),
         ));
     };
@@ -60,7 +60,7 @@ pub fn run(a: ShowArgs) -> Result<Outcome> {
     if target == Target::Code && artifact.is_some() {
         text.push_str(&format!(
             "\nThe diff under review: `pair diff {}`.\n",
-            crate::law::protocol::shell_word(&board)
+            crate::text::shell_word(&board)
         ));
     }
     for r in &reviews {

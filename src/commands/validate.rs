@@ -7,13 +7,15 @@ use serde_json::json;
 
 use super::Outcome;
 use crate::board::document::{SplitError, conflict_marker};
-use crate::board::frontmatter::FieldError;
 use crate::cli::{ValidateArgs, ValidateFormat};
+use crate::error::FieldError;
 use crate::error::{Error, Result, exit};
 use crate::law::validate::{self, Report, Valid};
-use crate::render::output::{self, escape, sanitize};
+use crate::render::output::{self};
 use crate::render::report::SCHEMA;
 use crate::store;
+use crate::text::escape;
+use crate::text::sanitize;
 
 #[derive(Debug, Serialize)]
 struct FileReport {
@@ -231,7 +233,7 @@ fn check_read(path: &Path, bytes: Result<Vec<u8>>) -> FileReport {
     } else {
         path.display().to_string()
     };
-    let sha256 = Some(store::sha256_hex(&bytes));
+    let sha256 = Some(crate::text::sha256_hex(&bytes));
     match check_all(&bytes) {
         Ok(v) => FileReport {
             path: shown,
@@ -543,7 +545,7 @@ fn render_text(reports: &[FileReport], invalid: usize, quiet: bool) -> String {
         } else {
             text.push_str(&format!("invalid  {path}{sha}\n"));
             for e in &r.errors {
-                text.push_str(&format!("  error: {}\n", output::field_error(e)));
+                text.push_str(&format!("  error: {}\n", e.escaped()));
             }
             if let Some(sha) = &r.sha256
                 && r.path != STDIN
@@ -556,7 +558,7 @@ fn render_text(reports: &[FileReport], invalid: usize, quiet: bool) -> String {
         }
         if !quiet {
             for w in &r.warnings {
-                text.push_str(&format!("  warning: {}\n", output::field_error(w)));
+                text.push_str(&format!("  warning: {}\n", w.escaped()));
             }
         }
     }

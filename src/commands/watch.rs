@@ -234,7 +234,7 @@ fn warn(message: &str) {
     let _ = writeln!(
         std::io::stderr(),
         "pair: warning: {}",
-        output::escape(message)
+        crate::text::escape(message)
     );
 }
 

@@ -72,7 +72,7 @@ pub fn run(a: WorktreePathArgs) -> Result<Outcome> {
     let shown = d.path.display().to_string();
     Ok(Outcome::ok(
         json!({"schema": SCHEMA, "path": shown, "repo_root": d.root.display().to_string(), "stem": d.stem, "exists": d.exists}),
-        format!("{}\n", crate::render::output::escape(&shown)),
+        format!("{}\n", crate::text::escape(&shown)),
     ))
 }
 

@@ -8,7 +8,8 @@
 
 use crate::board::document::Document;
 use crate::board::entry::{Head, Kind, heads};
-use crate::board::frontmatter::{FieldError, Parsed, Target};
+use crate::board::frontmatter::{Parsed, Target};
+use crate::error::FieldError;
 use crate::ops::{artifact_section, target_noun};
 
 /// Where the body and the frontmatter disagree.
@@ -126,7 +127,7 @@ fn verdicts_agree(
 
 #[cfg(test)]
 mod tests {
-    use crate::board::frontmatter::FieldError;
+    use crate::error::FieldError;
 
     fn disagreements(text: &str) -> Vec<FieldError> {
         let v = crate::law::validate::check_bytes(text.as_bytes()).expect("valid on its own");

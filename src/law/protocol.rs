@@ -285,6 +285,8 @@ impl Source {
     }
 }
 
+use crate::text::shell_arg;
+use crate::text::shell_word;
 use Phase as P;
 
 const fn row(
@@ -678,29 +680,6 @@ impl Line {
             .map(|a| shell_arg(a))
             .collect::<Vec<_>>()
             .join(" ")
-    }
-}
-
-/// Quote a path for a shell command line in an action sentence.
-pub fn shell_word(s: &str) -> String {
-    // A word starting with `-` would be read as a flag; `./-x.md` names the same file.
-    if s.starts_with('-') {
-        return shell_word(&format!("./{s}"));
-    }
-    shell_arg(s)
-}
-
-/// Quote one argument (a flag, a value) for a shell command line.
-pub fn shell_arg(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars().all(|c| {
-            c.is_ascii_alphanumeric()
-                || matches!(c, '/' | '.' | '_' | '-' | '+' | ':' | '@' | '%' | '=' | ',')
-        })
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
     }
 }
 

@@ -4,8 +4,9 @@
 //! before it replaces a file, so nothing `validate` would reject can be written.
 
 use crate::board::document::{Document, SplitError};
-use crate::board::frontmatter::{self, FieldError, Parsed, Phase, Role};
+use crate::board::frontmatter::{self, Parsed, Phase, Role};
 use crate::board::yaml::{self, MAX_FRONTMATTER_BYTES};
+use crate::error::FieldError;
 use crate::law::protocol::{self, outcome_phase};
 
 /// The largest blackboard read or written, in bytes (64 MiB). Every reader checks the size

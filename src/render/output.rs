@@ -6,13 +6,10 @@
 //! path, a worktree) through [`escape`], and the binary passes the whole text through
 //! [`sanitize`] before printing it. JSON needs neither: `serde_json` escapes control characters.
 
-use std::borrow::Cow;
 use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-
-use crate::board::frontmatter::FieldError;
 
 /// `--color`: when to colour human output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -89,90 +86,6 @@ pub fn use_color(
 // ---------------------------------------------------------------------------------------------
 // escaping
 
-/// Whether a character must not reach a terminal as it is: the C0 controls (newline and tab
-/// included; callers decide where those two are allowed), DEL, the C1 controls, and the bidi
-/// overrides and isolates (U+202A–U+202E, U+2066–U+2069) that make text read differently
-/// from what it is.
-fn is_unsafe(c: char) -> bool {
-    matches!(
-        c,
-        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
-    )
-}
-
-fn push_escaped(out: &mut String, c: char) {
-    match c {
-        '\n' => out.push_str("\\n"),
-        '\r' => out.push_str("\\r"),
-        '\t' => out.push_str("\\t"),
-        c if (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
-        c => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-    }
-}
-
-/// One value on one line — a heading, a key name, a path, a worktree — made safe to print:
-/// every control character, DEL, C1 control and bidi override is shown as an escape (`\x1b`,
-/// `\n`, `\u{202e}`). A tab between other characters is kept; a leading or trailing one is
-/// escaped.
-pub fn escape(s: &str) -> Cow<'_, str> {
-    let last = s.chars().count().saturating_sub(1);
-    let keep = |i: usize, c: char| c == '\t' && i != 0 && i != last;
-    if !s
-        .chars()
-        .enumerate()
-        .any(|(i, c)| is_unsafe(c) && !keep(i, c))
-    {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for (i, c) in s.chars().enumerate() {
-        if is_unsafe(c) && !keep(i, c) {
-            push_escaped(&mut out, c);
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
-}
-
-/// Text of several lines about to be printed: like [`escape`], but newlines and tabs stay. With
-/// `keep_sgr`, the colour sequences `pair` writes itself (`ESC [ digits and ; m`) stay too.
-pub fn sanitize(s: &str, keep_sgr: bool) -> Cow<'_, str> {
-    let bad = |c: char| is_unsafe(c) && c != '\n' && c != '\t';
-    if !s.chars().any(bad) {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 16);
-    let mut rest = s;
-    while let Some(c) = rest.chars().next() {
-        if c == '\x1b'
-            && keep_sgr
-            && let Some(len) = sgr_len(rest)
-        {
-            out.push_str(&rest[..len]);
-            rest = &rest[len..];
-            continue;
-        }
-        if bad(c) {
-            push_escaped(&mut out, c);
-        } else {
-            out.push(c);
-        }
-        rest = &rest[c.len_utf8()..];
-    }
-    Cow::Owned(out)
-}
-
-/// The length of a Select Graphic Rendition sequence at the start of `s`, if there is one.
-fn sgr_len(s: &str) -> Option<usize> {
-    let params = s.strip_prefix("\x1b[")?;
-    let n = params
-        .bytes()
-        .take_while(|b| b.is_ascii_digit() || *b == b';')
-        .count();
-    (params.as_bytes().get(n) == Some(&b'm')).then_some(2 + n + 1)
-}
-
 /// Print human text on stdout, [`sanitize`]d (keeping colour when stdout is coloured). A closed
 /// pipe (`| head`) is not an error worth reporting.
 pub fn print_stdout(text: &str) {
@@ -183,14 +96,6 @@ pub fn print_stdout(text: &str) {
     let _ = out.flush();
 }
 
-/// A field error for a human: `line N: `field`: message`, with the field and message escaped.
-pub fn field_error(e: &FieldError) -> String {
-    match e.line {
-        Some(l) => format!("line {l}: `{}`: {}", escape(&e.field), escape(&e.message)),
-        None => format!("`{}`: {}", escape(&e.field), escape(&e.message)),
-    }
-}
-
 /// A path for a human, escaped.
 pub fn path(p: &Path) -> String {
     escape(&p.display().to_string()).into_owned()
@@ -199,13 +104,32 @@ pub fn path(p: &Path) -> String {
 // ---------------------------------------------------------------------------------------------
 // hints
 
-pub use crate::law::protocol::shell_word;
+use crate::text::{escape, sanitize, shell_word};
+
+/// An error's whole message for a person: for a blackboard on disk that is invalid, the last
+/// lines say how to repair it by hand, naming its current SHA-256 when it can be read.
+pub fn message(e: &crate::Error) -> String {
+    let mut text = e.to_string();
+    if let crate::Error::Invalid {
+        path,
+        new_content: false,
+        ..
+    } = e
+    {
+        let sha = current_sha256(path);
+        text.push_str(&format!(
+            "\nto repair it by hand, write a fixed copy and replace the file with it:\n  {}",
+            escape(&repair_command(path, sha.as_deref()))
+        ));
+    }
+    text
+}
 
 /// The SHA-256 of a blackboard as it is on disk now, if it can be read.
 pub fn current_sha256(path: &Path) -> Option<String> {
     crate::store::read(path)
         .ok()
-        .map(|bytes| crate::store::sha256_hex(&bytes))
+        .map(|bytes| crate::text::sha256_hex(&bytes))
 }
 
 /// The command that repairs an invalid blackboard by hand: write a fixed copy, then replace the

@@ -6,7 +6,8 @@ use crate::board::document::Section;
 use crate::board::field::Field;
 use crate::board::frontmatter::{Frontmatter, Phase, Role, Status, Target, Verdict};
 use crate::law::protocol::{self, Next, NextActor};
-use crate::render::output::escape;
+use crate::text::escape;
+use crate::text::shell_line;
 
 /// The JSON schema version of every `--json` object.
 pub const SCHEMA: u32 = 1;
@@ -330,14 +331,6 @@ impl Block {
         }
         Some(block)
     }
-}
-
-/// An argument vector as one shell line.
-pub fn shell_line(argv: &[String]) -> String {
-    argv.iter()
-        .map(|a| protocol::shell_arg(a))
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// Every top-level frontmatter field of the registry ([`Field::ALL`]) but `agents` (reported

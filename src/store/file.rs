@@ -8,10 +8,11 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::board::frontmatter::FieldError;
 use crate::board::yaml::MAX_FRONTMATTER_BYTES;
+use crate::error::FieldError;
 use crate::error::{Error, Result};
 use crate::law::validate::{self, MAX_BOARD_BYTES, Valid};
+use crate::text::sha256_hex;
 
 /// Resolve the path a blackboard is really stored at: a symlinked blackboard is written at its
 /// target (the link survives) and locked by the target's path.

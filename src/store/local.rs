@@ -12,6 +12,7 @@ use super::file::{open_board, read_bounded};
 use super::lock::{lock_like, remove_orphans, write_owner};
 use super::*;
 use crate::error::{Error, Result};
+use crate::text::sha256_hex;
 
 /// The blackboard as read under the lock, kept open until the write is over: while it is open
 /// its inode cannot be freed, so a file saved over it meanwhile (an editor, `sed -i`) cannot be

@@ -26,9 +26,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use sha2::{Digest, Sha256};
-
-use crate::board::frontmatter::{FieldError, Parsed};
+use crate::board::frontmatter::Parsed;
+use crate::error::FieldError;
 use crate::error::{Error, Result};
 use crate::law::validate::{self, MAX_BOARD_BYTES, Valid};
 use crate::store::location::Location;
@@ -56,19 +55,10 @@ mod file;
 mod local;
 mod lock;
 
+use crate::text::sha256_hex;
 pub(crate) use file::kind_of;
 pub use file::{Loaded, resolve};
 pub use lock::{Lock, lock, lock_path, owner_path};
-
-/// Lower-case hex SHA-256 of some bytes.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(64);
-    for b in digest.iter() {
-        out.push_str(&format!("{b:02x}"));
-    }
-    out
-}
 
 /// What the writer expects to find under the lock.
 #[derive(Debug, Clone, PartialEq, Eq)]

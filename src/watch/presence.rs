@@ -50,7 +50,7 @@ pub fn side_dir(board: &Path) -> PathBuf {
     if let Ok(Some(g)) = crate::store::location::Location::git(board) {
         let root = crate::store::gitref::remote::cache_root()
             .unwrap_or_else(|_| std::env::temp_dir().join("pair"));
-        let key = &crate::store::sha256_hex(g.address().as_bytes())[..24];
+        let key = &crate::text::sha256_hex(g.address().as_bytes())[..24];
         return root.join("side").join(key);
     }
     let board = crate::store::resolve(board).unwrap_or_else(|_| board.to_path_buf());

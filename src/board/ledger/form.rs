@@ -5,8 +5,9 @@
 use std::fmt;
 
 use super::{Gate, Ledger, Objection, Severity, State, StopReason};
-use crate::board::frontmatter::{FieldError, Target};
+use crate::board::frontmatter::Target;
 use crate::board::yaml::{self, Node, Value};
+use crate::error::FieldError;
 
 impl fmt::Display for Objection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use super::rules::sole_reviewer;
 use super::{State, StopReason, pending_gate, revising, round_of};
 use crate::board::frontmatter::{Frontmatter, Phase};
-use crate::law::protocol::{Next, NextActor, Place, shell_arg};
+use crate::law::protocol::{Next, NextActor, Place};
+use crate::text::shell_arg;
 
 fn shell(argv: &[String]) -> String {
     argv.iter()
@@ -52,7 +53,7 @@ pub fn steer(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
                  FILE`) before you submit; `pair objections {} --open` lists them. Then: {}",
                 open.join(", "),
                 shell(&line),
-                crate::law::protocol::shell_word(&place.board),
+                crate::text::shell_word(&place.board),
                 next.action
             ),
             command: Some(line),

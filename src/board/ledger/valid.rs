@@ -5,7 +5,8 @@
 
 use super::rules::valid_escalation;
 use super::{Kind, StopReason, anchor};
-use crate::board::frontmatter::{FieldError, Parsed, Phase, Role, Target};
+use crate::board::frontmatter::{Parsed, Phase, Role, Target};
+use crate::error::FieldError;
 
 /// The ledger's invariants, for `validate` and every write.
 pub fn invariants(p: &Parsed) -> Vec<FieldError> {

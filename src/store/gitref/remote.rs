@@ -216,14 +216,14 @@ impl Cache {
     pub fn open(g: &GitBoard) -> Result<Cache> {
         check_version()?;
         let root = cache_root()?;
-        let key = &crate::store::sha256_hex(g.url.as_bytes())[..24];
+        let key = &crate::text::sha256_hex(g.url.as_bytes())[..24];
         let dir = root.join(format!("{key}.git"));
         if !dir.join("HEAD").is_file() {
             init(&root, &dir, g)?;
         }
         let marker_dir = dir.join("pair-synced");
         let _ = std::fs::create_dir_all(&marker_dir);
-        let ref_key = &crate::store::sha256_hex(g.refname.as_bytes())[..24];
+        let ref_key = &crate::text::sha256_hex(g.refname.as_bytes())[..24];
         Ok(Cache {
             cache_ref: format!("refs/pair-cache/{}", g.refname),
             synced_marker: marker_dir.join(ref_key),

@@ -1,0 +1,132 @@
+//! Text that is safe to show and to paste: escaping what a board's text could use to drive a
+//! terminal, quoting words for a shell, and the hex form every SHA-256 is written in. The
+//! lowest layer: it knows nothing of boards.
+
+use std::borrow::Cow;
+
+use sha2::{Digest, Sha256};
+
+/// Whether a character must not reach a terminal as it is: the C0 controls (newline and tab
+/// included; callers decide where those two are allowed), DEL, the C1 controls, and the bidi
+/// overrides and isolates (U+202A–U+202E, U+2066–U+2069) that make text read differently
+/// from what it is.
+fn is_unsafe(c: char) -> bool {
+    matches!(
+        c,
+        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+    )
+}
+
+fn push_escaped(out: &mut String, c: char) {
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        c if (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
+        c => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+    }
+}
+
+/// One value on one line — a heading, a key name, a path, a worktree — made safe to print:
+/// every control character, DEL, C1 control and bidi override is shown as an escape (`\x1b`,
+/// `\n`, `\u{202e}`). A tab between other characters is kept; a leading or trailing one is
+/// escaped.
+pub fn escape(s: &str) -> Cow<'_, str> {
+    let last = s.chars().count().saturating_sub(1);
+    let keep = |i: usize, c: char| c == '\t' && i != 0 && i != last;
+    if !s
+        .chars()
+        .enumerate()
+        .any(|(i, c)| is_unsafe(c) && !keep(i, c))
+    {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for (i, c) in s.chars().enumerate() {
+        if is_unsafe(c) && !keep(i, c) {
+            push_escaped(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Text of several lines about to be printed: like [`escape`], but newlines and tabs stay. With
+/// `keep_sgr`, the colour sequences `pair` writes itself (`ESC [ digits and ; m`) stay too.
+pub fn sanitize(s: &str, keep_sgr: bool) -> Cow<'_, str> {
+    let bad = |c: char| is_unsafe(c) && c != '\n' && c != '\t';
+    if !s.chars().any(bad) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    let mut rest = s;
+    while let Some(c) = rest.chars().next() {
+        if c == '\x1b'
+            && keep_sgr
+            && let Some(len) = sgr_len(rest)
+        {
+            out.push_str(&rest[..len]);
+            rest = &rest[len..];
+            continue;
+        }
+        if bad(c) {
+            push_escaped(&mut out, c);
+        } else {
+            out.push(c);
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    Cow::Owned(out)
+}
+
+/// The length of a Select Graphic Rendition sequence at the start of `s`, if there is one.
+fn sgr_len(s: &str) -> Option<usize> {
+    let params = s.strip_prefix("\x1b[")?;
+    let n = params
+        .bytes()
+        .take_while(|b| b.is_ascii_digit() || *b == b';')
+        .count();
+    (params.as_bytes().get(n) == Some(&b'm')).then_some(2 + n + 1)
+}
+
+/// Quote a path for a shell command line in an action sentence.
+pub fn shell_word(s: &str) -> String {
+    // A word starting with `-` would be read as a flag; `./-x.md` names the same file.
+    if s.starts_with('-') {
+        return shell_word(&format!("./{s}"));
+    }
+    shell_arg(s)
+}
+
+/// Quote one argument (a flag, a value) for a shell command line.
+pub fn shell_arg(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars().all(|c| {
+            c.is_ascii_alphanumeric()
+                || matches!(c, '/' | '.' | '_' | '-' | '+' | ':' | '@' | '%' | '=' | ',')
+        })
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// An argument vector as one shell line.
+pub fn shell_line(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| shell_arg(a))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Lower-case hex SHA-256 of some bytes.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(64);
+    for b in digest.iter() {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
