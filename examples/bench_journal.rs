@@ -39,6 +39,7 @@ fn journal_ms(bytes: &[u8]) -> f64 {
         old: Some(&old.parsed.fm),
         old_sha256: None,
         new: &old.parsed.fm,
+        turn: pair::law::protocol::turn(&old.parsed.fm),
         wait_us: 0,
         now: Timestamp::now(),
     };
@@ -131,6 +132,7 @@ fn main() {
             old: Some(&old),
             old_sha256: None,
             new: &old,
+            turn: pair::law::protocol::turn(&old),
             wait_us: 0,
             now: Timestamp::now(),
         };

@@ -1434,6 +1434,22 @@ fn not_stdin(command: &str, board: &Path) -> Result<()> {
     crate::store::location::Location::of(board).map(|_| ())
 }
 
+impl TryFrom<&UsageArgs> for crate::board::journal::Usage {
+    type Error = Error;
+    fn try_from(a: &UsageArgs) -> crate::Result<Self> {
+        use crate::board::journal::Usage;
+        let cost_micros = match &a.cost {
+            Some(c) => Some(Usage::parse_cost(c).map_err(Error::Usage)?),
+            None => None,
+        };
+        Ok(Usage {
+            tokens: a.tokens,
+            cost_micros,
+            phase: None,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

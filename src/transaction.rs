@@ -12,11 +12,12 @@
 use std::path::Path;
 
 use crate::board::document::Document;
+use crate::board::entry::DECISIONS;
 use crate::board::frontmatter::{Frontmatter, Parsed, Phase, Timestamp};
 use crate::error::{Error, Result};
 use crate::law::validate;
 use crate::law::{self, Body, Consent, Record, Writer};
-use crate::ops::{Ctx, DECISIONS, Edit, Entry};
+use crate::ops::{Ctx, Edit, Entry};
 use crate::store::{self, Built, Expect, WriteOptions, Written};
 
 /// The result of an applied change, before it is written.
@@ -96,7 +97,7 @@ where
     };
     let edit = op(&mut fm, &ctx)?;
     // The gates' bookkeeping follows the phase change the edit made.
-    crate::board::ledger::rules::settle(&old_fm, &mut fm);
+    crate::law::ledger::settle(&old_fm, &mut fm);
     let ruling = law::judge(
         &old_fm,
         &fm,

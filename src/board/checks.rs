@@ -375,42 +375,6 @@ pub fn runs_value(runs: &[CheckRun]) -> Option<String> {
     })
 }
 
-/// The checks at a glance for `pair status`: each required check and each check that ran, with
-/// its latest result and the tree it ran on (`None`: neither).
-pub fn status_line(fm: &crate::board::frontmatter::Frontmatter) -> Option<String> {
-    let approved = crate::law::lifecycle::approved_tree(fm);
-    let mut parts: Vec<String> = Vec::new();
-    let mut names: Vec<&str> = fm.required_checks.iter().map(|c| c.name.as_str()).collect();
-    for r in &fm.check_runs {
-        if !names.contains(&r.name.as_str()) {
-            names.push(&r.name);
-        }
-    }
-    for name in names {
-        let required = fm.required_checks.iter().any(|c| c.name == name);
-        let run = fm.check_runs.iter().find(|r| r.name == name);
-        let mut part = match run {
-            None => format!("{name}: not run"),
-            Some(r) => format!(
-                "{name}: {} on {}{} ({})",
-                if r.passed() { "passed" } else { "failed" },
-                &r.tree[..r.tree.len().min(12)],
-                if Some(r.tree.as_str()) == approved {
-                    ", the code round's tree"
-                } else {
-                    ""
-                },
-                r.agent
-            ),
-        };
-        if required {
-            part.push_str(" [required]");
-        }
-        parts.push(part);
-    }
-    (!parts.is_empty()).then(|| parts.join(" · "))
-}
-
 /// Parse `NAME=CMD` as `init --require-check` takes it.
 pub fn parse_requirement(s: &str) -> Result<RequiredCheck, String> {
     let Some((name, command)) = s.split_once('=') else {

@@ -11,7 +11,6 @@ use serde::Serialize;
 
 use crate::board::document::{Document, LineKind, lines};
 use crate::board::frontmatter::{Target, Timestamp, Verdict};
-use crate::ops::{artifact_section, target_noun};
 
 /// What an entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -307,6 +306,28 @@ pub fn round(entries: &[Entry], target: Target, counter: u32) -> (Option<&Entry>
         .filter(|e| e.section == review_section && e.reviews(target, counter))
         .collect();
     (artifact, reviews)
+}
+
+pub const DECISIONS: &str = "Decisions";
+
+/// The body section an artifact's submissions and reviews go to (SPEC §2.3).
+pub fn artifact_section(target: Target, review: bool) -> &'static str {
+    match (target, review) {
+        (Target::Analysis, _) => "Root Cause Analysis",
+        (Target::Plan, false) => "Plan Revisions",
+        (Target::Plan, true) => "Plan Reviews",
+        (Target::RedTest, _) => "Red Tests",
+        (Target::Code, _) => "Code Review Rounds",
+    }
+}
+
+pub fn target_noun(t: Target) -> (&'static str, &'static str) {
+    match t {
+        Target::Analysis => ("Analysis", "revision"),
+        Target::Plan => ("Plan", "revision"),
+        Target::RedTest => ("Red test", "round"),
+        Target::Code => ("Code", "round"),
+    }
 }
 
 #[cfg(test)]

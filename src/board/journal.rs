@@ -78,21 +78,6 @@ impl Usage {
     }
 }
 
-impl TryFrom<&crate::cli::UsageArgs> for Usage {
-    type Error = Error;
-    fn try_from(a: &crate::cli::UsageArgs) -> Result<Usage> {
-        let cost_micros = match &a.cost {
-            Some(c) => Some(Usage::parse_cost(c).map_err(Error::Usage)?),
-            None => None,
-        };
-        Ok(Usage {
-            tokens: a.tokens,
-            cost_micros,
-            phase: None,
-        })
-    }
-}
-
 /// A cost in millionths, as the shortest decimal.
 pub fn cost_text(micros: u64) -> String {
     let int = micros / 1_000_000;
@@ -498,18 +483,14 @@ fn verdict(agent: Option<&str>, old: Option<&Frontmatter>, new: &Frontmatter) ->
     })
 }
 
-/// The agents whose turn it is on a board.
-pub fn turn(fm: &Frontmatter) -> Vec<String> {
-    let viewer = fm.doer().unwrap_or("doer");
-    crate::law::protocol::next(fm, viewer, &crate::law::protocol::Place::default()).handoff_to
-}
-
 /// What the store knows of a write when it seals it.
 pub struct Facts<'a> {
     pub intent: &'a Intent,
     pub old: Option<&'a Frontmatter>,
     pub old_sha256: Option<&'a str>,
     pub new: &'a Frontmatter,
+    /// Whose turn it is on the new board ([`crate::law::protocol::turn`]).
+    pub turn: Vec<String>,
     pub wait_us: u64,
     pub now: Timestamp,
 }
@@ -555,7 +536,7 @@ pub fn seal(bytes: Vec<u8>, facts: &Facts) -> std::result::Result<Sealed, String
         to: facts.new.phase,
         counters: counters(facts.old, facts.new),
         verdict: verdict(intent.agent.as_deref(), facts.old, facts.new),
-        turn: turn(facts.new),
+        turn: facts.turn.clone(),
         wait_us: facts.wait_us,
         // SAFETY: getuid cannot fail.
         uid: unsafe { libc::getuid() },

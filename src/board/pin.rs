@@ -17,10 +17,11 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::board::entry::artifact_section;
+use crate::board::entry::target_noun;
 use crate::board::frontmatter::{Frontmatter, Observed, Pin, PinKind, Sha256, Target};
 use crate::error::{Error, Result};
 use crate::law::protocol::{Artifact, DiffScope};
-use crate::ops::{artifact_section, target_noun};
 use crate::repo::git;
 
 /// The canonical bytes of a submitted text.

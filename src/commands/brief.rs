@@ -12,12 +12,12 @@ use serde_json::json;
 
 use super::{Outcome, agent_arg, shown};
 use crate::board::document::Document;
+use crate::board::entry::target_noun;
 use crate::board::entry::{self, Entry, Kind};
 use crate::board::frontmatter::{Frontmatter, Phase, Target, Verdict};
 use crate::cli::{BriefArgs, BriefFor};
 use crate::error::Result;
 use crate::law::protocol::{self};
-use crate::ops::target_noun;
 use crate::render::report::{SCHEMA, current_target};
 use crate::store;
 use crate::text::shell_line;
@@ -292,7 +292,7 @@ fn reviewer_parts(fm: &Frontmatter, doc: &Document, all: &[Entry], board: &str) 
         Some(e) => e.markdown(),
         None => format!(
             "{noun} {unit} {counter} has no entry in `## {}`.\n",
-            crate::ops::artifact_section(target, false)
+            crate::board::entry::artifact_section(target, false)
         ),
     };
     under.push('\n');

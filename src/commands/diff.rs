@@ -9,11 +9,11 @@ use std::io::Write;
 use serde_json::json;
 
 use super::{Outcome, shown};
+use crate::board::entry::target_noun;
 use crate::board::frontmatter::PinKind;
 use crate::board::pin::{self, FileStat};
 use crate::cli::DiffArgs;
 use crate::error::{Error, Result};
-use crate::ops::target_noun;
 use crate::render::report::SCHEMA;
 use crate::store;
 

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::{Outcome, read_text, shown};
 use crate::board::frontmatter::{PinKind, Target};
-use crate::board::ledger::anchor::{self, Artifact};
+use crate::board::ledger::anchor;
 use crate::board::ledger::{Severity, State, round_of, terminal_stop_reason};
 use crate::cli::WriteCommon;
 use crate::error::{Error, Result};
@@ -17,6 +17,7 @@ use crate::law::protocol::Command;
 use crate::law::{self, Consent};
 use crate::ops::ledger::{self as ops, Decision, Raise, Ruling};
 use crate::render::report::SCHEMA;
+use crate::repo::anchor::{self as observed_anchor, Artifact};
 use crate::store;
 
 /// A text given inline or in a file (`-` for stdin).
@@ -273,7 +274,7 @@ fn check_anchor(
         None if target == Target::Code => Some(crate::board::pin::current(fm, target, body)?.bytes),
         _ => None,
     };
-    let files = anchor::artifact_files(fm, target, diff.as_deref(), &base);
+    let files = observed_anchor::artifact_files(fm, target, diff.as_deref(), &base);
     let staged =
         diff.is_some() && fm.phase.diff_scope() == Some(crate::law::protocol::DiffScope::Staged);
     let art = Artifact {
@@ -284,7 +285,7 @@ fn check_anchor(
         files,
         staged,
     };
-    anchor::check(&parsed, &art, undeclared).map_err(|e| {
+    observed_anchor::check(&parsed, &art, undeclared).map_err(|e| {
         Error::Usage(format!(
             "anchor {a:?}: {e}. The accepted forms are {}",
             anchor::FORMS

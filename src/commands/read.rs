@@ -348,7 +348,7 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
     if !audit.is_empty() {
         text.push_str(&format!("audit       {}\n", escape(&audit.join(" · "))));
     }
-    if let Some(checks) = crate::board::checks::status_line(fm) {
+    if let Some(checks) = crate::render::report::status_line(fm) {
         text.push_str(&format!("checks      {}\n", escape(&checks)));
     }
     text.push_str(&format!("sha256      {}\n", loaded.sha256));

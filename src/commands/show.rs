@@ -5,11 +5,12 @@
 use serde_json::json;
 
 use super::{Outcome, shown};
+use crate::board::entry::artifact_section;
+use crate::board::entry::target_noun;
 use crate::board::entry::{self, Entry};
 use crate::board::frontmatter::Target;
 use crate::cli::ShowArgs;
 use crate::error::{Error, Result};
-use crate::ops::{artifact_section, target_noun};
 use crate::render::report::{SCHEMA, current_target};
 use crate::store;
 

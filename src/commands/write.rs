@@ -5,13 +5,14 @@ use serde_json::json;
 
 use super::{Outcome, read_input, shown, timeout};
 use crate::board::document::Document;
+use crate::board::entry::DECISIONS;
 use crate::board::field::{self, Field};
 use crate::board::frontmatter::{Frontmatter, Timestamp};
 use crate::cli::WriteArgs;
 use crate::error::{Error, Result};
 use crate::law::Consent;
 use crate::law::validate;
-use crate::ops::{DECISIONS, Entry};
+use crate::ops::Entry;
 use crate::render::report::SCHEMA;
 use crate::store::{self, Built, Expect, WriteOptions};
 use crate::transaction::{self, RawMode};

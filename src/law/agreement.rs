@@ -7,10 +7,11 @@
 //! section or entry line in the body (in the message).
 
 use crate::board::document::Document;
+use crate::board::entry::artifact_section;
+use crate::board::entry::target_noun;
 use crate::board::entry::{Head, Kind, heads};
 use crate::board::frontmatter::{Parsed, Target};
 use crate::error::FieldError;
-use crate::ops::{artifact_section, target_noun};
 
 /// Where the body and the frontmatter disagree.
 pub fn check(p: &Parsed, doc: &Document) -> Vec<FieldError> {

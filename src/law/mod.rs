@@ -12,8 +12,10 @@
 //! approval, a newly required reviewer), which the transaction appends in the same write.
 
 pub mod agreement;
+pub mod ledger;
 pub mod lifecycle;
 pub mod protocol;
+pub mod sla;
 pub mod unrequire;
 pub mod validate;
 
@@ -274,7 +276,7 @@ pub fn judge(
                 let t = check_transition(old, new, id, role, consent, now, &mut ruling)?;
                 ruling.transition = Some(t);
             }
-            crate::board::ledger::rules::judge(
+            crate::law::ledger::judge(
                 old,
                 new,
                 id,
@@ -367,7 +369,7 @@ fn check_fields(
                 }
             }
             Owner::User => {
-                crate::board::sla::judge_change(old, new, id, consent, now, &mut ruling.records)?
+                crate::law::sla::judge_change(old, new, id, consent, now, &mut ruling.records)?
             }
             Owner::Protocol
                 if *f == Field::PhaseUpdatedAt && old.phase == new.phase && role != Role::Doer =>
@@ -377,7 +379,7 @@ fn check_fields(
                      changes"
                 )));
             }
-            // The ledger's own rules judge it ([`crate::board::ledger::rules::judge`]).
+            // The ledger's own rules judge it ([`crate::law::ledger::judge`]).
             Owner::Doer | Owner::Protocol | Owner::Agents | Owner::Checks | Owner::Ledger => {}
         }
     }

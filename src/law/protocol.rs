@@ -144,9 +144,7 @@ impl Command {
             Command::Verdict | Command::Register | Command::Unregister => Actor::Reviewer,
             Command::Note | Command::Check => Actor::Any,
             // The ledger's rules say who moves an objection.
-            c if crate::board::ledger::rules::is_ledger_command(c) => {
-                crate::board::ledger::rules::actor(c)
-            }
+            c if crate::law::ledger::is_ledger_command(c) => crate::law::ledger::actor(c),
             // The table says who takes each of its commands.
             c => TRANSITIONS
                 .iter()
@@ -200,7 +198,7 @@ impl Guard {
             Guard::AnalysisApprovedIfRequired => {
                 !fm.rca_required || stands_approved(fm, Target::Analysis)
             }
-            Guard::DecisionDue => crate::board::ledger::rules::decision_due_now(fm).is_some(),
+            Guard::DecisionDue => crate::law::ledger::decision_due_now(fm).is_some(),
         }
     }
     /// The predicate in words, for refusals and for the waiver record.
@@ -785,7 +783,7 @@ fn step(actor: NextActor, handoff_to: Vec<String>, action: String, line: Option<
 /// Decide who acts next (SPEC §8, first matching rule wins), and what the agent that asked
 /// runs: its step when it is its turn, otherwise how to wait for the others.
 pub fn next(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
-    let next = crate::board::ledger::next::steer(fm, agent, place, decide(fm, agent, place));
+    let next = crate::law::ledger::next::steer(fm, agent, place, decide(fm, agent, place));
     if next.actor == NextActor::None || next.handoff_to.iter().any(|h| h == agent) {
         return next;
     }
@@ -1194,6 +1192,12 @@ pub fn markdown_table() -> String {
         ));
     }
     out
+}
+
+/// The agents whose turn it is on a board.
+pub fn turn(fm: &Frontmatter) -> Vec<String> {
+    let viewer = fm.doer().unwrap_or("doer");
+    next(fm, viewer, &Place::default()).handoff_to
 }
 
 #[cfg(test)]

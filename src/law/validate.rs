@@ -216,7 +216,7 @@ pub fn invariants(p: &Parsed) -> Vec<FieldError> {
     // The pins and the hashes recorded with verdicts.
     errors.extend(frontmatter::pin_invariants(p));
     // The objection ledger.
-    errors.extend(crate::board::ledger::valid::invariants(p));
+    errors.extend(crate::law::ledger::valid::invariants(p));
     errors
 }
 

@@ -1,7 +1,8 @@
 //! Anyone's moves: blocking, unblocking, stopping, and notes.
 
-use super::{Ctx, DECISIONS, Edit, Entry, admit, checked_note, set_phase, touch};
+use super::{Ctx, Edit, Entry, admit, checked_note, set_phase, touch};
 use crate::board::document::{SECTION_ORDER, valid_section_name};
+use crate::board::entry::DECISIONS;
 use crate::board::frontmatter::{Frontmatter, Phase, Status};
 use crate::error::{Error, Result};
 use crate::law::protocol::Command;

@@ -2,13 +2,14 @@
 //! decision that ends a capped gate. Each edits the frontmatter and asks for its body entry;
 //! the law judges the change by the same table.
 
-use super::{Ctx, DECISIONS, Edit, Entry, admit, artifact_section, checked_note, set_phase, touch};
+use super::{Ctx, Edit, Entry, admit, checked_note, set_phase, touch};
+use crate::board::entry::{DECISIONS, artifact_section};
 use crate::board::frontmatter::{Frontmatter, Phase, Role, Status, Target, Verdict};
-use crate::board::ledger::rules::{arbiter_text, is_arbiter, may_move, valid_escalation};
 use crate::board::ledger::{
     Kind, Objection, Severity, State, StopReason, Verb, find_move, pending_gate, revising, round_of,
 };
 use crate::error::{Error, Flag, Hint, Result};
+use crate::law::ledger::{arbiter_text, is_arbiter, may_move, valid_escalation};
 use crate::law::protocol::{Command, outcome_phase};
 
 /// What `pair object` raises.

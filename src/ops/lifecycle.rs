@@ -2,8 +2,9 @@
 //! validation run `pair check` made. Both take what git and the command observed as arguments
 //! (gathered before the lock) and only edit the board.
 
-use super::{AdvanceArgs, Ctx, DECISIONS, Edit, Entry, admit, advance, touch};
+use super::{AdvanceArgs, Ctx, Edit, Entry, admit, advance, touch};
 use crate::board::checks::CheckRun;
+use crate::board::entry::DECISIONS;
 use crate::board::frontmatter::{Frontmatter, Phase};
 use crate::error::{Error, Flag, Hint, Result};
 use crate::law;

@@ -14,7 +14,7 @@
 //!   (the objection ledger).
 
 use crate::board::document::{check_note, demote_note_headings, normalize_newlines};
-use crate::board::frontmatter::{Frontmatter, Phase, Status, Target, Timestamp};
+use crate::board::frontmatter::{Frontmatter, Phase, Status, Timestamp};
 use crate::error::{Error, Result};
 use crate::law::protocol::Command;
 use crate::law::{self, Consent};
@@ -76,28 +76,6 @@ pub struct Edit {
     pub command: Command,
     pub summary: String,
     pub entries: Vec<Entry>,
-}
-
-pub(crate) const DECISIONS: &str = "Decisions";
-
-/// The body section an artifact's submissions and reviews go to (SPEC §2.3).
-pub fn artifact_section(target: Target, review: bool) -> &'static str {
-    match (target, review) {
-        (Target::Analysis, _) => "Root Cause Analysis",
-        (Target::Plan, false) => "Plan Revisions",
-        (Target::Plan, true) => "Plan Reviews",
-        (Target::RedTest, _) => "Red Tests",
-        (Target::Code, _) => "Code Review Rounds",
-    }
-}
-
-pub(crate) fn target_noun(t: Target) -> (&'static str, &'static str) {
-    match t {
-        Target::Analysis => ("Analysis", "revision"),
-        Target::Plan => ("Plan", "revision"),
-        Target::RedTest => ("Red test", "round"),
-        Target::Code => ("Code", "round"),
-    }
 }
 
 /// A note's text with its line endings normalized and its headings demoted below the entries'

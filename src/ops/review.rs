@@ -1,8 +1,7 @@
 //! The reviewers' side: registering, claiming a review, giving a verdict.
 
-use super::{
-    Ctx, Edit, Entry, admit, artifact_section, checked_note, set_phase, target_noun, touch,
-};
+use super::{Ctx, Edit, Entry, admit, checked_note, set_phase, touch};
+use crate::board::entry::{artifact_section, target_noun};
 use crate::board::frontmatter::{Agent, Frontmatter, Role, Sha256, Status, Target, Verdict};
 use crate::error::{Error, Result};
 use crate::law::protocol::{self, Command, DiffScope, TRANSITIONS, To};
@@ -158,7 +157,7 @@ pub(crate) fn settle_round(fm: &mut Frontmatter, ctx: &Ctx, target: Target) -> S
     let r = protocol::round(fm, target);
     if r.complete {
         let from = fm.phase;
-        let to = crate::board::ledger::rules::round_end(fm, target, r.approved);
+        let to = crate::law::ledger::round_end(fm, target, r.approved);
         set_phase(fm, ctx, to);
         format!("; the round is complete: {from} → {to}")
     } else {

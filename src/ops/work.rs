@@ -1,9 +1,7 @@
 //! The doer's side: submitting artifacts and advancing the phase.
 
-use super::{
-    Ctx, DECISIONS, Edit, Entry, admit, artifact_section, checked_note, set_phase, target_noun,
-    touch,
-};
+use super::{Ctx, Edit, Entry, admit, checked_note, set_phase, touch};
+use crate::board::entry::{DECISIONS, artifact_section, target_noun};
 use crate::board::frontmatter::{Frontmatter, Observed, Phase, PinKind, Status};
 use crate::error::{Error, Flag, Hint, Result};
 use crate::law::protocol::{self, Actor, Artifact, Command, Needs, TRANSITIONS, To, Transition};

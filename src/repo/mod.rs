@@ -6,6 +6,7 @@
 //! read as an option: commit ids are checked to be hex ([`crate::repo::git::commit_id`]), branches are
 //! passed as `refs/heads/NAME` after [`branch_name`] accepted them.
 
+pub mod anchor;
 pub mod git;
 
 use std::path::{Path, PathBuf};

@@ -161,6 +161,7 @@ pub(super) fn seal(
         old,
         old_sha256,
         new: &parsed.fm,
+        turn: crate::law::protocol::turn(&parsed.fm),
         wait_us: wait.as_micros().try_into().unwrap_or(u64::MAX),
         now: crate::board::frontmatter::Timestamp::now(),
     };

@@ -148,7 +148,7 @@ pub fn findings(
         return out;
     }
     let phase = fm.phase;
-    let turn = crate::board::journal::turn(fm);
+    let turn = crate::law::protocol::turn(fm);
     let seen = |agent: &str| {
         presence
             .iter()

@@ -25,10 +25,7 @@ use crate::board::frontmatter::{Frontmatter, Phase, Target};
 
 pub mod anchor;
 pub mod form;
-pub mod next;
-pub mod rules;
 pub mod status;
-pub mod valid;
 
 pub use form::{emit, from_node, summary, to_node};
 pub use status::{GateSummary, Summary, Unsettled, describe, summary_of};

@@ -796,9 +796,9 @@ pub fn git_worktree(dir: &Path) {
 /// each verdict an agent records without its review entry, that entry. `validate` checks that
 /// the two agree, so a board built by editing the frontmatter needs them.
 pub fn agreeing(content: &str) -> String {
+    use pair::board::entry::artifact_section;
     use pair::board::entry::{Kind, heads};
     use pair::board::frontmatter::Target;
-    use pair::ops::artifact_section;
     let valid = pair::law::validate::check_bytes(content.as_bytes())
         .unwrap_or_else(|r| panic!("test bug: the board is invalid on its own: {:?}", r.errors));
     let fm = valid.parsed.fm;

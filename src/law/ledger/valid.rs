@@ -3,9 +3,9 @@
 //! the phase says, escalations only on deferred gates, and no open blocking objection in an
 //! approved gate.
 
-use super::rules::valid_escalation;
-use super::{Kind, StopReason, anchor};
+use super::valid_escalation;
 use crate::board::frontmatter::{Parsed, Phase, Role, Target};
+use crate::board::ledger::{Kind, StopReason, anchor};
 use crate::error::FieldError;
 
 /// The ledger's invariants, for `validate` and every write.

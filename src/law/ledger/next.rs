@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::rules::sole_reviewer;
-use super::{State, StopReason, pending_gate, revising, round_of};
+use super::sole_reviewer;
 use crate::board::frontmatter::{Frontmatter, Phase};
+use crate::board::ledger::{State, StopReason, pending_gate, revising, round_of};
 use crate::law::protocol::{Next, NextActor, Place};
 use crate::text::shell_arg;
 
@@ -167,7 +167,9 @@ fn decision(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
     let open: Vec<&str> = fm
         .ledger
         .of_gate(t)
-        .filter(|o| o.state.is_unsettled() && o.severity == super::Severity::Blocking)
+        .filter(|o| {
+            o.state.is_unsettled() && o.severity == crate::board::ledger::Severity::Blocking
+        })
         .map(|o| o.id.as_str())
         .collect();
     let (actor, who) = match sole_reviewer(fm) {

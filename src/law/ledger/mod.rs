@@ -1,16 +1,19 @@
 //! What the law asks of a change to the ledger (what `validate` asks of a ledger is in
-//! [`super::valid`]).
+//! [`valid`]).
 //!
 //! [`judge`] is called by [`crate::law::judge`] for every write an agent makes, semantic or raw:
 //! each objection may move only along a row of [`MOVES`] by the agent the row names, in the
 //! phase it names; a gate's bookkeeping must be what the phase change implies ([`settle`]); the
 //! verdicts, submissions and decisions the ledger speaks about obey its rules.
 
-use super::{
+pub mod next;
+pub mod valid;
+
+use crate::board::frontmatter::{Frontmatter, Phase, Role, Target, Timestamp, Verdict};
+use crate::board::ledger::{
     Gate, Kind, Ledger, MOVES, Mover, Objection, Severity, State, StopReason, Verb, anchor,
     decision_due, pending_gate, revising, round_of,
 };
-use crate::board::frontmatter::{Frontmatter, Phase, Role, Target, Timestamp, Verdict};
 use crate::error::{Error, Result};
 use crate::law::protocol::{Actor, Command, Transition, outcome_phase};
 use crate::law::{Consent, Record};
@@ -290,7 +293,7 @@ fn check_objections(
                 a.id, a.state, b.state
             )));
         }
-        let fits = |m: &&&super::Move| {
+        let fits = |m: &&&crate::board::ledger::Move| {
             may_move(old, id, role, consent, a, m.who)
                 && m.when.holds(old, a.gate)
                 && verb_fits(old, new, a.gate, m.verb, transition)
