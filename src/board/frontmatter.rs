@@ -213,7 +213,7 @@ impl Serialize for Sha256 {
 }
 
 /// The artifact a submission pinned: the counter it was submitted as, what it is, and the
-/// SHA-256 of its canonical bytes (see `crate::board::pin`).
+/// SHA-256 of its canonical bytes (see `crate::repo::pin`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Pin {
     pub counter: u32,

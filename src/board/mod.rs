@@ -9,7 +9,6 @@ pub mod field;
 pub mod frontmatter;
 pub mod journal;
 pub mod ledger;
-pub mod pin;
 pub mod rewrite;
 pub mod sla;
 pub mod suggest;

@@ -11,10 +11,10 @@ use serde_json::json;
 use super::{Outcome, shown};
 use crate::board::entry::target_noun;
 use crate::board::frontmatter::PinKind;
-use crate::board::pin::{self, FileStat};
 use crate::cli::DiffArgs;
 use crate::error::{Error, Result};
 use crate::render::report::SCHEMA;
+use crate::repo::pin::{self, FileStat};
 use crate::store;
 
 pub fn run(a: DiffArgs, json_out: bool) -> Result<Outcome> {

@@ -269,9 +269,9 @@ fn check_anchor(
     let body = &loaded.valid.doc.body;
     let diff = match fm.pin(target).map(|p| p.kind) {
         Some(PinKind::Staged | PinKind::Unstaged) => {
-            Some(crate::board::pin::current(fm, target, body)?.bytes)
+            Some(crate::repo::pin::current(fm, target, body)?.bytes)
         }
-        None if target == Target::Code => Some(crate::board::pin::current(fm, target, body)?.bytes),
+        None if target == Target::Code => Some(crate::repo::pin::current(fm, target, body)?.bytes),
         _ => None,
     };
     let files = observed_anchor::artifact_files(fm, target, diff.as_deref(), &base);

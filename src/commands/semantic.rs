@@ -7,7 +7,6 @@ use serde_json::json;
 
 use super::{Outcome, read_text, shown, timeout};
 use crate::board::frontmatter::{Frontmatter, Observed, Phase, PinKind, Sha256, Verdict};
-use crate::board::pin::{self, DiffSource, Judged};
 use crate::cli::{
     AdvanceArgs, ArtifactArg, ClaimArgs, NoteArgs, NoteText, ReasonArgs, RegisterArgs, SubmitArgs,
     VerdictArgs, WriteCommon,
@@ -17,6 +16,7 @@ use crate::law::protocol::{self, Artifact, Command, TRANSITIONS};
 use crate::law::{self, Consent};
 use crate::ops::{self, Ctx, Edit};
 use crate::render::report::SCHEMA;
+use crate::repo::pin::{self, DiffSource, Judged};
 use crate::store::{self, Expect, WriteOptions};
 use crate::text::shell_word;
 use crate::transaction;
@@ -434,9 +434,9 @@ fn observe_step(board: &Path, agent: &str, to: Phase, args: &mut ops::AdvanceArg
         return Ok(());
     }
     if to == Phase::Committed && args.commit_sha.is_none() {
-        args.commit_sha = crate::law::lifecycle::default_commit(fm)?;
+        args.commit_sha = crate::repo::lifecycle::default_commit(fm)?;
     }
-    let facts = crate::law::lifecycle::observe(
+    let facts = crate::repo::lifecycle::observe(
         fm,
         to,
         args.commit_sha.as_deref(),

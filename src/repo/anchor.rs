@@ -143,7 +143,7 @@ pub fn artifact_files(
 ) -> Option<Vec<String>> {
     if let Some(d) = diff {
         return Some(
-            crate::board::pin::diff_stat(d)
+            crate::repo::pin::diff_stat(d)
                 .into_iter()
                 .map(|f| f.path)
                 .collect(),

@@ -8,6 +8,8 @@
 
 pub mod anchor;
 pub mod git;
+pub mod lifecycle;
+pub mod pin;
 
 use std::path::{Path, PathBuf};
 

@@ -137,7 +137,7 @@ fn observed(
             files: vec![],
             tree: None,
         }),
-        _ => Some(pair::board::pin::text(note)),
+        _ => Some(pair::repo::pin::text(note)),
     }
 }
 
