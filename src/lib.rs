@@ -10,6 +10,7 @@
 //! * [`comments`] — a changed frontmatter written in the file's own words: hand comments and
 //!   unchanged spellings kept;
 //! * [`field`] — the registry of frontmatter fields: name, owner, emission order;
+//! * [`format`] — format versions: what a reader accepts from a later version;
 //! * [`protocol`] — the rules as data: phases, the transition table, terminal permissions,
 //!   review rounds, whose turn;
 //! * [`validate`] — every invariant a blackboard must satisfy on its own;
@@ -52,6 +53,7 @@ pub mod engine;
 pub mod entry;
 pub mod error;
 pub mod field;
+pub mod format;
 pub mod git;
 pub mod gitstore;
 pub mod journal;

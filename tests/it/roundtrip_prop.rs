@@ -38,9 +38,16 @@ fn text() -> impl Strategy<Value = String> {
     ]
 }
 
+/// Whole seconds, as every time `pair` takes, or (as a later version may write them) with a
+/// fraction.
 fn timestamp() -> impl Strategy<Value = Timestamp> {
-    (0i64..4_102_444_800)
-        .prop_map(|s| Timestamp(chrono::DateTime::from_timestamp(s, 0).expect("in range")))
+    (
+        0i64..4_102_444_800,
+        prop_oneof![3 => Just(0u32), 1 => 0u32..1_000_000_000],
+    )
+        .prop_map(|(s, nanos)| {
+            Timestamp(chrono::DateTime::from_timestamp(s, nanos).expect("in range"))
+        })
 }
 
 fn sha() -> impl Strategy<Value = Sha256> {
