@@ -476,6 +476,9 @@ pub struct Audit {
 /// The frontmatter, typed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Frontmatter {
+    /// The board's format version (`format`; `None`: not written, which is format 1), see
+    /// [`crate::format`].
+    pub format: Option<u32>,
     pub phase: Phase,
     pub phase_updated_at: Timestamp,
     pub yolo: bool,
@@ -1241,6 +1244,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
         errors: &mut errors,
         lines: &mut lines,
     };
+    let format = f.opt(crate::format::FIELD, None, crate::format::conv);
     let phase = f.req("phase", conv_phase);
     let phase_updated_at = f.req("phase_updated_at", conv_timestamp);
     let yolo = f.opt("yolo", false, conv_bool);
@@ -1297,6 +1301,8 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
     let sla = sla_node
         .map(|n| crate::sla::from_node(&n, &mut errors))
         .unwrap_or_default();
+    let format_line = lines.get(crate::format::FIELD).copied();
+    crate::format::on_read(format, format_line, &mut warnings, &mut errors);
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -1335,6 +1341,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
     };
     Ok(Parsed {
         fm: Frontmatter {
+            format,
             phase,
             phase_updated_at,
             yolo,
@@ -1572,6 +1579,30 @@ mod tests {
         let pin = fm.pins.get(Target::Code).cloned();
         fm.pins.set(Target::Code, pin);
         assert!(!fm.emit().contains("signer"));
+    }
+
+    #[test]
+    fn the_format_is_written_only_when_the_board_has_it() {
+        let p = parse(SAMPLE).unwrap();
+        assert_eq!((p.fm.format, crate::format::of(&p.fm)), (None, 1));
+        assert!(!p.fm.emit().contains("format"));
+        let explicit = parse(&format!("format: 1\n{SAMPLE}")).unwrap();
+        assert_eq!(explicit.fm.format, Some(1));
+        assert!(explicit.fm.emit().starts_with("format: 1\nphase: DRAFT\n"));
+        assert!(crate::field::changed(&p.fm, &explicit.fm).is_empty());
+        for bad in ["format: 0", "format: two", "format: 1.5", "format: \"1\""] {
+            let errs = parse(&format!("{SAMPLE}{bad}\n")).unwrap_err();
+            assert_eq!(errs[0].field, "format", "{bad}: {errs:?}");
+            assert_eq!(errs[0].line, Some(21), "{bad}: {errs:?}");
+        }
+        let newer = parse(&format!("format: 2\n{SAMPLE}")).unwrap();
+        assert!(newer.warnings.iter().any(|w| w.field == "format"));
+        let broken = parse(&format!("format: 2\n{SAMPLE}").replace("DRAFT\nphase_", "NEW\nphase_"));
+        let errs = broken.unwrap_err();
+        assert!(
+            errs.last().unwrap().message.contains("upgrade pair"),
+            "{errs:?}"
+        );
     }
 
     #[test]

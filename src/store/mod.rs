@@ -246,6 +246,7 @@ where
     B: Into<Built>,
 {
     check_presence(path, expect, current.is_some())?;
+    crate::format::check_board(path, current.as_ref().map(|c| &c.bytes[..]))?;
     let (old_sha256, built) = std::thread::scope(|s| -> Result<(Option<String>, Built)> {
         let mut old_hash = current.as_ref().map(|c| s.spawn(|| sha256_hex(&c.bytes)));
         let mut join = || {
@@ -290,6 +291,7 @@ where
         parsed,
     } = built;
     let parsed = check_new(path, &new_bytes, parsed)?;
+    crate::format::check_new(path, &parsed.fm)?;
     let sealed = seal(
         path,
         new_bytes,
@@ -364,7 +366,8 @@ where
 /// Create a blackboard holding exactly `bytes` (a copy: no journal record is added), refusing
 /// to clobber an existing file or ref. The bytes must be a valid blackboard.
 pub fn create_copy(path: &Path, bytes: &[u8], opts: &WriteOptions) -> Result<()> {
-    validate::check_bytes(bytes).map_err(|r| Error::invalid(path, r.errors, true))?;
+    let valid = validate::check_bytes(bytes).map_err(|r| Error::invalid(path, r.errors, true))?;
+    crate::format::check_new(path, &valid.parsed.fm)?;
     match Location::of(path)? {
         Location::Local(_) => local::create_copy(path, bytes, opts),
         Location::Git(g) => crate::gitstore::create_copy(&g, path, bytes, opts),

@@ -195,7 +195,11 @@ fn frontmatter() -> impl Strategy<Value = Frontmatter> {
         audit,
         (agent_id(), agent(Role::Doer)),
         proptest::collection::vec((agent_id(), agent(Role::Reviewer)), 0..4),
-        (extras(&[]), sla()),
+        (
+            extras(&[]),
+            sla(),
+            proptest::option::of(1..=pair::format::CURRENT),
+        ),
     )
         .prop_map(
             |(
@@ -210,7 +214,7 @@ fn frontmatter() -> impl Strategy<Value = Frontmatter> {
                 (root, sha, merged_at, removed),
                 doer,
                 reviewers,
-                (extra, sla),
+                (extra, sla, format),
             )| {
                 let mut agents = vec![doer];
                 for (id, a) in reviewers {
@@ -219,6 +223,7 @@ fn frontmatter() -> impl Strategy<Value = Frontmatter> {
                     }
                 }
                 Frontmatter {
+                    format,
                     phase,
                     phase_updated_at: at,
                     yolo,
