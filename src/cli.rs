@@ -24,7 +24,7 @@ A command's BOARD may be left out when --board PATH or $PAIR_BOARD names it.
 
 Exit codes: 0 done (poll: your turn), 1 I/O error, 2 lock timeout, 3 stale, 4 usage error,
 5 invalid blackboard, 6 protocol violation, 7 missing or already exists, 10 not your turn,
-11 terminal phase, 12 blocked (poll).";
+11 terminal phase, 12 blocked (poll), 14 the board's format is newer than this pair knows.";
 
 const EXAMPLES: &str = "\
 Examples:

@@ -126,6 +126,10 @@ pub enum Error {
     /// Creation found the file already there.
     #[error("{}: already exists; refusing to overwrite it (read it with `pair status {}`)", path.display(), path.display())]
     Exists { path: PathBuf },
+
+    /// The board (or the new content) is of a format newer than this `pair` knows: upgrade.
+    #[error("{0}")]
+    Format(crate::board::format::Newer),
 }
 
 fn render_field_errors(errors: &[FieldError]) -> String {
@@ -152,6 +156,7 @@ impl Error {
             Error::Invalid { .. } => exit::INVALID,
             Error::Protocol { .. } => exit::PROTOCOL,
             Error::Missing { .. } | Error::Exists { .. } => exit::MISSING,
+            Error::Format(_) => exit::FORMAT,
         }
     }
 
@@ -171,6 +176,7 @@ impl Error {
             Error::Protocol { .. } => "protocol",
             Error::Missing { .. } => "missing",
             Error::Exists { .. } => "exists",
+            Error::Format(_) => "format",
         }
     }
 
@@ -339,4 +345,6 @@ pub mod exit {
     /// `watch --once`: something was reported (a stall, a missing reviewer, a breach, a dead
     /// writer).
     pub const REPORTED: i32 = 13;
+    /// The board is of a newer format than this `pair` knows: a write is refused (upgrade pair).
+    pub const FORMAT: i32 = 14;
 }

@@ -10,6 +10,8 @@
 //! * [`comments`] — a changed frontmatter written in the file's own words: hand comments and
 //!   unchanged spellings kept;
 //! * [`field`] — the registry of frontmatter fields: name, owner, emission order;
+//! * [`format`] — format versions: what a reader accepts from a later version, and the refusal
+//!   to write a board of a format newer than this one knows;
 //! * [`protocol`] — the rules as data: phases, the transition table, terminal permissions,
 //!   review rounds, whose turn;
 //! * [`validate`] — every invariant a blackboard must satisfy on its own;

@@ -12,6 +12,7 @@ use crate::board::yaml;
 /// One top-level frontmatter field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Field {
+    Format,
     Phase,
     PhaseUpdatedAt,
     Yolo,
@@ -51,7 +52,8 @@ pub enum Owner {
     Protocol,
     /// The doer's field.
     Doer,
-    /// A gate setting fixed at creation: changed only by a recorded human repair.
+    /// A setting fixed at creation (the gates, the board's format): changed only by a recorded
+    /// human repair.
     Settings,
     /// `required_reviewers`: the first submission's snapshot, or a reviewer the user named adding
     /// itself.
@@ -72,6 +74,7 @@ pub enum Owner {
 impl Field {
     /// Every field, in canonical emission order.
     pub const ALL: &'static [Field] = &[
+        Field::Format,
         Field::Phase,
         Field::PhaseUpdatedAt,
         Field::Yolo,
@@ -105,6 +108,7 @@ impl Field {
     /// The YAML key.
     pub fn name(self) -> &'static str {
         match self {
+            Field::Format => crate::board::format::FIELD,
             Field::Phase => "phase",
             Field::PhaseUpdatedAt => "phase_updated_at",
             Field::Yolo => "yolo",
@@ -147,7 +151,9 @@ impl Field {
             | Field::CodeReviewRound
             | Field::Pins
             | Field::BlockedFrom => Owner::Protocol,
-            Field::Yolo
+            // The format is set when the board is made, like the gates (see `crate::board::format`).
+            Field::Format
+            | Field::Yolo
             | Field::WorkType
             | Field::RcaRequired
             | Field::RedTestRequired
@@ -176,6 +182,7 @@ impl Field {
         let ts = |t: &Timestamp| yaml::quoted(&t.to_string());
         let a = &fm.audit;
         match self {
+            Field::Format => crate::board::format::value(fm),
             Field::Phase => Some(fm.phase.to_string()),
             Field::PhaseUpdatedAt => Some(ts(&fm.phase_updated_at)),
             Field::Yolo => Some(fm.yolo.to_string()),
@@ -232,6 +239,8 @@ impl Field {
             Field::Pins => a.pins != b.pins,
             Field::CheckRuns => a.check_runs != b.check_runs,
             Field::Ledger => a.ledger != b.ledger,
+            // `format: 1` and no `format` are the same board.
+            Field::Format => crate::board::format::of(a) != crate::board::format::of(b),
             _ => self.value(a) != self.value(b),
         }
     }
@@ -263,7 +272,7 @@ mod tests {
         sorted.sort();
         sorted.dedup();
         assert_eq!(sorted.len(), names.len());
-        assert_eq!(names.first(), Some(&"phase"));
+        assert_eq!(names.first(), Some(&"format"));
         assert_eq!(names.last(), Some(&"agents"));
     }
 }

@@ -248,9 +248,10 @@ impl Observed {
     }
 }
 
-/// The latest pin of each target (the `pins` field).
+/// The latest pin of each target (the `pins` field), with the keys of each pin this version
+/// does not know (kept until the pin is replaced).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Pins([Option<Pin>; 4]);
+pub struct Pins([Option<Pin>; 4], [crate::board::format::Unknown; 4]);
 
 impl Pins {
     fn index(t: Target) -> usize {
@@ -266,6 +267,11 @@ impl Pins {
     }
     pub fn set(&mut self, t: Target, pin: Option<Pin>) {
         self.0[Self::index(t)] = pin;
+        self.1[Self::index(t)] = Default::default();
+    }
+    /// The keys of a target's pin this version does not know.
+    pub fn unknown(&self, t: Target) -> &crate::board::format::Unknown {
+        &self.1[Self::index(t)]
     }
     pub fn is_empty(&self) -> bool {
         self.0.iter().all(Option::is_none)
@@ -340,19 +346,28 @@ impl Timestamp {
     }
 
     pub fn parse(s: &str) -> Option<Timestamp> {
+        // A later version may write fractional seconds; they are kept.
+        let (s, nanos) = crate::board::format::split_fraction(s)?;
         // chrono accepts some unpadded fields; the protocol's format has a fixed width.
         if s.len() != 20 {
             return None;
         }
-        NaiveDateTime::parse_from_str(s, Self::FORMAT)
+        NaiveDateTime::parse_from_str(&s, Self::FORMAT)
             .ok()
+            .and_then(|n| chrono::Timelike::with_nanosecond(&n, nanos))
             .map(|n| Timestamp(n.and_utc()))
     }
 }
 
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0.format(Self::FORMAT))
+        let nanos = chrono::Timelike::nanosecond(&self.0);
+        if nanos == 0 {
+            write!(f, "{}", self.0.format(Self::FORMAT))
+        } else {
+            let fraction = crate::board::format::fraction(nanos);
+            write!(f, "{}{fraction}Z", self.0.format("%Y-%m-%dT%H:%M:%S"))
+        }
     }
 }
 
@@ -462,6 +477,9 @@ pub struct Audit {
 /// The frontmatter, typed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Frontmatter {
+    /// The board's format version (`format`; `None`: not written, which is format 1), see
+    /// [`crate::board::format`].
+    pub format: Option<u32>,
     pub phase: Phase,
     pub phase_updated_at: Timestamp,
     pub yolo: bool,
@@ -564,6 +582,9 @@ impl Frontmatter {
                     out.push_str("pins:\n");
                     for (t, pin) in self.pins.iter() {
                         emit_pin(&mut out, t, pin);
+                        for (k, v) in &self.pins.unknown(t).0 {
+                            yaml::emit_entry(&mut out, 4, k, v);
+                        }
                     }
                 }
                 Field::RequiredChecks => {
@@ -968,6 +989,7 @@ fn pins_from_node(
     node: &Node,
     errors: &mut Vec<FieldError>,
     lines: &mut HashMap<String, u32>,
+    warnings: &mut Vec<FieldError>,
 ) -> Pins {
     let mut pins = Pins::default();
     let entries = match &node.value {
@@ -1021,13 +1043,10 @@ fn pins_from_node(
         let sha256 = f.req("sha256", conv_sha);
         let files = f.opt("files", Vec::new(), conv_paths);
         let tree = f.opt("tree", None, conv_opt_tree);
-        for (k, n) in f.unknown(PIN_KEYS) {
-            errors.push(FieldError {
-                field: format!("{path}.{k}"),
-                line: (n.line > 0).then_some(n.line),
-                message: "unknown key in a pin (a pin has counter, kind, sha256, files and tree)"
-                    .into(),
-            });
+        // A later version may add fields to a pin: kept, with a warning.
+        let unknown = f.unknown(PIN_KEYS);
+        for (k, n) in &unknown {
+            warnings.push(crate::board::format::unknown_key(format!("{path}.{k}"), n));
         }
         if errors.len() > before {
             continue;
@@ -1043,6 +1062,7 @@ fn pins_from_node(
                     tree,
                 }),
             );
+            pins.1[Pins::index(target)] = crate::board::format::Unknown(unknown);
         }
     }
     pins
@@ -1208,6 +1228,11 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
         errors: &mut errors,
         lines: &mut lines,
     };
+    let format = f.opt(
+        crate::board::format::FIELD,
+        None,
+        crate::board::format::conv,
+    );
     let phase = f.req("phase", conv_phase);
     let phase_updated_at = f.req("phase_updated_at", conv_timestamp);
     let yolo = f.opt("yolo", false, conv_bool);
@@ -1248,7 +1273,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
     }
     let agents = agents_from(agents_node, &mut errors, &mut lines, &mut warnings);
     let pins = match &pins_node {
-        Some(n) => pins_from_node(n, &mut errors, &mut lines),
+        Some(n) => pins_from_node(n, &mut errors, &mut lines, &mut warnings),
         None => Pins::default(),
     };
     let required_checks = required_checks_node
@@ -1264,6 +1289,8 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
     let sla = sla_node
         .map(|n| crate::board::sla::from_node(&n, &mut errors))
         .unwrap_or_default();
+    let format_line = lines.get(crate::board::format::FIELD).copied();
+    crate::board::format::on_read(format, format_line, &mut warnings, &mut errors);
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -1302,6 +1329,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
     };
     Ok(Parsed {
         fm: Frontmatter {
+            format,
             phase,
             phase_updated_at,
             yolo,
@@ -1517,14 +1545,52 @@ mod tests {
             ),
             (good.replace("kind: staged", "kind: zip"), "pins.code.kind"),
             (good.replace("  code:", "  docs:"), "pins.docs"),
-            (
-                good.replace("    kind: staged", "    kind: staged\n    extra: 1"),
-                "pins.code.extra",
-            ),
         ] {
             let errs = parse(&bad).unwrap_err();
             assert!(errs.iter().any(|e| e.field == field), "{field}: {errs:?}");
         }
+    }
+
+    #[test]
+    fn a_later_versions_pin_fields_are_kept_until_the_pin_is_replaced() {
+        let h = "ab".repeat(32);
+        let text = format!(
+            "{SAMPLE}pins:\n  code:\n    counter: 2\n    kind: staged\n    signer: ci\n    \
+             sha256: \"{h}\"\n"
+        );
+        let p = parse(&text).unwrap();
+        assert!(p.warnings.iter().any(|w| w.field == "pins.code.signer"));
+        let emitted = p.fm.emit();
+        assert!(emitted.contains("    signer: ci\n"), "{emitted}");
+        assert_eq!(parse(&emitted).unwrap().fm, p.fm);
+        let mut fm = p.fm.clone();
+        let pin = fm.pins.get(Target::Code).cloned();
+        fm.pins.set(Target::Code, pin);
+        assert!(!fm.emit().contains("signer"));
+    }
+
+    #[test]
+    fn the_format_is_written_only_when_the_board_has_it() {
+        let p = parse(SAMPLE).unwrap();
+        assert_eq!((p.fm.format, crate::board::format::of(&p.fm)), (None, 1));
+        assert!(!p.fm.emit().contains("format"));
+        let explicit = parse(&format!("format: 1\n{SAMPLE}")).unwrap();
+        assert_eq!(explicit.fm.format, Some(1));
+        assert!(explicit.fm.emit().starts_with("format: 1\nphase: DRAFT\n"));
+        assert!(crate::board::field::changed(&p.fm, &explicit.fm).is_empty());
+        for bad in ["format: 0", "format: two", "format: 1.5", "format: \"1\""] {
+            let errs = parse(&format!("{SAMPLE}{bad}\n")).unwrap_err();
+            assert_eq!(errs[0].field, "format", "{bad}: {errs:?}");
+            assert_eq!(errs[0].line, Some(21), "{bad}: {errs:?}");
+        }
+        let newer = parse(&format!("format: 2\n{SAMPLE}")).unwrap();
+        assert!(newer.warnings.iter().any(|w| w.field == "format"));
+        let broken = parse(&format!("format: 2\n{SAMPLE}").replace("DRAFT\nphase_", "NEW\nphase_"));
+        let errs = broken.unwrap_err();
+        assert!(
+            errs.last().unwrap().message.contains("upgrade pair"),
+            "{errs:?}"
+        );
     }
 
     #[test]
@@ -1533,5 +1599,18 @@ mod tests {
         assert!(Timestamp::parse("2026-1-01T00:00:00Z").is_none());
         assert!(Timestamp::parse("2026-01-01 00:00:00Z").is_none());
         assert!(Timestamp::parse("yesterday").is_none());
+        assert!(Timestamp::parse("2026-01-01T00:00:00.Z").is_none());
+        assert!(Timestamp::parse("2026-01-01T00:00:00,5Z").is_none());
+    }
+
+    #[test]
+    fn fractional_seconds_of_a_later_version_are_read_and_kept() {
+        let t = Timestamp::parse("2026-05-01T10:00:00.250Z").unwrap();
+        assert_eq!(t.to_string(), "2026-05-01T10:00:00.250Z");
+        assert!(t > Timestamp::parse("2026-05-01T10:00:00Z").unwrap());
+        let text = SAMPLE.replace("00:00:00Z", "00:00:00.250Z");
+        let p = parse(&text).unwrap();
+        assert_eq!(parse(&p.fm.emit()).unwrap().fm, p.fm);
+        assert!(p.fm.emit().contains("\"2026-01-01T00:00:00.250Z\""));
     }
 }

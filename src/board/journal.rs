@@ -39,6 +39,12 @@ pub const SECTION: &str = "Journal";
 /// How every record line starts.
 const RECORD_START: &str = "- at=";
 
+/// The keys of a record's words, in their order.
+const KEYS: &[&str] = &[
+    "at", "by", "cmd", "phase", "counters", "verdict", "turn", "wait_us", "uid", "host", "pid",
+    "tokens", "cost", "for", "before", "after", "prev",
+];
+
 /// How many hex digits of the previous line's SHA-256 a record carries.
 const PREV_HEX: usize = 16;
 
@@ -204,7 +210,8 @@ impl Record {
         let rest = line
             .strip_prefix("- ")
             .ok_or("a journal record starts with `- `")?;
-        let mut words = rest.split(' ').peekable();
+        // A later version's words are skipped (SPEC §2.1); the known ones keep their order.
+        let mut words = crate::board::format::known_words(rest, KEYS).peekable();
         let mut take = |key: &str, optional: bool| -> std::result::Result<Option<&str>, String> {
             match words.peek().and_then(|w| w.split_once('=')) {
                 Some((k, v)) if k == key => {

@@ -6,6 +6,7 @@ pub mod checks;
 pub mod document;
 pub mod entry;
 pub mod field;
+pub mod format;
 pub mod frontmatter;
 pub mod journal;
 pub mod ledger;

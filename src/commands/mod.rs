@@ -58,7 +58,12 @@ impl Outcome {
 /// Run a parsed command line. A command that reached a git board's remote says what it found
 /// there in its JSON (`remote`: the tip, whether it fetched, a rewritten ref, offline reads).
 pub fn run(cli: Cli) -> Result<Outcome> {
+    // `status` and `validate` list a board's warnings themselves, a newer format's included.
+    let lists_warnings = matches!(cli.command, Cmd::Status(_) | Cmd::Validate(_));
     let mut out = run_command(cli)?;
+    if !lists_warnings {
+        out.warnings.extend(crate::board::format::read_notice());
+    }
     if let (Some(seen), Some(obj)) = (crate::store::gitref::observed(), out.json.as_object_mut()) {
         obj.insert(
             "remote".into(),

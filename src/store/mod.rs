@@ -240,6 +240,7 @@ where
     B: Into<Built>,
 {
     check_presence(path, expect, current.is_some())?;
+    crate::board::format::check_board(path, current.as_ref().map(|c| &c.bytes[..]))?;
     let (old_sha256, built) = std::thread::scope(|s| -> Result<(Option<String>, Built)> {
         let mut old_hash = current.as_ref().map(|c| s.spawn(|| sha256_hex(&c.bytes)));
         let mut join = || {
@@ -284,6 +285,7 @@ where
         parsed,
     } = built;
     let parsed = check_new(path, &new_bytes, parsed)?;
+    crate::board::format::check_new(path, &parsed.fm)?;
     let sealed = seal(
         path,
         new_bytes,
@@ -358,7 +360,8 @@ where
 /// Create a blackboard holding exactly `bytes` (a copy: no journal record is added), refusing
 /// to clobber an existing file or ref. The bytes must be a valid blackboard.
 pub fn create_copy(path: &Path, bytes: &[u8], opts: &WriteOptions) -> Result<()> {
-    validate::check_bytes(bytes).map_err(|r| Error::invalid(path, r.errors, true))?;
+    let valid = validate::check_bytes(bytes).map_err(|r| Error::invalid(path, r.errors, true))?;
+    crate::board::format::check_new(path, &valid.parsed.fm)?;
     match Location::of(path)? {
         Location::Local(_) => local::create_copy(path, bytes, opts),
         Location::Git(g) => crate::store::gitref::create_copy(&g, path, bytes, opts),

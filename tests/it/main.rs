@@ -17,6 +17,7 @@ mod crash;
 mod docs;
 mod experience;
 mod fixtures;
+mod formats;
 mod foundation_flow;
 mod gitstore;
 mod hardening;

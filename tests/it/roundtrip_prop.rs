@@ -38,9 +38,16 @@ fn text() -> impl Strategy<Value = String> {
     ]
 }
 
+/// Whole seconds, as every time `pair` takes, or (as a later version may write them) with a
+/// fraction.
 fn timestamp() -> impl Strategy<Value = Timestamp> {
-    (0i64..4_102_444_800)
-        .prop_map(|s| Timestamp(chrono::DateTime::from_timestamp(s, 0).expect("in range")))
+    (
+        0i64..4_102_444_800,
+        prop_oneof![3 => Just(0u32), 1 => 0u32..1_000_000_000],
+    )
+        .prop_map(|(s, nanos)| {
+            Timestamp(chrono::DateTime::from_timestamp(s, nanos).expect("in range"))
+        })
 }
 
 fn sha() -> impl Strategy<Value = Sha256> {
@@ -192,7 +199,11 @@ fn frontmatter() -> impl Strategy<Value = Frontmatter> {
         audit,
         (agent_id(), agent(Role::Doer)),
         proptest::collection::vec((agent_id(), agent(Role::Reviewer)), 0..4),
-        (extras(&[]), sla()),
+        (
+            extras(&[]),
+            sla(),
+            proptest::option::of(1..=pair::board::format::CURRENT),
+        ),
     )
         .prop_map(
             |(
@@ -207,7 +218,7 @@ fn frontmatter() -> impl Strategy<Value = Frontmatter> {
                 (root, sha, merged_at, removed),
                 doer,
                 reviewers,
-                (extra, sla),
+                (extra, sla, format),
             )| {
                 let mut agents = vec![doer];
                 for (id, a) in reviewers {
@@ -216,6 +227,7 @@ fn frontmatter() -> impl Strategy<Value = Frontmatter> {
                     }
                 }
                 Frontmatter {
+                    format,
                     phase,
                     phase_updated_at: at,
                     yolo,

@@ -1,0 +1,323 @@
+//! Format versions (SPEC §2.1): which boards this `pair` may write, and what it accepts on read
+//! from a later version.
+//!
+//! A board may say `format: N` in its frontmatter (absent means 1). This `pair` knows formats up
+//! to [`CURRENT`]:
+//!
+//! * **Reading is tolerant.** What a later version adds without changing how an existing field is
+//!   read — unknown frontmatter keys, unknown words in a journal record, fractional seconds in a
+//!   timestamp, unknown fields of a pin — is accepted, and the keys are kept on every write. A
+//!   board of a newer format is read as far as this version can, with a warning (a parse error
+//!   on it says the format is newer, since that may be the cause).
+//! * **Writing a newer board is refused** ([`Newer`], exit [`crate::error::exit::FORMAT`]), the
+//!   file untouched: a newer format may have changed what a field means, and a write by this
+//!   version would judge and rewrite it by the old meaning. The check is in the one place every
+//!   write goes through ([`crate::store::compose`], for files and git boards alike), on the
+//!   board as found under the lock and on the new content.
+//!
+//! `format` is a setting ([`crate::board::field::Owner::Settings`]): set when a board is made, changed
+//! only by a recorded human repair. `format: 1` and no `format` key are the same board (neither
+//! is a change); the key is written only when the board has it, so a board without it stays
+//! byte for byte what it was.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::board::frontmatter::Frontmatter;
+use crate::board::yaml::{Node, Value};
+use crate::error::FieldError;
+use crate::error::{Error, Result};
+
+/// The newest format this `pair` reads and writes.
+pub const CURRENT: u32 = 1;
+
+/// The frontmatter key.
+pub const FIELD: &str = "format";
+
+/// The format of a board (absent: 1).
+pub fn of(fm: &Frontmatter) -> u32 {
+    fm.format.unwrap_or(1)
+}
+
+/// The `format` value as the frontmatter writes it (`None`: the board has no `format` key).
+pub fn value(fm: &Frontmatter) -> Option<String> {
+    fm.format.map(|n| n.to_string())
+}
+
+/// Read the `format` value: a whole number from 1.
+pub fn conv(v: &Value) -> std::result::Result<Option<u32>, String> {
+    let expected = "expected the board's format version, a whole number from 1 (unquoted; \
+                    absent means 1)";
+    match v {
+        Value::Int(i) if *i >= 1 && *i <= i128::from(u32::MAX) => Ok(Some(*i as u32)),
+        Value::Int(i) => Err(format!("{expected}, found {i}")),
+        Value::Seq(_) | Value::Map(_) | Value::Null => {
+            Err(format!("{expected}, found {}", v.describe()))
+        }
+        other => Err(format!(
+            "{expected}, found {} {}",
+            other.kind(),
+            other.describe()
+        )),
+    }
+}
+
+/// The largest format a read came across in this process (0: none newer than [`CURRENT`]).
+static NEWER_READ: AtomicU32 = AtomicU32::new(0);
+
+/// Called for every frontmatter read ([`crate::board::frontmatter::from_node`]): a board of a newer format
+/// gets a warning, and an error list on it a last line saying the format may be why.
+pub fn on_read(
+    format: Option<u32>,
+    line: Option<u32>,
+    warnings: &mut Vec<FieldError>,
+    errors: &mut Vec<FieldError>,
+) {
+    let Some(found) = format.filter(|f| *f > CURRENT) else {
+        return;
+    };
+    NEWER_READ.fetch_max(found, Ordering::Relaxed);
+    let line = line.filter(|l| *l > 0);
+    warnings.insert(
+        0,
+        FieldError {
+        field: FIELD.into(),
+        line,
+        message: format!(
+            "this board is format {found}, newer than this pair knows (format {CURRENT}): it is \
+             read as far as this version can, and writes to it are refused; upgrade pair"
+        ),
+    },
+    );
+    if !errors.is_empty() {
+        errors.push(FieldError {
+            field: FIELD.into(),
+            line,
+            message: format!(
+                "this board is format {found}, newer than this pair knows (format {CURRENT}), \
+                 which may be why it does not read; upgrade pair"
+            ),
+        });
+    }
+}
+
+/// The warning for a command that read a board of a newer format (`None`: it read none).
+pub fn read_notice() -> Option<String> {
+    match NEWER_READ.load(Ordering::Relaxed) {
+        0 => None,
+        found => Some(format!(
+            "the board read is format {found}, newer than this pair knows (format {CURRENT}): it \
+             was read as far as this version can, and writes to it are refused; upgrade pair"
+        )),
+    }
+}
+
+/// A write refused because the board, or the new content, is of a format this `pair` does not
+/// know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Newer {
+    pub path: PathBuf,
+    /// The board's format.
+    pub found: u32,
+    /// The format refused is the new content's (the board on disk was not newer).
+    pub new_content: bool,
+}
+
+impl fmt::Display for Newer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {} format {}, but this pair knows formats up to {CURRENT}; upgrade pair to \
+             write it (nothing was written{})",
+            self.path.display(),
+            if self.new_content {
+                "the new content is"
+            } else {
+                "this board is"
+            },
+            self.found,
+            if self.new_content {
+                ""
+            } else {
+                "; reads go on, with a warning"
+            }
+        )
+    }
+}
+
+/// The `format` a board's bytes declare, read without judging the rest of the frontmatter (a
+/// newer format may not read as this one). `None` when it says none, or cannot be read.
+fn declared(bytes: &[u8]) -> Option<u32> {
+    let doc = crate::board::document::Document::parse_frontmatter_only(bytes).ok()?;
+    // Boards without the key cost one scan of the frontmatter, not a second parse.
+    memchr::memmem::find(doc.fm_text.as_bytes(), FIELD.as_bytes())?;
+    let node = crate::board::yaml::parse(&doc.fm_text, 0).ok()?;
+    let Value::Map(entries) = node.value else {
+        return None;
+    };
+    match entries.iter().find(|(k, _)| k == FIELD)?.1.value {
+        Value::Int(i) if i >= 1 => Some(u32::try_from(i).unwrap_or(u32::MAX)),
+        _ => None,
+    }
+}
+
+/// Refuse a write to a board, as found under the lock, whose format is newer than this `pair`
+/// knows.
+pub fn check_board(path: &Path, bytes: Option<&[u8]>) -> Result<()> {
+    match bytes.and_then(declared) {
+        Some(found) if found > CURRENT => Err(Error::Format(Newer {
+            path: path.to_path_buf(),
+            found,
+            new_content: false,
+        })),
+        _ => Ok(()),
+    }
+}
+
+/// Refuse new content (a creation, a repair) that names a format newer than this `pair` knows.
+pub fn check_new(path: &Path, fm: &Frontmatter) -> Result<()> {
+    match of(fm) {
+        found if found > CURRENT => Err(Error::Format(Newer {
+            path: path.to_path_buf(),
+            found,
+            new_content: true,
+        })),
+        _ => Ok(()),
+    }
+}
+
+/// The words of a journal record this version reads, in their order: a word whose key it does
+/// not know (a later version's) is skipped, wherever it stands.
+pub fn known_words<'a>(words: &'a str, known: &'a [&'a str]) -> impl Iterator<Item = &'a str> + 'a {
+    words
+        .split(' ')
+        .filter(move |w| w.split_once('=').is_some_and(|(k, _)| known.contains(&k)))
+}
+
+/// A timestamp's whole-second text (`…:SSZ`) and its fraction in nanoseconds: a later version
+/// may write fractional seconds (`2026-05-01T10:00:00.250Z`). Digits past the nanosecond are
+/// dropped. `None`: a fraction that is not one.
+pub fn split_fraction(s: &str) -> Option<(std::borrow::Cow<'_, str>, u32)> {
+    let Some((whole, rest)) = s.split_once('.') else {
+        return Some((s.into(), 0));
+    };
+    let digits = rest.strip_suffix('Z')?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let nanos = digits
+        .bytes()
+        .chain(std::iter::repeat(b'0'))
+        .take(9)
+        .fold(0u32, |n, b| n * 10 + u32::from(b - b'0'));
+    Some((format!("{whole}Z").into(), nanos))
+}
+
+/// The fraction of a timestamp as written back: nothing for whole seconds (every time this
+/// version takes), else milli-, micro- or nanoseconds, as precise as the value.
+pub fn fraction(nanos: u32) -> String {
+    match nanos {
+        0 => String::new(),
+        n if n % 1_000_000 == 0 => format!(".{:03}", n / 1_000_000),
+        n if n % 1_000 == 0 => format!(".{:06}", n / 1_000),
+        n => format!(".{n:09}"),
+    }
+}
+
+/// Keys of a mapping this version does not know (a pin's), kept by value so that a write
+/// carries them over.
+#[derive(Debug, Clone, Default)]
+pub struct Unknown(pub Vec<(String, Node)>);
+
+impl PartialEq for Unknown {
+    fn eq(&self, other: &Unknown) -> bool {
+        self.0 == other.0
+    }
+}
+
+// Node equality compares values, floats by their bits: it is an equivalence.
+impl Eq for Unknown {}
+
+/// The warning for an unknown key that is kept.
+pub fn unknown_key(field: String, node: &Node) -> FieldError {
+    FieldError {
+        field,
+        line: (node.line > 0).then_some(node.line),
+        message: "unknown field (kept as is; a newer version of pair may use it)".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fractions_read_and_write_back() {
+        let (whole, n) = split_fraction("2026-05-01T10:00:00.250Z").unwrap();
+        assert_eq!((whole.as_ref(), n), ("2026-05-01T10:00:00Z", 250_000_000));
+        assert_eq!(fraction(n), ".250");
+        assert_eq!(
+            split_fraction("2026-05-01T10:00:00.5Z").unwrap().1,
+            500_000_000
+        );
+        assert_eq!(fraction(500_000_000), ".500");
+        assert_eq!(
+            split_fraction("2026-05-01T10:00:00.000001Z").unwrap().1,
+            1_000
+        );
+        assert_eq!(fraction(1_000), ".000001");
+        assert_eq!(fraction(7), ".000000007");
+        assert_eq!(
+            split_fraction("2026-05-01T10:00:00.1234567891Z").unwrap().1,
+            123_456_789
+        );
+        assert_eq!(fraction(0), "");
+        for bad in [
+            "2026-05-01T10:00:00.Z",
+            "2026-05-01T10:00:00.2x5Z",
+            "2026-05-01T10:00:00.25",
+        ] {
+            assert!(split_fraction(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn unknown_record_words_are_skipped() {
+        let known = ["at", "by", "prev"];
+        let words: Vec<_> = known_words("at=1 model=x by=a  stray prev=-", &known).collect();
+        assert_eq!(words, ["at=1", "by=a", "prev=-"]);
+    }
+
+    #[test]
+    fn the_declared_format_is_read_without_judging_the_board() {
+        let board = |fm: &str| format!("---\n{fm}---\n# body\n");
+        assert_eq!(declared(board("phase: DRAFT\n").as_bytes()), None);
+        assert_eq!(
+            declared(board("format: 2\nphase: NEW\n").as_bytes()),
+            Some(2)
+        );
+        assert_eq!(
+            declared(board("phase: X\nformat: 7 # c\n").as_bytes()),
+            Some(7)
+        );
+        assert_eq!(declared(board("format: \"2\"\n").as_bytes()), None);
+        assert_eq!(declared(b"no frontmatter"), None);
+    }
+
+    #[test]
+    fn the_format_value_is_a_whole_number_from_one() {
+        assert_eq!(conv(&Value::Int(1)), Ok(Some(1)));
+        assert_eq!(conv(&Value::Int(3)), Ok(Some(3)));
+        for bad in [
+            Value::Int(0),
+            Value::Int(-1),
+            Value::Str("2".into()),
+            Value::Float(1.5),
+            Value::Null,
+        ] {
+            let e = conv(&bad).unwrap_err();
+            assert!(e.contains("format version"), "{e}");
+        }
+    }
+}
