@@ -2,16 +2,14 @@
 //! directory with its own cache (`PAIR_CACHE_DIR`), and they meet only at a bare repository,
 //! over `file://` or through `git daemon` on 127.0.0.1.
 
+use crate::common::{Out, git, git_worktree, pair_bin};
 use std::fs;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
-
 use tempfile::TempDir;
-
-use crate::common::{Out, git, git_worktree, pair_bin};
 
 /// The shared remote: a bare repository in a temporary directory.
 struct Remote {
