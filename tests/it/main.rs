@@ -39,6 +39,7 @@ mod repair;
 mod roundtrip;
 mod status;
 mod submit;
+mod suite;
 mod users;
 mod validate;
 mod verdict;
