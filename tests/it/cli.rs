@@ -3,6 +3,7 @@
 //! completions and the man pages.
 
 use crate::common::env::Env;
+use crate::common::prereq::{SCRIPT, on_path, require};
 use crate::common::reads::text;
 use crate::common::*;
 use crate::proto::Proto;
@@ -94,10 +95,10 @@ fn term_dumb_turns_colour_off_on_a_terminal() {
             .filter(|o| o.status.success())
             .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
     };
-    let Some(coloured) = in_terminal("xterm") else {
-        eprintln!("`script` is not available; skipping the terminal check");
+    if !require(&SCRIPT, on_path("script")) {
         return;
-    };
+    }
+    let coloured = in_terminal("xterm").expect("`script` runs pair in a terminal");
     assert!(coloured.contains("\x1b["), "{coloured}");
     let dumb = in_terminal("dumb").expect("script ran once already");
     assert!(!dumb.contains("\x1b["), "{dumb}");

@@ -4,6 +4,7 @@
 
 use crate::common::env::Env;
 use crate::common::handmade::{board_in, poll_json};
+use crate::common::prereq::{GIT, on_path, require};
 use crate::common::reads::text;
 use crate::common::*;
 use crate::proto::*;
@@ -138,14 +139,14 @@ fn every_next_command_parses_for_every_phase_and_role() {
 fn next_is_runnable_as_given_from_another_directory_until_committed() {
     // A git repository, so that the default worktree is known and filled in.
     let repo = tempfile::tempdir().unwrap();
+    if !require(&GIT, on_path("git")) {
+        return;
+    }
     let git = std::process::Command::new("git")
         .args(["init", "-q"])
         .current_dir(repo.path())
         .status();
-    if !git.is_ok_and(|s| s.success()) {
-        eprintln!("git is not available; skipped");
-        return;
-    }
+    assert!(git.is_ok_and(|s| s.success()), "git init failed");
     let root = std::fs::canonicalize(repo.path()).unwrap();
     let git_in = |dir: &std::path::Path, args: &[&str]| {
         let ok = std::process::Command::new("git")

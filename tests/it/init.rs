@@ -1,6 +1,7 @@
 //! `pair init`: the board it makes (doer, gates, goal, reviewers, work type, template), its JSON,
 //! its refusals (never overwriting, bad ids and templates) and its `.gitignore` advice.
 
+use crate::common::prereq::{GIT, on_path, require};
 use crate::common::reads::{names, section_names};
 use crate::common::*;
 use std::fs;
@@ -55,10 +56,10 @@ fn init_suggests_gitignore_lines_inside_a_git_work_tree_until_they_are_there() {
             .ok()
             .filter(|o| o.status.success())
     };
-    if git(&["init", "-q"]).is_none() {
-        eprintln!("git is not available; skipping");
+    if !require(&GIT, on_path("git")) {
         return;
     }
+    assert!(git(&["init", "-q"]).is_some(), "git init failed");
     let board = dir.path().join("docs").join("task.md");
     fs::create_dir_all(board.parent().unwrap()).unwrap();
     let out = pair(["init", board.to_str().unwrap()]);

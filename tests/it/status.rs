@@ -2,6 +2,7 @@
 
 use crate::common::flow::{planning, submit_plan};
 use crate::common::handmade::board_in;
+use crate::common::prereq::{SCRIPT, on_path, require};
 use crate::common::reads::{section_names, text};
 use crate::common::*;
 use crate::proto::Proto;
@@ -474,7 +475,7 @@ fn status_shows_phase_turn_reviewer_table_and_counters_without_colour_in_a_pipe(
     assert!(!text(&out.stdout).contains('\x1b'));
 }
 
-/// Run `pair ARGS` under `script`, so that its stdout is a terminal. None if `script` is missing.
+/// Run `pair ARGS` under `script`, so that its stdout is a terminal. None if `script` fails.
 fn in_a_terminal(dir: &Path, args: &str, no_color: bool) -> Option<String> {
     let mut cmd = Command::new("script");
     cmd.args([
@@ -498,10 +499,11 @@ fn status_is_coloured_on_a_terminal_unless_no_color_is_set() {
     let d = tmp.path();
     let out = output_in(d, &["init", "t.md", "--reviewers", "alice"]);
     assert_eq!(out.status.code(), Some(0));
-    let Some(coloured) = in_a_terminal(d, "status t.md", false) else {
-        eprintln!("`script` is not available; skipping the terminal check");
+    if !require(&SCRIPT, on_path("script")) {
         return;
-    };
+    }
+    let coloured =
+        in_a_terminal(d, "status t.md", false).expect("`script` runs pair in a terminal");
     assert!(coloured.contains("\x1b["), "{coloured}");
     assert!(coloured.contains("DRAFT"), "{coloured}");
     let plain = in_a_terminal(d, "status t.md", true).expect("script ran once already");

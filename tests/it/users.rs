@@ -1,9 +1,11 @@
 //! Other users and groups on one blackboard: modes, owners and groups kept by every write, set-id
 //! bits, ACLs and extended attributes, a root-made lock file, and a user who may not write the
 //! board. Checks about users and groups create them (`groupadd`/`useradd`, unique names, removed
-//! afterwards) and run `pair` as them through `setpriv`.
+//! afterwards) and run `pair` as them through `setpriv`; without root, those tools or ACLs they
+//! fail under CI and are skipped and recorded elsewhere (`common::prereq`).
 
 use crate::common::files::{QUICK, changed, disk_dir, note, note_args, temp_files};
+use crate::common::prereq::{ACLS, ROOT, USERS_AND_GROUPS, require};
 use crate::common::*;
 use std::ffi::CString;
 use std::fs;
@@ -51,15 +53,10 @@ fn tools_present() -> bool {
 
 impl Users {
     /// A group `team` and users who are each in their own group and, unless their name starts
-    /// with `out`, in `team`. `None` (with the reason printed) when not root or the tools are
-    /// missing.
-    fn new(test: &str, names: &[&str]) -> Option<Users> {
-        if !is_root() {
-            eprintln!("{test}: skipped: needs root to create users and groups");
-            return None;
-        }
-        if !tools_present() {
-            eprintln!("{test}: skipped: needs useradd, groupadd and setpriv");
+    /// with `out`, in `team`. `None` when the test may not run for want of root or the tools
+    /// (see [`require`]).
+    fn new(names: &[&str]) -> Option<Users> {
+        if !require(&USERS_AND_GROUPS, is_root() && tools_present()) {
             return None;
         }
         let n = NEXT_USER.fetch_add(1, Ordering::SeqCst);
@@ -162,10 +159,7 @@ fn owner_group_mode(path: &Path) -> (u32, u32, u32) {
 
 #[test]
 fn a_user_who_may_not_write_the_board_cannot_replace_it() {
-    let Some(u) = Users::new(
-        "a_user_who_may_not_write_the_board_cannot_replace_it",
-        &["alice", "bob", "outcarol"],
-    ) else {
+    let Some(u) = Users::new(&["alice", "bob", "outcarol"]) else {
         return;
     };
     let dir = disk_dir();
@@ -210,8 +204,9 @@ fn a_user_who_may_not_write_the_board_cannot_replace_it() {
 
     // access is what the ACL says: the group may only read, carol (outside it) may write
     let carol = u.uid("outcarol");
-    if let Err(e) = set_xattr(&board, "system.posix_acl_access", &acl(carol, 4, 4)) {
-        eprintln!("no ACLs here ({e}); the rest of this test is skipped");
+    let acl_set = set_xattr(&board, "system.posix_acl_access", &acl(carol, 4, 4))
+        .inspect_err(|e| eprintln!("no ACL on {}: {e}", board.display()));
+    if !require(&ACLS, acl_set.is_ok()) {
         return;
     }
     chmod(&board, 0o2664); // the group bits show the ACL mask (rw)
@@ -249,10 +244,7 @@ fn a_user_who_may_not_write_the_board_cannot_replace_it() {
 
 #[test]
 fn a_group_member_keeps_the_group_of_the_board() {
-    let Some(u) = Users::new(
-        "a_group_member_keeps_the_group_of_the_board",
-        &["alice", "bob", "carol"],
-    ) else {
+    let Some(u) = Users::new(&["alice", "bob", "carol"]) else {
         return;
     };
     let dir = disk_dir();
@@ -289,10 +281,7 @@ fn a_group_member_keeps_the_group_of_the_board() {
 
 #[test]
 fn a_lock_file_made_by_root_does_not_lock_the_owner_out() {
-    let Some(u) = Users::new(
-        "a_lock_file_made_by_root_does_not_lock_the_owner_out",
-        &["alice"],
-    ) else {
+    let Some(u) = Users::new(&["alice"]) else {
         return;
     };
     let team = u.team_gid();
@@ -411,17 +400,20 @@ fn get_xattr(path: &Path, name: &str) -> Option<Vec<u8>> {
 }
 
 /// A board with mode `mode`, an ACL granting uid 4242 read-write and `user.label`; `None`
-/// when this filesystem has no ACLs or user attributes.
+/// when this filesystem has no ACLs or user attributes and the test may not run (see
+/// [`require`]).
 fn decorated_board(dir: &Path, mode: u32) -> Option<PathBuf> {
     let board = dir.join("b.md");
     fs::write(&board, MINIMAL).unwrap();
-    if let Err(e) = set_xattr(&board, "system.posix_acl_access", &acl_with_user(4242))
+    let decorated = set_xattr(&board, "system.posix_acl_access", &acl_with_user(4242))
         .and_then(|_| set_xattr(&board, "user.label", b"blue"))
-    {
-        eprintln!(
-            "skipped: no ACL or user extended attributes on {}: {e}",
-            dir.display()
-        );
+        .inspect_err(|e| {
+            eprintln!(
+                "no ACL or user extended attributes on {}: {e}",
+                dir.display()
+            )
+        });
+    if !require(&ACLS, decorated.is_ok()) {
         return None;
     }
     // after the ACL, which sets the group bits from its mask
@@ -481,11 +473,8 @@ fn mode_bits_acl_and_extended_attributes_survive_a_write() {
 
 #[test]
 fn an_acl_inherited_from_the_directory_is_not_added_to_the_board() {
-    if !is_root() {
-        // a default ACL can be set by the directory's owner too, but keep to one setup
-        eprintln!(
-            "an_acl_inherited_from_the_directory_is_not_added_to_the_board: skipped: not root"
-        );
+    // a default ACL can be set by the directory's owner too, but keep to one setup
+    if !require(&ROOT, is_root()) {
         return;
     }
     let dir = disk_dir();
@@ -493,8 +482,9 @@ fn an_acl_inherited_from_the_directory_is_not_added_to_the_board() {
     fs::write(&board, MINIMAL).unwrap();
     chmod(&board, 0o640);
     // new files in the directory now get an ACL; the board has none
-    if let Err(e) = set_xattr(dir.path(), "system.posix_acl_default", &acl_with_user(4242)) {
-        eprintln!("skipped: no default ACLs on {}: {e}", dir.path().display());
+    let acl_set = set_xattr(dir.path(), "system.posix_acl_default", &acl_with_user(4242))
+        .inspect_err(|e| eprintln!("no default ACL on {}: {e}", dir.path().display()));
+    if !require(&ACLS, acl_set.is_ok()) {
         return;
     }
     assert_eq!(get_xattr(&board, "system.posix_acl_access"), None);
@@ -509,10 +499,7 @@ fn an_acl_inherited_from_the_directory_is_not_added_to_the_board() {
 
 #[test]
 fn the_owner_writing_keeps_the_set_id_bits_acl_and_attributes() {
-    let Some(u) = Users::new(
-        "the_owner_writing_keeps_the_set_id_bits_acl_and_attributes",
-        &["alice", "bob"],
-    ) else {
+    let Some(u) = Users::new(&["alice", "bob"]) else {
         return;
     };
     let dir = disk_dir();

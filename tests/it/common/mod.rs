@@ -9,6 +9,7 @@ pub mod files;
 pub mod flow;
 pub mod handmade;
 pub mod phases;
+pub mod prereq;
 pub mod reads;
 pub mod repair;
 pub mod repo;
