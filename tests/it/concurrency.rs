@@ -3,15 +3,20 @@
 //! lock timeout. Every acknowledged change is present exactly once, nothing refused is present,
 //! nothing times out. Throughput and the worst lock wait are measured and printed (not asserted).
 //!
-//! And deleting the lock file while a writer holds it must not let two writers commit.
+//! And deleting the lock file while a writer holds it must not let two writers commit; creations
+//! racing for one path have exactly one winner; an editor saving in place or twice (`sed -i`)
+//! during a write is not overwritten.
 //!
-//! Larger runs: `PAIR_CONCURRENCY_SCALE=5 cargo test --release --test concurrency -- --nocapture`.
+//! Larger runs: `PAIR_CONCURRENCY_SCALE=5 cargo test --release --test it -- concurrency::
+//! --nocapture`.
 
+use crate::common::files::{changed, disk_dir, note_args, temp_files};
 use crate::common::*;
 use std::collections::BTreeMap;
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Command as StdCommand, Output, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
@@ -546,4 +551,333 @@ fn cas_writers_racing_a_lock_deleter_never_commit_twice_or_lose_an_acknowledged_
          attempts (stale or lock lost), none lost or doubled",
         deletions.load(Ordering::Relaxed)
     );
+}
+
+/// Starts `pair note` paused (by fault injection) after its temporary file is written and
+/// fsynced, and returns once that temporary file exists.
+fn paused_note(board: &Path, text: &str, pause_ms: u64) -> std::process::Child {
+    let child = StdCommand::new(pair_bin())
+        .args(note_args(board.to_str().unwrap(), text))
+        .env_remove("PAIR_AGENT")
+        .env("PAIR_FAULT", format!("before-rename:sleep={pause_ms}"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let dir = board.parent().unwrap();
+    let start = Instant::now();
+    while temp_files(dir).is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the paused write never wrote its temporary file"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    child
+}
+
+fn exit_and_stderr(child: std::process::Child) -> (Option<i32>, String) {
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn an_editor_saving_twice_during_a_write_is_not_overwritten() {
+    // `sed -i` saves by writing a new file and renaming it over the board. Twice in a row, on
+    // ext4, the second file used to get the inode number the board had when it was read.
+    for round in 0..3 {
+        let dir = disk_dir();
+        let board = dir.path().join("board.md");
+        fs::write(&board, MINIMAL).unwrap();
+        let child = paused_note(&board, "from pair", 1500);
+        for edit in ["first-edit", "second-edit"] {
+            let ok = StdCommand::new("sed")
+                .args(["-i", &format!("$a {edit}")])
+                .arg(&board)
+                .status()
+                .unwrap();
+            assert!(ok.success());
+        }
+        let (code, stderr) = exit_and_stderr(child);
+        assert_eq!(
+            code,
+            Some(3),
+            "round {round}: must refuse as stale\n{stderr}"
+        );
+        assert!(stderr.contains("stale"), "{stderr}");
+        let text = fs::read_to_string(&board).unwrap();
+        assert!(
+            text.contains("first-edit\nsecond-edit\n") && !text.contains("from pair"),
+            "round {round}: both hand edits kept, nothing of the refused write\n{text}"
+        );
+        assert!(temp_files(dir.path()).is_empty());
+    }
+}
+
+#[test]
+fn an_edit_in_place_during_a_write_is_not_overwritten() {
+    let dir = disk_dir();
+    let board = dir.path().join("board.md");
+    fs::write(&board, MINIMAL).unwrap();
+    // The pause must outlast this process's append even on a loaded machine: if the rename came
+    // first, the append would land in the new file and the test would prove nothing.
+    let child = paused_note(&board, "from pair", 3000);
+    // `>>` keeps the inode: only the size and the times tell
+    fs::OpenOptions::new()
+        .append(true)
+        .open(&board)
+        .unwrap()
+        .write_all(b"appended by hand\n")
+        .unwrap();
+    let (code, stderr) = exit_and_stderr(child);
+    assert_eq!(code, Some(3), "{stderr}");
+    assert_eq!(
+        fs::read_to_string(&board).unwrap(),
+        format!("{MINIMAL}appended by hand\n")
+    );
+}
+
+fn spawn_write_create(board: &Path, content_file: &Path) -> std::process::Child {
+    StdCommand::new(pair_bin())
+        .env_remove("PAIR_AGENT")
+        .args([
+            "write",
+            board.to_str().unwrap(),
+            "--content-file",
+            content_file.to_str().unwrap(),
+        ])
+        .args([
+            "--create-if-missing",
+            "--operation",
+            "race",
+            "--timeout",
+            "20",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn pair")
+}
+
+#[test]
+fn create_if_missing_race_has_exactly_one_winner_and_the_others_exit_7() {
+    for round in 0..3 {
+        let b = Board::absent();
+        let n = 8;
+        let files: Vec<(PathBuf, String)> = (0..n)
+            .map(|i| {
+                let c = changed(&format!("contender {i} round {round}"));
+                (b.aux_file(&format!("c{i}.md"), &c), c)
+            })
+            .collect();
+        let barrier = Arc::new(Barrier::new(n));
+        let handles: Vec<_> = files
+            .iter()
+            .map(|(f, _)| {
+                let (f, board, barrier) = (f.clone(), b.path.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    let child = spawn_write_create(&board, &f);
+                    child.wait_with_output().unwrap()
+                })
+            })
+            .collect();
+        let outputs: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        let codes: Vec<Option<i32>> = outputs.iter().map(|o| o.status.code()).collect();
+        let winners: Vec<usize> = (0..n).filter(|i| codes[*i] == Some(0)).collect();
+        let report = outputs
+            .iter()
+            .map(|o| {
+                format!(
+                    "{:?}: {}",
+                    o.status.code(),
+                    String::from_utf8_lossy(&o.stderr)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert_eq!(
+            winners.len(),
+            1,
+            "exactly one creator must win; codes {codes:?}\n{report}"
+        );
+        assert!(
+            codes
+                .iter()
+                .filter(|c| **c != Some(0))
+                .all(|c| *c == Some(7)),
+            "every loser must exit 7 (already exists); codes {codes:?}\n{report}"
+        );
+        let winner = winners[0];
+        assert_bytes_eq(
+            &b.content(),
+            files[winner].1.as_bytes(),
+            "the file must equal the winner's content",
+        );
+        b.assert_clean_dir(&[]);
+    }
+}
+
+const INC_PREFIX: &str = "- inc ";
+
+fn count_incs(text: &str) -> usize {
+    text.lines().filter(|l| l.starts_with(INC_PREFIX)).count()
+}
+
+struct WorkerStats {
+    successes: usize,
+    stale: usize,
+    lock_timeouts: usize,
+    torn_reads: usize,
+}
+
+/// One worker: K read-modify-write increments, each attempt a real `pair status --json` and
+/// `pair write --expect-sha256` process, retrying on exit 3 (stale) and 2 (lock timeout).
+fn cas_worker(board: PathBuf, aux: PathBuf, w: usize, k: usize, deadline: Instant) -> WorkerStats {
+    let mut st = WorkerStats {
+        successes: 0,
+        stale: 0,
+        lock_timeouts: 0,
+        torn_reads: 0,
+    };
+    let content_file = aux.join(format!("w{w}.md"));
+    while st.successes < k {
+        assert!(
+            Instant::now() < deadline,
+            "worker {w} ran out of time after {} successes",
+            st.successes
+        );
+        let status = StdCommand::new(pair_bin())
+            .env_remove("PAIR_AGENT")
+            .args(["status", board.to_str().unwrap(), "--json"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(
+            status.status.code(),
+            Some(0),
+            "status must always see a complete valid file during concurrent writes: {}",
+            String::from_utf8_lossy(&status.stderr)
+        );
+        let sj: serde_json::Value = serde_json::from_slice(&status.stdout).expect("status JSON");
+        let sha = sj["sha256"].as_str().expect("sha256").to_string();
+        let bytes = fs::read(&board).unwrap();
+        if sha256_hex(&bytes) != sha {
+            // the file changed between status and our read: read again
+            st.torn_reads += 1;
+            continue;
+        }
+        let text = String::from_utf8(bytes).unwrap();
+        let n = count_incs(&text);
+        // The increment goes before the journal, which the write must keep as it is.
+        let base = String::from_utf8(unjournaled(text.as_bytes())).unwrap();
+        let new = keep_journal(
+            &format!(
+                "{base}{INC_PREFIX}{} by w{w} step {}\n",
+                n + 1,
+                st.successes
+            ),
+            text.as_bytes(),
+        );
+        fs::write(&content_file, &new).unwrap();
+        let out = StdCommand::new(pair_bin())
+            .env_remove("PAIR_AGENT")
+            .args([
+                "write",
+                board.to_str().unwrap(),
+                "--content-file",
+                content_file.to_str().unwrap(),
+            ])
+            .args([
+                "--expect-sha256",
+                &sha,
+                "--operation",
+                "cas-increment",
+                "--timeout",
+                "20",
+            ])
+            .args(["--agent", "doer"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        match out.status.code() {
+            Some(0) => st.successes += 1,
+            Some(3) => st.stale += 1,
+            Some(2) => st.lock_timeouts += 1,
+            other => panic!(
+                "worker {w}: unexpected write exit {other:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        }
+    }
+    st
+}
+
+#[test]
+fn concurrent_cas_increments_from_8_processes_lose_no_updates() {
+    const N: usize = 8;
+    const K: usize = 15;
+    let b = Board::new(format!("{MINIMAL}\n## Evidence\n\n"));
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let handles: Vec<_> = (0..N)
+        .map(|w| {
+            let (board, aux) = (b.path.clone(), b.aux.path().to_path_buf());
+            std::thread::spawn(move || cas_worker(board, aux, w, K, deadline))
+        })
+        .collect();
+    let stats: Vec<WorkerStats> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let text = b.read_string();
+
+    let incs: Vec<&str> = text.lines().filter(|l| l.starts_with(INC_PREFIX)).collect();
+    assert_eq!(
+        incs.len(),
+        N * K,
+        "lost updates: counter is {} not {}",
+        incs.len(),
+        N * K
+    );
+    let mut seen: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+    for (i, line) in incs.iter().enumerate() {
+        // "- inc <n> by w<w> step <s>"
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        let n: usize = parts[2].parse().unwrap();
+        assert_eq!(
+            n,
+            i + 1,
+            "increments must be sequential (each built on the previous one): {line}"
+        );
+        let w: usize = parts[4].trim_start_matches('w').parse().unwrap();
+        let s: usize = parts[6].parse().unwrap();
+        *seen.entry((w, s)).or_default() += 1;
+    }
+    for w in 0..N {
+        for s in 0..K {
+            assert_eq!(
+                seen.get(&(w, s)),
+                Some(&1),
+                "increment w{w} step {s} must appear exactly once"
+            );
+        }
+    }
+    // One journal record per acknowledged write, and the chain unbroken.
+    assert_eq!(
+        journal_lines(&b.read()).len(),
+        N * K,
+        "one record per write"
+    );
+    pair(["validate", b.p()]).code(0);
+    let stale: usize = stats.iter().map(|s| s.stale).sum();
+    let timeouts: usize = stats.iter().map(|s| s.lock_timeouts).sum();
+    let torn: usize = stats.iter().map(|s| s.torn_reads).sum();
+    eprintln!(
+        "CAS: {} successes, {stale} stale retries, {timeouts} lock timeouts, {torn} re-reads",
+        N * K
+    );
+    assert_eq!(stats.iter().map(|s| s.successes).sum::<usize>(), N * K);
+    pair(["validate", b.p()]).code(0);
+    b.assert_clean_dir(&[]);
 }

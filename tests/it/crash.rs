@@ -2,17 +2,19 @@
 //! either the old or the new version, valid, and at most one orphaned temporary file that the
 //! next writer removes under the lock. And a failure injected at each step of the store has the
 //! documented outcome: before the rename, the old file untouched, no temporary file, an error
-//! exit; after the rename, success with a warning.
+//! exit; after the rename, success with a warning. Temporary files of killed creations are
+//! removed by the next write.
 //!
 //! The random-kill campaigns run a representative slice by default; for the long run:
 //!
 //! ```sh
-//! PAIR_CRASH_KILLS=1000 cargo test --release --test crash -- --ignored --nocapture
+//! PAIR_CRASH_KILLS=1000 cargo test --release --test it -- crash:: --ignored --nocapture
 //! ```
 //!
 //! The fault-injection tests need the `fault-injection` feature, which the self dev-dependency in
 //! Cargo.toml turns on for the test build only.
 
+use crate::common::files::{note_args, temp_files};
 use crate::common::*;
 use std::fs;
 use std::os::unix::process::ExitStatusExt;
@@ -21,6 +23,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const TEMP_PREFIX: &str = ".board.md.pair-tmp-";
+
 const OWNER_TEMP_PREFIX: &str = ".board.md.lock.owner.json.pair-tmp-";
 
 // ------------------------------------------------------------------------------------------
@@ -385,7 +388,7 @@ fn raw_args(b: &Board, new: &[u8]) -> Vec<String> {
     ]
 }
 
-fn note_args(b: &Board) -> Vec<String> {
+fn checked_note_args(b: &Board) -> Vec<String> {
     vec![
         "note".into(),
         b.p().into(),
@@ -422,7 +425,7 @@ fn an_error_at_any_step_before_the_rename_leaves_the_old_file_and_no_temporary_f
             b.assert_untouched(MINIMAL.as_bytes());
             b.assert_clean_dir(&[]);
             // semantic write, with a JSON error
-            let mut args = note_args(&b);
+            let mut args = checked_note_args(&b);
             args.push("--json".into());
             let err = with_fault(&args, &fault).json_error(1);
             assert!(
@@ -436,7 +439,7 @@ fn an_error_at_any_step_before_the_rename_leaves_the_old_file_and_no_temporary_f
             b.assert_untouched(MINIMAL.as_bytes());
             b.assert_clean_dir(&[]);
             // and the board still takes a normal write
-            pair(note_args(&b)).code(0);
+            pair(checked_note_args(&b)).code(0);
             pair(["validate", b.p()]).code(0);
         }
     }
@@ -487,7 +490,7 @@ fn a_crash_before_the_rename_leaves_the_old_file_and_the_next_writer_removes_the
         pair(["validate", b.p()]).code(0);
         // a reader is not confused by the orphan, and the next writer removes it
         pair(["status", b.p()]).code(0);
-        pair(note_args(&b)).code(0);
+        pair(checked_note_args(&b)).code(0);
         b.assert_clean_dir(&[]);
         pair(["validate", b.p()]).code(0);
     }
@@ -535,7 +538,7 @@ fn a_failure_after_the_rename_reports_success_with_a_warning() {
         )
         .code(3);
         // semantic write: the note is there exactly once
-        let out = with_fault(&note_args(&b), &format!("{point}:eio"));
+        let out = with_fault(&checked_note_args(&b), &format!("{point}:eio"));
         out.code(0).mentions(&["warning"]);
         assert_eq!(b.read_string().matches("\nchecked\n").count(), 1);
         pair(["validate", b.p()]).code(0);
@@ -559,7 +562,7 @@ fn orphans_of_other_blackboards_and_non_files_with_the_prefix_are_left_alone() {
     let outside = b.aux_file("outside.txt", "keep me");
     std::os::unix::fs::symlink(&outside, dir.join(format!("{TEMP_PREFIX}link"))).unwrap();
     fs::write(dir.join(format!("{TEMP_PREFIX}real")), "orphan").unwrap();
-    pair(note_args(&b)).code(0);
+    pair(checked_note_args(&b)).code(0);
     let entries = dir_entries(dir);
     assert!(
         !entries.contains(&format!("{TEMP_PREFIX}real")),
@@ -575,4 +578,35 @@ fn orphans_of_other_blackboards_and_non_files_with_the_prefix_are_left_alone() {
         "{entries:?}"
     );
     assert_eq!(fs::read_to_string(&outside).unwrap(), "keep me");
+}
+
+#[test]
+fn temporary_files_of_killed_creations_are_removed_by_the_next_write() {
+    let kill = |args: &[&str], point: &str| {
+        let out = pair_env(args, &[("PAIR_FAULT", &format!("{point}:kill"))]);
+        assert_eq!(out.signal, Some(libc::SIGKILL), "{}", out.report());
+    };
+    for point in ["temp-write", "temp-fsync", "before-rename"] {
+        // a killed `init`, retried
+        let b = Board::absent();
+        kill(&["init", b.p()], point);
+        assert_eq!(temp_files(b.dir.path()).len(), 1, "{point}");
+        pair(["init", b.p()]).code(0);
+        b.assert_clean_dir(&[]);
+
+        // a killed `write --create-if-missing`, then a write that finds no board
+        let b = Board::absent();
+        let content = b.aux_file("c.md", MINIMAL);
+        let c = content.to_str().unwrap();
+        kill(
+            &["write", b.p(), "--content-file", c, "--create-if-missing"],
+            point,
+        );
+        assert_eq!(temp_files(b.dir.path()).len(), 1, "{point}");
+        pair(note_args(b.p(), "x")).code(7);
+        assert!(temp_files(b.dir.path()).is_empty(), "{point}");
+        assert!(!b.path.exists());
+        pair(["write", b.p(), "--content-file", c, "--create-if-missing"]).code(0);
+        b.assert_clean_dir(&[]);
+    }
 }

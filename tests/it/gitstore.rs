@@ -2,16 +2,15 @@
 //! directory with its own cache (`PAIR_CACHE_DIR`), and they meet only at a bare repository,
 //! over `file://` or through `git daemon` on 127.0.0.1.
 
+use crate::common::prereq::{GIT_DAEMON, require};
+use crate::common::{Out, git, git_worktree, pair_bin};
 use std::fs;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
-
 use tempfile::TempDir;
-
-use crate::common::{Out, git, git_worktree, pair_bin};
 
 /// The shared remote: a bare repository in a temporary directory.
 struct Remote {
@@ -233,8 +232,7 @@ fn two_reviewers_in_their_own_clones_hand_off_through_poll_wait_on_the_remote() 
 
 #[test]
 fn through_git_daemon_two_reviewers_hand_off_through_poll_wait() {
-    if !daemon_installed() {
-        eprintln!("skipped: `git daemon` is not installed with this git");
+    if !require(&GIT_DAEMON, daemon_installed()) {
         return;
     }
     let remote = Remote::new();
@@ -1046,8 +1044,7 @@ impl Drop for Daemon {
 
 #[test]
 fn through_git_daemon_a_stopped_remote_is_exit_1_nothing_lost_and_writes_resume() {
-    if !daemon_installed() {
-        eprintln!("skipped: `git daemon` is not installed with this git");
+    if !require(&GIT_DAEMON, daemon_installed()) {
         return;
     }
     let remote = Remote::new();
@@ -1083,8 +1080,7 @@ fn through_git_daemon_a_stopped_remote_is_exit_1_nothing_lost_and_writes_resume(
 
 #[test]
 fn through_git_daemon_a_waiting_poll_outlives_an_outage_and_wakes_on_the_next_write() {
-    if !daemon_installed() {
-        eprintln!("skipped: `git daemon` is not installed with this git");
+    if !require(&GIT_DAEMON, daemon_installed()) {
         return;
     }
     let remote = Remote::new();
@@ -1151,8 +1147,7 @@ fn through_git_daemon_a_waiting_poll_outlives_an_outage_and_wakes_on_the_next_wr
 
 #[test]
 fn through_git_daemon_concurrent_writers_in_separate_clones_lose_nothing() {
-    if !daemon_installed() {
-        eprintln!("skipped: `git daemon` is not installed with this git");
+    if !require(&GIT_DAEMON, daemon_installed()) {
         return;
     }
     let remote = Remote::new();

@@ -2,9 +2,150 @@
 //! challenges and rulings, regressions tied to their cause, the round cap and its decisions,
 //! divergence, rework, and the law holding raw writes to the same table.
 
+use crate::common::repo::Lc;
 use crate::common::*;
 use crate::proto::*;
 use serde_json::Value;
+
+#[test]
+fn approving_over_ones_own_challenged_objection_is_refused_until_it_is_ruled() {
+    let lc = Lc::new(&[]);
+    lc.ok("doer", &["worktree", "create", "--user-approved"]);
+    lc.write("lib.txt", "one\ntwo\n");
+    lc.g(&["add", "lib.txt"]);
+    lc.ok("doer", &["submit", "code", "--note", "staged"]);
+    let obj = [
+        "object",
+        "--severity",
+        "blocking",
+        "--anchor",
+        "lib.txt:2",
+        "--title",
+        "two is wrong",
+        "--evidence",
+        "it says two",
+        "--fix",
+        "say three",
+    ];
+    lc.ok("alice", &obj);
+    lc.ok(
+        "alice",
+        &[
+            "verdict",
+            "CHANGES_REQUESTED",
+            "--revision",
+            "1",
+            "--note",
+            "no",
+            "--objections",
+            "BLK-1",
+        ],
+    );
+    lc.write("lib.txt", "one\ntwo\nthree\n");
+    lc.ok("doer", &["challenge", "BLK-1", "--grounds", "two is right"]);
+    lc.ok("doer", &["submit", "followup", "--note", "more"]);
+    // An approval would end the gate with the dispute undecided; upheld afterwards, the
+    // objection would stand open over an approved gate.
+    lc.refused(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "2", "--note", "ok"],
+        6,
+    )
+    .mentions(&["BLK-1", "challenged", "pair rule"]);
+    lc.ok(
+        "alice",
+        &["rule", "BLK-1", "overrule", "--reason", "two is right"],
+    );
+    lc.ok(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "2", "--note", "ok"],
+    );
+    assert_eq!(lc.phase(), "READY_TO_COMMIT");
+}
+
+#[test]
+fn status_of_a_gate_deferred_to_blocked_names_who_deferred_it_and_why() {
+    let b = Board::absent();
+    let p = b.p();
+    pair(["init", p, "--reviewers", "alice", "--max-rounds", "1"]).code(0);
+    pair(["register", p, "--agent", "alice"]).code(0);
+    pair([
+        "advance",
+        p,
+        "PLANNING",
+        "--user-approved",
+        "--agent",
+        "doer",
+    ])
+    .code(0);
+    pair([
+        "submit",
+        p,
+        "plan",
+        "--note",
+        "p",
+        "--user-approved",
+        "--agent",
+        "doer",
+    ])
+    .code(0);
+    pair([
+        "object",
+        p,
+        "--agent",
+        "alice",
+        "--severity",
+        "blocking",
+        "--anchor",
+        "## Plan Revisions",
+        "--title",
+        "t",
+        "--evidence",
+        "e",
+        "--fix",
+        "f",
+    ])
+    .code(0);
+    pair([
+        "verdict",
+        p,
+        "CHANGES_REQUESTED",
+        "--revision",
+        "1",
+        "--note",
+        "no",
+        "--agent",
+        "alice",
+        "--objections",
+        "BLK-1",
+    ])
+    .code(0);
+    pair([
+        "decide",
+        p,
+        "defer",
+        "--reason",
+        "needs the vendor",
+        "--escalation",
+        "parking-lot",
+        "--agent",
+        "alice",
+    ])
+    .code(0);
+    let status = pair(["status", p, "--json"]).json();
+    assert_eq!(status["phase"], "BLOCKED");
+    assert_eq!(status["blocked"]["from"], "AWAITING_DECISION", "{status}");
+    assert_eq!(status["blocked"]["by"], "alice", "{status}");
+    assert!(
+        status["blocked"]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("needs the vendor")),
+        "{status}"
+    );
+    pair(["status", p])
+        .code(0)
+        .mentions(&["by alice", "needs the vendor"]);
+}
 
 /// `pair objections BOARD --json`.
 fn ledger(p: &Proto) -> Value {

@@ -4,13 +4,79 @@
 //! resubmits. `pair diff` prints exactly the pinned bytes; the hash does not depend on the
 //! user's git configuration; boards without a worktree, or from before pins, keep working.
 
-use std::fs;
-use std::path::Path;
-
-use serde_json::Value;
-
+use crate::common::repo::{Lc, wt};
 use crate::common::*;
 use crate::proto::*;
+use serde_json::Value;
+use std::fs;
+
+#[test]
+fn the_tree_pin_is_the_same_whatever_the_git_configuration() {
+    let lc = Lc::new(&[]);
+    lc.ok("doer", &["worktree", "create", "--user-approved"]);
+    lc.write("lib.txt", "one\ntwo\n");
+    lc.g(&["add", "lib.txt"]);
+    lc.write("lib.txt", "one\ntwo\nthree\n");
+    let tree = |lc: &Lc| -> String {
+        let out = lc.ok("doer", &["check", "--name", "noop", "--json", "--", "true"]);
+        out.json()["check"]["tree"].as_str().unwrap().to_string()
+    };
+    let plain = tree(&lc);
+    for (k, v) in [
+        ("color.ui", "always"),
+        ("diff.external", "false"),
+        ("diff.noprefix", "true"),
+        ("core.abbrev", "7"),
+        ("diff.renames", "copies"),
+    ] {
+        git(&lc.root, &["config", k, v]);
+    }
+    assert_eq!(
+        tree(&lc),
+        plain,
+        "the tree of index plus worktree ignores the configuration"
+    );
+    lc.ok("doer", &["submit", "code", "--note", "staged"]);
+    let expected = lc.g(&["write-tree"]).trim().to_string();
+    assert_eq!(lc.code_tree(), expected);
+    assert_eq!(
+        lc.g(&["diff", "--name-only"]).trim(),
+        "lib.txt",
+        "the unstaged change is still unstaged"
+    );
+}
+
+#[test]
+fn the_verdict_is_stale_when_the_index_changes_under_an_unchanged_unstaged_diff() {
+    let lc = Lc::new(&[]);
+    lc.ok("doer", &["worktree", "create", "--user-approved"]);
+    lc.write("lib.txt", "one\ntwo\n");
+    lc.g(&["add", "lib.txt"]);
+    lc.ok("doer", &["submit", "code", "--note", "staged"]);
+    lc.ok(
+        "alice",
+        &[
+            "verdict",
+            "CHANGES_REQUESTED",
+            "--revision",
+            "1",
+            "--note",
+            "x",
+        ],
+    );
+    lc.write("lib.txt", "one\ntwo\nthree\n");
+    lc.ok("doer", &["submit", "followup", "--note", "f"]);
+    // Stage a new file and leave it in the worktree as staged: the unstaged diff is the same,
+    // the content under review is not.
+    lc.write("other.txt", "sneaky\n");
+    lc.g(&["add", "other.txt"]);
+    lc.refused(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "2", "--note", "ok"],
+        3,
+    )
+    .mentions(&["tree", "changed"]);
+}
 
 /// A board with one required reviewer (alice), driven to CODING on the proto's git worktree.
 fn coding() -> Proto {
@@ -29,10 +95,6 @@ fn coding() -> Proto {
         &["advance", "CODING", "--worktree", "{wt}", "--user-approved"],
     );
     p
-}
-
-fn wt(p: &Proto) -> &Path {
-    Path::new(&p.wt)
 }
 
 /// The pin of the round under review, from `status --json`.
@@ -419,37 +481,6 @@ fn hashing_is_canonical_whatever_the_git_configuration() {
         git(wt(&q), &["config", "--local", "--unset", k]);
     }
     assert_eq!(sha256_hex(diff_bytes(&q, &[])), pinned);
-}
-
-#[test]
-fn advance_checks_that_the_worktree_is_a_git_worktree() {
-    let p = Proto::init(&["--reviewers", "alice"]);
-    p.steps(&[
-        "alice register",
-        "DOER advance PLANNING --user-approved",
-        "DOER submit plan --note p --user-approved",
-        "alice verdict APPROVED --revision 1 --note ok",
-    ]);
-    let plain = p.b.aux.path().join("plain");
-    fs::create_dir_all(&plain).unwrap();
-    let sub = wt(&p).join("sub");
-    fs::create_dir_all(&sub).unwrap();
-    for (path, why) in [
-        ("/does/not/exist".to_string(), "does not exist"),
-        (plain.display().to_string(), "not a git worktree"),
-        (sub.display().to_string(), "not its top"),
-    ] {
-        p.refused(
-            "doer",
-            &["advance", "CODING", "--worktree", &path, "--user-approved"],
-            4,
-        )
-        .mentions(&["not a git worktree", why]);
-    }
-    p.ok(
-        "doer",
-        &["advance", "CODING", "--worktree", "{wt}", "--user-approved"],
-    );
 }
 
 #[test]

@@ -4,6 +4,16 @@
 //! temporary directories.
 #![allow(dead_code)]
 
+pub mod env;
+pub mod files;
+pub mod flow;
+pub mod handmade;
+pub mod phases;
+pub mod prereq;
+pub mod reads;
+pub mod repair;
+pub mod repo;
+
 use assert_cmd::Command;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;

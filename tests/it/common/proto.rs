@@ -1,4 +1,5 @@
-//! Helpers for the protocol-engine tests (`tests/protocol_*.rs`).
+//! Helpers for the tests that drive a board through the protocol (`Proto`): phases, sections,
+//! entries and the checks on what a write appended.
 //!
 //! A module of the integration-test binary (`tests/it/main.rs`), beside [`crate::common`].
 //! Everything runs the real `pair` binary on real files in temp dirs; nothing here knows how

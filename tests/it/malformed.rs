@@ -1,10 +1,12 @@
-//! Bad input: every malformed blackboard is rejected by every command with a useful message,
-//! nothing hangs or panics, and no file is ever modified by a failed command.
+//! Malformed and borderline blackboards: every malformed board is rejected by every command with a
+//! useful message, nothing hangs or panics, and no file is modified by a failed command; the
+//! catalogue under `tests/fixtures/` and a few generated boards too big to keep.
 
+use crate::common::env::Env;
+use crate::common::reads::assert_accepted_by_all_readers;
 use crate::common::*;
 use std::fs;
-use std::os::unix::fs::{FileTypeExt, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// What an invalid blackboard must produce.
@@ -208,97 +210,6 @@ fn with_alice(top: &[(&str, &str)], alice: &[(&str, &str)]) -> String {
         s = set_top(&s, k, v);
     }
     s
-}
-
-// ------------------------------------------------------------------------------------------
-// files that are not blackboards at all
-
-#[test]
-fn missing_board_exits_7_for_every_command_and_creates_no_board() {
-    let b = Board::absent();
-    pair(["validate", b.p()]).code(7).mentions(&["board.md"]);
-    pair(["status", b.p()]).code(7);
-    pair(["poll", b.p(), "--agent", "doer"]).code(7);
-    b.write_expect(MINIMAL, &sha256_hex(MINIMAL), &[]).code(7);
-    b.write_expect(MINIMAL, &sha256_hex(MINIMAL), &["--json"])
-        .json_error(7);
-    assert!(
-        !b.path.exists(),
-        "nothing may create the board without --create-if-missing"
-    );
-    b.assert_clean_dir(&[]);
-}
-
-#[test]
-fn a_directory_as_board_fails_without_hanging_and_is_left_alone() {
-    let b = Board::absent();
-    fs::create_dir(&b.path).unwrap();
-    let t = Duration::from_secs(10);
-    pair_timeout(["status", b.p()], t).failed_without_hanging();
-    pair_timeout(["poll", b.p(), "--agent", "doer"], t).failed_without_hanging();
-    b.write_expect(MINIMAL, &sha256_hex(MINIMAL), &[])
-        .failed_without_hanging();
-    b.write_create(MINIMAL, &[]).failed_without_hanging();
-    // validate treats a directory as a tree to search; it must at least terminate
-    pair_timeout(["validate", b.p()], t).not_timed_out();
-    assert!(b.path.is_dir(), "the directory must still be a directory");
-    assert!(
-        dir_entries(&b.path).is_empty(),
-        "nothing may be written inside the directory"
-    );
-    b.assert_clean_dir(&[]);
-}
-
-fn mkfifo(path: &Path) {
-    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
-    let rc = unsafe { libc::mkfifo(c.as_ptr(), 0o644) };
-    assert_eq!(rc, 0, "mkfifo failed: {}", std::io::Error::last_os_error());
-}
-
-#[test]
-fn a_fifo_as_board_is_refused_by_every_command_without_hanging() {
-    let b = Board::absent();
-    mkfifo(&b.path);
-    let t = Duration::from_secs(10);
-    let content = b.aux_file("c.md", MINIMAL);
-    let c = content.to_str().unwrap();
-    let sha = sha256_hex(MINIMAL);
-    pair_timeout(["validate", b.p()], t).failed_without_hanging();
-    pair_timeout(["status", b.p()], t).failed_without_hanging();
-    pair_timeout(["poll", b.p(), "--agent", "doer"], t).failed_without_hanging();
-    pair_timeout(
-        [
-            "write",
-            b.p(),
-            "--content-file",
-            c,
-            "--expect-sha256",
-            sha.as_str(),
-        ],
-        t,
-    )
-    .failed_without_hanging();
-    pair_timeout(
-        ["write", b.p(), "--content-file", c, "--create-if-missing"],
-        t,
-    )
-    .failed_without_hanging();
-    let ft = fs::symlink_metadata(&b.path).unwrap().file_type();
-    assert!(ft.is_fifo(), "the FIFO must not be replaced");
-    b.assert_clean_dir(&[]);
-}
-
-#[test]
-fn a_fifo_inside_a_validated_directory_does_not_hang_validate() {
-    let dir = tempfile::tempdir().unwrap();
-    fs::write(dir.path().join("good.md"), MINIMAL).unwrap();
-    mkfifo(&dir.path().join("pipe.md"));
-    let out = pair_timeout(
-        ["validate", dir.path().to_str().unwrap()],
-        Duration::from_secs(10),
-    );
-    out.not_timed_out();
-    assert!(dir.path().join("pipe.md").exists());
 }
 
 #[test]
@@ -772,149 +683,6 @@ fn unknown_keys_are_warnings_not_errors_and_survive_a_raw_write() {
 }
 
 // ------------------------------------------------------------------------------------------
-// hostile lock sidecars and directories
-
-#[test]
-fn write_refuses_a_lock_file_that_is_a_symlink_and_touches_neither_target_nor_board() {
-    let b = Board::minimal();
-    let target = b.dir.path().join("target.txt");
-    fs::write(&target, "precious lock target\n").unwrap();
-    let lock = b.dir.path().join("board.md.lock");
-    std::os::unix::fs::symlink("target.txt", &lock).unwrap();
-
-    let new = format!("{MINIMAL}\nAppended.\n");
-    let out = b.write_expect(&new, &sha256_hex(MINIMAL), &["--timeout", "2"]);
-    out.failed_without_hanging()
-        .mentions_any(&["symlink", "symbolic"]);
-    b.assert_untouched(MINIMAL.as_bytes());
-    assert_eq!(
-        fs::read_to_string(&target).unwrap(),
-        "precious lock target\n"
-    );
-    assert!(
-        fs::symlink_metadata(&lock)
-            .unwrap()
-            .file_type()
-            .is_symlink(),
-        "the symlink stays"
-    );
-    b.assert_clean_dir(&["target.txt"]);
-}
-
-#[test]
-fn write_refuses_a_dangling_lock_symlink_and_does_not_create_its_target() {
-    let b = Board::minimal();
-    let lock = b.dir.path().join("board.md.lock");
-    std::os::unix::fs::symlink("nowhere.txt", &lock).unwrap();
-    let new = format!("{MINIMAL}\nAppended.\n");
-    let out = b.write_expect(&new, &sha256_hex(MINIMAL), &["--timeout", "2"]);
-    out.failed_without_hanging();
-    b.assert_untouched(MINIMAL.as_bytes());
-    assert!(
-        !b.dir.path().join("nowhere.txt").exists(),
-        "the symlink target must not be created"
-    );
-    b.assert_clean_dir(&[]);
-}
-
-#[test]
-fn write_refuses_an_owner_file_that_is_a_symlink_and_leaves_its_target_untouched() {
-    let b = Board::minimal();
-    let target = b.dir.path().join("owner-target.txt");
-    fs::write(&target, "precious owner target\n").unwrap();
-    let owner = b.dir.path().join("board.md.lock.owner.json");
-    std::os::unix::fs::symlink("owner-target.txt", &owner).unwrap();
-
-    let new = format!("{MINIMAL}\nAppended.\n");
-    let out = b.write_expect(&new, &sha256_hex(MINIMAL), &["--timeout", "2"]);
-    out.failed_without_hanging();
-    b.assert_untouched(MINIMAL.as_bytes());
-    assert_eq!(
-        fs::read_to_string(&target).unwrap(),
-        "precious owner target\n"
-    );
-    b.assert_clean_dir(&["owner-target.txt"]);
-}
-
-#[test]
-fn write_fails_cleanly_when_the_lock_path_is_a_directory() {
-    let b = Board::minimal();
-    fs::create_dir(b.dir.path().join("board.md.lock")).unwrap();
-    let new = format!("{MINIMAL}\nAppended.\n");
-    let out = b.write_expect(&new, &sha256_hex(MINIMAL), &["--timeout", "2"]);
-    out.failed_without_hanging();
-    assert_ne!(
-        out.code,
-        Some(2),
-        "this is not lock contention\n{}",
-        out.report()
-    );
-    b.assert_untouched(MINIMAL.as_bytes());
-    b.assert_clean_dir(&[]);
-}
-
-/// Restores write permission on drop so the temp dir can be removed.
-struct RestorePerms<'a>(&'a Path);
-impl Drop for RestorePerms<'_> {
-    fn drop(&mut self) {
-        let _ = fs::set_permissions(self.0, fs::Permissions::from_mode(0o755));
-    }
-}
-
-#[test]
-fn write_in_an_unwritable_directory_fails_cleanly_or_as_root_succeeds_cleanly() {
-    let b = Board::minimal();
-    let _restore = RestorePerms(b.dir.path());
-    fs::set_permissions(b.dir.path(), fs::Permissions::from_mode(0o555)).unwrap();
-
-    // reads work in a read-only directory, for everyone
-    pair(["validate", b.p()]).code(0);
-    pair(["status", b.p()]).code(0);
-    pair(["poll", b.p(), "--agent", "doer"]).code(0);
-
-    let new = format!("{MINIMAL}\nAppended.\n");
-    let out = b.write_expect(&new, &sha256_hex(MINIMAL), &["--timeout", "2"]);
-    if is_root() {
-        // root ignores directory permissions: the write must then fully succeed
-        out.code(0);
-        assert_bytes_eq(
-            &b.content(),
-            new.as_bytes(),
-            "root's write must store the content",
-        );
-    } else {
-        out.failed_without_hanging();
-        assert_ne!(
-            out.code,
-            Some(2),
-            "permission denied is not lock contention\n{}",
-            out.report()
-        );
-        b.assert_untouched(MINIMAL.as_bytes());
-    }
-    // in both cases: no temporary file left behind
-    b.assert_clean_dir(&[]);
-}
-
-#[test]
-fn write_with_an_unreadable_content_file_fails_and_leaves_the_board_untouched() {
-    let b = Board::minimal();
-    let missing = b.aux.path().join("no-such-content.md");
-    let out = pair([
-        "write",
-        b.p(),
-        "--content-file",
-        missing.to_str().unwrap(),
-        "--expect-sha256",
-        sha256_hex(MINIMAL).as_str(),
-    ]);
-    out.failed_without_hanging()
-        .mentions(&["no-such-content.md"]);
-    b.assert_untouched(MINIMAL.as_bytes());
-    b.assert_clean_dir(&[]);
-}
-
-// ------------------------------------------------------------------------------------------
 // resource exhaustion and odd files
 
 #[test]
@@ -940,23 +708,264 @@ fn a_small_alias_within_budget_is_accepted() {
     pair(["poll", b.p(), "--agent", "doer"]).code(0);
 }
 
-#[test]
-fn a_symlink_loop_as_board_fails_without_hanging() {
-    let b = Board::absent();
-    std::os::unix::fs::symlink("board.md", &b.path).unwrap();
-    let t = Duration::from_secs(10);
-    pair_timeout(["validate", b.p()], t).failed_without_hanging();
-    pair_timeout(["status", b.p()], t).failed_without_hanging();
-    pair_timeout(["poll", b.p(), "--agent", "doer"], t).failed_without_hanging();
-    b.write_expect(MINIMAL, &sha256_hex(MINIMAL), &["--timeout", "2"])
-        .failed_without_hanging();
-    b.write_create(MINIMAL, &["--timeout", "2"])
-        .failed_without_hanging();
-    assert!(
-        fs::symlink_metadata(&b.path)
-            .unwrap()
-            .file_type()
-            .is_symlink()
+const T: Duration = Duration::from_secs(30);
+
+struct Fixture {
+    name: String,
+    bytes: Vec<u8>,
+    exit: i32,
+    phrase: Option<String>,
+    /// The problem is in the body (`part: body`), which `poll` does not read.
+    body_only: bool,
+}
+
+fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+fn load_fixtures() -> Vec<Fixture> {
+    let dir = fixtures_dir();
+    let mut out = Vec::new();
+    let mut names: Vec<String> = dir_entries(&dir).into_iter().collect();
+    names.sort();
+    for n in &names {
+        // `formats/`: boards of every format, checked by `formats.rs`.
+        if dir.join(n).is_dir() {
+            continue;
+        }
+        if let Some(stem) = n.strip_suffix(".expect") {
+            assert!(
+                names.contains(&format!("{stem}.md")),
+                "{n} has no fixture {stem}.md"
+            );
+            continue;
+        }
+        let stem = n
+            .strip_suffix(".md")
+            .unwrap_or_else(|| panic!("unexpected file in tests/fixtures: {n}"));
+        let expect = fs::read_to_string(dir.join(format!("{stem}.expect")))
+            .unwrap_or_else(|e| panic!("{stem}.md needs a {stem}.expect: {e}"));
+        let mut exit = None;
+        let mut phrase = None;
+        let mut body_only = false;
+        for line in expect.lines() {
+            if let Some(v) = line.strip_prefix("exit: ") {
+                exit = Some(v.trim().parse().unwrap());
+            } else if let Some(v) = line.strip_prefix("phrase: ") {
+                phrase = Some(v.trim().to_string());
+            } else if line.trim() == "part: body" {
+                body_only = true;
+            } else {
+                assert!(
+                    line.starts_with('#') || line.trim().is_empty(),
+                    "{stem}.expect: unknown line {line:?}"
+                );
+            }
+        }
+        let exit = exit.unwrap_or_else(|| panic!("{stem}.expect has no `exit:` line"));
+        assert!(
+            exit == 0 || phrase.is_some(),
+            "{stem}.expect: a refusal needs a `phrase:`"
+        );
+        out.push(Fixture {
+            name: stem.to_string(),
+            bytes: fs::read(dir.join(n)).unwrap(),
+            exit,
+            phrase,
+            body_only,
+        });
+    }
+    out
+}
+
+/// Runs the four commands on one fixture and checks the documented outcome.
+#[track_caller]
+fn check(f: &Fixture) {
+    let ctx = format!("fixture {}", f.name);
+
+    // validate: the expected exit code and key phrase
+    let b = Board::new(&f.bytes);
+    let out = pair_timeout(["validate", b.p()], T);
+    out.not_timed_out();
+    assert_eq!(out.code, Some(f.exit), "{ctx}: validate\n{}", out.report());
+    if let Some(p) = &f.phrase {
+        out.mentions(&[p]);
+    }
+
+    // poll reads only the frontmatter: no panic, no hang, and never "your turn" on a board
+    // whose frontmatter is broken (a broken body is for validate and the writers to find)
+    let out = pair_timeout(["poll", b.p(), "--agent", "doer"], T);
+    out.not_timed_out();
+    if f.exit != 0 && !f.body_only {
+        assert_eq!(out.code, Some(f.exit), "{ctx}: poll\n{}", out.report());
+    }
+
+    // a semantic write onto it
+    let out = pair_timeout(
+        [
+            "note",
+            b.p(),
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            "a note",
+        ],
+        T,
     );
-    assert_eq!(fs::read_link(&b.path).unwrap(), Path::new("board.md"));
+    out.not_timed_out();
+    if f.exit == 0 {
+        out.code(0);
+        pair(["validate", b.p()]).code(0);
+    } else {
+        assert_eq!(out.code, Some(f.exit), "{ctx}: note\n{}", out.report());
+        out.mentions(&[f.phrase.as_deref().unwrap()]);
+        b.assert_untouched(&f.bytes);
+    }
+    b.assert_clean_dir(&[]);
+
+    // a raw write of it as the new content of a valid board
+    let v = Board::minimal();
+    let out = v.write_expect(&f.bytes, &sha256_hex(MINIMAL), &["--timeout", "10"]);
+    out.not_timed_out();
+    if f.exit == 0 {
+        out.code(0);
+        assert_bytes_eq(
+            &v.content(),
+            &f.bytes,
+            "a raw write stores the bytes as given",
+        );
+    } else {
+        assert_eq!(out.code, Some(f.exit), "{ctx}: write\n{}", out.report());
+        out.mentions(&[f.phrase.as_deref().unwrap(), "nothing was written"]);
+        v.assert_untouched(MINIMAL.as_bytes());
+    }
+    v.assert_clean_dir(&[]);
+}
+
+#[test]
+fn every_fixture_in_the_catalogue_is_refused_as_documented_by_every_command() {
+    let all = load_fixtures();
+    assert!(
+        all.len() >= 40,
+        "the catalogue must hold at least 40 fixtures"
+    );
+    assert!(
+        all.iter().filter(|f| f.exit != 0).count() >= 40,
+        "at least 40 malformed ones"
+    );
+    for f in &all {
+        check(f);
+    }
+    eprintln!("fixtures: {} checked", all.len());
+}
+
+#[test]
+fn generated_frontmatter_over_one_mib_is_refused_by_every_command() {
+    for (name, pad) in [
+        (
+            "one long value",
+            format!("pad: \"{}\"\n", "x".repeat(1 << 20)),
+        ),
+        (
+            "many short keys",
+            (0..80_000).map(|i| format!("k{i:06}: 1234\n")).collect(),
+        ),
+    ] {
+        let bytes = insert_before_closing(MINIMAL, &pad).into_bytes();
+        assert!(bytes.len() > 1 << 20);
+        check(&Fixture {
+            name: format!("huge frontmatter ({name})"),
+            bytes,
+            exit: 5,
+            phrase: Some("1 MiB".into()),
+            body_only: false,
+        });
+    }
+}
+
+#[test]
+fn generated_multi_megabyte_body_with_an_unclosed_fence_at_the_end_is_refused() {
+    let mut body = String::from("\n## Evidence\n\n");
+    while body.len() < 3 << 20 {
+        body.push_str("- a long evidence line that fills the body of the blackboard\n");
+    }
+    body.push_str("```\nnever closed\n");
+    check(&Fixture {
+        name: "3 MiB body, fence unclosed at the end".into(),
+        bytes: format!("{MINIMAL}{body}").into_bytes(),
+        exit: 5,
+        phrase: Some("code fence".into()),
+        body_only: true,
+    });
+}
+
+#[test]
+fn a_valid_board_truncated_anywhere_inside_its_frontmatter_is_refused() {
+    let board = minimal_with_reviewer("alice");
+    let close = board.find("\n---\n").unwrap() + 1;
+    let mut checked = 0;
+    for cut in (0..close + 3).step_by(7) {
+        let b = Board::new(&board.as_bytes()[..cut]);
+        let out = pair_timeout(["validate", b.p()], T);
+        out.code(5)
+            .mentions_any(&["frontmatter", "not closed", "empty"]);
+        checked += 1;
+    }
+    assert!(checked > 50);
+}
+
+#[test]
+fn trailing_spaces_on_delimiter_lines_are_accepted_by_validate_status_and_poll() {
+    let content = MINIMAL
+        .replacen("---\n", "---  \n", 1)
+        .replacen("\n---\n", "\n--- \t\n", 1);
+    assert!(content.starts_with("---  \n") && content.contains("\n--- \t\n"));
+    assert_accepted_by_all_readers(content.as_bytes());
+}
+
+#[test]
+fn an_unclosed_fence_in_the_body_is_invalid_so_entries_cannot_vanish_into_it() {
+    let e = Env::new();
+    e.ok(0, &["init", "u.md", "--goal", "g"]);
+    let text = e
+        .read("u.md")
+        .replacen("\ng\n", "\ng\n\n```\nunclosed\n", 1);
+    fs::write(e.path("u.md"), &text).unwrap();
+    let r = e.ok(5, &["validate", "u.md"]);
+    assert!(r.stdout.contains("fence"), "{}", r.stdout);
+    e.ok(
+        5,
+        &["block", "u.md", "--agent", "doer", "--reason", "db down"],
+    );
+    assert_eq!(e.read("u.md"), text);
+}
+
+#[test]
+fn keys_that_differ_only_in_yaml_type_are_duplicates() {
+    let e = Env::new();
+    e.ok(0, &["init", "c.md"]);
+    let text = e
+        .read("c.md")
+        .replacen("yolo: false\n", "yolo: false\nmeta: {1: a, \"1\": b}\n", 1);
+    fs::write(e.path("c.md"), &text).unwrap();
+    let r = e.ok(5, &["validate", "c.md"]);
+    assert!(r.stdout.contains("duplicate key `1`"), "{}", r.stdout);
+}
+
+#[test]
+fn a_closing_delimiter_with_many_trailing_spaces_is_accepted() {
+    let e = Env::new();
+    e.ok(0, &["init", "d.md"]);
+    let text = e.read("d.md");
+    let pos = text[4..].find("\n---\n").unwrap() + 4;
+    let padded = format!(
+        "{}\n---{}\n{}",
+        &text[..pos],
+        " ".repeat(100),
+        &text[pos + 5..]
+    );
+    fs::write(e.path("d.md"), padded).unwrap();
+    e.ok(0, &["validate", "d.md"]);
 }

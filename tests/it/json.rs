@@ -1,14 +1,80 @@
-//! Every `--json` object carries `"schema": 1`, and docs/json.md documents exactly what each
-//! command prints: every top-level key printed is listed, every key marked "always" is printed.
+//! Every `--json` output: `"schema": 1`, exactly the keys docs/json.md documents, and the error
+//! envelope on stderr for refusals and usage errors.
 
+use crate::common::phases::board_in;
+use crate::common::*;
+use crate::proto::*;
+use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::process::Output;
 
-use serde_json::Value;
+#[test]
+fn version_json_is_an_object_like_every_other_command() {
+    for args in [
+        vec!["--version", "--json"],
+        vec!["--json", "-V"],
+        vec!["poll", "--version", "--json"],
+    ] {
+        let out = pair(&args);
+        out.code(0);
+        let j = out.json();
+        assert_eq!(j["schema"], 1);
+        assert_eq!(j["name"], "pair");
+        assert_eq!(j["version"], env!("CARGO_PKG_VERSION"));
+    }
+    let out = pair(["--version"]);
+    out.code(0);
+    assert_eq!(
+        out.stdout.trim(),
+        format!("pair {}", env!("CARGO_PKG_VERSION"))
+    );
+}
 
-fn pair(dir: &Path, args: &[&str]) -> Output {
-    crate::common::output_in(dir, args)
+#[test]
+fn usage_error_with_json_gives_the_error_envelope_with_code_4() {
+    let b = Board::minimal();
+    let c = b.aux_file("c.md", MINIMAL);
+    let sha = sha256_hex(MINIMAL);
+    let out = pair([
+        "write",
+        b.p(),
+        "--json",
+        "--content-file",
+        c.to_str().unwrap(),
+        "--expect-sha256",
+        sha.as_str(),
+        "--create-if-missing",
+    ]);
+    out.json_error(4);
+    let out = pair(["poll", b.p(), "--json"]);
+    out.json_error(4);
+    b.assert_untouched(MINIMAL.as_bytes());
+}
+
+#[test]
+fn json_error_envelope_has_code_kind_message_and_empty_stdout() {
+    let b = Board::minimal();
+    // stale write
+    let e = b
+        .write_expect(
+            MINIMAL.replace("Do the thing.", "x"),
+            &"0".repeat(64),
+            &["--json"],
+        )
+        .json_error(3);
+    assert!(e["kind"].is_string());
+    // invalid content
+    b.write_expect(
+        set_top(MINIMAL, "phase", "DONE"),
+        &sha256_hex(MINIMAL),
+        &["--json"],
+    )
+    .json_error(5);
+    // invalid board on read
+    let bad = Board::new(set_top(MINIMAL, "yolo", "\"yes please\""));
+    pair(["status", bad.p(), "--json"]).json_error(5);
+    pair(["poll", bad.p(), "--agent", "doer", "--json"]).json_error(5);
+    b.assert_untouched(MINIMAL.as_bytes());
 }
 
 /// docs/json.md, as section heading → [(key, always printed)].
@@ -92,7 +158,7 @@ fn every_command_prints_documented_keys_with_schema_1() {
     let run = |command: &str, args: &[&str], codes: &[i32]| {
         let mut all = args.to_vec();
         all.push("--json");
-        let v = stdout_json(command, &pair(d, &all), codes);
+        let v = stdout_json(command, &output_in(d, &all), codes);
         check(&docs, command, &v);
         v
     };
@@ -256,7 +322,7 @@ fn every_command_prints_documented_keys_with_schema_1() {
     run("validate", &["validate", "bad.md"], &[5]);
     let as_format = stdout_json(
         "validate",
-        &pair(d, &["validate", "--format", "json", "t.md"]),
+        &output_in(d, &["validate", "--format", "json", "t.md"]),
         &[0],
     );
     check(&docs, "validate", &as_format);
@@ -286,7 +352,7 @@ fn every_command_prints_documented_keys_with_schema_1() {
         ],
         vec!["advance", "t.md", "--agent", "doer", "CODING", "--json"],
     ] {
-        let out = pair(d, &args);
+        let out = output_in(d, &args);
         assert!(out.stdout.is_empty(), "{args:?}: stdout not empty");
         let v: Value = serde_json::from_slice(&out.stderr).unwrap_or_else(|e| {
             panic!(
@@ -323,7 +389,7 @@ fn worktree_create_and_check_print_documented_keys_with_schema_1() {
     let run = |command: &str, args: &[&str]| {
         let mut all = args.to_vec();
         all.push("--json");
-        let v = stdout_json(command, &pair(d, &all), &[0]);
+        let v = stdout_json(command, &output_in(d, &all), &[0]);
         check(&docs, command, &v);
         v
     };
@@ -371,7 +437,7 @@ fn worktree_create_and_check_print_documented_keys_with_schema_1() {
             "ok",
         ],
     ] {
-        assert!(pair(d, &args).status.success(), "{args:?}");
+        assert!(output_in(d, &args).status.success(), "{args:?}");
     }
     let created = run(
         "worktree",
@@ -390,7 +456,61 @@ fn worktree_create_and_check_print_documented_keys_with_schema_1() {
         &["check", "t.md", "--agent", "alice", "--name", "ok"],
     );
     assert_eq!(checked["check"]["passed"], true);
-    let v = stdout_json("validate", &pair(d, &["validate", "t.md", "--json"]), &[0]);
+    let v = stdout_json(
+        "validate",
+        &output_in(d, &["validate", "t.md", "--json"]),
+        &[0],
+    );
     check(&docs, "validate", &v);
     assert_eq!(v["files"][0]["lifecycle"]["verified"], true);
+}
+
+#[test]
+fn semantic_commands_print_schema_1_json_and_honour_a_matching_expect_sha256() {
+    let p = Proto::init(&["--reviewers", "alice"]);
+    p.ok("alice", &["register"]);
+    let h = p.b.sha();
+    let out = p.ok(
+        "doer",
+        &[
+            "advance",
+            "PLANNING",
+            "--user-approved",
+            "--expect-sha256",
+            &h,
+            "--json",
+        ],
+    );
+    let v = out.json();
+    assert_eq!(v["schema"], 1, "{}", out.report());
+    assert_eq!(
+        v["phase"],
+        "PLANNING",
+        "the result reports the new phase: {}",
+        out.report()
+    );
+    let text = out.stdout.clone();
+    assert!(
+        text.contains(&p.b.sha()),
+        "the result reports the new SHA-256: {}",
+        out.report()
+    );
+}
+
+#[test]
+fn refusals_with_json_print_the_error_envelope_only_on_stderr() {
+    let p = board_in("DRAFT", &["--reviewers", "alice,bob"]);
+    let err = p
+        .refused("doer", &["advance", "ANALYZING", "--json"], 6)
+        .json_error(6);
+    assert!(
+        norm(err["message"].as_str().unwrap()).contains("user approved"),
+        "the message names the gate / --user-approved: {err}"
+    );
+    p.refused(
+        "alice",
+        &["advance", "PLANNING", "--user-approved", "--json"],
+        6,
+    )
+    .json_error(6);
 }

@@ -1,5 +1,5 @@
-//! Property test: random commands from random agents on one board never break it, and while
-//! the phase is not terminal someone always has a move (SPEC §2.2, §3, §8).
+//! Random commands from random agents on one board never break it, and while the phase is not
+//! terminal someone always has a move (SPEC §2.2, §3, §8).
 
 use crate::common::*;
 use crate::proto::*;
@@ -7,8 +7,11 @@ use proptest::prelude::*;
 use proptest::test_runner::Config;
 
 const AGENTS: [&str; 4] = ["doer", "alice", "bob", "mallory"];
+
 const KINDS: [&str; 5] = ["analysis", "plan", "red-test", "code", "followup"];
+
 const VERDICTS: [&str; 3] = ["APPROVED", "CHANGES_REQUESTED", "COMMENT"];
+
 const TARGETS: [&str; 10] = [
     "ANALYZING",
     "PLANNING",
@@ -21,6 +24,7 @@ const TARGETS: [&str; 10] = [
     "READY_TO_COMMIT",
     "DRAFT",
 ];
+
 const SECTIONS: [&str; 4] = ["Evidence", "Goal", "Validation", "Implementation Notes"];
 
 #[derive(Debug, Clone)]

@@ -1,6 +1,9 @@
-//! Property tests: the typed frontmatter survives emit → parse unchanged, emission is
-//! idempotent, and rendering a document keeps its body, BOM and line endings byte for byte.
+//! What a write keeps: the typed frontmatter survives emit → parse unchanged and emission is
+//! idempotent (property tests), rendering keeps the body, BOM and line endings byte for byte, and
+//! hand comments, unknown keys and strings YAML cannot hold raw survive every command.
 
+use crate::common::env::Env;
+use crate::common::*;
 use pair::board::document::{Document, Eol};
 use pair::board::frontmatter::{
     self, Agent, Audit, Frontmatter, Phase, Pin, PinKind, Pins, Review, Role, Sha256, Status,
@@ -8,6 +11,154 @@ use pair::board::frontmatter::{
 };
 use pair::board::yaml::{self, Node, Value};
 use proptest::prelude::*;
+use std::fs;
+
+#[test]
+fn hand_comments_on_known_keys_survive_a_write() {
+    let b = init_board(&["--reviewers", "alice"]);
+    let text = b
+        .read_string()
+        .replace("yolo: false\n", "yolo: false  # ask me first\n")
+        .replace(
+            "work_type: feature\n",
+            "# the user chose this\nwork_type: feature\n",
+        )
+        .replace("phase: DRAFT\n", "phase: DRAFT # where we are\n")
+        .replace(
+            "required_reviewers:\n  - alice\n",
+            "required_reviewers: [alice]  # named by the user\n",
+        );
+    fs::write(&b.path, &text).unwrap();
+    pair(["validate", b.p()]).code(0);
+    pair([
+        "note",
+        b.p(),
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "x",
+    ])
+    .code(0);
+    let after = b.read_string();
+    for kept in [
+        "yolo: false  # ask me first\n",
+        "# the user chose this\nwork_type: feature\n",
+        "phase: DRAFT # where we are\n",
+        "required_reviewers: [alice]  # named by the user\n",
+    ] {
+        assert!(after.contains(kept), "lost {kept:?}:\n{after}");
+    }
+    // A value that changes keeps the comment at the end of its line.
+    pair([
+        "advance",
+        b.p(),
+        "--agent",
+        "doer",
+        "PLANNING",
+        "--user-approved",
+    ])
+    .code(0);
+    let after = b.read_string();
+    assert!(
+        after.contains("phase: PLANNING # where we are\n"),
+        "{after}"
+    );
+    assert!(after.contains("yolo: false  # ask me first\n"), "{after}");
+    pair(["validate", b.p()]).code(0);
+}
+
+#[test]
+fn a_comment_on_a_line_that_goes_away_is_named_on_stderr() {
+    let b = init_board(&["--reviewers", "alice"]);
+    pair(["register", b.p(), "--agent", "alcie"]).code(0);
+    let text = b.read_string();
+    let at = text.find("  alcie:\n").expect("alcie's entry");
+    let mut edited = text.clone();
+    let status_at = at + edited[at..].find("    status: IDLE\n").unwrap();
+    edited.replace_range(
+        status_at..status_at + "    status: IDLE\n".len(),
+        "    status: IDLE  # typo?\n",
+    );
+    fs::write(&b.path, &edited).unwrap();
+    pair(["validate", b.p()]).code(0);
+    let out = pair(["unregister", b.p(), "--agent", "alcie"]);
+    out.code(0);
+    assert!(
+        out.stderr.contains("# typo?") && out.stderr.contains("could not be kept"),
+        "{}",
+        out.report()
+    );
+    assert!(!String::from_utf8(b.content()).unwrap().contains("alcie"));
+}
+
+#[test]
+fn unknown_top_level_keys_survive_a_semantic_write_byte_for_byte() {
+    let e = Env::new();
+    e.ok(0, &["init", "k.md"]);
+    let extra = "# why blob is here\nblob: !!binary aGVsbG8=\ncustom: !foo bar\nbig: 18446744073709551615\n0x10: hex key\noctal: 0o17\ninf: .inf\nnotes: |\n  multi\n  line\nnested:\n- a\n- {b: 1}\n";
+    let text = e
+        .read("k.md")
+        .replacen("agents:\n", &format!("{extra}agents:\n"), 1);
+    fs::write(e.path("k.md"), &text).unwrap();
+    e.ok(0, &["validate", "k.md"]);
+    e.ok(
+        0,
+        &[
+            "note",
+            "k.md",
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            "x",
+        ],
+    );
+    e.ok(
+        0,
+        &[
+            "note",
+            "k.md",
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            "y",
+        ],
+    );
+    let after = e.read("k.md");
+    assert!(after.contains(extra), "unknown entries changed:\n{after}");
+    e.ok(0, &["validate", "k.md"]);
+}
+
+#[test]
+fn strings_yaml_cannot_hold_raw_are_escaped_so_every_command_still_works() {
+    let e = Env::new();
+    e.ok(0, &["init", "b.md", "--reviewers", "alice"]);
+    let text = e.read("b.md").replacen(
+        "blocked_from: null\n",
+        "blocked_from: null\ntopic_branch: \"feat\\u007f\\u0085\\u009f\\uFFFE\"\n",
+        1,
+    );
+    fs::write(e.path("b.md"), &text).unwrap();
+    e.ok(0, &["validate", "b.md"]);
+    e.ok(0, &["register", "b.md", "--agent", "alice"]);
+    e.ok(
+        0,
+        &["stop", "b.md", "--agent", "doer", "--reason", "user asked"],
+    );
+    e.ok(0, &["validate", "b.md"]);
+    // The value did not change, so it is written back as the file spelled it.
+    assert!(
+        e.read("b.md")
+            .contains("topic_branch: \"feat\\u007f\\u0085\\u009f\\uFFFE\"\n"),
+        "{}",
+        e.read("b.md")
+    );
+}
 
 fn agent_id() -> impl Strategy<Value = String> {
     prop_oneof![

@@ -1,8 +1,8 @@
-//! Property test: random sequences of ledger and protocol commands, from random agents, on a
-//! board that uses the objection ledger. After every step the board is valid, no gate has more
-//! rounds than its cap, and an approved gate has no open blocking objection unless the
-//! decision accepted it; and whatever happened, reviewers who keep requesting changes cannot
-//! keep the gate going: driving it on always ends it within the cap.
+//! Random sequences of ledger and protocol commands, from random agents, on a board that uses the
+//! objection ledger. After every step the board is valid, no gate has more rounds than its cap, and
+//! an approved gate has no open blocking objection unless the decision accepted it; and whatever
+//! happened, reviewers who keep requesting changes cannot keep the gate going: driving it on always
+//! ends it within the cap.
 
 use crate::common::*;
 use crate::proto::*;
@@ -11,6 +11,7 @@ use proptest::test_runner::Config;
 use serde_json::Value;
 
 const AGENTS: [&str; 3] = ["doer", "alice", "bob"];
+
 const ANCHORS: [&str; 4] = ["## Goal", "## Step one", "near the top", "## Nowhere"];
 
 #[derive(Debug, Clone)]

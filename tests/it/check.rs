@@ -1,0 +1,248 @@
+//! `pair check`: recorded runs of the required checks on the tree they ran on, their time limit,
+//! `--reproduce`, and a failing check that blocks the commit unless it is waived.
+
+use crate::common::repo::Lc;
+use crate::common::*;
+use std::fs;
+
+/// A raw write of `content` over the lifecycle board, as `who`.
+fn raw_write(lc: &Lc, content: String, who: &str) -> Out {
+    let b = Board::new(b"");
+    let file = b.aux_file("new.md", content);
+    let sha = sha256_hex(fs::read(&lc.board).unwrap());
+    pair([
+        "write",
+        lc.board.as_str(),
+        "--content-file",
+        file.to_str().unwrap(),
+        "--expect-sha256",
+        &sha,
+        "--as",
+        who,
+    ])
+}
+
+#[test]
+fn a_raw_write_cannot_record_a_check_run_that_pair_check_did_not_run() {
+    let lc = Lc::approved(&["--require-check", "tests=false"]);
+    lc.g(&["commit", "-q", "-m", "fix"]);
+    let forged = format!(
+        "check_runs:\n  tests:\n    command: [\"sh\", \"-c\", \"false\"]\n    exit_code: 0\n    \
+         tree: \"{}\"\n    duration_ms: 2\n    agent: doer\n    at: \"2026-01-01T00:00:00Z\"\n\
+         agents:\n",
+        lc.code_tree()
+    );
+    let content = lc.text().replacen("agents:\n", &forged, 1);
+    let before = fs::read(&lc.board).unwrap();
+    raw_write(&lc, content, "doer")
+        .code(6)
+        .mentions(&["check_runs", "pair check"]);
+    assert_eq!(before, fs::read(&lc.board).unwrap());
+    lc.refused("doer", &["advance", "COMMITTED", "--user-approved"], 6)
+        .mentions(&["tests"]);
+}
+
+#[test]
+fn a_check_that_ran_with_untracked_files_present_does_not_count_for_the_approved_tree() {
+    let lc = Lc::approved(&["--require-check", "tests=test -e ok.flag"]);
+    // The approved content fails the check; a file that is neither staged nor committed
+    // makes it pass.
+    lc.write("ok.flag", "");
+    lc.ok("doer", &["check", "--name", "tests"]);
+    fs::remove_file(lc.wt().join("ok.flag")).unwrap();
+    lc.g(&["commit", "-q", "-m", "fix"]);
+    lc.refused("doer", &["advance", "COMMITTED", "--user-approved"], 6)
+        .mentions(&["required-checks-passed", "tests"]);
+}
+
+#[test]
+fn a_waiver_overrides_a_failed_check_and_is_recorded_in_decisions() {
+    let lc = Lc::approved(&[]);
+    lc.write("lib.txt", "one\ntwo\nextra\n");
+    lc.g(&["commit", "-q", "-am", "fix plus extra"]);
+    lc.ok(
+        "doer",
+        &[
+            "advance",
+            "COMMITTED",
+            "--user-approved",
+            "--waive",
+            "the user accepts the extra line",
+        ],
+    );
+    let decisions = section_text(&lc.text(), "Decisions").unwrap();
+    assert!(decisions.contains("Lifecycle check waived"), "{decisions}");
+    assert!(decisions.contains("commit-tree-approved"), "{decisions}");
+    assert!(
+        decisions.contains("the user accepts the extra line"),
+        "{decisions}"
+    );
+}
+
+#[test]
+fn a_failing_required_check_blocks_the_commit_and_a_pass_on_another_tree_does_not_count() {
+    let lc = Lc::new(&["--require-check", "tests=grep -q three lib.txt"]);
+    lc.ok("doer", &["worktree", "create", "--user-approved"]);
+    lc.write("lib.txt", "one\ntwo\n");
+    lc.g(&["add", "lib.txt"]);
+    lc.ok("doer", &["submit", "code", "--note", "staged"]);
+    // The required check fails on round 1's content.
+    let out = lc.ok("doer", &["check", "--name", "tests", "--json"]);
+    let j = out.json();
+    assert_eq!(j["check"]["passed"], false);
+    assert_eq!(j["check"]["exit_code"], 1);
+    assert_eq!(j["check"]["tree"], lc.code_tree().as_str());
+    // A required check runs its recorded command only.
+    lc.refused("doer", &["check", "--name", "tests", "--", "true"], 4)
+        .mentions(&["required check", "grep -q three lib.txt"]);
+    lc.ok(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "1", "--note", "ok"],
+    );
+    lc.g(&["commit", "-q", "-m", "fix"]);
+    lc.refused("doer", &["advance", "COMMITTED", "--user-approved"], 6)
+        .mentions(&["required-checks-passed", "tests", "failed"]);
+
+    // A pass on a different tree does not count.
+    lc.write("lib.txt", "one\ntwo\nthree\n");
+    let out = lc.ok("doer", &["check", "--name", "tests", "--json"]);
+    assert_eq!(out.json()["check"]["passed"], true);
+    lc.refused("doer", &["advance", "COMMITTED", "--user-approved"], 6)
+        .mentions(&["required-checks-passed", "not on the approved tree"]);
+
+    // Back to the approved content: a pass there counts.
+    lc.write("lib.txt", "one\ntwo\n");
+    lc.ok("alice", &["check", "--reproduce", "tests"]);
+    lc.refused("doer", &["advance", "COMMITTED", "--user-approved"], 6);
+    let status = lc.status();
+    assert_eq!(status["frontmatter"]["check_runs"]["tests"]["exit_code"], 1);
+}
+
+#[test]
+fn reproduce_reruns_the_recorded_command_and_records_both_runs_compared() {
+    let lc = Lc::new(&["--require-check", "tests=grep -q two lib.txt"]);
+    lc.ok("doer", &["worktree", "create", "--user-approved"]);
+    lc.write("lib.txt", "one\ntwo\n");
+    lc.g(&["add", "lib.txt"]);
+    lc.ok("doer", &["submit", "code", "--note", "staged"]);
+    lc.ok("doer", &["check", "--name", "tests"]);
+    let out = lc.ok("alice", &["check", "--reproduce", "tests", "--json"]);
+    let j = out.json();
+    assert_eq!(j["check"]["reproduce"], true);
+    assert_eq!(j["check"]["comparison"]["reproduced"], true);
+    assert_eq!(j["check"]["comparison"]["previous"]["agent"], "doer");
+    let validation = section_text(&lc.text(), "Validation").unwrap();
+    assert_eq!(
+        validation.matches("### Check tests — passed").count(),
+        2,
+        "{validation}"
+    );
+    assert!(validation.contains("Reproduces the previous run of tests by doer"));
+    assert!(validation.contains("Same tree, same result: reproduced"));
+    pair(["status", lc.board.as_str()]).code(0).mentions(&[
+        "checks",
+        "tests: passed on",
+        "the code round's tree",
+        "[required]",
+    ]);
+    // A reproduction needs a check to reproduce.
+    lc.refused("alice", &["check", "--reproduce", "lint"], 6)
+        .mentions(&["nothing to reproduce"]);
+
+    // The approved tree with a passing run: the commit goes through.
+    lc.ok(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "1", "--note", "ok"],
+    );
+    lc.g(&["commit", "-q", "-m", "fix"]);
+    lc.ok("doer", &["advance", "COMMITTED", "--user-approved"]);
+    assert!(
+        lc.text()
+            .contains("required check tests passed on the approved tree")
+    );
+}
+
+#[test]
+fn any_output_is_recorded_safely_and_a_failing_command_is_a_recorded_failure() {
+    let lc = Lc::new(&[]);
+    lc.ok("doer", &["worktree", "create", "--user-approved"]);
+    let out = lc.ok(
+        "alice",
+        &[
+            "check",
+            "--name",
+            "hostile",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "printf '<<<<<<< HEAD\\n## not a heading\\n=======\\n```\\n\\033[2J'; echo err >&2; exit 3",
+            "line\nbreak",
+        ],
+    );
+    let j = out.json();
+    assert_eq!(j["check"]["exit_code"], 3);
+    assert_eq!(j["check"]["passed"], false);
+    assert!(j["check"]["output_tail"].as_str().unwrap().contains("err"));
+    let validation = section_text(&lc.text(), "Validation").unwrap();
+    assert!(
+        validation.contains("### Check hostile — failed (exit 3)"),
+        "{validation}"
+    );
+    assert_eq!(
+        lc.status()["frontmatter"]["check_runs"]["hostile"]["agent"],
+        "alice"
+    );
+    // A program that cannot be started records nothing.
+    lc.refused("doer", &["check", "--", "/no/such/program"], 4)
+        .mentions(&["cannot run"]);
+    // Someone not on the blackboard may not record a run.
+    lc.refused("mallory", &["check", "--", "true"], 6);
+}
+
+#[test]
+fn a_check_past_its_time_limit_is_killed_with_everything_it_started_and_recorded_as_failed() {
+    let lc = Lc::new(&[]);
+    lc.ok("doer", &["worktree", "create", "--user-approved"]);
+    lc.write("lib.txt", "one\ntwo\n");
+    lc.g(&["add", "lib.txt"]);
+    lc.ok("doer", &["submit", "code", "--note", "staged"]);
+    // A background child keeps the output pipe open: killing the first process alone would
+    // leave `pair check` waiting for it.
+    let started = std::time::Instant::now();
+    let out = lc.ok(
+        "doer",
+        &[
+            "check",
+            "--name",
+            "hang",
+            "--time-limit",
+            "1",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "echo started; sleep 120 & sleep 120",
+        ],
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(60),
+        "the time limit did not stop the check"
+    );
+    let j = out.json();
+    assert_eq!(j["check"]["timed_out"], true);
+    assert_eq!(j["check"]["passed"], false);
+    assert_eq!(j["check"]["exit_code"], serde_json::Value::Null);
+    assert!(
+        j["check"]["output_tail"]
+            .as_str()
+            .unwrap()
+            .contains("started")
+    );
+    let validation = section_text(&lc.text(), "Validation").unwrap();
+    assert!(
+        validation.contains("Stopped by the time limit of 1 s"),
+        "{validation}"
+    );
+    pair(["validate", lc.board.as_str()]).code(0);
+}

@@ -1,0 +1,219 @@
+//! `pair demo`: three agents driving a real task to a valid committed board, its timeline, and its
+//! clean-up when it ends or is interrupted.
+
+use crate::common::files::QUICK;
+use crate::common::reads::text;
+use crate::common::*;
+use serde_json::Value;
+use std::fs;
+use std::path::Path;
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+/// Processes whose working directory is inside `dir`.
+fn processes_in(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().flatten() {
+        // a removed directory reads as `PATH (deleted)`
+        if let Ok(cwd) = fs::read_link(entry.path().join("cwd"))
+            && cwd.to_string_lossy().starts_with(&*dir.to_string_lossy())
+        {
+            found.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    found
+}
+
+#[test]
+fn an_interrupted_demo_ends_its_agents_and_removes_its_directory() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut child = StdCommand::new(pair_bin())
+            .arg("demo")
+            .env("TMPDIR", tmp.path())
+            .env_remove("PAIR_AGENT")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        let demo_dir = loop {
+            if let Some(d) = dir_entries(tmp.path()).into_iter().next() {
+                break tmp.path().join(d);
+            }
+            assert!(start.elapsed() < QUICK, "the demo never made its directory");
+            std::thread::sleep(Duration::from_millis(2));
+        };
+        // let the agents start
+        while !demo_dir.join("task.md").exists() && start.elapsed() < QUICK {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        // SAFETY: a plain syscall on our own child.
+        unsafe {
+            libc::kill(child.id() as i32, sig);
+        }
+        let deadline = Instant::now() + QUICK;
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            assert!(Instant::now() < deadline, "the demo did not end");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(sig), "dies of the signal\n{stderr}");
+        assert!(stderr.contains("interrupted"), "{stderr}");
+        assert!(
+            !demo_dir.exists(),
+            "the demo directory must be removed: {:?}",
+            dir_entries(&demo_dir)
+        );
+        assert!(dir_entries(tmp.path()).is_empty());
+        // the agents were sent SIGKILL; give the kernel a moment to reap them
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !processes_in(&demo_dir).is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(
+            processes_in(&demo_dir),
+            Vec::<String>::new(),
+            "agents left running"
+        );
+    }
+}
+
+#[test]
+fn demo_runs_three_agents_to_a_valid_committed_blackboard() {
+    let tmp = tempfile::tempdir().unwrap();
+    let keep = tmp.path().join("demo");
+    let keep_s = keep.display().to_string();
+    let started = std::time::Instant::now();
+    let out = output_in(tmp.path(), &["demo", "--keep", &keep_s, "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout: {}\nstderr: {}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert!(started.elapsed().as_secs() < 30, "the demo took too long");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("demo --json");
+    assert_eq!(v["ok"], Value::Bool(true));
+    assert_eq!(v["user_approval"], "--user-approved");
+
+    // The blackboard left behind is valid, CLEANED_UP, with the scripted counters.
+    let board = keep.join("task.md");
+    let board_s = board.display().to_string();
+    let validate = output_in(tmp.path(), &["validate", &board_s]);
+    assert_eq!(
+        validate.status.code(),
+        Some(0),
+        "{}",
+        text(&validate.stdout)
+    );
+    let status = output_in(tmp.path(), &["status", &board_s, "--json"]);
+    let s: Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(s["phase"], "CLEANED_UP");
+    // The commit is real, on main, and the worktree is gone.
+    let sha = s["frontmatter"]["commit_sha"].as_str().unwrap().to_string();
+    assert_eq!(v["commit_sha"], sha.as_str());
+    let git_out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&keep)
+        .args(["merge-base", "--is-ancestor", &sha, "main"])
+        .env_remove("GIT_DIR")
+        .status()
+        .unwrap();
+    assert!(git_out.success(), "main contains the demo's commit {sha}");
+    assert!(!keep.join(".worktrees").join("task").exists());
+    assert_eq!(s["frontmatter"]["topic_branch"], "pair/task");
+    assert_eq!(s["counters"]["analysis_revision"], 1);
+    assert_eq!(
+        s["counters"]["plan_revision"], 2,
+        "one CHANGES_REQUESTED plan round"
+    );
+    assert_eq!(s["counters"]["red_test_round"], 1);
+    assert_eq!(
+        s["counters"]["code_review_round"], 2,
+        "code, then a follow-up"
+    );
+    assert_eq!(s["yolo"], false);
+    let agents = s["agents"].as_object().unwrap();
+    assert_eq!(agents.len(), 3);
+    assert_eq!(s["agents"]["alice"]["reviews"]["plan"]["reviewed"], 2);
+    assert_eq!(s["agents"]["bob"]["reviews"]["code"]["verdict"], "APPROVED");
+    let body = std::fs::read_to_string(&board).unwrap();
+    assert!(
+        body.contains("CHANGES_REQUESTED"),
+        "the plan round is recorded"
+    );
+    assert!(body.contains("COMMENT"), "the code comment is recorded");
+    assert!(body.contains("commit_sha: "), "{body}");
+
+    // The timeline shows each agent acting through real commands, and every handoff.
+    let events = v["events"].as_array().unwrap();
+    let by = |agent: &str, needle: &str| {
+        events.iter().any(|e| {
+            e["agent"] == agent && e["command"].as_str().is_some_and(|c| c.contains(needle))
+        })
+    };
+    assert!(by("doer", "pair init task.md"));
+    assert!(by("alice", "pair register task.md"));
+    assert!(by("bob", "pair register task.md"));
+    assert!(by(
+        "alice",
+        "pair verdict task.md CHANGES_REQUESTED --revision 1"
+    ));
+    assert!(by("bob", "pair verdict task.md COMMENT --revision 1"));
+    assert!(by("doer", "pair submit task.md followup"));
+    assert!(by("doer", "pair worktree create task.md"));
+    assert!(by("doer", "pair advance task.md COMMITTED --commit-sha"));
+    assert!(by("doer", "pair advance task.md CLEANED_UP"));
+    assert!(events.iter().any(|e| e["kind"] == "woke"));
+    for agent in ["doer", "alice", "bob"] {
+        assert!(
+            events
+                .iter()
+                .any(|e| e["agent"] == agent && e["kind"] == "done"),
+            "{agent} stops on the terminal phase"
+        );
+    }
+    assert!(!events.iter().any(|e| e["kind"] == "fail"));
+}
+
+#[test]
+fn demo_text_is_a_timeline_and_cleans_up_without_keep() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = output_in(tmp.path(), &["demo"]);
+    let t = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{t}\n{}", text(&out.stderr));
+    assert!(t.contains("--user-approved"), "{t}");
+    assert!(
+        t.contains("PLANNING_SUBMITTED → PLAN_CHANGES_REQUESTED")
+            || t.contains("REVIEWING_PLAN → PLAN_CHANGES_REQUESTED"),
+        "{t}"
+    );
+    assert!(t.contains("READY_TO_COMMIT → COMMITTED"), "{t}");
+    assert!(t.contains("removed"), "{t}");
+    assert!(
+        !t.contains('\x1b'),
+        "no colour when stdout is not a terminal"
+    );
+    let dir = t
+        .lines()
+        .find_map(|l| l.strip_prefix("The demo directory "))
+        .and_then(|l| l.split(" is removed").next())
+        .expect("says where it ran");
+    assert!(!Path::new(dir).exists(), "{dir} should be removed");
+}
+
+#[test]
+fn demo_refuses_a_non_empty_keep_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("x"), "x").unwrap();
+    let dir = tmp.path().display().to_string();
+    let out = output_in(tmp.path(), &["demo", "--keep", &dir]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+}

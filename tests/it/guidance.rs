@@ -1,0 +1,758 @@
+//! What an agent is told: a `next` that is a runnable command for every phase and role, refusals
+//! that name the phase before the caller's standing with hints that keep every flag, typos caught,
+//! and the embedded skill whose every command parses.
+
+use crate::common::env::Env;
+use crate::common::handmade::{board_in, poll_json};
+use crate::common::prereq::{GIT, on_path, require};
+use crate::common::reads::text;
+use crate::common::*;
+use crate::proto::*;
+use clap::Parser;
+use pair::cli::Cli;
+use serde_json::Value;
+
+// ---------------------------------------------------------------------------------------------
+// `next.command`: a runnable argument vector
+
+/// The placeholder words an action used to leave, and the alternation of verdicts.
+const OLD_PLACEHOLDERS: [&str; 7] = [
+    "FILE",
+    "ABSOLUTE_PATH",
+    "SHA",
+    "BRANCH",
+    "TEXT",
+    "REASON",
+    "APPROVED|CHANGES_REQUESTED|COMMENT",
+];
+
+/// Check `next` of one poll: the command starts with `pair` and the absolute board path, each
+/// placeholder is a whole argument listed in `placeholders`, and once filled in (every choice
+/// in turn) the real parser accepts it. Returns the command as filled with the first choice.
+#[track_caller]
+fn check_next(v: &Value, board: &str, what: &str) -> Option<Vec<String>> {
+    let next = &v["next"];
+    let placeholders = next["placeholders"]
+        .as_object()
+        .expect("placeholders object");
+    let Some(command) = next["command"].as_array() else {
+        assert!(
+            placeholders.is_empty(),
+            "{what}: placeholders without a command: {next:#}"
+        );
+        assert_eq!(next["choices"], Value::Null, "{what}: {next:#}");
+        return None;
+    };
+    let argv: Vec<String> = command
+        .iter()
+        .map(|a| a.as_str().expect("string argument").to_string())
+        .collect();
+    assert_eq!(argv[0], "pair", "{what}: {next:#}");
+    // `pair worktree create BOARD`: the board follows the subcommand.
+    let at = if argv[1] == "worktree" { 3 } else { 2 };
+    assert_eq!(
+        argv[at], board,
+        "{what}: the board by its absolute path: {next:#}"
+    );
+    let action = next["action"].as_str().unwrap();
+    assert!(
+        action.contains(board),
+        "{what}: the action names {board}: {action}"
+    );
+    for word in &argv {
+        if OLD_PLACEHOLDERS.contains(&word.as_str()) || placeholders.contains_key(word) {
+            assert!(
+                placeholders.contains_key(word),
+                "{what}: `{word}` is a placeholder missing from next.placeholders: {next:#}"
+            );
+        }
+    }
+    for key in placeholders.keys() {
+        assert!(
+            argv.contains(key),
+            "{what}: placeholder {key} not in the command: {next:#}"
+        );
+    }
+    let choices: Vec<String> = match next["choices"].as_array() {
+        Some(c) => c.iter().map(|c| c.as_str().unwrap().to_string()).collect(),
+        None => vec![String::new()],
+    };
+    let mut first = None;
+    for choice in &choices {
+        let filled: Vec<String> = argv
+            .iter()
+            .map(|w| match w.as_str() {
+                "FILE" => "/tmp/note.md".to_string(),
+                "VERDICT" => choice.clone(),
+                "REASON" => "the user said so".to_string(),
+                "SHA" => "0123abc".to_string(),
+                "BRANCH" => "main".to_string(),
+                "WORKTREE" => "/srv/repo/.worktrees/board".to_string(),
+                "PHASE" => "PLANNING".to_string(),
+                _ => w.clone(),
+            })
+            .collect();
+        if let Err(e) = pair::cli::Cli::try_parse_from(&filled) {
+            panic!("{what}: next.command does not parse: {e}\n{filled:?}\n{next:#}");
+        }
+        first.get_or_insert(filled);
+    }
+    first
+}
+
+#[test]
+fn every_next_command_parses_for_every_phase_and_role() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("board.md");
+    let board = path.to_str().unwrap().to_string();
+    let mut commands = 0;
+    for phase in crate::proto::all_phases() {
+        for red_test in [false, true] {
+            std::fs::write(
+                &path,
+                board_in(phase, red_test, "/srv/repo/.worktrees/board"),
+            )
+            .unwrap();
+            let valid = pair(["validate", &board]);
+            assert_eq!(valid.code, Some(0), "test bug: {phase}\n{}", valid.report());
+            for agent in ["doer", "alice", "stranger"] {
+                let (out, v) = poll_json(&board, agent);
+                let what = format!("{phase} (red test {red_test}) as {agent}");
+                assert!(
+                    matches!(out.code, Some(0 | 10 | 11 | 12)),
+                    "{what}\n{}",
+                    out.report()
+                );
+                if check_next(&v, &board, &what).is_some() {
+                    commands += 1;
+                }
+                // Status reports the same `next` for the same agent.
+                let s = pair(["status", &board, "--agent", agent, "--json"]).json();
+                assert_eq!(s["next"], v["next"], "{what}");
+            }
+        }
+    }
+    assert!(commands > 100, "only {commands} commands checked");
+}
+
+#[test]
+fn next_is_runnable_as_given_from_another_directory_until_committed() {
+    // A git repository, so that the default worktree is known and filled in.
+    let repo = tempfile::tempdir().unwrap();
+    if !require(&GIT, on_path("git")) {
+        return;
+    }
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(repo.path())
+        .status();
+    assert!(git.is_ok_and(|s| s.success()), "git init failed");
+    let root = std::fs::canonicalize(repo.path()).unwrap();
+    let git_in = |dir: &std::path::Path, args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+            .args(args)
+            .current_dir(dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "git {args:?} in {}", dir.display());
+    };
+    git_in(&root, &["commit", "-q", "--allow-empty", "-m", "base"]);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let note = elsewhere.path().join("note.md");
+    std::fs::write(&note, "As the action says.\n").unwrap();
+    let init = output_in(
+        &root,
+        &["init", "board.md", "--reviewers", "alice,bob", "--red-test"],
+    );
+    assert!(init.status.success(), "{init:?}");
+    let board = root.join("board.md").display().to_string();
+    let expected_worktree = root.join(".worktrees/board").display().to_string();
+    for agent in ["alice", "bob"] {
+        // Relative to the repository, polled from there: the command names the absolute path.
+        let out = output_in(&root, &["poll", "board.md", "--agent", agent, "--json"]);
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let argv = check_next(&v, &board, agent).expect("register");
+        let args: Vec<&str> = argv[1..].iter().map(String::as_str).collect();
+        assert!(output_in(elsewhere.path(), &args).status.success());
+    }
+    let mut trail = Vec::new();
+    let mut saw_default_worktree = false;
+    for _ in 0..40 {
+        let status = pair(["status", &board, "--json"]).json();
+        if status["phase"] == "COMMITTED" {
+            break;
+        }
+        let mut acted = false;
+        for who in ["doer", "alice", "bob"] {
+            let out = output_in(
+                elsewhere.path(),
+                &["poll", &board, "--agent", who, "--json"],
+            );
+            if out.status.code() != Some(0) {
+                continue;
+            }
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let mut argv = check_next(&v, &board, who).expect("a command on one's turn");
+            for w in argv.iter_mut() {
+                if w == "/tmp/note.md" {
+                    *w = note.display().to_string();
+                }
+            }
+            let creates = argv.get(1).is_some_and(|w| w == "worktree");
+            if argv.iter().any(|w| w == "COMMITTED") {
+                // What the doer does before recording the commit: commit the approved content.
+                git_in(
+                    std::path::Path::new(&expected_worktree),
+                    &["commit", "-q", "-m", "the fix"],
+                );
+            }
+            trail.push(format!("[{}] {}", v["phase"], argv.join(" ")));
+            let args: Vec<&str> = argv[1..].iter().map(String::as_str).collect();
+            let run = output_in(elsewhere.path(), &args);
+            assert!(
+                run.status.success(),
+                "next.command failed as given: {}\n{}",
+                String::from_utf8_lossy(&run.stderr),
+                trail.join("\n")
+            );
+            if creates {
+                saw_default_worktree = true;
+                // `pair worktree create` made it at the default path; the doer writes and
+                // stages code there.
+                let wt = std::path::Path::new(&expected_worktree);
+                assert!(wt.join(".git").exists(), "{}", trail.join("\n"));
+                std::fs::write(wt.join("code.txt"), "the fix\n").unwrap();
+                git_in(wt, &["add", "code.txt"]);
+            }
+            acted = true;
+            break;
+        }
+        assert!(acted, "nobody has a move\n{}", trail.join("\n"));
+    }
+    let status = pair(["status", &board, "--json"]).json();
+    assert_eq!(status["phase"], "COMMITTED", "{}", trail.join("\n"));
+    assert!(
+        saw_default_worktree,
+        "next.command creates the default worktree {expected_worktree}\n{}",
+        trail.join("\n")
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// typos
+
+#[test]
+fn a_mistyped_agent_id_is_asked_about_warned_on_register_and_can_withdraw() {
+    let b = init_board(&["--reviewers", "alice"]);
+    pair(["register", b.p(), "--agent", "alice"]).code(0);
+    let (_, v) = poll_json(b.p(), "alcie");
+    let action = v["next"]["action"].as_str().unwrap();
+    assert!(action.contains("did you mean `alice`?"), "{action}");
+    assert_eq!(v["next"]["command"], Value::Null, "{v:#}");
+    // Registering anyway works, but says what it may be and how to take it back.
+    let out = pair(["register", b.p(), "--agent", "alcie", "--json"]);
+    out.code(0);
+    let warnings = out.json()["warnings"].to_string();
+    assert!(
+        warnings.contains("alice") && warnings.contains("pair unregister"),
+        "{warnings}"
+    );
+    let out = pair(["unregister", b.p(), "--agent", "alcie"]);
+    out.code(0);
+    assert!(!b.read_string().contains("alcie:"), "{}", b.read_string());
+    // Nothing to withdraw, with the closest id named.
+    let out = pair(["unregister", b.p(), "--agent", "alcie"]);
+    out.code(6);
+    assert!(
+        out.stderr.contains("did you mean `alice`?"),
+        "{}",
+        out.report()
+    );
+}
+
+#[test]
+fn a_mistyped_phase_gets_the_closest_one_and_words_match_in_any_case() {
+    let b = init_board(&["--reviewers", "alice"]);
+    let out = pair([
+        "advance",
+        b.p(),
+        "--agent",
+        "doer",
+        "PLANING",
+        "--user-approved",
+    ]);
+    out.code(4);
+    assert!(
+        out.stderr.contains("did you mean PLANNING?"),
+        "{}",
+        out.report()
+    );
+    assert!(
+        !out.stderr.contains("CLEANED_UP"),
+        "no list of every phase: {}",
+        out.report()
+    );
+    pair(["register", b.p(), "--agent", "alice"]).code(0);
+    pair([
+        "advance",
+        b.p(),
+        "--agent",
+        "doer",
+        "planning",
+        "--user-approved",
+    ])
+    .code(0);
+    pair([
+        "submit",
+        b.p(),
+        "--agent",
+        "doer",
+        "PLAN",
+        "--note",
+        "p",
+        "--user-approved",
+    ])
+    .code(0);
+    pair([
+        "verdict",
+        b.p(),
+        "--agent",
+        "alice",
+        "approved",
+        "--revision",
+        "1",
+        "--note",
+        "ok",
+    ])
+    .code(0);
+    assert_eq!(
+        pair(["status", b.p(), "--json"]).json()["phase"],
+        "PLAN_APPROVED"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// refusals: the phase first, then the caller's standing; never a step the caller may not take
+
+#[test]
+fn refusals_name_the_phase_before_the_callers_standing_and_suggest_only_its_own_steps() {
+    let b = init_board(&["--reviewers", "alice"]);
+    // claim/verdict in DRAFT by an unregistered agent: the phase is the reason.
+    for words in [
+        vec!["claim"],
+        vec!["verdict", "APPROVED", "--revision", "1", "--note", "x"],
+    ] {
+        let mut args = vec![words[0], b.p(), "--agent", "stranger", "--json"];
+        args.extend(&words[1..]);
+        let err = pair(&args).json_error(6);
+        let message = err["message"].as_str().unwrap();
+        assert!(message.contains("not a review phase"), "{message}");
+        assert!(!message.contains("--required"), "{message}");
+        if let Some(argv) = err["hint"]["argv"].as_array() {
+            assert_eq!(argv[1], "poll", "only a step the caller may take: {err:#}");
+        }
+    }
+    // submit/unblock/advance by an unregistered agent: the phase first, no hint to register.
+    let err = pair([
+        "unblock",
+        b.p(),
+        "--agent",
+        "stranger",
+        "--reason",
+        "r",
+        "--json",
+    ])
+    .json_error(6);
+    assert!(
+        err["message"].as_str().unwrap().contains("not BLOCKED"),
+        "{err:#}"
+    );
+    let err = pair([
+        "advance",
+        b.p(),
+        "--agent",
+        "stranger",
+        "PLANNING",
+        "--json",
+    ])
+    .json_error(6);
+    let message = err["message"].as_str().unwrap();
+    assert!(message.contains("only the doer"), "{message}");
+    assert_eq!(
+        err.get("hint"),
+        None,
+        "no registration makes one the doer: {err:#}"
+    );
+    let err = pair([
+        "submit",
+        b.p(),
+        "--agent",
+        "stranger",
+        "plan",
+        "--note",
+        "p",
+        "--json",
+    ])
+    .json_error(6);
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("not allowed in phase DRAFT"),
+        "{err:#}"
+    );
+    // A registered reviewer that is not required, in a review phase: no runnable hint to make
+    // itself required.
+    pair(["register", b.p(), "--agent", "alice"]).code(0);
+    pair(["register", b.p(), "--agent", "bob"]).code(0);
+    pair([
+        "advance",
+        b.p(),
+        "--agent",
+        "doer",
+        "PLANNING",
+        "--user-approved",
+    ])
+    .code(0);
+    pair([
+        "submit",
+        b.p(),
+        "--agent",
+        "doer",
+        "plan",
+        "--note",
+        "p",
+        "--user-approved",
+    ])
+    .code(0);
+    let err = pair(["claim", b.p(), "--agent", "bob", "--json"]).json_error(6);
+    assert!(
+        err["message"].as_str().unwrap().contains("only the user"),
+        "{err:#}"
+    );
+    assert_eq!(err.get("hint"), None, "{err:#}");
+    // The doer, advancing to a phase a submission reaches, is pointed to submit; a reviewer is not.
+    let text = set_top(&b.read_string(), "phase", "PLANNING");
+    let c = Board::new(text);
+    let err = pair([
+        "advance",
+        c.p(),
+        "--agent",
+        "doer",
+        "PLANNING_SUBMITTED",
+        "--json",
+    ])
+    .json_error(6);
+    assert_eq!(err["hint"]["argv"][1], "submit", "{err:#}");
+    let err = pair([
+        "advance",
+        c.p(),
+        "--agent",
+        "alice",
+        "PLANNING_SUBMITTED",
+        "--json",
+    ])
+    .json_error(6);
+    assert_eq!(err.get("hint"), None, "{err:#}");
+    // BLOCKED: only the doer is told to unblock.
+    pair(["block", b.p(), "--agent", "alice", "--reason", "q"]).code(0);
+    let err = pair(["claim", b.p(), "--agent", "alice", "--json"]).json_error(6);
+    assert_eq!(err.get("hint"), None, "{err:#}");
+    let err = pair([
+        "submit",
+        b.p(),
+        "--agent",
+        "doer",
+        "plan",
+        "--note",
+        "p",
+        "--json",
+    ])
+    .json_error(6);
+    assert_eq!(err["hint"]["argv"][1], "unblock", "{err:#}");
+}
+
+#[test]
+fn refusal_hints_name_the_real_doer_id() {
+    let p = Proto::init(&["--doer", "builder", "--reviewers", "alice"]);
+    p.ok("alice", &["register"]);
+    p.ok("alice", &["block", "--reason", "q"]);
+    let out = p.refused("alice", &["advance", "PLANNING", "--user-approved"], 6);
+    let all = out.all();
+    assert!(
+        !all.contains("--agent DOER"),
+        "a hint naming a command must use the doer's id (builder), not a placeholder:\n{}",
+        out.report()
+    );
+}
+
+/// The first backticked `pair ...` command in an action, with its placeholders filled in.
+fn command_in(action: &str, me: &str, p: &Proto, note: &str) -> Option<Vec<String>> {
+    let start = action.find("`pair ")? + 1;
+    let end = action[start..].find('`')? + start;
+    let cmd = &action[start..end];
+    let mut out = Vec::new();
+    for w in cmd.split_whitespace().skip(1) {
+        let w = match w {
+            "FILE" => note.to_string(),
+            "ABSOLUTE_PATH" | "ABS_PATH" | "PATH" | "WORKTREE" => p.wt.clone(),
+            "SHA" | "COMMIT_SHA" => SHA_A.to_string(),
+            "BRANCH" => "main".to_string(),
+            "YOUR_ID" | "ID" | "AGENT" => me.to_string(),
+            "TEXT" | "REASON" => "following-the-action".to_string(),
+            "APPROVED|CHANGES_REQUESTED|COMMENT" | "VERDICT" => "APPROVED".to_string(),
+            other => other.to_string(),
+        };
+        out.push(w);
+    }
+    Some(out)
+}
+
+#[test]
+fn following_next_action_literally_drives_a_board_to_committed() {
+    let p = Proto::init(&["--reviewers", "alice,bob", "--red-test"]);
+    let note = p.b.aux_file("note.md", "Following the action\n");
+    let note = note.to_str().unwrap().to_string();
+    let mut trail = Vec::new();
+    for _ in 0..40 {
+        let phase = p.phase();
+        if phase == "COMMITTED" {
+            break;
+        }
+        let mut acted = false;
+        for who in ["doer", "alice", "bob"] {
+            let (o, v) = p.poll(who);
+            if o.code != Some(0) {
+                continue;
+            }
+            let action = v["next"]["action"].as_str().unwrap_or_default().to_string();
+            let words = command_in(&action, who, &p, &note).unwrap_or_else(|| {
+                panic!("next.action must name a `pair` command: {action:?}\n{v:#}")
+            });
+            trail.push(format!("[{phase}] {who}: pair {}", words.join(" ")));
+            let out = pair(&words);
+            assert_eq!(
+                out.code,
+                Some(0),
+                "the command named by next.action for {who} must work as given\naction: {action}\ntrail:\n{}\n{}",
+                trail.join("\n"),
+                out.report()
+            );
+            p.assert_valid();
+            acted = true;
+            break;
+        }
+        assert!(acted, "nobody has a move in {phase}\n{}", trail.join("\n"));
+    }
+    p.assert_phase("COMMITTED");
+}
+
+#[test]
+fn refusal_hints_keep_every_flag_the_step_needs() {
+    let e = Env::new();
+    e.ok(
+        0,
+        &[
+            "init",
+            "w.md",
+            "--work-type",
+            "debugging",
+            "--reviewers",
+            "alice",
+        ],
+    );
+    let r = e.ok(
+        6,
+        &[
+            "advance",
+            "w.md",
+            "--agent",
+            "doer",
+            "PLANNING",
+            "--user-approved",
+        ],
+    );
+    assert!(
+        r.stderr.contains("--user-approved --waive REASON"),
+        "{}",
+        r.stderr
+    );
+    let r = e.ok(
+        6,
+        &[
+            "advance",
+            "w.md",
+            "--agent",
+            "doer",
+            "PLANNING",
+            "--waive",
+            "the user said so",
+        ],
+    );
+    assert!(
+        r.stderr
+            .contains("--user-approved --waive 'the user said so'"),
+        "{}",
+        r.stderr
+    );
+    e.ok(
+        0,
+        &[
+            "advance",
+            "w.md",
+            "--agent",
+            "doer",
+            "PLANNING",
+            "--user-approved",
+            "--waive",
+            "the user said so",
+        ],
+    );
+}
+
+#[test]
+fn suggested_commands_for_a_board_named_with_a_leading_dash_work() {
+    let e = Env::new();
+    e.ok(0, &["init", "--", "-x.md"]);
+    let r = e.ok(0, &["poll", "./-x.md", "--agent", "doer", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let action = v["next"]["action"].as_str().unwrap();
+    // The suggested command names the board by its absolute path, which cannot start with `-`.
+    let absolute = format!("{}/-x.md", e.dir.path().display());
+    assert!(
+        action.contains(&format!("pair advance {absolute}")),
+        "{action}"
+    );
+    assert_eq!(v["next"]["command"][2], absolute.as_str(), "{v:#}");
+}
+
+/// Split a command line like a POSIX shell would for the simple quoting the skill uses.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_word = true;
+                for c in chars.by_ref() {
+                    if c == '\'' {
+                        break;
+                    }
+                    cur.push(c);
+                }
+            }
+            '"' => {
+                in_word = true;
+                for c in chars.by_ref() {
+                    if c == '"' {
+                        break;
+                    }
+                    cur.push(c);
+                }
+            }
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            '#' if !in_word => break,
+            c => {
+                in_word = true;
+                cur.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(cur);
+    }
+    words
+}
+
+/// Every `pair …` command line in the skill: in code blocks, and in `backticks` in tables.
+fn skill_commands(skill: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_code = false;
+    for line in skill.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code {
+            if trimmed.starts_with("pair ") {
+                out.push(trimmed.to_string());
+            }
+        } else {
+            for (i, part) in line.split('`').enumerate() {
+                if i % 2 == 1 && part.starts_with("pair ") {
+                    out.push(part.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_command_in_the_skill_parses() {
+    let skill = pair::commands::skill::SKILL;
+    let commands = skill_commands(skill);
+    assert!(
+        commands.len() >= 25,
+        "found only {} commands",
+        commands.len()
+    );
+    for line in &commands {
+        // Placeholders a reader fills in.
+        let line = line.replace(" N ", " 1 ").replace("COMMAND", "poll");
+        let words = shell_words(&line);
+        if words.len() == 2 && words[1] == "poll" {
+            continue; // `pair COMMAND --help` in prose
+        }
+        if let Err(e) = Cli::try_parse_from(&words)
+            && !matches!(e.kind(), clap::error::ErrorKind::DisplayHelp)
+        {
+            panic!("the skill's `{line}` does not parse: {e}");
+        }
+    }
+    // The startup and loop commands are all there.
+    for needle in [
+        "pair init task.md",
+        "pair register task.md",
+        "pair poll task.md --agent alice --wait",
+        "pair verdict task.md --agent alice CHANGES_REQUESTED",
+        "pair submit task.md --agent doer followup",
+        "--user-approved",
+        "--no-review",
+        "--waive",
+        "pair show task.md --latest",
+        "pair brief task.md --for reviewer",
+        "add -u",
+    ] {
+        assert!(skill.contains(needle), "the skill lacks {needle}");
+    }
+    for code in [
+        "| 0 |", "| 2 |", "| 3 |", "| 5 |", "| 6 |", "| 7 |", "| 10 |", "| 11 |",
+    ] {
+        assert!(skill.contains(code), "the skill lacks exit code {code}");
+    }
+}
+
+#[test]
+fn pair_skill_prints_the_embedded_skill() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = output_in(tmp.path(), &["skill"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(text(&out.stdout), pair::commands::skill::SKILL);
+    let file = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/templates/skill/SKILL.md"
+    ))
+    .unwrap();
+    assert_eq!(file, pair::commands::skill::SKILL);
+    assert!(file.starts_with("---\nname: pair\ndescription: "));
+}

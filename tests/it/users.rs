@@ -1,0 +1,584 @@
+//! Other users and groups on one blackboard: modes, owners and groups kept by every write, set-id
+//! bits, ACLs and extended attributes, a root-made lock file, and a user who may not write the
+//! board. Checks about users and groups create them (`groupadd`/`useradd`, unique names, removed
+//! afterwards) and run `pair` as them through `setpriv`; without root, those tools or ACLs they
+//! fail under CI and are skipped and recorded elsewhere (`common::prereq`).
+
+use crate::common::files::{QUICK, changed, disk_dir, note, note_args, temp_files};
+use crate::common::prereq::{ACLS, ROOT, USERS_AND_GROUPS, require};
+use crate::common::*;
+use std::ffi::CString;
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::Command as StdCommand;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// Users and a group made for one test, removed when dropped.
+struct Users {
+    group: String,
+    users: Vec<String>,
+}
+
+static NEXT_USER: AtomicUsize = AtomicUsize::new(0);
+
+/// `useradd` and friends lock /etc/passwd and give up when another holds it: the tests of this
+/// file run them one at a time, and retry a busy one.
+static ACCOUNTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs an account tool (`groupadd`, `useradd`, `userdel`, `groupdel`); whether it succeeded.
+fn account_tool(tool: &str, args: &[&str]) -> bool {
+    let _one = ACCOUNTS.lock().unwrap_or_else(|e| e.into_inner());
+    for _ in 0..20 {
+        let status = StdCommand::new(tool).args(args).status().unwrap();
+        // exit 1 or 10: the password or group file could not be locked (or updated)
+        if !matches!(status.code(), Some(1 | 10)) {
+            return status.success();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    false
+}
+
+fn tools_present() -> bool {
+    [
+        "/usr/sbin/useradd",
+        "/usr/sbin/groupadd",
+        "/usr/bin/setpriv",
+    ]
+    .iter()
+    .all(|t| Path::new(t).exists())
+}
+
+impl Users {
+    /// A group `team` and users who are each in their own group and, unless their name starts
+    /// with `out`, in `team`. `None` when the test may not run for want of root or the tools
+    /// (see [`require`]).
+    fn new(names: &[&str]) -> Option<Users> {
+        if !require(&USERS_AND_GROUPS, is_root() && tools_present()) {
+            return None;
+        }
+        let n = NEXT_USER.fetch_add(1, Ordering::SeqCst);
+        let tag = format!("ph{}x{n}", std::process::id());
+        let group = format!("{tag}team");
+        assert!(account_tool("groupadd", &[&group]), "groupadd {group}");
+        let mut made = Users {
+            group,
+            users: Vec::new(),
+        };
+        for name in names {
+            let user = format!("{tag}{name}");
+            let mut args = vec!["-M", "-U", "-s", "/usr/sbin/nologin"];
+            if !name.starts_with("out") {
+                args.extend(["-G", made.group.as_str()]);
+            }
+            args.push(&user);
+            let ok = account_tool("useradd", &args);
+            assert!(ok, "useradd {user}");
+            made.users.push(user);
+        }
+        Some(made)
+    }
+
+    fn name(&self, short: &str) -> &str {
+        self.users
+            .iter()
+            .find(|u| u.ends_with(short))
+            .expect("a user of this test")
+    }
+
+    fn uid(&self, short: &str) -> u32 {
+        id_of("-u", self.name(short))
+    }
+
+    /// The gid of a user's own group.
+    fn own_gid(&self, short: &str) -> u32 {
+        id_of("-g", self.name(short))
+    }
+
+    fn team_gid(&self) -> u32 {
+        let out = StdCommand::new("getent")
+            .args(["group", &self.group])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .split(':')
+            .nth(2)
+            .unwrap()
+            .parse()
+            .unwrap()
+    }
+
+    /// Runs `pair ARGS` as the user, with their groups.
+    fn pair(&self, short: &str, args: &[&str]) -> Out {
+        let user = self.name(short);
+        let mut c = assert_cmd::Command::new("/usr/bin/setpriv");
+        c.arg(format!("--reuid={user}"))
+            .arg(format!("--regid={user}"))
+            .arg("--init-groups")
+            .arg(pair_bin())
+            .args(args)
+            .env_remove("PAIR_AGENT")
+            .timeout(QUICK);
+        run(&mut c, format!("(as {short}) pair {}", args.join(" ")))
+    }
+}
+
+fn id_of(flag: &str, user: &str) -> u32 {
+    let out = StdCommand::new("id").args([flag, user]).output().unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+impl Drop for Users {
+    fn drop(&mut self) {
+        for u in &self.users {
+            account_tool("userdel", &[u]);
+        }
+        account_tool("groupdel", &[&self.group]);
+    }
+}
+
+fn chown(path: &Path, uid: u32, gid: u32) {
+    std::os::unix::fs::chown(path, Some(uid), Some(gid)).unwrap();
+}
+
+fn chmod(path: &Path, mode: u32) {
+    fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
+}
+
+fn owner_group_mode(path: &Path) -> (u32, u32, u32) {
+    let m = fs::metadata(path).unwrap();
+    (m.uid(), m.gid(), m.mode() & 0o7777)
+}
+
+#[test]
+fn a_user_who_may_not_write_the_board_cannot_replace_it() {
+    let Some(u) = Users::new(&["alice", "bob", "outcarol"]) else {
+        return;
+    };
+    let dir = disk_dir();
+    let team = u.team_gid();
+    // a shared team directory; alice's board is readable by the team, writable by her only
+    chown(dir.path(), 0, team);
+    chmod(dir.path(), 0o2775);
+    let board = dir.path().join("b.md");
+    fs::write(&board, MINIMAL).unwrap();
+    chown(&board, u.uid("alice"), team);
+    chmod(&board, 0o644);
+    let p = board.to_str().unwrap();
+    for args in [
+        vec!["stop", p, "--agent", "doer", "--reason", "bob says so"],
+        note_args(p, "bob was here")
+            .iter()
+            .map(|s| s.as_str())
+            .collect(),
+    ] {
+        u.pair("bob", &args)
+            .code(1)
+            .mentions(&["read-only", "chmod", "permission denied"]);
+        assert_bytes_eq(&fs::read(&board).unwrap(), MINIMAL.as_bytes(), "untouched");
+        assert_eq!(
+            owner_group_mode(&board),
+            (u.uid("alice"), team, 0o644),
+            "still alice's"
+        );
+        assert!(temp_files(dir.path()).is_empty());
+    }
+    // bob still reads it; alice still writes it
+    u.pair("bob", &["validate", p]).code(0);
+    u.pair(
+        "alice",
+        &note_args(p, "alice")
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>(),
+    )
+    .code(0);
+    assert_eq!(owner_group_mode(&board), (u.uid("alice"), team, 0o644));
+
+    // access is what the ACL says: the group may only read, carol (outside it) may write
+    let carol = u.uid("outcarol");
+    let acl_set = set_xattr(&board, "system.posix_acl_access", &acl(carol, 4, 4))
+        .inspect_err(|e| eprintln!("no ACL on {}: {e}", board.display()));
+    if !require(&ACLS, acl_set.is_ok()) {
+        return;
+    }
+    chmod(&board, 0o2664); // the group bits show the ACL mask (rw)
+    let before = fs::read(&board).unwrap();
+    u.pair(
+        "bob",
+        &note_args(p, "bob")
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>(),
+    )
+    .code(1)
+    .mentions(&["read-only"]);
+    assert_bytes_eq(&fs::read(&board).unwrap(), &before, "untouched");
+    chmod(dir.path(), 0o777); // carol may create files beside it
+    u.pair(
+        "outcarol",
+        &note_args(p, "carol")
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>(),
+    )
+    .code(0);
+    // carol is not in the team: the file becomes hers, group and all, and the set-group-id bit
+    // (which would name her group) goes; the ACL stays
+    assert_eq!(
+        owner_group_mode(&board),
+        (carol, u.own_gid("outcarol"), 0o664)
+    );
+    assert_eq!(
+        get_xattr(&board, "system.posix_acl_access"),
+        Some(acl(carol, 4, 4))
+    );
+}
+
+#[test]
+fn a_group_member_keeps_the_group_of_the_board() {
+    let Some(u) = Users::new(&["alice", "bob", "carol"]) else {
+        return;
+    };
+    let dir = disk_dir();
+    let team = u.team_gid();
+    // no set-group-id bit on the directory: a new file would get its writer's own group
+    chown(dir.path(), 0, team);
+    chmod(dir.path(), 0o775);
+    let board = dir.path().join("b.md");
+    fs::write(&board, MINIMAL).unwrap();
+    chown(&board, u.uid("alice"), team);
+    chmod(&board, 0o660);
+    let p = board.to_str().unwrap();
+    let note = |who: &str| {
+        u.pair(
+            who,
+            &note_args(p, who)
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>(),
+        )
+    };
+    note("bob").code(0);
+    // the owner becomes the writer (only root could keep alice), the group and mode stay
+    assert_eq!(owner_group_mode(&board), (u.uid("bob"), team, 0o660));
+    assert_ne!(u.own_gid("bob"), team);
+    note("carol").code(0);
+    note("alice").code(0);
+    let text = fs::read_to_string(&board).unwrap();
+    for who in ["bob", "carol", "alice"] {
+        assert!(text.contains(&format!("\n{who}\n")), "{text}");
+    }
+    assert_eq!(owner_group_mode(&board).1, team);
+}
+
+#[test]
+fn a_lock_file_made_by_root_does_not_lock_the_owner_out() {
+    let Some(u) = Users::new(&["alice"]) else {
+        return;
+    };
+    let team = u.team_gid();
+    let alice = u.uid("alice");
+
+    // root writes alice's board once: the sidecars it makes are hers
+    let dir = disk_dir();
+    chown(dir.path(), alice, team);
+    let board = dir.path().join("b.md");
+    fs::write(&board, MINIMAL).unwrap();
+    chown(&board, alice, team);
+    chmod(&board, 0o640);
+    let p = board.to_str().unwrap();
+    pair(note_args(p, "root")).code(0);
+    assert_eq!(owner_group_mode(&board), (alice, team, 0o640));
+    for sidecar in ["b.md.lock", "b.md.lock.owner.json"] {
+        assert_eq!(
+            owner_group_mode(&dir.path().join(sidecar)),
+            (alice, team, 0o640),
+            "{sidecar} takes the board's owner, group and mode"
+        );
+    }
+    u.pair(
+        "alice",
+        &note_args(p, "alice")
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>(),
+    )
+    .code(0);
+
+    // sidecars left by an older writer as root:root 0644, in a sticky world-writable directory
+    // (like /tmp) where alice can neither write nor replace them
+    let dir = disk_dir();
+    chmod(dir.path(), 0o1777);
+    let board = dir.path().join("b.md");
+    fs::write(&board, MINIMAL).unwrap();
+    chown(&board, alice, team);
+    chmod(&board, 0o644);
+    let lock = dir.path().join("b.md.lock");
+    let owner = dir.path().join("b.md.lock.owner.json");
+    fs::write(&lock, "").unwrap();
+    fs::write(&owner, "{}").unwrap();
+    for f in [&lock, &owner] {
+        chmod(f, 0o644);
+    }
+    let p = board.to_str().unwrap();
+    u.pair(
+        "alice",
+        &note_args(p, "alice")
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>(),
+    )
+    .code(0);
+    assert!(fs::read_to_string(&board).unwrap().contains("\nalice\n"));
+    assert_eq!(owner_group_mode(&lock), (0, 0, 0o644), "left as it was");
+    assert!(temp_files(dir.path()).is_empty());
+}
+
+/// A POSIX access ACL in the kernel's xattr format: `user::rw-`, `user:UID:rw-`,
+/// `group::rw-`, `mask::rw-`, `other::---`.
+fn acl_with_user(uid: u32) -> Vec<u8> {
+    acl(uid, 6, 0)
+}
+
+/// `user::rw-`, `user:UID:rw-`, `group::GROUP`, `mask::rw-`, `other::OTHER`.
+fn acl(uid: u32, group: u16, other: u16) -> Vec<u8> {
+    let mut v = 2u32.to_le_bytes().to_vec();
+    let undefined = u32::MAX;
+    for (tag, perm, id) in [
+        (0x01u16, 6u16, undefined),
+        (0x02, 6, uid),
+        (0x04, group, undefined),
+        (0x10, 6, undefined),
+        (0x20, other, undefined),
+    ] {
+        v.extend_from_slice(&tag.to_le_bytes());
+        v.extend_from_slice(&perm.to_le_bytes());
+        v.extend_from_slice(&id.to_le_bytes());
+    }
+    v
+}
+
+fn set_xattr(path: &Path, name: &str, value: &[u8]) -> std::io::Result<()> {
+    let p = CString::new(path.to_str().unwrap()).unwrap();
+    let n = CString::new(name).unwrap();
+    // SAFETY: plain syscall on buffers we own.
+    let rc = unsafe {
+        libc::setxattr(
+            p.as_ptr(),
+            n.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+fn get_xattr(path: &Path, name: &str) -> Option<Vec<u8>> {
+    let p = CString::new(path.to_str().unwrap()).unwrap();
+    let n = CString::new(name).unwrap();
+    let mut buf = vec![0u8; 4096];
+    // SAFETY: plain syscall on buffers we own.
+    let rc = unsafe { libc::getxattr(p.as_ptr(), n.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    if rc < 0 {
+        return None;
+    }
+    buf.truncate(rc as usize);
+    Some(buf)
+}
+
+/// A board with mode `mode`, an ACL granting uid 4242 read-write and `user.label`; `None`
+/// when this filesystem has no ACLs or user attributes and the test may not run (see
+/// [`require`]).
+fn decorated_board(dir: &Path, mode: u32) -> Option<PathBuf> {
+    let board = dir.join("b.md");
+    fs::write(&board, MINIMAL).unwrap();
+    let decorated = set_xattr(&board, "system.posix_acl_access", &acl_with_user(4242))
+        .and_then(|_| set_xattr(&board, "user.label", b"blue"))
+        .inspect_err(|e| {
+            eprintln!(
+                "no ACL or user extended attributes on {}: {e}",
+                dir.display()
+            )
+        });
+    if !require(&ACLS, decorated.is_ok()) {
+        return None;
+    }
+    // after the ACL, which sets the group bits from its mask
+    chmod(&board, mode);
+    Some(board)
+}
+
+#[track_caller]
+fn assert_decorations_kept(board: &Path, mode: u32) {
+    assert_eq!(
+        fs::metadata(board).unwrap().mode() & 0o7777,
+        mode,
+        "mode kept"
+    );
+    assert_eq!(
+        get_xattr(board, "system.posix_acl_access"),
+        Some(acl_with_user(4242)),
+        "ACL kept"
+    );
+    assert_eq!(
+        get_xattr(board, "user.label"),
+        Some(b"blue".to_vec()),
+        "xattr kept"
+    );
+}
+
+#[test]
+fn mode_bits_acl_and_extended_attributes_survive_a_write() {
+    let dir = disk_dir();
+    let Some(board) = decorated_board(dir.path(), 0o4660) else {
+        return;
+    };
+    let before = fs::metadata(&board).unwrap().ino();
+    let p = board.to_str().unwrap();
+    pair(note_args(p, "one")).code(0);
+    assert_ne!(fs::metadata(&board).unwrap().ino(), before, "replaced");
+    assert_decorations_kept(&board, 0o4660);
+    let sha = sha256_hex(fs::read(&board).unwrap());
+    let aux = tempfile::tempdir().unwrap();
+    let content = aux.path().join("content.md");
+    fs::write(
+        &content,
+        format!("{}\nraw\n", fs::read_to_string(&board).unwrap()),
+    )
+    .unwrap();
+    pair([
+        "write",
+        p,
+        "--content-file",
+        content.to_str().unwrap(),
+        "--expect-sha256",
+        &sha,
+    ])
+    .code(0);
+    assert_decorations_kept(&board, 0o4660);
+}
+
+#[test]
+fn an_acl_inherited_from_the_directory_is_not_added_to_the_board() {
+    // a default ACL can be set by the directory's owner too, but keep to one setup
+    if !require(&ROOT, is_root()) {
+        return;
+    }
+    let dir = disk_dir();
+    let board = dir.path().join("b.md");
+    fs::write(&board, MINIMAL).unwrap();
+    chmod(&board, 0o640);
+    // new files in the directory now get an ACL; the board has none
+    let acl_set = set_xattr(dir.path(), "system.posix_acl_default", &acl_with_user(4242))
+        .inspect_err(|e| eprintln!("no default ACL on {}: {e}", dir.path().display()));
+    if !require(&ACLS, acl_set.is_ok()) {
+        return;
+    }
+    assert_eq!(get_xattr(&board, "system.posix_acl_access"), None);
+    pair(note_args(board.to_str().unwrap(), "one")).code(0);
+    assert_eq!(
+        get_xattr(&board, "system.posix_acl_access"),
+        None,
+        "no ACL added"
+    );
+    assert_eq!(fs::metadata(&board).unwrap().mode() & 0o7777, 0o640);
+}
+
+#[test]
+fn the_owner_writing_keeps_the_set_id_bits_acl_and_attributes() {
+    let Some(u) = Users::new(&["alice", "bob"]) else {
+        return;
+    };
+    let dir = disk_dir();
+    let team = u.team_gid();
+    chown(dir.path(), 0, team);
+    chmod(dir.path(), 0o775);
+    let Some(board) = decorated_board(dir.path(), 0o6660) else {
+        return;
+    };
+    chown(&board, u.uid("alice"), team);
+    chmod(&board, 0o6660); // chown cleared the set-id bits
+    let p = board.to_str().unwrap();
+    u.pair(
+        "alice",
+        &note_args(p, "alice")
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>(),
+    )
+    .code(0);
+    assert_eq!(owner_group_mode(&board), (u.uid("alice"), team, 0o6660));
+    assert_decorations_kept(&board, 0o6660);
+    // another member of the group: the file becomes bob's, so the set-user-id bit (which
+    // would now name bob) goes; the group, its set-group-id bit, the ACL and attributes stay
+    u.pair(
+        "bob",
+        &note_args(p, "bob")
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>(),
+    )
+    .code(0);
+    assert_eq!(owner_group_mode(&board), (u.uid("bob"), team, 0o2660));
+    assert_decorations_kept(&board, 0o2660);
+}
+
+#[test]
+fn semantic_writes_keep_the_mode_owner_and_group() {
+    for mode in [0o600, 0o640, 0o660, 0o644] {
+        let b = Board::minimal();
+        fs::set_permissions(&b.path, fs::Permissions::from_mode(mode)).unwrap();
+        // SAFETY: plain syscall.
+        let root = unsafe { libc::geteuid() } == 0;
+        if root {
+            std::os::unix::fs::chown(&b.path, Some(4321), Some(4322)).unwrap();
+        }
+        let before = fs::metadata(&b.path).unwrap();
+        pair(note(b.p())).code(0);
+        let after = fs::metadata(&b.path).unwrap();
+        assert_ne!(before.ino(), after.ino(), "the file was replaced");
+        assert_eq!(after.mode() & 0o7777, mode, "mode kept");
+        assert_eq!(
+            (after.uid(), after.gid()),
+            (before.uid(), before.gid()),
+            "owner and group kept"
+        );
+        if root {
+            assert_eq!((after.uid(), after.gid()), (4321, 4322));
+        }
+    }
+}
+
+#[test]
+fn write_preserves_the_file_permissions() {
+    for mode in [0o640, 0o600, 0o664] {
+        let b = Board::minimal();
+        fs::set_permissions(&b.path, fs::Permissions::from_mode(mode)).unwrap();
+        let new = changed("perm");
+        b.write_expect(&new, &sha256_hex(MINIMAL), &[]).code(0);
+        assert_bytes_eq(
+            &b.content(),
+            new.as_bytes(),
+            "the file must equal the content",
+        );
+        let got = fs::metadata(&b.path).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(
+            got, mode,
+            "permissions must be preserved: expected {mode:o}, got {got:o}"
+        );
+        b.assert_clean_dir(&[]);
+    }
+}

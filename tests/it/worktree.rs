@@ -1,0 +1,456 @@
+//! `pair worktree create` and the worktree path: where a worktree goes, what `advance --worktree`
+//! accepts, and symlinks or relative paths that would lead outside the repository.
+
+use crate::common::phases::board_in;
+use crate::common::repo::{Lc, wt};
+use crate::common::*;
+use crate::proto::*;
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+fn worktree_create_with_path_and_branch_given_needs_no_name_from_the_board() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap().join("re po ü");
+    fs::create_dir_all(&root).unwrap();
+    git(&root, &["init", "-q", "-b", "main"]);
+    fs::write(root.join("lib.txt"), "one\n").unwrap();
+    git(&root, &["add", "lib.txt"]);
+    git(&root, &["commit", "-q", "-m", "base"]);
+    // A board name that gives no safe default worktree stem.
+    let board = root.join("ta sk é.md").to_str().unwrap().to_string();
+    let b = board.as_str();
+    pair(["init", b, "--reviewers", "alice"]).code(0);
+    pair(["register", b, "--agent", "alice"]).code(0);
+    pair([
+        "advance",
+        b,
+        "PLANNING",
+        "--user-approved",
+        "--agent",
+        "doer",
+    ])
+    .code(0);
+    pair([
+        "submit",
+        b,
+        "plan",
+        "--note",
+        "p",
+        "--user-approved",
+        "--agent",
+        "doer",
+    ])
+    .code(0);
+    pair([
+        "verdict",
+        b,
+        "APPROVED",
+        "--revision",
+        "1",
+        "--note",
+        "ok",
+        "--agent",
+        "alice",
+    ])
+    .code(0);
+    // Without --path the default is needed, and the refusal says what to pass.
+    pair([
+        "worktree",
+        "create",
+        b,
+        "--user-approved",
+        "--agent",
+        "doer",
+    ])
+    .code(6)
+    .mentions(&["--path"]);
+    let wt = root.join(".worktrees").join("w t ü");
+    let wt_s = wt.to_str().unwrap();
+    pair([
+        "worktree",
+        "create",
+        b,
+        "--user-approved",
+        "--agent",
+        "doer",
+        "--path",
+        wt_s,
+        "--branch",
+        "topic",
+    ])
+    .code(0);
+    pair(["validate", b]).code(0);
+    assert_eq!(
+        git(&wt, &["symbolic-ref", "--short", "HEAD"]).trim(),
+        "topic"
+    );
+    assert!(
+        fs::read_to_string(&board)
+            .unwrap()
+            .contains("topic_branch: topic")
+    );
+}
+
+// ------------------------------------------------------------------------------------------
+// worktree-path
+
+struct Repo {
+    dir: tempfile::TempDir,
+}
+
+impl Repo {
+    fn new() -> Repo {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = Command::new("git")
+            .args(["init", "-q"])
+            .arg(dir.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "git init failed");
+        fs::write(dir.path().join("task.md"), MINIMAL).unwrap();
+        Repo { dir }
+    }
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+    fn board(&self) -> String {
+        self.root().join("task.md").to_str().unwrap().to_string()
+    }
+}
+
+#[test]
+fn worktree_path_refuses_dot_dot_and_relative_repo_roots() {
+    let r = Repo::new();
+    let root = r.root().to_str().unwrap();
+    for bad in [
+        format!(
+            "{root}/../{}",
+            r.root().file_name().unwrap().to_string_lossy()
+        ),
+        format!("{root}/.."),
+        "relative/root".to_string(),
+        ".".to_string(),
+    ] {
+        pair(["worktree-path", &r.board(), "--repo-root", &bad])
+            .code(4)
+            .mentions_any(&["..", "absolute"]);
+    }
+}
+
+#[test]
+fn worktree_path_refuses_unsafe_stems() {
+    let r = Repo::new();
+    for name in [
+        "..md",
+        ".hidden.md",
+        "-rf.md",
+        "a b.md",
+        "x;y.md",
+        ".md",
+        "..",
+        "é.md",
+    ] {
+        let board = r.root().join(name);
+        let out = pair([
+            "worktree-path",
+            board.to_str().unwrap(),
+            "--repo-root",
+            r.root().to_str().unwrap(),
+        ]);
+        out.code(6).mentions(&["unsafe"]);
+    }
+}
+
+#[test]
+fn worktree_path_refuses_a_symlinked_worktrees_dir_that_leads_outside() {
+    let r = Repo::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), r.root().join(".worktrees")).unwrap();
+    let board = r.board();
+    for extra in [&[][..], &["--repo-root", r.root().to_str().unwrap()][..]] {
+        let mut args = vec!["worktree-path", &board[..]];
+        args.extend_from_slice(extra);
+        pair(&args).code(6).mentions(&["outside"]);
+    }
+    assert!(
+        dir_entries(outside.path()).is_empty(),
+        "nothing created outside"
+    );
+}
+
+#[test]
+fn worktree_path_refuses_a_dangling_symlinked_worktrees_dir() {
+    // .worktrees -> a directory that does not exist (yet): `git worktree add` would create the
+    // worktree wherever the link points once someone creates it
+    let r = Repo::new();
+    let outside = tempfile::tempdir().unwrap();
+    let gone = outside.path().join("not-yet");
+    std::os::unix::fs::symlink(&gone, r.root().join(".worktrees")).unwrap();
+    pair(["worktree-path", &r.board()])
+        .code(6)
+        .mentions(&[".worktrees"]);
+    assert!(!gone.exists());
+}
+
+#[test]
+fn worktree_path_refuses_a_symlinked_worktree_that_leads_outside() {
+    let r = Repo::new();
+    let outside = tempfile::tempdir().unwrap();
+    fs::create_dir(r.root().join(".worktrees")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), r.root().join(".worktrees/task")).unwrap();
+    pair(["worktree-path", &r.board()])
+        .code(6)
+        .mentions(&["outside"]);
+    // and a dangling one is not a worktree either
+    let r2 = Repo::new();
+    fs::create_dir(r2.root().join(".worktrees")).unwrap();
+    std::os::unix::fs::symlink("/nonexistent/elsewhere", r2.root().join(".worktrees/task"))
+        .unwrap();
+    pair(["worktree-path", &r2.board()]).code(6);
+}
+
+#[test]
+fn worktree_path_inside_the_repo_is_accepted() {
+    let r = Repo::new();
+    let out = pair(["worktree-path", &r.board(), "--json"]);
+    out.code(0);
+    let real = fs::canonicalize(r.root()).unwrap();
+    let path = out.json()["path"].as_str().unwrap().to_string();
+    assert!(
+        path.ends_with("/.worktrees/task"),
+        "{path} under {}",
+        real.display()
+    );
+}
+
+#[test]
+fn advance_worktree_must_be_a_worktree_of_the_recorded_repository() {
+    let lc = Lc::new(&["--red-test"]);
+    lc.ok("doer", &["worktree", "create", "--user-approved"]);
+    assert_eq!(lc.phase(), "RED_TESTING");
+    lc.ok(
+        "doer",
+        &["submit", "red-test", "--note", "fails as expected"],
+    );
+    lc.ok(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "1", "--note", "ok"],
+    );
+    let other = tempfile::tempdir().unwrap();
+    let other_wt = fs::canonicalize(other.path()).unwrap().join("wt");
+    git_worktree(&other_wt);
+    lc.refused(
+        "doer",
+        &[
+            "advance",
+            "CODING",
+            "--worktree",
+            other_wt.to_str().unwrap(),
+        ],
+        4,
+    )
+    .mentions(&["another repository", "repo_root"]);
+    let own = lc.wt();
+    lc.ok(
+        "doer",
+        &["advance", "CODING", "--worktree", own.to_str().unwrap()],
+    );
+    assert_eq!(lc.phase(), "CODING");
+}
+
+#[test]
+fn worktree_create_refuses_outside_plan_approved_and_leaves_nothing_behind() {
+    let lc = Lc::bare(&[]);
+    lc.refused("doer", &["worktree", "create", "--user-approved"], 6)
+        .mentions(&["PLAN_APPROVED"]);
+    assert!(!lc.wt().exists());
+    assert!(
+        git(&lc.root, &["branch", "--list", "pair/task"])
+            .trim()
+            .is_empty()
+    );
+    let lc = Lc::new(&[]);
+    lc.refused("alice", &["worktree", "create", "--user-approved"], 6);
+    git(&lc.root, &["branch", "pair/task"]);
+    lc.refused("doer", &["worktree", "create", "--user-approved"], 6)
+        .mentions(&["already exists", "--branch"]);
+    lc.ok(
+        "doer",
+        &[
+            "worktree",
+            "create",
+            "--user-approved",
+            "--branch",
+            "fix/other",
+        ],
+    );
+    assert_eq!(lc.field("topic_branch"), "fix/other");
+}
+
+#[test]
+fn next_names_worktree_create_even_after_a_red_test_written_without_a_worktree() {
+    let lc = Lc::new(&["--red-test"]);
+    let poll = |lc: &Lc| -> Vec<String> {
+        let v = pair(["poll", lc.board.as_str(), "--agent", "doer", "--json"]).json();
+        v["next"]["command"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(poll(&lc).contains(&"RED_TESTING".to_string()));
+    lc.ok("doer", &["advance", "RED_TESTING"]);
+    lc.ok("doer", &["submit", "red-test", "--note", "fails"]);
+    lc.ok(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "1", "--note", "ok"],
+    );
+    assert_eq!(
+        poll(&lc),
+        [
+            "pair",
+            "worktree",
+            "create",
+            lc.board.as_str(),
+            "--agent",
+            "doer",
+            "--user-approved"
+        ]
+    );
+    lc.ok("doer", &["worktree", "create", "--user-approved"]);
+    assert_eq!(lc.phase(), "CODING");
+    assert!(lc.text().contains("The user approved creating it"));
+    lc.write("lib.txt", "one\ntwo\n");
+    lc.g(&["add", "lib.txt"]);
+    lc.ok("doer", &["submit", "code", "--note", "staged"]);
+    lc.ok(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "1", "--note", "ok"],
+    );
+    // The commit is the worktree's HEAD: next.command needs no SHA.
+    let argv = poll(&lc);
+    assert!(argv.contains(&"COMMITTED".to_string()), "{argv:?}");
+    assert!(!argv.contains(&"--commit-sha".to_string()), "{argv:?}");
+}
+
+#[test]
+fn worktree_create_undoes_the_worktree_and_branch_when_the_write_is_refused() {
+    let lc = Lc::new(&[]);
+    // Another process holds the blackboard's lock: the move is judged allowed on the bytes
+    // read, git makes the worktree, then the locked write times out (exit 2).
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(format!("{}.lock", lc.board))
+        .unwrap();
+    lock.lock().unwrap();
+    lc.refused(
+        "doer",
+        &["worktree", "create", "--user-approved", "--timeout", "0.2"],
+        2,
+    );
+    drop(lock);
+    assert!(!lc.wt().exists(), "the worktree that was made is removed");
+    assert!(
+        git(&lc.root, &["branch", "--list", "pair/task"])
+            .trim()
+            .is_empty(),
+        "the branch that was made is deleted"
+    );
+    assert_eq!(
+        git(&lc.root, &["worktree", "list", "--porcelain"])
+            .matches("worktree ")
+            .count(),
+        1
+    );
+    // Nothing is left in the way: the next attempt succeeds.
+    lc.ok("doer", &["worktree", "create", "--user-approved"]);
+    assert_eq!(lc.phase(), "CODING");
+}
+
+#[test]
+fn advance_checks_that_the_worktree_is_a_git_worktree() {
+    let p = Proto::init(&["--reviewers", "alice"]);
+    p.steps(&[
+        "alice register",
+        "DOER advance PLANNING --user-approved",
+        "DOER submit plan --note p --user-approved",
+        "alice verdict APPROVED --revision 1 --note ok",
+    ]);
+    let plain = p.b.aux.path().join("plain");
+    fs::create_dir_all(&plain).unwrap();
+    let sub = wt(&p).join("sub");
+    fs::create_dir_all(&sub).unwrap();
+    for (path, why) in [
+        ("/does/not/exist".to_string(), "does not exist"),
+        (plain.display().to_string(), "not a git worktree"),
+        (sub.display().to_string(), "not its top"),
+    ] {
+        p.refused(
+            "doer",
+            &["advance", "CODING", "--worktree", &path, "--user-approved"],
+            4,
+        )
+        .mentions(&["not a git worktree", why]);
+    }
+    p.ok(
+        "doer",
+        &["advance", "CODING", "--worktree", "{wt}", "--user-approved"],
+    );
+}
+
+#[test]
+fn worktree_path_is_repo_root_dot_worktrees_stem() {
+    let p = Proto::init(&[]);
+    let root = tempfile::tempdir().unwrap();
+    let root_s = root.path().to_str().unwrap();
+    let out = pair(["worktree-path", p.p(), "--repo-root", root_s]);
+    out.code(0);
+    let expected = format!("{root_s}/.worktrees/board");
+    assert_eq!(out.stdout.trim(), expected, "{}", out.report());
+    let out = pair(["worktree-path", p.p(), "--repo-root", root_s, "--json"]);
+    out.code(0);
+    let v = out.json();
+    assert_eq!(v["schema"], 1);
+    assert_eq!(v["path"], expected.as_str(), "{}", out.report());
+}
+
+#[test]
+fn worktree_path_strips_exactly_one_md() {
+    let dir = tempfile::tempdir().unwrap();
+    let board = dir.path().join("task.md.md");
+    pair(["init", board.to_str().unwrap()]).code(0);
+    let root = tempfile::tempdir().unwrap();
+    let root_s = root.path().to_str().unwrap();
+    let out = pair([
+        "worktree-path",
+        board.to_str().unwrap(),
+        "--repo-root",
+        root_s,
+    ]);
+    out.code(0);
+    assert_eq!(
+        out.stdout.trim(),
+        format!("{root_s}/.worktrees/task.md"),
+        "{}",
+        out.report()
+    );
+}
+
+#[test]
+fn relative_worktree_is_a_usage_error() {
+    let p = board_in("PLAN_APPROVED", &["--reviewers", "alice,bob"]);
+    p.refused(
+        "doer",
+        &["advance", "CODING", "--worktree", "wt", "--user-approved"],
+        4,
+    )
+    .mentions_any(&["absolute", "worktree"]);
+    let p = board_in("RED_TEST_APPROVED", &["--reviewers", "alice,bob"]);
+    p.refused("doer", &["advance", "CODING", "--worktree", "../wt"], 4);
+}
