@@ -128,8 +128,16 @@ pub enum Error {
     Exists { path: PathBuf },
 
     /// The board (or the new content) is of a format newer than this `pair` knows: upgrade.
-    #[error("{0}")]
-    Format(crate::board::format::Newer),
+    #[error("{}: {} format {found}, but this pair knows formats up to {known}; upgrade pair to write it (nothing was written{})", path.display(), if *new_content { "the new content is" } else { "this board is" }, if *new_content { "" } else { "; reads go on, with a warning" })]
+    Format {
+        path: PathBuf,
+        /// The board's format.
+        found: u32,
+        /// The newest format this `pair` knows.
+        known: u32,
+        /// The format refused is the new content's (the board on disk was not newer).
+        new_content: bool,
+    },
 }
 
 fn render_field_errors(errors: &[FieldError]) -> String {
@@ -156,7 +164,7 @@ impl Error {
             Error::Invalid { .. } => exit::INVALID,
             Error::Protocol { .. } => exit::PROTOCOL,
             Error::Missing { .. } | Error::Exists { .. } => exit::MISSING,
-            Error::Format(_) => exit::FORMAT,
+            Error::Format { .. } => exit::FORMAT,
         }
     }
 
@@ -176,7 +184,7 @@ impl Error {
             Error::Protocol { .. } => "protocol",
             Error::Missing { .. } => "missing",
             Error::Exists { .. } => "exists",
-            Error::Format(_) => "format",
+            Error::Format { .. } => "format",
         }
     }
 

@@ -11,7 +11,8 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{CommandFactory, FromArgMatches};
 use pair::cli::{self, Cli, Cmd, ValidateFormat};
 use pair::commands::{self, Outcome};
-use pair::render::output::{self, Settings};
+use pair::render::output::{self};
+use pair::text::Settings;
 use pair::text::sanitize;
 use pair::{Error, store};
 use serde_json::{Value as Json, json};
@@ -368,7 +369,7 @@ fn main() -> ExitCode {
         verbose: cli.global.verbose,
         json: cli.global.json,
     };
-    output::init(settings);
+    pair::text::init(settings);
     if let Err(e) = cli.resolve() {
         print_error(json, e.code(), e.kind(), &e.to_string());
         return ExitCode::from(e.code() as u8);

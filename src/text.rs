@@ -1,8 +1,10 @@
 //! Text that is safe to show and to paste: escaping what a board's text could use to drive a
 //! terminal, quoting words for a shell, and the hex form every SHA-256 is written in. The
-//! lowest layer: it knows nothing of boards.
+//! lowest layer: it knows nothing of boards. The output settings of the run (colour, quiet,
+//! verbose, JSON) are set once, after parsing, and read here by whoever prints.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use sha2::{Digest, Sha256};
 
@@ -129,4 +131,42 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         out.push_str(&format!("{b:02x}"));
     }
     out
+}
+
+/// `--color`: when to colour human output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when stdout is a terminal, unless `NO_COLOR` is set or `TERM=dumb`
+    /// (`CLICOLOR_FORCE` forces it on).
+    #[default]
+    Auto,
+    /// Always colour, whatever stdout is and whatever the environment says.
+    Always,
+    /// Never colour.
+    Never,
+}
+
+/// The output settings of one run, chosen on the command line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Settings {
+    pub color: ColorChoice,
+    /// `-q`: print only errors.
+    pub quiet: bool,
+    /// `-v`: say what was read, checked and written, with timings, on stderr.
+    pub verbose: bool,
+    /// `--json`: the machine-readable result.
+    pub json: bool,
+}
+
+static SETTINGS: OnceLock<Settings> = OnceLock::new();
+
+/// Record the settings of this run (the first call wins; the binary makes it once, after
+/// parsing the command line).
+pub fn init(settings: Settings) {
+    let _ = SETTINGS.set(settings);
+}
+
+/// The settings of this run (the defaults when [`init`] was never called).
+pub fn settings() -> Settings {
+    SETTINGS.get().copied().unwrap_or_default()
 }

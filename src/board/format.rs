@@ -9,7 +9,7 @@
 //!   timestamp, unknown fields of a pin — is accepted, and the keys are kept on every write. A
 //!   board of a newer format is read as far as this version can, with a warning (a parse error
 //!   on it says the format is newer, since that may be the cause).
-//! * **Writing a newer board is refused** ([`Newer`], exit [`crate::error::exit::FORMAT`]), the
+//! * **Writing a newer board is refused** ([`crate::Error::Format`], exit [`crate::error::exit::FORMAT`]), the
 //!   file untouched: a newer format may have changed what a field means, and a write by this
 //!   version would judge and rewrite it by the old meaning. The check is in the one place every
 //!   write goes through ([`crate::store::compose`], for files and git boards alike), on the
@@ -20,8 +20,7 @@
 //! is a change); the key is written only when the board has it, so a board without it stays
 //! byte for byte what it was.
 
-use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::board::frontmatter::Frontmatter;
@@ -113,39 +112,6 @@ pub fn read_notice() -> Option<String> {
     }
 }
 
-/// A write refused because the board, or the new content, is of a format this `pair` does not
-/// know.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Newer {
-    pub path: PathBuf,
-    /// The board's format.
-    pub found: u32,
-    /// The format refused is the new content's (the board on disk was not newer).
-    pub new_content: bool,
-}
-
-impl fmt::Display for Newer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}: {} format {}, but this pair knows formats up to {CURRENT}; upgrade pair to \
-             write it (nothing was written{})",
-            self.path.display(),
-            if self.new_content {
-                "the new content is"
-            } else {
-                "this board is"
-            },
-            self.found,
-            if self.new_content {
-                ""
-            } else {
-                "; reads go on, with a warning"
-            }
-        )
-    }
-}
-
 /// The `format` a board's bytes declare, read without judging the rest of the frontmatter (a
 /// newer format may not read as this one). `None` when it says none, or cannot be read.
 fn declared(bytes: &[u8]) -> Option<u32> {
@@ -166,11 +132,12 @@ fn declared(bytes: &[u8]) -> Option<u32> {
 /// knows.
 pub fn check_board(path: &Path, bytes: Option<&[u8]>) -> Result<()> {
     match bytes.and_then(declared) {
-        Some(found) if found > CURRENT => Err(Error::Format(Newer {
+        Some(found) if found > CURRENT => Err(Error::Format {
             path: path.to_path_buf(),
             found,
+            known: CURRENT,
             new_content: false,
-        })),
+        }),
         _ => Ok(()),
     }
 }
@@ -178,11 +145,12 @@ pub fn check_board(path: &Path, bytes: Option<&[u8]>) -> Result<()> {
 /// Refuse new content (a creation, a repair) that names a format newer than this `pair` knows.
 pub fn check_new(path: &Path, fm: &Frontmatter) -> Result<()> {
     match of(fm) {
-        found if found > CURRENT => Err(Error::Format(Newer {
+        found if found > CURRENT => Err(Error::Format {
             path: path.to_path_buf(),
             found,
+            known: CURRENT,
             new_content: true,
-        })),
+        }),
         _ => Ok(()),
     }
 }

@@ -154,6 +154,7 @@ pub fn run(a: InitArgs) -> Result<Outcome> {
     }
 
     let opts = WriteOptions {
+        description: super::invocation(),
         timeout: timeout(a.timeout)?,
         agent: Some(a.doer.clone()),
         operation: "init".to_string(),

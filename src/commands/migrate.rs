@@ -1,29 +1,13 @@
 //! `pair migrate FROM TO`: copy a blackboard between a file and a git board, byte for byte.
 
-use std::path::PathBuf;
-
-use clap::ValueHint;
 use serde_json::json;
 
 use super::{Outcome, shown, timeout};
+use crate::cli::migrate::MigrateArgs;
 use crate::error::{Error, Result};
 use crate::render::report::SCHEMA;
 use crate::store::location::Location;
 use crate::store::{self, WriteOptions};
-
-#[derive(Debug, clap::Args)]
-pub struct MigrateArgs {
-    /// The blackboard to copy: a file, or a git board (`git+<url>#<ref>:<path>`).
-    #[arg(value_name = "FROM", value_hint = ValueHint::FilePath)]
-    pub from: PathBuf,
-    /// Where to copy it: a git board whose ref does not exist yet, or a file that does not
-    /// exist yet.
-    #[arg(value_name = "TO", value_hint = ValueHint::FilePath)]
-    pub to: PathBuf,
-    /// How long to wait for the lock of a file, in seconds.
-    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
-    pub timeout: f64,
-}
 
 /// Copy the board: read it whole, check it is a valid blackboard, and create the copy
 /// (never clobbering). Nothing is added to the copy, not even a journal record, so its bytes
@@ -38,6 +22,7 @@ pub fn run(a: MigrateArgs) -> Result<Outcome> {
     }
     let bytes = store::read(&a.from)?;
     let opts = WriteOptions {
+        description: super::invocation(),
         timeout: timeout(a.timeout)?,
         agent: None,
         operation: "migrate".to_string(),

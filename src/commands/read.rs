@@ -135,7 +135,7 @@ fn wait_loop(
 /// path typed in another directory would name another file). Not with `--json`, whose stderr
 /// carries only the error envelope, nor with `--quiet`.
 fn announce_missing(board: &std::path::Path) {
-    let settings = output::settings();
+    let settings = crate::text::settings();
     if settings.json || settings.quiet {
         return;
     }
@@ -152,7 +152,7 @@ fn announce_missing(board: &std::path::Path) {
 
 /// Say once, on stderr, that the remote of a git board stopped answering and the wait goes on.
 fn announce_lost(e: &Error) {
-    let settings = output::settings();
+    let settings = crate::text::settings();
     if settings.json || settings.quiet {
         return;
     }
@@ -379,7 +379,7 @@ fn section_lines(sections: &[SectionInfo]) -> String {
 /// JSON or quiet), and return the error, which names every problem and ends with the repair
 /// command (exit 5).
 fn invalid(board: &std::path::Path, bytes: &[u8], errors: Vec<crate::error::FieldError>) -> Error {
-    let settings = output::settings();
+    let settings = crate::text::settings();
     if !settings.json && !settings.quiet {
         let style = Style::for_stdout();
         let mut text = format!("{}\n", style.bold(&output::path(board)));

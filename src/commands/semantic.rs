@@ -96,6 +96,7 @@ where
     super::agent_arg("--agent", &common.agent)?;
     let shown_board = shown(board);
     let opts = WriteOptions {
+        description: super::invocation(),
         timeout: timeout(common.timeout)?,
         agent: Some(common.agent.clone()),
         operation: operation.to_string(),

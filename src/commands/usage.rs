@@ -37,6 +37,7 @@ pub fn run(a: ReportUsageArgs) -> Result<Outcome> {
         None => Expect::Present,
     };
     let opts = WriteOptions {
+        description: super::invocation(),
         timeout: timeout(a.common.timeout)?,
         agent: Some(agent.clone()),
         operation: "report-usage".into(),

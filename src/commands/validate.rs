@@ -498,7 +498,7 @@ pub fn run(a: ValidateArgs) -> Result<Outcome> {
         "empty_dirs": empty_dirs,
         "files": reports,
     });
-    let quiet = output::settings().quiet;
+    let quiet = crate::text::settings().quiet;
     let text = match a.format {
         ValidateFormat::Text => render_text(&reports, invalid, quiet),
         ValidateFormat::Json => format!("{json}\n"),

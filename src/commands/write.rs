@@ -54,6 +54,7 @@ pub fn run(a: WriteArgs) -> Result<Outcome> {
     };
     let content = read_input(&a.content_file, "--content-file")?;
     let opts = WriteOptions {
+        description: super::invocation(),
         timeout: timeout(a.timeout)?,
         agent: a.agent.clone(),
         // The journal names a repair as one unless the writer named the operation.

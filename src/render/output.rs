@@ -9,45 +9,6 @@
 use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
-
-/// `--color`: when to colour human output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum ColorChoice {
-    /// Colour when stdout is a terminal, unless `NO_COLOR` is set or `TERM=dumb`
-    /// (`CLICOLOR_FORCE` forces it on).
-    #[default]
-    Auto,
-    /// Always colour, whatever stdout is and whatever the environment says.
-    Always,
-    /// Never colour.
-    Never,
-}
-
-/// The output settings of one run, chosen on the command line.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Settings {
-    pub color: ColorChoice,
-    /// `-q`: print only errors.
-    pub quiet: bool,
-    /// `-v`: say what was read, checked and written, with timings, on stderr.
-    pub verbose: bool,
-    /// `--json`: the machine-readable result.
-    pub json: bool,
-}
-
-static SETTINGS: OnceLock<Settings> = OnceLock::new();
-
-/// Record the settings of this run (the first call wins; the binary makes it once, after
-/// parsing the command line).
-pub fn init(settings: Settings) {
-    let _ = SETTINGS.set(settings);
-}
-
-/// The settings of this run (the defaults when [`init`] was never called).
-pub fn settings() -> Settings {
-    SETTINGS.get().copied().unwrap_or_default()
-}
 
 /// Whether to colour what goes to stdout.
 pub fn color_stdout() -> bool {
@@ -104,6 +65,7 @@ pub fn path(p: &Path) -> String {
 // ---------------------------------------------------------------------------------------------
 // hints
 
+use crate::text::{ColorChoice, settings};
 use crate::text::{escape, sanitize, shell_word};
 
 /// An error's whole message for a person: for a blackboard on disk that is invalid, the last

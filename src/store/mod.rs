@@ -74,6 +74,9 @@ pub enum Expect {
 /// Who is writing and why, recorded in the owner file while the lock is held.
 #[derive(Debug, Clone)]
 pub struct WriteOptions {
+    /// What the write is, in words: the command line as recorded (notes shortened). A git
+    /// board's commit carries it as its message.
+    pub description: String,
     pub timeout: Duration,
     pub agent: Option<String>,
     pub operation: String,
@@ -84,6 +87,7 @@ pub struct WriteOptions {
 impl Default for WriteOptions {
     fn default() -> Self {
         WriteOptions {
+            description: "pair write".to_string(),
             timeout: DEFAULT_TIMEOUT,
             agent: None,
             operation: "write".to_string(),

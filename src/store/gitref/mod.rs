@@ -95,7 +95,7 @@ pub fn allow_offline_reads() {
 }
 
 fn warn(message: &str) {
-    let s = crate::render::output::settings();
+    let s = crate::text::settings();
     if !s.json && !s.quiet {
         eprintln!("pair: warning: {message}");
     }
@@ -242,7 +242,7 @@ fn commit(
     let tree = trim(with_index(&["write-tree"], "write the tree")?);
     let who = opts.agent.clone().unwrap_or_else(|| "pair".to_string());
     let email = format!("{who}@{EMAIL_DOMAIN}");
-    let message = format!("{}\n", crate::commands::invocation());
+    let message = format!("{}\n", opts.description);
     let mut cmd = command(&cache.dir);
     cmd.env("GIT_AUTHOR_NAME", os(&who))
         .env("GIT_AUTHOR_EMAIL", os(&email))

@@ -1,6 +1,9 @@
 //! The command line: every command, flag and example. The binary parses this and hands the
 //! result to [`crate::commands`]; completions and the man page are generated from it too.
 
+pub mod ledger;
+pub mod migrate;
+
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
@@ -8,7 +11,7 @@ use clap::builder::{PossibleValue, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueHint};
 
 use crate::error::{Error, Result};
-use crate::render::output::ColorChoice;
+use crate::text::ColorChoice;
 
 use crate::board::frontmatter::Phase;
 
@@ -320,21 +323,21 @@ Examples:
       --anchor src/upload.rs:50 --title 'Fix drops errors' --evidence-file ev.md --fix-file fix.md
   pair object task.md --agent bob --severity blocking --anchor src/db.rs:7 \\
       --undeclared-impact 'upload.rs now holds the pool lock' --title … --evidence … --fix …")]
-    Object(crate::commands::ledger::ObjectArgs),
+    Object(crate::cli::ledger::ObjectArgs),
 
     /// Say how an objection was fixed (the doer, while revising).
     #[command(after_help = "\
 Examples:
   pair resolve task.md BLK-1 --agent doer --resolution 'Retries capped at 5' --surfaces src/upload.rs
   pair resolve task.md BLK-2 --agent doer --resolution-file fix-blk-2.md")]
-    Resolve(crate::commands::ledger::ResolveArgs),
+    Resolve(crate::cli::ledger::ResolveArgs),
 
     /// Dispute an objection (the doer); the arbiter rules on it.
     #[command(after_help = "\
 Examples:
   pair challenge task.md BLK-3 --agent doer --grounds 'SPEC §6 allows this: the lock is held'
   pair challenge task.md BLK-3 --agent doer --grounds-file grounds.md")]
-    Challenge(crate::commands::ledger::ChallengeArgs),
+    Challenge(crate::cli::ledger::ChallengeArgs),
 
     /// Rule on a challenge (uphold or overrule), or reject a rework (the arbiter).
     #[command(after_help = "\
@@ -342,32 +345,32 @@ Examples:
   pair rule task.md BLK-3 uphold --agent alice --reason 'The lock is not held on the error path'
   pair rule task.md BLK-4 overrule --agent doer --user-approved --reason 'The user agrees: out of scope'
   pair rule task.md rework reject-rework --agent alice --reason 'BLK-1 needed a one-line fix'")]
-    Rule(crate::commands::ledger::RuleArgs),
+    Rule(crate::cli::ledger::RuleArgs),
 
     /// Accept the resolution of your objection (the reviewer who raised it).
     #[command(after_help = "\
 Examples:
   pair accept task.md BLK-1 --agent alice")]
-    Accept(crate::commands::ledger::AcceptArgs),
+    Accept(crate::cli::ledger::AcceptArgs),
 
     /// Reopen your objection: its resolution does not fix it.
     #[command(after_help = "\
 Examples:
   pair reopen task.md BLK-1 --agent alice --reason 'Still loops when the server returns 503'")]
-    Reopen(crate::commands::ledger::ReopenArgs),
+    Reopen(crate::cli::ledger::ReopenArgs),
 
     /// Withdraw your objection.
     #[command(after_help = "\
 Examples:
   pair withdraw task.md ADV-2 --agent alice --reason 'Covered by BLK-1'")]
-    Withdraw(crate::commands::ledger::ReopenArgs),
+    Withdraw(crate::cli::ledger::ReopenArgs),
 
     /// List the objection ledger: ids, raisers, gates, rounds, anchors, states.
     #[command(after_help = "\
 Examples:
   pair objections task.md
   pair objections task.md --open --json")]
-    Objections(crate::commands::ledger::ObjectionsArgs),
+    Objections(crate::cli::ledger::ObjectionsArgs),
 
     /// Decide a gate that reached its round cap or diverged: accept, reject or defer.
     #[command(after_help = "\
@@ -376,7 +379,7 @@ Examples:
   pair decide task.md reject --agent doer --user-approved --reason 'The approach cannot work'
   pair decide task.md defer --agent alice --reason 'Needs the schema change' --escalation blocked-pending:schema-v2
   pair decide task.md defer --agent doer --user-approved --reason 'Ask the team' --escalation human")]
-    Decide(crate::commands::ledger::DecideArgs),
+    Decide(crate::cli::ledger::DecideArgs),
     /// Record tokens and cost of work that wrote nothing else (a journal record only).
     #[command(after_help = "\
 Examples:
@@ -435,7 +438,7 @@ Examples:
 Examples:
   pair migrate task.md 'git+ssh://host/repo.git#refs/pair/task:task.md'
   pair migrate 'git+file:///srv/repo.git#refs/pair/task' task.md")]
-    Migrate(crate::commands::migrate::MigrateArgs),
+    Migrate(crate::cli::migrate::MigrateArgs),
 }
 
 #[derive(Debug, Args)]
