@@ -605,31 +605,19 @@ impl Agent {
     /// return what it printed.
     fn git(&self, wt: &Path, args: &[&str], say: &str) -> Result<String> {
         let mut ev = self.event("run", say);
-        let mut cmd = Command::new("git");
-        for (k, _) in std::env::vars_os() {
-            if k.to_string_lossy().starts_with("GIT_") {
-                cmd.env_remove(k);
-            }
-        }
-        let out = cmd
-            .arg("-C")
-            .arg(wt)
-            .args([
-                "-c",
+        let out = crate::repo::git::isolated(
+            wt,
+            &[
                 "user.name=pair demo",
-                "-c",
                 "user.email=demo@pair.invalid",
-                "-c",
                 "commit.gpgsign=false",
-                "-c",
                 "init.defaultBranch=main",
-            ])
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| Error::Git {
-                message: format!("the demo runs git, which could not be started: {e}"),
-            })?;
+            ],
+            args,
+        )
+        .map_err(|e| Error::Git {
+            message: format!("the demo runs git, which could not be started: {e}"),
+        })?;
         let shown = std::iter::once("git".to_string())
             .chain(args.iter().map(|a| crate::text::shell_arg(a)))
             .collect::<Vec<_>>()

@@ -15,21 +15,15 @@ pub(crate) fn repo_root(board: &Path) -> Result<PathBuf> {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(&dir)
-        .args(["rev-parse", "--show-toplevel"])
-        .output()
-        .map_err(|e| Error::io(&dir, "run `git rev-parse --show-toplevel` in", e))?;
-    if !out.status.success() {
-        return Err(Error::Usage(format!(
+    match crate::repo::git::toplevel(&dir)
+        .map_err(|e| Error::io(&dir, "run `git rev-parse --show-toplevel` in", e))?
+    {
+        Some(top) => Ok(top),
+        None => Err(Error::Usage(format!(
             "{} is not inside a git repository; pass --repo-root DIR",
             dir.display()
-        )));
+        ))),
     }
-    Ok(PathBuf::from(
-        String::from_utf8_lossy(&out.stdout).trim_end_matches(['\n', '\r']),
-    ))
 }
 
 /// The stem of a blackboard file name: the name less one trailing `.md`, if it is safe to use as

@@ -122,16 +122,7 @@ pub fn gitignore_hint(board: &Path) -> Option<String> {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let git = |args: &[&str]| {
-        std::process::Command::new("git")
-            .arg("-C")
-            .arg(&dir)
-            .args(args)
-            .stdin(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .output()
-            .ok()
-    };
+    let git = |args: &[&str]| crate::repo::git::as_user(&dir, args).ok();
     let top = git(&["rev-parse", "--show-toplevel"]).filter(|o| o.status.success())?;
     let top = PathBuf::from(String::from_utf8_lossy(&top.stdout).trim_end_matches(['\n', '\r']));
     let name = board.file_name()?.to_string_lossy().into_owned();

@@ -89,6 +89,86 @@ pub(crate) fn command(dir: &Path) -> Command {
     cmd
 }
 
+/// Run git as the user would at a prompt in `dir` (`git -C DIR ARGS`): the user's environment
+/// and configuration apply, no standard input, stderr dropped. For questions whose answer must
+/// follow the user's own settings, such as their ignore rules.
+pub fn as_user(dir: &Path, args: &[&str]) -> std::io::Result<std::process::Output> {
+    Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+}
+
+/// Run git in `dir` with no inherited `GIT_*` variable and the given `-c` settings first, no
+/// standard input; its whole output, whatever the exit status (the caller reports it).
+pub fn isolated(
+    dir: &Path,
+    config: &[&str],
+    args: &[&str],
+) -> std::io::Result<std::process::Output> {
+    let mut cmd = Command::new("git");
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("GIT_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.arg("-C").arg(dir);
+    for c in config {
+        cmd.arg("-c").arg(c);
+    }
+    cmd.args(args).stdin(Stdio::null()).output()
+}
+
+/// The top of the git work tree `dir` is in (`git rev-parse --show-toplevel`, as the user
+/// runs it); `Ok(None)` when `dir` is in none.
+pub fn toplevel(dir: &Path) -> std::io::Result<Option<PathBuf>> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["rev-parse", "--show-toplevel"])
+        .output()?;
+    Ok(out.status.success().then(|| {
+        PathBuf::from(String::from_utf8_lossy(&out.stdout).trim_end_matches(['\n', '\r']))
+    }))
+}
+
+/// Run a prepared git command with piped output, feeding it `input` on a thread of its own
+/// (a large input would fill the pipe while git fills stdout): whether it succeeded, its stdout
+/// and its stderr. `cannot_start` words the error when the process cannot be run.
+pub(crate) fn run_piped(
+    mut cmd: Command,
+    input: Option<&[u8]>,
+    cannot_start: impl Fn(std::io::Error) -> Error,
+) -> Result<(bool, Vec<u8>, String)> {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    if input.is_some() {
+        cmd.stdin(Stdio::piped());
+    }
+    let mut child = cmd.spawn().map_err(&cannot_start)?;
+    let writer = input.map(|bytes| {
+        let mut stdin = child.stdin.take();
+        let bytes = bytes.to_vec();
+        std::thread::spawn(move || {
+            use std::io::Write;
+            if let Some(s) = stdin.as_mut() {
+                let _ = s.write_all(&bytes);
+            }
+        })
+    });
+    let out = child.wait_with_output().map_err(&cannot_start)?;
+    if let Some(w) = writer {
+        let _ = w.join();
+    }
+    Ok((
+        out.status.success(),
+        out.stdout,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    ))
+}
+
 /// Run git; its stdout, or a clear error.
 pub(crate) fn run(dir: &Path, args: &[&str], what: &str) -> Result<Vec<u8>> {
     output(command(dir).args(args), dir, args, what)

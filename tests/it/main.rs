@@ -24,6 +24,7 @@ mod init;
 mod journal;
 mod json;
 mod law;
+mod layers;
 mod ledger;
 mod lifecycle;
 mod limits;

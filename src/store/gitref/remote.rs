@@ -8,7 +8,7 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, SystemTime};
 
@@ -85,44 +85,14 @@ pub fn command(dir: &Path) -> Command {
     cmd
 }
 
-/// Run a prepared git command, feeding it `input`.
-pub fn run_cmd(mut cmd: Command, input: Option<&[u8]>, what: &str) -> Result<Ran> {
-    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-    if input.is_some() {
-        cmd.stdin(Stdio::piped());
-    }
-    let mut child = cmd.spawn().map_err(|e| missing_git(what, &e))?;
-    if let Some(bytes) = input {
-        let mut stdin = child.stdin.take();
-        let bytes = bytes.to_vec();
-        // Written on a thread: a large board would fill the pipe while git fills stdout.
-        let writer = std::thread::spawn(move || {
-            use std::io::Write;
-            if let Some(s) = stdin.as_mut() {
-                let _ = s.write_all(&bytes);
-            }
-        });
-        let out = child
-            .wait_with_output()
-            .map_err(|e| missing_git(what, &e))?;
-        let _ = writer.join();
-        return Ok(ran(out));
-    }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| missing_git(what, &e))?;
-    Ok(ran(out))
+/// Run a prepared git command, feeding it `input` (the process is started by
+/// [`crate::repo::git::run_piped`], the one place git runs).
+pub fn run_cmd(cmd: Command, input: Option<&[u8]>, what: &str) -> Result<Ran> {
+    let (ok, stdout, stderr) = crate::repo::git::run_piped(cmd, input, |e| missing_git(what, e))?;
+    Ok(Ran { ok, stdout, stderr })
 }
 
-fn ran(out: std::process::Output) -> Ran {
-    Ran {
-        ok: out.status.success(),
-        stdout: out.stdout,
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-fn missing_git(what: &str, e: &std::io::Error) -> Error {
+fn missing_git(what: &str, e: std::io::Error) -> Error {
     Error::Git {
         message: match e.kind() {
             std::io::ErrorKind::NotFound => format!(

@@ -1,0 +1,166 @@
+//! The crate's layers: `src/lib.rs` declares its top-level modules in layer order, and no file
+//! under `src/` may refer to a module declared after its own (tests inside a file may).
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// The top-level modules in the order `lib.rs` declares them.
+fn layers() -> Vec<String> {
+    fs::read_to_string(src().join("lib.rs"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.strip_prefix("pub mod ")?.strip_suffix(';'))
+        .map(str::to_string)
+        .collect()
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The code of a file without comments and without its `#[cfg(test)]` module.
+fn code(text: &str) -> String {
+    let text = match text.find("#[cfg(test)]\nmod tests") {
+        Some(i) => &text[..i],
+        None => text,
+    };
+    text.lines()
+        .map(|l| match l.trim_start().starts_with("//") {
+            true => "",
+            false => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Every `crate::name` a piece of code refers to, with `crate::{a, b::c}` groups opened.
+fn references(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = code;
+    while let Some(i) = rest.find("crate::") {
+        let after = &rest[i + "crate::".len()..];
+        let word_start = i == 0 || {
+            let c = rest[..i].chars().next_back().unwrap();
+            !(c.is_alphanumeric() || c == '_' || c == ':')
+        };
+        if word_start {
+            if let Some(group) = after.strip_prefix('{') {
+                let end = group.find('}').unwrap_or(group.len());
+                for item in group[..end].split(',') {
+                    let name: String = item
+                        .trim()
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect();
+                    out.push(name);
+                }
+            } else {
+                out.push(
+                    after
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect(),
+                );
+            }
+        }
+        rest = after;
+    }
+    out
+}
+
+#[test]
+fn every_reference_goes_to_a_layer_declared_before() {
+    let order = layers();
+    assert!(order.len() >= 10, "lib.rs declares the layers: {order:?}");
+    let rank: BTreeMap<&str, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.as_str(), i))
+        .collect();
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut wrong = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(src()).unwrap();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_str()
+            .unwrap();
+        let module = first.trim_end_matches(".rs");
+        if module == "lib" || module == "main" {
+            continue;
+        }
+        let Some(&own) = rank.get(module) else {
+            panic!(
+                "{}: module {module} is not declared in lib.rs",
+                rel.display()
+            );
+        };
+        for r in references(&code(&fs::read_to_string(f).unwrap())) {
+            if let Some(&used) = rank.get(r.as_str())
+                && used > own
+            {
+                wrong.push(format!(
+                    "{} ({module}, layer {}) refers to crate::{r} (layer {})",
+                    rel.display(),
+                    own + 1,
+                    used + 1
+                ));
+            }
+        }
+    }
+    wrong.sort();
+    wrong.dedup();
+    assert!(
+        wrong.is_empty(),
+        "references against the layer order declared in src/lib.rs:\n  {}",
+        wrong.join("\n  ")
+    );
+}
+
+#[test]
+fn only_repo_starts_git() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut wrong = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(src()).unwrap();
+        if rel.starts_with("repo") {
+            continue;
+        }
+        let code = code(&fs::read_to_string(f).unwrap());
+        if code.contains("Command::new(\"git\")") {
+            wrong.push(rel.display().to_string());
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "git started outside src/repo/:\n  {}",
+        wrong.join("\n  ")
+    );
+}
+
+#[test]
+fn the_reference_reader_sees_groups_and_paths() {
+    let found = references("use crate::{a, b::c};\nlet x = crate::d::e(); notcrate::f;");
+    assert_eq!(found, ["a", "b", "d"]);
+    assert_eq!(
+        code("x\n// crate::y\n#[cfg(test)]\nmod tests { crate::z }"),
+        "x\n"
+    );
+}
