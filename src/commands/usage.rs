@@ -7,7 +7,7 @@ use super::{Outcome, shown, timeout};
 use crate::board::frontmatter::Phase;
 use crate::board::journal::{Usage, cost_number, cost_text};
 use crate::cli::ReportUsageArgs;
-use crate::error::{Error, Hint, Result};
+use crate::error::{Error, Result};
 use crate::render::report::SCHEMA;
 use crate::store::{self, Built, Expect, WriteOptions};
 
@@ -51,18 +51,7 @@ pub fn run(a: ReportUsageArgs) -> Result<Outcome> {
         };
         let valid = crate::law::validate::check_bytes(&current.bytes)
             .map_err(|r| Error::invalid(&a.board, r.errors, false))?;
-        if valid.parsed.fm.agent(agent).is_none() {
-            return Err(Error::refused(
-                format!(
-                    "{agent} is not on this blackboard; only its agents report usage on it{}",
-                    crate::law::did_you_mean(&valid.parsed.fm, agent)
-                ),
-                Hint::Run {
-                    command: "register",
-                    args: vec!["--agent".into(), agent.clone()],
-                },
-            ));
-        }
+        crate::law::may_report_usage(&valid.parsed.fm, agent)?;
         // Nothing changes but the journal: the content is checked, so is not checked again.
         Ok(Built {
             bytes: current.bytes.clone(),

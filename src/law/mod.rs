@@ -85,6 +85,24 @@ fn register_hint(id: &str) -> Hint {
     }
 }
 
+/// Who may report usage on a board (`pair report-usage`): one of its agents. The refusal names
+/// the closest id and the command that puts the agent on the board.
+pub fn may_report_usage(fm: &Frontmatter, agent: &str) -> Result<()> {
+    if fm.agent(agent).is_some() {
+        return Ok(());
+    }
+    Err(Error::refused(
+        format!(
+            "{agent} is not on this blackboard; only its agents report usage on it{}",
+            did_you_mean(fm, agent)
+        ),
+        Hint::Run {
+            command: "register",
+            args: vec!["--agent".into(), agent.to_string()],
+        },
+    ))
+}
+
 /// ", did you mean `x`?" when an agent id on the blackboard (or a required one) is close to
 /// `id`; nothing otherwise.
 pub fn did_you_mean(fm: &Frontmatter, id: &str) -> String {

@@ -73,25 +73,7 @@ fn replace_approval(fm: &mut Frontmatter, ctx: &Ctx, gate: Target, id: &str) -> 
 /// `object`: a required reviewer raises an objection on the gate under review.
 pub fn object(fm: &mut Frontmatter, ctx: &Ctx, r: &Raise) -> Result<Edit> {
     admit(fm, ctx, Command::Object)?;
-    let Some(gate) = fm.phase.review_target() else {
-        return Err(Error::refused(
-            format!(
-                "phase {} is not a review phase: objections are raised on the artifact under \
-                 review",
-                fm.phase
-            ),
-            Hint::Run {
-                command: "poll",
-                args: vec!["--agent".into(), ctx.agent.clone(), "--wait".into()],
-            },
-        ));
-    };
-    if !fm.required_reviewers.contains(&ctx.agent) {
-        return Err(Error::protocol(format!(
-            "{:?} is not a required reviewer; only required reviewers raise objections",
-            ctx.agent
-        )));
-    }
+    let gate = crate::law::ledger::objection_gate(fm, &ctx.agent)?;
     if let Some((t, n)) = r.checked
         && (t != gate || fm.counter(gate) != n)
     {
@@ -119,17 +101,10 @@ pub fn object(fm: &mut Frontmatter, ctx: &Ctx, r: &Raise) -> Result<Edit> {
         (None, Severity::Blocking) => Kind::Blocking,
         (None, Severity::Advisory) => Kind::Advisory,
     };
-    if let Some(cause) = &r.regression_of {
-        let ok = fm
-            .ledger
-            .of_gate(gate)
-            .any(|o| &o.id == cause && matches!(o.state, State::Resolved | State::Accepted));
-        if !ok {
-            return Err(Error::protocol(format!(
-                "--regression-of {cause}: a regression is tied to a resolved (or accepted) \
-                 objection of the {gate} gate whose resolution caused it; {cause} is not one"
-            )));
-        }
+    if let Some(cause) = &r.regression_of
+        && let Some(why) = crate::law::ledger::regression_cause_refusal(&fm.ledger, gate, cause)
+    {
+        return Err(Error::protocol(format!("--regression-of {cause}: {why}")));
     }
     let id = fm.ledger.next_id(kind);
     let round = round_of(fm, gate);

@@ -362,6 +362,45 @@ fn verb_fits(
     }
 }
 
+/// The gate an agent may raise an objection on now: its artifact must be under review, and the
+/// agent a required reviewer. The one statement of that rule, for `pair object` and for a raw
+/// write that adds an objection.
+pub fn objection_gate(fm: &Frontmatter, agent: &str) -> Result<Target> {
+    let Some(gate) = fm.phase.review_target() else {
+        return Err(Error::refused(
+            format!(
+                "phase {} is not a review phase: objections are raised on the artifact under \
+                 review",
+                fm.phase
+            ),
+            crate::error::Hint::Run {
+                command: "poll",
+                args: vec!["--agent".into(), agent.to_string(), "--wait".into()],
+            },
+        ));
+    };
+    if !fm.required_reviewers.iter().any(|r| r == agent) {
+        return Err(refuse(format!(
+            "{agent:?} is not a required reviewer; only required reviewers raise objections"
+        )));
+    }
+    Ok(gate)
+}
+
+/// Why `cause` cannot be the cause of a regression on `gate` (`None`: it can). A regression is
+/// tied to a resolved (or accepted) objection of its gate whose resolution caused it.
+pub fn regression_cause_refusal(ledger: &Ledger, gate: Target, cause: &str) -> Option<String> {
+    let ok = ledger
+        .of_gate(gate)
+        .any(|o| o.id == cause && matches!(o.state, State::Resolved | State::Accepted));
+    (!ok).then(|| {
+        format!(
+            "a regression is tied to a resolved (or accepted) objection of the {gate} gate whose \
+             resolution caused it; {cause} is not one"
+        )
+    })
+}
+
 /// A new objection: raised by a required reviewer, in a review phase of its gate, with the next
 /// id of its kind, in the current round, with an anchor of an accepted form.
 fn check_new(
@@ -373,19 +412,23 @@ fn check_new(
     role: Role,
 ) -> Result<()> {
     let path = format!("ledger.objections.{n}");
-    if o.by != id || role != Role::Reviewer || !old.required_reviewers.iter().any(|r| r == id) {
+    if o.by != id || role != Role::Reviewer {
         return Err(refuse(format!(
             "field `{path}` ({}): an objection is raised by a required reviewer under its own \
              id (`pair object`); {id} may not raise one as {:?}",
             o.id, o.by
         )));
     }
-    if old.phase.review_target() != Some(o.gate) {
-        return Err(refuse(format!(
-            "field `{path}` ({}): an objection to the {} is raised while it is under review; \
-             the phase is {}",
-            o.id, o.gate, old.phase
-        )));
+    match objection_gate(old, id) {
+        Err(e) => return Err(refuse(format!("field `{path}` ({}): {e}", o.id))),
+        Ok(gate) if gate != o.gate => {
+            return Err(refuse(format!(
+                "field `{path}` ({}): an objection to the {} is raised while it is under review; \
+                 the phase is {}",
+                o.id, o.gate, old.phase
+            )));
+        }
+        Ok(_) => {}
     }
     let Some((kind, _)) = Kind::parse_id(&o.id) else {
         return Err(refuse(format!(
@@ -417,14 +460,8 @@ fn check_new(
     }
     match (kind, &o.cause) {
         (Kind::Regression, Some(c)) => {
-            let ok = before
-                .of_gate(o.gate)
-                .any(|p| &p.id == c && matches!(p.state, State::Resolved | State::Accepted));
-            if !ok {
-                return Err(refuse(format!(
-                    "field `{path}.cause`: a regression names the resolved objection of the same \
-                     gate whose resolution caused it; {c} is not one"
-                )));
+            if let Some(why) = regression_cause_refusal(before, o.gate, c) {
+                return Err(refuse(format!("field `{path}.cause`: {why}")));
             }
         }
         (Kind::Regression, None) => {
