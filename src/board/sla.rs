@@ -347,7 +347,7 @@ pub fn emit(out: &mut String, limits: &[Limit]) {
     }
 }
 
-/// The SLA table in Markdown, for the README (checked against it by a test).
+/// The SLA table in Markdown, for docs/protocol.md (checked against it by a test).
 pub fn markdown_table() -> String {
     let mut t = String::from("| SLA | phases | bounds |\n|---|---|---|\n");
     for r in TABLE {

@@ -519,7 +519,7 @@ pub struct WatchArgs {
     #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
     pub interval: f64,
     /// Run `sh -c CMD` for each stall, missing reviewer or dead writer reported (see PAIR_* in
-    /// the README).
+    /// docs/protocol.md).
     #[arg(long, value_name = "CMD")]
     pub on_stall: Option<String>,
     /// Run `sh -c CMD` for each SLA breach reported.
@@ -884,7 +884,7 @@ pub struct InitArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_rounds: Option<u32>,
     /// Service levels: NAME=DURATION, comma-separated or repeated (review=2h,revision=4h; the
-    /// names are in the README's SLA table).
+    /// names are in the SLA table of docs/protocol.md).
     #[arg(long, value_name = "NAME=DURATION")]
     pub sla: Vec<String>,
     /// How long to wait for the lock, in seconds.

@@ -1,7 +1,7 @@
 //! The verified git lifecycle: what must be true in the repository before a board records a
 //! commit, a merge or a cleanup, and which of those checks apply to a board.
 //!
-//! The checks are a table ([`CHECKS`]) read by `advance`, `validate` and the README. They apply
+//! The checks are a table ([`CHECKS`]) read by `advance` and `validate`. They apply
 //! when the board records a repository (`repo_root`, set by `pair worktree create`); a board
 //! without one (plan-only work, docs, a worktree named by `advance CODING --worktree` alone)
 //! moves as before.

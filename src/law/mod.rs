@@ -783,7 +783,7 @@ fn find_row(
     if rows.is_empty() {
         return Err(refuse(format!(
             "field `phase`: there is no transition from {from} to {to} (see the phase table in \
-             the README; a human can force it with `pair write --repair --reason TEXT`)"
+             docs/protocol.md; a human can force it with `pair write --repair --reason TEXT`)"
         )));
     }
     let allowed = |t: &Transition| match t.actor {

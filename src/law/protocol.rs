@@ -1172,7 +1172,7 @@ impl Transition {
     }
 }
 
-/// The transition table as a Markdown table, for the README (a test keeps the two identical).
+/// The transition table as a Markdown table, for docs/protocol.md (a test keeps the two identical).
 pub fn markdown_table() -> String {
     let mut out =
         String::from("| from | to | who | command | condition |\n|---|---|---|---|---|\n");

@@ -1,5 +1,6 @@
-//! The docs describe the code that runs: the README's phase and SLA tables are the program's tables,
-//! and what the README and the manifest say about installing is true.
+//! The docs describe the code that runs: the phase and SLA tables of docs/protocol.md are the
+//! program's tables, what the README and the manifest say about installing is true, and every
+//! link between the README and docs/ leads to a file and a heading that exist.
 
 use std::fs;
 use std::path::Path;
@@ -17,7 +18,8 @@ fn readme_and_manifest_say_only_true_things_about_installing() {
             "{name} still has a placeholder URL"
         );
     }
-    assert!(readme.contains("repo: local"));
+    let commands = fs::read_to_string(root.join("docs/commands.md")).unwrap();
+    assert!(commands.contains("repo: local"));
     assert!(readme.contains("*.md.lock.owner.json"));
     // Installing is explained before the first `pair` command of the walkthrough.
     let install = readme.find("cargo install --locked --path .").unwrap();
@@ -27,9 +29,9 @@ fn readme_and_manifest_say_only_true_things_about_installing() {
 }
 
 #[test]
-fn readme_phase_table_is_the_transition_table() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("README.md");
+fn documented_phase_table_is_the_transition_table() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/protocol.md"))
+        .expect("docs/protocol.md");
     let start = readme
         .find("<!-- phase-table:start -->\n")
         .expect("start marker")
@@ -38,14 +40,14 @@ fn readme_phase_table_is_the_transition_table() {
     assert_eq!(
         readme[start..end].trim(),
         pair::law::protocol::markdown_table().trim(),
-        "README phase table is out of date: regenerate it with `cargo run --example phase_table`"
+        "the phase table of docs/protocol.md is out of date: regenerate it with `cargo run --example phase_table`"
     );
 }
 
 #[test]
-fn readme_sla_table_is_the_sla_table() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("README.md");
+fn documented_sla_table_is_the_sla_table() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/protocol.md"))
+        .expect("docs/protocol.md");
     let start = readme
         .find("<!-- sla-table:start -->\n")
         .expect("start marker")
@@ -54,6 +56,119 @@ fn readme_sla_table_is_the_sla_table() {
     assert_eq!(
         readme[start..end].trim(),
         pair::board::sla::markdown_table().trim(),
-        "README SLA table is out of date: copy pair::board::sla::markdown_table() into it"
+        "the SLA table of docs/protocol.md is out of date: copy pair::board::sla::markdown_table() into it"
+    );
+}
+
+/// GitHub's anchor for a heading: lower case, punctuation other than `-` and `_` dropped, spaces
+/// as `-`.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ' '))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// The lines of a Markdown text outside code fences, numbered from 1.
+fn prose(text: &str) -> Vec<(usize, &str)> {
+    let mut fence = false;
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.starts_with("```") {
+            fence = !fence;
+        } else if !fence {
+            out.push((n + 1, line));
+        }
+    }
+    out
+}
+
+fn anchors(text: &str) -> Vec<String> {
+    prose(text)
+        .into_iter()
+        .filter_map(|(_, l)| {
+            let rest = l.trim_start_matches('#');
+            (rest.len() < l.len() && l.len() - rest.len() <= 6 && rest.starts_with(' '))
+                .then(|| anchor(rest))
+        })
+        .collect()
+}
+
+#[test]
+fn every_link_of_the_readme_and_the_docs_leads_somewhere() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages = vec![root.join("README.md")];
+    for e in fs::read_dir(root.join("docs")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "md") {
+            pages.push(p);
+        }
+    }
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for page in &pages {
+        let text = fs::read_to_string(page).unwrap();
+        for (n, line) in prose(&text) {
+            for (i, _) in line.match_indices("](") {
+                let target: String = line[i + 2..]
+                    .chars()
+                    .take_while(|c| *c != ')' && !c.is_whitespace())
+                    .collect();
+                if target.contains("://") || target.starts_with("mailto:") {
+                    continue;
+                }
+                checked += 1;
+                let (file, heading) = target.split_once('#').unwrap_or((&target, ""));
+                let linked = if file.is_empty() {
+                    page.clone()
+                } else {
+                    page.parent().unwrap().join(file)
+                };
+                let at = format!(
+                    "{}:{n}: {target}",
+                    page.strip_prefix(root).unwrap().display()
+                );
+                if !linked.exists() {
+                    broken.push(format!("{at}: no such file"));
+                } else if !heading.is_empty()
+                    && linked.extension().is_some_and(|x| x == "md")
+                    && !anchors(&fs::read_to_string(&linked).unwrap())
+                        .contains(&heading.to_string())
+                {
+                    broken.push(format!("{at}: no such heading"));
+                }
+            }
+        }
+    }
+    assert!(
+        pages.len() >= 5 && checked >= 20,
+        "{checked} links in {pages:?}"
+    );
+    assert!(
+        broken.is_empty(),
+        "broken links:\n  {}",
+        broken.join("\n  ")
+    );
+}
+
+#[test]
+fn the_readme_is_a_first_hour_not_the_reference() {
+    let readme =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    for needed in [
+        "cargo run --release -- demo",
+        "cargo test",
+        "## Walkthrough: a doer and a reviewer in two terminals",
+        "## Walkthrough: a reviewer on another machine",
+    ] {
+        assert!(readme.contains(needed), "the README lacks {needed:?}");
+    }
+    assert!(
+        readme.lines().count() <= 300,
+        "the README has {} lines: reference belongs in docs/",
+        readme.lines().count()
     );
 }

@@ -884,13 +884,13 @@ fn objections_are_raised_only_by_required_reviewers_under_review() {
 }
 
 #[test]
-fn the_readme_ledger_table_is_the_moves_table() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+fn the_documented_ledger_table_is_the_moves_table() {
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/protocol.md")).unwrap();
     let table = pair::board::ledger::markdown_table();
     assert!(
-        readme.contains(&table),
-        "README.md must contain the ledger table exactly as generated:\n{table}"
+        doc.contains(&table),
+        "docs/protocol.md must contain the ledger table exactly as generated:\n{table}"
     );
 }
 

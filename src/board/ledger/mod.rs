@@ -6,7 +6,7 @@
 //! state and title); the full texts (evidence, fix, resolutions, grounds, rulings) are body
 //! entries. [`MOVES`] is the one statement of who may move an objection from which state to
 //! which, in which phase: the commands, the law (so a raw `write --as` is held to it), `poll`'s
-//! next step and the README table all read it.
+//! next step and the table in docs/protocol.md all read it.
 //!
 //! * [`anchor`] — the anchor forms and their syntax;
 //! * [`form`] — the `ledger:` block of the frontmatter, written and read;
@@ -451,7 +451,7 @@ impl Mover {
     }
 }
 
-/// The moves as a Markdown table, for the README (a test keeps the two identical).
+/// The moves as a Markdown table, for docs/protocol.md (a test keeps the two identical).
 pub fn markdown_table() -> String {
     let mut out = String::from("| from | to | who | command | when |\n|---|---|---|---|---|\n");
     for m in MOVES {

@@ -289,7 +289,7 @@ fn check_objections(
         if rows.is_empty() {
             return Err(refuse(format!(
                 "field `{path}.state` ({}): no rule moves an objection from `{}` to `{}` (see \
-                 the ledger table in the README)",
+                 the ledger table in docs/protocol.md)",
                 a.id, a.state, b.state
             )));
         }
