@@ -204,13 +204,14 @@ pub fn transact<F>(
     opts: &WriteOptions,
     agent: &str,
     consent: &Consent,
+    s: &store::Session,
     mut op: F,
 ) -> Result<Committed>
 where
     F: FnMut(&mut Frontmatter, &Ctx) -> Result<Edit>,
 {
     let mut outcome = None;
-    let written = store::update(path, expect, opts, |current| {
+    let written = store::update(path, expect, opts, s, |current| {
         let Some(current) = current else {
             return Err(Error::Missing {
                 path: path.to_path_buf(),

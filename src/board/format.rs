@@ -21,7 +21,6 @@
 //! byte for byte what it was.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::board::frontmatter::Frontmatter;
 use crate::board::yaml::{Node, Value};
@@ -62,9 +61,6 @@ pub fn conv(v: &Value) -> std::result::Result<Option<u32>, String> {
     }
 }
 
-/// The largest format a read came across in this process (0: none newer than [`CURRENT`]).
-static NEWER_READ: AtomicU32 = AtomicU32::new(0);
-
 /// Called for every frontmatter read ([`crate::board::frontmatter::from_node`]): a board of a newer format
 /// gets a warning, and an error list on it a last line saying the format may be why.
 pub fn on_read(
@@ -76,7 +72,6 @@ pub fn on_read(
     let Some(found) = format.filter(|f| *f > CURRENT) else {
         return;
     };
-    NEWER_READ.fetch_max(found, Ordering::Relaxed);
     let line = line.filter(|l| *l > 0);
     warnings.insert(
         0,
@@ -101,20 +96,17 @@ pub fn on_read(
     }
 }
 
-/// The warning for a command that read a board of a newer format (`None`: it read none).
-pub fn read_notice() -> Option<String> {
-    match NEWER_READ.load(Ordering::Relaxed) {
-        0 => None,
-        found => Some(format!(
-            "the board read is format {found}, newer than this pair knows (format {CURRENT}): it \
-             was read as far as this version can, and writes to it are refused; upgrade pair"
-        )),
-    }
+/// The warning for a command that read a board of format `found`, newer than this `pair` knows.
+pub fn read_notice(found: u32) -> String {
+    format!(
+        "the board read is format {found}, newer than this pair knows (format {CURRENT}): it \
+         was read as far as this version can, and writes to it are refused; upgrade pair"
+    )
 }
 
 /// The `format` a board's bytes declare, read without judging the rest of the frontmatter (a
 /// newer format may not read as this one). `None` when it says none, or cannot be read.
-fn declared(bytes: &[u8]) -> Option<u32> {
+pub fn declared(bytes: &[u8]) -> Option<u32> {
     let doc = crate::board::document::Document::parse_frontmatter_only(bytes).ok()?;
     // Boards without the key cost one scan of the frontmatter, not a second parse.
     memchr::memmem::find(doc.fm_text.as_bytes(), FIELD.as_bytes())?;

@@ -10,13 +10,14 @@ use crate::cli::{AwayArgs, ExtendArgs, UnrequireArgs};
 use crate::error::{Error, Result};
 use crate::law::Consent;
 use crate::ops;
+use crate::store::Session;
 
 fn with_reason(mut c: Consent, reason: &str) -> Consent {
     c.reason = Some(reason.to_string());
     c
 }
 
-pub fn extend(a: ExtendArgs) -> Result<Outcome> {
+pub fn extend(a: ExtendArgs, s: &Session) -> Result<Outcome> {
     let limits = crate::board::sla::parse_assignments(&a.sla)
         .map_err(|e| Error::Usage(format!("--sla: {e}")))?;
     let reason = a.reason.clone();
@@ -25,6 +26,7 @@ pub fn extend(a: ExtendArgs) -> Result<Outcome> {
         &a.common,
         "extend",
         with_reason(consent(a.user_approved, None), &a.reason),
+        s,
         |fm, ctx| ops::extend(fm, ctx, &limits, &reason),
     )
 }
@@ -53,7 +55,7 @@ fn until_arg(s: &str) -> Result<Until> {
     })
 }
 
-pub fn away(a: AwayArgs) -> Result<Outcome> {
+pub fn away(a: AwayArgs, s: &Session) -> Result<Outcome> {
     let until = a.until.as_deref().map(until_arg).transpose()?;
     let reason = a.reason.clone().unwrap_or_default();
     apply(
@@ -61,6 +63,7 @@ pub fn away(a: AwayArgs) -> Result<Outcome> {
         &a.common,
         "away",
         consent(false, None),
+        s,
         |fm, ctx| {
             let at = until.map(|u| match u {
                 Until::At(t) => t,
@@ -71,7 +74,7 @@ pub fn away(a: AwayArgs) -> Result<Outcome> {
     )
 }
 
-pub fn unrequire(a: UnrequireArgs) -> Result<Outcome> {
+pub fn unrequire(a: UnrequireArgs, s: &Session) -> Result<Outcome> {
     super::agent_arg("ID", &a.reviewer)?;
     let reason = a.reason.clone();
     let id = a.reviewer.clone();
@@ -80,6 +83,7 @@ pub fn unrequire(a: UnrequireArgs) -> Result<Outcome> {
         &a.common,
         "unrequire",
         with_reason(consent(a.user_approved, None), &a.reason),
+        s,
         |fm, ctx| ops::unrequire(fm, ctx, &id, &reason),
     )
 }

@@ -20,6 +20,7 @@ use crate::error::Result;
 use crate::law::protocol::{self};
 use crate::render::report::{SCHEMA, current_target};
 use crate::store;
+use crate::store::Session;
 use crate::text::shell_line;
 use crate::text::shell_word;
 
@@ -32,11 +33,11 @@ struct Part {
     text: String,
 }
 
-pub fn run(a: BriefArgs) -> Result<Outcome> {
+pub fn run(a: BriefArgs, s: &Session) -> Result<Outcome> {
     if let Some(id) = &a.agent {
         agent_arg("--agent", id)?;
     }
-    let loaded = store::load(&a.board)?;
+    let loaded = store::load(&a.board, s)?;
     let doc = &loaded.valid.doc;
     let fm = &loaded.valid.parsed.fm;
     let all = entry::entries(doc);

@@ -16,9 +16,10 @@ use crate::error::{Error, Result};
 use crate::render::report::SCHEMA;
 use crate::repo::pin::{self, FileStat};
 use crate::store;
+use crate::store::Session;
 
-pub fn run(a: DiffArgs, json_out: bool) -> Result<Outcome> {
-    let loaded = store::load(&a.board)?;
+pub fn run(a: DiffArgs, json_out: bool, s: &Session) -> Result<Outcome> {
+    let loaded = store::load(&a.board, s)?;
     let fm = &loaded.valid.parsed.fm;
     let Some(target) = fm.phase.review_target() else {
         return Err(Error::protocol(format!(

@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::law::protocol;
 use crate::law::validate;
 use crate::render::report::SCHEMA;
+use crate::store::Session;
 use crate::store::{self, Expect, WriteOptions};
 
 /// The built-in template, embedded so the binary works on its own.
@@ -72,7 +73,7 @@ fn goal_text(a: &InitArgs) -> Result<Option<String>> {
     Ok(goal)
 }
 
-pub fn run(a: InitArgs) -> Result<Outcome> {
+pub fn run(a: InitArgs, s: &Session) -> Result<Outcome> {
     super::agent_arg("--doer", &a.doer)?;
     if !is_work_type(&a.work_type) {
         return Err(Error::Usage(format!(
@@ -160,7 +161,7 @@ pub fn run(a: InitArgs) -> Result<Outcome> {
         operation: "init".to_string(),
         usage: (&a.usage).try_into()?,
     };
-    let written = store::update(&a.board, Expect::Absent, &opts, |_| {
+    let written = store::update(&a.board, Expect::Absent, &opts, s, |_| {
         // The creation time is taken under the lock, like every write's.
         fm.phase_updated_at = Timestamp::now();
         Ok(doc.render(&fm.emit()).into_bytes())

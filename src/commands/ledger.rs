@@ -21,6 +21,7 @@ use crate::ops::ledger::{self as ops, Decision, Raise, Ruling};
 use crate::render::report::SCHEMA;
 use crate::repo::anchor::{self as observed_anchor, Artifact};
 use crate::store;
+use crate::store::Session;
 
 /// A text given inline or in a file (`-` for stdin).
 fn text(value: &Option<String>, file: &Option<PathBuf>, flag: &str) -> Result<Option<String>> {
@@ -55,9 +56,10 @@ fn check_anchor(
     agent: &str,
     a: &str,
     undeclared: bool,
+    s: &Session,
 ) -> Result<Option<(Target, u32)>> {
     let parsed = anchor::parse(a).map_err(|e| Error::Usage(e.0))?;
-    let Ok(loaded) = store::load(board) else {
+    let Ok(loaded) = store::load(board, s) else {
         return Ok(None);
     };
     let fm = &loaded.valid.parsed.fm;
@@ -102,7 +104,7 @@ fn check_anchor(
     Ok(Some((target, fm.counter(target))))
 }
 
-pub fn object(a: ObjectArgs) -> Result<Outcome> {
+pub fn object(a: ObjectArgs, s: &Session) -> Result<Outcome> {
     super::agent_arg("--agent", &a.common.agent)?;
     let title = required(&a.title, &a.title_file, "--title")?;
     let evidence = required(&a.evidence, &a.evidence_file, "--evidence")?;
@@ -112,7 +114,13 @@ pub fn object(a: ObjectArgs) -> Result<Outcome> {
         &a.undeclared_impact_file,
         "--undeclared-impact",
     )?;
-    let checked = check_anchor(&a.board, &a.common.agent, &a.anchor, undeclared.is_some())?;
+    let checked = check_anchor(
+        &a.board,
+        &a.common.agent,
+        &a.anchor,
+        undeclared.is_some(),
+        s,
+    )?;
     let raise = Raise {
         severity: match a.severity {
             SeverityArg::Blocking => Severity::Blocking,
@@ -126,10 +134,14 @@ pub fn object(a: ObjectArgs) -> Result<Outcome> {
         undeclared,
         checked,
     };
-    let mut out =
-        super::semantic::apply(&a.board, &a.common, "object", consent(false), |fm, ctx| {
-            ops::object(fm, ctx, &raise)
-        })?;
+    let mut out = super::semantic::apply(
+        &a.board,
+        &a.common,
+        "object",
+        consent(false),
+        s,
+        |fm, ctx| ops::object(fm, ctx, &raise),
+    )?;
     // The new id, for the caller to name in its verdict.
     let id = out.json["summary"]
         .as_str()
@@ -141,26 +153,32 @@ pub fn object(a: ObjectArgs) -> Result<Outcome> {
     Ok(out)
 }
 
-pub fn resolve(a: ResolveArgs) -> Result<Outcome> {
+pub fn resolve(a: ResolveArgs, s: &Session) -> Result<Outcome> {
     let resolution = required(&a.resolution, &a.resolution_file, "--resolution")?;
     let surfaces = a.surfaces.clone();
-    super::semantic::apply(&a.board, &a.common, "resolve", consent(false), |fm, ctx| {
-        ops::resolve(fm, ctx, &a.id, &resolution, &surfaces)
-    })
+    super::semantic::apply(
+        &a.board,
+        &a.common,
+        "resolve",
+        consent(false),
+        s,
+        |fm, ctx| ops::resolve(fm, ctx, &a.id, &resolution, &surfaces),
+    )
 }
 
-pub fn challenge(a: ChallengeArgs) -> Result<Outcome> {
+pub fn challenge(a: ChallengeArgs, s: &Session) -> Result<Outcome> {
     let grounds = required(&a.grounds, &a.grounds_file, "--grounds")?;
     super::semantic::apply(
         &a.board,
         &a.common,
         "challenge",
         consent(false),
+        s,
         |fm, ctx| ops::challenge(fm, ctx, &a.id, &grounds),
     )
 }
 
-pub fn rule(a: RuleArgs) -> Result<Outcome> {
+pub fn rule(a: RuleArgs, s: &Session) -> Result<Outcome> {
     let reason = required(&a.reason.reason, &a.reason.reason_file, "--reason")?;
     let ruling = match a.ruling {
         RulingArg::Uphold => Ruling::Uphold,
@@ -172,35 +190,47 @@ pub fn rule(a: RuleArgs) -> Result<Outcome> {
         &a.common,
         "rule",
         consent(a.user_approved),
+        s,
         |fm, ctx| ops::rule(fm, ctx, &a.id, ruling, &reason),
     )
 }
 
-pub fn accept(a: AcceptArgs) -> Result<Outcome> {
-    super::semantic::apply(&a.board, &a.common, "accept", consent(false), |fm, ctx| {
-        ops::accept(fm, ctx, &a.id)
-    })
+pub fn accept(a: AcceptArgs, s: &Session) -> Result<Outcome> {
+    super::semantic::apply(
+        &a.board,
+        &a.common,
+        "accept",
+        consent(false),
+        s,
+        |fm, ctx| ops::accept(fm, ctx, &a.id),
+    )
 }
 
-pub fn reopen(a: ReopenArgs) -> Result<Outcome> {
+pub fn reopen(a: ReopenArgs, s: &Session) -> Result<Outcome> {
     let reason = required(&a.reason.reason, &a.reason.reason_file, "--reason")?;
-    super::semantic::apply(&a.board, &a.common, "reopen", consent(false), |fm, ctx| {
-        ops::reopen(fm, ctx, &a.id, &reason)
-    })
+    super::semantic::apply(
+        &a.board,
+        &a.common,
+        "reopen",
+        consent(false),
+        s,
+        |fm, ctx| ops::reopen(fm, ctx, &a.id, &reason),
+    )
 }
 
-pub fn withdraw(a: ReopenArgs) -> Result<Outcome> {
+pub fn withdraw(a: ReopenArgs, s: &Session) -> Result<Outcome> {
     let reason = required(&a.reason.reason, &a.reason.reason_file, "--reason")?;
     super::semantic::apply(
         &a.board,
         &a.common,
         "withdraw",
         consent(false),
+        s,
         |fm, ctx| ops::withdraw(fm, ctx, &a.id, &reason),
     )
 }
 
-pub fn decide(a: DecideArgs) -> Result<Outcome> {
+pub fn decide(a: DecideArgs, s: &Session) -> Result<Outcome> {
     let reason = required(&a.reason.reason, &a.reason.reason_file, "--reason")?;
     let decision = match a.decision {
         DecisionArg::Accept => Decision::Accept,
@@ -213,13 +243,14 @@ pub fn decide(a: DecideArgs) -> Result<Outcome> {
         &a.common,
         "decide",
         consent(a.user_approved),
+        s,
         |fm, ctx| ops::decide(fm, ctx, decision, &reason, escalation.as_deref()),
     )
 }
 
 /// `objections`: the ledger as a table (no lock: a read).
-pub fn objections(a: ObjectionsArgs) -> Result<Outcome> {
-    let valid = store::load_frontmatter(&a.board)?;
+pub fn objections(a: ObjectionsArgs, s: &Session) -> Result<Outcome> {
+    let valid = store::load_frontmatter(&a.board, s)?;
     let fm = &valid.parsed.fm;
     let l = &fm.ledger;
     let rows: Vec<_> = l

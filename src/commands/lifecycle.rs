@@ -29,6 +29,7 @@ use crate::ops::{self, Created, Ctx};
 use crate::repo;
 use crate::repo::git;
 use crate::store;
+use crate::store::Session;
 use crate::text::shell_arg;
 use crate::transaction;
 
@@ -45,9 +46,9 @@ fn text_of(p: &Path) -> Result<String> {
     })
 }
 
-pub fn worktree_create(a: WorktreeCreateArgs) -> Result<Outcome> {
+pub fn worktree_create(a: WorktreeCreateArgs, s: &Session) -> Result<Outcome> {
     super::agent_arg("--agent", &a.common.agent)?;
-    let loaded = store::load(&a.board)?;
+    let loaded = store::load(&a.board, s)?;
     let fm = &loaded.valid.parsed.fm;
     let consent = semantic::consent(a.user_approved, None);
     let ctx = Ctx {
@@ -133,6 +134,7 @@ pub fn worktree_create(a: WorktreeCreateArgs) -> Result<Outcome> {
         &a.common,
         "worktree-create",
         consent,
+        s,
         move |fm, ctx| ops::create_worktree(fm, ctx, &recorded),
     );
     let mut out = match result {
@@ -400,9 +402,9 @@ fn result_word(code: Option<i32>) -> String {
     }
 }
 
-pub fn check(a: CheckArgs) -> Result<Outcome> {
+pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
     super::agent_arg("--agent", &a.common.agent)?;
-    let valid = store::load_frontmatter(&a.board)?;
+    let valid = store::load_frontmatter(&a.board, s)?;
     let fm = &valid.parsed.fm;
     law::admit(fm, &a.common.agent, Command::Check)?;
     let Some(wt) = fm.worktree.clone() else {
@@ -516,6 +518,7 @@ pub fn check(a: CheckArgs) -> Result<Outcome> {
         &a.common,
         "check",
         semantic::consent(false, None),
+        s,
         move |fm, ctx| ops::record_check(fm, ctx, recorded.clone(), &wt, text.clone()),
     )?;
     let info = json!({

@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::render::output;
 use crate::render::report::SCHEMA;
 use crate::store;
+use crate::store::Session;
 
 /// One record as `log --json` and `stats` give it.
 pub fn record_json(r: &Record) -> Json {
@@ -56,14 +57,14 @@ pub fn record_text(r: &Record) -> String {
 }
 
 /// The board's records and its current phase.
-pub fn read_records(board: &Path) -> Result<(Vec<Record>, Phase)> {
-    let loaded = store::load(board)?;
+pub fn read_records(board: &Path, s: &Session) -> Result<(Vec<Record>, Phase)> {
+    let loaded = store::load(board, s)?;
     let records =
         journal::records(&loaded.valid.doc).map_err(|e| Error::invalid(board, vec![e], false))?;
     Ok((records, loaded.valid.parsed.fm.phase))
 }
 
-pub fn run(a: LogArgs, json: bool) -> Result<Outcome> {
+pub fn run(a: LogArgs, json: bool, s: &Session) -> Result<Outcome> {
     let since = match &a.since {
         Some(s) => Some(Timestamp::parse(s).ok_or_else(|| {
             Error::Usage(format!(
@@ -80,9 +81,9 @@ pub fn run(a: LogArgs, json: bool) -> Result<Outcome> {
             && since.is_none_or(|t| r.at >= t)
     };
     if a.follow {
-        return follow(&a, json, &keep);
+        return follow(&a, json, &keep, s);
     }
-    let (records, phase) = read_records(&a.board)?;
+    let (records, phase) = read_records(&a.board, s)?;
     let shown_records: Vec<&Record> = records.iter().filter(|r| keep(r)).collect();
     let j = json!({
         "schema": SCHEMA,
@@ -103,7 +104,7 @@ pub fn run(a: LogArgs, json: bool) -> Result<Outcome> {
 }
 
 /// Print the records, then each new one, until the board is terminal or the timeout passes.
-fn follow(a: &LogArgs, json: bool, keep: &dyn Fn(&Record) -> bool) -> Result<Outcome> {
+fn follow(a: &LogArgs, json: bool, keep: &dyn Fn(&Record) -> bool, s: &Session) -> Result<Outcome> {
     let limit = timeout(a.timeout)?;
     let deadline = Instant::now() + limit;
     // Watch before the first read, so no write slips in between.
@@ -117,7 +118,7 @@ fn follow(a: &LogArgs, json: bool, keep: &dyn Fn(&Record) -> bool) -> Result<Out
     let mut seen = 0usize;
     let mut printed = 0usize;
     let ended = loop {
-        let (records, phase) = read_records(&a.board)?;
+        let (records, phase) = read_records(&a.board, s)?;
         // A journal never shrinks under the law; if it did (a hand edit), start over.
         if records.len() < seen {
             seen = 0;

@@ -6,13 +6,14 @@ use super::{Outcome, shown, timeout};
 use crate::cli::migrate::MigrateArgs;
 use crate::error::{Error, Result};
 use crate::render::report::SCHEMA;
+use crate::store::Session;
 use crate::store::location::Location;
 use crate::store::{self, WriteOptions};
 
 /// Copy the board: read it whole, check it is a valid blackboard, and create the copy
 /// (never clobbering). Nothing is added to the copy, not even a journal record, so its bytes
 /// and SHA-256 are the original's.
-pub fn run(a: MigrateArgs) -> Result<Outcome> {
+pub fn run(a: MigrateArgs, s: &Session) -> Result<Outcome> {
     let (from, to) = (Location::of(&a.from)?, Location::of(&a.to)?);
     if from == to {
         return Err(Error::Usage(format!(
@@ -20,7 +21,7 @@ pub fn run(a: MigrateArgs) -> Result<Outcome> {
             shown(&a.from)
         )));
     }
-    let bytes = store::read(&a.from)?;
+    let bytes = store::read(&a.from, s)?;
     let opts = WriteOptions {
         description: super::invocation(),
         timeout: timeout(a.timeout)?,
@@ -28,7 +29,7 @@ pub fn run(a: MigrateArgs) -> Result<Outcome> {
         operation: "migrate".to_string(),
         usage: Default::default(),
     };
-    store::create_copy(&a.to, &bytes, &opts)?;
+    store::create_copy(&a.to, &bytes, &opts, s)?;
     let sha256 = crate::text::sha256_hex(&bytes);
     let json = json!({
         "schema": SCHEMA,

@@ -9,6 +9,7 @@ use serde_json::Value as Json;
 
 use crate::cli::{Cli, Cmd};
 use crate::error::{Error, Result};
+use crate::store::Session;
 
 mod attend;
 mod brief;
@@ -60,11 +61,14 @@ impl Outcome {
 pub fn run(cli: Cli) -> Result<Outcome> {
     // `status` and `validate` list a board's warnings themselves, a newer format's included.
     let lists_warnings = matches!(cli.command, Cmd::Status(_) | Cmd::Validate(_));
-    let mut out = run_command(cli)?;
-    if !lists_warnings {
-        out.warnings.extend(crate::board::format::read_notice());
+    // `status` is for a person looking at a board: a git board's cache stands in for a remote
+    // that cannot be reached.
+    let session = Session::new(matches!(cli.command, Cmd::Status(_)));
+    let mut out = run_command(cli, &session)?;
+    if !lists_warnings && let Some(found) = session.newer_format() {
+        out.warnings.push(crate::board::format::read_notice(found));
     }
-    if let (Some(seen), Some(obj)) = (crate::store::gitref::observed(), out.json.as_object_mut()) {
+    if let (Some(seen), Some(obj)) = (session.remote(), out.json.as_object_mut()) {
         obj.insert(
             "remote".into(),
             serde_json::to_value(seen).unwrap_or_default(),
@@ -73,62 +77,62 @@ pub fn run(cli: Cli) -> Result<Outcome> {
     Ok(out)
 }
 
-fn run_command(cli: Cli) -> Result<Outcome> {
+fn run_command(cli: Cli, s: &Session) -> Result<Outcome> {
     let json = cli.global.json;
     match cli.command {
-        Cmd::Init(a) => init::run(a),
-        Cmd::Poll(a) => read::poll(a),
-        Cmd::Status(a) => read::status(a),
+        Cmd::Init(a) => init::run(a, s),
+        Cmd::Poll(a) => read::poll(a, s),
+        Cmd::Status(a) => read::status(a, s),
         Cmd::Validate(a) => {
             if json && a.format == crate::cli::ValidateFormat::Github {
                 return Err(Error::Usage(
                     "--json and --format github are two different outputs; choose one".into(),
                 ));
             }
-            validate::run(a)
+            validate::run(a, s)
         }
-        Cmd::Write(a) => write::run(a),
-        Cmd::Register(a) => semantic::register(a),
-        Cmd::Unregister(a) => semantic::unregister(a),
-        Cmd::Claim(a) => semantic::claim(a),
-        Cmd::Submit(a) => semantic::submit(a),
-        Cmd::Verdict(a) => semantic::verdict(a),
-        Cmd::Advance(a) => semantic::advance(a),
-        Cmd::Block(a) => semantic::block(a),
-        Cmd::Unblock(a) => semantic::unblock(a),
-        Cmd::Stop(a) => semantic::stop(a),
-        Cmd::Note(a) => semantic::note(a),
-        Cmd::Diff(a) => diff::run(a, json),
+        Cmd::Write(a) => write::run(a, s),
+        Cmd::Register(a) => semantic::register(a, s),
+        Cmd::Unregister(a) => semantic::unregister(a, s),
+        Cmd::Claim(a) => semantic::claim(a, s),
+        Cmd::Submit(a) => semantic::submit(a, s),
+        Cmd::Verdict(a) => semantic::verdict(a, s),
+        Cmd::Advance(a) => semantic::advance(a, s),
+        Cmd::Block(a) => semantic::block(a, s),
+        Cmd::Unblock(a) => semantic::unblock(a, s),
+        Cmd::Stop(a) => semantic::stop(a, s),
+        Cmd::Note(a) => semantic::note(a, s),
+        Cmd::Diff(a) => diff::run(a, json, s),
         Cmd::WorktreePath(a) => worktree::run(a),
         Cmd::Worktree(a) => match a.action {
-            crate::cli::WorktreeAction::Create(c) => lifecycle::worktree_create(c),
+            crate::cli::WorktreeAction::Create(c) => lifecycle::worktree_create(c, s),
         },
-        Cmd::Check(a) => lifecycle::check(a),
+        Cmd::Check(a) => lifecycle::check(a, s),
         Cmd::Demo(a) => demo::run(a),
         Cmd::DemoAgent(a) => demo::agent(a),
         Cmd::Skill(_) => Ok(skill::run()),
         Cmd::Completions(a) => Ok(docs::completions(a.shell)),
         Cmd::Man(a) => docs::man(a),
         Cmd::Help(a) => docs::help(a),
-        Cmd::Show(a) => show::run(a),
-        Cmd::Brief(a) => brief::run(a),
-        Cmd::Object(a) => ledger::object(a),
-        Cmd::Resolve(a) => ledger::resolve(a),
-        Cmd::Challenge(a) => ledger::challenge(a),
-        Cmd::Rule(a) => ledger::rule(a),
-        Cmd::Accept(a) => ledger::accept(a),
-        Cmd::Reopen(a) => ledger::reopen(a),
-        Cmd::Withdraw(a) => ledger::withdraw(a),
-        Cmd::Objections(a) => ledger::objections(a),
-        Cmd::Decide(a) => ledger::decide(a),
-        Cmd::ReportUsage(a) => usage::run(a),
-        Cmd::Log(a) => log::run(a, json),
-        Cmd::Stats(a) => stats::run(a),
-        Cmd::Extend(a) => attend::extend(a),
-        Cmd::Away(a) => attend::away(a),
-        Cmd::Unrequire(a) => attend::unrequire(a),
-        Cmd::Watch(a) => watch::run(a, json),
-        Cmd::Migrate(a) => migrate::run(a),
+        Cmd::Show(a) => show::run(a, s),
+        Cmd::Brief(a) => brief::run(a, s),
+        Cmd::Object(a) => ledger::object(a, s),
+        Cmd::Resolve(a) => ledger::resolve(a, s),
+        Cmd::Challenge(a) => ledger::challenge(a, s),
+        Cmd::Rule(a) => ledger::rule(a, s),
+        Cmd::Accept(a) => ledger::accept(a, s),
+        Cmd::Reopen(a) => ledger::reopen(a, s),
+        Cmd::Withdraw(a) => ledger::withdraw(a, s),
+        Cmd::Objections(a) => ledger::objections(a, s),
+        Cmd::Decide(a) => ledger::decide(a, s),
+        Cmd::ReportUsage(a) => usage::run(a, s),
+        Cmd::Log(a) => log::run(a, json, s),
+        Cmd::Stats(a) => stats::run(a, s),
+        Cmd::Extend(a) => attend::extend(a, s),
+        Cmd::Away(a) => attend::away(a, s),
+        Cmd::Unrequire(a) => attend::unrequire(a, s),
+        Cmd::Watch(a) => watch::run(a, json, s),
+        Cmd::Migrate(a) => migrate::run(a, s),
     }
 }
 

@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::render::output::{self};
 use crate::render::report::{SectionInfo, Style, Turn, reviewer_table};
 use crate::store;
+use crate::store::Session;
 use crate::store::wait::Waiter;
 use crate::text::escape;
 
@@ -21,8 +22,8 @@ pub const GIT_INTERVAL_S: f64 = 5.0;
 /// How often `poll --wait` re-reads a file where no file notifications can be had, by default.
 const FILE_INTERVAL_S: f64 = 60.0;
 
-fn poll_once(a: &PollArgs) -> Result<Turn> {
-    let valid = store::load_frontmatter(&a.board)?;
+fn poll_once(a: &PollArgs, s: &Session) -> Result<Turn> {
+    let valid = store::load_frontmatter(&a.board, s)?;
     crate::watch::presence::record(&a.board, &a.agent, a.wait);
     let fm = &valid.parsed.fm;
     Ok(Turn::new(
@@ -48,10 +49,10 @@ fn turn_outcome(turn: &Turn, waited: Option<Duration>) -> Outcome {
     }
 }
 
-pub fn poll(a: PollArgs) -> Result<Outcome> {
+pub fn poll(a: PollArgs, s: &Session) -> Result<Outcome> {
     agent_arg("--agent", &a.agent)?;
     if !a.wait {
-        return Ok(turn_outcome(&poll_once(&a)?, None));
+        return Ok(turn_outcome(&poll_once(&a, s)?, None));
     }
     let timeout = super::timeout(a.timeout)?;
     let git = crate::store::location::is_git(&a.board);
@@ -68,7 +69,7 @@ pub fn poll(a: PollArgs) -> Result<Outcome> {
     } else {
         Waiter::new(&a.board)
     };
-    let result = wait_loop(&a, &mut waiter, start, deadline, interval);
+    let result = wait_loop(&a, &mut waiter, start, deadline, interval, s);
     release(waiter);
     result
 }
@@ -79,6 +80,7 @@ fn wait_loop(
     start: Instant,
     deadline: Instant,
     interval: Duration,
+    s: &Session,
 ) -> Result<Outcome> {
     let mut announced = false;
     // A git board's remote that answered once and then cannot be reached is waited for (a
@@ -86,7 +88,7 @@ fn wait_loop(
     let mut reached = false;
     let mut lost = false;
     loop {
-        let last = match poll_once(a) {
+        let last = match poll_once(a, s) {
             Ok(turn)
                 if turn.your_turn
                     || (turn.terminal && !(a.through_blocked && turn.phase == Phase::Blocked)) =>
@@ -201,14 +203,13 @@ fn release(waiter: Waiter) {
     drop(waiter);
 }
 
-pub fn status(a: StatusArgs) -> Result<Outcome> {
+pub fn status(a: StatusArgs, s: &Session) -> Result<Outcome> {
     if let Some(id) = &a.agent {
         agent_arg("--agent", id)?;
     }
     // A git board's status is shown from the cache, with its age, when the remote cannot be
     // reached.
-    crate::store::gitref::allow_offline_reads();
-    let bytes = store::read(&a.board)?;
+    let bytes = store::read(&a.board, s)?;
     let loaded = match super::validate::check_all(&bytes) {
         Ok(valid) => store::Loaded {
             path: a.board.clone(),
@@ -254,7 +255,7 @@ pub fn status(a: StatusArgs) -> Result<Outcome> {
     let style = Style::for_stdout();
     let mut text = format!("{}\n", style.bold(&output::path(&a.board)));
     text.push_str(&turn.render_head(&style));
-    if let Some(line) = crate::store::gitref::describe() {
+    if let Some(line) = s.remote().map(|o| o.status_line()) {
         text.push_str(&line);
     }
     if let Some(b) = &block {

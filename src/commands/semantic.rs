@@ -17,6 +17,7 @@ use crate::law::{self, Consent};
 use crate::ops::{self, Ctx, Edit};
 use crate::render::report::SCHEMA;
 use crate::repo::pin::{self, DiffSource, Judged};
+use crate::store::Session;
 use crate::store::{self, Expect, WriteOptions};
 use crate::text::shell_word;
 use crate::transaction;
@@ -88,6 +89,7 @@ pub(super) fn apply<F>(
     common: &WriteCommon,
     operation: &str,
     consent: Consent,
+    s: &Session,
     op: F,
 ) -> Result<Outcome>
 where
@@ -102,9 +104,16 @@ where
         operation: operation.to_string(),
         usage: (&common.usage).try_into()?,
     };
-    let committed =
-        transaction::transact(board, expect(common)?, &opts, &common.agent, &consent, op)
-            .map_err(|e| e.suggest(&super::argv(), Some(&shown_board)))?;
+    let committed = transaction::transact(
+        board,
+        expect(common)?,
+        &opts,
+        &common.agent,
+        &consent,
+        s,
+        op,
+    )
+    .map_err(|e| e.suggest(&super::argv(), Some(&shown_board)))?;
     let written = &committed.written;
     let summary = &committed.summary;
     let fm = &written.parsed.fm;
@@ -144,7 +153,7 @@ where
     Ok(out)
 }
 
-pub fn register(a: RegisterArgs) -> Result<Outcome> {
+pub fn register(a: RegisterArgs, s: &Session) -> Result<Outcome> {
     let required = a.required;
     let mut near = String::new();
     let mut out = apply(
@@ -152,6 +161,7 @@ pub fn register(a: RegisterArgs) -> Result<Outcome> {
         &a.common,
         "register",
         consent(false, None),
+        s,
         |fm, ctx| {
             let edit = ops::register(fm, ctx, required)?;
             if !fm.required_reviewers.contains(&ctx.agent) {
@@ -177,27 +187,29 @@ pub fn register(a: RegisterArgs) -> Result<Outcome> {
     Ok(out)
 }
 
-pub fn unregister(a: ClaimArgs) -> Result<Outcome> {
+pub fn unregister(a: ClaimArgs, s: &Session) -> Result<Outcome> {
     apply(
         &a.board,
         &a.common,
         "unregister",
         consent(false, None),
+        s,
         ops::unregister,
     )
 }
 
-pub fn claim(a: ClaimArgs) -> Result<Outcome> {
+pub fn claim(a: ClaimArgs, s: &Session) -> Result<Outcome> {
     apply(
         &a.board,
         &a.common,
         "claim",
         consent(false, None),
+        s,
         ops::claim,
     )
 }
 
-pub fn submit(a: SubmitArgs) -> Result<Outcome> {
+pub fn submit(a: SubmitArgs, s: &Session) -> Result<Outcome> {
     let artifact = match a.artifact {
         ArtifactArg::Analysis => Artifact::Analysis,
         ArtifactArg::Plan => Artifact::Plan,
@@ -224,7 +236,7 @@ pub fn submit(a: SubmitArgs) -> Result<Outcome> {
     // recorded.
     let (observed, seen) = match artifact {
         Artifact::Code | Artifact::Followup => {
-            match observe_diff(&a.board, &a.common.agent, artifact)? {
+            match observe_diff(&a.board, &a.common.agent, artifact, s)? {
                 Some((o, src)) => (Some(o), Some(src)),
                 None => (None, None),
             }
@@ -238,6 +250,7 @@ pub fn submit(a: SubmitArgs) -> Result<Outcome> {
         &a.common,
         &format!("submit-{}", artifact.as_str()),
         consent(a.user_approved, a.waive.clone()),
+        s,
         move |fm, ctx| {
             if let Some(seen) = &seen
                 && DiffSource::of(fm) != *seen
@@ -269,8 +282,9 @@ fn observe_diff(
     board: &Path,
     agent: &str,
     artifact: Artifact,
+    s: &Session,
 ) -> Result<Option<(Observed, DiffSource)>> {
-    let Ok(valid) = store::load_frontmatter(board) else {
+    let Ok(valid) = store::load_frontmatter(board, s) else {
         return Ok(None);
     };
     let fm = &valid.parsed.fm;
@@ -301,8 +315,9 @@ fn judge_artifact(
     agent: &str,
     revision: u32,
     read: Option<Sha256>,
+    s: &Session,
 ) -> Result<(Option<Sha256>, Vec<String>)> {
-    let Ok(valid) = store::load_frontmatter(board) else {
+    let Ok(valid) = store::load_frontmatter(board, s) else {
         return Ok((None, vec![]));
     };
     let fm = &valid.parsed.fm;
@@ -316,7 +331,7 @@ fn judge_artifact(
         return Ok((None, vec![]));
     }
     let body = match fm.pin(target) {
-        Some(p) if p.kind == PinKind::Files => Some(store::load(board)?.valid.doc.body),
+        Some(p) if p.kind == PinKind::Files => Some(store::load(board, s)?.valid.doc.body),
         _ => None,
     };
     let artifact = match fm.phase {
@@ -352,7 +367,7 @@ fn judge_artifact(
     }
 }
 
-pub fn verdict(a: VerdictArgs) -> Result<Outcome> {
+pub fn verdict(a: VerdictArgs, s: &Session) -> Result<Outcome> {
     let v = match a.verdict {
         crate::cli::VerdictArg::Approved => Verdict::Approved,
         crate::cli::VerdictArg::ChangesRequested => Verdict::ChangesRequested,
@@ -363,7 +378,7 @@ pub fn verdict(a: VerdictArgs) -> Result<Outcome> {
     let revision = a.revision;
     let read = a.artifact_sha256.as_deref().map(sha_arg).transpose()?;
     super::agent_arg("--agent", &a.common.agent)?;
-    let (judged, judge_warnings) = judge_artifact(&a.board, &a.common.agent, revision, read)?;
+    let (judged, judge_warnings) = judge_artifact(&a.board, &a.common.agent, revision, read, s)?;
     warnings.extend(judge_warnings);
     let named = a.objections.clone();
     let no_ids = a.no_objection_ids;
@@ -375,6 +390,7 @@ pub fn verdict(a: VerdictArgs) -> Result<Outcome> {
             no_objection_ids: no_ids,
             ..consent(false, None)
         },
+        s,
         |fm, ctx| {
             // The objections a change request is about, checked against the ledger.
             let note = match ops::ledger::named(fm, ctx, v, &named, no_ids)? {
@@ -389,7 +405,7 @@ pub fn verdict(a: VerdictArgs) -> Result<Outcome> {
     Ok(out)
 }
 
-pub fn advance(a: AdvanceArgs) -> Result<Outcome> {
+pub fn advance(a: AdvanceArgs, s: &Session) -> Result<Outcome> {
     let to = a.phase;
     let (note, note_warnings) = note_text(&a.text, false)?;
     let mut args = ops::AdvanceArgs {
@@ -400,12 +416,13 @@ pub fn advance(a: AdvanceArgs) -> Result<Outcome> {
         keep_branch: a.keep_branch,
         facts: None,
     };
-    observe_step(&a.board, &a.common.agent, to, &mut args)?;
+    observe_step(&a.board, &a.common.agent, to, &mut args, s)?;
     let mut out = apply(
         &a.board,
         &a.common,
         "advance",
         consent(a.user_approved, a.waive.clone()),
+        s,
         |fm, ctx| {
             let edit = ops::advance(fm, ctx, to, &args)?;
             // The move that records the worktree records a git worktree: the code under review
@@ -426,8 +443,14 @@ pub fn advance(a: AdvanceArgs) -> Result<Outcome> {
 /// What git says about the step, read before the lock (the operation holds it against the board
 /// under the lock, see [`crate::law::lifecycle`]); on a board that records a repository, a commit
 /// left out is the worktree's `HEAD`. Nothing is read when the step will be refused anyway.
-fn observe_step(board: &Path, agent: &str, to: Phase, args: &mut ops::AdvanceArgs) -> Result<()> {
-    let Ok(valid) = store::load_frontmatter(board) else {
+fn observe_step(
+    board: &Path,
+    agent: &str,
+    to: Phase,
+    args: &mut ops::AdvanceArgs,
+    s: &Session,
+) -> Result<()> {
+    let Ok(valid) = store::load_frontmatter(board, s) else {
         return Ok(());
     };
     let fm = &valid.parsed.fm;
@@ -467,40 +490,43 @@ fn same_repository(worktree: &str, repo_root: &str) -> Result<()> {
     Ok(())
 }
 
-pub fn block(a: ReasonArgs) -> Result<Outcome> {
+pub fn block(a: ReasonArgs, s: &Session) -> Result<Outcome> {
     let reason = a.reason.clone();
     apply(
         &a.board,
         &a.common,
         "block",
         consent(false, None),
+        s,
         |fm, ctx| ops::block(fm, ctx, &reason),
     )
 }
 
-pub fn unblock(a: ReasonArgs) -> Result<Outcome> {
+pub fn unblock(a: ReasonArgs, s: &Session) -> Result<Outcome> {
     let reason = a.reason.clone();
     apply(
         &a.board,
         &a.common,
         "unblock",
         consent(false, None),
+        s,
         |fm, ctx| ops::unblock(fm, ctx, &reason),
     )
 }
 
-pub fn stop(a: ReasonArgs) -> Result<Outcome> {
+pub fn stop(a: ReasonArgs, s: &Session) -> Result<Outcome> {
     let reason = a.reason.clone();
     apply(
         &a.board,
         &a.common,
         "stop",
         consent(false, None),
+        s,
         |fm, ctx| ops::stop(fm, ctx, &reason),
     )
 }
 
-pub fn note(a: NoteArgs) -> Result<Outcome> {
+pub fn note(a: NoteArgs, s: &Session) -> Result<Outcome> {
     let (text, note_warnings) = note_text(&a.text, true)?;
     let text = text.unwrap_or_default();
     let section = a.section.clone();
@@ -510,6 +536,7 @@ pub fn note(a: NoteArgs) -> Result<Outcome> {
         &a.common,
         "note",
         consent(false, None),
+        s,
         |fm, ctx| ops::note_in(fm, ctx, &section, &text, new_section),
     )?;
     add_warnings(&mut out, note_warnings);

@@ -13,9 +13,10 @@ use crate::cli::ShowArgs;
 use crate::error::{Error, Result};
 use crate::render::report::{SCHEMA, current_target};
 use crate::store;
+use crate::store::Session;
 
-pub fn run(a: ShowArgs) -> Result<Outcome> {
-    let loaded = store::load(&a.board)?;
+pub fn run(a: ShowArgs, s: &Session) -> Result<Outcome> {
+    let loaded = store::load(&a.board, s)?;
     let doc = &loaded.valid.doc;
     let fm = &loaded.valid.parsed.fm;
     let all = entry::entries(doc);

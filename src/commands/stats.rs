@@ -12,6 +12,7 @@ use crate::cli::StatsArgs;
 use crate::error::{Error, Result};
 use crate::render::report::SCHEMA;
 use crate::stats::{self, BoardStats, Usage};
+use crate::store::Session;
 
 fn usage_text(u: &Usage) -> String {
     let mut parts = Vec::new();
@@ -133,14 +134,14 @@ fn board_text(b: &BoardStats) -> String {
     t
 }
 
-pub fn run(a: StatsArgs) -> Result<Outcome> {
+pub fn run(a: StatsArgs, s: &Session) -> Result<Outcome> {
     let now = Timestamp::now();
     let mut boards = Vec::new();
     let mut all_records = Vec::new();
     for path in &a.board {
-        let (records, phase) = super::log::read_records(path)?;
+        let (records, phase) = super::log::read_records(path, s)?;
         let mut b = stats::board(&shown(path), phase, &records, now);
-        let limits = crate::store::load_frontmatter(path)?.parsed.fm.sla;
+        let limits = crate::store::load_frontmatter(path, s)?.parsed.fm.sla;
         if !limits.is_empty() {
             b.sla_breaches = Some(stats::sla_breaches(&records, &limits, phase, now));
         }

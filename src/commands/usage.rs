@@ -9,9 +9,10 @@ use crate::board::journal::{Usage, cost_number, cost_text};
 use crate::cli::ReportUsageArgs;
 use crate::error::{Error, Result};
 use crate::render::report::SCHEMA;
+use crate::store::Session;
 use crate::store::{self, Built, Expect, WriteOptions};
 
-pub fn run(a: ReportUsageArgs) -> Result<Outcome> {
+pub fn run(a: ReportUsageArgs, s: &Session) -> Result<Outcome> {
     let agent = &a.common.agent;
     super::agent_arg("--agent", agent)?;
     let mut usage = Usage::try_from(&a.common.usage)?;
@@ -43,7 +44,7 @@ pub fn run(a: ReportUsageArgs) -> Result<Outcome> {
         operation: "report-usage".into(),
         usage: usage.clone(),
     };
-    let written = store::update(&a.board, expect, &opts, |current| {
+    let written = store::update(&a.board, expect, &opts, s, |current| {
         let Some(current) = current else {
             return Err(Error::Missing {
                 path: a.board.clone(),

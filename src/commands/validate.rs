@@ -14,6 +14,7 @@ use crate::law::validate::{self, Report, Valid};
 use crate::render::output::{self};
 use crate::render::report::SCHEMA;
 use crate::store;
+use crate::store::Session;
 use crate::text::escape;
 use crate::text::sanitize;
 
@@ -138,11 +139,11 @@ const BOARD_KEYS: &[&str] = &[
 /// Whether a file found in a directory walk is a blackboard: a `.md` file with frontmatter
 /// that has any of [`BOARD_KEYS`] at the top level. Other Markdown (with or without
 /// frontmatter) is not ours.
-fn looks_like_blackboard(path: &Path) -> bool {
+fn looks_like_blackboard(path: &Path, s: &Session) -> bool {
     if path.extension().and_then(|e| e.to_str()) != Some("md") {
         return false;
     }
-    let Ok(head) = store::read_head(path) else {
+    let Ok(head) = store::read_head(path, s) else {
         return false;
     };
     let head = head
@@ -161,10 +162,10 @@ fn looks_like_blackboard(path: &Path) -> bool {
 
 /// The blackboards in a directory (recursively, as `validate DIR` finds them), and one message
 /// per part of it that could not be read.
-pub(crate) fn boards_in(dir: &Path) -> (Vec<PathBuf>, Vec<String>) {
+pub(crate) fn boards_in(dir: &Path, s: &Session) -> (Vec<PathBuf>, Vec<String>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
-    walk(dir, &mut out, &mut errors);
+    walk(dir, &mut out, &mut errors, s);
     let messages = errors
         .iter()
         .flat_map(|r| {
@@ -176,7 +177,7 @@ pub(crate) fn boards_in(dir: &Path) -> (Vec<PathBuf>, Vec<String>) {
     (out, messages)
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<FileReport>) {
+fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<FileReport>, s: &Session) {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) => {
@@ -196,9 +197,9 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<FileReport>) {
         if ft.is_dir() {
             let name = entry.file_name();
             if !SKIP_DIRS.contains(&name.to_string_lossy().as_ref()) {
-                walk(&path, out, errors);
+                walk(&path, out, errors, s);
             }
-        } else if ft.is_file() && looks_like_blackboard(&path) {
+        } else if ft.is_file() && looks_like_blackboard(&path, s) {
             out.push(path);
         }
     }
@@ -207,11 +208,11 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<FileReport>) {
 /// How `-` (standard input) is named in reports.
 const STDIN: &str = "<stdin>";
 
-fn check(path: &Path) -> FileReport {
+fn check(path: &Path, s: &Session) -> FileReport {
     let bytes = if path == Path::new("-") {
         super::read_input(path, "standard input")
     } else {
-        store::read(path)
+        store::read(path, s)
     };
     check_read(path, bytes)
 }
@@ -415,7 +416,7 @@ fn resolved(bytes: &[u8], keep: Side) -> Vec<u8> {
     out
 }
 
-pub fn run(a: ValidateArgs) -> Result<Outcome> {
+pub fn run(a: ValidateArgs, s: &Session) -> Result<Outcome> {
     if a.paths.iter().filter(|p| *p == Path::new("-")).count() > 1 {
         return Err(Error::Usage(
             "`-` (standard input) can be given only once".into(),
@@ -428,11 +429,11 @@ pub fn run(a: ValidateArgs) -> Result<Outcome> {
     for p in &a.paths {
         // Standard input, and a git board (read at its remote's tip), are checked as one board.
         if p == Path::new("-") {
-            reports.push(check(p));
+            reports.push(check(p, s));
             continue;
         }
         if crate::store::location::is_git(p) {
-            let bytes = store::read(p);
+            let bytes = store::read(p, s);
             // A ref (or a file in its tree) that is not there is missing, as a file would be.
             if matches!(bytes, Err(Error::Missing { .. })) {
                 missing += 1;
@@ -444,7 +445,7 @@ pub fn run(a: ValidateArgs) -> Result<Outcome> {
             Ok(m) if m.is_dir() => {
                 let mut found = Vec::new();
                 let unreadable = reports.len();
-                walk(p, &mut found, &mut reports);
+                walk(p, &mut found, &mut reports, s);
                 if found.is_empty() && reports.len() == unreadable {
                     empty_dirs.push(p.display().to_string());
                     if a.require_some {
@@ -466,10 +467,10 @@ pub fn run(a: ValidateArgs) -> Result<Outcome> {
                     }
                 }
                 for f in found {
-                    reports.push(check(&f));
+                    reports.push(check(&f, s));
                 }
             }
-            Ok(_) => reports.push(check(p)),
+            Ok(_) => reports.push(check(p, s)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 missing += 1;
                 reports.push(FileReport::failed(

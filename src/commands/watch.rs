@@ -20,6 +20,7 @@ use crate::error::{Error, Result, exit};
 use crate::render::output;
 use crate::render::report::SCHEMA;
 use crate::store;
+use crate::store::Session;
 use crate::watch::presence;
 use crate::watch::{self, Finding, State};
 
@@ -39,7 +40,7 @@ fn install_signals() {
 }
 
 /// The boards named: files as given, directories as `validate DIR` finds them.
-fn boards(args: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<String>)> {
+fn boards(args: &[PathBuf], s: &Session) -> Result<(Vec<PathBuf>, Vec<String>)> {
     let mut out = Vec::new();
     let mut warnings = Vec::new();
     for a in args {
@@ -50,7 +51,7 @@ fn boards(args: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<String>)> {
         }
         match std::fs::metadata(a) {
             Ok(m) if m.is_dir() => {
-                let (found, errs) = super::validate::boards_in(a);
+                let (found, errs) = super::validate::boards_in(a, s);
                 out.extend(found);
                 warnings.extend(errs);
             }
@@ -239,7 +240,13 @@ fn warn(message: &str) {
 }
 
 /// Check every board once; returns how many findings were reported.
-fn check(a: &WatchArgs, boards: &[PathBuf], json: bool, hook_limit: Duration) -> usize {
+fn check(
+    a: &WatchArgs,
+    boards: &[PathBuf],
+    json: bool,
+    hook_limit: Duration,
+    s: &Session,
+) -> usize {
     let host = journal::host();
     let mut reported = 0;
     for board in boards {
@@ -248,7 +255,7 @@ fn check(a: &WatchArgs, boards: &[PathBuf], json: bool, hook_limit: Duration) ->
             break;
         }
         let name = shown(board);
-        let loaded = match store::load(board) {
+        let loaded = match store::load(board, s) {
             Ok(l) => l,
             Err(e) => {
                 warn(&format!("watch: {name}: {e}"));
@@ -323,10 +330,10 @@ fn check(a: &WatchArgs, boards: &[PathBuf], json: bool, hook_limit: Duration) ->
     reported
 }
 
-pub fn run(a: WatchArgs, json: bool) -> Result<Outcome> {
+pub fn run(a: WatchArgs, json: bool, s: &Session) -> Result<Outcome> {
     let interval = seconds_flag("--interval", a.interval)?.max(Duration::from_millis(100));
     let hook_limit = seconds_flag("--hook-timeout", a.hook_timeout)?;
-    let (mut list, warnings) = boards(&a.board)?;
+    let (mut list, warnings) = boards(&a.board, s)?;
     for w in &warnings {
         warn(&format!("watch: {w}"));
     }
@@ -339,12 +346,12 @@ pub fn run(a: WatchArgs, json: bool) -> Result<Outcome> {
         if checks > 0 {
             // A directory's blackboards are found again at each check: a board created after
             // the watchdog started is watched too (what could not be read was said once).
-            match boards(&a.board) {
+            match boards(&a.board, s) {
                 Ok((found, _)) => list = found,
                 Err(e) => warn(&format!("watch: {e}")),
             }
         }
-        reported += check(&a, &list, json, hook_limit);
+        reported += check(&a, &list, json, hook_limit, s);
         checks += 1;
         if a.once {
             break "once";

@@ -14,6 +14,7 @@ use crate::law::Consent;
 use crate::law::validate;
 use crate::ops::Entry;
 use crate::render::report::SCHEMA;
+use crate::store::Session;
 use crate::store::{self, Built, Expect, WriteOptions};
 use crate::transaction::{self, RawMode};
 
@@ -27,7 +28,7 @@ enum Mode {
     Repair(String),
 }
 
-pub fn run(a: WriteArgs) -> Result<Outcome> {
+pub fn run(a: WriteArgs, s: &Session) -> Result<Outcome> {
     let Some(board) = a.board().cloned() else {
         return Err(Error::Usage(
             "name the blackboard: `pair write BOARD ...` or `--path BOARD`".into(),
@@ -86,7 +87,7 @@ pub fn run(a: WriteArgs) -> Result<Outcome> {
     };
     let repairer = a.agent.clone().unwrap_or_else(|| "a human".to_string());
     let board_for_errors = board.clone();
-    let written = store::update(&board, expect, &opts, move |current| {
+    let written = store::update(&board, expect, &opts, s, move |current| {
         // Creation has nothing to compare against; the store still validates it.
         let Some(current) = current else {
             return Ok(content.clone().into());

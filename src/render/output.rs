@@ -89,7 +89,7 @@ pub fn message(e: &crate::Error) -> String {
 
 /// The SHA-256 of a blackboard as it is on disk now, if it can be read.
 pub fn current_sha256(path: &Path) -> Option<String> {
-    crate::store::read(path)
+    crate::store::read(path, &crate::store::Session::default())
         .ok()
         .map(|bytes| crate::text::sha256_hex(&bytes))
 }

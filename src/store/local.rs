@@ -248,7 +248,7 @@ pub(super) fn replace(
     if let Some(h) = &held
         && Stamp::at(target) != Some(Stamp::of(&h.meta))
     {
-        let found = read(target)
+        let found = super::file::read(target)
             .map(|b| sha256_hex(&b))
             .unwrap_or_else(|_| "unreadable or missing".to_string());
         return Err(Error::Stale {

@@ -307,67 +307,125 @@ where
     })
 }
 
-/// Read a whole blackboard, from a file or a git board.
-pub fn read(path: &Path) -> Result<Vec<u8>> {
-    match Location::of(path)? {
-        Location::Local(_) => file::read(path),
-        Location::Git(g) => crate::store::gitref::read(&g, path),
+/// What one command met in the store, for the edge to report when the command ends: the
+/// remote of a git board it read or wrote, and the newest board format it read. Made by the
+/// caller, one per command, passed to every read and write; nothing in the store keeps it.
+#[derive(Debug, Default)]
+pub struct Session {
+    /// Reads of a git board may fall back to the local cache when the remote cannot be reached
+    /// (`status`: a person looking at a board offline).
+    pub offline_reads: bool,
+    remote: std::cell::RefCell<Option<gitref::Observed>>,
+    newer_format: std::cell::Cell<u32>,
+}
+
+impl Session {
+    /// A session for one command; `offline_reads` as for [`Session::offline_reads`].
+    pub fn new(offline_reads: bool) -> Session {
+        Session {
+            offline_reads,
+            ..Session::default()
+        }
     }
+
+    /// What the last exchange with a git board's remote found, if there was one.
+    pub fn remote(&self) -> Option<gitref::Observed> {
+        self.remote.borrow().clone()
+    }
+
+    pub(crate) fn observe(&self, o: gitref::Observed) {
+        *self.remote.borrow_mut() = Some(o);
+    }
+
+    /// The newest format among the boards read, when it is newer than this `pair` knows.
+    pub fn newer_format(&self) -> Option<u32> {
+        Some(self.newer_format.get()).filter(|f| *f > 0)
+    }
+
+    /// Note the format a board read declares.
+    fn read(&self, bytes: &[u8]) {
+        self.saw_format(crate::board::format::declared(bytes));
+    }
+
+    fn saw_format(&self, format: Option<u32>) {
+        if let Some(found) = format.filter(|f| *f > crate::board::format::CURRENT) {
+            self.newer_format.set(self.newer_format.get().max(found));
+        }
+    }
+}
+
+/// Read a whole blackboard, from a file or a git board.
+pub fn read(path: &Path, s: &Session) -> Result<Vec<u8>> {
+    let bytes = match Location::of(path)? {
+        Location::Local(_) => file::read(path),
+        Location::Git(g) => crate::store::gitref::read(&g, path, s),
+    }?;
+    s.read(&bytes);
+    Ok(bytes)
 }
 
 /// Read a blackboard as far as the end of its frontmatter (the whole board, for a git board).
-pub fn read_head(path: &Path) -> Result<Vec<u8>> {
-    match Location::of(path)? {
+pub fn read_head(path: &Path, s: &Session) -> Result<Vec<u8>> {
+    let bytes = match Location::of(path)? {
         Location::Local(_) => file::read_head(path),
-        Location::Git(g) => crate::store::gitref::read(&g, path),
-    }
+        Location::Git(g) => crate::store::gitref::read(&g, path, s),
+    }?;
+    s.read(&bytes);
+    Ok(bytes)
 }
 
 /// Read and validate a whole blackboard.
-pub fn load(path: &Path) -> Result<Loaded> {
-    match Location::of(path)? {
-        Location::Local(_) => file::load(path),
-        Location::Git(g) => {
-            let bytes = crate::store::gitref::read(&g, path)?;
-            file::loaded(path, bytes)
-        }
-    }
+pub fn load(path: &Path, s: &Session) -> Result<Loaded> {
+    let loaded = match Location::of(path)? {
+        Location::Local(_) => file::load(path)?,
+        Location::Git(g) => file::loaded(path, crate::store::gitref::read(&g, path, s)?)?,
+    };
+    s.read(&loaded.bytes);
+    Ok(loaded)
 }
 
 /// Read and validate only the frontmatter.
-pub fn load_frontmatter(path: &Path) -> Result<Valid> {
-    match Location::of(path)? {
-        Location::Local(_) => file::load_frontmatter(path),
+pub fn load_frontmatter(path: &Path, s: &Session) -> Result<Valid> {
+    let valid = match Location::of(path)? {
+        Location::Local(_) => file::load_frontmatter(path)?,
         Location::Git(g) => {
-            let bytes = crate::store::gitref::read(&g, path)?;
+            let bytes = crate::store::gitref::read(&g, path, s)?;
             validate::check_frontmatter_bytes(&bytes)
-                .map_err(|r| Error::invalid(path, r.errors, false))
+                .map_err(|r| Error::invalid(path, r.errors, false))?
         }
-    }
+    };
+    s.saw_format(valid.parsed.fm.format);
+    Ok(valid)
 }
 
 /// Perform one checked write. `build` gets the current content (`None` when creating) and
 /// returns the complete new file; it may refuse with any error, which leaves the board
 /// untouched. A file is written under its lock by a durable replace; a git board by a commit
 /// pushed with a lease on the tip read, where `build` runs again when the ref moved.
-pub fn update<F, B>(path: &Path, expect: Expect, opts: &WriteOptions, build: F) -> Result<Written>
+pub fn update<F, B>(
+    path: &Path,
+    expect: Expect,
+    opts: &WriteOptions,
+    s: &Session,
+    build: F,
+) -> Result<Written>
 where
     F: FnMut(Option<&Current>) -> Result<B>,
     B: Into<Built>,
 {
     match Location::of(path)? {
         Location::Local(_) => local::update(path, expect, opts, build),
-        Location::Git(g) => crate::store::gitref::update(&g, path, expect, opts, build),
+        Location::Git(g) => crate::store::gitref::update(&g, path, expect, opts, s, build),
     }
 }
 
 /// Create a blackboard holding exactly `bytes` (a copy: no journal record is added), refusing
 /// to clobber an existing file or ref. The bytes must be a valid blackboard.
-pub fn create_copy(path: &Path, bytes: &[u8], opts: &WriteOptions) -> Result<()> {
+pub fn create_copy(path: &Path, bytes: &[u8], opts: &WriteOptions, s: &Session) -> Result<()> {
     let valid = validate::check_bytes(bytes).map_err(|r| Error::invalid(path, r.errors, true))?;
     crate::board::format::check_new(path, &valid.parsed.fm)?;
     match Location::of(path)? {
         Location::Local(_) => local::create_copy(path, bytes, opts),
-        Location::Git(g) => crate::store::gitref::create_copy(&g, path, bytes, opts),
+        Location::Git(g) => crate::store::gitref::create_copy(&g, path, bytes, opts, s),
     }
 }

@@ -164,3 +164,48 @@ fn the_reference_reader_sees_groups_and_paths() {
         "x\n"
     );
 }
+
+/// The only `static` items of the crate, each with why it may be one: none carries a command's
+/// results (those travel in return values and in the store's per-command `Session`).
+const STATICS: &[(&str, &str)] = &[
+    // The output settings, set once after parsing the command line.
+    ("text.rs", "SETTINGS"),
+    // The installed git's version, checked once per process.
+    ("store/gitref/remote.rs", "CHECKED"),
+    // Flags a signal handler sets: the only thing it may safely do.
+    ("commands/demo.rs", "INTERRUPTED"),
+    ("commands/watch.rs", "STOP"),
+];
+
+#[test]
+fn no_global_state_beyond_the_listed_statics() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut found = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(src()).unwrap().to_str().unwrap().to_string();
+        for l in code(&fs::read_to_string(f).unwrap()).lines() {
+            let t = l.trim_start();
+            let t = t.strip_prefix("pub ").unwrap_or(t);
+            if let Some(rest) = t.strip_prefix("static ") {
+                let name: String = rest
+                    .trim_start_matches("mut ")
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                found.push((rel.clone(), name));
+            }
+        }
+    }
+    found.sort();
+    let mut allowed: Vec<(String, String)> = STATICS
+        .iter()
+        .map(|(f, n)| (f.to_string(), n.to_string()))
+        .collect();
+    allowed.sort();
+    assert_eq!(
+        found, allowed,
+        "a new `static` is global state: pass it as a value (a command's results go in its \
+         outcome or its store::Session), or list it here with why it must be global"
+    );
+}

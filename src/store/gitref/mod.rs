@@ -16,15 +16,13 @@
 pub mod remote;
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::store::location::GitBoard;
-use crate::store::{Current, Expect, WriteOptions, Written};
+use crate::store::{Current, Expect, Session, WriteOptions, Written};
 use remote::{Cache, command, os, run, run_cmd};
 
 /// The most times a write reads the tip, applies itself and pushes, when the ref keeps moving
@@ -59,39 +57,21 @@ pub struct Observed {
     pub retries: Option<u32>,
 }
 
-static OBSERVED: Mutex<Option<Observed>> = Mutex::new(None);
-static OFFLINE_READS: AtomicBool = AtomicBool::new(false);
-
-/// What the last exchange with a git board's remote found, if the command had one.
-pub fn observed() -> Option<Observed> {
-    OBSERVED.lock().ok().and_then(|o| o.clone())
-}
-
-/// The `remote` line of `status` for a git board: the tip read, and the cache's age when the
-/// remote could not be reached.
-pub fn describe() -> Option<String> {
-    let o = observed()?;
-    let tip = o.tip.as_deref().unwrap_or("(no ref)");
-    Some(if o.offline {
-        format!(
-            "remote      OFFLINE: from the cache at {tip}, last synced {} s ago\n",
-            o.cache_age_s
-                .map_or_else(|| "?".to_string(), |a| a.to_string())
-        )
-    } else {
-        format!("remote      at {tip}\n")
-    })
-}
-
-fn observe(o: Observed) {
-    if let Ok(mut slot) = OBSERVED.lock() {
-        *slot = Some(o);
+impl Observed {
+    /// The `remote` line of `status`: the tip read, and the cache's age when the remote could
+    /// not be reached.
+    pub fn status_line(&self) -> String {
+        let tip = self.tip.as_deref().unwrap_or("(no ref)");
+        if self.offline {
+            format!(
+                "remote      OFFLINE: from the cache at {tip}, last synced {} s ago\n",
+                self.cache_age_s
+                    .map_or_else(|| "?".to_string(), |a| a.to_string())
+            )
+        } else {
+            format!("remote      at {tip}\n")
+        }
     }
-}
-
-/// Let reads fall back to the cache when the remote cannot be reached (`status`).
-pub fn allow_offline_reads() {
-    OFFLINE_READS.store(true, Ordering::Relaxed);
 }
 
 fn warn(message: &str) {
@@ -103,12 +83,12 @@ fn warn(message: &str) {
 
 /// Bring the cache up to the remote's tip: ask where the ref points and fetch only when the
 /// cache does not hold that commit. Returns the cache and the tip (`None`: no such ref).
-fn sync(g: &GitBoard, shown: &Path) -> Result<(Cache, Option<String>)> {
+fn sync(g: &GitBoard, shown: &Path, s: &Session) -> Result<(Cache, Option<String>)> {
     let cache = Cache::open(g)?;
     let before = cache.cached_tip();
     let tip = match remote::ls_remote(&cache, g) {
         Ok(t) => t,
-        Err(e) if OFFLINE_READS.load(Ordering::Relaxed) && before.is_some() => {
+        Err(e) if s.offline_reads && before.is_some() => {
             let age = cache.age().map(|d| d.as_secs());
             warn(&format!(
                 "{}: the remote cannot be reached ({e}); showing the cached board, last synced \
@@ -116,7 +96,7 @@ fn sync(g: &GitBoard, shown: &Path) -> Result<(Cache, Option<String>)> {
                 shown.display(),
                 age.map_or_else(|| "?".to_string(), |a| a.to_string())
             ));
-            observe(Observed {
+            s.observe(Observed {
                 tip: before.clone(),
                 fetched: false,
                 rewritten_from: None,
@@ -155,7 +135,7 @@ fn sync(g: &GitBoard, shown: &Path) -> Result<(Cache, Option<String>)> {
         ));
     }
     cache.touch();
-    observe(Observed {
+    s.observe(Observed {
         tip: tip.clone(),
         fetched,
         rewritten_from,
@@ -167,8 +147,8 @@ fn sync(g: &GitBoard, shown: &Path) -> Result<(Cache, Option<String>)> {
 }
 
 /// Read the board at the remote's tip.
-pub fn read(g: &GitBoard, shown: &Path) -> Result<Vec<u8>> {
-    let (cache, tip) = sync(g, shown)?;
+pub fn read(g: &GitBoard, shown: &Path, s: &Session) -> Result<Vec<u8>> {
+    let (cache, tip) = sync(g, shown, s)?;
     let Some(tip) = tip else {
         return Err(Error::Missing {
             path: shown.to_path_buf(),
@@ -176,9 +156,9 @@ pub fn read(g: &GitBoard, shown: &Path) -> Result<Vec<u8>> {
     };
     let blob = match remote::read_blob(&cache, &tip, &g.path, shown) {
         // The cache cannot give back what it fetched: rebuild it from the remote, once.
-        Err(e @ Error::Git { .. }) if !observed().is_some_and(|o| o.offline) => {
+        Err(e @ Error::Git { .. }) if !s.remote().is_some_and(|o| o.offline) => {
             cache.rebuild(g).map_err(|_| e)?;
-            let (cache, tip) = sync(g, shown)?;
+            let (cache, tip) = sync(g, shown, s)?;
             match tip {
                 Some(tip) => remote::read_blob(&cache, &tip, &g.path, shown)?,
                 None => None,
@@ -329,6 +309,7 @@ pub fn update<F, B>(
     shown: &Path,
     expect: Expect,
     opts: &WriteOptions,
+    s: &Session,
     mut build: F,
 ) -> Result<Written>
 where
@@ -357,7 +338,7 @@ where
         optimistic = cached.is_some();
         let (cache, tip) = match cached {
             Some(c) => c,
-            None => sync(g, shown)?,
+            None => sync(g, shown, s)?,
         };
         // A push that failed may still have landed (the connection broke after the remote
         // took it) and been built on since: then the write has happened, and must not be
@@ -366,7 +347,7 @@ where
             && let Some(i) = unsure.iter().position(|(c, _)| cache.descends(c, t))
         {
             let (new, composed) = unsure.swap_remove(i);
-            return Ok(accepted(&cache, shown, &expect, new, composed, attempt));
+            return Ok(accepted(&cache, shown, &expect, new, composed, attempt, s));
         }
         let built = build_commit(
             &cache,
@@ -393,7 +374,7 @@ where
         };
         match push(&cache, g, &new, tip.as_deref(), shown)? {
             Pushed::Accepted => {
-                return Ok(accepted(&cache, shown, &expect, new, composed, attempt));
+                return Ok(accepted(&cache, shown, &expect, new, composed, attempt, s));
             }
             // The cache was behind: read the remote's tip and build again, at once.
             Pushed::Moved if optimistic => {
@@ -406,11 +387,11 @@ where
                 if attempt >= MAX_ATTEMPTS || started.elapsed() >= opts.timeout {
                     // Before giving up, look once more: a push reported refused may have
                     // landed, and then the write has happened.
-                    if let Ok((cache, Some(t))) = sync(g, shown)
+                    if let Ok((cache, Some(t))) = sync(g, shown, s)
                         && let Some(i) = unsure.iter().position(|(c, _)| cache.descends(c, &t))
                     {
                         let (new, composed) = unsure.swap_remove(i);
-                        return Ok(accepted(&cache, shown, &expect, new, composed, attempt));
+                        return Ok(accepted(&cache, shown, &expect, new, composed, attempt, s));
                     }
                     return Err(Error::LockTimeout {
                         lock: shown.to_path_buf(),
@@ -436,10 +417,11 @@ fn accepted(
     new: String,
     composed: crate::store::Composed,
     attempt: u32,
+    s: &Session,
 ) -> Written {
     let _ = cache.set_tip(&new);
     cache.touch();
-    observe(Observed {
+    s.observe(Observed {
         tip: Some(new),
         fetched: false,
         rewritten_from: None,
@@ -491,8 +473,14 @@ where
 
 /// Create the board with exactly these bytes (no journal record: a copy, byte for byte),
 /// making the ref; refused when the ref exists.
-pub fn create_copy(g: &GitBoard, shown: &Path, bytes: &[u8], opts: &WriteOptions) -> Result<()> {
-    let (cache, tip) = sync(g, shown)?;
+pub fn create_copy(
+    g: &GitBoard,
+    shown: &Path,
+    bytes: &[u8],
+    opts: &WriteOptions,
+    s: &Session,
+) -> Result<()> {
+    let (cache, tip) = sync(g, shown, s)?;
     if tip.is_some() {
         return Err(Error::Exists {
             path: shown.to_path_buf(),
