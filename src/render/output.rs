@@ -123,8 +123,7 @@ pub fn gitignore_hint(board: &Path) -> Option<String> {
         _ => PathBuf::from("."),
     };
     let git = |args: &[&str]| crate::repo::git::as_user(&dir, args).ok();
-    let top = git(&["rev-parse", "--show-toplevel"]).filter(|o| o.status.success())?;
-    let top = PathBuf::from(String::from_utf8_lossy(&top.stdout).trim_end_matches(['\n', '\r']));
+    let top = crate::repo::git::toplevel(&dir).ok()??;
     let name = board.file_name()?.to_string_lossy().into_owned();
     let missing: Vec<&str> = GITIGNORE_LINES
         .iter()

@@ -125,11 +125,7 @@ pub fn isolated(
 /// The top of the git work tree `dir` is in (`git rev-parse --show-toplevel`, as the user
 /// runs it); `Ok(None)` when `dir` is in none.
 pub fn toplevel(dir: &Path) -> std::io::Result<Option<PathBuf>> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["rev-parse", "--show-toplevel"])
-        .output()?;
+    let out = as_user(dir, &["rev-parse", "--show-toplevel"])?;
     Ok(out.status.success().then(|| {
         PathBuf::from(String::from_utf8_lossy(&out.stdout).trim_end_matches(['\n', '\r']))
     }))

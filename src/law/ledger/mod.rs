@@ -381,7 +381,8 @@ pub fn objection_gate(fm: &Frontmatter, agent: &str) -> Result<Target> {
     };
     if !fm.required_reviewers.iter().any(|r| r == agent) {
         return Err(refuse(format!(
-            "{agent:?} is not a required reviewer; only required reviewers raise objections"
+            "{agent:?} is not a required reviewer; only required reviewers raise objections (a \
+             reviewer the user named joins them with `pair register --required`)"
         )));
     }
     Ok(gate)
