@@ -88,6 +88,16 @@ pub enum Error {
     #[error("{message}")]
     StaleArtifact { message: String },
 
+    /// The artifact under review cannot be read on this machine (its worktree or files are on
+    /// another, or its published commit cannot be fetched). Not stale: retrying changes nothing.
+    #[error("{message}")]
+    ArtifactUnavailable { message: String },
+
+    /// The published artifact is not what was pinned: its ref names another commit, or the
+    /// commit does not hold what the pin covers.
+    #[error("{message}")]
+    ArtifactMismatch { message: String },
+
     /// `git` could not be run, or failed on a worktree it was pointed at.
     #[error("{message}")]
     Git { message: String },
@@ -165,6 +175,7 @@ impl Error {
             Error::Protocol { .. } => exit::PROTOCOL,
             Error::Missing { .. } | Error::Exists { .. } => exit::MISSING,
             Error::Format { .. } => exit::FORMAT,
+            Error::ArtifactUnavailable { .. } | Error::ArtifactMismatch { .. } => exit::ARTIFACT,
         }
     }
 
@@ -185,6 +196,8 @@ impl Error {
             Error::Missing { .. } => "missing",
             Error::Exists { .. } => "exists",
             Error::Format { .. } => "format",
+            Error::ArtifactUnavailable { .. } => "artifact_unavailable",
+            Error::ArtifactMismatch { .. } => "artifact_mismatch",
         }
     }
 
@@ -355,4 +368,7 @@ pub mod exit {
     pub const REPORTED: i32 = 13;
     /// The board is of a newer format than this `pair` knows: a write is refused (upgrade pair).
     pub const FORMAT: i32 = 14;
+    /// The artifact under review cannot be read here as it was pinned: unavailable on this
+    /// machine, or its published copy is not what was pinned. Not stale: do not retry as is.
+    pub const ARTIFACT: i32 = 15;
 }

@@ -225,7 +225,29 @@ pub struct Pin {
     /// plus the unstaged follow-up), which the commit must match.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tree: Option<String>,
+    /// Where the artifact was published, when it was: a commit on the board's remote that anyone
+    /// with the remote can read (see `crate::repo::artifact`).
+    #[serde(skip_serializing_if = "Option::is_none", flatten)]
+    pub published: Option<Publication>,
 }
+
+/// A published artifact: the commit that holds exactly the content under review, the ref it
+/// was pushed to, and for a red test the pinned files' paths inside that commit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Publication {
+    /// The commit (its parent is the base the diff is taken against).
+    pub commit: String,
+    /// The ref on the board's remote that holds it (`refs/pair-artifacts/...`).
+    #[serde(rename = "ref")]
+    pub refname: String,
+    /// For a `files` pin: each file's path in the commit, in the order of `files`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
+}
+
+/// The prefix of every ref an artifact is published to: a namespace of its own, never a
+/// board's ref.
+pub const ARTIFACT_REF_PREFIX: &str = "refs/pair-artifacts/";
 
 /// What a submission observed, before it is given its counter.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -234,6 +256,7 @@ pub struct Observed {
     pub sha256: Sha256,
     pub files: Vec<String>,
     pub tree: Option<String>,
+    pub published: Option<Publication>,
 }
 
 impl Observed {
@@ -244,6 +267,7 @@ impl Observed {
             sha256: self.sha256,
             files: self.files,
             tree: self.tree,
+            published: self.published,
         }
     }
 }
@@ -646,6 +670,21 @@ fn emit_pin(out: &mut String, t: Target, pin: &Pin) {
             out.push('\n');
         }
     }
+    if let Some(p) = &pin.published {
+        out.push_str("    commit: ");
+        out.push_str(&yaml::quoted(&p.commit));
+        out.push_str("\n    ref: ");
+        out.push_str(&yaml::scalar(&p.refname));
+        out.push('\n');
+        if !p.paths.is_empty() {
+            out.push_str("    paths:\n");
+            for f in &p.paths {
+                out.push_str("      - ");
+                out.push_str(&yaml::scalar(f));
+                out.push('\n');
+            }
+        }
+    }
 }
 
 fn emit_agent(out: &mut String, a: &Agent) {
@@ -982,7 +1021,61 @@ fn conv_paths(v: &Value) -> Result<Vec<String>, String> {
         .collect()
 }
 
-const PIN_KEYS: &[&str] = &["counter", "kind", "sha256", "files", "tree"];
+const PIN_KEYS: &[&str] = &[
+    "counter", "kind", "sha256", "files", "tree", "commit", "ref", "paths",
+];
+
+/// Whether `s` can name a file inside a git tree: relative, `/`-separated, no empty, `.` or
+/// `..` part, no control character.
+pub fn is_tree_path(s: &str) -> bool {
+    !s.is_empty()
+        && !s.chars().any(char::is_control)
+        && s.split('/')
+            .all(|part| !part.is_empty() && part != "." && part != "..")
+}
+
+/// A path inside a published commit: relative, `/`-separated, no `.` or `..` part.
+fn conv_rel_paths(v: &Value) -> Result<Vec<String>, String> {
+    let Value::Seq(items) = v else {
+        return Err(format!(
+            "expected a list of paths inside the published commit, {}",
+            found(v)
+        ));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| match &item.value {
+            Value::Str(s) if is_tree_path(s) => Ok(s.clone()),
+            other => Err(format!(
+                "item {} should be a relative path inside the commit (no leading `/`, no `.` or \
+                 `..` part), {}",
+                i + 1,
+                found(other)
+            )),
+        })
+        .collect()
+}
+
+/// The ref an artifact was published to: a full ref name under `refs/pair-artifacts/`.
+fn conv_artifact_ref(v: &Value) -> Result<String, String> {
+    match v {
+        Value::Str(s)
+            if s.starts_with(ARTIFACT_REF_PREFIX)
+                && s.len() > ARTIFACT_REF_PREFIX.len()
+                && !s.contains("..")
+                && !s
+                    .chars()
+                    .any(|c| c.is_control() || c.is_whitespace() || "~^:?*[\\".contains(c)) =>
+        {
+            Ok(s.clone())
+        }
+        other => Err(format!(
+            "expected the ref the artifact was published to, under {ARTIFACT_REF_PREFIX}, {}",
+            found(other)
+        )),
+    }
+}
 
 /// The `pins` mapping: target → `{counter, kind, sha256, files}`.
 fn pins_from_node(
@@ -1043,6 +1136,9 @@ fn pins_from_node(
         let sha256 = f.req("sha256", conv_sha);
         let files = f.opt("files", Vec::new(), conv_paths);
         let tree = f.opt("tree", None, conv_opt_tree);
+        let commit = f.opt("commit", None, conv_opt_tree);
+        let refname = f.opt("ref", None, |v| conv_artifact_ref(v).map(Some));
+        let paths = f.opt("paths", Vec::new(), conv_rel_paths);
         // A later version may add fields to a pin: kept, with a warning.
         let unknown = f.unknown(PIN_KEYS);
         for (k, n) in &unknown {
@@ -1060,6 +1156,11 @@ fn pins_from_node(
                     sha256,
                     files,
                     tree,
+                    published: commit.map(|commit| Publication {
+                        commit,
+                        refname: refname.unwrap_or_default(),
+                        paths,
+                    }),
                 }),
             );
             pins.1[Pins::index(target)] = crate::board::format::Unknown(unknown);
@@ -1118,6 +1219,31 @@ pub fn pin_invariants(p: &Parsed) -> Vec<FieldError> {
                 format!("only a `files` pin lists files, not a `{}` pin", pin.kind),
             ),
             _ => {}
+        }
+        if let Some(p) = &pin.published {
+            if p.refname.is_empty() {
+                err(
+                    format!("pins.{t}.ref"),
+                    "a published pin names the ref its commit was pushed to".into(),
+                );
+            }
+            if pin.kind == PinKind::Files && p.paths.len() != pin.files.len() {
+                err(
+                    format!("pins.{t}.paths"),
+                    format!(
+                        "lists {} path(s) for {} file(s); a published `files` pin gives each \
+                         file's path in the commit",
+                        p.paths.len(),
+                        pin.files.len()
+                    ),
+                );
+            }
+            if pin.kind != PinKind::Files && !p.paths.is_empty() {
+                err(
+                    format!("pins.{t}.paths"),
+                    format!("only a `files` pin lists paths, not a `{}` pin", pin.kind),
+                );
+            }
         }
         if pin.tree.is_some() && !matches!(pin.kind, PinKind::Staged | PinKind::Unstaged) {
             err(

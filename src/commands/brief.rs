@@ -311,8 +311,11 @@ fn reviewer_parts(fm: &Frontmatter, doc: &Document, all: &[Entry], board: &str) 
             shell_word(board)
         ));
     }
-    if let Some(cmd) = protocol::diff_command(fm) {
-        under.push_str(&format!("The same diff in git: `{}`.\n", shell_line(&cmd)));
+    if let Some(cmd) = crate::render::report::review_diff_command(fm, target, board) {
+        under.push_str(&format!(
+            "The same bytes with git alone: `{}`.\n",
+            shell_line(&cmd)
+        ));
     }
     parts.push(Part {
         title: if fm.phase.review_target() == Some(target) {

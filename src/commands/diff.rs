@@ -28,7 +28,8 @@ pub fn run(a: DiffArgs, json_out: bool, s: &Session) -> Result<Outcome> {
             fm.phase
         )));
     };
-    let cur = pin::current(fm, target, &loaded.valid.doc.body)?;
+    let readable = super::published::readable(&a.board, fm, target)?;
+    let cur = pin::current(fm, target, &loaded.valid.doc.body, readable.as_ref())?;
     let (noun, unit) = target_noun(target);
     let round = format!("{} {unit} {}", noun.to_lowercase(), cur.counter);
     if let (Some(p), Some(false)) = (&cur.pin, cur.matches_pin()) {

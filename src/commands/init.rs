@@ -160,6 +160,7 @@ pub fn run(a: InitArgs, s: &Session) -> Result<Outcome> {
         agent: Some(a.doer.clone()),
         operation: "init".to_string(),
         usage: (&a.usage).try_into()?,
+        publish: Vec::new(),
     };
     let written = store::update(&a.board, Expect::Absent, &opts, s, |_| {
         // The creation time is taken under the lock, like every write's.

@@ -77,11 +77,14 @@ fn check_anchor(
             .unwrap_or_else(|| PathBuf::from(".")),
     };
     let body = &loaded.valid.doc.body;
+    let readable = super::published::readable(board, fm, target)?;
     let diff = match fm.pin(target).map(|p| p.kind) {
         Some(PinKind::Staged | PinKind::Unstaged) => {
-            Some(crate::repo::pin::current(fm, target, body)?.bytes)
+            Some(crate::repo::pin::current(fm, target, body, readable.as_ref())?.bytes)
         }
-        None if target == Target::Code => Some(crate::repo::pin::current(fm, target, body)?.bytes),
+        None if target == Target::Code => {
+            Some(crate::repo::pin::current(fm, target, body, None)?.bytes)
+        }
         _ => None,
     };
     let files = observed_anchor::artifact_files(fm, target, diff.as_deref(), &base);
@@ -94,6 +97,7 @@ fn check_anchor(
         base,
         files,
         staged,
+        published: readable,
     };
     observed_anchor::check(&parsed, &art, undeclared).map_err(|e| {
         Error::Usage(format!(

@@ -413,14 +413,48 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
              doer makes one with `pair worktree create`",
         ));
     };
-    let wt_path = PathBuf::from(&wt);
-    git::recorded(&wt_path)?;
     let plan = plan(&a, fm)?;
-    let tree = repo::worktree_tree(&wt_path)?;
+    // A reproduction runs in a temporary checkout of the pinned tree, never in the doer's
+    // worktree; a check of the doer's runs in the worktree.
+    let checkout = if plan.reproduce {
+        pinned_checkout(&a.board, fm)?
+    } else {
+        None
+    };
+    let (run_dir, tree, where_) = match &checkout {
+        Some((c, tree, words)) => (c.path.clone(), tree.clone(), words.clone()),
+        None => {
+            let wt_path = PathBuf::from(&wt);
+            if let Err(e) = git::recorded(&wt_path) {
+                return Err(Error::ArtifactUnavailable {
+                    message: format!(
+                        "the worktree {wt} cannot be used here ({e}); a reviewer reproduces a \
+                         check in a temporary checkout of the pinned tree: `pair check {} \
+                         --agent {} --reproduce NAME`",
+                        shell_arg(&super::shown(&a.board)),
+                        shell_arg(&a.common.agent)
+                    ),
+                });
+            }
+            let tree = repo::worktree_tree(&wt_path)?;
+            (
+                wt_path,
+                tree,
+                format!(
+                    "Ran in {wt} on tree `{{tree}}` (the index plus unstaged changes and untracked \
+                     files not ignored)"
+                ),
+            )
+        }
+    };
     let limit = (a.time_limit > 0).then(|| Duration::from_secs(a.time_limit));
-    let ran = run_command(&wt_path, &plan.argv, limit)?;
+    let ran = run_command(&run_dir, &plan.argv, limit)?;
     let (exit_code, duration_ms, output) = (ran.code, ran.duration_ms, ran.output);
-    let tree_after = repo::worktree_tree(&wt_path)?;
+    let tree_after = match &checkout {
+        Some(_) => tree.clone(),
+        None => repo::worktree_tree(&run_dir)?,
+    };
+    drop(checkout);
     let run = CheckRun {
         name: plan.name.clone(),
         command: plan.argv.clone(),
@@ -437,8 +471,7 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
         .collect::<Vec<_>>()
         .join(" ");
     let mut text = format!(
-        "Command: `{}`\n\nRan in {wt} on tree `{tree}` (the index plus unstaged changes and \
-         untracked files not ignored); {} in {:.1} s.",
+        "Command: `{}`\n\n{}; {} in {:.1} s.",
         command_line
             .chars()
             .map(|c| match c {
@@ -447,6 +480,7 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
                 c => c,
             })
             .collect::<String>(),
+        where_.replace("{tree}", &tree),
         result_word(exit_code),
         duration_ms as f64 / 1000.0
     );
@@ -553,6 +587,70 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
         out.text
     );
     Ok(out)
+}
+
+/// A temporary checkout of the pinned tree a reproduction runs in: the published commit (from
+/// the board's remote, on any machine), else the pinned tree from the worktree's repository.
+/// With it, the tree and a sentence for the record. `None` when nothing with a tree is pinned
+/// (a text, or a board from before pins): the check then runs in the worktree.
+fn pinned_checkout(
+    board: &Path,
+    fm: &Frontmatter,
+) -> Result<Option<(repo::artifact::Checkout, String, String)>> {
+    use crate::board::frontmatter::Target;
+    let target = fm
+        .phase
+        .review_target()
+        .filter(|t| {
+            fm.pin(*t)
+                .is_some_and(|p| p.published.is_some() || p.tree.is_some())
+        })
+        .unwrap_or(Target::Code);
+    let Some(pin) = fm.pins.get(target) else {
+        return Ok(None);
+    };
+    if let Some(publ) = &pin.published {
+        let Some(r) = super::published::readable(board, fm, target)? else {
+            return Err(Error::ArtifactUnavailable {
+                message: format!(
+                    "the published commit {} of the pinned {} is not in the worktree's \
+                     repository here; fetch {} from the repository's remote, or reproduce it \
+                     where the board's remote is",
+                    publ.commit,
+                    pin.kind.describe(),
+                    publ.refname
+                ),
+            });
+        };
+        let tree = repo::artifact::tree(&r)?;
+        let c = repo::artifact::Checkout::of(&r)?;
+        return Ok(Some((
+            c,
+            tree,
+            format!(
+                "Ran in a temporary checkout of the published commit `{}` ({}), removed \
+                 afterwards, on tree `{{tree}}`",
+                publ.commit, publ.refname
+            ),
+        )));
+    }
+    let (Some(tree), Some(wt)) = (&pin.tree, fm.worktree.as_deref()) else {
+        return Ok(None);
+    };
+    let c = repo::artifact::Checkout::of_tree(Path::new(wt), tree).map_err(|e| {
+        Error::ArtifactUnavailable {
+            message: format!(
+                "the pinned tree {tree} cannot be read from the worktree {wt} here ({e}); it \
+                 was not published: reproduce the check where the worktree can be read"
+            ),
+        }
+    })?;
+    Ok(Some((
+        c,
+        tree.clone(),
+        "Ran in a temporary checkout of the pinned tree, removed afterwards, on tree `{tree}`"
+            .to_string(),
+    )))
 }
 
 #[cfg(test)]

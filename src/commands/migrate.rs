@@ -28,6 +28,7 @@ pub fn run(a: MigrateArgs, s: &Session) -> Result<Outcome> {
         agent: None,
         operation: "migrate".to_string(),
         usage: Default::default(),
+        publish: Vec::new(),
     };
     store::create_copy(&a.to, &bytes, &opts, s)?;
     let sha256 = crate::text::sha256_hex(&bytes);

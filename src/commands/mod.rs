@@ -21,6 +21,7 @@ pub mod ledger;
 mod lifecycle;
 mod log;
 pub mod migrate;
+mod published;
 mod read;
 mod semantic;
 mod show;

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::{Outcome, read_text, shown, timeout};
+use super::{Outcome, published, read_text, shown, timeout};
 use crate::board::frontmatter::{Frontmatter, Observed, Phase, PinKind, Sha256, Verdict};
 use crate::cli::{
     AdvanceArgs, ArtifactArg, ClaimArgs, NoteArgs, NoteText, ReasonArgs, RegisterArgs, SubmitArgs,
@@ -95,6 +95,22 @@ pub(super) fn apply<F>(
 where
     F: FnMut(&mut Frontmatter, &Ctx) -> Result<Edit>,
 {
+    apply_publishing(board, common, operation, consent, s, Vec::new(), op)
+}
+
+/// [`apply`], publishing commits with the write (a git board pushes them atomically with it).
+pub(super) fn apply_publishing<F>(
+    board: &Path,
+    common: &WriteCommon,
+    operation: &str,
+    consent: Consent,
+    s: &Session,
+    publish: Vec<store::Publish>,
+    op: F,
+) -> Result<Outcome>
+where
+    F: FnMut(&mut Frontmatter, &Ctx) -> Result<Edit>,
+{
     super::agent_arg("--agent", &common.agent)?;
     let shown_board = shown(board);
     let opts = WriteOptions {
@@ -103,6 +119,7 @@ where
         agent: Some(common.agent.clone()),
         operation: operation.to_string(),
         usage: (&common.usage).try_into()?,
+        publish,
     };
     let committed = transaction::transact(
         board,
@@ -122,7 +139,10 @@ where
     let pin = crate::render::report::current_target(fm).and_then(|t| {
         fm.pin(t).map(|p| {
             json!({"target": t, "counter": p.counter, "kind": p.kind, "sha256": p.sha256,
-                   "files": p.files, "tree": p.tree})
+                   "files": p.files, "tree": p.tree,
+                   "commit": p.published.as_ref().map(|x| &x.commit),
+                   "ref": p.published.as_ref().map(|x| &x.refname),
+                   "paths": p.published.as_ref().map(|x| &x.paths)})
         })
     });
     let json = json!({
@@ -233,24 +253,48 @@ pub fn submit(a: SubmitArgs, s: &Session) -> Result<Outcome> {
     }
     // What the submission pins is read before the lock (git can take a while on a big diff);
     // the write then checks that the worktree and base it was read from are still the ones
-    // recorded.
+    // recorded. On a git board it is also published: a commit pushed with the write.
+    let key = published::board_key(&a.board);
+    let message = format!("pair: the {} submitted for review", artifact.as_str());
+    let mut publish = Vec::new();
     let (observed, seen) = match artifact {
         Artifact::Code | Artifact::Followup => {
-            match observe_diff(&a.board, &a.common.agent, artifact, s)? {
-                Some((o, src)) => (Some(o), Some(src)),
+            match observe_diff(
+                &a.board,
+                &a.common.agent,
+                artifact,
+                key.as_ref(),
+                &message,
+                s,
+            )? {
+                Some((o, src, p)) => {
+                    publish.extend(p);
+                    (Some(o), Some(src))
+                }
                 None => (None, None),
             }
         }
-        Artifact::RedTest if !a.files.is_empty() => (Some(pin::files(&note, &a.files)?), None),
+        Artifact::RedTest if !a.files.is_empty() => match &key {
+            Some(k) => {
+                let (mut o, made, paths) =
+                    pin::publish_files(&note, &a.files, None, &message, &a.common.agent)?;
+                let (publication, push) = published::publication(k, artifact, &made, paths);
+                o.published = Some(publication);
+                publish.push(push);
+                (Some(o), None)
+            }
+            None => (Some(pin::files(&note, &a.files)?), None),
+        },
         _ => (Some(pin::text(&note)), None),
     };
     let rework = a.rework_reason.clone().filter(|_| a.rework);
-    let mut out = apply(
+    let mut out = apply_publishing(
         &a.board,
         &a.common,
         &format!("submit-{}", artifact.as_str()),
         consent(a.user_approved, a.waive.clone()),
         s,
+        publish,
         move |fm, ctx| {
             if let Some(seen) = &seen
                 && DiffSource::of(fm) != *seen
@@ -276,14 +320,17 @@ pub fn submit(a: SubmitArgs, s: &Session) -> Result<Outcome> {
 }
 
 /// The diff a code or follow-up submission pins, read from the worktree the blackboard records
-/// (without the lock). `None` when the submission will be refused anyway (wrong agent, wrong
-/// phase, unreadable board): the locked write says why.
+/// (without the lock), and on a git board (`key`) the commit that publishes it. `None` when the
+/// submission will be refused anyway (wrong agent, wrong phase, unreadable board): the locked
+/// write says why.
 fn observe_diff(
     board: &Path,
     agent: &str,
     artifact: Artifact,
+    key: Option<&(String, String)>,
+    message: &str,
     s: &Session,
-) -> Result<Option<(Observed, DiffSource)>> {
+) -> Result<Option<(Observed, DiffSource, Option<store::Publish>)>> {
     let Ok(valid) = store::load_frontmatter(board, s) else {
         return Ok(None);
     };
@@ -295,7 +342,17 @@ fn observe_diff(
     if !has_row || fm.worktree.is_none() || law::admit(fm, agent, command).is_err() {
         return Ok(None);
     }
-    Ok(Some((pin::observe_diff(fm, artifact)?, DiffSource::of(fm))))
+    let Some(key) = key else {
+        return Ok(Some((
+            pin::observe_diff(fm, artifact)?,
+            DiffSource::of(fm),
+            None,
+        )));
+    };
+    let (mut observed, made) = pin::publish_diff(fm, artifact, message, agent)?;
+    let (publication, push) = published::publication(key, artifact, &made, Vec::new());
+    observed.published = Some(publication);
+    Ok(Some((observed, DiffSource::of(fm), Some(push))))
 }
 
 /// `--artifact-sha256`: 64 hex digits.
@@ -348,7 +405,15 @@ fn judge_artifact(
         shell_word(fm.doer().unwrap_or("DOER")),
         artifact.as_str()
     );
-    match pin::check_verdict(fm, target, body.as_deref(), read, &resubmit)? {
+    let readable = published::readable(board, fm, target)?;
+    match pin::check_verdict(
+        fm,
+        target,
+        body.as_deref(),
+        read,
+        &resubmit,
+        readable.as_ref(),
+    )? {
         Judged::Pinned(h) => Ok((Some(h), vec![])),
         Judged::NotPinned => Ok((
             None,

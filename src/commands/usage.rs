@@ -43,6 +43,7 @@ pub fn run(a: ReportUsageArgs, s: &Session) -> Result<Outcome> {
         agent: Some(agent.clone()),
         operation: "report-usage".into(),
         usage: usage.clone(),
+        publish: Vec::new(),
     };
     let written = store::update(&a.board, expect, &opts, s, |current| {
         let Some(current) = current else {

@@ -10,8 +10,12 @@ use crate::cli::WorktreePathArgs;
 use crate::error::{Error, Result};
 use crate::render::report::SCHEMA;
 
+/// The repository a board's worktree is made in: the one the board's file is in, or for a git
+/// board (which has no directory of its own) the clone the command runs in.
 pub(crate) fn repo_root(board: &Path) -> Result<PathBuf> {
+    let git = crate::store::location::is_git(board);
     let dir = match board.parent() {
+        _ if git => PathBuf::from("."),
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
@@ -19,6 +23,12 @@ pub(crate) fn repo_root(board: &Path) -> Result<PathBuf> {
         .map_err(|e| Error::io(&dir, "run `git rev-parse --show-toplevel` in", e))?
     {
         Some(top) => Ok(top),
+        None if git => Err(Error::Usage(
+            "a git board's worktree is made in the clone the command runs in, and the working \
+             directory is in no git repository: run it inside your clone of the repository, or \
+             pass --repo-root DIR"
+                .into(),
+        )),
         None => Err(Error::Usage(format!(
             "{} is not inside a git repository; pass --repo-root DIR",
             dir.display()
@@ -51,6 +61,34 @@ pub fn stem(board: &Path) -> Result<String> {
     Ok(stem)
 }
 
+/// The worktree stem of a git board: the last part of its ref and its file's stem
+/// (`refs/pair/median` and `board.md` give `median-board`), so that two boards whose file is
+/// `board.md` get two worktrees; letters, digits, `.`, `_` and `-` only.
+fn git_stem(g: &crate::store::location::GitBoard) -> String {
+    let last = g.refname.rsplit('/').next().unwrap_or("board");
+    let file = Path::new(&g.path)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let joined = format!("{last}-{file}");
+    let safe: String = joined
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let safe = safe.trim_start_matches(['.', '-']).to_string();
+    if safe.is_empty() {
+        "board".into()
+    } else {
+        safe
+    }
+}
+
 /// The default coding worktree of a blackboard, as `pair worktree-path` finds it.
 #[derive(Debug, Clone)]
 pub struct DefaultWorktree {
@@ -73,13 +111,7 @@ pub fn run(a: WorktreePathArgs) -> Result<Outcome> {
 /// `<repo-root>/.worktrees/<stem>` for `board` (the repository root from git when not given),
 /// refusing an unsafe stem, an escape from `.worktrees/` and an unrelated path in the way.
 pub fn default_worktree(board: &Path, repo_root_arg: Option<&Path>) -> Result<DefaultWorktree> {
-    if crate::store::location::is_git(board) {
-        return Err(Error::Usage(format!(
-            "{} is a git board: it has no directory of its own for a default worktree to sit \
-             beside; give the worktree's path and branch (`--path DIR --branch NAME`)",
-            board.display()
-        )));
-    }
+    let git = crate::store::location::Location::git(board)?;
     let root = match repo_root_arg {
         Some(r) => r.to_path_buf(),
         None => repo_root(board)?,
@@ -93,7 +125,10 @@ pub fn default_worktree(board: &Path, repo_root_arg: Option<&Path>) -> Result<De
     if root.components().any(|c| c == Component::ParentDir) {
         return Err(Error::Usage("--repo-root must not contain `..`".into()));
     }
-    let stem = stem(board)?;
+    let stem = match &git {
+        Some(g) => git_stem(g),
+        None => stem(board)?,
+    };
     let base = root.join(".worktrees");
     let path = base.join(&stem);
     // A symlinked .worktrees (or worktree) that leads elsewhere is an escape; so is one whose

@@ -65,6 +65,7 @@ pub fn run(a: WriteArgs, s: &Session) -> Result<Outcome> {
             a.operation.clone()
         },
         usage: (&a.usage).try_into()?,
+        publish: Vec::new(),
     };
     let mode = if a.repair {
         Mode::Repair(a.reason.clone().unwrap_or_default())

@@ -1287,6 +1287,7 @@ agents:
                 sha256: Sha256::of(b"diff 1"),
                 files: vec![],
                 tree: None,
+                published: None,
             }),
         );
         fm
@@ -1324,6 +1325,7 @@ agents:
             sha256: Sha256::of(content),
             files: vec![],
             tree: None,
+            published: None,
         };
         // Not a submission: no pin moves.
         let mut new = old.clone();

@@ -81,6 +81,28 @@ pub struct Turn {
     pub objections: Option<crate::board::ledger::Summary>,
 }
 
+/// The command that prints the diff under review exactly as pinned (see
+/// [`crate::repo::artifact::review_diff_command`]): from the published commit on a git board's
+/// remote, else from the recorded worktree. `None` outside a code review.
+pub fn review_diff_command(fm: &Frontmatter, target: Target, board: &str) -> Option<Vec<String>> {
+    let scope = fm.phase.diff_scope()?;
+    let pin = fm.pin(target);
+    let url = crate::store::location::Location::git(std::path::Path::new(board))
+        .ok()
+        .flatten()
+        .map(|g| g.url);
+    let published = match (pin.and_then(|p| p.published.as_ref()), &url) {
+        (Some(p), Some(u)) => Some((u.as_str(), p.refname.as_str(), p.commit.as_str())),
+        _ => None,
+    };
+    crate::repo::artifact::review_diff_command(
+        published,
+        fm.worktree.as_deref(),
+        scope == protocol::DiffScope::Staged,
+        fm.audit.base_sha.as_deref(),
+    )
+}
+
 impl Turn {
     /// The report for `agent`: `board` is the path as given, `place` where the commands of
     /// `next` find it.
@@ -91,7 +113,7 @@ impl Turn {
                 target: t,
                 counter: r.counter,
                 diff_scope: fm.phase.diff_scope(),
-                diff_command: protocol::diff_command(fm),
+                diff_command: review_diff_command(fm, t, board),
                 complete: r.complete,
                 approved: r.approved,
                 changes_requested: r.changes_requested,

@@ -21,6 +21,9 @@ pub struct Artifact<'a> {
     pub files: Option<Vec<String>>,
     /// The artifact is a staged diff: its files' new side is the index, not the working tree.
     pub staged: bool,
+    /// Where the published commit can be read, when the artifact was published: every file is
+    /// read from it, on any machine.
+    pub published: Option<crate::repo::artifact::Readable>,
 }
 
 /// Check that an anchor points at something that exists inside the artifact: a file the diff
@@ -117,6 +120,16 @@ fn file_of(art: &Artifact<'_>, path: &str, undeclared: bool) -> Result<String, A
             ),
         }));
     }
+    if let Some(r) = &art.published {
+        return crate::repo::artifact::file(r, path)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .map_err(|_| {
+                AnchorError(format!(
+                    "{path}: no such file in the published commit {} of the artifact",
+                    r.commit
+                ))
+            });
+    }
     if inside && art.staged {
         return crate::repo::git::staged_file(&art.base, path)
             .map(|b| String::from_utf8_lossy(&b).into_owned())
@@ -150,6 +163,9 @@ pub fn artifact_files(
         );
     }
     let pin = fm.pin(target)?;
+    if let Some(p) = pin.published.as_ref().filter(|p| !p.paths.is_empty()) {
+        return Some(p.paths.clone());
+    }
     (pin.kind == PinKind::Files).then(|| {
         pin.files
             .iter()

@@ -17,7 +17,7 @@ use std::process::{Command, Stdio};
 use crate::error::{Error, Result};
 
 /// Configuration that changes what a diff looks like, overridden for every call.
-const CONFIG: &[&str] = &[
+pub(crate) const CONFIG: &[&str] = &[
     "color.ui=never",
     "color.diff=never",
     "diff.external=",
@@ -44,7 +44,7 @@ const CONFIG: &[&str] = &[
 /// changes as full binary patches (so a changed binary file changes the hash), no rename
 /// detection, `a/` and `b/` prefixes, three lines of context, the default algorithm, paths from
 /// the top of the worktree, the default file order.
-const DIFF_OPTIONS: &[&str] = &[
+pub(crate) const DIFF_OPTIONS: &[&str] = &[
     "--no-ext-diff",
     "--no-textconv",
     "--no-color",
@@ -294,6 +294,24 @@ pub fn unstaged_diff(worktree: &Path) -> Result<Vec<u8>> {
     args.extend_from_slice(DIFF_OPTIONS);
     args.push("--");
     run(worktree, &args, "read the unstaged diff").map(canonical)
+}
+
+/// The diff between two commits (or trees) of the repository at `dir`, in canonical form: the
+/// pinned bytes of a published artifact.
+pub fn tree_diff(dir: &Path, from: &str, to: &str) -> Result<Vec<u8>> {
+    for id in [from, to] {
+        if !commit_id(id) {
+            return Err(Error::Git {
+                message: format!(
+                    "{id:?} is not a commit id; a published diff is taken between two"
+                ),
+            });
+        }
+    }
+    let mut args = vec!["diff"];
+    args.extend_from_slice(DIFF_OPTIONS);
+    args.extend_from_slice(&[from, to, "--"]);
+    run(dir, &args, "read the published diff").map(canonical)
 }
 
 /// The staged content of a file of the worktree (`git cat-file blob :PATH`): the new side of

@@ -7,6 +7,7 @@
 //! passed as `refs/heads/NAME` after [`branch_name`] accepted them.
 
 pub mod anchor;
+pub mod artifact;
 pub mod git;
 pub mod lifecycle;
 pub mod pin;
@@ -236,6 +237,22 @@ pub fn commits_between(dir: &Path, from: &str, not: &[&str]) -> Result<Vec<Strin
         .filter(|l| !l.is_empty())
         .map(str::to_string)
         .collect())
+}
+
+/// The top of the git work tree `dir` is in (`git rev-parse --show-toplevel` with the pinned
+/// settings); `None` when it is in none.
+pub fn toplevel_of(dir: &Path) -> Result<Option<PathBuf>> {
+    let out = command(dir)
+        .args(["rev-parse", "--show-toplevel"])
+        .output()
+        .map_err(|e| Error::Git {
+            message: format!("cannot find the repository of {}: {e}", dir.display()),
+        })?;
+    Ok(out
+        .status
+        .success()
+        .then(|| PathBuf::from(text(out.stdout)))
+        .filter(|p| !p.as_os_str().is_empty()))
 }
 
 /// The commit `HEAD` of a worktree is at.

@@ -22,6 +22,7 @@ use crate::board::entry::target_noun;
 use crate::board::frontmatter::{Frontmatter, Observed, Pin, PinKind, Sha256, Target};
 use crate::error::{Error, Result};
 use crate::law::protocol::{Artifact, DiffScope};
+use crate::repo::artifact::{Made, Readable};
 use crate::repo::git;
 
 /// The canonical bytes of a submitted text.
@@ -42,6 +43,7 @@ pub fn text(note: &str) -> Observed {
         sha256: Sha256::of(&text_bytes(note)),
         files: Vec::new(),
         tree: None,
+        published: None,
     }
 }
 
@@ -66,9 +68,9 @@ fn read_files(paths: &[String]) -> std::result::Result<Vec<(String, Vec<u8>)>, S
         .collect()
 }
 
-/// What a red test submitted with `--files` pins: the text and the files, named by absolute
-/// path (relative ones are taken from the working directory).
-pub fn files(note: &str, paths: &[PathBuf]) -> Result<Observed> {
+/// The files named with `--files`, as absolute paths (relative ones are taken from the working
+/// directory), each a regular file, UTF-8, named once.
+fn resolve_files(paths: &[PathBuf]) -> Result<Vec<String>> {
     let mut names = Vec::with_capacity(paths.len());
     for p in paths {
         let meta = std::fs::metadata(p)
@@ -94,13 +96,77 @@ pub fn files(note: &str, paths: &[PathBuf]) -> Result<Observed> {
         }
         names.push(name.to_string());
     }
+    Ok(names)
+}
+
+/// What a red test submitted with `--files` pins: the text and the files, named by absolute
+/// path (relative ones are taken from the working directory).
+pub fn files(note: &str, paths: &[PathBuf]) -> Result<Observed> {
+    let names = resolve_files(paths)?;
     let read = read_files(&names).map_err(|e| Error::Usage(format!("--files {e}")))?;
     Ok(Observed {
         kind: PinKind::Files,
         sha256: Sha256::of(&bundle(&text_bytes(note), &read)),
         files: names,
         tree: None,
+        published: None,
     })
+}
+
+/// A red test's files published: the pin of [`files`] (the same bytes, so a pin is read the
+/// same way by every release) and the commit of the base with the files at their paths in the
+/// repository they are in, with each file's path in it. All the files must be in one git
+/// worktree.
+pub fn publish_files(
+    note: &str,
+    paths: &[PathBuf],
+    base: Option<&str>,
+    message: &str,
+    agent: &str,
+) -> Result<(Observed, Made, Vec<String>)> {
+    let names = resolve_files(paths)?;
+    let read = read_files(&names).map_err(|e| Error::Usage(format!("--files {e}")))?;
+    let first = Path::new(&names[0]);
+    let dir = first.parent().unwrap_or(Path::new("/"));
+    let top = crate::repo::toplevel_of(dir)?.ok_or_else(|| {
+        Error::Usage(format!(
+            "--files {}: not in a git worktree; on a git board the test files are published \
+             as a commit of their repository, so reviewers on other machines can read them: \
+             name files inside the repository",
+            names[0]
+        ))
+    })?;
+    let top = std::fs::canonicalize(&top).unwrap_or(top);
+    let mut rel = Vec::with_capacity(names.len());
+    for n in &names {
+        let r = Path::new(n).strip_prefix(&top).map_err(|_| {
+            Error::Usage(format!(
+                "--files {n}: outside the repository {} the other test files are in; the files \
+                 of one red test are published as one commit, so they must all be in one \
+                 repository",
+                top.display()
+            ))
+        })?;
+        rel.push(r.to_string_lossy().into_owned());
+    }
+    let base = base.filter(|b| crate::repo::commit(&top, b).ok().flatten().is_some());
+    let in_tree: Vec<(String, Vec<u8>)> = rel
+        .iter()
+        .cloned()
+        .zip(read.iter().map(|(_, b)| b.clone()))
+        .collect();
+    let made = crate::repo::artifact::files(&top, base, &in_tree, message, agent)?;
+    Ok((
+        Observed {
+            kind: PinKind::Files,
+            sha256: Sha256::of(&bundle(&text_bytes(note), &read)),
+            files: names,
+            tree: None,
+            published: None,
+        },
+        made,
+        rel,
+    ))
 }
 
 /// Where a diff comes from: the recorded worktree and base.
@@ -173,7 +239,59 @@ pub fn observe_diff(fm: &Frontmatter, artifact: Artifact) -> Result<Observed> {
         sha256: Sha256::of(&bytes),
         files: Vec::new(),
         tree: Some(diff_tree(&src, kind)?),
+        published: None,
     })
+}
+
+/// What a code or follow-up submission pins when it is published: the commit of the content
+/// under review (see [`crate::repo::artifact`]) and its canonical diff against its parent. An
+/// empty diff is refused, as for [`observe_diff`].
+pub fn publish_diff(
+    fm: &Frontmatter,
+    artifact: Artifact,
+    message: &str,
+    agent: &str,
+) -> Result<(Observed, Made)> {
+    let kind = match artifact {
+        Artifact::Followup => PinKind::Unstaged,
+        _ => PinKind::Staged,
+    };
+    let src = DiffSource::of(fm);
+    let Some(wt) = src.worktree.as_deref() else {
+        return Err(Error::Usage(
+            "the blackboard records no worktree, so there is no diff to publish".into(),
+        ));
+    };
+    let wt = Path::new(wt);
+    git::recorded(wt)?;
+    let made = match kind {
+        PinKind::Unstaged => {
+            crate::repo::artifact::followup(wt, src.base.as_deref(), message, agent)?
+        }
+        _ => crate::repo::artifact::staged(wt, src.base.as_deref(), message, agent)?,
+    };
+    let bytes = crate::repo::artifact::diff(&Readable {
+        git_dir: wt.to_path_buf(),
+        commit: made.commit.clone(),
+    })?;
+    if bytes.is_empty() {
+        // The same refusal, in the same words, as an unpublished submission.
+        observe_diff(fm, artifact)?;
+        return Err(Error::protocol(format!(
+            "{} is empty: there is nothing to review",
+            capitalized(&src.describe(kind))
+        )));
+    }
+    Ok((
+        Observed {
+            kind,
+            sha256: Sha256::of(&bytes),
+            files: Vec::new(),
+            tree: Some(made.tree.clone()),
+            published: None,
+        },
+        made,
+    ))
 }
 
 /// The git tree id of the content a diff pin covers: the index for a staged diff, the index
@@ -256,10 +374,35 @@ impl Current {
     }
 }
 
-/// Read the artifact of `target` as it is now. A text is found in `body`: for a pinned one, the
-/// entry whose text hashes to the pin (with the files, for a `files` pin, as they are now); for
-/// one that is not pinned, the latest entry. A diff is read from the worktree.
-pub fn current(fm: &Frontmatter, target: Target, body: &str) -> Result<Current> {
+/// An artifact that cannot be read on this machine: not stale, and never to be retried as if it
+/// were.
+fn unavailable(what: &str, why: impl std::fmt::Display, published: bool) -> Error {
+    Error::ArtifactUnavailable {
+        message: format!(
+            "{what} cannot be read here ({why}). {}",
+            if published {
+                "Its published commit could not be fetched from the board's remote: check that \
+                 the remote is reachable (`git ls-remote URL`), then run the command again"
+            } else {
+                "It was not published (its worktree or files are on the doer's machine): review \
+                 it where it can be read, or keep the board in a git ref (`git+URL#REF:PATH`), \
+                 where every submission publishes what it pins for reviewers on any machine"
+            }
+        ),
+    }
+}
+
+/// Read the artifact of `target` as it is now. A published artifact is read from its commit
+/// (`published` says where it can be read; without it, from where the doer made it). A text is
+/// found in `body`: for a pinned one, the entry whose text hashes to the pin (with the files, for
+/// a `files` pin, as they are now); for one that is not pinned, the latest entry. A diff is read
+/// from the worktree.
+pub fn current(
+    fm: &Frontmatter,
+    target: Target,
+    body: &str,
+    published: Option<&Readable>,
+) -> Result<Current> {
     let counter = fm.counter(target);
     let pin = fm.pin(target).cloned();
     let kind = match (&pin, target) {
@@ -270,12 +413,43 @@ pub fn current(fm: &Frontmatter, target: Target, body: &str) -> Result<Current> 
         },
         (None, _) => PinKind::Text,
     };
+    let publication = pin.as_ref().and_then(|p| p.published.clone());
+    let readable = published.filter(|_| publication.is_some());
     let src = DiffSource::of(fm);
-    let (bytes, source) = match kind {
-        PinKind::Staged | PinKind::Unstaged => (diff_bytes(&src, kind)?, src.describe(kind)),
-        PinKind::Text | PinKind::Files => {
-            let files = match &pin {
-                Some(p) if p.kind == PinKind::Files => Some(read_files(&p.files)),
+    let (bytes, source) = match (kind, readable) {
+        (PinKind::Staged | PinKind::Unstaged, Some(r)) => (
+            crate::repo::artifact::diff(r)?,
+            format!(
+                "the published commit {} ({}) against its parent",
+                r.commit,
+                publication
+                    .as_ref()
+                    .map(|p| p.refname.as_str())
+                    .unwrap_or("")
+            ),
+        ),
+        (PinKind::Staged | PinKind::Unstaged, None) => {
+            if let Some(wt) = src.worktree.as_deref()
+                && let Err(e) = git::recorded(Path::new(wt))
+            {
+                return Err(unavailable(&capitalized(&src.describe(kind)), e, false));
+            }
+            (diff_bytes(&src, kind)?, src.describe(kind))
+        }
+        (PinKind::Text | PinKind::Files, _) => {
+            let files = match (&pin, readable, &publication) {
+                (Some(p), Some(r), Some(publ)) if p.kind == PinKind::Files => Some(
+                    p.files
+                        .iter()
+                        .zip(&publ.paths)
+                        .map(|(name, path)| {
+                            crate::repo::artifact::file(r, path)
+                                .map(|b| (name.clone(), b))
+                                .map_err(|e| format!("{path} in commit {}: {e}", r.commit))
+                        })
+                        .collect::<std::result::Result<Vec<_>, String>>(),
+                ),
+                (Some(p), _, _) if p.kind == PinKind::Files => Some(read_files(&p.files)),
                 _ => None,
             };
             let section = artifact_section(target, false);
@@ -300,11 +474,12 @@ pub fn current(fm: &Frontmatter, target: Target, body: &str) -> Result<Current> 
                 (Some(b), _) => b,
                 // Not pinned (or no longer matching): the entry up to the next heading.
                 (None, _) => match texts_latest(body, &prefix) {
-                    Some(t) => render(&t).map_err(|e| Error::StaleArtifact {
-                        message: format!(
-                            "{} {counter}: a test file it pinned cannot be read ({e})",
-                            target_noun(target).0
-                        ),
+                    Some(t) => render(&t).map_err(|e| {
+                        unavailable(
+                            &format!("{} {counter}: a test file it pinned", target_noun(target).0),
+                            e,
+                            readable.is_some(),
+                        )
                     })?,
                     None => {
                         return Err(Error::StaleArtifact {
@@ -316,8 +491,11 @@ pub fn current(fm: &Frontmatter, target: Target, body: &str) -> Result<Current> 
                     }
                 },
             };
-            let source = match kind {
-                PinKind::Files => format!(
+            let source = match (kind, readable) {
+                (PinKind::Files, Some(r)) => {
+                    format!("{what} and the test files published in commit {}", r.commit)
+                }
+                (PinKind::Files, None) => format!(
                     "{what} and the test files {}",
                     pin.as_ref().map(|p| p.files.join(", ")).unwrap_or_default()
                 ),
@@ -364,6 +542,7 @@ pub fn check_verdict(
     body: Option<&str>,
     read: Option<Sha256>,
     doer_submit: &str,
+    published: Option<&Readable>,
 ) -> Result<Judged> {
     let Some(pin) = fm.pin(target) else {
         return Ok(Judged::NotPinned);
@@ -387,7 +566,35 @@ pub fn check_verdict(
     if !pin.kind.can_drift() {
         return Ok(Judged::Pinned(pin.sha256));
     }
-    let now = current(fm, target, body.unwrap_or_default())?;
+    if let (Some(r), Some(publ)) = (published, &pin.published) {
+        // A commit cannot change: what is checked is that the commit read is the one pinned and
+        // that it holds what the pin covers.
+        let tree = match &pin.tree {
+            Some(_) => Some(crate::repo::artifact::tree(r)?),
+            None => None,
+        };
+        let now = current(fm, target, body.unwrap_or_default(), published)?;
+        if r.commit != publ.commit || tree.as_ref() != pin.tree.as_ref() || now.sha256 != pin.sha256
+        {
+            return Err(Error::ArtifactMismatch {
+                message: format!(
+                    "the published artifact of {noun} {unit} {counter} is not what was pinned: \
+                     commit {} (tree {}) hashes to {}, the pin is {} (commit {}, tree {}). The \
+                     verdict was not recorded. Tell the user: the ref {} on the remote was \
+                     changed after the submission; the doer resubmits (`{doer_submit}`)",
+                    r.commit,
+                    tree.as_deref().unwrap_or("-"),
+                    now.sha256,
+                    pin.sha256,
+                    publ.commit,
+                    pin.tree.as_deref().unwrap_or("-"),
+                    publ.refname
+                ),
+            });
+        }
+        return Ok(Judged::Pinned(pin.sha256));
+    }
+    let now = current(fm, target, body.unwrap_or_default(), None)?;
     // The same diff over a different index is different content: the tree says so.
     let tree_now = match &pin.tree {
         Some(_) => Some(diff_tree(&DiffSource::of(fm), pin.kind)?),

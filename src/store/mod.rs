@@ -82,6 +82,19 @@ pub struct WriteOptions {
     pub operation: String,
     /// Tokens and cost the writer reports, for the write's journal record.
     pub usage: crate::board::journal::Usage,
+    /// Commits to publish with the write: on a git board they are pushed in the same atomic
+    /// push as the board, so both land or neither does. Only a git board publishes.
+    pub publish: Vec<Publish>,
+}
+
+/// A commit a write publishes on the board's remote (a submitted artifact).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Publish {
+    /// The ref it is pushed to (under `refs/pair-artifacts/`, named after the commit).
+    pub refname: String,
+    pub commit: String,
+    /// The object directory of the repository that holds the commit.
+    pub objects: PathBuf,
 }
 
 impl Default for WriteOptions {
@@ -92,6 +105,7 @@ impl Default for WriteOptions {
             agent: None,
             operation: "write".to_string(),
             usage: crate::board::journal::Usage::default(),
+            publish: Vec::new(),
         }
     }
 }
@@ -414,6 +428,10 @@ where
     B: Into<Built>,
 {
     match Location::of(path)? {
+        Location::Local(_) if !opts.publish.is_empty() => Err(Error::Usage(format!(
+            "{}: only a board kept in a git ref publishes its artifacts",
+            path.display()
+        ))),
         Location::Local(_) => local::update(path, expect, opts, build),
         Location::Git(g) => crate::store::gitref::update(&g, path, expect, opts, s, build),
     }

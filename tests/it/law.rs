@@ -135,6 +135,7 @@ fn observed(
             sha256: Sha256::of(format!("{} diff {}", a.as_str(), n / 2).as_bytes()),
             files: vec![],
             tree: None,
+            published: None,
         }),
         _ => Some(pair::repo::pin::text(note)),
     }

@@ -749,3 +749,60 @@ fn the_staged_diff_is_taken_against_base_sha_when_one_is_recorded() {
     q.refused("doer", &["submit", "code", "--note", "staged"], 1)
         .mentions(&["git"]);
 }
+
+/// Run the command `poll --json` advertises for the diff under review, in `dir`, with a git
+/// configuration that changes everything it can; its stdout.
+fn run_advertised(v: &Value, dir: &std::path::Path) -> Vec<u8> {
+    let cmd: Vec<String> = v["review"]["diff_command"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a diff command: {v:#}"))
+        .iter()
+        .map(|w| w.as_str().unwrap().to_string())
+        .collect();
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("gitconfig");
+    fs::write(
+        &config,
+        "[color]\n\tui = always\n[diff]\n\tnoprefix = true\n\tcontext = 9\n\trenames = copies\n\
+         \tmnemonicPrefix = true\n[core]\n\tabbrev = 7\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(&cmd[0])
+        .args(&cmd[1..])
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", &config)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{cmd:?}: {out:?}");
+    out.stdout
+}
+
+#[test]
+fn the_advertised_diff_command_prints_exactly_the_pinned_bytes_whatever_the_configuration() {
+    let p = coding();
+    // A hunk inside a function: git writes the function's name after the hunk header, which the
+    // pin leaves out.
+    fs::write(
+        wt(&p).join("lib.py"),
+        "def area(r):\n    x = 1\n    y = 2\n    z = 3\n    w = 4\n    return 3 * r * r\n",
+    )
+    .unwrap();
+    git(wt(&p), &["add", "lib.py"]);
+    git(wt(&p), &["commit", "-q", "-m", "lib"]);
+    fs::write(
+        wt(&p).join("lib.py"),
+        "def area(r):\n    x = 1\n    y = 2\n    z = 3\n    w = 4\n    return 3.14159 * r * r\n",
+    )
+    .unwrap();
+    git(wt(&p), &["add", "lib.py"]);
+    p.ok("doer", &["submit", "code", "--note", "pi"]);
+    let (_, v) = crate::common::handmade::poll_json(p.p(), "alice");
+    let bytes = run_advertised(&v, wt(&p));
+    assert_eq!(
+        sha256_hex(&bytes),
+        pin_sha(&p),
+        "{}",
+        String::from_utf8_lossy(&bytes)
+    );
+    assert!(String::from_utf8_lossy(&bytes).contains("\n@@ -3,4 +3,4 @@\n"));
+}

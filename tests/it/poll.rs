@@ -21,11 +21,23 @@ fn poll_json_gives_a_code_reviewer_the_worktree_and_the_exact_diff_command() {
         assert_eq!(v["worktree"], "/srv/repo/.worktrees/board", "{v:#}");
         let mut expected = vec!["git", "-C", "/srv/repo/.worktrees/board"];
         expected.extend(diff.iter().copied());
+        // The command that gives the pinned bytes: the pinned settings, then the function names
+        // dropped from hunk headers, as the pin does (run for real in `pins::`).
+        let cmd: Vec<&str> = v["review"]["diff_command"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{v:#}"))
+            .iter()
+            .map(|w| w.as_str().unwrap())
+            .collect();
+        assert_eq!(&cmd[..2], ["sh", "-c"], "{v:#}");
+        assert_eq!(cmd.last(), Some(&"/srv/repo/.worktrees/board"), "{v:#}");
+        assert!(cmd[2].starts_with("git -C \"$1\" --no-pager -c "), "{v:#}");
         assert_eq!(
-            v["review"]["diff_command"],
-            serde_json::json!(expected),
+            cmd[2].contains(" --cached "),
+            diff.contains(&"--cached"),
             "{v:#}"
         );
+        assert!(cmd[2].contains("| sed -E "), "{v:#}");
         let action = v["next"]["action"].as_str().unwrap();
         assert!(
             action.contains(&expected.join(" ")),

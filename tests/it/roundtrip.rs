@@ -224,19 +224,33 @@ fn pin() -> impl Strategy<Value = Pin> {
         proptest::sample::select(PinKind::ALL.to_vec()),
         sha(),
         proptest::collection::vec(text().prop_map(|t| format!("/{t}")), 0..3),
+        proptest::bool::ANY,
     )
-        .prop_map(|(counter, kind, sha256, files)| Pin {
-            counter,
-            kind,
-            sha256,
-            // Paths with control characters are refused; a pin never holds one.
-            files: files
+        .prop_map(|(counter, kind, sha256, files, published)| {
+            let files: Vec<String> = files
                 .into_iter()
                 .filter(|f| !f.chars().any(char::is_control))
-                .collect(),
-            // A diff pin records the tree of the content it covers; no other kind does.
-            tree: matches!(kind, PinKind::Staged | PinKind::Unstaged)
-                .then(|| "4b825dc642cb6eb9a060e54bf8d69288fbee4904".to_string()),
+                .collect();
+            Pin {
+                counter,
+                kind,
+                sha256,
+                // A diff pin records the tree of the content it covers; no other kind does.
+                tree: matches!(kind, PinKind::Staged | PinKind::Unstaged)
+                    .then(|| "4b825dc642cb6eb9a060e54bf8d69288fbee4904".to_string()),
+                // A published pin names its commit and ref, and for files each one's path in it.
+                published: published.then(|| pair::board::frontmatter::Publication {
+                    commit: "0123456789abcdef0123456789abcdef01234567".to_string(),
+                    refname: format!("refs/pair-artifacts/task-0123456789/code-{counter}"),
+                    paths: files
+                        .iter()
+                        .enumerate()
+                        .map(|(i, _)| format!("tests/t{i}.py"))
+                        .collect(),
+                }),
+                // Paths with control characters are refused; a pin never holds one.
+                files,
+            }
         })
 }
 

@@ -242,8 +242,18 @@ fn commit(
     Ok(trim(r.stdout))
 }
 
-/// Push `new` to the ref with a lease on `tip` (on "absent" when `None`).
-fn push(cache: &Cache, g: &GitBoard, new: &str, tip: Option<&str>, shown: &Path) -> Result<Pushed> {
+/// Push `new` to the ref with a lease on `tip` (on "absent" when `None`), and with it, in one
+/// atomic push, each commit to publish (never forced: a ref named after its commit is either
+/// absent or already that commit; its objects are read from the repository that made it, as an
+/// alternate object directory).
+fn push(
+    cache: &Cache,
+    g: &GitBoard,
+    new: &str,
+    tip: Option<&str>,
+    shown: &Path,
+    publish: &[crate::store::Publish],
+) -> Result<Pushed> {
     let lease = format!("--force-with-lease={}:{}", g.refname, tip.unwrap_or(""));
     let refspec = format!("{new}:{}", g.refname);
     let mut cmd = command(&cache.dir);
@@ -254,11 +264,21 @@ fn push(cache: &Cache, g: &GitBoard, new: &str, tip: Option<&str>, shown: &Path)
         "--porcelain",
         "--no-verify",
         "--no-recurse-submodules",
-        &lease,
-        "--",
-        &g.url,
-        &refspec,
     ]);
+    if !publish.is_empty() {
+        cmd.arg("--atomic");
+        let dirs: Vec<std::ffi::OsString> = publish
+            .iter()
+            .map(|p| p.objects.clone().into_os_string())
+            .collect();
+        if let Ok(joined) = std::env::join_paths(dirs) {
+            cmd.env("GIT_ALTERNATE_OBJECT_DIRECTORIES", joined);
+        }
+    }
+    cmd.args([lease.as_str(), "--", g.url.as_str(), refspec.as_str()]);
+    for p in publish {
+        cmd.arg(format!("{}:{}", p.commit, p.refname));
+    }
     let r = run_cmd(cmd, None, "push the board")?;
     if r.ok {
         return Ok(Pushed::Accepted);
@@ -372,7 +392,7 @@ where
             }
             Err(e) => return Err(e),
         };
-        match push(&cache, g, &new, tip.as_deref(), shown)? {
+        match push(&cache, g, &new, tip.as_deref(), shown, &opts.publish)? {
             Pushed::Accepted => {
                 return Ok(accepted(&cache, shown, &expect, new, composed, attempt, s));
             }
@@ -471,6 +491,71 @@ where
     Ok((composed, new))
 }
 
+/// Make a published commit readable from the cache of the board's remote: fetched by its ref
+/// when the cache does not hold it, and then refused unless the ref names the pinned commit.
+/// The cache's directory, which holds it.
+pub fn artifact(g: &GitBoard, refname: &str, commit: &str) -> Result<PathBuf> {
+    let cache = Cache::open(g)?;
+    if cache.has_commit(commit) {
+        return Ok(cache.dir);
+    }
+    let local = format!(
+        "refs/pair-cache-artifacts/{}",
+        refname.trim_start_matches("refs/")
+    );
+    let spec = format!("+{refname}:{local}");
+    let fetched = run(
+        &cache.dir,
+        &[
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--no-recurse-submodules",
+            "--",
+            &g.url,
+            &spec,
+        ],
+        None,
+        &format!("fetch the published artifact {refname} from {}", g.url),
+    );
+    if let Err(e) = fetched {
+        return Err(Error::ArtifactUnavailable {
+            message: format!(
+                "the published artifact {refname} (commit {commit}) cannot be fetched from {}: \
+                 {e}. If the remote answers and the ref is gone, it was deleted after the \
+                 submission: the doer resubmits, which publishes it again",
+                g.url
+            ),
+        });
+    }
+    let at = run(
+        &cache.dir,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{local}^{{commit}}"),
+        ],
+        None,
+        "read the fetched artifact",
+    )
+    .map(|o| String::from_utf8_lossy(&o).trim().to_string())
+    .unwrap_or_default();
+    if at != commit {
+        return Err(Error::ArtifactMismatch {
+            message: format!(
+                "the published artifact {refname} on {} is commit {at}, but the board pinned \
+                 commit {commit}: the ref was changed after the submission, so what it holds is \
+                 not what was submitted. Nothing was recorded. Tell the user; the doer \
+                 resubmits, which publishes the artifact again",
+                g.url
+            ),
+        });
+    }
+    Ok(cache.dir)
+}
+
 /// Create the board with exactly these bytes (no journal record: a copy, byte for byte),
 /// making the ref; refused when the ref exists.
 pub fn create_copy(
@@ -487,7 +572,7 @@ pub fn create_copy(
         });
     }
     let new = commit(&cache, g, None, bytes, opts)?;
-    match push(&cache, g, &new, None, shown)? {
+    match push(&cache, g, &new, None, shown, &[])? {
         Pushed::Accepted => {
             let _ = cache.set_tip(&new);
             Ok(())
