@@ -414,9 +414,10 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
         ));
     };
     let plan = plan(&a, fm)?;
-    // A reproduction runs in a temporary checkout of the pinned tree, never in the doer's
-    // worktree; a check of the doer's runs in the worktree.
-    let checkout = if plan.reproduce {
+    // A reproduction, and any check a reviewer runs, runs in a temporary checkout of the pinned
+    // tree, never in the doer's worktree; a check of the doer's runs in the worktree.
+    let by_doer = fm.doer() == Some(a.common.agent.as_str());
+    let checkout = if plan.reproduce || !by_doer {
         pinned_checkout(&a.board, fm)?
     } else {
         None

@@ -15,9 +15,29 @@ use crate::store::Session;
 use crate::store::wait::Waiter;
 use crate::text::escape;
 
-/// How often `poll --wait` asks a git board's remote for the ref's tip, by default: 12 requests
-/// a minute.
+/// How often `poll --wait` asks a git board's remote for the ref's tip once a wait has gone on
+/// for a while, by default: 12 requests a minute.
 pub const GIT_INTERVAL_S: f64 = 5.0;
+
+/// How often a git board's waiter asks at first, by default: often while a claim, a quick
+/// verdict or an unblock is likely, less and less after, then every [`GIT_INTERVAL_S`]. Each row
+/// is (the wait has lasted less than this many seconds, ask again after this many).
+pub const GIT_SCHEDULE: &[(f64, f64)] = &[(10.0, 0.5), (20.0, 1.0), (30.0, 2.0)];
+
+/// The pause before a git board's waiter asks again, `elapsed` into the wait: the schedule,
+/// never longer than the interval.
+fn git_pause(elapsed: Duration, interval: Duration, adaptive: bool) -> Duration {
+    if !adaptive {
+        return interval;
+    }
+    let e = elapsed.as_secs_f64();
+    GIT_SCHEDULE
+        .iter()
+        .find(|(until, _)| e < *until)
+        .map_or(interval, |(_, every)| {
+            Duration::from_secs_f64(*every).min(interval)
+        })
+}
 
 /// How often `poll --wait` re-reads a file where no file notifications can be had, by default.
 const FILE_INTERVAL_S: f64 = 60.0;
@@ -69,7 +89,9 @@ pub fn poll(a: PollArgs, s: &Session) -> Result<Outcome> {
     } else {
         Waiter::new(&a.board)
     };
-    let result = wait_loop(&a, &mut waiter, start, deadline, interval, s);
+    // Without --interval a git board's wait asks often at first (see GIT_SCHEDULE).
+    let adaptive = git && a.interval.is_none();
+    let result = wait_loop(&a, &mut waiter, start, deadline, interval, adaptive, s);
     release(waiter);
     result
 }
@@ -80,6 +102,7 @@ fn wait_loop(
     start: Instant,
     deadline: Instant,
     interval: Duration,
+    adaptive: bool,
     s: &Session,
 ) -> Result<Outcome> {
     let mut announced = false;
@@ -124,7 +147,7 @@ fn wait_loop(
                 Err(e) => Err(e),
             };
         }
-        let slice = (deadline - now).min(interval);
+        let slice = (deadline - now).min(git_pause(now - start, interval, adaptive));
         waiter.wait(slice);
         if !waiter.is_notified() && !crate::store::location::is_git(&a.board) {
             // Polling mode: the board may have appeared in a directory created meanwhile.

@@ -43,11 +43,95 @@ fn lifecycle(fm: &crate::board::frontmatter::Frontmatter) -> serde_json::Value {
             json!({"name": c.name, "step": c.step, "applies": applies, "rule": c.rule})
         })
         .collect();
+    let (checked_here, checked) = check_here(fm);
     json!({
         "verified": crate::law::lifecycle::verified(fm),
         "repo_root": fm.audit.repo_root,
         "checks": checks,
+        "checked_here": checked_here,
+        "checked": checked,
     })
+}
+
+/// The recorded lifecycle checked against the repository now, where it is present: the
+/// commit exists and holds the approved tree, the merge branch contains it, the worktree is
+/// gone after the cleanup. `(false, [])` when there is nothing to check here (no repository
+/// recorded, or it is not on this machine).
+fn check_here(fm: &crate::board::frontmatter::Frontmatter) -> (bool, Vec<serde_json::Value>) {
+    use crate::board::frontmatter::Phase;
+    use std::path::Path;
+    let Some(root) = fm.audit.repo_root.as_deref().map(Path::new) else {
+        return (false, vec![]);
+    };
+    if crate::repo::head(root).is_err() || !root.join(".git").exists() {
+        return (false, vec![]);
+    }
+    let mut out = vec![];
+    let mut push = |name: &str, ok: bool, detail: String| {
+        out.push(json!({"name": name, "ok": ok, "detail": detail}));
+    };
+    let past = |p: Phase| {
+        fm.phase == p
+            || matches!(
+                (p, fm.phase),
+                (Phase::Committed, Phase::Merged | Phase::CleanedUp)
+                    | (Phase::Merged, Phase::CleanedUp)
+            )
+    };
+    if let Some(sha) = fm.audit.commit_sha.as_deref() {
+        match crate::repo::commit(root, sha) {
+            Ok(Some(full)) => {
+                push(
+                    "commit-exists",
+                    true,
+                    format!("commit {full} is in {}", root.display()),
+                );
+                if let Some(want) = crate::law::lifecycle::approved_tree(fm) {
+                    let tree = crate::repo::tree_of(root, &full).unwrap_or_default();
+                    push(
+                        "commit-is-approved-tree",
+                        tree == want,
+                        format!("its tree is {tree}; the approved tree is {want}"),
+                    );
+                }
+                if let Some(into) = fm
+                    .audit
+                    .merged_into
+                    .as_deref()
+                    .filter(|_| past(Phase::Merged))
+                {
+                    let tip = crate::repo::branch(root, into).ok().flatten();
+                    let ok = tip
+                        .as_deref()
+                        .is_some_and(|t| crate::repo::is_ancestor(root, &full, t).unwrap_or(false));
+                    push(
+                        "merged",
+                        ok,
+                        format!(
+                            "{into} {} the commit",
+                            if ok { "contains" } else { "does not contain" }
+                        ),
+                    );
+                }
+            }
+            _ => push(
+                "commit-exists",
+                false,
+                format!("no commit {sha} in {}", root.display()),
+            ),
+        }
+    }
+    if past(Phase::CleanedUp)
+        && let Some(wt) = fm.worktree.as_deref()
+    {
+        let gone = !Path::new(wt).exists();
+        push(
+            "worktree-removed",
+            gone,
+            format!("{wt} is {}", if gone { "gone" } else { "still there" }),
+        );
+    }
+    (true, out)
 }
 
 fn lifecycle_text(l: &serde_json::Value) -> String {
@@ -65,9 +149,33 @@ fn lifecycle_text(l: &serde_json::Value) -> String {
     let (on, off) = (names(true), names(false));
     format!(
         "  lifecycle: {}; checks that apply: {}{}\n",
-        if l["verified"] == true {
+        if l["verified"] == true && l["checked_here"] == true {
+            let checked: Vec<String> = l["checked"]
+                .as_array()
+                .map(|cs| {
+                    cs.iter()
+                        .map(|c| {
+                            format!(
+                                "{} {}",
+                                c["name"].as_str().unwrap_or_default(),
+                                if c["ok"] == true { "ok" } else { "FAILED" }
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
             format!(
-                "git lifecycle verified (repo_root {})",
+                "git lifecycle recorded (repo_root {}), checked here: {}",
+                l["repo_root"].as_str().unwrap_or_default(),
+                if checked.is_empty() {
+                    "nothing recorded yet to check".to_string()
+                } else {
+                    checked.join(", ")
+                }
+            )
+        } else if l["verified"] == true {
+            format!(
+                "git lifecycle recorded (repo_root {}), not checked here (repository not present)",
                 l["repo_root"].as_str().unwrap_or_default()
             )
         } else {

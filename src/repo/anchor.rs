@@ -38,7 +38,10 @@ pub fn check(a: &Anchor, art: &Artifact<'_>, undeclared: bool) -> Result<(), Anc
             if *line > lines {
                 return Err(AnchorError(format!(
                     "`{path}:{line}`: {path} has {lines} line(s) in {}",
-                    art.base.display()
+                    match &art.published {
+                        Some(r) => format!("the published commit {}", r.commit),
+                        None => art.base.display().to_string(),
+                    }
                 )));
             }
             Ok(())

@@ -331,6 +331,9 @@ pub struct Session {
     pub offline_reads: bool,
     remote: std::cell::RefCell<Option<gitref::Observed>>,
     newer_format: std::cell::Cell<u32>,
+    /// The last git board read: its address, the commit it was read at and its bytes, so that
+    /// a waiting `poll` whose remote has not moved asks only for the tip.
+    last_read: std::cell::RefCell<Option<(String, String, Vec<u8>)>>,
 }
 
 impl Session {
@@ -345,6 +348,18 @@ impl Session {
     /// What the last exchange with a git board's remote found, if there was one.
     pub fn remote(&self) -> Option<gitref::Observed> {
         self.remote.borrow().clone()
+    }
+
+    /// The bytes last read of the board `address` at `tip`, if that is what was last read.
+    pub(crate) fn read_at(&self, address: &str, tip: &str) -> Option<Vec<u8>> {
+        match &*self.last_read.borrow() {
+            Some((a, t, bytes)) if a == address && t == tip => Some(bytes.clone()),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn remember_read(&self, address: &str, tip: &str, bytes: &[u8]) {
+        *self.last_read.borrow_mut() = Some((address.into(), tip.into(), bytes.to_vec()));
     }
 
     pub(crate) fn observe(&self, o: gitref::Observed) {

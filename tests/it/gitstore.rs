@@ -5,7 +5,6 @@
 use crate::common::prereq::{GIT_DAEMON, require};
 use crate::common::{Out, git, git_worktree, pair_bin};
 use std::fs;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::thread::sleep;
@@ -965,82 +964,7 @@ fn without_git_on_path_a_git_board_is_a_clear_error_and_a_file_board_still_works
 // ---------------------------------------------------------------------------------------------
 // git daemon
 
-/// `git daemon` serving the remote's directory on 127.0.0.1, with pushes enabled.
-struct Daemon {
-    child: Child,
-    port: u16,
-    base: PathBuf,
-}
-
-/// The `git-daemon` program (run directly: `git daemon` would run it as a child, which
-/// killing `git` leaves running).
-fn daemon_program() -> Option<PathBuf> {
-    let out = Command::new("git").args(["--exec-path"]).output().ok()?;
-    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    Some(dir.join("git-daemon")).filter(|p| p.is_file())
-}
-
-fn daemon_installed() -> bool {
-    daemon_program().is_some()
-}
-
-impl Daemon {
-    fn start(base: &Path, port: Option<u16>) -> Daemon {
-        let port = port.unwrap_or_else(|| {
-            TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port()
-        });
-        let child = Command::new(daemon_program().expect("git-daemon"))
-            .arg("--enable=receive-pack")
-            .arg("--export-all")
-            .arg("--reuseaddr")
-            .arg("--informative-errors")
-            .arg(format!("--base-path={}", base.display()))
-            .arg("--listen=127.0.0.1")
-            .arg(format!("--port={port}"))
-            .arg(base)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let d = Daemon {
-            child,
-            port,
-            base: base.to_path_buf(),
-        };
-        let start = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "git daemon did not start"
-            );
-            sleep(Duration::from_millis(20));
-        }
-        d
-    }
-
-    fn board(&self, refname: &str) -> String {
-        format!(
-            "git+git://127.0.0.1:{}/remote.git#{refname}:task.md",
-            self.port
-        )
-    }
-
-    fn stop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
+use crate::common::daemon::{Daemon, daemon_installed};
 
 #[test]
 fn through_git_daemon_a_stopped_remote_is_exit_1_nothing_lost_and_writes_resume() {
@@ -1493,4 +1417,162 @@ fn validate_of_a_git_board_that_is_not_there_exits_7_like_a_missing_file() {
     m.pair(&["validate", &b]).code(0);
     let elsewhere = format!("git+{}#{REF}:other.md", remote.url());
     m.pair(&["validate", &elsewhere]).code(7);
+}
+
+/// A board at CODE_SUBMITTED whose code round 1 the doer published; the doer's worktree is in
+/// its own clone. The artifact ref, as the remote lists it.
+fn code_submitted(remote: &Remote, doer: &Machine, alice: &Machine, b: &str) -> String {
+    init(doer, b, "alice");
+    alice.pair(&["register", b, "--agent", "alice"]).code(0);
+    for step in [
+        &[
+            "advance",
+            b,
+            "--agent",
+            "doer",
+            "PLANNING",
+            "--user-approved",
+        ][..],
+        &[
+            "submit",
+            b,
+            "--agent",
+            "doer",
+            "plan",
+            "--note",
+            "p",
+            "--user-approved",
+        ][..],
+    ] {
+        doer.pair(step).code(0);
+    }
+    alice
+        .pair(&[
+            "verdict",
+            b,
+            "--agent",
+            "alice",
+            "APPROVED",
+            "--revision",
+            "1",
+            "--note",
+            "ok",
+        ])
+        .code(0);
+    let wt = doer.clone.path().join("wt");
+    git_worktree(&wt);
+    let wt = wt.to_str().unwrap();
+    doer.pair(&[
+        "advance",
+        b,
+        "--agent",
+        "doer",
+        "CODING",
+        "--worktree",
+        wt,
+        "--user-approved",
+    ])
+    .code(0);
+    doer.pair(&["submit", b, "--agent", "doer", "code", "--note", "done"])
+        .code(0);
+    artifact_refs(remote)
+        .pop()
+        .expect("the code round was published")
+}
+
+/// The refs under `refs/pair-artifacts/` on the remote.
+fn artifact_refs(remote: &Remote) -> Vec<String> {
+    let out = Command::new("git")
+        .args(["--git-dir", remote.bare().to_str().unwrap()])
+        .args([
+            "for-each-ref",
+            "--format=%(refname)",
+            "refs/pair-artifacts/",
+        ])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_published_artifact_replaced_on_the_remote_is_refused_by_diff_and_verdict() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let (doer, alice) = (Machine::new(&remote), Machine::new(&remote));
+    let art = code_submitted(&remote, &doer, &alice, &b);
+    let pin = json(&alice.pair(&["poll", &b, "--agent", "alice", "--json"]))["review"]["artifact"]
+        .clone();
+    assert_eq!(pin["ref"], art.as_str(), "{pin:#}");
+    // Someone moves the artifact's ref to another commit (the board's own tip will do).
+    let bare = remote.bare();
+    git(&bare, &["update-ref", &art, REF]);
+    // A reviewer on a machine that never fetched it is refused, whatever it runs.
+    let carol = Machine::new(&remote);
+    let d = carol.pair(&["diff", &b, "--json"]);
+    let e = d.json_error(15);
+    assert_eq!(e["kind"], "artifact_mismatch", "{}", d.report());
+    d.mentions(&["changed after the submission", &art]);
+    let before = remote.tip(REF);
+    alice.pair(&["claim", &b, "--agent", "alice"]).code(0);
+    let before_verdict = remote.tip(REF);
+    let fresh = Machine::new(&remote);
+    fresh
+        .pair(&[
+            "verdict",
+            &b,
+            "--agent",
+            "alice",
+            "APPROVED",
+            "--revision",
+            "1",
+            "--artifact-sha256",
+            pin["sha256"].as_str().unwrap(),
+            "--note",
+            "ok",
+        ])
+        .code(15)
+        .mentions(&["Nothing was recorded"]);
+    assert_eq!(remote.tip(REF), before_verdict, "nothing was written");
+    assert_ne!(before, None);
+}
+
+#[test]
+fn a_submission_whose_push_fails_leaves_neither_the_board_write_nor_the_artifact() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let (doer, alice) = (Machine::new(&remote), Machine::new(&remote));
+    let first = code_submitted(&remote, &doer, &alice, &b);
+    // The remote refuses any new artifact ref (an `update` hook judges each ref on its own):
+    // the atomic push takes the board's ref down with it.
+    let hook = remote.bare().join("hooks").join("update");
+    fs::write(
+        &hook,
+        "#!/bin/sh\ncase \"$1\" in refs/pair-artifacts/*) echo 'no artifacts today' >&2; exit 1;; esac\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+    let before = remote.tip(REF);
+    let wt = doer.clone.path().join("wt");
+    fs::write(wt.join("lib.txt"), "one\ntwo\nfour\n").unwrap();
+    git(&wt, &["add", "lib.txt"]);
+    doer.pair(&["submit", &b, "--agent", "doer", "code", "--note", "again"])
+        .code(1)
+        .mentions(&["no artifacts today"]);
+    assert_eq!(remote.tip(REF), before, "the board's write did not land");
+    assert_eq!(
+        artifact_refs(&remote),
+        vec![first.clone()],
+        "nor the artifact"
+    );
+    // Without the hook the same submission (a resubmission of the changed code) lands, both at
+    // once.
+    fs::remove_file(&hook).unwrap();
+    doer.pair(&["submit", &b, "--agent", "doer", "code", "--note", "again"])
+        .code(0);
+    assert_eq!(artifact_refs(&remote).len(), 2);
+    assert!(remote.text(REF).contains("again"));
 }

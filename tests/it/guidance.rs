@@ -736,7 +736,8 @@ fn every_command_in_the_skill_parses() {
         assert!(skill.contains(needle), "the skill lacks {needle}");
     }
     for code in [
-        "| 0 |", "| 2 |", "| 3 |", "| 5 |", "| 6 |", "| 7 |", "| 10 |", "| 11 |",
+        "| 0 |", "| 2 |", "| 3 |", "| 5 |", "| 6 |", "| 7 |", "| 10 |", "| 11 |", "| 12 |",
+        "| 14 |", "| 15 |",
     ] {
         assert!(skill.contains(code), "the skill lacks exit code {code}");
     }

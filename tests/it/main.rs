@@ -30,6 +30,7 @@ mod lifecycle;
 mod limits;
 mod line_endings;
 mod lock;
+mod machines;
 mod malformed;
 mod note;
 mod paths;

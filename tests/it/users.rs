@@ -4,145 +4,14 @@
 //! afterwards) and run `pair` as them through `setpriv`; without root, those tools or ACLs they
 //! fail under CI and are skipped and recorded elsewhere (`common::prereq`).
 
-use crate::common::files::{QUICK, changed, disk_dir, note, note_args, temp_files};
-use crate::common::prereq::{ACLS, ROOT, USERS_AND_GROUPS, require};
+use crate::common::accounts::Users;
+use crate::common::files::{changed, disk_dir, note, note_args, temp_files};
+use crate::common::prereq::{ACLS, ROOT, require};
 use crate::common::*;
 use std::ffi::CString;
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::Command as StdCommand;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
-
-/// Users and a group made for one test, removed when dropped.
-struct Users {
-    group: String,
-    users: Vec<String>,
-}
-
-static NEXT_USER: AtomicUsize = AtomicUsize::new(0);
-
-/// `useradd` and friends lock /etc/passwd and give up when another holds it: the tests of this
-/// file run them one at a time, and retry a busy one.
-static ACCOUNTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// Runs an account tool (`groupadd`, `useradd`, `userdel`, `groupdel`); whether it succeeded.
-fn account_tool(tool: &str, args: &[&str]) -> bool {
-    let _one = ACCOUNTS.lock().unwrap_or_else(|e| e.into_inner());
-    for _ in 0..20 {
-        let status = StdCommand::new(tool).args(args).status().unwrap();
-        // exit 1 or 10: the password or group file could not be locked (or updated)
-        if !matches!(status.code(), Some(1 | 10)) {
-            return status.success();
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    false
-}
-
-fn tools_present() -> bool {
-    [
-        "/usr/sbin/useradd",
-        "/usr/sbin/groupadd",
-        "/usr/bin/setpriv",
-    ]
-    .iter()
-    .all(|t| Path::new(t).exists())
-}
-
-impl Users {
-    /// A group `team` and users who are each in their own group and, unless their name starts
-    /// with `out`, in `team`. `None` when the test may not run for want of root or the tools
-    /// (see [`require`]).
-    fn new(names: &[&str]) -> Option<Users> {
-        if !require(&USERS_AND_GROUPS, is_root() && tools_present()) {
-            return None;
-        }
-        let n = NEXT_USER.fetch_add(1, Ordering::SeqCst);
-        let tag = format!("ph{}x{n}", std::process::id());
-        let group = format!("{tag}team");
-        assert!(account_tool("groupadd", &[&group]), "groupadd {group}");
-        let mut made = Users {
-            group,
-            users: Vec::new(),
-        };
-        for name in names {
-            let user = format!("{tag}{name}");
-            let mut args = vec!["-M", "-U", "-s", "/usr/sbin/nologin"];
-            if !name.starts_with("out") {
-                args.extend(["-G", made.group.as_str()]);
-            }
-            args.push(&user);
-            let ok = account_tool("useradd", &args);
-            assert!(ok, "useradd {user}");
-            made.users.push(user);
-        }
-        Some(made)
-    }
-
-    fn name(&self, short: &str) -> &str {
-        self.users
-            .iter()
-            .find(|u| u.ends_with(short))
-            .expect("a user of this test")
-    }
-
-    fn uid(&self, short: &str) -> u32 {
-        id_of("-u", self.name(short))
-    }
-
-    /// The gid of a user's own group.
-    fn own_gid(&self, short: &str) -> u32 {
-        id_of("-g", self.name(short))
-    }
-
-    fn team_gid(&self) -> u32 {
-        let out = StdCommand::new("getent")
-            .args(["group", &self.group])
-            .output()
-            .unwrap();
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .split(':')
-            .nth(2)
-            .unwrap()
-            .parse()
-            .unwrap()
-    }
-
-    /// Runs `pair ARGS` as the user, with their groups.
-    fn pair(&self, short: &str, args: &[&str]) -> Out {
-        let user = self.name(short);
-        let mut c = assert_cmd::Command::new("/usr/bin/setpriv");
-        c.arg(format!("--reuid={user}"))
-            .arg(format!("--regid={user}"))
-            .arg("--init-groups")
-            .arg(pair_bin())
-            .args(args)
-            .env_remove("PAIR_AGENT")
-            .timeout(QUICK);
-        run(&mut c, format!("(as {short}) pair {}", args.join(" ")))
-    }
-}
-
-fn id_of(flag: &str, user: &str) -> u32 {
-    let out = StdCommand::new("id").args([flag, user]).output().unwrap();
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
-}
-
-impl Drop for Users {
-    fn drop(&mut self) {
-        for u in &self.users {
-            account_tool("userdel", &[u]);
-        }
-        account_tool("groupdel", &[&self.group]);
-    }
-}
 
 fn chown(path: &Path, uid: u32, gid: u32) {
     std::os::unix::fs::chown(path, Some(uid), Some(gid)).unwrap();

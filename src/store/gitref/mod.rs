@@ -154,6 +154,12 @@ pub fn read(g: &GitBoard, shown: &Path, s: &Session) -> Result<Vec<u8>> {
             path: shown.to_path_buf(),
         });
     };
+    // A board is the same bytes at the same commit: a waiting poll whose remote has not moved
+    // costs one `ls-remote`.
+    let address = g.address();
+    if let Some(bytes) = s.read_at(&address, &tip) {
+        return Ok(bytes);
+    }
     let blob = match remote::read_blob(&cache, &tip, &g.path, shown) {
         // The cache cannot give back what it fetched: rebuild it from the remote, once.
         Err(e @ Error::Git { .. }) if !s.remote().is_some_and(|o| o.offline) => {
@@ -166,9 +172,11 @@ pub fn read(g: &GitBoard, shown: &Path, s: &Session) -> Result<Vec<u8>> {
         }
         read => read?,
     };
-    blob.ok_or_else(|| Error::Missing {
+    let bytes = blob.ok_or_else(|| Error::Missing {
         path: shown.to_path_buf(),
-    })
+    })?;
+    s.remember_read(&address, &tip, &bytes);
+    Ok(bytes)
 }
 
 /// Whether the push was accepted, or the ref had moved.

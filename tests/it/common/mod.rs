@@ -4,6 +4,8 @@
 //! temporary directories.
 #![allow(dead_code)]
 
+pub mod accounts;
+pub mod daemon;
 pub mod env;
 pub mod files;
 pub mod flow;
