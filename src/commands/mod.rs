@@ -289,10 +289,22 @@ fn invocation_of(argv: Vec<String>) -> String {
         } else if let Some(text) = a.strip_prefix("--note=") {
             words.push(format!("--note={}", note(text)));
         } else {
-            words.push(crate::text::shell_arg(&a));
+            words.push(crate::text::shell_arg(&unsecret(&a)));
         }
     }
     words.join(" ")
+}
+
+/// A word of the command line with any git board address in it as the user wrote it, minus
+/// the parts of its URL that may carry a secret (such an address is refused before anything
+/// is written; this keeps the record clean whatever reaches it).
+fn unsecret(word: &str) -> String {
+    use crate::store::location::{PREFIX, redacted};
+    match word.find(PREFIX) {
+        Some(0) => redacted(word),
+        Some(i) if word[..i].ends_with('=') => format!("{}{}", &word[..i], redacted(&word[i..])),
+        _ => word.to_string(),
+    }
 }
 
 /// Where a blackboard is, for the commands `next` proposes: its absolute path (so they work
@@ -354,6 +366,25 @@ mod tests {
                 &format!("--note={}", "x".repeat(81))
             ])),
             "pair submit t.md --note=TEXT"
+        );
+    }
+
+    #[test]
+    fn a_recorded_command_keeps_a_git_address_as_written_minus_its_secrets() {
+        let words = |s: &[&str]| s.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        let kept = "git+ssh://git@host/r.git#refs/pair/t";
+        assert_eq!(
+            invocation_of(words(&["note", kept, "--agent", "doer"])),
+            format!("pair note '{kept}' --agent doer")
+        );
+        assert_eq!(
+            invocation_of(words(&[
+                "note",
+                "git+https://TOKEN@host/r.git?access_token=T#refs/pair/t",
+                "--board=git+ssh://u:pw@host/r.git#refs/pair/t",
+            ])),
+            "pair note 'git+https://***@host/r.git?***#refs/pair/t' \
+             '--board=git+ssh://u:***@host/r.git#refs/pair/t'"
         );
     }
 }

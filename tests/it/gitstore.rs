@@ -1494,3 +1494,87 @@ fn validate_of_a_git_board_that_is_not_there_exits_7_like_a_missing_file() {
     let elsewhere = format!("git+{}#{REF}:other.md", remote.url());
     m.pair(&["validate", &elsewhere]).code(7);
 }
+
+#[test]
+fn a_token_or_a_query_in_a_git_address_is_refused_and_never_printed_or_stored() {
+    let remote = Remote::new();
+    let m = Machine::new(&remote);
+    let secret = "T0KEN5ecret";
+    // Nothing listens on port 1: with the address accepted, the token would be in the error.
+    for b in [
+        format!("git+https://{secret}@127.0.0.1:1/r.git#{REF}:task.md"),
+        format!("git+http://{secret}:x-oauth-basic@127.0.0.1:1/r.git#{REF}"),
+        format!("git+https://127.0.0.1:1/r.git?access_token={secret}#{REF}"),
+        format!(
+            "git+file://{}?access_token={secret}#{REF}:task.md",
+            remote.bare().display()
+        ),
+    ] {
+        for cmd in [
+            vec!["init", b.as_str(), "--doer", "doer", "--reviewers", "alice"],
+            vec!["status", b.as_str()],
+            vec!["status", b.as_str(), "--json"],
+            vec!["poll", b.as_str(), "--agent", "alice"],
+            vec![
+                "note",
+                b.as_str(),
+                "--agent",
+                "doer",
+                "--section",
+                "Evidence",
+                "--note",
+                "x",
+            ],
+        ] {
+            let out = m.pair(&cmd);
+            out.code(4).mentions(&["credential helper", "***"]);
+            assert!(
+                !out.stdout.contains(secret) && !out.stderr.contains(secret),
+                "{}",
+                out.report()
+            );
+        }
+    }
+    assert_eq!(remote.tip(REF), None, "nothing was created");
+    let cached = Command::new("grep")
+        .args(["-r", "-l", secret])
+        .arg(&m.cache)
+        .output()
+        .unwrap();
+    assert!(
+        cached.stdout.is_empty(),
+        "the secret was stored: {cached:?}"
+    );
+    // A user name alone names an ssh account: the address is taken, and shown as written.
+    let account = format!("git+ssh://git@127.0.0.1:1/r.git#{REF}");
+    let mut c = m.command(&["status", &account]);
+    c.env("GIT_SSH_COMMAND", "false");
+    run_bounded(&mut c, &["status", &account])
+        .code(1)
+        .mentions(&["cannot reach the remote ssh://git@127.0.0.1:1/r.git"]);
+    // What is recorded (the commit message; Decisions after a gate) is the command as written.
+    let b = remote.board(REF);
+    init(&m, &b, "alice");
+    m.pair(&[
+        "advance",
+        &b,
+        "--agent",
+        "doer",
+        "PLANNING",
+        "--user-approved",
+    ])
+    .code(0);
+    let message = Command::new("git")
+        .args(["--git-dir", remote.bare().to_str().unwrap()])
+        .args(["log", "-1", "--format=%B", REF])
+        .output()
+        .unwrap();
+    let message = String::from_utf8_lossy(&message.stdout).into_owned();
+    assert!(
+        message.starts_with("pair advance '") && message.contains(&b),
+        "{message}"
+    );
+    let text = remote.text(REF);
+    let decisions = &text[text.find("## Decisions").unwrap()..];
+    assert!(decisions.contains(&b), "{decisions}");
+}
