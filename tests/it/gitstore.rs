@@ -1578,3 +1578,60 @@ fn a_token_or_a_query_in_a_git_address_is_refused_and_never_printed_or_stored() 
     let decisions = &text[text.find("## Decisions").unwrap()..];
     assert!(decisions.contains(&b), "{decisions}");
 }
+
+#[test]
+fn a_git_board_over_the_size_limit_is_refused_before_it_is_read() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let m = Machine::new(&remote);
+    init(&m, &b, "alice");
+    // Someone commits to the ref, outside pair, a board one byte over the 64 MiB limit: a
+    // valid frontmatter, then blank lines (a few kilobytes once packed).
+    let mut big = remote.content(REF);
+    big.resize(64 * 1024 * 1024 + 1, b'\n');
+    let bare = remote.bare();
+    let plumb = |args: &[&str], input: Option<&[u8]>| -> String {
+        let mut c = Command::new("git");
+        c.arg("--git-dir").arg(&bare).args(args);
+        c.stdin(Stdio::piped()).stdout(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        if let Some(bytes) = input {
+            use std::io::Write;
+            stdin.write_all(bytes).unwrap();
+        }
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let blob = plumb(&["hash-object", "-w", "--stdin"], Some(&big));
+    drop(big);
+    let tree = plumb(
+        &["mktree"],
+        Some(format!("100644 blob {blob}\ttask.md\n").as_bytes()),
+    );
+    let tip = remote.tip(REF).unwrap();
+    let commit = plumb(&["commit-tree", &tree, "-p", &tip, "-m", "big"], None);
+    plumb(&["update-ref", REF, &commit], None);
+    for cmd in [
+        vec!["poll", b.as_str(), "--agent", "alice"],
+        vec!["status", b.as_str()],
+        vec!["validate", b.as_str()],
+        vec![
+            "note",
+            b.as_str(),
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            "x",
+        ],
+    ] {
+        m.pair(&cmd)
+            .code(5)
+            .mentions(&["over the 64 MiB limit", "67108865 bytes"]);
+    }
+    assert_eq!(remote.tip(REF).as_deref(), Some(commit.as_str()));
+}

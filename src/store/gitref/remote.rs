@@ -389,19 +389,20 @@ fn fetch_into(cache: &Cache, g: &GitBoard) -> Result<String> {
     Err(last.unwrap_or(Error::Git { message: what }))
 }
 
-/// The board's bytes in a commit's tree; `None` when the tree has no such file.
+/// The board's bytes in a commit's tree; `None` when the tree has no such file. The blob's
+/// size is asked first (`git cat-file --batch-check`), and a board over
+/// [`crate::law::validate::MAX_BOARD_BYTES`] is refused (exit 5) before a byte of it is read,
+/// as a file is.
 pub fn read_blob(cache: &Cache, commit: &str, path: &str, shown: &Path) -> Result<Option<Vec<u8>>> {
     let spec = format!("{commit}:{path}\n");
     let out = run(
         &cache.dir,
-        &["cat-file", "--batch"],
+        &["cat-file", "--batch-check"],
         Some(spec.as_bytes()),
         "read the board from the cache",
     )?;
-    let Some(nl) = out.iter().position(|b| *b == b'\n') else {
-        return Ok(None);
-    };
-    let header = String::from_utf8_lossy(&out[..nl]).into_owned();
+    let header = String::from_utf8_lossy(&out);
+    let header = header.trim_end_matches('\n');
     let fields: Vec<&str> = header.split(' ').collect();
     if header.ends_with(" missing") || fields.len() != 3 {
         // No such file in the tree, or a tree or blob the cache lacks: only the first is a
@@ -432,9 +433,42 @@ pub fn read_blob(cache: &Cache, commit: &str, path: &str, shown: &Path) -> Resul
             },
         });
     }
-    let size: usize = fields[2].parse().unwrap_or(0);
-    let body = &out[nl + 1..];
-    Ok(Some(body[..size.min(body.len())].to_vec()))
+    let oid = fields[0];
+    let size: u64 = fields[2].parse().map_err(|_| Error::Git {
+        message: format!(
+            "{}: cannot read the board from the cache: git gave its size as {:?}",
+            shown.display(),
+            fields[2]
+        ),
+    })?;
+    if size > crate::law::validate::MAX_BOARD_BYTES {
+        return Err(crate::store::too_large_content(shown, size, false));
+    }
+    if !oid.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(Error::Git {
+            message: format!(
+                "{}: cannot read the board from the cache: git named its blob {oid:?}",
+                shown.display()
+            ),
+        });
+    }
+    let body = run(
+        &cache.dir,
+        &["cat-file", "blob", oid],
+        None,
+        "read the board from the cache",
+    )?;
+    if body.len() as u64 != size {
+        return Err(Error::Git {
+            message: format!(
+                "{}: cannot read the board from the cache: its blob {oid} is {} bytes, not the \
+                 {size} git gave as its size",
+                shown.display(),
+                body.len()
+            ),
+        });
+    }
+    Ok(Some(body))
 }
 
 /// `OsStr` of a string, for environment values.
