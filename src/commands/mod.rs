@@ -64,6 +64,11 @@ pub fn run(cli: Cli) -> Result<Outcome> {
     // `status` is for a person looking at a board: a git board's cache stands in for a remote
     // that cannot be reached.
     let session = Session::new(matches!(cli.command, Cmd::Status(_)));
+    // A write's --timeout bounds each of its exchanges with a git board's remote, the reads
+    // before the write included (an invalid value is the command's own error to report).
+    if let Some(limit) = write_timeout(&cli.command).and_then(|t| timeout(t).ok()) {
+        session.limit_remote(limit);
+    }
     let mut out = run_command(cli, &session)?;
     if !lists_warnings && let Some(found) = session.newer_format() {
         out.warnings.push(crate::board::format::read_notice(found));
@@ -134,6 +139,56 @@ fn run_command(cli: Cli, s: &Session) -> Result<Outcome> {
         Cmd::Watch(a) => watch::run(a, json, s),
         Cmd::Migrate(a) => migrate::run(a, s),
     }
+}
+
+/// The `--timeout` of a command that writes a board: how long it waits for the lock or, on a
+/// git board, for the remote. (`poll --wait` and `log --follow` give theirs to the wait; they
+/// bound each read themselves.)
+fn write_timeout(cmd: &Cmd) -> Option<f64> {
+    Some(match cmd {
+        Cmd::Init(a) => a.timeout,
+        Cmd::Write(a) => a.timeout,
+        Cmd::Migrate(a) => a.timeout,
+        Cmd::Register(a) => a.common.timeout,
+        Cmd::Unregister(a) | Cmd::Claim(a) => a.common.timeout,
+        Cmd::Submit(a) => a.common.timeout,
+        Cmd::Verdict(a) => a.common.timeout,
+        Cmd::Advance(a) => a.common.timeout,
+        Cmd::Block(a) | Cmd::Unblock(a) | Cmd::Stop(a) => a.common.timeout,
+        Cmd::Note(a) => a.common.timeout,
+        Cmd::Worktree(a) => match &a.action {
+            crate::cli::WorktreeAction::Create(c) => c.common.timeout,
+        },
+        Cmd::Check(a) => a.common.timeout,
+        Cmd::Object(a) => a.common.timeout,
+        Cmd::Resolve(a) => a.common.timeout,
+        Cmd::Challenge(a) => a.common.timeout,
+        Cmd::Rule(a) => a.common.timeout,
+        Cmd::Accept(a) => a.common.timeout,
+        Cmd::Reopen(a) | Cmd::Withdraw(a) => a.common.timeout,
+        Cmd::Decide(a) => a.common.timeout,
+        Cmd::ReportUsage(a) => a.common.timeout,
+        Cmd::Extend(a) => a.common.timeout,
+        Cmd::Away(a) => a.common.timeout,
+        Cmd::Unrequire(a) => a.common.timeout,
+        Cmd::Poll(_)
+        | Cmd::Status(_)
+        | Cmd::Validate(_)
+        | Cmd::Diff(_)
+        | Cmd::WorktreePath(_)
+        | Cmd::Demo(_)
+        | Cmd::DemoAgent(_)
+        | Cmd::Skill(_)
+        | Cmd::Completions(_)
+        | Cmd::Man(_)
+        | Cmd::Help(_)
+        | Cmd::Show(_)
+        | Cmd::Brief(_)
+        | Cmd::Objections(_)
+        | Cmd::Log(_)
+        | Cmd::Stats(_)
+        | Cmd::Watch(_) => return None,
+    })
 }
 
 /// Check an agent id given on the command line (`flag` names where it came from).
