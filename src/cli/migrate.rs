@@ -13,7 +13,7 @@ pub struct MigrateArgs {
     /// exist yet.
     #[arg(value_name = "TO", value_hint = ValueHint::FilePath)]
     pub to: PathBuf,
-    /// How long to wait for the lock of a file, in seconds.
+    /// How long to wait for the lock of a file, or for a git board's remote, in seconds.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub timeout: f64,
 }

@@ -887,7 +887,7 @@ pub struct InitArgs {
     /// names are in the SLA table of docs/protocol.md).
     #[arg(long, value_name = "NAME=DURATION")]
     pub sla: Vec<String>,
-    /// How long to wait for the lock, in seconds.
+    /// How long to wait for the lock (a git board: for its remote), in seconds.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub timeout: f64,
     #[command(flatten)]
@@ -1006,7 +1006,7 @@ pub struct WriteArgs {
     /// (recorded in Decisions with the predicate).
     #[arg(long, value_name = "REASON", conflicts_with = "repair")]
     pub waive: Option<String>,
-    /// How long to wait for the lock, in seconds.
+    /// How long to wait for the lock (a git board: for its remote), in seconds.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub timeout: f64,
     #[command(flatten)]
@@ -1028,7 +1028,7 @@ pub struct WriteCommon {
     /// Refuse (exit 3) unless the file still has this SHA-256.
     #[arg(long, value_name = "HEX")]
     pub expect_sha256: Option<String>,
-    /// How long to wait for the lock, in seconds.
+    /// How long to wait for the lock (a git board: for its remote), in seconds.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub timeout: f64,
     #[command(flatten)]

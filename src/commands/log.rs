@@ -118,6 +118,12 @@ fn follow(a: &LogArgs, json: bool, keep: &dyn Fn(&Record) -> bool, s: &Session) 
     let mut seen = 0usize;
     let mut printed = 0usize;
     let ended = loop {
+        // Each read of a git board's remote gets what is left, at most the default limit.
+        s.limit_remote(
+            deadline
+                .saturating_duration_since(Instant::now())
+                .min(crate::store::DEFAULT_TIMEOUT),
+        );
         let (records, phase) = read_records(&a.board, s)?;
         // A journal never shrinks under the law; if it did (a hand edit), start over.
         if records.len() < seen {

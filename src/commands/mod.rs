@@ -65,6 +65,11 @@ pub fn run(cli: Cli) -> Result<Outcome> {
     // `status` is for a person looking at a board: a git board's cache stands in for a remote
     // that cannot be reached.
     let session = Session::new(matches!(cli.command, Cmd::Status(_)));
+    // A write's --timeout bounds each of its exchanges with a git board's remote, the reads
+    // before the write included (an invalid value is the command's own error to report).
+    if let Some(limit) = write_timeout(&cli.command).and_then(|t| timeout(t).ok()) {
+        session.limit_remote(limit);
+    }
     let mut out = run_command(cli, &session)?;
     if !lists_warnings && let Some(found) = session.newer_format() {
         out.warnings.push(crate::board::format::read_notice(found));
@@ -135,6 +140,56 @@ fn run_command(cli: Cli, s: &Session) -> Result<Outcome> {
         Cmd::Watch(a) => watch::run(a, json, s),
         Cmd::Migrate(a) => migrate::run(a, s),
     }
+}
+
+/// The `--timeout` of a command that writes a board: how long it waits for the lock or, on a
+/// git board, for the remote. (`poll --wait` and `log --follow` give theirs to the wait; they
+/// bound each read themselves.)
+fn write_timeout(cmd: &Cmd) -> Option<f64> {
+    Some(match cmd {
+        Cmd::Init(a) => a.timeout,
+        Cmd::Write(a) => a.timeout,
+        Cmd::Migrate(a) => a.timeout,
+        Cmd::Register(a) => a.common.timeout,
+        Cmd::Unregister(a) | Cmd::Claim(a) => a.common.timeout,
+        Cmd::Submit(a) => a.common.timeout,
+        Cmd::Verdict(a) => a.common.timeout,
+        Cmd::Advance(a) => a.common.timeout,
+        Cmd::Block(a) | Cmd::Unblock(a) | Cmd::Stop(a) => a.common.timeout,
+        Cmd::Note(a) => a.common.timeout,
+        Cmd::Worktree(a) => match &a.action {
+            crate::cli::WorktreeAction::Create(c) => c.common.timeout,
+        },
+        Cmd::Check(a) => a.common.timeout,
+        Cmd::Object(a) => a.common.timeout,
+        Cmd::Resolve(a) => a.common.timeout,
+        Cmd::Challenge(a) => a.common.timeout,
+        Cmd::Rule(a) => a.common.timeout,
+        Cmd::Accept(a) => a.common.timeout,
+        Cmd::Reopen(a) | Cmd::Withdraw(a) => a.common.timeout,
+        Cmd::Decide(a) => a.common.timeout,
+        Cmd::ReportUsage(a) => a.common.timeout,
+        Cmd::Extend(a) => a.common.timeout,
+        Cmd::Away(a) => a.common.timeout,
+        Cmd::Unrequire(a) => a.common.timeout,
+        Cmd::Poll(_)
+        | Cmd::Status(_)
+        | Cmd::Validate(_)
+        | Cmd::Diff(_)
+        | Cmd::WorktreePath(_)
+        | Cmd::Demo(_)
+        | Cmd::DemoAgent(_)
+        | Cmd::Skill(_)
+        | Cmd::Completions(_)
+        | Cmd::Man(_)
+        | Cmd::Help(_)
+        | Cmd::Show(_)
+        | Cmd::Brief(_)
+        | Cmd::Objections(_)
+        | Cmd::Log(_)
+        | Cmd::Stats(_)
+        | Cmd::Watch(_) => return None,
+    })
 }
 
 /// Check an agent id given on the command line (`flag` names where it came from).
@@ -290,10 +345,22 @@ fn invocation_of(argv: Vec<String>) -> String {
         } else if let Some(text) = a.strip_prefix("--note=") {
             words.push(format!("--note={}", note(text)));
         } else {
-            words.push(crate::text::shell_arg(&a));
+            words.push(crate::text::shell_arg(&unsecret(&a)));
         }
     }
     words.join(" ")
+}
+
+/// A word of the command line with any git board address in it as the user wrote it, minus
+/// the parts of its URL that may carry a secret (such an address is refused before anything
+/// is written; this keeps the record clean whatever reaches it).
+fn unsecret(word: &str) -> String {
+    use crate::store::location::{PREFIX, redacted};
+    match word.find(PREFIX) {
+        Some(0) => redacted(word),
+        Some(i) if word[..i].ends_with('=') => format!("{}{}", &word[..i], redacted(&word[i..])),
+        _ => word.to_string(),
+    }
 }
 
 /// Where a blackboard is, for the commands `next` proposes: its absolute path (so they work
@@ -355,6 +422,25 @@ mod tests {
                 &format!("--note={}", "x".repeat(81))
             ])),
             "pair submit t.md --note=TEXT"
+        );
+    }
+
+    #[test]
+    fn a_recorded_command_keeps_a_git_address_as_written_minus_its_secrets() {
+        let words = |s: &[&str]| s.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        let kept = "git+ssh://git@host/r.git#refs/pair/t";
+        assert_eq!(
+            invocation_of(words(&["note", kept, "--agent", "doer"])),
+            format!("pair note '{kept}' --agent doer")
+        );
+        assert_eq!(
+            invocation_of(words(&[
+                "note",
+                "git+https://TOKEN@host/r.git?access_token=T#refs/pair/t",
+                "--board=git+ssh://u:pw@host/r.git#refs/pair/t",
+            ])),
+            "pair note 'git+https://***@host/r.git?***#refs/pair/t' \
+             '--board=git+ssh://u:***@host/r.git#refs/pair/t'"
         );
     }
 }

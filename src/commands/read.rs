@@ -111,6 +111,13 @@ fn wait_loop(
     let mut reached = false;
     let mut lost = false;
     loop {
+        // Each ask of a git board's remote gets what is left of the wait, at most the default
+        // limit, so that one that stalls is given up in time for the next.
+        s.limit_remote(
+            deadline
+                .saturating_duration_since(Instant::now())
+                .min(store::DEFAULT_TIMEOUT),
+        );
         let last = match poll_once(a, s) {
             Ok(turn)
                 if turn.your_turn

@@ -146,14 +146,15 @@ pub fn files(
     let with_index = |args: &[&str], input: Option<&[u8]>, what: &str| -> Result<Vec<u8>> {
         let mut cmd = command(root);
         cmd.env("GIT_INDEX_FILE", &index).args(args);
-        let (ok, out, err) = git::run_piped(cmd, input, |e| Error::Git {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let f = git::run_piped(cmd, input, deadline, |e| Error::Git {
             message: format!("cannot {what}: running git failed: {e}"),
         })?;
-        if ok {
-            Ok(out)
+        if f.ok {
+            Ok(f.stdout)
         } else {
             Err(Error::Git {
-                message: format!("cannot {what}: git said: {}", err.trim()),
+                message: format!("cannot {what}: git said: {}", f.stderr.trim()),
             })
         }
     };

@@ -11,8 +11,12 @@
 //! [`run`].
 
 use std::ffi::OsString;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 
@@ -131,20 +135,107 @@ pub fn toplevel(dir: &Path) -> std::io::Result<Option<PathBuf>> {
     }))
 }
 
+/// How a git run ended: whether it succeeded, what it printed, and whether it was stopped at
+/// its deadline.
+pub(crate) struct Finished {
+    pub ok: bool,
+    pub stdout: Vec<u8>,
+    pub stderr: String,
+    /// How long git had run when it was stopped at the deadline (with every process it
+    /// started); `None` when it ended by itself.
+    pub stopped: Option<Duration>,
+}
+
+/// The process group of the git [`run_piped`] is waiting for (0 while none runs), for the
+/// signal handler that ends it with `pair`.
+static GIT_GROUP: AtomicI32 = AtomicI32::new(0);
+
+/// A signal that would end `pair` ends the git it is waiting for first (it runs in a process
+/// group of its own, out of reach of the terminal's signals), then `pair` as before.
+extern "C" fn end_with_git(sig: libc::c_int) {
+    let group = GIT_GROUP.load(Ordering::SeqCst);
+    // SAFETY: kill, signal and raise are async-signal-safe.
+    unsafe {
+        if group > 0 {
+            libc::kill(-group, libc::SIGKILL);
+        }
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
+
+/// Make the signals that end a command (SIGINT, SIGTERM, SIGHUP) end the running git too,
+/// where they still have their default action (a command that handles them itself, such as
+/// `watch`, keeps its handler; one that ignores them keeps ignoring them).
+fn end_git_on_signals() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: the sigaction structs are fully initialised (zeroed, then the fields set);
+        // the handler only makes async-signal-safe calls.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(sig, std::ptr::null(), &mut old) != 0
+                || old.sa_sigaction != libc::SIG_DFL
+            {
+                continue;
+            }
+            let handler: extern "C" fn(libc::c_int) = end_with_git;
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = handler as libc::sighandler_t;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// What a git run sends back to [`run_piped`] from the threads that wait for it.
+enum Part {
+    Stdout(Vec<u8>),
+    Stderr(Vec<u8>),
+    Exit(std::io::Result<std::process::ExitStatus>),
+}
+
 /// Run a prepared git command with piped output, feeding it `input` on a thread of its own
-/// (a large input would fill the pipe while git fills stdout): whether it succeeded, its stdout
-/// and its stderr. `cannot_start` words the error when the process cannot be run.
+/// (a large input would fill the pipe while git fills stdout), until it ends or `deadline`
+/// passes: then git and every process it started (a remote helper, `ssh`) are killed, which
+/// the process group they run in makes possible, and the run is reported stopped, with a line
+/// saying so first on its stderr. A deadline already past stops it before it starts.
+/// `cannot_start` words the error when the process cannot be run.
 pub(crate) fn run_piped(
     mut cmd: Command,
     input: Option<&[u8]>,
+    deadline: Instant,
     cannot_start: impl Fn(std::io::Error) -> Error,
-) -> Result<(bool, Vec<u8>, String)> {
+) -> Result<Finished> {
+    use std::os::unix::process::CommandExt;
+    let started = Instant::now();
+    let stopped = |stdout: Vec<u8>, stderr: Vec<u8>| {
+        let ran = started.elapsed();
+        Finished {
+            ok: false,
+            stdout,
+            stderr: format!(
+                "pair stopped git after {:.1} s: it had not finished within its time limit\n{}",
+                ran.as_secs_f64(),
+                String::from_utf8_lossy(&stderr)
+            ),
+            stopped: Some(ran),
+        }
+    };
+    if started >= deadline {
+        return Ok(stopped(vec![], vec![]));
+    }
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     if input.is_some() {
         cmd.stdin(Stdio::piped());
     }
+    // A group of its own, so that everything git starts can be killed with it.
+    cmd.process_group(0);
+    end_git_on_signals();
     let mut child = cmd.spawn().map_err(&cannot_start)?;
-    let writer = input.map(|bytes| {
+    let group = child.id() as libc::pid_t;
+    GIT_GROUP.store(group, Ordering::SeqCst);
+    let (tx, rx) = mpsc::channel();
+    if let Some(bytes) = input {
         let mut stdin = child.stdin.take();
         let bytes = bytes.to_vec();
         std::thread::spawn(move || {
@@ -152,17 +243,75 @@ pub(crate) fn run_piped(
             if let Some(s) = stdin.as_mut() {
                 let _ = s.write_all(&bytes);
             }
-        })
-    });
-    let out = child.wait_with_output().map_err(&cannot_start)?;
-    if let Some(w) = writer {
-        let _ = w.join();
+        });
     }
-    Ok((
-        out.status.success(),
-        out.stdout,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    ))
+    let read = |pipe: Option<Box<dyn Read + Send>>, part: fn(Vec<u8>) -> Part| {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            let _ = tx.send(part(buf));
+        });
+    };
+    read(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        Part::Stdout,
+    );
+    read(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        Part::Stderr,
+    );
+    std::thread::spawn(move || {
+        let _ = tx.send(Part::Exit(child.wait()));
+    });
+    let (mut stdout, mut stderr, mut exit) = (None, None, None);
+    while stdout.is_none() || stderr.is_none() || exit.is_none() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(Part::Stdout(b)) => stdout = Some(b),
+            Ok(Part::Stderr(b)) => stderr = Some(b),
+            Ok(Part::Exit(status)) => exit = Some(status),
+            Err(_) => {
+                // SAFETY: signalling the process group git was started in; git is not yet
+                // reaped (or its group still holds the pipes), so the group id is still its.
+                unsafe {
+                    libc::kill(-group, libc::SIGKILL);
+                }
+                // Reap git, so that nothing is left behind, and keep what it printed.
+                let grace = Instant::now() + Duration::from_secs(1);
+                while stdout.is_none() || stderr.is_none() || exit.is_none() {
+                    match rx.recv_timeout(grace.saturating_duration_since(Instant::now())) {
+                        Ok(Part::Stdout(b)) => stdout = Some(b),
+                        Ok(Part::Stderr(b)) => stderr = Some(b),
+                        Ok(Part::Exit(status)) => exit = Some(status),
+                        Err(_) => break,
+                    }
+                }
+                GIT_GROUP.store(0, Ordering::SeqCst);
+                return Ok(stopped(
+                    stdout.unwrap_or_default(),
+                    stderr.unwrap_or_default(),
+                ));
+            }
+        }
+    }
+    GIT_GROUP.store(0, Ordering::SeqCst);
+    let status = exit.unwrap_or_else(|| Err(std::io::Error::other("git was not waited for")));
+    let status = status.map_err(&cannot_start)?;
+    Ok(Finished {
+        ok: status.success(),
+        stdout: stdout.unwrap_or_default(),
+        stderr: String::from_utf8_lossy(&stderr.unwrap_or_default()).into_owned(),
+        stopped: None,
+    })
 }
 
 /// Run git; its stdout, or a clear error.

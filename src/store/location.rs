@@ -132,35 +132,114 @@ fn check_url(address: &str, url: &str) -> Result<()> {
             "percent-encode it",
         ));
     }
-    if password_span(url).is_some() {
+    if let Some(secret) = secret(url) {
         return Err(bad(
             address,
-            "the remote URL holds a password",
-            "leave it to git's credential helper or ssh keys (pair would print the address \
-             back in every message and hint)",
+            &format!("the remote URL {}", secret.what),
+            "take it out and let git's credential helpers supply it (`git config --global \
+             credential.helper …`, see `git help credentials`), or use ssh keys: pair writes the \
+             address into every commit message and Decisions entry it records and prints it in \
+             its output, so it must carry no secret",
         ));
     }
     Ok(())
 }
 
-/// Where the password of a URL's `user:password@` part is (`scheme://` URLs only), as byte
-/// offsets in `text`.
-fn password_span(text: &str) -> Option<(usize, usize)> {
-    let start = text.find("://")? + 3;
-    let authority_end = text[start..]
-        .find(['/', '#', '?'])
-        .map_or(text.len(), |i| start + i);
-    let at = start + text[start..authority_end].rfind('@')?;
-    let colon = start + text[start..at].find(':')?;
-    Some((colon + 1, at))
+/// A part of a remote URL that may carry a secret: what it is, and where it is in the URL (byte
+/// offsets), each shown as `***`.
+struct Secret {
+    what: &'static str,
+    spans: Vec<(usize, usize)>,
 }
 
-/// The address with the password of its URL, if any, replaced by `***`, for messages.
-pub fn redacted(address: &str) -> String {
-    match password_span(address) {
-        Some((from, to)) => format!("{}***{}", &address[..from], &address[to..]),
-        None => address.to_string(),
+/// The transports whose URLs are handed to curl, which takes a token in the user-name place
+/// (`https://TOKEN@host/…`) as readily as in the password's.
+const CURL_SCHEMES: &[&str] = &["http", "https", "ftp", "ftps"];
+
+/// Whether a URL may carry a secret: a password (`user:password@`) always, any query (`?…`,
+/// where `access_token=…` goes), and for the transports curl carries (http, https, ftp, ftps)
+/// any user part at all. A bare user name elsewhere names an account (`ssh://git@host/…`,
+/// `git@host:repo.git`) and is kept. A remote helper's `<transport>::<address>` is judged by
+/// its address.
+fn secret(url: &str) -> Option<Secret> {
+    // `<transport>::<address>`: a transport name, then the address it is given.
+    let offset = url
+        .find("::")
+        .filter(|&i| {
+            i > 0
+                && url[..i]
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
+        })
+        .map_or(0, |i| i + 2);
+    let rest = &url[offset..];
+    let shift = |spans: Vec<(usize, usize)>| -> Vec<(usize, usize)> {
+        spans
+            .into_iter()
+            .map(|(a, b)| (a + offset, b + offset))
+            .collect()
+    };
+    let Some(scheme_end) = rest.find("://") else {
+        // `[user@]host:path` (git's scp-like form: a colon before any slash) or a local path.
+        let head = &rest[..rest.find('/').unwrap_or(rest.len())];
+        let colon = head.find(':')?;
+        let at = head[..].rfind('@').filter(|&at| at > colon)?;
+        return Some(Secret {
+            what: "holds a password (`user:password@`)",
+            spans: shift(vec![(colon + 1, at)]),
+        });
+    };
+    let scheme = rest[..scheme_end].to_ascii_lowercase();
+    let start = scheme_end + 3;
+    let authority_end = rest[start..]
+        .find(['/', '?', '#'])
+        .map_or(rest.len(), |i| start + i);
+    let user = rest[start..authority_end]
+        .rfind('@')
+        .map(|at| (start, start + at));
+    if let Some(q) = rest[start..].find('?').map(|i| start + i) {
+        let end = rest[q..].find('#').map_or(rest.len(), |i| q + i);
+        let mut spans = vec![(q + 1, end)];
+        if let Some((from, to)) = user {
+            spans.insert(0, (from, to));
+        }
+        return Some(Secret {
+            what: "has a query (`?…`), where a token may be passed",
+            spans: shift(spans),
+        });
     }
+    let (from, to) = user?;
+    if CURL_SCHEMES.contains(&scheme.as_str()) {
+        return Some(Secret {
+            what: "has a user part (`user@`, `TOKEN@` or `user:password@`), where an http(s) \
+                   token is passed",
+            spans: shift(vec![(from, to)]),
+        });
+    }
+    let colon = rest[from..to].find(':')?;
+    Some(Secret {
+        what: "holds a password (`user:password@`)",
+        spans: shift(vec![(from + colon + 1, to)]),
+    })
+}
+
+/// The address with every part of its URL that may carry a secret (a password, an http(s)
+/// user part, a query) replaced by `***`, for messages and for the command lines `pair`
+/// records.
+pub fn redacted(address: &str) -> String {
+    let Some(rest) = address.strip_prefix(PREFIX) else {
+        return address.to_string();
+    };
+    let url = rest.rsplit_once('#').map_or(rest, |(url, _)| url);
+    let Some(found) = secret(url) else {
+        return address.to_string();
+    };
+    let mut out = address.to_string();
+    for (from, to) in found.spans.into_iter().rev() {
+        let (from, to) = (PREFIX.len() + from, PREFIX.len() + to);
+        out.replace_range(from..to, "***");
+    }
+    out
 }
 
 /// The rules of `git check-ref-format` for a full ref name (one that must start with `refs/`).
@@ -258,7 +337,7 @@ mod tests {
             ("git+file:///r.git#refs/pair/t:../x", "`..`"),
             ("git+file:///r.git#refs/pair/t:/abs", "starts or ends"),
             (
-                "git+https://bob:pw@host/r.git#refs/pair/t",
+                "git+ssh://bob:pw@host/r.git#refs/pair/t",
                 "holds a password",
             ),
         ] {
@@ -270,19 +349,94 @@ mod tests {
 
     #[test]
     fn a_password_in_the_url_is_refused_and_never_printed_back() {
-        for address in [
-            "git+https://bob:s3cret@host/r.git#refs/pair/t",
-            "git+https://bob:s3cret@host/r.git#main",
-            "git+ssh://bob:s3cret@host:22/r.git#refs/pair/t:a.md",
+        for (address, shown) in [
+            (
+                "git+ssh://bob:s3cret@host:22/r.git#refs/pair/t:a.md",
+                "bob:***@host",
+            ),
+            (
+                "git+file://bob:s3cret@/srv/r.git#refs/pair/t",
+                "bob:***@/srv",
+            ),
+            (
+                "git+bob:s3cret@host:r.git#refs/pair/t",
+                "bob:***@host:r.git",
+            ),
+            (
+                "git+https://bob:s3cret@host/r.git#refs/pair/t",
+                "https://***@host",
+            ),
+            ("git+https://bob:s3cret@host/r.git#main", "https://***@host"),
         ] {
             let e = parse(address).unwrap_err();
             assert_eq!(e.code(), crate::error::exit::USAGE, "{address}");
             assert!(!e.to_string().contains("s3cret"), "{address}: {e}");
-            assert!(e.to_string().contains("bob:***@host"), "{address}: {e}");
+            assert!(e.to_string().contains(shown), "{address}: {e}");
+            assert!(
+                e.to_string().contains("credential helper"),
+                "{address}: {e}"
+            );
         }
-        // A user name alone is no secret of pair's to refuse.
+        // A user name alone names an account, except where curl would send it as a token.
         assert!(parse("git+ssh://git@host/r.git#refs/pair/t").is_ok());
+        assert!(parse("git+git@host:r.git#refs/pair/t").is_ok());
+        assert!(parse("git+git@host:org/r@v2.git#refs/pair/t").is_ok());
         assert!(parse("git+https://host/a:b@c.git#refs/pair/t").is_ok());
+        assert!(parse("git+https://host/r.git#refs/pair/t").is_ok());
+    }
+
+    #[test]
+    fn a_token_in_the_user_part_or_a_query_is_refused_and_never_printed_back() {
+        for (address, part, shown) in [
+            (
+                "git+https://T0KEN@host/r.git#refs/pair/t",
+                "user part",
+                "https://***@host/",
+            ),
+            (
+                "git+HTTP://T0KEN@host/r.git#refs/pair/t",
+                "user part",
+                "HTTP://***@host/",
+            ),
+            (
+                "git+ftps://T0KEN@host/r.git#refs/pair/t",
+                "user part",
+                "ftps://***@host/",
+            ),
+            (
+                "git+https://T0KEN:x-oauth-basic@host/r.git#refs/pair/t",
+                "user part",
+                "https://***@host/",
+            ),
+            (
+                "git+https://host/r.git?access_token=T0KEN#refs/pair/t",
+                "query",
+                "r.git?***#refs/pair/t",
+            ),
+            (
+                "git+ssh://git@host/r.git?T0KEN#refs/pair/t",
+                "query",
+                "ssh://***@host/r.git?***#",
+            ),
+            (
+                "git+persistent-https::https://T0KEN@host/r.git#refs/pair/t",
+                "user part",
+                "persistent-https::https://***@host/",
+            ),
+        ] {
+            let e = parse(address).unwrap_err();
+            assert_eq!(e.code(), crate::error::exit::USAGE, "{address}");
+            let m = e.to_string();
+            assert!(!m.contains("T0KEN"), "{address}: {m}");
+            assert!(m.contains(part) && m.contains(shown), "{address}: {m}");
+            assert!(m.contains("credential helper"), "{address}: {m}");
+            assert!(!redacted(address).contains("T0KEN"), "{address}");
+        }
+        assert_eq!(
+            redacted("git+ssh://git@host/r.git#refs/pair/t"),
+            "git+ssh://git@host/r.git#refs/pair/t"
+        );
+        assert_eq!(redacted("board.md"), "board.md");
     }
 
     #[test]

@@ -329,6 +329,9 @@ pub struct Session {
     /// Reads of a git board may fall back to the local cache when the remote cannot be reached
     /// (`status`: a person looking at a board offline).
     pub offline_reads: bool,
+    /// How long one exchange with a git board's remote may take (a read, or a write with its
+    /// retries): the command's `--timeout`; `None`: [`DEFAULT_TIMEOUT`].
+    limit: std::cell::Cell<Option<Duration>>,
     remote: std::cell::RefCell<Option<gitref::Observed>>,
     newer_format: std::cell::Cell<u32>,
     /// The last git board read: its address, the commit it was read at and its bytes, so that
@@ -343,6 +346,18 @@ impl Session {
             offline_reads,
             ..Session::default()
         }
+    }
+
+    /// Give each exchange with a git board's remote (a read, or a write with its retries) at
+    /// most `limit` (the command's `--timeout`); at that time git is stopped and the exchange
+    /// fails.
+    pub fn limit_remote(&self, limit: Duration) {
+        self.limit.set(Some(limit));
+    }
+
+    /// How long one exchange with a git board's remote may take.
+    pub fn remote_limit(&self) -> Duration {
+        self.limit.get().unwrap_or(DEFAULT_TIMEOUT)
     }
 
     /// What the last exchange with a git board's remote found, if there was one.

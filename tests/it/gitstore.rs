@@ -5,6 +5,7 @@
 use crate::common::prereq::{GIT_DAEMON, require};
 use crate::common::{Out, git, git_worktree, pair_bin};
 use std::fs;
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::thread::sleep;
@@ -1575,4 +1576,411 @@ fn a_submission_whose_push_fails_leaves_neither_the_board_write_nor_the_artifact
         .code(0);
     assert_eq!(artifact_refs(&remote).len(), 2);
     assert!(remote.text(REF).contains("again"));
+}
+
+#[test]
+fn a_token_or_a_query_in_a_git_address_is_refused_and_never_printed_or_stored() {
+    let remote = Remote::new();
+    let m = Machine::new(&remote);
+    let secret = "T0KEN5ecret";
+    // Nothing listens on port 1: with the address accepted, the token would be in the error.
+    for b in [
+        format!("git+https://{secret}@127.0.0.1:1/r.git#{REF}:task.md"),
+        format!("git+http://{secret}:x-oauth-basic@127.0.0.1:1/r.git#{REF}"),
+        format!("git+https://127.0.0.1:1/r.git?access_token={secret}#{REF}"),
+        format!(
+            "git+file://{}?access_token={secret}#{REF}:task.md",
+            remote.bare().display()
+        ),
+    ] {
+        for cmd in [
+            vec!["init", b.as_str(), "--doer", "doer", "--reviewers", "alice"],
+            vec!["status", b.as_str()],
+            vec!["status", b.as_str(), "--json"],
+            vec!["poll", b.as_str(), "--agent", "alice"],
+            vec![
+                "note",
+                b.as_str(),
+                "--agent",
+                "doer",
+                "--section",
+                "Evidence",
+                "--note",
+                "x",
+            ],
+        ] {
+            let out = m.pair(&cmd);
+            out.code(4).mentions(&["credential helper", "***"]);
+            assert!(
+                !out.stdout.contains(secret) && !out.stderr.contains(secret),
+                "{}",
+                out.report()
+            );
+        }
+    }
+    assert_eq!(remote.tip(REF), None, "nothing was created");
+    let cached = Command::new("grep")
+        .args(["-r", "-l", secret])
+        .arg(&m.cache)
+        .output()
+        .unwrap();
+    assert!(
+        cached.stdout.is_empty(),
+        "the secret was stored: {cached:?}"
+    );
+    // A user name alone names an ssh account: the address is taken, and shown as written.
+    let account = format!("git+ssh://git@127.0.0.1:1/r.git#{REF}");
+    let mut c = m.command(&["status", &account]);
+    c.env("GIT_SSH_COMMAND", "false");
+    run_bounded(&mut c, &["status", &account])
+        .code(1)
+        .mentions(&["cannot reach the remote ssh://git@127.0.0.1:1/r.git"]);
+    // What is recorded (the commit message; Decisions after a gate) is the command as written.
+    let b = remote.board(REF);
+    init(&m, &b, "alice");
+    m.pair(&[
+        "advance",
+        &b,
+        "--agent",
+        "doer",
+        "PLANNING",
+        "--user-approved",
+    ])
+    .code(0);
+    let message = Command::new("git")
+        .args(["--git-dir", remote.bare().to_str().unwrap()])
+        .args(["log", "-1", "--format=%B", REF])
+        .output()
+        .unwrap();
+    let message = String::from_utf8_lossy(&message.stdout).into_owned();
+    assert!(
+        message.starts_with("pair advance '") && message.contains(&b),
+        "{message}"
+    );
+    let text = remote.text(REF);
+    let decisions = &text[text.find("## Decisions").unwrap()..];
+    assert!(decisions.contains(&b), "{decisions}");
+}
+
+#[test]
+fn a_git_board_over_the_size_limit_is_refused_before_it_is_read() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let m = Machine::new(&remote);
+    init(&m, &b, "alice");
+    // Someone commits to the ref, outside pair, a board one byte over the 64 MiB limit: a
+    // valid frontmatter, then blank lines (a few kilobytes once packed).
+    let mut big = remote.content(REF);
+    big.resize(64 * 1024 * 1024 + 1, b'\n');
+    let bare = remote.bare();
+    let plumb = |args: &[&str], input: Option<&[u8]>| -> String {
+        let mut c = Command::new("git");
+        c.arg("--git-dir").arg(&bare).args(args);
+        c.stdin(Stdio::piped()).stdout(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        if let Some(bytes) = input {
+            use std::io::Write;
+            stdin.write_all(bytes).unwrap();
+        }
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let blob = plumb(&["hash-object", "-w", "--stdin"], Some(&big));
+    drop(big);
+    let tree = plumb(
+        &["mktree"],
+        Some(format!("100644 blob {blob}\ttask.md\n").as_bytes()),
+    );
+    let tip = remote.tip(REF).unwrap();
+    let commit = plumb(&["commit-tree", &tree, "-p", &tip, "-m", "big"], None);
+    plumb(&["update-ref", REF, &commit], None);
+    for cmd in [
+        vec!["poll", b.as_str(), "--agent", "alice"],
+        vec!["status", b.as_str()],
+        vec!["validate", b.as_str()],
+        vec![
+            "note",
+            b.as_str(),
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            "x",
+        ],
+    ] {
+        m.pair(&cmd)
+            .code(5)
+            .mentions(&["over the 64 MiB limit", "67108865 bytes"]);
+    }
+    assert_eq!(remote.tip(REF).as_deref(), Some(commit.as_str()));
+}
+
+/// A remote that never answers: a listener on 127.0.0.1 that accepts every connection and
+/// then neither reads nor writes. It keeps what it accepted, to check each is closed in the
+/// end by the other side (nothing `pair` started is still connected).
+struct Stalled {
+    port: u16,
+    accepted: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Stalled {
+    fn start(port: Option<u16>) -> Stalled {
+        let listener = TcpListener::bind(("127.0.0.1", port.unwrap_or(0))).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        listener.set_nonblocking(true).unwrap();
+        let accepted = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (keep, done) = (accepted.clone(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                match listener.accept() {
+                    Ok((s, _)) => keep.lock().unwrap().push(s),
+                    Err(_) => sleep(Duration::from_millis(10)),
+                }
+            }
+        });
+        Stalled {
+            port,
+            accepted,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn board(&self, scheme: &str) -> String {
+        format!(
+            "git+{scheme}://127.0.0.1:{}/remote.git#{REF}:task.md",
+            self.port
+        )
+    }
+
+    fn accepted(&self) -> usize {
+        self.accepted.lock().unwrap().len()
+    }
+
+    /// Whether every connection accepted was closed by the other side within `limit`.
+    fn all_closed(&self, limit: Duration) -> bool {
+        use std::io::Read;
+        let end = Instant::now() + limit;
+        let mut conns = self.accepted.lock().unwrap();
+        conns.iter_mut().all(|s| {
+            let mut buf = [0u8; 4096];
+            loop {
+                let left = end.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return false;
+                }
+                s.set_read_timeout(Some(left)).unwrap();
+                match s.read(&mut buf) {
+                    Ok(0) => return true,
+                    Ok(_) => continue,
+                    Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return true,
+                    Err(_) => return false,
+                }
+            }
+        })
+    }
+}
+
+impl Drop for Stalled {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Run commands at once, each killed after a minute; their outcomes, each with its own time.
+fn run_together(m: &Machine, commands: &[Vec<String>]) -> Vec<Out> {
+    let start = Instant::now();
+    let mut running: Vec<Option<Child>> = commands
+        .iter()
+        .map(|args| {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            Some(m.spawn(&args))
+        })
+        .collect();
+    let mut done: Vec<Option<Out>> = vec![None; commands.len()];
+    while done.iter().any(Option::is_none) {
+        for (i, slot) in running.iter_mut().enumerate() {
+            let Some(child) = slot.as_mut() else { continue };
+            let finished = child.try_wait().unwrap().is_some();
+            if finished || start.elapsed() > Duration::from_secs(60) {
+                let mut child = slot.take().unwrap();
+                if !finished {
+                    let _ = child.kill();
+                }
+                let out = child.wait_with_output().unwrap();
+                done[i] = Some(Out {
+                    desc: format!("pair {}", commands[i].join(" ")),
+                    code: out.status.code(),
+                    signal: std::os::unix::process::ExitStatusExt::signal(&out.status),
+                    stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+                    stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+                    stdout_bytes: out.stdout,
+                    elapsed: start.elapsed(),
+                });
+            }
+        }
+        sleep(Duration::from_millis(20));
+    }
+    done.into_iter().map(Option::unwrap).collect()
+}
+
+#[test]
+fn a_stalled_remote_is_given_up_at_the_timeout_and_no_git_is_left_running() {
+    let remote = Remote::new();
+    let m = Machine::new(&remote);
+    let stall = Stalled::start(None);
+    let (over_git, over_http) = (stall.board("git"), stall.board("http"));
+    let fd = format!("git+fd::7#{REF}");
+    let words = |s: &[&str]| s.iter().map(|w| w.to_string()).collect::<Vec<String>>();
+    let note = |b: &str| {
+        words(&[
+            "note",
+            b,
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            "stalled",
+            "--timeout",
+            "3",
+        ])
+    };
+    // (command, the most it may take: its --timeout or the 10 s default, with room to spare)
+    let cases = [
+        (note(&over_http), 30),
+        (note(&over_git), 30),
+        (
+            words(&[
+                "poll",
+                &over_git,
+                "--agent",
+                "alice",
+                "--wait",
+                "--timeout",
+                "5",
+            ]),
+            30,
+        ),
+        (words(&["poll", &over_http, "--agent", "alice"]), 40),
+        (words(&["status", &over_git]), 40),
+        (words(&["status", &fd]), 40),
+        (
+            words(&["init", &over_http, "--doer", "doer", "--timeout", "3"]),
+            30,
+        ),
+    ];
+    let commands: Vec<Vec<String>> = cases.iter().map(|(c, _)| c.clone()).collect();
+    let outs = run_together(&m, &commands);
+    for (out, (_, most)) in outs.iter().zip(&cases) {
+        out.code(1)
+            .mentions(&["cannot reach the remote", "was stopped"]);
+        assert!(
+            out.elapsed < Duration::from_secs(*most),
+            "took too long\n{}",
+            out.report()
+        );
+    }
+    assert!(stall.accepted() >= 6, "{} connections", stall.accepted());
+    assert!(
+        stall.all_closed(Duration::from_secs(10)),
+        "a process pair started is still connected to the stalled remote"
+    );
+}
+
+#[test]
+fn a_command_ended_by_a_signal_ends_the_git_it_was_waiting_for() {
+    let remote = Remote::new();
+    let m = Machine::new(&remote);
+    let stall = Stalled::start(None);
+    let b = stall.board("http");
+    let child = m.spawn(&["status", &b]);
+    let start = Instant::now();
+    while stall.accepted() == 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "git never connected"
+        );
+        sleep(Duration::from_millis(10));
+    }
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = finish(child, Duration::from_secs(30));
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&out.status),
+        Some(libc::SIGTERM),
+        "{out:?}"
+    );
+    assert!(
+        stall.all_closed(Duration::from_secs(10)),
+        "git (or its remote helper) outlived pair"
+    );
+}
+
+#[test]
+fn through_git_daemon_a_remote_that_stalls_leaves_status_on_the_cache_and_writes_nothing() {
+    if !require(&GIT_DAEMON, daemon_installed()) {
+        return;
+    }
+    let remote = Remote::new();
+    let mut daemon = Daemon::start(remote.dir.path(), None);
+    let b = daemon.board(REF);
+    let (doer, alice) = (Machine::new(&remote), Machine::new(&remote));
+    init(&doer, &b, "alice");
+    doer.pair(&["status", &b]).code(0);
+    let (port, base) = (daemon.port, daemon.base.clone());
+    daemon.stop();
+    let stall = Stalled::start(Some(port));
+
+    let out = doer.pair(&["status", &b]);
+    out.code(0)
+        .mentions(&["OFFLINE", "s ago", "cannot be reached", "was stopped"]);
+    assert!(out.elapsed < Duration::from_secs(40), "{}", out.report());
+    let v = json(&doer.pair(&["status", &b, "--json"]));
+    assert_eq!(v["remote"]["offline"], true, "{v:#}");
+    assert_eq!(v["phase"], "DRAFT");
+    // A write gives up at its --timeout (the cached tip is pushed to, and the push stopped).
+    let out = doer.pair(&[
+        "note",
+        &b,
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "during the stall",
+        "--timeout",
+        "3",
+    ]);
+    out.code(1)
+        .mentions(&["cannot reach the remote", "stopped"]);
+    assert!(out.elapsed < Duration::from_secs(30), "{}", out.report());
+    // A waiting reviewer whose remote never answered it: an error when the wait gives up.
+    let out = alice.pair(&["poll", &b, "--agent", "alice", "--wait", "--timeout", "4"]);
+    out.code(1).mentions(&["cannot reach the remote"]);
+    assert!(out.elapsed < Duration::from_secs(30), "{}", out.report());
+    assert!(stall.all_closed(Duration::from_secs(10)));
+    drop(stall);
+
+    let _daemon = Daemon::start(&base, Some(port));
+    doer.note(&b, "doer", "after the stall").code(0);
+    let text = remote.text(REF);
+    assert!(!text.contains("during the stall"), "{text}");
+    assert!(text.contains("after the stall"));
+    assert_eq!(remote.commits(REF), 2);
+    alice.pair(&["validate", &b]).code(0);
+    doer.pair(&["validate", &b]).code(0);
 }

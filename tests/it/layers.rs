@@ -172,6 +172,8 @@ const STATICS: &[(&str, &str)] = &[
     ("text.rs", "SETTINGS"),
     // The installed git's version, checked once per process.
     ("store/gitref/remote.rs", "CHECKED"),
+    // The process group of the git being waited for, which a signal handler ends with pair.
+    ("repo/git.rs", "GIT_GROUP"),
     // Flags a signal handler sets: the only thing it may safely do.
     ("commands/demo.rs", "INTERRUPTED"),
     ("commands/watch.rs", "STOP"),

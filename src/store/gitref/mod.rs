@@ -23,7 +23,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::store::location::GitBoard;
 use crate::store::{Current, Expect, Session, WriteOptions, Written};
-use remote::{Cache, command, os, run, run_cmd};
+use remote::{Cache, command, os, run, run_cmd, run_until};
 
 /// The most times a write reads the tip, applies itself and pushes, when the ref keeps moving
 /// under its pushes (it also stops once the write's `--timeout` has passed).
@@ -82,9 +82,15 @@ fn warn(message: &str) {
 }
 
 /// Bring the cache up to the remote's tip: ask where the ref points and fetch only when the
-/// cache does not hold that commit. Returns the cache and the tip (`None`: no such ref).
-fn sync(g: &GitBoard, shown: &Path, s: &Session) -> Result<(Cache, Option<String>)> {
-    let cache = Cache::open(g)?;
+/// cache does not hold that commit, asking the remote nothing after `until`. Returns the cache
+/// and the tip (`None`: no such ref).
+fn sync(
+    g: &GitBoard,
+    shown: &Path,
+    s: &Session,
+    until: Instant,
+) -> Result<(Cache, Option<String>)> {
+    let cache = Cache::open(g, until)?;
     let before = cache.cached_tip();
     let tip = match remote::ls_remote(&cache, g) {
         Ok(t) => t,
@@ -146,9 +152,10 @@ fn sync(g: &GitBoard, shown: &Path, s: &Session) -> Result<(Cache, Option<String
     Ok((cache, tip))
 }
 
-/// Read the board at the remote's tip.
+/// Read the board at the remote's tip, giving the remote the session's limit.
 pub fn read(g: &GitBoard, shown: &Path, s: &Session) -> Result<Vec<u8>> {
-    let (cache, tip) = sync(g, shown, s)?;
+    let until = Instant::now() + s.remote_limit();
+    let (cache, tip) = sync(g, shown, s, until)?;
     let Some(tip) = tip else {
         return Err(Error::Missing {
             path: shown.to_path_buf(),
@@ -164,7 +171,7 @@ pub fn read(g: &GitBoard, shown: &Path, s: &Session) -> Result<Vec<u8>> {
         // The cache cannot give back what it fetched: rebuild it from the remote, once.
         Err(e @ Error::Git { .. }) if !s.remote().is_some_and(|o| o.offline) => {
             cache.rebuild(g).map_err(|_| e)?;
-            let (cache, tip) = sync(g, shown, s)?;
+            let (cache, tip) = sync(g, shown, s, until)?;
             match tip {
                 Some(tip) => remote::read_blob(&cache, &tip, &g.path, shown)?,
                 None => None,
@@ -287,7 +294,7 @@ fn push(
     for p in publish {
         cmd.arg(format!("{}:{}", p.commit, p.refname));
     }
-    let r = run_cmd(cmd, None, "push the board")?;
+    let r = run_until(cmd, None, cache.remote_deadline(), "push the board")?;
     if r.ok {
         return Ok(Pushed::Accepted);
     }
@@ -332,6 +339,8 @@ fn backoff(attempt: u32) -> Duration {
 
 /// One write to a git board: read at the tip, build and seal through the store's shared
 /// [`crate::store::compose`], commit, push with a lease; re-read and rebuild when the ref moved.
+/// Each call to the remote is stopped at the write's `--timeout` (a call is given at least
+/// [`remote::MIN_CALL`]).
 pub fn update<F, B>(
     g: &GitBoard,
     shown: &Path,
@@ -345,6 +354,7 @@ where
     B: Into<crate::store::Built>,
 {
     let started = Instant::now();
+    let until = started + opts.timeout;
     let mut attempt = 0;
     // The first attempt builds on the tip this cache last saw (an agent writes right after the
     // `poll` that told it its turn), saving a round trip to the remote; the lease makes it
@@ -358,7 +368,7 @@ where
         // The journal's `wait_us`: the time lost to attempts that found the ref moved.
         let waited = started.elapsed();
         let cached = if optimistic {
-            let cache = Cache::open(g)?;
+            let cache = Cache::open(g, until)?;
             cache.cached_tip().map(|t| (cache, Some(t)))
         } else {
             None
@@ -366,7 +376,7 @@ where
         optimistic = cached.is_some();
         let (cache, tip) = match cached {
             Some(c) => c,
-            None => sync(g, shown, s)?,
+            None => sync(g, shown, s, until)?,
         };
         // A push that failed may still have landed (the connection broke after the remote
         // took it) and been built on since: then the write has happened, and must not be
@@ -415,7 +425,7 @@ where
                 if attempt >= MAX_ATTEMPTS || started.elapsed() >= opts.timeout {
                     // Before giving up, look once more: a push reported refused may have
                     // landed, and then the write has happened.
-                    if let Ok((cache, Some(t))) = sync(g, shown, s)
+                    if let Ok((cache, Some(t))) = sync(g, shown, s, until)
                         && let Some(i) = unsure.iter().position(|(c, _)| cache.descends(c, &t))
                     {
                         let (new, composed) = unsure.swap_remove(i);
@@ -503,7 +513,7 @@ where
 /// when the cache does not hold it, and then refused unless the ref names the pinned commit.
 /// The cache's directory, which holds it.
 pub fn artifact(g: &GitBoard, refname: &str, commit: &str) -> Result<PathBuf> {
-    let cache = Cache::open(g)?;
+    let cache = Cache::open(g, Instant::now() + crate::store::DEFAULT_TIMEOUT)?;
     if cache.has_commit(commit) {
         return Ok(cache.dir);
     }
@@ -512,21 +522,27 @@ pub fn artifact(g: &GitBoard, refname: &str, commit: &str) -> Result<PathBuf> {
         refname.trim_start_matches("refs/")
     );
     let spec = format!("+{refname}:{local}");
-    let fetched = run(
-        &cache.dir,
-        &[
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            "--no-write-fetch-head",
-            "--no-recurse-submodules",
-            "--",
-            &g.url,
-            &spec,
-        ],
-        None,
-        &format!("fetch the published artifact {refname} from {}", g.url),
-    );
+    let mut cmd = command(&cache.dir);
+    cmd.args([
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-write-fetch-head",
+        "--no-recurse-submodules",
+        "--",
+        &g.url,
+        &spec,
+    ]);
+    let what = format!("fetch the published artifact {refname} from {}", g.url);
+    let fetched = run_until(cmd, None, cache.remote_deadline(), &what).and_then(|r| {
+        if r.ok {
+            Ok(())
+        } else {
+            Err(Error::Git {
+                message: format!("cannot {what}: git said: {}", r.said()),
+            })
+        }
+    });
     if let Err(e) = fetched {
         return Err(Error::ArtifactUnavailable {
             message: format!(
@@ -573,7 +589,7 @@ pub fn create_copy(
     opts: &WriteOptions,
     s: &Session,
 ) -> Result<()> {
-    let (cache, tip) = sync(g, shown, s)?;
+    let (cache, tip) = sync(g, shown, s, Instant::now() + opts.timeout)?;
     if tip.is_some() {
         return Err(Error::Exists {
             path: shown.to_path_buf(),

@@ -5,12 +5,17 @@
 //! remote has its own bare repository there, named by a hash of its URL, and each ref is
 //! fetched into `refs/pair-cache/<ref>` of it. The cache holds only objects fetched from the
 //! remote and commits `pair` made; it is never pushed from except to the board's own ref.
+//!
+//! Every git call is bounded: one that reaches the remote by the command's limit
+//! ([`Cache::deadline`], at least [`MIN_CALL`] a call), one on the cache alone by
+//! [`LOCAL_LIMIT`]; at the limit git is killed with everything it started
+//! (`crate::repo::git::run_piped`).
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::error::{Error, Result};
 use crate::store::location::GitBoard;
@@ -34,11 +39,25 @@ const TRANSPORT_ENV: &[&str] = &[
     "GIT_CONFIG_NOSYSTEM",
 ];
 
+/// How long one git call that works on the cache alone (reading the board's blob, making a
+/// commit, checking the cache) may take; the calls that reach the remote are given the
+/// command's limit instead ([`Cache::deadline`]). Such a call takes milliseconds: this only
+/// keeps a wedged one (a cache on a hung network file system) from hanging the command.
+pub const LOCAL_LIMIT: Duration = Duration::from_secs(30);
+
+/// The least time one call to the remote is given, even once the command's limit has passed:
+/// a write with `--timeout 0` still makes its attempt, and one that gives up still looks
+/// whether its last push landed.
+pub const MIN_CALL: Duration = Duration::from_secs(1);
+
 /// What one git run printed.
 pub struct Ran {
     pub ok: bool,
     pub stdout: Vec<u8>,
     pub stderr: String,
+    /// How long git had run when it was stopped at its deadline (its output is then what it
+    /// had printed, after a first line on stderr saying so).
+    pub stopped: Option<Duration>,
 }
 
 impl Ran {
@@ -85,11 +104,23 @@ pub fn command(dir: &Path) -> Command {
     cmd
 }
 
-/// Run a prepared git command, feeding it `input` (the process is started by
-/// [`crate::repo::git::run_piped`], the one place git runs).
+/// Run a prepared git command, feeding it `input`, until `deadline` at the latest (the process
+/// is started, and stopped at the deadline, by [`crate::repo::git::run_piped`], the one place
+/// git runs).
+pub fn run_until(cmd: Command, input: Option<&[u8]>, deadline: Instant, what: &str) -> Result<Ran> {
+    let f = crate::repo::git::run_piped(cmd, input, deadline, |e| missing_git(what, e))?;
+    Ok(Ran {
+        ok: f.ok,
+        stdout: f.stdout,
+        stderr: f.stderr,
+        stopped: f.stopped,
+    })
+}
+
+/// Run a prepared git command that works on the cache alone, feeding it `input`, for at most
+/// [`LOCAL_LIMIT`].
 pub fn run_cmd(cmd: Command, input: Option<&[u8]>, what: &str) -> Result<Ran> {
-    let (ok, stdout, stderr) = crate::repo::git::run_piped(cmd, input, |e| missing_git(what, e))?;
-    Ok(Ran { ok, stdout, stderr })
+    run_until(cmd, input, Instant::now() + LOCAL_LIMIT, what)
 }
 
 fn missing_git(what: &str, e: std::io::Error) -> Error {
@@ -105,13 +136,35 @@ fn missing_git(what: &str, e: std::io::Error) -> Error {
     }
 }
 
-/// Run git in `dir`; its stdout, or an error quoting what git said.
+/// Run git in `dir` on the cache alone (for at most [`LOCAL_LIMIT`]); its stdout, or an error
+/// quoting what git said.
 pub fn run(dir: &Path, args: &[&str], input: Option<&[u8]>, what: &str) -> Result<Vec<u8>> {
+    run_to(dir, args, input, Instant::now() + LOCAL_LIMIT, what)
+}
+
+/// Run git in `dir` until `deadline` at the latest; its stdout, or an error quoting what git
+/// said, or saying that it was stopped.
+fn run_to(
+    dir: &Path,
+    args: &[&str],
+    input: Option<&[u8]>,
+    deadline: Instant,
+    what: &str,
+) -> Result<Vec<u8>> {
     let mut cmd = command(dir);
     cmd.args(args);
-    let r = run_cmd(cmd, input, what)?;
+    let r = run_until(cmd, input, deadline, what)?;
     if r.ok {
         Ok(r.stdout)
+    } else if let Some(ran) = r.stopped {
+        Err(Error::Git {
+            message: format!(
+                "cannot {what}: git had not finished after {:.1} s and was stopped (a command \
+                 gives the remote its --timeout, {} s when it has none)",
+                ran.as_secs_f64(),
+                crate::store::DEFAULT_TIMEOUT.as_secs()
+            ),
+        })
     } else {
         Err(Error::Git {
             message: format!("cannot {what}: git said: {}", r.said()),
@@ -179,11 +232,16 @@ pub struct Cache {
     pub cache_ref: String,
     /// Touched on every successful exchange with the remote, for the cache's age.
     pub synced_marker: PathBuf,
+    /// When the calls that reach the remote (`ls-remote`, `fetch`, `push`) are stopped: the
+    /// command's limit, counted from the start of the read or write (each call is given at
+    /// least [`MIN_CALL`]: [`Cache::remote_deadline`]).
+    pub deadline: Instant,
 }
 
 impl Cache {
-    /// Open (creating if needed) the cache of a board's remote.
-    pub fn open(g: &GitBoard) -> Result<Cache> {
+    /// Open (creating if needed) the cache of a board's remote; the remote is asked nothing
+    /// after `deadline`.
+    pub fn open(g: &GitBoard, deadline: Instant) -> Result<Cache> {
         check_version()?;
         let root = cache_root()?;
         let key = &crate::text::sha256_hex(g.url.as_bytes())[..24];
@@ -198,6 +256,7 @@ impl Cache {
             cache_ref: format!("refs/pair-cache/{}", g.refname),
             synced_marker: marker_dir.join(ref_key),
             dir,
+            deadline,
         })
     }
 
@@ -228,7 +287,13 @@ impl Cache {
     pub fn damaged(&self) -> bool {
         let mut cmd = command(&self.dir);
         cmd.args(["fsck", "--no-dangling", "--no-progress"]);
-        run_cmd(cmd, None, "check the cache").is_ok_and(|r| !r.ok)
+        run_cmd(cmd, None, "check the cache").is_ok_and(|r| !r.ok && r.stopped.is_none())
+    }
+
+    /// When a call to the remote starting now is stopped: at [`Cache::deadline`], or after
+    /// [`MIN_CALL`] when that is later.
+    pub fn remote_deadline(&self) -> Instant {
+        self.deadline.max(Instant::now() + MIN_CALL)
     }
 
     /// Record a successful exchange with the remote.
@@ -331,10 +396,11 @@ fn init(root: &Path, dir: &Path, g: &GitBoard) -> Result<()> {
 
 /// Ask the remote where the ref points (`git ls-remote`); `None` when it does not exist.
 pub fn ls_remote(cache: &Cache, g: &GitBoard) -> Result<Option<String>> {
-    let out = run(
+    let out = run_to(
         &cache.dir,
         &["ls-remote", "--refs", "--", &g.url, &g.refname],
         None,
+        cache.remote_deadline(),
         &format!("reach the remote {}", g.url),
     )?;
     let text = String::from_utf8_lossy(&out);
@@ -345,10 +411,11 @@ pub fn ls_remote(cache: &Cache, g: &GitBoard) -> Result<Option<String>> {
 }
 
 /// Fetch the ref into the cache; the commit it now points at there. When the fetch fails
-/// though the remote answers, the cache is taken for damaged: it is rebuilt and fetched again.
+/// though the remote answers (in time), the cache is taken for damaged: it is rebuilt and
+/// fetched again.
 pub fn fetch(cache: &Cache, g: &GitBoard) -> Result<String> {
     match fetch_into(cache, g) {
-        Err(e) if ls_remote(cache, g).is_ok() => {
+        Err(e) if Instant::now() < cache.deadline && ls_remote(cache, g).is_ok() => {
             cache.rebuild(g).map_err(|_| e)?;
             fetch_into(cache, g)
         }
@@ -362,7 +429,7 @@ fn fetch_into(cache: &Cache, g: &GitBoard) -> Result<String> {
     let mut last = None;
     // Two fetches into one cache at once may collide on the cache's ref lock: try again.
     for _ in 0..3 {
-        match run(
+        match run_to(
             &cache.dir,
             &[
                 "fetch",
@@ -375,6 +442,7 @@ fn fetch_into(cache: &Cache, g: &GitBoard) -> Result<String> {
                 &refspec,
             ],
             None,
+            cache.remote_deadline(),
             &what,
         ) {
             Ok(_) => {
@@ -384,24 +452,28 @@ fn fetch_into(cache: &Cache, g: &GitBoard) -> Result<String> {
             }
             Err(e) => last = Some(e),
         }
+        if Instant::now() >= cache.deadline {
+            break;
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
     Err(last.unwrap_or(Error::Git { message: what }))
 }
 
-/// The board's bytes in a commit's tree; `None` when the tree has no such file.
+/// The board's bytes in a commit's tree; `None` when the tree has no such file. The blob's
+/// size is asked first (`git cat-file --batch-check`), and a board over
+/// [`crate::law::validate::MAX_BOARD_BYTES`] is refused (exit 5) before a byte of it is read,
+/// as a file is.
 pub fn read_blob(cache: &Cache, commit: &str, path: &str, shown: &Path) -> Result<Option<Vec<u8>>> {
     let spec = format!("{commit}:{path}\n");
     let out = run(
         &cache.dir,
-        &["cat-file", "--batch"],
+        &["cat-file", "--batch-check"],
         Some(spec.as_bytes()),
         "read the board from the cache",
     )?;
-    let Some(nl) = out.iter().position(|b| *b == b'\n') else {
-        return Ok(None);
-    };
-    let header = String::from_utf8_lossy(&out[..nl]).into_owned();
+    let header = String::from_utf8_lossy(&out);
+    let header = header.trim_end_matches('\n');
     let fields: Vec<&str> = header.split(' ').collect();
     if header.ends_with(" missing") || fields.len() != 3 {
         // No such file in the tree, or a tree or blob the cache lacks: only the first is a
@@ -432,9 +504,42 @@ pub fn read_blob(cache: &Cache, commit: &str, path: &str, shown: &Path) -> Resul
             },
         });
     }
-    let size: usize = fields[2].parse().unwrap_or(0);
-    let body = &out[nl + 1..];
-    Ok(Some(body[..size.min(body.len())].to_vec()))
+    let oid = fields[0];
+    let size: u64 = fields[2].parse().map_err(|_| Error::Git {
+        message: format!(
+            "{}: cannot read the board from the cache: git gave its size as {:?}",
+            shown.display(),
+            fields[2]
+        ),
+    })?;
+    if size > crate::law::validate::MAX_BOARD_BYTES {
+        return Err(crate::store::too_large_content(shown, size, false));
+    }
+    if !oid.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(Error::Git {
+            message: format!(
+                "{}: cannot read the board from the cache: git named its blob {oid:?}",
+                shown.display()
+            ),
+        });
+    }
+    let body = run(
+        &cache.dir,
+        &["cat-file", "blob", oid],
+        None,
+        "read the board from the cache",
+    )?;
+    if body.len() as u64 != size {
+        return Err(Error::Git {
+            message: format!(
+                "{}: cannot read the board from the cache: its blob {oid} is {} bytes, not the \
+                 {size} git gave as its size",
+                shown.display(),
+                body.len()
+            ),
+        });
+    }
+    Ok(Some(body))
 }
 
 /// `OsStr` of a string, for environment values.
