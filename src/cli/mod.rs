@@ -1255,6 +1255,14 @@ pub struct DiffArgs {
     /// Print how much each file changes (or the text's size) instead of the artifact itself.
     #[arg(long)]
     pub stat: bool,
+    /// A published red test: print each test file whole (`==> PATH <==` and its bytes) instead
+    /// of its change against the base.
+    #[arg(long, conflicts_with_all = ["stat", "pinned"])]
+    pub whole: bool,
+    /// Print exactly the bytes the pin covers (for a published red test: its text and files in
+    /// the pinned form, not the change against the base).
+    #[arg(long, conflicts_with = "stat")]
+    pub pinned: bool,
 }
 
 #[derive(Debug, Args)]

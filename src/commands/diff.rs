@@ -42,24 +42,66 @@ pub fn run(a: DiffArgs, json_out: bool, s: &Session) -> Result<Outcome> {
             ),
         });
     }
-    let is_diff = matches!(cur.kind, PinKind::Staged | PinKind::Unstaged);
+    // A published red test is shown as the change it makes to the base (or its files whole);
+    // the pin still covers its text and files in the pinned form, which --pinned prints.
+    let red_test = match (&readable, cur.kind, a.pinned) {
+        (Some(r), PinKind::Files, false) => Some(r),
+        _ => None,
+    };
+    if a.whole && red_test.is_none() {
+        return Err(Error::Usage(
+            "--whole prints a published red test's files whole; this artifact is not one (use \
+             --pinned for the pinned bytes)"
+                .into(),
+        ));
+    }
+    let (shown_bytes, shown_as) = match red_test {
+        Some(r) if a.whole => {
+            let mut out = Vec::new();
+            let paths = cur
+                .pin
+                .as_ref()
+                .and_then(|p| p.published.as_ref())
+                .map(|p| p.paths.clone())
+                .unwrap_or_default();
+            for path in &paths {
+                out.extend_from_slice(format!("==> {path} <==\n").as_bytes());
+                out.extend_from_slice(&crate::repo::artifact::file(r, path)?);
+            }
+            (out, "whole")
+        }
+        Some(r) => (crate::repo::artifact::diff(r)?, "change"),
+        None => (cur.bytes.clone(), "pinned"),
+    };
+    let is_diff = matches!(cur.kind, PinKind::Staged | PinKind::Unstaged) || shown_as == "change";
     let files: Vec<FileStat> = if is_diff {
-        pin::diff_stat(&cur.bytes)
+        pin::diff_stat(&shown_bytes)
     } else {
         Vec::new()
     };
     let insertions: u64 = files.iter().map(|f| f.insertions).sum();
     let deletions: u64 = files.iter().map(|f| f.deletions).sum();
-    let lines = cur.bytes.iter().filter(|b| **b == b'\n').count();
+    let lines = shown_bytes.iter().filter(|b| **b == b'\n').count();
     let pinned = cur.pin.is_some();
     let state = if pinned {
         "pinned".to_string()
     } else {
         "not pinned: its submission recorded no hash, so this is the artifact as it is now".into()
     };
-    let summary = format!("sha256 {} · {round}: {} ({state})", cur.sha256, cur.source);
+    let summary = format!(
+        "sha256 {} · {round}: {} ({state}){}",
+        cur.sha256,
+        cur.source,
+        match shown_as {
+            "change" =>
+                "; shown: the test files' change against the base (--pinned prints the \
+                         pinned bytes, --whole the files whole)",
+            "whole" => "; shown: the test files whole (--pinned prints the pinned bytes)",
+            _ => "",
+        }
+    );
     if json_out {
-        let content = match (a.stat, std::str::from_utf8(&cur.bytes)) {
+        let content = match (a.stat, std::str::from_utf8(&shown_bytes)) {
             (false, Ok(s)) => json!(s),
             _ => json!(null),
         };
@@ -76,13 +118,14 @@ pub fn run(a: DiffArgs, json_out: bool, s: &Session) -> Result<Outcome> {
                 "files": cur.pin.as_ref().map(|p| p.files.clone()).unwrap_or_default(),
                 "tree": cur.pin.as_ref().and_then(|p| p.tree.clone()),
                 "stat": {
-                    "bytes": cur.bytes.len(),
+                    "bytes": shown_bytes.len(),
                     "lines": lines,
                     "files": files,
                     "insertions": insertions,
                     "deletions": deletions,
                 },
                 "content": content,
+                "shown": shown_as,
             }),
             String::new(),
         ));
@@ -90,9 +133,9 @@ pub fn run(a: DiffArgs, json_out: bool, s: &Session) -> Result<Outcome> {
     let mut out = std::io::stdout().lock();
     // A closed pipe (`| head`) is not a failure.
     let _ = if a.stat {
-        out.write_all(stat_text(&cur, &files, insertions, deletions, lines).as_bytes())
+        out.write_all(stat_text(&cur, is_diff, &files, insertions, deletions, lines).as_bytes())
     } else {
-        out.write_all(&cur.bytes)
+        out.write_all(&shown_bytes)
     };
     let _ = out.flush();
     let _ = writeln!(std::io::stderr(), "pair diff: {summary}");
@@ -101,6 +144,7 @@ pub fn run(a: DiffArgs, json_out: bool, s: &Session) -> Result<Outcome> {
 
 fn stat_text(
     cur: &pin::Current,
+    is_diff: bool,
     files: &[FileStat],
     insertions: u64,
     deletions: u64,
@@ -108,7 +152,7 @@ fn stat_text(
 ) -> String {
     let mut s = String::new();
     match cur.kind {
-        PinKind::Staged | PinKind::Unstaged => {
+        _ if is_diff => {
             let width = files.iter().map(|f| f.path.len()).max().unwrap_or(0);
             for f in files {
                 if f.binary {
@@ -128,7 +172,7 @@ fn stat_text(
                 if deletions == 1 { "" } else { "s" },
             ));
         }
-        PinKind::Text | PinKind::Files => {
+        _ => {
             s.push_str(&format!(
                 " {lines} line{}, {} byte{}\n",
                 if lines == 1 { "" } else { "s" },

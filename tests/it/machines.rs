@@ -248,9 +248,26 @@ fn two_users(users: &Users, root: &Path, url: &str) {
     // The reviewer reads it from its own clone: the change against the base, and the pin.
     let d = rev.json(&["diff", b]);
     assert_eq!(d["kind"], "files", "{d:#}");
+    assert_eq!(d["shown"], "change", "{d:#}");
     let content = s(&d["content"]);
-    assert!(content.contains("max 2 7"), "{d:#}");
+    assert!(
+        content.starts_with("diff --git a/tests/larger.sh b/tests/larger.sh\nnew file mode"),
+        "{d:#}"
+    );
+    assert!(content.ends_with("+[ \"$(max 2 7)\" = 7 ]\n"), "{d:#}");
+    assert_eq!(d["stat"]["files"][0]["path"], "tests/larger.sh", "{d:#}");
+    assert_eq!(d["stat"]["insertions"], 1, "{d:#}");
     let pinned = s(&d["sha256"]);
+    let exact = rev.pair(&["diff", b, "--pinned"]);
+    exact.code(0);
+    assert_eq!(
+        sha256_hex(&exact.stdout_bytes),
+        pinned,
+        "--pinned prints the pinned bytes"
+    );
+    rev.pair(&["diff", b, "--whole"])
+        .code(0)
+        .mentions(&["==> tests/larger.sh <==\n[ \"$(max 2 7)\" = 7 ]\n"]);
     let poll = rev.json(&["poll", b, "--agent", "rev"]);
     assert_eq!(s(&poll["review"]["artifact"]["sha256"]), pinned, "{poll:#}");
     rev.pair(&[
