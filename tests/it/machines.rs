@@ -563,3 +563,142 @@ fn a_doer_and_a_reviewer_who_cannot_read_each_others_files_finish_a_review_over_
     let url = format!("file://{}", srv.join("remote.git").display());
     two_users(&users, root.path(), &url);
 }
+
+#[test]
+fn an_unpublished_artifact_another_user_cannot_read_is_exit_15_not_stale() {
+    let Some(users) = Users::new(&["doer", "rev"]) else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    chmod(root.path(), 0o755);
+    let doer = Agent {
+        users: &users,
+        short: "doer",
+        id: "doer",
+        home: home(&users, "doer", root.path()),
+    };
+    let rev = Agent {
+        users: &users,
+        short: "rev",
+        id: "rev",
+        home: home(&users, "rev", root.path()),
+    };
+    // A file board in a directory both may write; the doer's worktree in its private home.
+    let shared = root.path().join("shared");
+    fs::create_dir(&shared).unwrap();
+    chmod(&shared, 0o777);
+    let board = shared.join("task.md");
+    let b = board.to_str().unwrap();
+    doer.pair_in(
+        &shared,
+        &[
+            "init",
+            b,
+            "--doer",
+            "doer",
+            "--reviewers",
+            "rev",
+            "--goal",
+            "g",
+        ],
+    )
+    .code(0);
+    chmod(&board, 0o666);
+    rev.pair_in(&shared, &["register", b, "--agent", "rev"])
+        .code(0);
+    doer.pair_in(
+        &shared,
+        &[
+            "advance",
+            b,
+            "--agent",
+            "doer",
+            "PLANNING",
+            "--user-approved",
+        ],
+    )
+    .code(0);
+    doer.pair_in(
+        &shared,
+        &[
+            "submit",
+            b,
+            "--agent",
+            "doer",
+            "plan",
+            "--note",
+            "p",
+            "--user-approved",
+        ],
+    )
+    .code(0);
+    rev.pair_in(
+        &shared,
+        &[
+            "verdict",
+            b,
+            "--agent",
+            "rev",
+            "APPROVED",
+            "--revision",
+            "1",
+            "--note",
+            "ok",
+        ],
+    )
+    .code(0);
+    let wt = doer.home.join("wt");
+    let mut c = doer.command(Path::new("/bin/sh"), &doer.home);
+    c.args([
+        "-c",
+        "mkdir wt && cd wt && git init -q && echo one > a.txt && git add a.txt && git commit -qm base && echo two >> a.txt && git add a.txt",
+    ]);
+    run(&mut c, "make the worktree".into()).code(0);
+    let w = wt.to_str().unwrap();
+    doer.pair_in(
+        &shared,
+        &[
+            "advance",
+            b,
+            "--agent",
+            "doer",
+            "CODING",
+            "--worktree",
+            w,
+            "--user-approved",
+        ],
+    )
+    .code(0);
+    doer.pair_in(
+        &shared,
+        &["submit", b, "--agent", "doer", "code", "--note", "c"],
+    )
+    .code(0);
+    let poll = doer.pair_in(&shared, &["poll", b, "--agent", "doer", "--json"]);
+    let poll: Value = serde_json::from_str(&poll.stdout).unwrap();
+    let sha = s(&poll["review"]["artifact"]["sha256"]);
+    let before = fs::read(&board).unwrap();
+    for args in [
+        vec!["diff", b, "--json"],
+        vec![
+            "verdict",
+            b,
+            "--agent",
+            "rev",
+            "APPROVED",
+            "--revision",
+            "1",
+            "--artifact-sha256",
+            &sha,
+            "--note",
+            "ok",
+            "--json",
+        ],
+    ] {
+        let out = rev.pair_in(&shared, &args);
+        let e = out.json_error(15);
+        assert_eq!(e["kind"], "artifact_unavailable", "{}", out.report());
+        out.mentions(&["cannot be read here", "not published", "git ref"]);
+    }
+    assert_eq!(fs::read(&board).unwrap(), before, "nothing was written");
+}
