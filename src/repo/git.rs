@@ -230,6 +230,24 @@ pub(crate) fn run_piped(
     }
     // A group of its own, so that everything git starts can be killed with it.
     cmd.process_group(0);
+    // And git dies with `pair`, even when `pair` is killed with SIGKILL (which no handler
+    // sees): a push must not go on, or land, after the command that started it is gone.
+    #[cfg(target_os = "linux")]
+    {
+        let parent = std::process::id();
+        // SAFETY: prctl, getppid and _exit are async-signal-safe, as a pre_exec closure needs;
+        // it touches no memory of the parent's.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                // The parent may have died before the line above: then nobody would be told.
+                if libc::getppid() as u32 != parent {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
+    }
     end_git_on_signals();
     let mut child = cmd.spawn().map_err(&cannot_start)?;
     let group = child.id() as libc::pid_t;

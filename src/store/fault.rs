@@ -13,7 +13,8 @@
 //! | `dir-fsync` | the directory fsync itself |
 //!
 //! Actions: `eio` (the default) or `enospc` fail the step with that OS error; `kill` sends the
-//! process SIGKILL (a crash); `sleep=MS` pauses. `PAIR_TRACE_LOCK_WAIT=1` prints how long the
+//! process SIGKILL (a crash); `sleep=MS` pauses; `wait=PATH` pauses until PATH exists (at most a
+//! minute), so a test decides exactly when the write goes on. `PAIR_TRACE_LOCK_WAIT=1` prints how long the
 //! lock took to acquire (`pair: trace: lock-wait-us N`) on stderr.
 
 use std::io;
@@ -43,6 +44,12 @@ pub fn hit(point: &str) -> io::Result<()> {
             a => {
                 if let Some(ms) = a.strip_prefix("sleep=").and_then(|m| m.parse().ok()) {
                     std::thread::sleep(Duration::from_millis(ms));
+                } else if let Some(path) = a.strip_prefix("wait=") {
+                    let until = std::time::Instant::now() + Duration::from_secs(60);
+                    while !std::path::Path::new(path).exists() && std::time::Instant::now() < until
+                    {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
                 } else {
                     return Err(io::Error::from_raw_os_error(libc::EIO));
                 }

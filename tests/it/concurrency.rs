@@ -345,6 +345,22 @@ fn finish(c: Child) -> Output {
     out
 }
 
+/// A fault that pauses a write before its rename until the test says go (the returned file,
+/// outside the board's directory): the order of what the test does meanwhile is certain.
+fn wait_fault(b: &Board) -> (String, PathBuf) {
+    let go = b.dir.path().with_extension("go-on");
+    let _ = fs::remove_file(&go);
+    (format!("before-rename:wait={}", go.display()), go)
+}
+
+/// Let the paused write go on, and wait for it.
+fn go_on(child: std::process::Child, go: &Path) -> std::process::Output {
+    fs::write(go, b"").unwrap();
+    let out = finish(child);
+    let _ = fs::remove_file(go);
+    out
+}
+
 #[test]
 fn deleting_the_held_lock_file_does_not_let_a_second_raw_writer_commit_over_the_first() {
     // A holds the lock and pauses between its read and its rename; the lock file is deleted;
@@ -352,14 +368,15 @@ fn deleting_the_held_lock_file_does_not_let_a_second_raw_writer_commit_over_the_
     let b = Board::minimal();
     let a_new = format!("{MINIMAL}\n(A)\n");
     let b_new = format!("{MINIMAL}\n(B)\n");
+    let (fault, go) = wait_fault(&b);
     let a = spawn(
         &raw_write_args(&b, "a.md", &a_new, MINIMAL),
-        &[("PAIR_FAULT", "before-rename:sleep=1500")],
+        &[("PAIR_FAULT", &fault)],
     );
     wait_for_holder(&b, a.id());
     fs::remove_file(b.dir.path().join("board.md.lock")).unwrap();
     let bo = finish(spawn(&raw_write_args(&b, "b.md", &b_new, MINIMAL), &[]));
-    let ao = finish(a);
+    let ao = go_on(a, &go);
     assert_eq!(
         bo.status.code(),
         Some(0),
@@ -395,11 +412,12 @@ fn deleting_the_held_lock_file_does_not_lose_a_semantic_write() {
         .map(|s| s.to_string())
         .collect()
     };
-    let a = spawn(&note("doer"), &[("PAIR_FAULT", "before-rename:sleep=1500")]);
+    let (fault, go) = wait_fault(&b);
+    let a = spawn(&note("doer"), &[("PAIR_FAULT", &fault)]);
     wait_for_holder(&b, a.id());
     fs::remove_file(b.dir.path().join("board.md.lock")).unwrap();
     let bo = finish(spawn(&note("alice"), &[]));
-    let ao = finish(a);
+    let ao = go_on(a, &go);
     assert_eq!(bo.status.code(), Some(0));
     let a_err = String::from_utf8_lossy(&ao.stderr).to_lowercase();
     assert_eq!(ao.status.code(), Some(1), "{a_err}");
@@ -423,16 +441,17 @@ fn a_file_replaced_behind_the_lock_is_not_clobbered() {
     // Someone (an editor, a script) replaces the blackboard without taking the lock while a
     // writer is between its read and its rename: the writer refuses as stale (exit 3).
     let b = Board::minimal();
+    let (fault, go) = wait_fault(&b);
     let a = spawn(
         &raw_write_args(&b, "a.md", &format!("{MINIMAL}\n(A)\n"), MINIMAL),
-        &[("PAIR_FAULT", "before-rename:sleep=1000")],
+        &[("PAIR_FAULT", &fault)],
     );
     wait_for_holder(&b, a.id());
     let edited = format!("{MINIMAL}\n(edited by hand)\n");
     let tmp = b.dir.path().join("editor.swp");
     fs::write(&tmp, &edited).unwrap();
     fs::rename(&tmp, &b.path).unwrap();
-    let ao = finish(a);
+    let ao = go_on(a, &go);
     assert_eq!(
         ao.status.code(),
         Some(3),
@@ -555,11 +574,15 @@ fn cas_writers_racing_a_lock_deleter_never_commit_twice_or_lose_an_acknowledged_
 
 /// Starts `pair note` paused (by fault injection) after its temporary file is written and
 /// fsynced, and returns once that temporary file exists.
-fn paused_note(board: &Path, text: &str, pause_ms: u64) -> std::process::Child {
+/// A `pair note` paused after it read the board and wrote its temporary file, before its rename,
+/// until the test creates the returned file: the order of the test's edit and the rename is
+/// certain, whatever the machine's load.
+fn paused_note(board: &Path, text: &str) -> (std::process::Child, PathBuf) {
+    let go = board.with_file_name("go-on");
     let child = StdCommand::new(pair_bin())
         .args(note_args(board.to_str().unwrap(), text))
         .env_remove("PAIR_AGENT")
-        .env("PAIR_FAULT", format!("before-rename:sleep={pause_ms}"))
+        .env("PAIR_FAULT", format!("before-rename:wait={}", go.display()))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -573,7 +596,7 @@ fn paused_note(board: &Path, text: &str, pause_ms: u64) -> std::process::Child {
         );
         std::thread::sleep(Duration::from_millis(2));
     }
-    child
+    (child, go)
 }
 
 fn exit_and_stderr(child: std::process::Child) -> (Option<i32>, String) {
@@ -592,7 +615,7 @@ fn an_editor_saving_twice_during_a_write_is_not_overwritten() {
         let dir = disk_dir();
         let board = dir.path().join("board.md");
         fs::write(&board, MINIMAL).unwrap();
-        let child = paused_note(&board, "from pair", 1500);
+        let (child, go) = paused_note(&board, "from pair");
         for edit in ["first-edit", "second-edit"] {
             let ok = StdCommand::new("sed")
                 .args(["-i", &format!("$a {edit}")])
@@ -601,6 +624,7 @@ fn an_editor_saving_twice_during_a_write_is_not_overwritten() {
                 .unwrap();
             assert!(ok.success());
         }
+        fs::write(&go, b"").unwrap();
         let (code, stderr) = exit_and_stderr(child);
         assert_eq!(
             code,
@@ -622,9 +646,9 @@ fn an_edit_in_place_during_a_write_is_not_overwritten() {
     let dir = disk_dir();
     let board = dir.path().join("board.md");
     fs::write(&board, MINIMAL).unwrap();
-    // The pause must outlast this process's append even on a loaded machine: if the rename came
-    // first, the append would land in the new file and the test would prove nothing.
-    let child = paused_note(&board, "from pair", 3000);
+    // The write waits until the append is done: if the rename came first, the append would
+    // land in the new file and the test would prove nothing.
+    let (child, go) = paused_note(&board, "from pair");
     // `>>` keeps the inode: only the size and the times tell
     fs::OpenOptions::new()
         .append(true)
@@ -632,6 +656,7 @@ fn an_edit_in_place_during_a_write_is_not_overwritten() {
         .unwrap()
         .write_all(b"appended by hand\n")
         .unwrap();
+    fs::write(&go, b"").unwrap();
     let (code, stderr) = exit_and_stderr(child);
     assert_eq!(code, Some(3), "{stderr}");
     assert_eq!(

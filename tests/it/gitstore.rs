@@ -580,12 +580,25 @@ fn writers_killed_mid_push_leave_the_ref_at_a_valid_board() {
             }
             let _ = c.wait();
         }
-        // The ref points at a commit whose board is valid, and the next write works on it.
+        // The ref points at a commit whose board is valid, and the next write works on it. (A
+        // killed writer's git dies with it; a push its git had already handed to the remote may
+        // still land, but only on the tip it leased: the ref only ever moves forward.)
         let tip = remote.tip(REF).expect("the ref exists");
         let fresh = Machine::new(&remote);
         fresh.pair(&["validate", &b]).code(0);
         let v = json(&fresh.pair(&["status", &b, "--json"]));
-        assert_eq!(v["remote"]["tip"], tip.as_str(), "{v:#}");
+        let seen = v["remote"]["tip"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{v:#}"));
+        let forward = Command::new("git")
+            .args(["--git-dir", remote.bare().to_str().unwrap()])
+            .args(["merge-base", "--is-ancestor", &tip, seen])
+            .status()
+            .unwrap();
+        assert!(
+            forward.success(),
+            "status read {seen}, not {tip} or a later tip: {v:#}"
+        );
         let after = format!("after r{round}");
         fresh
             .pair(&[
@@ -1983,4 +1996,41 @@ fn through_git_daemon_a_remote_that_stalls_leaves_status_on_the_cache_and_writes
     assert_eq!(remote.commits(REF), 2);
     alice.pair(&["validate", &b]).code(0);
     doer.pair(&["validate", &b]).code(0);
+}
+
+#[test]
+fn a_writer_killed_with_sigkill_takes_its_git_with_it() {
+    // No handler sees SIGKILL: git is told by the kernel that its parent died, and dies too, so
+    // no push goes on for a command that is gone (here: one stalled on a remote that never
+    // answers, with a minute's timeout it would otherwise keep).
+    let remote = Remote::new();
+    let m = Machine::new(&remote);
+    let stall = Stalled::start(None);
+    let b = stall.board("git");
+    let mut child = m.spawn(&[
+        "note",
+        &b,
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "x",
+        "--timeout",
+        "60",
+    ]);
+    let start = Instant::now();
+    while stall.accepted() == 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "git never connected"
+        );
+        sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert!(
+        stall.all_closed(Duration::from_secs(20)),
+        "git outlived the pair killed with SIGKILL"
+    );
 }
