@@ -77,6 +77,14 @@ pub fn worktree_create(a: WorktreeCreateArgs, s: &Session) -> Result<Outcome> {
         (None, Some(d)) => d.path.clone(),
         (None, None) => worktree::default_worktree(&a.board, a.repo_root.as_deref())?.path,
     };
+    if path.components().any(|c| c.as_os_str() == ".git") {
+        return Err(Error::Usage(format!(
+            "--path {}: a worktree may not be made inside a `.git` directory (git keeps the \
+             repository there); leave --path out for the default `.worktrees/` of the \
+             repository, or name a directory outside `.git`",
+            path.display()
+        )));
+    }
     if std::fs::symlink_metadata(&path).is_ok() {
         return Err(Error::protocol(format!(
             "{} already exists; `pair worktree create` makes a new worktree (choose another \
@@ -92,6 +100,13 @@ pub fn worktree_create(a: WorktreeCreateArgs, s: &Session) -> Result<Outcome> {
             worktree::default_worktree(&a.board, a.repo_root.as_deref())?.stem
         ),
     };
+    if let Some(short) = branch.strip_prefix("refs/") {
+        return Err(Error::Usage(format!(
+            "--branch {branch}: give the branch's name, not its ref (`--branch {}`); git would \
+             make a branch literally named {branch}",
+            short.strip_prefix("heads/").unwrap_or(short)
+        )));
+    }
     repo::branch_name(&branch)?;
     if repo::branch(&root, &branch)?.is_some() {
         return Err(Error::protocol(format!(

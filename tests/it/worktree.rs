@@ -454,3 +454,39 @@ fn relative_worktree_is_a_usage_error() {
     let p = board_in("RED_TEST_APPROVED", &["--reviewers", "alice,bob"]);
     p.refused("doer", &["advance", "CODING", "--worktree", "../wt"], 4);
 }
+
+#[test]
+fn worktree_create_refuses_a_branch_given_as_a_ref_and_a_path_inside_dot_git() {
+    let lc = crate::common::repo::Lc::new(&[]);
+    for (args, words) in [
+        (
+            vec![
+                "worktree",
+                "create",
+                "--user-approved",
+                "--branch",
+                "refs/heads/x",
+            ],
+            vec!["--branch x", "not its ref"],
+        ),
+        (
+            vec![
+                "worktree",
+                "create",
+                "--user-approved",
+                "--path",
+                ".git/wt",
+                "--branch",
+                "y",
+            ],
+            vec![".git", "leave --path out"],
+        ),
+    ] {
+        lc.refused("doer", &args, 4).mentions(&words);
+    }
+    // Nothing was made: no branch, no worktree, the phase unchanged.
+    let branches = git(&lc.root, &["branch", "--list", "refs/heads/x", "x", "y"]);
+    assert!(branches.trim().is_empty(), "{branches}");
+    assert!(!lc.root.join(".git/wt").exists());
+    lc.ok("doer", &["worktree", "create", "--user-approved"]);
+}
