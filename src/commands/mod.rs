@@ -369,15 +369,13 @@ pub(crate) fn place(
     board: &Path,
     fm: &crate::board::frontmatter::Frontmatter,
 ) -> crate::law::protocol::Place {
-    // A git board is named by its address wherever the command runs; it has no directory to
-    // put a default worktree beside.
-    if crate::store::location::is_git(board) {
-        return crate::law::protocol::Place {
-            board: board.display().to_string(),
-            default_worktree: None,
-        };
-    }
-    let absolute = std::path::absolute(board).unwrap_or_else(|_| board.to_path_buf());
+    // A git board is named by its address wherever the command runs; its default worktree is
+    // in the clone the command runs in (none outside a repository).
+    let absolute = if crate::store::location::is_git(board) {
+        board.to_path_buf()
+    } else {
+        std::path::absolute(board).unwrap_or_else(|_| board.to_path_buf())
+    };
     let default_worktree = if crate::law::protocol::wants_default_worktree(fm) {
         worktree::default_worktree(board, None)
             .ok()

@@ -285,16 +285,29 @@ fn two_users(users: &Users, root: &Path, url: &str) {
     ])
     .code(0);
 
-    // The worktree, made from inside the doer's clone with every default.
-    doer.pair(&[
-        "worktree",
-        "create",
-        b,
-        "--agent",
-        "doer",
-        "--user-approved",
-    ])
-    .code(0);
+    // The worktree, made from inside the doer's clone with every default, as `next` says.
+    let next = doer.json(&["poll", b, "--agent", "doer"])["next"]["command"].clone();
+    let next: Vec<String> = next
+        .as_array()
+        .unwrap_or_else(|| panic!("a next command: {next:#}"))
+        .iter()
+        .map(s)
+        .collect();
+    assert_eq!(
+        next,
+        [
+            "pair",
+            "worktree",
+            "create",
+            b,
+            "--agent",
+            "doer",
+            "--user-approved"
+        ],
+        "the doer's next step on a git board, from its clone"
+    );
+    let next: Vec<&str> = next[1..].iter().map(String::as_str).collect();
+    doer.pair(&next).code(0);
     let wt = s(&doer.json(&["poll", b, "--agent", "doer"])["worktree"]);
     let wt = PathBuf::from(wt);
     assert!(wt.starts_with(doer.clone_dir()), "{}", wt.display());
