@@ -172,10 +172,44 @@ fn run_to(
     }
 }
 
-/// Refuse, once per process, a git that is older than [`MIN_GIT`].
+/// The git on `PATH`, as a key that changes when it does: its path, size and modification time.
+fn git_identity() -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).find_map(|dir| {
+        let p = dir.join("git");
+        let m = std::fs::metadata(&p).ok()?;
+        if !m.is_file() || m.permissions().mode() & 0o111 == 0 {
+            return None;
+        }
+        let mtime = m
+            .modified()
+            .ok()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?
+            .as_nanos();
+        Some(format!("{}\0{}\0{mtime}", p.display(), m.len()))
+    })
+}
+
+/// The file that records that this git passed [`check_version`], so that a command does not
+/// start one more git to ask again (`None`: no cache directory, or no git on `PATH`).
+fn version_marker() -> Option<PathBuf> {
+    let id = git_identity()?;
+    let key = &crate::text::sha256_hex(id.as_bytes())[..24];
+    Some(cache_root().ok()?.join("git-checked").join(key))
+}
+
+/// Refuse, once per process, a git that is older than [`MIN_GIT`]. A git that passed is
+/// remembered in the cache directory (by its path, size and modification time), so later
+/// commands skip the check.
 pub fn check_version() -> Result<()> {
     static CHECKED: OnceLock<std::result::Result<(), String>> = OnceLock::new();
     let result = CHECKED.get_or_init(|| {
+        let marker = version_marker();
+        if marker.as_ref().is_some_and(|m| m.is_file()) {
+            return Ok(());
+        }
         let mut cmd = command(Path::new("/"));
         cmd.arg("--version");
         let r = run_cmd(cmd, None, "run git").map_err(|e| e.to_string())?;
@@ -201,6 +235,12 @@ pub fn check_version() -> Result<()> {
                 MIN_GIT.1,
                 text.trim()
             ));
+        }
+        if let Some(m) = marker {
+            let _ = m
+                .parent()
+                .map(std::fs::create_dir_all)
+                .map(|_| std::fs::write(&m, b""));
         }
         Ok(())
     });
