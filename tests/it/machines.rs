@@ -105,6 +105,17 @@ fn home(users: &Users, short: &str, root: &Path) -> PathBuf {
     home
 }
 
+/// The doer and the reviewer, each with its private home under `root`.
+fn agents<'a>(users: &'a Users, root: &Path) -> (Agent<'a>, Agent<'a>) {
+    let agent = |short: &'static str| Agent {
+        users,
+        short,
+        id: short,
+        home: home(users, short, root),
+    };
+    (agent("doer"), agent("rev"))
+}
+
 fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = vec![dir.to_path_buf()];
     if dir.is_dir() {
@@ -157,18 +168,7 @@ fn s(v: &Value) -> String {
 
 /// The whole lifecycle with the doer and the reviewer as two users, through `url`.
 fn two_users(users: &Users, root: &Path, url: &str) {
-    let doer = Agent {
-        users,
-        short: "doer",
-        id: "doer",
-        home: home(users, "doer", root),
-    };
-    let rev = Agent {
-        users,
-        short: "rev",
-        id: "rev",
-        home: home(users, "rev", root),
-    };
+    let (doer, rev) = agents(users, root);
     for a in [&doer, &rev] {
         a.git(&a.home, &["clone", "-q", url, "clone"]);
     }
@@ -584,18 +584,7 @@ fn an_unpublished_artifact_another_user_cannot_read_is_exit_15_not_stale() {
     };
     let root = tempfile::tempdir().unwrap();
     chmod(root.path(), 0o755);
-    let doer = Agent {
-        users: &users,
-        short: "doer",
-        id: "doer",
-        home: home(&users, "doer", root.path()),
-    };
-    let rev = Agent {
-        users: &users,
-        short: "rev",
-        id: "rev",
-        home: home(&users, "rev", root.path()),
-    };
+    let (doer, rev) = agents(&users, root.path());
     // A file board in a directory both may write; the doer's worktree in its private home.
     let shared = root.path().join("shared");
     fs::create_dir(&shared).unwrap();

@@ -522,27 +522,8 @@ pub fn artifact(g: &GitBoard, refname: &str, commit: &str) -> Result<PathBuf> {
         refname.trim_start_matches("refs/")
     );
     let spec = format!("+{refname}:{local}");
-    let mut cmd = command(&cache.dir);
-    cmd.args([
-        "fetch",
-        "--quiet",
-        "--no-tags",
-        "--no-write-fetch-head",
-        "--no-recurse-submodules",
-        "--",
-        &g.url,
-        &spec,
-    ]);
     let what = format!("fetch the published artifact {refname} from {}", g.url);
-    let fetched = run_until(cmd, None, cache.remote_deadline(), &what).and_then(|r| {
-        if r.ok {
-            Ok(())
-        } else {
-            Err(Error::Git {
-                message: format!("cannot {what}: git said: {}", r.said()),
-            })
-        }
-    });
+    let fetched = remote::fetch_spec(&cache, &g.url, &spec, &what);
     if let Err(e) = fetched {
         return Err(Error::ArtifactUnavailable {
             message: format!(

@@ -463,28 +463,34 @@ pub fn fetch(cache: &Cache, g: &GitBoard) -> Result<String> {
     }
 }
 
+/// `git fetch URL REFSPEC` into the cache (no tags, no FETCH_HEAD, no submodules), bounded by
+/// the cache's deadline for the remote.
+pub fn fetch_spec(cache: &Cache, url: &str, refspec: &str, what: &str) -> Result<Vec<u8>> {
+    run_to(
+        &cache.dir,
+        &[
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--no-recurse-submodules",
+            "--",
+            url,
+            refspec,
+        ],
+        None,
+        cache.remote_deadline(),
+        what,
+    )
+}
+
 fn fetch_into(cache: &Cache, g: &GitBoard) -> Result<String> {
     let refspec = format!("+{}:{}", g.refname, cache.cache_ref);
     let what = format!("fetch {} from {}", g.refname, g.url);
     let mut last = None;
     // Two fetches into one cache at once may collide on the cache's ref lock: try again.
     for _ in 0..3 {
-        match run_to(
-            &cache.dir,
-            &[
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                "--no-write-fetch-head",
-                "--no-recurse-submodules",
-                "--",
-                &g.url,
-                &refspec,
-            ],
-            None,
-            cache.remote_deadline(),
-            &what,
-        ) {
+        match fetch_spec(cache, &g.url, &refspec, &what) {
             Ok(_) => {
                 return cache.cached_tip().ok_or_else(|| Error::Git {
                     message: format!("cannot {what}: the cache has no commit at the ref after it"),
