@@ -57,7 +57,9 @@ pub fn run(a: WriteArgs, s: &Session) -> Result<Outcome> {
     let opts = WriteOptions {
         description: super::invocation(),
         timeout: timeout(a.timeout)?,
-        agent: a.agent.clone(),
+        // The writer named by `--as` (or else `--agent`, `PAIR_AGENT`) is the one whose
+        // ownership is checked, and the one the journal and the lock owner record name.
+        agent: a.as_agent.clone().or_else(|| a.agent.clone()),
         // The journal names a repair as one unless the writer named the operation.
         operation: if a.repair && a.operation == "write" {
             "repair".to_string()
