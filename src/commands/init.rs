@@ -14,6 +14,7 @@ use crate::law::validate;
 use crate::render::report::SCHEMA;
 use crate::store::Session;
 use crate::store::{self, Expect, WriteOptions};
+use crate::text::escape;
 
 /// The built-in template, embedded so the binary works on its own.
 pub const TEMPLATE: &str = include_str!("../../templates/blackboard.md");
@@ -185,7 +186,8 @@ pub fn run(a: InitArgs, s: &Session) -> Result<Outcome> {
         "next": next,
     });
     let text = format!(
-        "created {board} (phase DRAFT, doer {}, work type {}{}{})\nnext: {}\n",
+        "created {} (phase DRAFT, doer {}, work type {}{}{})\nnext: {}\n",
+        escape(&board),
         a.doer,
         fm.work_type,
         if fm.rca_required {

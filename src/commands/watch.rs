@@ -135,16 +135,19 @@ fn event_json(board: &str, f: &Finding, nudge: u32, now: Timestamp) -> Json {
     })
 }
 
+/// One reported finding as its line of text: one line whatever the board's name (a newline in
+/// it is escaped, so a file name cannot forge an event).
 fn event_text(board: &str, f: &Finding, nudge: u32, now: Timestamp) -> String {
     format!(
-        "{now} {board}: {}{} ({}): {}\n",
+        "{now} {}: {}{} ({}): {}\n",
+        crate::text::escape(board),
         f.kind.as_str(),
         f.agent
             .as_deref()
             .map(|a| format!(" {a}"))
             .unwrap_or_default(),
         if nudge == 1 { "nudge" } else { "escalate" },
-        f.reason
+        crate::text::escape(&f.reason)
     )
 }
 

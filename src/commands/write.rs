@@ -139,7 +139,7 @@ pub fn run(a: WriteArgs, s: &Session) -> Result<Outcome> {
     let text = format!(
         "{} {} ({}): phase {phase}, sha256 {}\n",
         if written.created { "created" } else { "wrote" },
-        shown(&board),
+        crate::render::output::path(&board),
         a.operation,
         written.new_sha256
     );
