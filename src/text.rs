@@ -148,10 +148,12 @@ pub fn shell_line(argv: &[String]) -> String {
 
 /// Lower-case hex SHA-256 of some bytes.
 pub fn sha256_hex(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let digest = Sha256::digest(bytes);
     let mut out = String::with_capacity(64);
     for b in digest.iter() {
-        out.push_str(&format!("{b:02x}"));
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 0xf)]));
     }
     out
 }

@@ -165,7 +165,15 @@ pub fn run(a: InitArgs, s: &Session) -> Result<Outcome> {
     let written = store::update(&a.board, Expect::Absent, &opts, s, |_| {
         // The creation time is taken under the lock, like every write's.
         fm.phase_updated_at = Timestamp::now();
-        Ok(doc.render(&fm.emit()).into_bytes())
+        let bytes = doc.render(&fm.emit()).into_bytes();
+        // A template's body must agree with the new frontmatter too (an old board's entries
+        // with its counters set back to 0 would not).
+        let valid = validate::check_content(&bytes)
+            .map_err(|r| Error::invalid(&a.board, r.errors, true))?;
+        Ok(store::Built {
+            bytes,
+            parsed: Some(valid.parsed),
+        })
     })?;
     let fm = &written.parsed.fm;
     let board = shown(&a.board);

@@ -184,8 +184,10 @@ fn restamp(board: &std::path::Path, content: &[u8], now: Timestamp) -> Result<Ve
     Ok(doc.render(&fm).into_bytes())
 }
 
-/// A human repair: no law, but the result must be valid, and the record says what changed
-/// (each changed field, old → new) and why.
+/// A human repair: no law, and the old content may be anything, but the result must be a board
+/// `validate` accepts (the store checks it whole, journal record sealed, since this builder
+/// leaves it unchecked), and the record says what changed (each changed field, old → new) and
+/// why.
 fn repair(
     board: &std::path::Path,
     old: &[u8],
