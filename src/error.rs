@@ -47,7 +47,7 @@ impl FieldError {
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// An operating-system error on a path.
-    #[error("{}: cannot {op}: {source}", path.display())]
+    #[error("{}: cannot {op}: {source}", shown(path))]
     Io {
         path: PathBuf,
         op: &'static str,
@@ -56,15 +56,18 @@ pub enum Error {
     },
 
     /// Something that is not a regular file stands where a blackboard should be.
-    #[error("{}: is {kind}, not a regular file; a blackboard must be a regular Markdown file", path.display())]
+    #[error(
+        "{}: is {kind}, not a regular file; a blackboard must be a regular Markdown file",
+        shown(path)
+    )]
     NotAFile { path: PathBuf, kind: &'static str },
 
     /// A lock or owner file is a symlink or otherwise unsafe to open.
-    #[error("{}: {why}", path.display())]
+    #[error("{}: {why}", shown(path))]
     UnsafePath { path: PathBuf, why: String },
 
     /// The lock was not acquired within the timeout.
-    #[error("{}: lock not acquired within {:.1} s{}; retry later", lock.display(), timeout.as_secs_f64(), holder.as_ref().map(|h| format!(" (held by {h})")).unwrap_or_default())]
+    #[error("{}: lock not acquired within {:.1} s{}; retry later", shown(lock), timeout.as_secs_f64(), holder.as_ref().map(|h| format!(" (held by {h})")).unwrap_or_default())]
     LockTimeout {
         lock: PathBuf,
         timeout: Duration,
@@ -72,7 +75,10 @@ pub enum Error {
     },
 
     /// Compare-and-swap failed: the file changed since the caller read it.
-    #[error("{}: stale: expected SHA-256 {expected} but the file is now {found}; re-read it and redo the change", path.display())]
+    #[error(
+        "{}: stale: expected SHA-256 {expected} but the file is now {found}; re-read it and redo the change",
+        shown(path)
+    )]
     Stale {
         path: PathBuf,
         expected: String,
@@ -109,7 +115,7 @@ pub enum Error {
     /// The blackboard (or the new content) breaks the format or an invariant. For a blackboard
     /// on disk, the edge that shows it adds the command that repairs it, with its current
     /// SHA-256 ([`crate::render::output::message`]).
-    #[error("{}: {}:\n{}", path.display(), if *new_content { "the new content is not a valid blackboard; nothing was written" } else { "invalid blackboard" }, render_field_errors(errors))]
+    #[error("{}: {}:\n{}", shown(path), if *new_content { "the new content is not a valid blackboard; nothing was written" } else { "invalid blackboard" }, render_field_errors(errors))]
     Invalid {
         path: PathBuf,
         errors: Vec<FieldError>,
@@ -130,15 +136,24 @@ pub enum Error {
 
     /// The blackboard does not exist. Only the doer creates one, and before `init` nobody is
     /// named the doer, so the message says who creates it rather than telling the caller to.
-    #[error("{}: no such blackboard (the doer creates it with `pair init {}`; anyone else waits for it with `pair poll {} --agent ID --wait`)", path.display(), path.display(), path.display())]
+    #[error(
+        "{}: no such blackboard (the doer creates it with `pair init {}`; anyone else waits for it with `pair poll {} --agent ID --wait`)",
+        shown(path),
+        word(path),
+        word(path)
+    )]
     Missing { path: PathBuf },
 
     /// Creation found the file already there.
-    #[error("{}: already exists; refusing to overwrite it (read it with `pair status {}`)", path.display(), path.display())]
+    #[error(
+        "{}: already exists; refusing to overwrite it (read it with `pair status {}`)",
+        shown(path),
+        word(path)
+    )]
     Exists { path: PathBuf },
 
     /// The board (or the new content) is of a format newer than this `pair` knows: upgrade.
-    #[error("{}: {} format {found}, but this pair knows formats up to {known}; upgrade pair to write it (nothing was written{})", path.display(), if *new_content { "the new content is" } else { "this board is" }, if *new_content { "" } else { "; reads go on, with a warning" })]
+    #[error("{}: {} format {found}, but this pair knows formats up to {known}; upgrade pair to write it (nothing was written{})", shown(path), if *new_content { "the new content is" } else { "this board is" }, if *new_content { "" } else { "; reads go on, with a warning" })]
     Format {
         path: PathBuf,
         /// The board's format.
@@ -148,6 +163,16 @@ pub enum Error {
         /// The format refused is the new content's (the board on disk was not newer).
         new_content: bool,
     },
+}
+
+/// A path in a message: one line, every control character escaped.
+fn shown(path: &Path) -> String {
+    crate::text::escape(&path.display().to_string()).into_owned()
+}
+
+/// A path as a word of a command in a message, quoted for a shell on one line.
+fn word(path: &Path) -> String {
+    crate::text::shell_word(&path.display().to_string())
 }
 
 fn render_field_errors(errors: &[FieldError]) -> String {

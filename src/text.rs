@@ -101,8 +101,31 @@ pub fn shell_word(s: &str) -> String {
     shell_arg(s)
 }
 
-/// Quote one argument (a flag, a value) for a shell command line.
+/// Quote one argument (a flag, a value) for a shell command line. The line stays one line and
+/// shows no control character: an argument holding one (a newline in a file name, say) is
+/// quoted as `$'…'`, with each such character written as its escape (`\n`, `\x1b`, `\u202e`),
+/// which bash, zsh, ksh and POSIX sh (since 2024) read back as the same bytes.
 pub fn shell_arg(s: &str) -> String {
+    if s.chars().any(is_unsafe) {
+        let mut out = String::with_capacity(s.len() + 8);
+        out.push_str("$'");
+        for c in s.chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\'' => out.push_str("\\'"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                c if (c as u32) < 0x80 && is_unsafe(c) => {
+                    out.push_str(&format!("\\x{:02x}", c as u32));
+                }
+                c if is_unsafe(c) => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('\'');
+        return out;
+    }
     if !s.is_empty()
         && s.chars().all(|c| {
             c.is_ascii_alphanumeric()
@@ -125,10 +148,12 @@ pub fn shell_line(argv: &[String]) -> String {
 
 /// Lower-case hex SHA-256 of some bytes.
 pub fn sha256_hex(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let digest = Sha256::digest(bytes);
     let mut out = String::with_capacity(64);
     for b in digest.iter() {
-        out.push_str(&format!("{b:02x}"));
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 0xf)]));
     }
     out
 }
@@ -169,4 +194,26 @@ pub fn init(settings: Settings) {
 /// The settings of this run (the defaults when [`init`] was never called).
 pub fn settings() -> Settings {
     SETTINGS.get().copied().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_arg;
+
+    #[test]
+    fn a_word_with_a_control_character_is_quoted_on_one_line() {
+        assert_eq!(shell_arg("a b"), "'a b'");
+        assert_eq!(shell_arg("x\ny.md"), "$'x\\ny.md'");
+        assert_eq!(shell_arg("it's\t\\\x1b"), "$'it\\'s\\t\\\\\\x1b'");
+        assert_eq!(shell_arg("a\u{202e}b"), "$'a\\u202eb'");
+        // bash reads it back as the same word, where bash is installed.
+        let word = "x\n2099 forged.md: it's \\ \x1b[2J";
+        if let Ok(out) = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!("printf %s {}", shell_arg(word)))
+            .output()
+        {
+            assert_eq!(String::from_utf8_lossy(&out.stdout), word);
+        }
+    }
 }

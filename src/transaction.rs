@@ -72,8 +72,10 @@ fn record_entry(r: Record) -> Entry {
 }
 
 /// Apply a semantic operation to the content of a blackboard: parse once, edit the typed board,
-/// judge the change, append the entries, render, and check the new frontmatter. The body needs
-/// no second check: it was valid, and only checked entries were appended to it.
+/// judge the change, append the entries, render, and check the new frontmatter. The old board
+/// must pass every check `validate` makes ([`validate::check_found`]: no write proceeds on a
+/// board it rejects); the body needs no second check: it was valid, and only checked entries
+/// were appended to it.
 pub fn apply<F>(
     path: &Path,
     old: &[u8],
@@ -85,7 +87,7 @@ pub fn apply<F>(
 where
     F: FnOnce(&mut Frontmatter, &Ctx) -> Result<Edit>,
 {
-    let valid = validate::check_bytes(old).map_err(|r| invalid(path, r.errors, false))?;
+    let valid = validate::check_found(old).map_err(|r| invalid(path, r.errors, false))?;
     let mut doc = valid.doc;
     let old_fm = valid.parsed.fm;
     let mut fm = old_fm.clone();
@@ -140,7 +142,8 @@ pub enum RawMode {
 }
 
 /// Judge a raw write of a complete new file against the old one; the new content, with the
-/// records the law requires appended to its `## Decisions`, and its checked frontmatter.
+/// records the law requires appended to its `## Decisions`, and its checked frontmatter. The old
+/// board must pass every check `validate` makes, the new content [`validate::check_content`].
 pub fn replace(
     path: &Path,
     old: &[u8],
@@ -149,7 +152,7 @@ pub fn replace(
     consent: &Consent,
     now: Timestamp,
 ) -> Result<Built> {
-    let old = validate::check_bytes(old).map_err(|r| invalid(path, r.errors, false))?;
+    let old = validate::check_found(old).map_err(|r| invalid(path, r.errors, false))?;
     let parsed = validate::check_bytes(&new).map_err(|r| invalid(path, r.errors, true))?;
     let writer = match mode {
         RawMode::Anonymous => Writer::Anonymous,
@@ -166,6 +169,10 @@ pub fn replace(
         consent,
         now,
     )?;
+    // What the law allowed must also tell one story, body and frontmatter (the law's refusal,
+    // when there is one, is the better answer, so it is asked first).
+    let parsed =
+        validate::check_rest_of_content(parsed).map_err(|r| invalid(path, r.errors, true))?;
     // The new content was validated above, and the records append generated entries to its body
     // without touching its frontmatter: the store need not check it again.
     let parsed = Some(parsed.parsed);

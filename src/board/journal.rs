@@ -663,9 +663,25 @@ fn records_tail(bytes: &[u8]) -> Option<&str> {
 }
 
 /// `validate`'s checks of the journal against the file: well-formed records, an unbroken chain,
-/// the journal last, and the last record's phase the current one. Errors name the line; a file
-/// changed since its last recorded write (by a program that ignores the lock) is a warning.
+/// and the last record's phase the current one. Errors name the line; a file changed since its
+/// last recorded write (by a program that ignores the lock) and a section after the journal
+/// (which the next write moves back) are warnings.
 pub fn check(bytes: &[u8], doc: &Document, fm: &Frontmatter) -> (Vec<FieldError>, Vec<FieldError>) {
+    check_with(Some(bytes), doc, fm)
+}
+
+/// [`check`]'s errors and warnings but the one that compares the file with its last record's
+/// `after`: what a writer checks of the board it found (the comparison would hash the whole
+/// board once more, for a warning the writer does not give).
+pub fn check_for_write(doc: &Document, fm: &Frontmatter) -> (Vec<FieldError>, Vec<FieldError>) {
+    check_with(None, doc, fm)
+}
+
+fn check_with(
+    bytes: Option<&[u8]>,
+    doc: &Document,
+    fm: &Frontmatter,
+) -> (Vec<FieldError>, Vec<FieldError>) {
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
     let err = |line: Option<u32>, message: String| FieldError {
@@ -677,10 +693,12 @@ pub fn check(bytes: &[u8], doc: &Document, fm: &Frontmatter) -> (Vec<FieldError>
         return (errors, warnings);
     };
     let sections = doc.sections();
+    // Text appended after the journal (by hand) hides and loses nothing, and the next write
+    // moves the journal back to the end: said, not refused.
     if let Some(s) = sections.iter().find(|s| s.name == SECTION)
         && let Some(after) = sections.iter().find(|t| t.start > s.start)
     {
-        errors.push(err(
+        warnings.push(err(
             Some(after.line),
             format!(
                 "`## {}` follows `## {SECTION}`; the journal is the last section (the next write \
@@ -730,7 +748,8 @@ pub fn check(bytes: &[u8], doc: &Document, fm: &Frontmatter) -> (Vec<FieldError>
             ));
         }
         // The last record hashes the file without its own line: everything before it.
-        if let Some(pos) = last_line_start(bytes)
+        if let Some(bytes) = bytes
+            && let Some(pos) = last_line_start(bytes)
             && sha256_hex(&bytes[..pos]) != r.after
         {
             warnings.push(err(

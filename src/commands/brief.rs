@@ -66,8 +66,8 @@ pub fn run(a: BriefArgs, s: &Session) -> Result<Outcome> {
     };
     let mut markdown = format!(
         "# Brief for {role} {agent}: {}\n\nRebuilt from the blackboard {} (sha256 {}).\n",
-        board_name(&a.board),
-        place.board,
+        crate::text::escape(&board_name(&a.board)),
+        crate::text::escape(&place.board),
         loaded.sha256
     );
     if a.role == BriefFor::Reviewer {

@@ -14,6 +14,7 @@ use crate::law::validate;
 use crate::render::report::SCHEMA;
 use crate::store::Session;
 use crate::store::{self, Expect, WriteOptions};
+use crate::text::escape;
 
 /// The built-in template, embedded so the binary works on its own.
 pub const TEMPLATE: &str = include_str!("../../templates/blackboard.md");
@@ -165,7 +166,15 @@ pub fn run(a: InitArgs, s: &Session) -> Result<Outcome> {
     let written = store::update(&a.board, Expect::Absent, &opts, s, |_| {
         // The creation time is taken under the lock, like every write's.
         fm.phase_updated_at = Timestamp::now();
-        Ok(doc.render(&fm.emit()).into_bytes())
+        let bytes = doc.render(&fm.emit()).into_bytes();
+        // A template's body must agree with the new frontmatter too (an old board's entries
+        // with its counters set back to 0 would not).
+        let valid = validate::check_content(&bytes)
+            .map_err(|r| Error::invalid(&a.board, r.errors, true))?;
+        Ok(store::Built {
+            bytes,
+            parsed: Some(valid.parsed),
+        })
     })?;
     let fm = &written.parsed.fm;
     let board = shown(&a.board);
@@ -186,7 +195,8 @@ pub fn run(a: InitArgs, s: &Session) -> Result<Outcome> {
         "next": next,
     });
     let text = format!(
-        "created {board} (phase DRAFT, doer {}, work type {}{}{})\nnext: {}\n",
+        "created {} (phase DRAFT, doer {}, work type {}{}{})\nnext: {}\n",
+        escape(&board),
         a.doer,
         fm.work_type,
         if fm.rca_required {

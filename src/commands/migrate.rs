@@ -5,6 +5,7 @@ use serde_json::json;
 use super::{Outcome, shown, timeout};
 use crate::cli::migrate::MigrateArgs;
 use crate::error::{Error, Result};
+use crate::render::output;
 use crate::render::report::SCHEMA;
 use crate::store::Session;
 use crate::store::location::Location;
@@ -18,7 +19,7 @@ pub fn run(a: MigrateArgs, s: &Session) -> Result<Outcome> {
     if from == to {
         return Err(Error::Usage(format!(
             "FROM and TO are the same blackboard ({}); name a git board and a file",
-            shown(&a.from)
+            output::path(&a.from)
         )));
     }
     let bytes = store::read(&a.from, s)?;
@@ -41,8 +42,8 @@ pub fn run(a: MigrateArgs, s: &Session) -> Result<Outcome> {
     });
     let text = format!(
         "copied {} to {} ({} bytes, sha256 {sha256})\n",
-        shown(&a.from),
-        shown(&a.to),
+        output::path(&a.from),
+        output::path(&a.to),
         bytes.len()
     );
     Ok(Outcome::ok(json, text))

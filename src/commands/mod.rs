@@ -241,7 +241,7 @@ fn input_too_large(path: &Path, what: &str) -> Error {
         if path == Path::new("-") {
             "(standard input)".to_string()
         } else {
-            path.display().to_string()
+            crate::render::output::path(path)
         }
     ))
 }
@@ -271,9 +271,10 @@ pub(crate) fn read_input(path: &Path, what: &str) -> Result<Vec<u8>> {
         .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(path)
         .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                Error::Usage(format!("{what} {}: no such file", path.display()))
-            }
+            std::io::ErrorKind::NotFound => Error::Usage(format!(
+                "{what} {}: no such file",
+                crate::render::output::path(path)
+            )),
             _ => match std::fs::metadata(path) {
                 Ok(meta) if !meta.is_file() => not_regular(path, what, &meta),
                 _ => Error::io(path, "open", e),
@@ -299,14 +300,18 @@ fn not_regular(path: &Path, what: &str, meta: &std::fs::Metadata) -> Error {
     let kind = crate::store::kind_of(&meta.file_type());
     Error::Usage(format!(
         "{what} {}: is {kind}; give a regular file, or `-` to read standard input",
-        path.display()
+        crate::render::output::path(path)
     ))
 }
 
 /// Read UTF-8 text given on the command line, `-` meaning stdin.
 pub(crate) fn read_text(path: &Path, what: &str) -> Result<String> {
-    String::from_utf8(read_input(path, what)?)
-        .map_err(|_| Error::Usage(format!("{what} {}: not valid UTF-8", path.display())))
+    String::from_utf8(read_input(path, what)?).map_err(|_| {
+        Error::Usage(format!(
+            "{what} {}: not valid UTF-8",
+            crate::render::output::path(path)
+        ))
+    })
 }
 
 /// The command line as it was run, after `pair`.

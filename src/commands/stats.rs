@@ -10,6 +10,7 @@ use crate::board::frontmatter::Timestamp;
 use crate::board::journal::cost_text;
 use crate::cli::StatsArgs;
 use crate::error::{Error, Result};
+use crate::render::output;
 use crate::render::report::SCHEMA;
 use crate::stats::{self, BoardStats, Usage};
 use crate::store::Session;
@@ -40,7 +41,7 @@ fn board_text(b: &BoardStats) -> String {
     let _ = writeln!(
         t,
         "{}: {} records, {} in all, now {}",
-        b.path,
+        crate::text::escape(&b.path),
         b.records,
         duration(b.seconds),
         b.phase
@@ -203,7 +204,7 @@ pub fn run(a: StatsArgs, s: &Session) -> Result<Outcome> {
         }
     }
     if let Some(f) = &a.svg {
-        let _ = writeln!(text, "timeline written to {}", f.display());
+        let _ = writeln!(text, "timeline written to {}", output::path(f));
     }
     Ok(Outcome::ok(json, text))
 }

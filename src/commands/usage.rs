@@ -51,7 +51,7 @@ pub fn run(a: ReportUsageArgs, s: &Session) -> Result<Outcome> {
                 path: a.board.clone(),
             });
         };
-        let valid = crate::law::validate::check_bytes(&current.bytes)
+        let valid = crate::law::validate::check_found(&current.bytes)
             .map_err(|r| Error::invalid(&a.board, r.errors, false))?;
         crate::law::may_report_usage(&valid.parsed.fm, agent)?;
         // Nothing changes but the journal: the content is checked, so is not checked again.

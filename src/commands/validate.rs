@@ -365,31 +365,14 @@ fn check_read(path: &Path, bytes: Result<Vec<u8>>) -> FileReport {
     }
 }
 
-/// Check a whole file's bytes like [`validate::check_bytes`], and that its body and frontmatter
-/// agree ([`crate::law::agreement`]); when the file holds
-/// unresolved git conflict markers, report every marker line, and whatever else is wrong
-/// whichever side of each conflict is kept: the file is checked once with the first side of
-/// every conflict and once with the second (conflicted lines blanked, so lines keep their
+/// Check a whole file's bytes as every write checks the board it finds
+/// ([`validate::check_board`]: the format, the body and frontmatter agreeing, the journal); when
+/// the file holds unresolved git conflict markers, report every marker line, and whatever else
+/// is wrong whichever side of each conflict is kept: the file is checked once with the first side
+/// of every conflict and once with the second (conflicted lines blanked, so lines keep their
 /// numbers), and an error found both times is reported.
 pub(crate) fn check_all(bytes: &[u8]) -> std::result::Result<Valid, Report> {
-    let valid = check_split(bytes)?;
-    // The body and the frontmatter tell the same story (counters and verdicts have their
-    // entries): checked by `validate` and `status`, which read a board to report on it.
-    let mut disagreements = crate::law::agreement::check(&valid.parsed, &valid.doc);
-    // The journal agrees with the frontmatter and its chain is unbroken.
-    let (journal_errors, journal_warnings) =
-        crate::board::journal::check(bytes, &valid.doc, &valid.parsed.fm);
-    disagreements.extend(journal_errors);
-    let mut valid = valid;
-    valid.parsed.warnings.extend(journal_warnings);
-    if disagreements.is_empty() {
-        Ok(valid)
-    } else {
-        Err(Report {
-            errors: disagreements,
-            warnings: valid.parsed.warnings,
-        })
-    }
+    validate::check_rest(bytes, check_split(bytes)?)
 }
 
 /// [`validate::check_bytes`], reporting every conflict marker (see [`check_all`]).

@@ -5,7 +5,7 @@
 use std::io::Write as _;
 use std::os::fd::AsFd as _;
 use std::os::unix::process::CommandExt as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -21,8 +21,8 @@ use crate::render::output;
 use crate::render::report::SCHEMA;
 use crate::store;
 use crate::store::Session;
-use crate::watch::presence;
 use crate::watch::{self, Finding, State};
+use crate::watch::{presence, side};
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -65,23 +65,22 @@ fn boards(args: &[PathBuf], s: &Session) -> Result<(Vec<PathBuf>, Vec<String>)> 
     Ok((out, warnings))
 }
 
-fn state_path(board: &Path) -> PathBuf {
-    presence::side_dir(board).join("watch.json")
-}
+/// The watchdog's memory of a board, in its side directory.
+const STATE: &str = "watch.json";
+
+/// The lock on that memory.
+const STATE_LOCK: &str = "watch.lock";
+
+/// The most of the memory that is read.
+const STATE_LIMIT: u64 = 1 << 20;
 
 /// Hold the lock on a board's watchdog state, so that watchers checking the board at the same
 /// moment read and write the nudge memory one after another (each finding is reported once).
 /// `None` where the lock cannot be taken (a read-only directory: the state cannot be kept
-/// there either, which is warned about) or is held longer than 5 s (the check goes on).
-fn lock_state(board: &Path) -> Option<std::fs::File> {
-    let path = presence::side_dir(board).join("watch.lock");
-    std::fs::create_dir_all(path.parent()?).ok()?;
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .ok()?;
+/// there either, which is warned about; something not a regular file in its place) or is held
+/// longer than 5 s (the check goes on).
+fn lock_state(side: &side::Dir) -> Option<std::fs::File> {
+    let file = side.lock_file(STATE_LOCK).ok()?;
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         match file.try_lock() {
@@ -96,9 +95,8 @@ fn lock_state(board: &Path) -> Option<std::fs::File> {
 
 /// The watchdog's memory of a board; a missing one is empty, and one that cannot be read is
 /// said (its nudges may repeat once) and starts afresh.
-fn load_state(board: &Path, name: &str) -> State {
-    let path = state_path(board);
-    let problem = match presence::read_small(&path, 1 << 20) {
+fn load_state(side: &side::Dir, name: &str) -> State {
+    let problem = match side.read(STATE, STATE_LIMIT) {
         Ok(b) => match serde_json::from_slice(&b) {
             Ok(state) => return state,
             Err(e) => e.to_string(),
@@ -109,7 +107,7 @@ fn load_state(board: &Path, name: &str) -> State {
     warn(&format!(
         "watch: {name}: the watchdog's state in {} cannot be read ({problem}); it starts \
          afresh, so a nudge already given may be given again",
-        path.display()
+        side.path().join(STATE).display()
     ));
     State::default()
 }
@@ -135,16 +133,19 @@ fn event_json(board: &str, f: &Finding, nudge: u32, now: Timestamp) -> Json {
     })
 }
 
+/// One reported finding as its line of text: one line whatever the board's name (a newline in
+/// it is escaped, so a file name cannot forge an event).
 fn event_text(board: &str, f: &Finding, nudge: u32, now: Timestamp) -> String {
     format!(
-        "{now} {board}: {}{} ({}): {}\n",
+        "{now} {}: {}{} ({}): {}\n",
+        crate::text::escape(board),
         f.kind.as_str(),
         f.agent
             .as_deref()
             .map(|a| format!(" {a}"))
             .unwrap_or_default(),
         if nudge == 1 { "nudge" } else { "escalate" },
-        f.reason
+        crate::text::escape(&f.reason)
     )
 }
 
@@ -274,25 +275,38 @@ fn check(
             }
         };
         let now = Timestamp::now();
-        let found = watch::findings(
-            fm,
-            &records,
-            &presence::read_all(board),
-            &host,
-            now,
-            &watch::pid_alive,
-        );
-        let held = lock_state(board);
-        let mut state = load_state(board, &name);
+        let presence = presence::read_all(board).unwrap_or_else(|e| {
+            warn(&format!(
+                "watch: {name}: presence records are not read: {e}"
+            ));
+            Vec::new()
+        });
+        let found = watch::findings(fm, &records, &presence, &host, now, &watch::pid_alive);
+        // The memory is kept only in a side directory that may be trusted ([`side`]): one that
+        // may not is said, and every finding is reported as new.
+        let side = match side::open(board, true) {
+            Ok(side) => Some(side),
+            Err(e) => {
+                warn(&format!(
+                    "watch: {name}: the watchdog's state cannot be kept: {e}; nudges will repeat"
+                ));
+                None
+            }
+        };
+        let held = side.as_ref().and_then(lock_state);
+        let mut state = side
+            .as_ref()
+            .map_or_else(State::default, |side| load_state(side, &name));
         let before = state.clone();
         let report = watch::settle(&mut state, fm, &records, found, now);
-        if state != before
+        if let Some(side) = &side
+            && state != before
             && let Ok(bytes) = serde_json::to_vec(&state)
-            && let Err(e) = presence::replace_small(&state_path(board), &bytes)
+            && let Err(e) = side.replace(STATE, &bytes)
         {
             warn(&format!(
                 "watch: {name}: cannot keep the watchdog's state in {} ({e}); nudges will repeat",
-                state_path(board).display()
+                side.path().join(STATE).display()
             ));
         }
         drop(held);

@@ -57,7 +57,9 @@ pub fn run(a: WriteArgs, s: &Session) -> Result<Outcome> {
     let opts = WriteOptions {
         description: super::invocation(),
         timeout: timeout(a.timeout)?,
-        agent: a.agent.clone(),
+        // The writer named by `--as` (or else `--agent`, `PAIR_AGENT`) is the one whose
+        // ownership is checked, and the one the journal and the lock owner record name.
+        agent: a.as_agent.clone().or_else(|| a.agent.clone()),
         // The journal names a repair as one unless the writer named the operation.
         operation: if a.repair && a.operation == "write" {
             "repair".to_string()
@@ -138,7 +140,7 @@ pub fn run(a: WriteArgs, s: &Session) -> Result<Outcome> {
     let text = format!(
         "{} {} ({}): phase {phase}, sha256 {}\n",
         if written.created { "created" } else { "wrote" },
-        shown(&board),
+        crate::render::output::path(&board),
         a.operation,
         written.new_sha256
     );
@@ -183,8 +185,10 @@ fn restamp(board: &std::path::Path, content: &[u8], now: Timestamp) -> Result<Ve
     Ok(doc.render(&fm).into_bytes())
 }
 
-/// A human repair: no law, but the result must be valid, and the record says what changed
-/// (each changed field, old → new) and why.
+/// A human repair: no law, and the old content may be anything, but the result must be a board
+/// `validate` accepts (the store checks it whole, journal record sealed, since this builder
+/// leaves it unchecked), and the record says what changed (each changed field, old → new) and
+/// why.
 fn repair(
     board: &std::path::Path,
     old: &[u8],

@@ -1,7 +1,12 @@
 //! Whole-blackboard validation: the split (SPEC §2), the types (§2.1) and the invariants (§2.2).
 //!
-//! `pair validate` reports through here, and the store runs the same check on every new content
-//! before it replaces a file, so nothing `validate` would reject can be written.
+//! `pair validate` reports through [`check_board`], which adds to these the body and frontmatter
+//! agreeing ([`crate::law::agreement`]) and the journal ([`crate::board::journal::check`]). Every
+//! write checks the board it finds with the same errors ([`check_found`]; a repair excepted: it
+//! may start from any content) and its new content with [`check_content`] (the journal's part of
+//! new content is the store's seal and the law's [`crate::board::journal::check_kept`]; content
+//! its builder left unchecked, a repair's, is checked whole once sealed), so no write proceeds
+//! on a board `validate` rejects, nor leaves one.
 
 use crate::board::document::{Document, SplitError};
 use crate::board::frontmatter::{self, Parsed, Phase, Role};
@@ -175,6 +180,64 @@ pub fn check_bytes(bytes: &[u8]) -> Result<Valid, Report> {
         });
     }
     Ok(Valid { doc, parsed })
+}
+
+/// Everything `pair validate` checks of a board's bytes: [`check_bytes`], the body and the
+/// frontmatter agreeing, and the journal (its records well formed and chained, the last one
+/// ending in the frontmatter's phase). Every error is reported, not just the first.
+pub fn check_board(bytes: &[u8]) -> Result<Valid, Report> {
+    check_rest(bytes, check_bytes(bytes)?)
+}
+
+/// What [`check_board`] checks beyond [`check_bytes`], on the bytes it accepted.
+pub fn check_rest(bytes: &[u8], valid: Valid) -> Result<Valid, Report> {
+    rest(Some(bytes), valid)
+}
+
+/// [`check_board`] for a writer about to change the board: the same errors, without the warning
+/// that the file changed since its last recorded write (the write records it now), which would
+/// cost hashing the board once more.
+pub fn check_found(bytes: &[u8]) -> Result<Valid, Report> {
+    rest(None, check_bytes(bytes)?)
+}
+
+fn rest(bytes: Option<&[u8]>, valid: Valid) -> Result<Valid, Report> {
+    let mut valid = valid;
+    let mut errors = crate::law::agreement::check(&valid.parsed, &valid.doc);
+    let (journal_errors, journal_warnings) = match bytes {
+        Some(bytes) => crate::board::journal::check(bytes, &valid.doc, &valid.parsed.fm),
+        None => crate::board::journal::check_for_write(&valid.doc, &valid.parsed.fm),
+    };
+    errors.extend(journal_errors);
+    valid.parsed.warnings.extend(journal_warnings);
+    if errors.is_empty() {
+        Ok(valid)
+    } else {
+        Err(Report {
+            errors,
+            warnings: valid.parsed.warnings,
+        })
+    }
+}
+
+/// What new content must pass before `pair` seals its journal record into it and writes it:
+/// [`check_bytes`] and the body and frontmatter agreeing. (Its journal is the old board's,
+/// kept as it was ([`crate::board::journal::check_kept`]), plus the record the store seals.)
+pub fn check_content(bytes: &[u8]) -> Result<Valid, Report> {
+    check_rest_of_content(check_bytes(bytes)?)
+}
+
+/// What [`check_content`] checks beyond [`check_bytes`], on the content it accepted.
+pub fn check_rest_of_content(valid: Valid) -> Result<Valid, Report> {
+    let errors = crate::law::agreement::check(&valid.parsed, &valid.doc);
+    if errors.is_empty() {
+        Ok(valid)
+    } else {
+        Err(Report {
+            errors,
+            warnings: valid.parsed.warnings,
+        })
+    }
 }
 
 /// Check only what `poll` reads: the frontmatter (the body is neither read nor checked).

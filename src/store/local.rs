@@ -279,7 +279,7 @@ pub(super) fn replace(
     if let Err(e) = fault::hit("after-rename") {
         warnings.push(format!(
             "{}: injected fault after the rename ({e})",
-            target.display()
+            crate::text::escape(&target.display().to_string())
         ));
     }
     let dir = parent_dir(target);
@@ -287,7 +287,7 @@ pub(super) fn replace(
         warnings.push(format!(
             "{}: the write landed but fsync of the directory failed ({e}); it may not survive a \
              power loss",
-            dir.display()
+            crate::text::escape(&dir.display().to_string())
         ));
     }
     Ok(warnings)

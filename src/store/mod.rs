@@ -118,7 +118,8 @@ pub struct Current {
 
 /// The new content a write's builder returns: the bytes, and the frontmatter already parsed and
 /// checked when the builder knows the body is valid by construction (a semantic write appends
-/// only checked entries to a body that was valid). Without it the store validates the whole file.
+/// only checked entries to a body that was valid). Without it the store validates the whole file,
+/// and, once the write's journal record is sealed in, checks it as `validate` would.
 #[derive(Debug, Clone)]
 pub struct Built {
     pub bytes: Vec<u8>,
@@ -302,6 +303,7 @@ where
         bytes: new_bytes,
         parsed,
     } = built;
+    let checked = parsed.is_some();
     let parsed = check_new(path, &new_bytes, parsed)?;
     crate::board::format::check_new(path, &parsed.fm)?;
     let sealed = seal(
@@ -313,6 +315,12 @@ where
         old_sha256.as_deref(),
         &parsed,
     )?;
+    // Content its builder did not check (a repair, which may rewrite anything) must leave a
+    // board that `validate` accepts whole: its body and frontmatter agreeing, its journal
+    // chained, as sealed.
+    if !checked {
+        validate::check_board(&sealed.bytes).map_err(|r| Error::invalid(path, r.errors, true))?;
+    }
     Ok(Composed {
         old_sha256,
         bytes: sealed.bytes,
@@ -470,7 +478,8 @@ where
 /// Create a blackboard holding exactly `bytes` (a copy: no journal record is added), refusing
 /// to clobber an existing file or ref. The bytes must be a valid blackboard.
 pub fn create_copy(path: &Path, bytes: &[u8], opts: &WriteOptions, s: &Session) -> Result<()> {
-    let valid = validate::check_bytes(bytes).map_err(|r| Error::invalid(path, r.errors, true))?;
+    // A copy of a board `validate` rejects would be one too.
+    let valid = validate::check_board(bytes).map_err(|r| Error::invalid(path, r.errors, true))?;
     crate::board::format::check_new(path, &valid.parsed.fm)?;
     match Location::of(path)? {
         Location::Local(_) => local::create_copy(path, bytes, opts),

@@ -5,6 +5,7 @@
 //! small state, kept beside the board (never in it).
 
 pub mod presence;
+pub mod side;
 
 use std::collections::BTreeMap;
 

@@ -8,12 +8,11 @@
 //! ```
 //!
 //! The write is best effort: a small temporary file renamed over the old one (atomic), and any
-//! failure (a read-only directory, a full disk) is ignored, so `poll` never fails because of it.
+//! failure (a read-only directory, a full disk, a side directory that may not be used: see
+//! [`super::side`]) is ignored, so `poll` never fails because of it.
 //! A plain `poll` leaves a record younger than [`REFRESH_SECONDS`] as it is, so polling in a
 //! tight loop costs a `stat`, not a write.
 
-use std::fs;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -61,19 +60,11 @@ pub fn side_dir(board: &Path) -> PathBuf {
     board.with_file_name(format!(".{name}.pair"))
 }
 
-fn presence_dir(board: &Path) -> PathBuf {
-    side_dir(board).join("presence")
-}
+/// The directory of presence records in the side directory.
+const PRESENCE: &str = "presence";
 
-/// Write `bytes` to `path` through a temporary file in the same directory and a rename.
-pub fn replace_small(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}
+/// The most of a presence record that is read (`pair` writes about a hundred bytes).
+const RECORD_LIMIT: u64 = 4096;
 
 /// How fresh a record must be for a plain `poll` to leave it as it is (a stat instead of a
 /// write); each wake of `poll --wait` always refreshes it.
@@ -85,12 +76,15 @@ pub fn record(board: &Path, agent: &str, waiting: bool) {
     if !is_agent_id(agent) {
         return;
     }
-    let path = presence_dir(board).join(format!("{agent}.json"));
+    // Never through a symlink, into a directory another user planted, or onto a FIFO
+    // ([`super::side`]); a record that cannot be kept is not kept.
+    let Ok(dir) = super::side::open(board, true).and_then(|side| side.dir(PRESENCE, true)) else {
+        return;
+    };
+    let name = format!("{agent}.json");
     if !waiting
-        && fs::metadata(&path)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
+        && dir
+            .age(&name)
             .is_some_and(|age| age.as_secs() < REFRESH_SECONDS)
     {
         return;
@@ -108,48 +102,26 @@ pub fn record(board: &Path, agent: &str, waiting: bool) {
         return;
     };
     line.push(b'\n');
-    let _ = replace_small(&path, &line);
+    let _ = dir.replace(&name, &line);
 }
 
-/// The bytes of a small regular file beside a board, at most `limit`: a symlink, a FIFO (which
-/// would block the reader), a device or a larger file is an error, never waited on or read
-/// whole.
-pub fn read_small(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::Read as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
-        .open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
-    let mut out = Vec::new();
-    file.take(limit + 1).read_to_end(&mut out)?;
-    if out.len() as u64 > limit {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("larger than {limit} bytes"),
-        ));
-    }
-    Ok(out)
-}
-
-/// Every presence record beside `board` that can be read (others are skipped).
-pub fn read_all(board: &Path) -> Vec<Presence> {
-    let Ok(entries) = fs::read_dir(presence_dir(board)) else {
-        return Vec::new();
+/// Every presence record beside `board` that can be read (others are skipped); none when
+/// there is no side directory. An error when the side directory or its `presence` may not be
+/// used (a symlink, another user's, not a directory): its records are not believed.
+pub fn read_all(board: &Path) -> std::io::Result<Vec<Presence>> {
+    let dir = match super::side::open(board, false).and_then(|side| side.dir(PRESENCE, false)) {
+        Ok(dir) => dir,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
     };
-    let mut out: Vec<Presence> = entries
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
-        .filter_map(|e| read_small(&e.path(), 4096).ok())
+    let mut out: Vec<Presence> = dir
+        .names()?
+        .into_iter()
+        .filter(|name| name.ends_with(".json"))
+        .filter_map(|name| dir.read(&name, RECORD_LIMIT).ok())
         .filter_map(|b| serde_json::from_slice::<Presence>(&b).ok())
         .filter(|p| is_agent_id(&p.agent) && p.time().is_some())
         .collect();
     out.sort_by(|a, b| a.agent.cmp(&b.agent));
-    out
+    Ok(out)
 }

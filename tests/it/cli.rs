@@ -358,6 +358,171 @@ fn control_characters_from_a_board_are_escaped_in_every_human_output() {
     assert_eq!(out.stdout, "/tmp/x\\x1b[2J\\ny/.worktrees/board\n");
 }
 
+/// The name the forged-line tests give a board: a newline and then what reads like one more
+/// event of `pair watch`.
+const FORGING_NAME: &str = "x\n2099-01-01T00:00:00Z forged.md: breach (nudge): FORGED.md";
+
+/// No line of the output (stdout or stderr) is one a file name forged.
+#[track_caller]
+fn assert_no_forged_line(out: &Out) {
+    for l in out.stdout.lines().chain(out.stderr.lines()) {
+        assert!(
+            !l.starts_with("2099-01-01T00:00:00Z forged"),
+            "a file name forged a line: {l:?}\n{}",
+            out.report()
+        );
+    }
+}
+
+#[test]
+fn a_newline_in_a_file_name_never_starts_a_line_of_human_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let board = dir.path().join(FORGING_NAME);
+    let p = board.to_str().unwrap();
+    let now = [("PAIR_NOW", "2026-01-01T00:00:00Z")];
+    let later = [("PAIR_NOW", "2026-01-02T00:00:00Z")];
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let out = pair_env(args, env);
+        out.not_timed_out();
+        assert_no_forged_line(&out);
+        out
+    };
+    run(&["init", p, "--reviewers", "alice", "--yolo"], &now).code(0);
+    run(&["init", p], &now).code(7);
+    run(&["register", p, "--agent", "alice"], &now).code(0);
+    run(
+        &[
+            "advance",
+            p,
+            "PLANNING",
+            "--agent",
+            "doer",
+            "--user-approved",
+        ],
+        &now,
+    )
+    .code(0);
+    run(
+        &["submit", p, "plan", "--note", "v1", "--agent", "doer"],
+        &now,
+    )
+    .code(0);
+    run(
+        &["submit", p, "plan", "--note", "v2", "--agent", "doer"],
+        &now,
+    )
+    .code_in(&[6, 10]);
+    run(
+        &[
+            "note",
+            p,
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            "x",
+        ],
+        &now,
+    )
+    .code(0);
+    run(
+        &["report-usage", p, "--agent", "doer", "--tokens", "5"],
+        &now,
+    )
+    .code(0);
+    for args in [
+        &["status", p][..],
+        &["poll", p, "--agent", "alice"],
+        &["poll", p, "--agent", "doer"],
+        &["show", p],
+        &["brief", p, "--for", "reviewer", "--agent", "alice"],
+        &["log", p],
+        &["stats", p],
+        &["objections", p],
+        &["validate", p],
+        &["validate", dir.path().to_str().unwrap()],
+        &["diff", p],
+    ] {
+        run(args, &now).code_in(&[0, 10]);
+    }
+    run(&["worktree-path", p, "--repo-root", "/tmp"], &now).code(6);
+    // The watchdog, on the board and on its directory (each finding is new to one of them).
+    let out = run(&["watch", p, "--once"], &later);
+    out.code(13);
+    assert!(
+        out.stdout.contains("x\\n2099-01-01T00:00:00Z forged.md"),
+        "{}",
+        out.report()
+    );
+    let other = dir.path().join("other.md");
+    run(
+        &["init", other.to_str().unwrap(), "--reviewers", "bob"],
+        &now,
+    )
+    .code(0);
+    let out = run(&["watch", dir.path().to_str().unwrap(), "--once"], &later);
+    out.code(13);
+    // Writes and their refusals.
+    let copy = dir.path().join("copy");
+    fs::write(&copy, fs::read(&board).unwrap()).unwrap();
+    let sha = sha256_hex(fs::read(&board).unwrap());
+    let c = copy.to_str().unwrap();
+    run(
+        &[
+            "write",
+            p,
+            "--content-file",
+            c,
+            "--expect-sha256",
+            &"0".repeat(64),
+        ],
+        &now,
+    )
+    .code(3);
+    run(
+        &["write", p, "--content-file", c, "--expect-sha256", &sha],
+        &now,
+    )
+    .code(0);
+    run(
+        &[
+            "verdict", p, "plan", "APPROVED", "--agent", "doer", "--note", "x",
+        ],
+        &now,
+    )
+    .code_in(&[4, 6]);
+    run(
+        &[
+            "away", p, "--agent", "alice", "--until", "2h", "--reason", "x",
+        ],
+        &now,
+    )
+    .code(0);
+    let moved = format!("{p}.moved");
+    run(&["migrate", p, &moved], &now).code(0);
+    let missing = format!("{p}.missing");
+    run(&["status", &missing], &now).code(7);
+    run(&["poll", &missing, "--agent", "doer"], &now).code(7);
+    // An invalid board: the error, its repair command and the partial status.
+    fs::write(&board, "---\nphase: NOPE\n---\n").unwrap();
+    run(&["status", p], &now).code(5);
+    run(
+        &[
+            "note",
+            p,
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            "x",
+        ],
+        &now,
+    )
+    .code(5);
+}
+
 // ---------------------------------------------------------------------------------------------
 // a default blackboard; `-` is not a blackboard
 

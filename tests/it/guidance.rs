@@ -415,6 +415,8 @@ fn refusals_name_the_phase_before_the_callers_standing_and_suggest_only_its_own_
         "--user-approved",
     ])
     .code(0);
+    // A copy of the board in PLANNING, for the advances below.
+    let planning = b.read_string();
     pair([
         "submit",
         b.p(),
@@ -433,8 +435,7 @@ fn refusals_name_the_phase_before_the_callers_standing_and_suggest_only_its_own_
     );
     assert_eq!(err.get("hint"), None, "{err:#}");
     // The doer, advancing to a phase a submission reaches, is pointed to submit; a reviewer is not.
-    let text = set_top(&b.read_string(), "phase", "PLANNING");
-    let c = Board::new(text);
+    let c = Board::new(planning);
     let err = pair([
         "advance",
         c.p(),

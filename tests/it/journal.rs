@@ -247,6 +247,36 @@ fn a_raw_write_may_not_drop_alter_or_forge_a_journal_record() {
 }
 
 #[test]
+fn a_raw_write_records_the_agent_it_names_by_either_flag() {
+    // `--as ID` and `--agent ID` both name the writer (its ownership is checked), so both are
+    // recorded as `by=ID`; only a raw write that names nobody is recorded as `by=-`.
+    let b = init_board(&[]);
+    for (flags, by) in [
+        (&["--as", "doer"][..], "by=doer"),
+        (&["--agent", "doer"][..], "by=doer"),
+        (&["--as", "doer", "--agent", "alice"][..], "by=doer"),
+        (&[][..], "by=-"),
+    ] {
+        let old = b.read_string();
+        let new = old.replace(
+            "## Journal",
+            &format!("## Notes\n\n{flags:?}\n\n## Journal"),
+        );
+        b.write_expect(&new, &sha256_hex(&old), flags).code(0);
+        let last = journal_lines(&b.read()).pop().unwrap();
+        assert!(
+            last.contains(&format!(" {by} cmd=write ")),
+            "{flags:?}: {last}"
+        );
+        let j = pair(["log", b.p(), "--json"]).json();
+        let rec = j["records"].as_array().unwrap().last().unwrap().clone();
+        let want = by.strip_prefix("by=").filter(|b| *b != "-");
+        assert_eq!(rec["by"].as_str(), want, "{flags:?}: {rec}");
+    }
+    pair(["validate", b.p()]).code(0);
+}
+
+#[test]
 fn text_a_raw_write_appends_after_the_journal_lands_before_it() {
     let b = init_board(&[]);
     let old = b.read_string();

@@ -451,3 +451,79 @@ fn write_preserves_the_file_permissions() {
         b.assert_clean_dir(&[]);
     }
 }
+
+#[test]
+fn a_side_directory_planted_by_another_user_is_neither_trusted_nor_written() {
+    // In a sticky shared directory (like /tmp) outmallory, who may not write alice's board,
+    // makes the board's side directory first: a nudge memory saying every finding was given
+    // already (which would silence alice's watchdog) and a `presence` link to alice's private
+    // directory. alice's poll must write nothing through it and her watchdog must not believe
+    // it, and say so.
+    let Some(u) = Users::new(&["alice", "outmallory"]) else {
+        return;
+    };
+    let (alice, mallory) = (u.uid("alice"), u.uid("outmallory"));
+    let team = u.team_gid();
+    let now = "2026-01-02T00:00:00Z";
+    // What a watchdog remembers after reporting this board's stall: made on a copy elsewhere.
+    let elsewhere = disk_dir();
+    let copy = elsewhere.path().join("b.md");
+    fs::write(&copy, MINIMAL).unwrap();
+    let out = pair_env(
+        ["watch", copy.to_str().unwrap(), "--once"],
+        &[("PAIR_NOW", now)],
+    );
+    out.code(13);
+    let remembered = fs::read(elsewhere.path().join(".b.md.pair/watch.json")).unwrap();
+    let out = pair_env(
+        ["watch", copy.to_str().unwrap(), "--once"],
+        &[("PAIR_NOW", now)],
+    );
+    out.code(0);
+
+    let dir = disk_dir();
+    chmod(dir.path(), 0o1777);
+    let board = dir.path().join("b.md");
+    fs::write(&board, MINIMAL).unwrap();
+    chown(&board, alice, team);
+    chmod(&board, 0o644);
+    let private = dir.path().join("alice-private");
+    fs::create_dir(&private).unwrap();
+    chown(&private, alice, team);
+    chmod(&private, 0o700);
+    let side = dir.path().join(".b.md.pair");
+    fs::create_dir(&side).unwrap();
+    fs::write(side.join("watch.json"), &remembered).unwrap();
+    std::os::unix::fs::symlink(&private, side.join("presence")).unwrap();
+    for planted in [&side, &side.join("watch.json")] {
+        chown(planted, mallory, u.own_gid("outmallory"));
+    }
+    std::os::unix::fs::lchown(side.join("presence"), Some(mallory), None).unwrap();
+
+    let p = board.to_str().unwrap();
+    u.pair("alice", &["poll", p, "--agent", "doer"]).code(0);
+    assert!(
+        fs::read_dir(&private).unwrap().next().is_none(),
+        "poll wrote into alice's private directory"
+    );
+    let mut c = assert_cmd::Command::new("/usr/bin/setpriv");
+    c.arg(format!("--reuid={}", u.name("alice")))
+        .arg(format!("--regid={}", u.name("alice")))
+        .arg("--init-groups")
+        .arg(pair_bin())
+        .args(["watch", p, "--once"])
+        .env("PAIR_NOW", now)
+        .env_remove("PAIR_AGENT")
+        .timeout(QUICK);
+    let out = run(&mut c, "(as alice) pair watch b.md --once".into());
+    // The finding the planted memory would have hidden is reported, and the memory named.
+    out.code(13);
+    assert!(out.stdout.contains("stall doer"), "{}", out.report());
+    out.mentions(&[".b.md.pair", "owned by"]);
+    assert_eq!(fs::read(side.join("watch.json")).unwrap(), remembered);
+    assert!(fs::read_dir(&private).unwrap().next().is_none());
+    // Root's watchdog does not trust it either.
+    let out = pair_env(["watch", p, "--once"], &[("PAIR_NOW", now)]);
+    out.code(13);
+    assert!(fs::read_dir(&private).unwrap().next().is_none());
+}

@@ -275,6 +275,132 @@ fn validate_finds_a_counter_with_no_entry_and_names_both_lines() {
 }
 
 #[test]
+fn no_write_proceeds_on_a_board_validate_rejects_and_a_repair_must_leave_one_it_accepts() {
+    // Every write refuses (exit 5, untouched) the board `validate` rejects: a counter with no
+    // entry, a hand-edited phase the journal does not end in, a journal whose chain is broken.
+    let p = planning();
+    submit_plan(&p);
+    let good = p.text();
+    let counter = good.replacen("plan_revision: 1\n", "plan_revision: 3\n", 1);
+    let phase = good.replacen("\nphase: PLANNING_SUBMITTED\n", "\nphase: PLANNING\n", 1);
+    let records = journal_lines(good.as_bytes());
+    let chain = good.replacen(&format!("{}\n", records[1]), "", 1);
+    for (what, bad, says) in [
+        ("counter", &counter, "no entry for plan revision 3"),
+        (
+            "phase",
+            &phase,
+            "the phase changed without a recorded write",
+        ),
+        ("chain", &chain, "chain is broken"),
+    ] {
+        fs::write(&p.b.path, bad).unwrap();
+        pair(["validate", p.p()]).code(5).mentions(&[says]);
+        let copy = p.b.aux_file("copy.md", bad.as_bytes());
+        let copy = copy.to_str().unwrap();
+        let sha = sha256_hex(bad);
+        for args in [
+            note_args(p.p(), "doer"),
+            p.args("carol", &["register"]),
+            p.args("alice", &["claim"]),
+            p.args(
+                "alice",
+                &["verdict", "APPROVED", "--revision", "1", "--note", "ok"],
+            ),
+            p.args("bob", &["block", "--reason", "wait"]),
+            p.args("doer", &["report-usage", "--tokens", "5"]),
+            vec![
+                "write".into(),
+                p.p().into(),
+                "--content-file".into(),
+                copy.into(),
+                "--expect-sha256".into(),
+                sha.clone(),
+            ],
+            vec![
+                "write".into(),
+                p.p().into(),
+                "--content-file".into(),
+                copy.into(),
+                "--expect-sha256".into(),
+                sha.clone(),
+                "--as".into(),
+                "doer".into(),
+            ],
+        ] {
+            let out = pair(&args);
+            out.code(5);
+            out.mentions(&[says]);
+            assert!(
+                out.stderr.contains("--repair"),
+                "{what}: the repair is named\n{}",
+                out.report()
+            );
+            p.b.assert_untouched(bad.as_bytes());
+        }
+        // Nor is such a board copied.
+        let to = p.b.aux.path().join(format!("{what}-copy.md"));
+        pair(["migrate", p.p(), to.to_str().unwrap()])
+            .code(5)
+            .mentions(&[says]);
+        assert!(!to.exists(), "{what}: migrate made a copy");
+    }
+    // A repair may start from such a board, but must leave one that validate accepts.
+    fs::write(&p.b.path, &counter).unwrap();
+    let still = p.b.aux_file("still.md", counter.as_bytes());
+    let out = pair([
+        "write",
+        p.p(),
+        "--content-file",
+        still.to_str().unwrap(),
+        "--expect-sha256",
+        &sha256_hex(&counter),
+        "--repair",
+        "--reason",
+        "try",
+    ]);
+    out.code(5).mentions(&["no entry for plan revision 3"]);
+    p.b.assert_untouched(counter.as_bytes());
+    let fixed = p.b.aux_file("fixed.md", good.as_bytes());
+    pair([
+        "write",
+        p.p(),
+        "--content-file",
+        fixed.to_str().unwrap(),
+        "--expect-sha256",
+        &sha256_hex(&counter),
+        "--repair",
+        "--reason",
+        "set the counter back",
+    ])
+    .code(0);
+    pair(["validate", p.p()]).code(0);
+    pair(note_args(p.p(), "doer")).code(0);
+    pair(["validate", p.p()]).code(0);
+}
+
+#[test]
+fn a_section_after_the_journal_is_a_warning_the_next_write_puts_right() {
+    // A hand edit that appends a section after `## Journal` hides nothing and loses nothing:
+    // `validate` warns, and a write goes ahead and moves the journal back to the end.
+    let p = planning();
+    let text = format!("{}\n## Afterthoughts\n\nAppended by hand.\n", p.text());
+    fs::write(&p.b.path, &text).unwrap();
+    let out = pair(["validate", p.p()]);
+    out.code(0)
+        .mentions(&["follows `## Journal`", "moves it back"]);
+    pair(note_args(p.p(), "doer")).code(0);
+    let after = p.text();
+    assert!(
+        after.find("## Afterthoughts").unwrap() < after.find("## Journal").unwrap(),
+        "{after}"
+    );
+    let out = pair(["validate", p.p()]);
+    out.code(0);
+    assert!(!out.all().contains("follows"), "{}", out.report());
+}
+
+#[test]
 fn validate_finds_a_verdict_its_entry_does_not_give() {
     let p = planning();
     submit_plan(&p);

@@ -1245,3 +1245,99 @@ fn a_fifo_beside_the_board_does_not_hang_the_watchdog() {
     );
     out.code(13);
 }
+
+/// A FIFO at `path`.
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a plain mkfifo on a path of the test's own.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+/// Whatever stands in a directory, by name.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn links_planted_beside_the_board_are_never_followed_and_a_fifo_never_waited_on() {
+    // Another user's planted links must not make `poll` or `watch` write through them (into a
+    // victim's private directory, or a file at any path), and a FIFO must not hang `watch`.
+    let b = plan_under_review("");
+    let p = b.p();
+    let side = b.dir.path().join(SIDE_DIR);
+    let victim = tempfile::tempdir().unwrap();
+    let v = victim.path();
+    let poll_and_watch = |hms: &str| {
+        at(hms, &["poll", p, "--agent", "alice"], 0);
+        at(
+            hms,
+            &[
+                "poll",
+                p,
+                "--agent",
+                "doer",
+                "--wait",
+                "--timeout",
+                "0.2",
+                "--interval",
+                "0.1",
+            ],
+            10,
+        );
+        let out = pair_timeout(
+            ["watch", p, "--once", "--json"],
+            std::time::Duration::from_secs(10),
+        );
+        out.not_timed_out();
+        out
+    };
+
+    // The side directory itself a symlink to the victim's directory.
+    std::os::unix::fs::symlink(v, &side).unwrap();
+    let out = poll_and_watch("05:00:00");
+    out.code(13);
+    assert_eq!(names_in(v), Vec::<String>::new(), "{}", out.report());
+    out.mentions(&["symlink"]);
+    fs::remove_file(&side).unwrap();
+
+    // `presence` a symlink to it.
+    fs::create_dir(&side).unwrap();
+    std::os::unix::fs::symlink(v, side.join("presence")).unwrap();
+    poll_and_watch("05:00:00");
+    assert_eq!(names_in(v), Vec::<String>::new());
+    fs::remove_file(side.join("presence")).unwrap();
+
+    // The lock and the memory symlinks to a path that does not exist, and to a file.
+    fs::write(v.join("kept"), "the victim's own\n").unwrap();
+    for made in ["watch.lock", "watch.json"] {
+        let _ = fs::remove_file(side.join(made));
+    }
+    std::os::unix::fs::symlink(v.join("made-by-watch"), side.join("watch.lock")).unwrap();
+    std::os::unix::fs::symlink(v.join("kept"), side.join("watch.json")).unwrap();
+    let out = poll_and_watch("06:00:00");
+    out.code_in(&[0, 13]);
+    assert_eq!(names_in(v), ["kept"], "{}", out.report());
+    assert_eq!(
+        fs::read_to_string(v.join("kept")).unwrap(),
+        "the victim's own\n"
+    );
+    fs::remove_file(side.join("watch.lock")).unwrap();
+    fs::remove_file(side.join("watch.json")).unwrap();
+
+    // FIFOs where the lock, the memory and a presence record are: nothing waits on them.
+    for fifo in ["watch.lock", "watch.json"] {
+        mkfifo(&side.join(fifo));
+    }
+    let out = poll_and_watch("07:00:00");
+    out.code_in(&[0, 13]);
+    assert!(
+        side.join("watch.lock").exists() && names_in(v) == ["kept"],
+        "{}",
+        out.report()
+    );
+}
