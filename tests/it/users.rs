@@ -514,7 +514,7 @@ fn a_side_directory_planted_by_another_user_is_neither_trusted_nor_written() {
         .args(["watch", p, "--once"])
         .env("PAIR_NOW", now)
         .env_remove("PAIR_AGENT")
-        .timeout(QUICK);
+        .timeout(crate::common::files::QUICK);
     let out = run(&mut c, "(as alice) pair watch b.md --once".into());
     // The finding the planted memory would have hidden is reported, and the memory named.
     out.code(13);
