@@ -629,16 +629,13 @@ pub struct Place {
 /// How long the `poll --wait` that `next` proposes waits, in seconds.
 pub const WAIT_SECONDS: &str = "600";
 
-/// The verdict words, for `next.choices`.
-fn verdict_choices() -> Vec<String> {
-    [
-        Verdict::Approved,
-        Verdict::ChangesRequested,
-        Verdict::Comment,
-    ]
-    .iter()
-    .map(|v| v.as_str().to_string())
-    .collect()
+/// What each verdict says, for the `VERDICT` placeholder.
+fn verdict_meaning(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Approved => "APPROVED (nothing blocks it)",
+        Verdict::ChangesRequested => "CHANGES_REQUESTED (it must change)",
+        Verdict::Comment => "COMMENT (remarks the doer must answer)",
+    }
 }
 
 /// A `pair` command under construction: its words, and the placeholders among them.
@@ -869,35 +866,61 @@ fn decide(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
                 (None, Some(s), None) => format!(" (review the {s} diff in the worktree)"),
                 _ => String::new(),
             };
+            // Only the verdicts the ledger would accept, each with the flags it needs.
+            let (verdicts, flags) = crate::law::ledger::next::verdict_options(fm, target, agent);
+            let choices: Vec<String> = verdicts.iter().map(|v| v.as_str().to_string()).collect();
             let mut line = Line::new("verdict", place)
                 .flag("--agent", agent)
                 .hole(
                     "VERDICT",
-                    "one of `next.choices`: APPROVED (nothing blocks it), CHANGES_REQUESTED (it \
-                     must change) or COMMENT (remarks the doer must answer)",
+                    format!(
+                        "one of `next.choices`: {}",
+                        verdicts
+                            .iter()
+                            .map(|v| verdict_meaning(*v))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
                 )
                 .flag("--revision", r.counter.to_string());
             if let Some(p) = pin {
                 line = line.flag("--artifact-sha256", p.sha256.to_string());
             }
+            for f in flags {
+                line = line.arg(f);
+            }
             let mut line = line.arg("--note-file").hole(
                 "FILE",
                 "a file holding your review (Markdown; no `#` or `##` headings)",
             );
-            line.choices = Some(verdict_choices());
+            let narrowed = if !fm.ledger.in_use() || verdicts.contains(&Verdict::ChangesRequested) {
+                String::new()
+            } else if verdicts.contains(&Verdict::Approved) {
+                format!(
+                    " To request changes, raise a blocking objection first (`pair object {b} \
+                     --agent {} --severity blocking --anchor ANCHOR --title TEXT --evidence TEXT \
+                     --fix TEXT`); the verdict then names it.",
+                    shell_arg(agent)
+                )
+            } else {
+                " Your blocking objections are challenged: APPROVED waits for the arbiter's \
+                 ruling (or withdraw them with `pair withdraw`)."
+                    .to_string()
+            };
+            line.choices = Some(choices.clone());
             return step(
                 NextActor::Reviewer,
                 r.pending.clone(),
                 format!(
                     "Review {target} {} {}{scope}, then give your verdict (VERDICT is one of {}): \
-                     `{}`.{}",
+                     `{}`.{narrowed}{}",
                     if target == Target::Code {
                         "round"
                     } else {
                         "revision"
                     },
                     r.counter,
-                    verdict_choices().join(", "),
+                    choices.join(", "),
                     line.shell(),
                     if pin.is_some() {
                         format!(" Read exactly the pinned artifact with `pair diff {b}`.")
