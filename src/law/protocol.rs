@@ -613,6 +613,21 @@ pub struct Next {
     pub choices: Option<Vec<String>>,
     /// Each placeholder word of `command` (a whole argument in capitals) and what to put there.
     pub placeholders: BTreeMap<String, String>,
+    /// A step the agent may take but need not, outside the turn: in COMMITTED, the doer's
+    /// record of the merge once the user asks for it; in MERGED, the record of the clean-up.
+    /// COMMITTED is terminal, so it is never [`Next::command`].
+    pub optional: Option<Optional>,
+}
+
+/// An optional step (see [`Next::optional`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Optional {
+    /// One sentence: when to take it, naming the command.
+    pub action: String,
+    /// The command as an argument vector starting with `pair`.
+    pub command: Vec<String>,
+    /// Each placeholder word of `command` and what to put there.
+    pub placeholders: BTreeMap<String, String>,
 }
 
 /// Where the blackboard is, as the next step's command needs it.
@@ -774,6 +789,7 @@ fn step(actor: NextActor, handoff_to: Vec<String>, action: String, line: Option<
         command,
         choices,
         placeholders,
+        optional: None,
     }
 }
 
@@ -1072,21 +1088,48 @@ fn terminal(fm: &Frontmatter, agent: &str, doer: &str, place: &Place) -> Next {
                 Some(line),
             )
         }
-        (P::Committed, Some(line)) if is_doer => (
-            format!(
-                "The work is COMMITTED; stop polling. Only when the user asks, record the merge: \
-                 `{}`.",
-                line.shell()
-            ),
-            Some(line),
-        ),
-        (P::Merged, Some(line)) if is_doer => (
-            format!(
-                "The work is MERGED; stop polling. Once the worktree is removed, record it: `{}`.",
-                line.shell()
-            ),
-            Some(line),
-        ),
+        // Terminal: nobody's turn and no next command; what the doer may still record is
+        // optional, reported apart.
+        (P::Committed, Some(line)) if is_doer => {
+            let optional = Optional {
+                action: format!(
+                    "Only when the user asks, merge the commit and record the merge: `{}`.",
+                    line.shell()
+                ),
+                command: line.argv,
+                placeholders: line.placeholders,
+            };
+            let mut next = step(
+                NextActor::None,
+                vec![],
+                "The work is COMMITTED, which is terminal: stop polling. Recording a merge later \
+                 is optional (`next.optional`)."
+                    .to_string(),
+                None,
+            );
+            next.optional = Some(optional);
+            return next;
+        }
+        (P::Merged, Some(line)) if is_doer => {
+            let optional = Optional {
+                action: format!(
+                    "Once the worktree is removed, record the clean-up: `{}`.",
+                    line.shell()
+                ),
+                command: line.argv,
+                placeholders: line.placeholders,
+            };
+            let mut next = step(
+                NextActor::None,
+                vec![],
+                "The work is MERGED, which is terminal: stop polling. Recording the clean-up \
+                 later is optional (`next.optional`)."
+                    .to_string(),
+                None,
+            );
+            next.optional = Some(optional);
+            return next;
+        }
         (p, _) => (
             format!("The phase is {p}, which is terminal: stop polling."),
             None,

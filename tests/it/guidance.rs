@@ -757,3 +757,54 @@ fn pair_skill_prints_the_embedded_skill() {
     assert_eq!(file, pair::commands::skill::SKILL);
     assert!(file.starts_with("---\nname: pair\ndescription: "));
 }
+
+#[test]
+fn a_terminal_phase_has_no_next_command_and_reports_the_optional_record_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("board.md");
+    let board = path.to_str().unwrap().to_string();
+    for (phase, to) in [("COMMITTED", "MERGED"), ("MERGED", "CLEANED_UP")] {
+        std::fs::write(&path, board_in(phase, false, "/srv/repo/.worktrees/board")).unwrap();
+        for agent in ["doer", "alice"] {
+            let (out, v) = poll_json(&board, agent);
+            let what = format!("{phase} as {agent}");
+            // Exit code, your_turn and next say the same: nobody's turn, nothing to run.
+            assert_eq!(out.code, Some(11), "{what}\n{}", out.report());
+            assert_eq!(v["your_turn"], false, "{what}");
+            assert_eq!(v["next"]["actor"], "none", "{what}");
+            assert_eq!(v["next"]["command"], Value::Null, "{what}: {:#}", v["next"]);
+            assert_eq!(v["next"]["choices"], Value::Null, "{what}");
+            if agent != "doer" {
+                assert_eq!(v["next"]["optional"], Value::Null, "{what}");
+                continue;
+            }
+            // The doer's later record is optional, under a key of its own, and runs as given.
+            let optional = &v["next"]["optional"];
+            let argv: Vec<String> = optional["command"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{what}: an optional command: {optional:#}"))
+                .iter()
+                .map(|a| a.as_str().unwrap().to_string())
+                .collect();
+            assert_eq!(argv[..3], ["pair", "advance", board.as_str()], "{what}");
+            assert!(argv.contains(&to.to_string()), "{what}: {argv:?}");
+            let placeholders = optional["placeholders"].as_object().unwrap();
+            let filled: Vec<String> = argv[1..]
+                .iter()
+                .map(|w| match w.as_str() {
+                    "BRANCH" => "main".to_string(),
+                    w => {
+                        assert!(!placeholders.contains_key(w), "{what}: unfilled {w}");
+                        w.to_string()
+                    }
+                })
+                .collect();
+            pair(&filled).code(0);
+            assert_eq!(pair(["status", &board, "--json"]).json()["phase"], to);
+            // A human reading poll sees the optional step too.
+            std::fs::write(&path, board_in(phase, false, "/srv/repo/.worktrees/board")).unwrap();
+            let text = pair(["poll", &board, "--agent", "doer"]);
+            assert!(text.stdout.contains("optional"), "{}", text.report());
+        }
+    }
+}

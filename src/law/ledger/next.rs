@@ -139,6 +139,7 @@ pub fn steer(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
         command,
         choices,
         placeholders,
+        optional: next.optional,
     }
 }
 
@@ -209,6 +210,7 @@ fn decision(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
         command: Some(line),
         choices: Some(vec!["accept".into(), "reject".into(), "defer".into()]),
         placeholders,
+        optional: None,
     }
 }
 
