@@ -840,11 +840,19 @@ fn decide(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
         return step(
             NextActor::Reviewer,
             vec![agent.to_string()],
-            format!(
-                "Register first: `{}` (add --required only if the user named you as a required \
-                 reviewer).",
-                line.shell()
-            ),
+            if fm.required_reviewers.iter().any(|r| r == agent) {
+                format!(
+                    "Register first: `{}` (you are already a required reviewer; --required is \
+                     not needed).",
+                    line.shell()
+                )
+            } else {
+                format!(
+                    "Register first: `{}` (add --required only if the user named you as a \
+                     required reviewer).",
+                    line.shell()
+                )
+            },
             Some(line),
         );
     }

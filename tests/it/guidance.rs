@@ -1454,3 +1454,16 @@ fn every_command_line_of_the_skill_runs_as_given_through_a_whole_lifecycle() {
         wrong.join("\n")
     );
 }
+
+#[test]
+fn a_required_reviewer_is_not_told_to_consider_required_when_registering() {
+    let b = init_board(&["--reviewers", "alice"]);
+    let (_, v) = poll_json(b.p(), "alice");
+    let action = v["next"]["action"].as_str().unwrap();
+    assert!(!action.contains("add --required"), "{action}");
+    assert!(action.contains("already a required reviewer"), "{action}");
+    // Anyone else still is.
+    let (_, v) = poll_json(b.p(), "bob");
+    let action = v["next"]["action"].as_str().unwrap();
+    assert!(action.contains("add --required only if"), "{action}");
+}
