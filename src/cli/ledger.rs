@@ -167,6 +167,8 @@ pub struct ObjectionsArgs {
     /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
     #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
     pub board: PathBuf,
+    #[command(flatten)]
+    pub caller: super::Caller,
     /// Only the objections still to be settled (open, reopened, resolved, challenged).
     #[arg(long)]
     pub open: bool,

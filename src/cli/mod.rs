@@ -512,6 +512,8 @@ pub struct WatchArgs {
     /// Blackboards, or directories whose blackboards are all watched.
     #[arg(required = true, value_name = "BOARD|DIR", value_hint = ValueHint::AnyPath)]
     pub board: Vec<PathBuf>,
+    #[command(flatten)]
+    pub caller: Caller,
     /// Check once and exit: 0 when nothing was reported, 13 when something was.
     #[arg(long)]
     pub once: bool,
@@ -572,6 +574,8 @@ pub struct StatsArgs {
     /// Blackboards to report on, each and in total.
     #[arg(required = true, value_name = "BOARD", value_hint = ValueHint::FilePath)]
     pub board: Vec<PathBuf>,
+    #[command(flatten)]
+    pub caller: Caller,
     /// Also draw a timeline (one lane per agent, phases as bands, verdicts as marks) to FILE.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
@@ -583,6 +587,8 @@ pub struct ShowArgs {
     /// is given).
     #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
     pub board: PathBuf,
+    #[command(flatten)]
+    pub caller: Caller,
     /// A section of the body, spelled as its `## ` heading (default: the artifact of the current
     /// round and the round's reviews).
     #[arg(value_name = "SECTION")]
@@ -816,8 +822,22 @@ pub struct DemoAgentArgs {
     pub timeout: f64,
 }
 
+/// `--agent` on a command that only reads: who runs it. Every command an agent runs takes
+/// `--agent ID` (or `PAIR_AGENT`), so the habit of always naming oneself never meets "unexpected
+/// argument"; these commands print the same for every agent.
 #[derive(Debug, Args)]
-pub struct SkillArgs {}
+pub struct Caller {
+    /// Your agent id (accepted on every command an agent runs; this one prints the same for
+    /// every agent).
+    #[arg(long, env = "PAIR_AGENT", value_name = "ID")]
+    pub agent: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct SkillArgs {
+    #[command(flatten)]
+    pub caller: Caller,
+}
 
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
@@ -867,8 +887,13 @@ pub struct InitArgs {
     /// Pre-approve the doer-side human gates.
     #[arg(long)]
     pub yolo: bool,
-    /// The doer's agent id.
-    #[arg(long, default_value = "doer", value_name = "ID")]
+    /// The doer's agent id (`--agent ID` says the same: the doer creates the blackboard).
+    #[arg(
+        long,
+        visible_alias = "agent",
+        default_value = "doer",
+        value_name = "ID"
+    )]
     pub doer: String,
     /// Reviewers required from the start (comma-separated ids).
     #[arg(long, value_delimiter = ',', value_name = "A,B")]
@@ -940,6 +965,8 @@ pub struct ValidateArgs {
     /// left out when --board PATH or $PAIR_BOARD names a blackboard).
     #[arg(required = true, value_name = "PATH", value_hint = ValueHint::AnyPath)]
     pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub caller: Caller,
     /// Fail (exit 5) when a directory named holds no blackboard (a wrong path in CI).
     #[arg(long)]
     pub require_some: bool,
@@ -1252,6 +1279,8 @@ pub struct DiffArgs {
     /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
     #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
     pub board: PathBuf,
+    #[command(flatten)]
+    pub caller: Caller,
     /// Print how much each file changes (or the text's size) instead of the artifact itself.
     #[arg(long)]
     pub stat: bool,
@@ -1270,6 +1299,8 @@ pub struct WorktreePathArgs {
     /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
     #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
     pub board: PathBuf,
+    #[command(flatten)]
+    pub caller: Caller,
     /// The repository root (default: `git rev-parse --show-toplevel` in the blackboard's directory).
     #[arg(long, value_name = "DIR")]
     pub repo_root: Option<PathBuf>,

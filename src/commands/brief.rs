@@ -298,6 +298,10 @@ fn reviewer_parts(fm: &Frontmatter, doc: &Document, all: &[Entry], board: &str) 
     };
     under.push('\n');
     match fm.pin(target) {
+        // A code submission's entry states its pin already: say it once.
+        Some(p) if under.contains(&format!("sha256 `{}`", p.sha256)) => {
+            under.push_str("Pass that sha256 as `--artifact-sha256`.\n")
+        }
         Some(p) => under.push_str(&format!(
             "Pinned: {} sha256 `{}` (pass it as `--artifact-sha256`).\n",
             p.kind.describe(),

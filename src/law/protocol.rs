@@ -613,6 +613,21 @@ pub struct Next {
     pub choices: Option<Vec<String>>,
     /// Each placeholder word of `command` (a whole argument in capitals) and what to put there.
     pub placeholders: BTreeMap<String, String>,
+    /// A step the agent may take but need not, outside the turn: in COMMITTED, the doer's
+    /// record of the merge once the user asks for it; in MERGED, the record of the clean-up.
+    /// COMMITTED is terminal, so it is never [`Next::command`].
+    pub optional: Option<Optional>,
+}
+
+/// An optional step (see [`Next::optional`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Optional {
+    /// One sentence: when to take it, naming the command.
+    pub action: String,
+    /// The command as an argument vector starting with `pair`.
+    pub command: Vec<String>,
+    /// Each placeholder word of `command` and what to put there.
+    pub placeholders: BTreeMap<String, String>,
 }
 
 /// Where the blackboard is, as the next step's command needs it.
@@ -629,16 +644,13 @@ pub struct Place {
 /// How long the `poll --wait` that `next` proposes waits, in seconds.
 pub const WAIT_SECONDS: &str = "600";
 
-/// The verdict words, for `next.choices`.
-fn verdict_choices() -> Vec<String> {
-    [
-        Verdict::Approved,
-        Verdict::ChangesRequested,
-        Verdict::Comment,
-    ]
-    .iter()
-    .map(|v| v.as_str().to_string())
-    .collect()
+/// What each verdict says, for the `VERDICT` placeholder.
+fn verdict_meaning(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Approved => "APPROVED (nothing blocks it)",
+        Verdict::ChangesRequested => "CHANGES_REQUESTED (it must change)",
+        Verdict::Comment => "COMMENT (remarks the doer must answer)",
+    }
 }
 
 /// A `pair` command under construction: its words, and the placeholders among them.
@@ -777,6 +789,7 @@ fn step(actor: NextActor, handoff_to: Vec<String>, action: String, line: Option<
         command,
         choices,
         placeholders,
+        optional: None,
     }
 }
 
@@ -827,11 +840,19 @@ fn decide(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
         return step(
             NextActor::Reviewer,
             vec![agent.to_string()],
-            format!(
-                "Register first: `{}` (add --required only if the user named you as a required \
-                 reviewer).",
-                line.shell()
-            ),
+            if fm.required_reviewers.iter().any(|r| r == agent) {
+                format!(
+                    "Register first: `{}` (you are already a required reviewer; --required is \
+                     not needed).",
+                    line.shell()
+                )
+            } else {
+                format!(
+                    "Register first: `{}` (add --required only if the user named you as a \
+                     required reviewer).",
+                    line.shell()
+                )
+            },
             Some(line),
         );
     }
@@ -869,35 +890,61 @@ fn decide(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
                 (None, Some(s), None) => format!(" (review the {s} diff in the worktree)"),
                 _ => String::new(),
             };
+            // Only the verdicts the ledger would accept, each with the flags it needs.
+            let (verdicts, flags) = crate::law::ledger::next::verdict_options(fm, target, agent);
+            let choices: Vec<String> = verdicts.iter().map(|v| v.as_str().to_string()).collect();
             let mut line = Line::new("verdict", place)
                 .flag("--agent", agent)
                 .hole(
                     "VERDICT",
-                    "one of `next.choices`: APPROVED (nothing blocks it), CHANGES_REQUESTED (it \
-                     must change) or COMMENT (remarks the doer must answer)",
+                    format!(
+                        "one of `next.choices`: {}",
+                        verdicts
+                            .iter()
+                            .map(|v| verdict_meaning(*v))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
                 )
                 .flag("--revision", r.counter.to_string());
             if let Some(p) = pin {
                 line = line.flag("--artifact-sha256", p.sha256.to_string());
             }
+            for f in flags {
+                line = line.arg(f);
+            }
             let mut line = line.arg("--note-file").hole(
                 "FILE",
                 "a file holding your review (Markdown; no `#` or `##` headings)",
             );
-            line.choices = Some(verdict_choices());
+            let narrowed = if !fm.ledger.in_use() || verdicts.contains(&Verdict::ChangesRequested) {
+                String::new()
+            } else if verdicts.contains(&Verdict::Approved) {
+                format!(
+                    " To request changes, raise a blocking objection first (`pair object {b} \
+                     --agent {} --severity blocking --anchor ANCHOR --title TEXT --evidence TEXT \
+                     --fix TEXT`); the verdict then names it.",
+                    shell_arg(agent)
+                )
+            } else {
+                " Your blocking objections are challenged: APPROVED waits for the arbiter's \
+                 ruling (or withdraw them with `pair withdraw`)."
+                    .to_string()
+            };
+            line.choices = Some(choices.clone());
             return step(
                 NextActor::Reviewer,
                 r.pending.clone(),
                 format!(
                     "Review {target} {} {}{scope}, then give your verdict (VERDICT is one of {}): \
-                     `{}`.{}",
+                     `{}`.{narrowed}{}",
                     if target == Target::Code {
                         "round"
                     } else {
                         "revision"
                     },
                     r.counter,
-                    verdict_choices().join(", "),
+                    choices.join(", "),
                     line.shell(),
                     if pin.is_some() {
                         format!(" Read exactly the pinned artifact with `pair diff {b}`.")
@@ -1049,21 +1096,48 @@ fn terminal(fm: &Frontmatter, agent: &str, doer: &str, place: &Place) -> Next {
                 Some(line),
             )
         }
-        (P::Committed, Some(line)) if is_doer => (
-            format!(
-                "The work is COMMITTED; stop polling. Only when the user asks, record the merge: \
-                 `{}`.",
-                line.shell()
-            ),
-            Some(line),
-        ),
-        (P::Merged, Some(line)) if is_doer => (
-            format!(
-                "The work is MERGED; stop polling. Once the worktree is removed, record it: `{}`.",
-                line.shell()
-            ),
-            Some(line),
-        ),
+        // Terminal: nobody's turn and no next command; what the doer may still record is
+        // optional, reported apart.
+        (P::Committed, Some(line)) if is_doer => {
+            let optional = Optional {
+                action: format!(
+                    "Only when the user asks, merge the commit and record the merge: `{}`.",
+                    line.shell()
+                ),
+                command: line.argv,
+                placeholders: line.placeholders,
+            };
+            let mut next = step(
+                NextActor::None,
+                vec![],
+                "The work is COMMITTED, which is terminal: stop polling. Recording a merge later \
+                 is optional (`next.optional`)."
+                    .to_string(),
+                None,
+            );
+            next.optional = Some(optional);
+            return next;
+        }
+        (P::Merged, Some(line)) if is_doer => {
+            let optional = Optional {
+                action: format!(
+                    "Once the worktree is removed, record the clean-up: `{}`.",
+                    line.shell()
+                ),
+                command: line.argv,
+                placeholders: line.placeholders,
+            };
+            let mut next = step(
+                NextActor::None,
+                vec![],
+                "The work is MERGED, which is terminal: stop polling. Recording the clean-up \
+                 later is optional (`next.optional`)."
+                    .to_string(),
+                None,
+            );
+            next.optional = Some(optional);
+            return next;
+        }
         (p, _) => (
             format!("The phase is {p}, which is terminal: stop polling."),
             None,

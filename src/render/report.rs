@@ -233,6 +233,9 @@ impl Turn {
             }
         ));
         out.push_str(&format!("action      {}\n", escape(&self.next.action)));
+        if let Some(o) = &self.next.optional {
+            out.push_str(&format!("optional    {}\n", escape(&o.action)));
+        }
         let c = &self.counters;
         out.push_str(&format!(
             "counters    analysis {} · plan {} · red test {} · code {}\n",

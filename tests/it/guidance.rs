@@ -758,3 +758,713 @@ fn pair_skill_prints_the_embedded_skill() {
     assert_eq!(file, pair::commands::skill::SKILL);
     assert!(file.starts_with("---\nname: pair\ndescription: "));
 }
+
+#[test]
+fn a_terminal_phase_has_no_next_command_and_reports_the_optional_record_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("board.md");
+    let board = path.to_str().unwrap().to_string();
+    for (phase, to) in [("COMMITTED", "MERGED"), ("MERGED", "CLEANED_UP")] {
+        std::fs::write(&path, board_in(phase, false, "/srv/repo/.worktrees/board")).unwrap();
+        for agent in ["doer", "alice"] {
+            let (out, v) = poll_json(&board, agent);
+            let what = format!("{phase} as {agent}");
+            // Exit code, your_turn and next say the same: nobody's turn, nothing to run.
+            assert_eq!(out.code, Some(11), "{what}\n{}", out.report());
+            assert_eq!(v["your_turn"], false, "{what}");
+            assert_eq!(v["next"]["actor"], "none", "{what}");
+            assert_eq!(v["next"]["command"], Value::Null, "{what}: {:#}", v["next"]);
+            assert_eq!(v["next"]["choices"], Value::Null, "{what}");
+            if agent != "doer" {
+                assert_eq!(v["next"]["optional"], Value::Null, "{what}");
+                continue;
+            }
+            // The doer's later record is optional, under a key of its own, and runs as given.
+            let optional = &v["next"]["optional"];
+            let argv: Vec<String> = optional["command"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{what}: an optional command: {optional:#}"))
+                .iter()
+                .map(|a| a.as_str().unwrap().to_string())
+                .collect();
+            assert_eq!(argv[..3], ["pair", "advance", board.as_str()], "{what}");
+            assert!(argv.contains(&to.to_string()), "{what}: {argv:?}");
+            let placeholders = optional["placeholders"].as_object().unwrap();
+            let filled: Vec<String> = argv[1..]
+                .iter()
+                .map(|w| match w.as_str() {
+                    "BRANCH" => "main".to_string(),
+                    w => {
+                        assert!(!placeholders.contains_key(w), "{what}: unfilled {w}");
+                        w.to_string()
+                    }
+                })
+                .collect();
+            pair(&filled).code(0);
+            assert_eq!(pair(["status", &board, "--json"]).json()["phase"], to);
+            // A human reading poll sees the optional step too.
+            std::fs::write(&path, board_in(phase, false, "/srv/repo/.worktrees/board")).unwrap();
+            let text = pair(["poll", &board, "--agent", "doer"]);
+            assert!(text.stdout.contains("optional"), "{}", text.report());
+        }
+    }
+}
+
+/// The skill's command lines, run as given (placeholders filled in) in the directory the
+/// skill's `task.md` names a board in; each run is checked against the exit code it should have
+/// at that point of the work, and every line the skill prints must be run at least once.
+struct SkillRun {
+    lines: std::collections::BTreeSet<String>,
+    ran: std::cell::RefCell<std::collections::BTreeSet<String>>,
+    wrong: std::cell::RefCell<Vec<String>>,
+    path: std::ffi::OsString,
+}
+
+impl SkillRun {
+    /// Run `line` (exactly as the skill prints it) in `dir`; `fill` replaces whole words
+    /// (a placeholder mapped to "" is dropped); `want` is the exit code it must end with.
+    fn run(&self, dir: &std::path::Path, line: &str, fill: &[(&str, &str)], want: i32) -> Value {
+        assert!(
+            self.lines.contains(line),
+            "test bug: the skill does not print `{line}`"
+        );
+        self.ran.borrow_mut().insert(line.to_string());
+        let mut words = Vec::new();
+        for w in shell_words(line).into_iter().skip(1) {
+            match fill.iter().find(|(k, _)| *k == w) {
+                Some((_, "")) => {}
+                Some((_, v)) => words.push(v.to_string()),
+                None => words.push(w),
+            }
+        }
+        // "Always say who you are: `--agent ID` on every command": where a line names nobody,
+        // it runs as the doer says it, with `--agent doer` added.
+        if !words.iter().any(|w| w == "--agent") {
+            words.extend(["--agent".to_string(), "doer".to_string()]);
+        }
+        let out = assert_cmd::Command::new(pair_bin())
+            .args(&words)
+            .current_dir(dir)
+            .env_remove("PAIR_AGENT")
+            .env_remove("PAIR_BOARD")
+            .env("PATH", &self.path)
+            .timeout(PROCESS_TIMEOUT)
+            .output()
+            .expect("run pair");
+        let code = out.status.code().unwrap_or(-1);
+        if code != want {
+            self.wrong.borrow_mut().push(format!(
+                "`{line}` as {words:?}: exit {code}, want {want}: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+    }
+}
+
+#[test]
+fn every_command_line_of_the_skill_runs_as_given_through_a_whole_lifecycle() {
+    if !require(&GIT, on_path("git")) {
+        return;
+    }
+    let skill = pair::commands::skill::SKILL;
+    let tmp = tempfile::tempdir().unwrap();
+    let top = std::fs::canonicalize(tmp.path()).unwrap();
+    // `cargo test`, as the skill's check runs it, is a stand-in that passes.
+    let bin = top.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(
+        bin.join("cargo"),
+        "#!/bin/sh\necho 'test result: ok. 1 passed'\n",
+    )
+    .unwrap();
+    std::os::unix::fs::PermissionsExt::set_mode(
+        &mut std::fs::metadata(bin.join("cargo")).unwrap().permissions(),
+        0o755,
+    );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(bin.join("cargo"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+    }
+    let mut path = bin.clone().into_os_string();
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap_or_default());
+    let s = SkillRun {
+        lines: skill_commands(skill).into_iter().collect(),
+        ran: Default::default(),
+        wrong: Default::default(),
+        path,
+    };
+    // The repository, its board `task.md`, and the files the skill's commands name.
+    let root = top.join("repo");
+    std::fs::create_dir_all(root.join("tests")).unwrap();
+    git(&root, &["init", "-q", "-b", "main"]);
+    std::fs::write(root.join("lib.txt"), "one\n").unwrap();
+    std::fs::write(
+        root.join(".gitignore"),
+        "task.md\n*.lock\n*.json\n.*.pair\n.worktrees/\n*.md\nfixed.md\nrepro.txt\ntests/\n",
+    )
+    .unwrap();
+    git(&root, &["add", "lib.txt", ".gitignore"]);
+    git(
+        &root,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "commit",
+            "-q",
+            "-m",
+            "base",
+        ],
+    );
+    for dir in [&root, &top.join("side")] {
+        std::fs::create_dir_all(dir).unwrap();
+        for f in [
+            "goal.md",
+            "analysis.md",
+            "plan.md",
+            "red-test.md",
+            "code.md",
+            "followup.md",
+            "review.md",
+            "repro.txt",
+            "ev.md",
+            "fix.md",
+            "fix-blk-1.md",
+            "grounds-blk-2.md",
+        ] {
+            std::fs::write(dir.join(f), format!("What {f} says.\n")).unwrap();
+        }
+    }
+    std::fs::write(
+        root.join("tests/upload_test.rs"),
+        "#[test]\nfn retries_end() {}\n",
+    )
+    .unwrap();
+    let side = top.join("side");
+    // A step the test takes itself; what went wrong before it is said first.
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        assert!(
+            s.wrong.borrow().is_empty(),
+            "not as expected:\n{}",
+            s.wrong.borrow().join("\n")
+        );
+        git(dir, args)
+    };
+    let r = &root;
+    let poll = |who: &str| {
+        pair([
+            "poll",
+            r.join("task.md").to_str().unwrap(),
+            "--agent",
+            who,
+            "--json",
+        ])
+        .json()
+    };
+    let hash = || {
+        poll("doer")["review"]["artifact"]["sha256"]
+            .as_str()
+            .unwrap_or("none")
+            .to_string()
+    };
+    let counter = || poll("doer")["review"]["counter"].to_string();
+    let board = root.join("task.md").display().to_string();
+    let other = |who: &str, words: &[&str]| {
+        let mut v = vec![
+            words[0].to_string(),
+            board.clone(),
+            "--agent".into(),
+            who.into(),
+        ];
+        v.extend(words[1..].iter().map(|w| w.to_string()));
+        let out = pair(&v);
+        assert!(
+            out.code == Some(0),
+            "{}\nnot as expected before it:\n{}",
+            out.report(),
+            s.wrong.borrow().join("\n")
+        );
+    };
+    let verdict = "pair verdict task.md --agent alice APPROVED --revision 2 --artifact-sha256 HASH --note-file review.md";
+    let approve = |who: &str| {
+        let (h, c) = (hash(), counter());
+        other(
+            who,
+            &[
+                "verdict",
+                "APPROVED",
+                "--revision",
+                &c,
+                "--artifact-sha256",
+                &h,
+                "--note",
+                "ok",
+            ],
+        );
+    };
+    let filled = || -> Vec<(&'static str, String)> { vec![("HASH", hash()), ("2", counter())] };
+    let run_filled = |line: &str, want: i32| {
+        let f = filled();
+        let f: Vec<(&str, &str)> = f.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        s.run(r, line, &f, want)
+    };
+
+    // Setting up, and what a newcomer reads first.
+    s.run(
+        &side,
+        "pair init task.md --goal-file goal.md --reviewers alice,bob",
+        &[],
+        0,
+    );
+    s.run(
+        r,
+        "pair init task.md --goal-file goal.md --work-type debugging --reviewers alice,bob",
+        &[],
+        0,
+    );
+    s.run(r, "pair status task.md", &[], 0);
+    s.run(r, "pair brief task.md --for doer", &[], 0);
+    s.run(
+        r,
+        "pair poll task.md --agent alice --wait --timeout 600",
+        &[],
+        0,
+    );
+    s.run(r, "pair register task.md --agent alice", &[], 0);
+    other("bob", &["register"]);
+    other("alcie", &["register"]);
+    s.run(
+        r,
+        "pair unregister task.md --agent WRONG_ID",
+        &[("WRONG_ID", "alcie")],
+        0,
+    );
+    s.run(
+        r,
+        "pair report-usage task.md --agent alice --tokens 1200",
+        &[],
+        0,
+    );
+    s.run(
+        r,
+        "pair away task.md --agent alice --until 2h --reason 'usage limit; back after the reset'",
+        &[],
+        0,
+    );
+    s.run(r, "pair away task.md --agent alice --clear", &[], 0);
+    s.run(r, "pair COMMAND --help", &[("COMMAND", "poll")], 0);
+    // The analysis.
+    s.run(
+        r,
+        "pair advance task.md --agent doer ANALYZING --user-approved",
+        &[],
+        0,
+    );
+    s.run(
+        r,
+        "pair submit task.md --agent doer analysis --note-file analysis.md --user-approved",
+        &[],
+        0,
+    );
+    s.run(
+        r,
+        "pair poll task.md --agent alice --wait --timeout 600 --json --through-blocked",
+        &[],
+        0,
+    );
+    s.run(r, "pair claim task.md --agent alice", &[], 0);
+    s.run(r, "pair show task.md --latest", &[], 0);
+    s.run(r, "pair show task.md", &[], 0);
+    s.run(r, "pair brief task.md --for reviewer --agent alice", &[], 0);
+    s.run(r, "pair diff task.md", &[], 0);
+    s.run(r, "pair diff task.md --stat", &[], 0);
+    s.run(r, "pair diff task.md --json", &[], 0);
+    run_filled(verdict, 0);
+    approve("bob");
+    // The plan: a comment first, then approved.
+    s.run(r, "pair advance task.md --agent doer PLANNING", &[], 0);
+    s.run(
+        r,
+        "pair submit task.md --agent doer plan --note-file plan.md --user-approved",
+        &[],
+        0,
+    );
+    run_filled(
+        "pair verdict task.md --agent alice COMMENT --revision 2 --artifact-sha256 HASH --note-file review.md",
+        0,
+    );
+    approve("bob");
+    s.run(r, "pair show task.md 'Plan Reviews'", &[], 0);
+    s.run(
+        r,
+        "pair submit task.md --agent doer plan --note-file plan.md --user-approved",
+        &[],
+        0,
+    );
+    run_filled(verdict, 0);
+    approve("bob");
+    // The red test, in the worktree `worktree create` makes.
+    s.run(
+        r,
+        "pair worktree create task.md --agent doer --user-approved",
+        &[],
+        0,
+    );
+    s.run(r, "pair worktree-path task.md", &[], 0);
+    // The other way out of PLAN_APPROVED, which `worktree create` has taken.
+    s.run(r, "pair advance task.md --agent doer RED_TESTING", &[], 6);
+    s.run(
+        r,
+        "pair submit task.md --agent doer red-test --note-file red-test.md",
+        &[],
+        0,
+    );
+    run_filled(
+        "pair verdict task.md --agent alice CHANGES_REQUESTED --revision 2 --artifact-sha256 HASH --note-file review.md",
+        0,
+    );
+    approve("bob");
+    s.run(r, "pair submit task.md --agent doer red-test --note-file red-test.md --files tests/upload_test.rs", &[], 0);
+    run_filled(verdict, 0);
+    approve("bob");
+    // The code.
+    s.run(r, "pair advance task.md --agent doer CODING", &[], 0);
+    let wt = root.join(".worktrees/task");
+    let upload: String = (1..=60)
+        .map(|i| match i {
+            10 => "fn retry_budget() -> u32 { 5 }\n".to_string(),
+            i => format!("// line {i}\n"),
+        })
+        .collect();
+    std::fs::create_dir_all(wt.join("src")).unwrap();
+    std::fs::write(wt.join("src/upload.rs"), &upload).unwrap();
+    git(&wt, &["add", "src/upload.rs"]);
+    s.run(
+        r,
+        "pair submit task.md --agent doer code --note-file code.md",
+        &[],
+        0,
+    );
+    s.run(
+        r,
+        "pair check task.md --agent doer --name tests -- cargo test",
+        &[],
+        0,
+    );
+    s.run(
+        r,
+        "pair check task.md --agent ID --name NAME -- CMD ARGS…",
+        &[
+            ("ID", "doer"),
+            ("NAME", "lint"),
+            ("CMD", "true"),
+            ("ARGS…", ""),
+        ],
+        0,
+    );
+    s.run(
+        r,
+        "pair check task.md --agent doer --name NAME",
+        &[("NAME", "tests")],
+        4,
+    );
+    s.run(
+        r,
+        "pair check task.md --agent alice --reproduce tests",
+        &[],
+        0,
+    );
+    s.run(
+        r,
+        "pair note task.md --agent doer --section Evidence --note-file repro.txt --code",
+        &[],
+        0,
+    );
+    // Objections on the code.
+    s.run(r, "pair object task.md --agent alice --severity blocking --anchor src/upload.rs:42 --title 'Retry loop never ends' --evidence-file ev.md --fix 'Cap retries at 5'", &[], 0);
+    s.run(r, "pair object task.md --agent alice --severity advisory --anchor 'src/upload.rs#retry_budget' --title 'Name the budget' --evidence 'A magic number' --fix 'A named constant'", &[], 0);
+    other(
+        "bob",
+        &[
+            "object",
+            "--severity",
+            "blocking",
+            "--anchor",
+            "src/upload.rs:7",
+            "--title",
+            "Seven",
+            "--evidence",
+            "e",
+            "--fix",
+            "f",
+        ],
+    );
+    let (h, c) = (hash(), counter());
+    other(
+        "bob",
+        &[
+            "verdict",
+            "CHANGES_REQUESTED",
+            "--revision",
+            &c,
+            "--artifact-sha256",
+            &h,
+            "--note",
+            "no",
+            "--objections",
+            "BLK-2",
+        ],
+    );
+    run_filled(
+        "pair verdict task.md --agent alice CHANGES_REQUESTED --revision 2 --artifact-sha256 HASH --note-file review.md",
+        4,
+    );
+    let (h, c) = (hash(), counter());
+    other(
+        "alice",
+        &[
+            "verdict",
+            "CHANGES_REQUESTED",
+            "--revision",
+            &c,
+            "--artifact-sha256",
+            &h,
+            "--note",
+            "no",
+            "--objections",
+            "BLK-1",
+        ],
+    );
+    s.run(r, "pair objections task.md", &[], 0);
+    s.run(r, "pair objections task.md --open", &[], 0);
+    s.run(r, "pair resolve task.md BLK-1 --agent doer --resolution-file fix-blk-1.md --surfaces src/upload.rs,tests/upload_test.rs", &[], 0);
+    s.run(
+        r,
+        "pair challenge task.md BLK-2 --agent doer --grounds-file grounds-blk-2.md",
+        &[],
+        0,
+    );
+    git(&wt, &["add", "-u"]);
+    std::fs::write(
+        wt.join("src/upload.rs"),
+        upload.replace("// line 50\n", "// line 50, capped\n"),
+    )
+    .unwrap();
+    s.run(
+        r,
+        "pair submit task.md --agent doer followup --note-file followup.md",
+        &[],
+        0,
+    );
+    s.run(r, "pair object task.md --agent alice --severity blocking --regression-of BLK-1 --anchor src/upload.rs:50 --title 'The cap drops the error' --evidence-file ev.md --fix-file fix.md", &[], 0);
+    s.run(r, "pair reopen task.md BLK-1 --agent alice --reason 'Still loops when the server returns 503'", &[], 0);
+    run_filled(
+        "pair verdict task.md --agent alice CHANGES_REQUESTED --revision 2 --artifact-sha256 HASH --objections BLK-1,REG-1 --note-file review.md",
+        0,
+    );
+    s.run(r, "pair rule task.md BLK-2 uphold --agent alice --reason 'The lock is not held on the error path'", &[], 6);
+    s.run(r, "pair rule task.md rework reject-rework --agent alice --reason 'BLK-1 needed a one-line fix'", &[], 6);
+    s.run(
+        r,
+        "pair decide task.md accept --agent alice --reason 'BLK-4 is a known limitation'",
+        &[],
+        6,
+    );
+    let (h, c) = (hash(), counter());
+    other(
+        "bob",
+        &[
+            "verdict",
+            "COMMENT",
+            "--revision",
+            &c,
+            "--artifact-sha256",
+            &h,
+            "--note",
+            "waiting for the ruling",
+        ],
+    );
+    other(
+        "doer",
+        &[
+            "rule",
+            "BLK-2",
+            "overrule",
+            "--user-approved",
+            "--reason",
+            "the user agrees",
+        ],
+    );
+    other(
+        "doer",
+        &[
+            "resolve",
+            "BLK-1",
+            "--resolution",
+            "fixed",
+            "--surfaces",
+            "src/upload.rs",
+        ],
+    );
+    other(
+        "doer",
+        &[
+            "resolve",
+            "REG-1",
+            "--resolution",
+            "fixed",
+            "--surfaces",
+            "src/upload.rs",
+        ],
+    );
+    git(&wt, &["add", "-u"]);
+    std::fs::write(
+        wt.join("src/upload.rs"),
+        upload.replace("// line 50\n", "// line 50, capped, kept\n"),
+    )
+    .unwrap();
+    other("doer", &["submit", "followup", "--note", "again"]);
+    s.run(r, "pair accept task.md BLK-1 --agent alice", &[], 0);
+    other("alice", &["accept", "REG-1"]);
+    approve("alice");
+    approve("bob");
+    s.run(
+        r,
+        "pair block task.md --agent alice --reason 'Cannot reach the staging database'",
+        &[],
+        0,
+    );
+    s.run(
+        r,
+        "pair unblock task.md --agent doer --reason 'Database is back'",
+        &[],
+        0,
+    );
+    git(&wt, &["add", "-u"]);
+    git(
+        &wt,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "commit",
+            "-q",
+            "-m",
+            "the fix",
+        ],
+    );
+    s.run(
+        r,
+        "pair advance task.md --agent doer COMMITTED --user-approved",
+        &[],
+        0,
+    );
+    git(
+        r,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "merge",
+            "-q",
+            "--no-edit",
+            "pair/task",
+        ],
+    );
+    s.run(
+        r,
+        "pair advance task.md --agent doer MERGED --merged-into main --user-approved",
+        &[],
+        0,
+    );
+    git(r, &["worktree", "remove", ".worktrees/task"]);
+    git(r, &["branch", "-d", "pair/task"]);
+    s.run(r, "pair advance task.md --agent doer CLEANED_UP", &[], 0);
+    s.run(r, "pair status task.md", &[], 0);
+    s.run(r, "pair log task.md", &[], 0);
+    s.run(r, "pair stats task.md", &[], 0);
+    // Everything else the skill shows, on the other board, where it applies or is refused.
+    s.run(&side, "pair advance task.md --agent doer PLANNING", &[], 6);
+    s.run(
+        &side,
+        "pair submit task.md --agent doer plan --note-file plan.md --user-approved --no-review",
+        &[],
+        6,
+    );
+    s.run(&side, "pair submit task.md --agent doer plan --note-file plan.md --user-approved --waive 'User: skip the RCA, the cause is known'", &[], 6);
+    // A rework restarts a gate's rounds on a board that uses the ledger; this one does not.
+    s.run(&side, "pair submit task.md --agent doer plan --note-file plan.md --user-approved --rework --reason 'The design cannot meet the latency goal'", &[], 4);
+    s.run(&side, "pair decide task.md defer --agent doer --user-approved --reason 'Needs the schema change' --escalation blocked-pending:schema-v2", &[], 6);
+    s.run(&side, "pair decide task.md reject --agent doer --user-approved --reason 'The approach cannot work'", &[], 6);
+    s.run(&side, "pair extend task.md --agent doer --sla review=4h --reason 'User: the reviewer is out today' --user-approved", &[], 0);
+    // Nobody named carol here.
+    s.run(&side, "pair unrequire task.md carol --agent doer --user-approved --reason 'User: carol is not coming'", &[], 4);
+    let text = std::fs::read(side.join("task.md")).unwrap();
+    std::fs::write(side.join("fixed.md"), &text).unwrap();
+    let sha = sha256_hex(&text);
+    s.run(
+        &side,
+        "pair write task.md --content-file fixed.md --expect-sha256 HEX --repair --reason TEXT",
+        &[("HEX", sha.as_str()), ("TEXT", "a repair")],
+        0,
+    );
+    s.run(
+        &side,
+        "pair stop task.md --agent doer --reason 'User cancelled the task'",
+        &[],
+        0,
+    );
+    s.run(&side, "pair poll", &[], 4);
+    // The watchdog runs until it is stopped: stopped once it has checked, it ends cleanly.
+    s.ran.borrow_mut().insert("pair watch task.md".to_string());
+    let mut watch = std::process::Command::new(pair_bin())
+        .args(["watch", "task.md", "--agent", "doer"])
+        .current_dir(&side)
+        .env("PATH", &s.path)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The lock of its state is taken in its first check, after it listens for the signal.
+    let state = side.join(".task.md.pair/watch.lock");
+    let deadline = std::time::Instant::now() + PROCESS_TIMEOUT;
+    while !state.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(state.exists(), "the watchdog never checked");
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &watch.id().to_string()])
+        .status();
+    let ended = watch.wait().unwrap();
+    assert_eq!(ended.code(), Some(0), "watch ended with {ended:?}");
+    let missing: Vec<&String> = s
+        .lines
+        .iter()
+        .filter(|l| !s.ran.borrow().contains(*l))
+        .collect();
+    let wrong = s.wrong.borrow();
+    assert!(
+        missing.is_empty() && wrong.is_empty(),
+        "not run: {missing:#?}\nnot as expected:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn a_required_reviewer_is_not_told_to_consider_required_when_registering() {
+    let b = init_board(&["--reviewers", "alice"]);
+    let (_, v) = poll_json(b.p(), "alice");
+    let action = v["next"]["action"].as_str().unwrap();
+    assert!(!action.contains("add --required"), "{action}");
+    assert!(action.contains("already a required reviewer"), "{action}");
+    // Anyone else still is.
+    let (_, v) = poll_json(b.p(), "bob");
+    let action = v["next"]["action"].as_str().unwrap();
+    assert!(action.contains("add --required only if"), "{action}");
+}

@@ -1076,3 +1076,82 @@ fn a_heading_anchor_may_be_written_at_the_headings_own_level() {
     )
     .mentions(&["Step nine"]);
 }
+
+/// Run `next.command` of `who`'s poll once per offered choice, each on the board as it stands
+/// (restored after), and expect every one accepted; returns the choices.
+#[track_caller]
+fn every_choice_runs(p: &Proto, who: &str, note: &std::path::Path) -> Vec<String> {
+    let v = pair(["poll", p.p(), "--agent", who, "--json"])
+        .code(0)
+        .json();
+    let next = &v["next"];
+    let argv: Vec<String> = next["command"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{who}: a command: {next:#}"))
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    let choices: Vec<String> = next["choices"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{who}: choices: {next:#}"))
+        .iter()
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect();
+    let before = p.b.read();
+    for choice in &choices {
+        let filled: Vec<String> = argv[1..]
+            .iter()
+            .map(|w| match w.as_str() {
+                "VERDICT" => choice.clone(),
+                "FILE" => note.display().to_string(),
+                _ => w.clone(),
+            })
+            .collect();
+        pair(&filled).code(0);
+        std::fs::write(p.p(), &before).unwrap();
+    }
+    choices
+}
+
+#[test]
+fn the_verdicts_next_offers_on_a_ledger_board_are_each_accepted_as_given() {
+    let p = code_review(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let note = dir.path().join("review.md");
+    std::fs::write(&note, "Reviewed.\n").unwrap();
+    // Before any objection the board does not use the ledger: every verdict is open.
+    assert_eq!(
+        every_choice_runs(&p, "alice", &note),
+        ["APPROVED", "CHANGES_REQUESTED", "COMMENT"]
+    );
+    assert_eq!(
+        object(&p, "alice", "blocking", "lib.txt:2", "Two", &[]),
+        "BLK-1"
+    );
+    // Alice's open objection: only a request for changes naming it is accepted.
+    assert_eq!(every_choice_runs(&p, "alice", &note), ["CHANGES_REQUESTED"]);
+    let v = pair(["poll", p.p(), "--agent", "alice", "--json"]).json();
+    let command: Vec<&str> = v["next"]["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(
+        command.windows(2).any(|w| w == ["--objections", "BLK-1"]),
+        "{command:?}"
+    );
+    // Bob has none, on a board that now uses the ledger: he approves or comments, and is told
+    // how to request changes.
+    assert_eq!(every_choice_runs(&p, "bob", &note), ["APPROVED", "COMMENT"]);
+    let v = pair(["poll", p.p(), "--agent", "bob", "--json"]).json();
+    assert!(
+        v["next"]["action"]
+            .as_str()
+            .unwrap()
+            .contains("pair object"),
+        "{:#}",
+        v["next"]
+    );
+    assert_eq!(phase(&p), "CODE_SUBMITTED");
+}

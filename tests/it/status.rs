@@ -337,6 +337,8 @@ fn show_and_brief_follow_code_rounds_and_follow_ups() {
     ] {
         assert!(brief.contains(part), "missing {part:?} in\n{brief}");
     }
+    // The submission's entry states its pin; the brief does not say it a second time.
+    assert_eq!(brief.matches("Pinned: ").count(), 1, "{brief}");
     pair(["validate", p.p()]).code(0);
 }
 

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::sole_reviewer;
-use crate::board::frontmatter::{Frontmatter, Phase};
-use crate::board::ledger::{State, StopReason, pending_gate, revising, round_of};
+use crate::board::frontmatter::{Frontmatter, Phase, Target, Verdict};
+use crate::board::ledger::{Severity, State, StopReason, pending_gate, revising, round_of};
 use crate::law::protocol::{Next, NextActor, Place};
 use crate::text::shell_arg;
 
@@ -139,6 +139,7 @@ pub fn steer(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
         command,
         choices,
         placeholders,
+        optional: next.optional,
     }
 }
 
@@ -209,5 +210,41 @@ fn decision(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
         command: Some(line),
         choices: Some(vec!["accept".into(), "reject".into(), "defer".into()]),
         placeholders,
+        optional: None,
+    }
+}
+
+/// The verdicts a reviewer may give on gate `t` as the ledger stands, each accepted as given
+/// with the same flags, and those flags. Off the ledger every verdict is open. On it, a
+/// reviewer with open blocking objections requests changes naming them (`--objections`; APPROVED
+/// is refused while they are open, and the flag goes with no other verdict); one whose blocking
+/// objections are challenged may only comment until the arbiter rules; any other reviewer
+/// approves or comments, and requests changes by raising a blocking objection first.
+pub fn verdict_options(fm: &Frontmatter, t: Target, agent: &str) -> (Vec<Verdict>, Vec<String>) {
+    if !fm.ledger.in_use() {
+        return (
+            vec![
+                Verdict::Approved,
+                Verdict::ChangesRequested,
+                Verdict::Comment,
+            ],
+            Vec::new(),
+        );
+    }
+    let open = fm.ledger.open_blocking(t, Some(agent));
+    if !open.is_empty() {
+        return (
+            vec![Verdict::ChangesRequested],
+            vec!["--objections".into(), open.join(",")],
+        );
+    }
+    let challenged = fm
+        .ledger
+        .of_gate(t)
+        .any(|o| o.by == agent && o.severity == Severity::Blocking && o.state == State::Challenged);
+    if challenged {
+        (vec![Verdict::Comment], Vec::new())
+    } else {
+        (vec![Verdict::Approved, Verdict::Comment], Vec::new())
     }
 }
