@@ -389,7 +389,9 @@ fn main() -> ExitCode {
         Ok(outcome) => {
             // Quiet keeps only errors; validate's list of invalid files is its errors.
             let show = !settings.quiet || plan.name == "validate";
-            if json {
+            if outcome.printed {
+                // Printed as it went.
+            } else if json {
                 let mut out = std::io::stdout().lock();
                 // A closed pipe (e.g. `| head`) is not worth a panic or a failure exit.
                 let _ = writeln!(out, "{}", outcome.json);

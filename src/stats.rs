@@ -141,42 +141,100 @@ pub fn sla_breaches(
     phase: Phase,
     now: Timestamp,
 ) -> Vec<SlaBreach> {
-    let mut out = Vec::new();
-    for s in crate::board::sla::stretches(records) {
-        let entered = &records[s.first];
-        let end = match records.get(s.end) {
-            Some(r) => r.at,
-            None if !phase.is_terminal() => now.max(entered.at),
-            None => continue,
-        };
-        let Some(l) = limits.iter().find(|l| l.name == s.name) else {
-            continue;
-        };
-        let held = secs(entered.at, end);
-        if held <= l.seconds as i64 {
-            continue;
+    let mut fold = SlaFold::new(limits.to_vec());
+    for r in records {
+        fold.push(r);
+    }
+    fold.finish(phase, now)
+}
+
+/// [`sla_breaches`] computed as the records come, one at a time, holding only the stretch they
+/// are in.
+#[derive(Debug, Clone)]
+pub struct SlaFold {
+    limits: Vec<crate::board::sla::Limit>,
+    /// The stretch the last record is in: its SLA, when it was entered, and the phase and turn
+    /// in force when its limit passed (the last record of the stretch at or before then).
+    current: Option<Stretch>,
+    out: Vec<SlaBreach>,
+}
+
+#[derive(Debug, Clone)]
+struct Stretch {
+    name: crate::board::sla::SlaName,
+    entered: Timestamp,
+    passed: (Phase, Vec<String>),
+}
+
+impl SlaFold {
+    pub fn new(limits: Vec<crate::board::sla::Limit>) -> SlaFold {
+        SlaFold {
+            limits,
+            current: None,
+            out: Vec::new(),
         }
-        let deadline = entered.at.0 + chrono::Duration::seconds(l.seconds as i64);
-        let passed = records[s.first..s.end]
-            .iter()
-            .rev()
-            .find(|r| r.at.0 <= deadline)
-            .unwrap_or(entered);
-        out.push(SlaBreach {
+    }
+
+    /// The next record of the journal.
+    pub fn push(&mut self, r: &Record) {
+        let name = crate::board::sla::name_of(r.to);
+        let raises = r.counters.iter().any(|c| c.to > c.from);
+        // A stretch runs on through records of its SLA that raise no counter.
+        if let (Some(s), Some(n)) = (&mut self.current, name)
+            && s.name == n
+            && !raises
+        {
+            if let Some(l) = self.limits.iter().find(|l| l.name == n)
+                && r.at.0 <= s.entered.0 + chrono::Duration::seconds(l.seconds as i64)
+            {
+                s.passed = (r.to, r.turn.clone());
+            }
+            return;
+        }
+        if let Some(s) = self.current.take() {
+            self.close(s, r.at);
+        }
+        self.current = name.map(|name| Stretch {
+            name,
+            entered: r.at,
+            passed: (r.to, r.turn.clone()),
+        });
+    }
+
+    fn close(&mut self, s: Stretch, end: Timestamp) {
+        let Some(l) = self.limits.iter().find(|l| l.name == s.name) else {
+            return;
+        };
+        let held = secs(s.entered, end);
+        if held <= l.seconds as i64 {
+            return;
+        }
+        let (phase, turn) = s.passed;
+        self.out.push(SlaBreach {
             sla: l.name,
-            phase: passed.to,
-            agent: match passed.turn.as_slice() {
+            phase,
+            agent: match turn.as_slice() {
                 [one] => Some(one.clone()),
                 _ => None,
             },
-            turn: passed.turn.clone(),
-            started: entered.at,
+            turn,
+            started: s.entered,
             seconds: held,
             limit: l.seconds,
             seconds_over: held - l.seconds as i64,
         });
     }
-    out
+
+    /// The breaches; the current stretch of a board that is not terminal runs until `now`.
+    pub fn finish(mut self, phase: Phase, now: Timestamp) -> Vec<SlaBreach> {
+        if let Some(s) = self.current.take()
+            && !phase.is_terminal()
+        {
+            let end = now.max(s.entered);
+            self.close(s, end);
+        }
+        self.out
+    }
 }
 
 /// Breaches of one SLA across boards.
@@ -211,38 +269,93 @@ fn secs(a: Timestamp, b: Timestamp) -> i64 {
 /// Compute a board's figures from its records; `now` ends the last interval of a board that is
 /// not terminal.
 pub fn board(path: &str, phase: Phase, records: &[Record], now: Timestamp) -> BoardStats {
-    let start = records.first().map(|r| r.at);
-    let end = match records.last() {
-        Some(r) if phase.is_terminal() => Some(r.at),
-        Some(r) => Some(now.max(r.at)),
-        None => None,
-    };
-    let mut s = BoardStats {
-        path: path.to_string(),
-        phase,
-        records: records.len(),
-        start,
-        end,
-        seconds: match (start, end) {
-            (Some(a), Some(b)) => secs(a, b),
-            _ => 0,
-        },
-        phases: BTreeMap::new(),
-        gates: BTreeMap::new(),
-        agents: BTreeMap::new(),
-        usage: Usage::default(),
-        sla_breaches: None,
-    };
-    let Some(end) = end else {
-        return s;
-    };
-    // Open handoffs: agent → when it became its turn.
-    let mut pending: BTreeMap<String, Timestamp> = BTreeMap::new();
-    // Open rounds: gate → index in its rounds.
-    let mut open: BTreeMap<Target, usize> = BTreeMap::new();
-    let mut prev_turn: &[String] = &[];
-    for (i, r) in records.iter().enumerate() {
-        let until = records.get(i + 1).map_or(end, |n| n.at);
+    let mut fold = Fold::new(path, phase, now);
+    for r in records {
+        fold.push(r.clone());
+    }
+    fold.finish()
+}
+
+/// [`board`] computed as the records come, one at a time: each record's interval ends at the
+/// next one's time, so the fold holds one record back, and nothing else grows with the journal
+/// but the rounds.
+#[derive(Debug, Clone)]
+pub struct Fold {
+    s: BoardStats,
+    now: Timestamp,
+    /// The record whose interval is still open.
+    held: Option<Record>,
+    /// Open handoffs: agent → when it became its turn.
+    pending: BTreeMap<String, Timestamp>,
+    /// Open rounds: gate → index in its rounds.
+    open: BTreeMap<Target, usize>,
+    prev_turn: Vec<String>,
+}
+
+impl Fold {
+    pub fn new(path: &str, phase: Phase, now: Timestamp) -> Fold {
+        Fold {
+            s: BoardStats {
+                path: path.to_string(),
+                phase,
+                records: 0,
+                start: None,
+                end: None,
+                seconds: 0,
+                phases: BTreeMap::new(),
+                gates: BTreeMap::new(),
+                agents: BTreeMap::new(),
+                usage: Usage::default(),
+                sla_breaches: None,
+            },
+            now,
+            held: None,
+            pending: BTreeMap::new(),
+            open: BTreeMap::new(),
+            prev_turn: Vec::new(),
+        }
+    }
+
+    /// The next record of the journal.
+    pub fn push(&mut self, r: Record) {
+        self.s.records += 1;
+        self.s.start.get_or_insert(r.at);
+        if let Some(prev) = self.held.take() {
+            self.interval(&prev, r.at);
+        }
+        self.held = Some(r);
+    }
+
+    /// The figures; the last record's interval ends at its own time on a terminal board, else
+    /// now.
+    pub fn finish(mut self) -> BoardStats {
+        let Some(last) = self.held.take() else {
+            return self.s;
+        };
+        let end = if self.s.phase.is_terminal() {
+            last.at
+        } else {
+            self.now.max(last.at)
+        };
+        self.s.end = Some(end);
+        self.s.seconds = self.s.start.map_or(0, |start| secs(start, end));
+        self.interval(&last, end);
+        let mut s = self.s;
+        for (t, k) in self.open {
+            if let Some(gate) = s.gates.get_mut(&t) {
+                let round = &mut gate.rounds[k];
+                round.seconds = secs(round.started, end);
+            }
+        }
+        for (who, since) in self.pending {
+            s.agents.entry(who).or_default().waiting_since = Some(since);
+        }
+        s
+    }
+
+    /// A record and the interval it starts, until `until`.
+    fn interval(&mut self, r: &Record, until: Timestamp) {
+        let s = &mut self.s;
         let dt = secs(r.at, until);
         // Usage counts in the phase the work was done in.
         let work = r.work_phase();
@@ -269,7 +382,7 @@ pub fn board(path: &str, phase: Phase, records: &[Record], now: Timestamp) -> Bo
             let a = s.agents.entry(by.clone()).or_default();
             a.writes += 1;
             a.usage.add(r.tokens, r.cost_micros);
-            if let Some(since) = pending.remove(by) {
+            if let Some(since) = self.pending.remove(by) {
                 let l = secs(since, r.at);
                 a.handoffs += 1;
                 a.handoff_seconds += l;
@@ -286,7 +399,7 @@ pub fn board(path: &str, phase: Phase, records: &[Record], now: Timestamp) -> Bo
                 continue;
             };
             let gate = s.gates.entry(t).or_default();
-            if let Some(k) = open.remove(&t) {
+            if let Some(k) = self.open.remove(&t) {
                 close(&mut gate.rounds[k], r.at, "resubmitted".into());
             }
             gate.rounds.push(Round {
@@ -296,37 +409,28 @@ pub fn board(path: &str, phase: Phase, records: &[Record], now: Timestamp) -> Bo
                 seconds: 0,
                 outcome: "open".into(),
             });
-            open.insert(t, gate.rounds.len() - 1);
+            self.open.insert(t, gate.rounds.len() - 1);
         }
-        let closing: Vec<Target> = open
+        let closing: Vec<Target> = self
+            .open
             .keys()
             .copied()
             .filter(|t| r.to.review_target() != Some(*t))
             .collect();
         for t in closing {
-            if let (Some(k), Some(gate)) = (open.remove(&t), s.gates.get_mut(&t)) {
+            if let (Some(k), Some(gate)) = (self.open.remove(&t), s.gates.get_mut(&t)) {
                 close(&mut gate.rounds[k], r.at, r.to.to_string());
             }
         }
         // The turn: time held, and handoffs to agents whose turn it just became.
         for who in &r.turn {
             s.agents.entry(who.clone()).or_default().turn_seconds += dt;
-            if !prev_turn.contains(who) && r.by.as_ref() != Some(who) {
-                pending.entry(who.clone()).or_insert(r.at);
+            if !self.prev_turn.contains(who) && r.by.as_ref() != Some(who) {
+                self.pending.entry(who.clone()).or_insert(r.at);
             }
         }
-        prev_turn = &r.turn;
+        self.prev_turn.clone_from(&r.turn);
     }
-    for (t, k) in open {
-        if let Some(gate) = s.gates.get_mut(&t) {
-            let round = &mut gate.rounds[k];
-            round.seconds = secs(round.started, end);
-        }
-    }
-    for (who, since) in pending {
-        s.agents.entry(who).or_default().waiting_since = Some(since);
-    }
-    s
 }
 
 fn close(round: &mut Round, at: Timestamp, outcome: String) {

@@ -490,42 +490,70 @@ pub fn unclosed_html(text: &str) -> Option<UnclosedHtml> {
 
 /// [`unclosed_fence`] and [`unclosed_html`] in one pass over the text.
 pub fn unclosed_blocks(text: &str) -> (Option<u32>, Option<UnclosedHtml>) {
-    let mut fence: Option<u32> = None;
-    let mut comment: Option<u32> = None;
-    let mut details: Vec<u32> = Vec::new();
-    for (i, (_, line, kind)) in lines(text).enumerate() {
-        let n = i as u32 + 1;
+    let mut scan = BodyScan::default();
+    for line in raw_lines(text) {
+        scan.line(line);
+    }
+    scan.unclosed()
+}
+
+/// A body's block structure followed one line at a time, for a reader that never holds the
+/// whole body: each line's kind (as [`lines`] gives it) and, at the end, the code fence, HTML
+/// comment or `<details>` element left open (as [`unclosed_blocks`] gives them).
+#[derive(Debug, Clone, Default)]
+pub struct BodyScan {
+    /// The fence the lines are in, as [`Lines`] tracks it.
+    inside: Option<(char, usize)>,
+    /// How many lines were taken.
+    lines: u32,
+    fence: Option<u32>,
+    comment: Option<u32>,
+    details: Vec<u32>,
+}
+
+impl BodyScan {
+    /// Take the next line (with its ending); its kind.
+    pub fn line(&mut self, line: &str) -> LineKind {
+        self.lines += 1;
+        let n = self.lines;
+        let kind = classify(&mut self.inside, line.trim_end_matches(['\n', '\r']));
         if kind == LineKind::Fence {
-            fence = match fence {
+            self.fence = match self.fence {
                 None => Some(n),
                 Some(_) => None,
             };
         }
-        match comment {
+        match self.comment {
             // Inside a comment, fences are comment text.
-            Some(_) if !line.contains("-->") => continue,
+            Some(_) if !line.contains("-->") => return kind,
             None if matches!(kind, LineKind::Fence | LineKind::InFence) || !has_html_tag(line) => {
-                continue;
+                return kind;
             }
             _ => {}
         }
         let masked = mask_code_spans(line);
-        scan_html(masked.as_bytes(), n, &mut comment, &mut details);
+        scan_html(masked.as_bytes(), n, &mut self.comment, &mut self.details);
+        kind
     }
-    let html = match (comment, details.first()) {
-        (Some(line), _) => Some(UnclosedHtml {
-            line,
-            what: "an HTML comment (`<!--`)",
-            closer: "`-->`",
-        }),
-        (None, Some(line)) => Some(UnclosedHtml {
-            line: *line,
-            what: "a `<details>` element",
-            closer: "`</details>`",
-        }),
-        (None, None) => None,
-    };
-    (fence, html)
+
+    /// The 1-based lines (within the lines taken) of a code fence, and of an HTML comment or
+    /// `<details>` element, opened and not closed.
+    pub fn unclosed(&self) -> (Option<u32>, Option<UnclosedHtml>) {
+        let html = match (self.comment, self.details.first()) {
+            (Some(line), _) => Some(UnclosedHtml {
+                line,
+                what: "an HTML comment (`<!--`)",
+                closer: "`-->`",
+            }),
+            (None, Some(line)) => Some(UnclosedHtml {
+                line: *line,
+                what: "a `<details>` element",
+                closer: "`</details>`",
+            }),
+            (None, None) => None,
+        };
+        (self.fence, html)
+    }
 }
 
 /// Whether a line may open or close a comment or a `<details>` element (most lines cannot, and
@@ -757,37 +785,42 @@ impl<'a> Iterator for Lines<'a> {
         };
         let line = &self.text[start..end];
         self.offset = end;
-        let content = line.trim_end_matches(['\n', '\r']);
-        // Most lines start with a letter: only a line starting with a space, a tab, `#`, a fence
-        // character or a non-ASCII byte (Unicode white space) needs a closer look.
-        let plain =
-            |b: u8| !matches!(b, b' ' | b'\t' | b'#' | b'`' | b'~' | 0x0b | 0x0c) && b < 0x80;
-        let first = content.as_bytes().first().copied();
-        let kind = match self.fence {
-            Some((ch, _)) if first.is_some_and(|b| plain(b) && b != ch as u8) => LineKind::InFence,
-            Some((ch, len)) => {
-                if closes_fence(content, ch, len) {
-                    self.fence = None;
-                    LineKind::Fence
-                } else {
-                    LineKind::InFence
-                }
-            }
-            None if first.is_some_and(plain) => LineKind::Text,
-            None => {
-                if let Some(f) = opens_fence(content) {
-                    self.fence = Some(f);
-                    LineKind::Fence
-                } else if let Some(level) = atx_level(content) {
-                    LineKind::Heading(level)
-                } else if content.trim().is_empty() {
-                    LineKind::Blank
-                } else {
-                    LineKind::Text
-                }
-            }
-        };
+        let kind = classify(&mut self.fence, line.trim_end_matches(['\n', '\r']));
         Some((start, line, kind))
+    }
+}
+
+/// The kind of one line (without its ending), given the fence the lines before it left open
+/// (updated).
+#[inline]
+fn classify(fence: &mut Option<(char, usize)>, content: &str) -> LineKind {
+    // Most lines start with a letter: only a line starting with a space, a tab, `#`, a fence
+    // character or a non-ASCII byte (Unicode white space) needs a closer look.
+    let plain = |b: u8| !matches!(b, b' ' | b'\t' | b'#' | b'`' | b'~' | 0x0b | 0x0c) && b < 0x80;
+    let first = content.as_bytes().first().copied();
+    match *fence {
+        Some((ch, _)) if first.is_some_and(|b| plain(b) && b != ch as u8) => LineKind::InFence,
+        Some((ch, len)) => {
+            if closes_fence(content, ch, len) {
+                *fence = None;
+                LineKind::Fence
+            } else {
+                LineKind::InFence
+            }
+        }
+        None if first.is_some_and(plain) => LineKind::Text,
+        None => {
+            if let Some(f) = opens_fence(content) {
+                *fence = Some(f);
+                LineKind::Fence
+            } else if let Some(level) = atx_level(content) {
+                LineKind::Heading(level)
+            } else if content.trim().is_empty() {
+                LineKind::Blank
+            } else {
+                LineKind::Text
+            }
+        }
     }
 }
 

@@ -375,16 +375,17 @@ pub fn records(doc: &Document) -> std::result::Result<Vec<Record>, FieldError> {
     let Some(lines) = section_lines(doc) else {
         return Ok(vec![]);
     };
-    lines
-        .into_iter()
-        .map(|(n, l)| {
-            Record::parse(l, n).map_err(|m| FieldError {
-                field: "journal".into(),
-                line: Some(n),
-                message: format!("{m}; journal records are written by pair only"),
-            })
-        })
-        .collect()
+    lines.into_iter().map(|(n, l)| parse_line(l, n)).collect()
+}
+
+/// One line of the journal section (without its ending) at file line `n`, as a record, or the
+/// error naming the line.
+pub fn parse_line(line: &str, n: u32) -> std::result::Result<Record, FieldError> {
+    Record::parse(line, n).map_err(|m| FieldError {
+        field: "journal".into(),
+        line: Some(n),
+        message: format!("{m}; journal records are written by pair only"),
+    })
 }
 
 /// The law on the journal of a raw write: the new body must hold the old journal's records,

@@ -434,6 +434,7 @@ pub fn run(a: DemoArgs) -> Result<Outcome> {
         text,
         code: if ok { 0 } else { 1 },
         warnings: vec![],
+        printed: false,
     })
 }
 
@@ -719,6 +720,7 @@ pub fn agent(a: DemoAgentArgs) -> Result<Outcome> {
         text: String::new(),
         code: if ok { 0 } else { 1 },
         warnings: result.err().map(|e| e.to_string()).into_iter().collect(),
+        printed: false,
     })
 }
 

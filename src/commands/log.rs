@@ -2,17 +2,15 @@
 //! record as it is written, woken by file-system notifications like `poll --wait`.
 
 use std::io::Write as _;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value as Json, json};
 
 use super::{Outcome, shown, timeout};
-use crate::board::frontmatter::{Phase, Timestamp};
-use crate::board::journal::{self, Record, cost_number, cost_text};
+use crate::board::frontmatter::Timestamp;
+use crate::board::journal::{Record, cost_number, cost_text};
 use crate::cli::LogArgs;
 use crate::error::{Error, Result};
-use crate::render::output;
 use crate::render::report::SCHEMA;
 use crate::store;
 use crate::store::Session;
@@ -56,14 +54,6 @@ pub fn record_text(r: &Record) -> String {
     s
 }
 
-/// The board's records and its current phase.
-pub fn read_records(board: &Path, s: &Session) -> Result<(Vec<Record>, Phase)> {
-    let loaded = store::load(board, s)?;
-    let records =
-        journal::records(&loaded.valid.doc).map_err(|e| Error::invalid(board, vec![e], false))?;
-    Ok((records, loaded.valid.parsed.fm.phase))
-}
-
 pub fn run(a: LogArgs, json: bool, s: &Session) -> Result<Outcome> {
     let since = match &a.since {
         Some(s) => Some(Timestamp::parse(s).ok_or_else(|| {
@@ -83,27 +73,97 @@ pub fn run(a: LogArgs, json: bool, s: &Session) -> Result<Outcome> {
     if a.follow {
         return follow(&a, json, &keep, s);
     }
-    let (records, phase) = read_records(&a.board, s)?;
-    let shown_records: Vec<&Record> = records.iter().filter(|r| keep(r)).collect();
-    let j = json!({
-        "schema": SCHEMA,
-        "path": shown(&a.board),
-        "phase": phase,
-        "total": records.len(),
-        "records": shown_records.iter().map(|r| record_json(r)).collect::<Vec<_>>(),
-    });
-    let mut text = String::new();
-    if records.is_empty() {
-        text.push_str("no journal yet: the next write starts it\n");
+    // The history is streamed, record by record, and never held: the board is read through once
+    // to check it (nothing is printed of a board that fails), then again to print.
+    let mut history = store::history(&a.board, s)?;
+    let (total, _) = history.check(&keep)?;
+    history.rewind()?;
+    let mut out = Printer::new(json);
+    if json {
+        let head = json!({"path": shown(&a.board), "phase": history.parsed.fm.phase});
+        // The object's keys in the order `serde_json` writes them (sorted): `path`, `phase`,
+        // `records`, (`remote`,) `schema`, `total`.
+        let head = head.to_string();
+        out.write(&format!("{},\"records\":[", &head[..head.len() - 1]));
+    } else if total == 0 {
+        out.write("no journal yet: the next write starts it\n");
     }
-    for r in &shown_records {
-        text.push_str(&record_text(r));
-        text.push('\n');
+    let mut first = true;
+    while let Some(r) = history.next_record()? {
+        if !keep(&r) {
+            continue;
+        }
+        if json {
+            out.write(&format!(
+                "{}{}",
+                if first { "" } else { "," },
+                record_json(&r)
+            ));
+        } else {
+            out.write(&format!("{}\n", record_text(&r)));
+        }
+        first = false;
     }
-    Ok(Outcome::ok(j, text))
+    if json {
+        let mut tail = String::from("]");
+        if let Some(remote) = s.remote() {
+            tail.push_str(&format!(
+                ",\"remote\":{}",
+                serde_json::to_value(remote).unwrap_or_default()
+            ));
+        }
+        tail.push_str(&format!(",\"schema\":{SCHEMA},\"total\":{total}}}\n"));
+        out.write(&tail);
+    }
+    out.finish();
+    let mut outcome = Outcome::ok(
+        json!({"schema": SCHEMA, "path": shown(&a.board), "total": total}),
+        String::new(),
+    );
+    outcome.printed = true;
+    Ok(outcome)
+}
+
+/// Output written as it is made: the JSON as it is, human text escaped; a reader that went
+/// away (`| head`) ends the printing quietly.
+struct Printer {
+    out: std::io::BufWriter<std::io::StdoutLock<'static>>,
+    json: bool,
+    quiet: bool,
+    broken: bool,
+}
+
+impl Printer {
+    fn new(json: bool) -> Printer {
+        Printer {
+            out: std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock()),
+            json,
+            // `--quiet` keeps only errors, as for every command's human output.
+            quiet: !json && crate::text::settings().quiet,
+            broken: false,
+        }
+    }
+
+    fn write(&mut self, text: &str) {
+        if self.broken || self.quiet {
+            return;
+        }
+        let written = if self.json {
+            self.out.write_all(text.as_bytes())
+        } else {
+            self.out
+                .write_all(crate::text::sanitize(text, false).as_bytes())
+        };
+        self.broken = written.is_err();
+    }
+
+    fn finish(mut self) {
+        let _ = self.out.flush();
+    }
 }
 
 /// Print the records, then each new one, until the board is terminal or the timeout passes.
+/// Each look at the board streams its history again and prints what is new.
 fn follow(a: &LogArgs, json: bool, keep: &dyn Fn(&Record) -> bool, s: &Session) -> Result<Outcome> {
     let limit = timeout(a.timeout)?;
     let deadline = Instant::now() + limit;
@@ -124,28 +184,30 @@ fn follow(a: &LogArgs, json: bool, keep: &dyn Fn(&Record) -> bool, s: &Session) 
                 .saturating_duration_since(Instant::now())
                 .min(crate::store::DEFAULT_TIMEOUT),
         );
-        let (records, phase) = read_records(&a.board, s)?;
+        let mut history = store::history(&a.board, s)?;
+        let (total, _) = history.check(keep)?;
+        history.rewind()?;
         // A journal never shrinks under the law; if it did (a hand edit), start over.
-        if records.len() < seen {
+        if total < seen {
             seen = 0;
         }
-        for r in records[seen..].iter().filter(|r| keep(r)) {
-            let line = if json {
-                format!("{}\n", record_json(r))
-            } else {
-                format!("{}\n", record_text(r))
-            };
+        let mut index = 0usize;
+        let mut out = Printer::new(json);
+        while let Some(r) = history.next_record()? {
+            index += 1;
+            if index <= seen || !keep(&r) {
+                continue;
+            }
             if json {
-                let mut out = std::io::stdout().lock();
-                let _ = out.write_all(line.as_bytes());
-                let _ = out.flush();
+                out.write(&format!("{}\n", record_json(&r)));
             } else {
-                output::print_stdout(&line);
+                out.write(&format!("{}\n", record_text(&r)));
             }
             printed += 1;
         }
-        seen = records.len();
-        if phase.is_terminal() {
+        out.finish();
+        seen = total;
+        if history.parsed.fm.phase.is_terminal() {
             break "terminal";
         }
         let now = Instant::now();

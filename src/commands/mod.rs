@@ -44,6 +44,9 @@ pub struct Outcome {
     pub code: i32,
     /// Things worth saying on stderr that do not change the outcome.
     pub warnings: Vec<String>,
+    /// The command printed its result itself as it went (a long history, streamed): the edge
+    /// prints neither `json` nor `text`.
+    pub printed: bool,
 }
 
 impl Outcome {
@@ -53,6 +56,7 @@ impl Outcome {
             text,
             code: 0,
             warnings: vec![],
+            printed: false,
         }
     }
 }

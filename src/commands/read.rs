@@ -66,6 +66,7 @@ fn turn_outcome(turn: &Turn, waited: Option<Duration>) -> Outcome {
         text,
         code: turn.exit_code(),
         warnings: vec![],
+        printed: false,
     }
 }
 

@@ -140,12 +140,24 @@ pub fn run(a: StatsArgs, s: &Session) -> Result<Outcome> {
     let mut boards = Vec::new();
     let mut all_records = Vec::new();
     for path in &a.board {
-        let (records, phase) = super::log::read_records(path, s)?;
-        let mut b = stats::board(&shown(path), phase, &records, now);
-        let limits = crate::store::load_frontmatter(path, s)?.parsed.fm.sla;
-        if !limits.is_empty() {
-            b.sla_breaches = Some(stats::sla_breaches(&records, &limits, phase, now));
+        // The journal is streamed through the figures; only a timeline to draw keeps its records.
+        let mut history = crate::store::history(path, s)?;
+        let fm = &history.parsed.fm;
+        let phase = fm.phase;
+        let mut fold = stats::Fold::new(&shown(path), phase, now);
+        let mut sla = (!fm.sla.is_empty()).then(|| stats::SlaFold::new(fm.sla.clone()));
+        let mut records = Vec::new();
+        while let Some(r) = history.next_record()? {
+            if let Some(sla) = &mut sla {
+                sla.push(&r);
+            }
+            if a.svg.is_some() {
+                records.push(r.clone());
+            }
+            fold.push(r);
         }
+        let mut b = fold.finish();
+        b.sla_breaches = sla.map(|f| f.finish(phase, now));
         boards.push(b);
         all_records.push(records);
     }

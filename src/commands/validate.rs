@@ -601,6 +601,7 @@ pub fn run(a: ValidateArgs, s: &Session) -> Result<Outcome> {
         text,
         code,
         warnings,
+        printed: false,
     })
 }
 

@@ -58,7 +58,8 @@ pub struct Valid {
     pub parsed: Parsed,
 }
 
-fn split_error(e: &SplitError) -> FieldError {
+/// The error of content that cannot be split into frontmatter and body (or read as text).
+pub fn split_error(e: &SplitError) -> FieldError {
     let (field, line) = match e {
         SplitError::Empty | SplitError::Unclosed => ("frontmatter", None),
         SplitError::NoFrontmatter { .. } => ("frontmatter", Some(1)),
@@ -151,35 +152,42 @@ pub fn check_bytes(bytes: &[u8]) -> Result<Valid, Report> {
         warnings: vec![],
     })?;
     let parsed = check_frontmatter(&doc)?;
-    let (fence, html) = crate::board::document::unclosed_blocks(&doc.body);
-    if let Some(line) = fence {
+    let blocks = crate::board::document::unclosed_blocks(&doc.body);
+    if let Some(error) = unclosed_error(blocks, doc.body_first_line) {
         return Err(Report {
-            errors: vec![FieldError {
-                field: "body".to_string(),
-                line: Some(doc.body_first_line + line - 1),
-                message: "a code fence opened here is never closed, so every section after it \
-                          is hidden inside the code block; close the fence"
-                    .to_string(),
-            }],
-            warnings: parsed.warnings,
-        });
-    }
-    if let Some(h) = html {
-        return Err(Report {
-            errors: vec![FieldError {
-                field: "body".to_string(),
-                line: Some(doc.body_first_line + h.line - 1),
-                message: format!(
-                    "{} opened here is never closed with {}, so when the blackboard is rendered \
-                     it hides everything after it, the sections that follow included; close it, \
-                     or put it in backticks or a code fence",
-                    h.what, h.closer
-                ),
-            }],
+            errors: vec![error],
             warnings: parsed.warnings,
         });
     }
     Ok(Valid { doc, parsed })
+}
+
+/// The error of a body that leaves a code fence, an HTML comment or a `<details>` element open
+/// ([`crate::board::document::unclosed_blocks`]), the fence first; `body_first_line` is the
+/// file line the body starts on.
+pub fn unclosed_error(
+    (fence, html): (Option<u32>, Option<crate::board::document::UnclosedHtml>),
+    body_first_line: u32,
+) -> Option<FieldError> {
+    if let Some(line) = fence {
+        return Some(FieldError {
+            field: "body".to_string(),
+            line: Some(body_first_line + line - 1),
+            message: "a code fence opened here is never closed, so every section after it is \
+                      hidden inside the code block; close the fence"
+                .to_string(),
+        });
+    }
+    html.map(|h| FieldError {
+        field: "body".to_string(),
+        line: Some(body_first_line + h.line - 1),
+        message: format!(
+            "{} opened here is never closed with {}, so when the blackboard is rendered it \
+             hides everything after it, the sections that follow included; close it, or put \
+             it in backticks or a code fence",
+            h.what, h.closer
+        ),
+    })
 }
 
 /// Everything `pair validate` checks of a board's bytes: [`check_bytes`], the body and the

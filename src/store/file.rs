@@ -224,15 +224,20 @@ pub fn load_frontmatter(path: &Path) -> Result<Valid> {
         // splitter can then find): "not closed" may only mean "closed further on", so say what
         // is certain, in the words `validate` uses for a frontmatter over the limit.
         if cut {
-            r.errors = vec![FieldError {
-                field: "frontmatter".to_string(),
-                line: None,
-                message: format!(
-                    "no closing `---` within the first {HEAD_LIMIT} bytes: the frontmatter is \
-                     over the 1 MiB limit ({MAX_FRONTMATTER_BYTES} bytes), or not closed at all"
-                ),
-            }];
+            r.errors = vec![head_cut_error()];
         }
         Error::invalid(path, r.errors, false)
     })
+}
+
+/// What a read of the frontmatter that stopped at [`HEAD_LIMIT`] can say.
+pub(super) fn head_cut_error() -> FieldError {
+    FieldError {
+        field: "frontmatter".to_string(),
+        line: None,
+        message: format!(
+            "no closing `---` within the first {HEAD_LIMIT} bytes: the frontmatter is over the \
+             1 MiB limit ({MAX_FRONTMATTER_BYTES} bytes), or not closed at all"
+        ),
+    }
 }

@@ -52,12 +52,14 @@ macro_rules! fault {
 
 mod durable;
 mod file;
+mod history;
 mod local;
 mod lock;
 
 use crate::text::sha256_hex;
 pub(crate) use file::kind_of;
 pub use file::{Loaded, resolve};
+pub use history::{History, history};
 pub use lock::{Lock, lock, lock_path, owner_path};
 
 /// What the writer expects to find under the lock.

@@ -387,6 +387,31 @@ fn log_lists_the_history_filtered_by_agent_and_time() {
 }
 
 #[test]
+fn log_prints_nothing_of_a_board_that_fails_its_checks() {
+    // The history is streamed, but checked whole before a line is printed: a malformed record
+    // late in the journal, or a fence left open before it, is an error naming its line, and
+    // stdout stays empty (for `--json` too).
+    let b = lifecycle();
+    let text = b.read_string();
+    let last = journal_lines(text.as_bytes()).pop().unwrap();
+    let malformed = text.replace(&last, &last.replace(" turn=", " turn"));
+    let fence = text.replace("## Journal", "```\nunclosed\n\n## Journal");
+    for (bad, says) in [(&malformed, "journal"), (&fence, "code fence")] {
+        fs::write(&b.path, bad).unwrap();
+        for json in [false, true] {
+            let mut args = vec!["log", b.p()];
+            if json {
+                args.push("--json");
+            }
+            let out = pair(&args);
+            out.code(5).mentions(&[says]);
+            assert!(out.stdout.is_empty(), "{}", out.report());
+        }
+        pair(["stats", b.p()]).code(5).mentions(&[says]);
+    }
+}
+
+#[test]
 fn log_follow_prints_a_write_made_while_it_waits() {
     let b = init_board(&[]);
     let child = std::process::Command::new(pair_bin())

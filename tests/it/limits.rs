@@ -1,7 +1,7 @@
 //! Limits: boards and frontmatters over the size limit refused before they are read, inputs that
 //! must be bounded regular files, and no write that makes a board larger than the limit.
 
-use crate::common::files::{QUICK, mkfifo, note_args, pair_capped};
+use crate::common::files::{QUICK, mkfifo, note_args, pair_capped, pair_capped_at};
 use crate::common::*;
 use std::fs;
 use std::time::Duration;
@@ -185,4 +185,72 @@ fn poll_and_validate_agree_about_a_frontmatter_over_the_limit() {
             assert!(!out.all().contains("YAML error"), "{}", out.report());
         }
     }
+}
+
+/// A legal board of about `size` bytes that is nearly all journal: the board `init` made, then
+/// records chained to it (alternately by doer and alice, each reporting tokens) until the file
+/// is that large; the last one ends in the board's phase and hashes the file before it. Returns
+/// how many records it holds.
+fn board_with_a_long_journal(b: &Board, size: usize) -> usize {
+    pair(["init", b.p(), "--yolo"]).code(0);
+    let text = b.read_string();
+    let mut records = journal_lines(text.as_bytes());
+    let mut out = text;
+    let mut prev = sha256_hex(records.last().unwrap())[..16].to_string();
+    let mut i = 0usize;
+    while out.len() < size {
+        let by = if i.is_multiple_of(2) { "doer" } else { "alice" };
+        let line = format!(
+            "- at=2026-01-01T{:02}:{:02}:{:02}Z by={by} cmd=note phase=DRAFT>DRAFT turn=doer \
+             wait_us=12 uid=0 host=box pid={} tokens={i} before={} after={} prev={prev}",
+            (i / 3600) % 24,
+            (i / 60) % 60,
+            i % 60,
+            1000 + i,
+            "a".repeat(64),
+            "b".repeat(64),
+        );
+        prev = sha256_hex(&line)[..16].to_string();
+        out.push_str(&line);
+        out.push('\n');
+        records.push(line);
+        i += 1;
+    }
+    fs::write(&b.path, &out).unwrap();
+    records.len()
+}
+
+#[test]
+fn log_and_stats_stream_a_long_journal_in_a_small_constant_memory() {
+    // A legal board of 36 MiB, nearly all journal: `log` (text and JSON) and `stats` read it under
+    // an address-space cap of 32 MiB, smaller than the board itself, so neither may hold the
+    // board, let alone its records or their output, and both give every record.
+    let b = Board::absent();
+    let total = board_with_a_long_journal(&b, 36 << 20);
+    pair(["validate", b.p()]).code(0);
+    let cap = 32 << 20;
+    let p = b.p();
+    let run = |args: &[&str]| {
+        let out = pair_capped_at(args, None, Duration::from_secs(120), cap);
+        out.code(0);
+        out
+    };
+    let out = run(&["log", p]);
+    assert_eq!(out.stdout.lines().count(), total);
+    assert!(out.stdout.lines().all(|l| l.starts_with("2026-")));
+    let j: serde_json::Value = serde_json::from_str(&run(&["log", p, "--json"]).stdout).unwrap();
+    assert_eq!(j["total"].as_u64(), Some(total as u64));
+    assert_eq!(j["records"].as_array().unwrap().len(), total);
+    assert_eq!(j["phase"], "DRAFT");
+    let alice: serde_json::Value =
+        serde_json::from_str(&run(&["log", p, "--json", "--agent", "alice"]).stdout).unwrap();
+    assert_eq!(alice["records"].as_array().unwrap().len(), (total - 1) / 2);
+    let stats: serde_json::Value =
+        serde_json::from_str(&run(&["stats", p, "--json"]).stdout).unwrap();
+    let board = &stats["boards"][0];
+    assert_eq!(board["records"].as_u64(), Some(total as u64));
+    assert_eq!(
+        board["agents"]["alice"]["writes"].as_u64(),
+        Some((total as u64 - 1) / 2)
+    );
 }

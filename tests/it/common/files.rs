@@ -51,6 +51,11 @@ pub fn temp_files(dir: &Path) -> Vec<String> {
 /// `pair ARGS` with its address space capped (so that reading a huge input fails fast instead
 /// of taking the machine's memory) and stdin from a file (or empty). Killed after `timeout`.
 pub fn pair_capped(args: &[&str], stdin: Option<&Path>, timeout: Duration) -> Out {
+    pair_capped_at(args, stdin, timeout, 2 << 30)
+}
+
+/// [`pair_capped`] with the address space capped at `cap` bytes.
+pub fn pair_capped_at(args: &[&str], stdin: Option<&Path>, timeout: Duration, cap: u64) -> Out {
     let mut cmd = StdCommand::new(pair_bin());
     cmd.args(args)
         .env_remove("PAIR_AGENT")
@@ -62,16 +67,16 @@ pub fn pair_capped(args: &[&str], stdin: Option<&Path>, timeout: Duration) -> Ou
     };
     // SAFETY: setrlimit is async-signal-safe and touches only the child.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             let limit = libc::rlimit {
-                rlim_cur: 2 << 30,
-                rlim_max: 2 << 30,
+                rlim_cur: cap,
+                rlim_max: cap,
             };
             libc::setrlimit(libc::RLIMIT_AS, &limit);
             Ok(())
         });
     }
-    let desc = format!("(memory capped) pair {}", args.join(" "));
+    let desc = format!("(memory capped at {cap} bytes) pair {}", args.join(" "));
     let start = Instant::now();
     let mut child = cmd.spawn().unwrap();
     let mut pipes = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
