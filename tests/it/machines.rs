@@ -64,7 +64,7 @@ impl Agent<'_> {
 
     #[track_caller]
     fn git(&self, dir: &Path, args: &[&str]) -> String {
-        let mut c = self.command(Path::new("/usr/bin/git"), dir);
+        let mut c = self.command(Path::new("git"), dir);
         c.args(args);
         let out = run(&mut c, format!("(as {}) git {}", self.id, args.join(" ")));
         assert_eq!(out.code, Some(0), "{}", out.report());
