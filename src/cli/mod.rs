@@ -656,7 +656,7 @@ pub struct WorktreeCreateArgs {
     #[arg(long)]
     pub user_approved: bool,
     /// The repository to make the worktree in (default: the git repository the blackboard is
-    /// in).
+    /// in; for a git board, the clone the command runs in).
     #[arg(long, value_name = "DIR")]
     pub repo_root: Option<PathBuf>,
 }

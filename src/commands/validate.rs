@@ -58,7 +58,6 @@ fn lifecycle(fm: &crate::board::frontmatter::Frontmatter) -> serde_json::Value {
 /// gone after the cleanup. `(false, [])` when there is nothing to check here (no repository
 /// recorded, or it is not on this machine).
 fn check_here(fm: &crate::board::frontmatter::Frontmatter) -> (bool, Vec<serde_json::Value>) {
-    use crate::board::frontmatter::Phase;
     use std::path::Path;
     let Some(root) = fm.audit.repo_root.as_deref().map(Path::new) else {
         return (false, vec![]);
@@ -69,14 +68,6 @@ fn check_here(fm: &crate::board::frontmatter::Frontmatter) -> (bool, Vec<serde_j
     let mut out = vec![];
     let mut push = |name: &str, ok: bool, detail: String| {
         out.push(json!({"name": name, "ok": ok, "detail": detail}));
-    };
-    let past = |p: Phase| {
-        fm.phase == p
-            || matches!(
-                (p, fm.phase),
-                (Phase::Committed, Phase::Merged | Phase::CleanedUp)
-                    | (Phase::Merged, Phase::CleanedUp)
-            )
     };
     if let Some(sha) = fm.audit.commit_sha.as_deref() {
         match crate::repo::commit(root, sha) {
@@ -94,12 +85,9 @@ fn check_here(fm: &crate::board::frontmatter::Frontmatter) -> (bool, Vec<serde_j
                         format!("its tree is {tree}; the approved tree is {want}"),
                     );
                 }
-                if let Some(into) = fm
-                    .audit
-                    .merged_into
-                    .as_deref()
-                    .filter(|_| past(Phase::Merged))
-                {
+                // Each step is checked when the board records it: the merge by `merged_into`,
+                // the cleanup by `worktree_removed`.
+                if let Some(into) = fm.audit.merged_into.as_deref() {
                     let tip = crate::repo::branch(root, into).ok().flatten();
                     let ok = tip
                         .as_deref()
@@ -121,7 +109,7 @@ fn check_here(fm: &crate::board::frontmatter::Frontmatter) -> (bool, Vec<serde_j
             ),
         }
     }
-    if past(Phase::CleanedUp)
+    if fm.audit.worktree_removed == Some(true)
         && let Some(wt) = fm.worktree.as_deref()
     {
         let gone = !Path::new(wt).exists();
