@@ -199,3 +199,49 @@ impl Interrupt {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    #[test]
+    fn an_interrupt_ends_a_wait_at_once_and_every_later_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let board = dir.path().join("t.md");
+        for mut waiter in [Waiter::new(&board), Waiter::polling()] {
+            let heard = std::sync::Arc::new(Mutex::new(Vec::new()));
+            let said = heard.clone();
+            let interrupt = Interrupt::new(move |what| said.lock().unwrap().push(what.to_string()));
+            waiter.interrupted_by(&interrupt);
+            interrupt.waiting("the doer");
+            let firing = interrupt.clone();
+            let fired = std::thread::spawn(move || firing.fire());
+            let started = Instant::now();
+            assert!(waiter.wait(Duration::from_secs(60)));
+            assert!(started.elapsed() < Duration::from_secs(30));
+            fired.join().unwrap();
+            assert!(interrupt.fired());
+            assert_eq!(*heard.lock().unwrap(), ["the doer"]);
+            // A waiter given a fired interrupt does not sleep at all.
+            let mut later = Waiter::polling();
+            later.interrupted_by(&interrupt);
+            let started = Instant::now();
+            assert!(later.wait(Duration::from_secs(60)));
+            assert!(started.elapsed() < Duration::from_secs(30));
+        }
+    }
+
+    #[test]
+    fn without_an_interrupt_a_wait_lasts_its_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut waiter = Waiter::new(&dir.path().join("t.md"));
+        let started = Instant::now();
+        // Nothing changed: false when notified (a polling waiter cannot tell, and says true).
+        let notified = waiter.is_notified();
+        assert_eq!(waiter.wait(Duration::from_millis(50)), !notified);
+        assert!(started.elapsed() >= Duration::from_millis(50));
+        let mut polling = Waiter::polling();
+        assert!(polling.wait(Duration::from_millis(50)));
+    }
+}
