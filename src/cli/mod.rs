@@ -2,6 +2,7 @@
 //! result to [`crate::commands`]; completions and the man page are generated from it too.
 
 pub mod ledger;
+pub mod mcp;
 pub mod migrate;
 
 use std::ffi::OsStr;
@@ -439,6 +440,14 @@ Examples:
   pair migrate task.md 'git+ssh://host/repo.git#refs/pair/task:task.md'
   pair migrate 'git+file:///srv/repo.git#refs/pair/task' task.md")]
     Migrate(crate::cli::migrate::MigrateArgs),
+
+    /// Serve the agent commands as MCP tools over stdio, for one agent on one blackboard.
+    #[command(after_help = "\
+Examples:
+  pair mcp task.md --agent alice
+  pair mcp --board task.md --agent doer --timeout 30
+  claude mcp add pair -- pair mcp --board task.md --agent alice")]
+    Mcp(crate::cli::mcp::McpArgs),
 }
 
 #[derive(Debug, Args)]
@@ -1445,6 +1454,7 @@ impl Cli {
             Cmd::Away(a) => not_stdin("away", &a.board),
             Cmd::Unrequire(a) => not_stdin("unrequire", &a.board),
             Cmd::Watch(a) => a.board.iter().try_for_each(|b| not_stdin("watch", b)),
+            Cmd::Mcp(a) => not_stdin("mcp", &a.board),
             Cmd::Validate(_)
             | Cmd::Demo(_)
             | Cmd::Skill(_)
@@ -1453,6 +1463,22 @@ impl Cli {
             | Cmd::Help(_) => Ok(()),
         }
     }
+}
+
+/// A parse error's message on one line: clap's, up to its usage block.
+pub fn parse_error_message(e: &clap::Error) -> String {
+    let detail = e.render().to_string();
+    detail
+        .split("\n\nUsage:")
+        .next()
+        .unwrap_or(&detail)
+        .split("\n\nFor more information")
+        .next()
+        .unwrap_or(&detail)
+        .trim_start_matches("error: ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The usage error when a command's blackboard is neither given nor defaulted.

@@ -90,10 +90,13 @@ pub fn poll(a: PollArgs, s: &Session) -> Result<Outcome> {
     } else {
         Waiter::new(&a.board)
     };
+    if let Some(interrupt) = s.interrupt() {
+        waiter.interrupted_by(interrupt);
+    }
     // Without --interval a git board's wait asks often at first (see GIT_SCHEDULE).
     let adaptive = git && a.interval.is_none();
     let result = wait_loop(&a, &mut waiter, start, deadline, interval, adaptive, s);
-    release(waiter);
+    release(waiter, s);
     result
 }
 
@@ -155,11 +158,24 @@ fn wait_loop(
                 Err(e) => Err(e),
             };
         }
+        if let Some(interrupt) = s.interrupt() {
+            interrupt.waiting(&match &last {
+                Ok(turn) => format!("{}: {}", turn.phase, turn.next.action),
+                Err(_) => format!("{} to be created", shown(&a.board)),
+            });
+        }
         let slice = (deadline - now).min(git_pause(now - start, interval, adaptive));
         waiter.wait(slice);
+        // An interrupted wait ends as one that timed out: with what it read last.
+        if s.interrupt().is_some_and(|i| i.fired()) {
+            return last.map(|turn| turn_outcome(&turn, Some(start.elapsed())));
+        }
         if !waiter.is_notified() && !crate::store::location::is_git(&a.board) {
             // Polling mode: the board may have appeared in a directory created meanwhile.
             *waiter = Waiter::new(&a.board);
+            if let Some(interrupt) = s.interrupt() {
+                waiter.interrupted_by(interrupt);
+            }
         }
     }
 }
@@ -200,7 +216,14 @@ fn announce_lost(e: &Error) {
 /// the process to exit pays it too). A short-lived child inherits a second descriptor, so our
 /// close is not the last one; the child closes its standard streams at once, waits until this
 /// process has exited, and pays the teardown where no one is waiting for it.
-fn release(waiter: Waiter) {
+///
+/// A process that outlives the command (a server, whose session has an interrupt) must not
+/// gather such children: a thread of its own pays the teardown and ends.
+fn release(waiter: Waiter, s: &Session) {
+    if s.interrupt().is_some() {
+        std::thread::spawn(move || drop(waiter));
+        return;
+    }
     #[cfg(target_os = "linux")]
     {
         let mut fds = [0 as libc::c_int; 2];

@@ -347,6 +347,9 @@ pub struct Session {
     /// The last git board read: its address, the commit it was read at and its bytes, so that
     /// a waiting `poll` whose remote has not moved asks only for the tip.
     last_read: std::cell::RefCell<Option<(String, String, Vec<u8>)>>,
+    /// What may end a wait early and hears when it sleeps: set when a server runs the command
+    /// (see [`Session::with_interrupt`]).
+    interrupt: Option<wait::Interrupt>,
 }
 
 impl Session {
@@ -356,6 +359,19 @@ impl Session {
             offline_reads,
             ..Session::default()
         }
+    }
+
+    /// Let `interrupt` end this command's waits and hear when they sleep. A command run so is
+    /// run by a process that outlives it (the MCP server): what it leaves behind is its own to
+    /// clean up, not the process exit's.
+    pub fn with_interrupt(mut self, interrupt: wait::Interrupt) -> Session {
+        self.interrupt = Some(interrupt);
+        self
+    }
+
+    /// The interrupt of this command's waits, when a server runs it.
+    pub fn interrupt(&self) -> Option<&wait::Interrupt> {
+        self.interrupt.as_ref()
     }
 
     /// Give each exchange with a git board's remote (a read, or a write with its retries) at

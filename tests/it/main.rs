@@ -32,6 +32,7 @@ mod line_endings;
 mod lock;
 mod machines;
 mod malformed;
+mod mcp;
 mod note;
 mod paths;
 mod pins;
