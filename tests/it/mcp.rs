@@ -3,8 +3,9 @@
 //! The tools, their schemas and the token budget are checked on the definitions the server
 //! lists; the server itself is driven by two clients nobody here wrote: the official MCP Python
 //! SDK (a doer and a reviewer server on one board, through a whole lifecycle) and the MCP
-//! Inspector's command-line mode. Both are installed by `scripts/mcp-clients.sh` (run by
-//! `.ci/run`); without them the tests that need them are skipped and recorded, except under CI.
+//! Inspector's command-line mode. Both are installed by `scripts/mcp-clients.sh`, which these
+//! tests run themselves when the clients are missing (and `.ci/run` runs first); where it cannot
+//! install them the tests that need them are skipped and recorded, except under CI.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -489,16 +490,52 @@ fn mcp_needs_its_agent_and_a_board() {
 
 const MCP_PYTHON: Need = Need {
     what: "the MCP Python SDK (tests/mcp/requirements.txt) in target/mcp-clients/venv",
-    how: "run scripts/mcp-clients.sh (.ci/run does)",
+    how: "network access to PyPI and npm: the tests run scripts/mcp-clients.sh themselves",
 };
 
 const MCP_INSPECTOR: Need = Need {
     what: "the MCP Inspector (tests/mcp/package-lock.json) in target/mcp-clients/npm",
-    how: "run scripts/mcp-clients.sh (.ci/run does)",
+    how: "network access to PyPI and npm: the tests run scripts/mcp-clients.sh themselves",
 };
 
 fn clients_dir() -> PathBuf {
     prereq::skip_file().with_file_name("mcp-clients")
+}
+
+/// Install the pinned clients (`scripts/mcp-clients.sh`) once per test run when they are missing,
+/// so that `cargo test` alone sets up what these tests need. Tests of several binaries may run it
+/// at once: a lock on a file beside the clients puts them in turn, and the script installs only
+/// what is missing. Whether it worked is for [`prereq::require`] to judge, by the files it made.
+fn install_clients() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if python().is_file() && inspector().is_file() {
+            return;
+        }
+        let dir = clients_dir();
+        let _ = std::fs::create_dir_all(&dir);
+        let Ok(lock) = std::fs::File::create(dir.with_file_name("mcp-clients.lock")) else {
+            return;
+        };
+        if lock.lock().is_err() {
+            return;
+        }
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let target = dir.parent().map(Path::to_path_buf).unwrap_or_default();
+        let out = std::process::Command::new(manifest.join("scripts/mcp-clients.sh"))
+            .env("CARGO_TARGET_DIR", &target)
+            .current_dir(manifest)
+            .output();
+        match out {
+            Ok(o) if o.status.success() => {}
+            Ok(o) => eprintln!(
+                "scripts/mcp-clients.sh failed ({}): {}",
+                o.status,
+                String::from_utf8_lossy(&o.stderr)
+            ),
+            Err(e) => eprintln!("scripts/mcp-clients.sh did not run: {e}"),
+        }
+    });
 }
 
 fn python() -> PathBuf {
@@ -525,6 +562,7 @@ fn tool_names() -> String {
 
 #[test]
 fn the_python_sdk_runs_a_doer_and_a_reviewer_through_a_task() {
+    install_clients();
     if !prereq::require(&MCP_PYTHON, python().is_file()) {
         return;
     }
@@ -610,6 +648,7 @@ fn inspect(dir: &Path, board: &Path, method: &[&str]) -> Json {
 
 #[test]
 fn the_inspector_lists_the_tools_and_calls_poll() {
+    install_clients();
     if !prereq::require(
         &MCP_INSPECTOR,
         inspector().is_file() && prereq::on_path("node"),
