@@ -325,11 +325,13 @@ Examples:
       --undeclared-impact 'upload.rs now holds the pool lock' --title … --evidence … --fix …")]
     Object(crate::cli::ledger::ObjectArgs),
 
-    /// Say how an objection was fixed (the doer, while revising).
+    /// Say how an objection was fixed (the doer, while revising; once its gate has closed,
+    /// naming the submission that fixed it with --fixed-in).
     #[command(after_help = "\
 Examples:
   pair resolve task.md BLK-1 --agent doer --resolution 'Retries capped at 5' --surfaces src/upload.rs
-  pair resolve task.md BLK-2 --agent doer --resolution-file fix-blk-2.md")]
+  pair resolve task.md BLK-2 --agent doer --resolution-file fix-blk-2.md
+  pair resolve task.md ADV-1 --agent doer --fixed-in code:2 --resolution 'The constant is named now'")]
     Resolve(crate::cli::ledger::ResolveArgs),
 
     /// Dispute an objection (the doer); the arbiter rules on it.

@@ -796,6 +796,17 @@ fn step(actor: NextActor, handoff_to: Vec<String>, action: String, line: Option<
 /// Decide who acts next (SPEC §8, first matching rule wins), and what the agent that asked
 /// runs: its step when it is its turn, otherwise how to wait for the others.
 pub fn next(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
+    let mut next = waited(fm, agent, place);
+    // What the agent may settle on a closed gate, unless it is the step itself.
+    if next.optional.is_none() {
+        next.optional = crate::law::ledger::next::optional(fm, agent, place)
+            .filter(|o| next.command.as_ref() != Some(&o.command));
+    }
+    next
+}
+
+/// The step of [`next`] without the optional one: the agent's own on its turn, else the wait.
+fn waited(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
     let next = crate::law::ledger::next::steer(fm, agent, place, decide(fm, agent, place));
     if next.actor == NextActor::None || next.handoff_to.iter().any(|h| h == agent) {
         return next;

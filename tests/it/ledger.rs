@@ -1155,3 +1155,129 @@ fn the_verdicts_next_offers_on_a_ledger_board_are_each_accepted_as_given() {
     );
     assert_eq!(phase(&p), "CODE_SUBMITTED");
 }
+
+/// Run the argument vector `argv` (from `next.command` or `next.optional.command`) with its
+/// placeholders filled in by `fill`; every placeholder must be filled.
+#[track_caller]
+fn run_filled(argv: &Value, placeholders: &Value, fill: &[(&str, &str)]) -> Out {
+    let words: Vec<String> = argv
+        .as_array()
+        .unwrap_or_else(|| panic!("a command: {argv}"))
+        .iter()
+        .skip(1)
+        .map(|w| {
+            let w = w.as_str().unwrap();
+            match fill.iter().find(|(k, _)| *k == w) {
+                Some((_, v)) => v.to_string(),
+                None => {
+                    assert!(placeholders.get(w).is_none(), "{w} left unfilled: {argv}");
+                    w.to_string()
+                }
+            }
+        })
+        .collect();
+    pair(&words)
+}
+
+#[test]
+fn an_objection_left_open_on_a_gate_that_closed_is_settled_in_a_later_phase() {
+    let p = plan_review(&["--max-rounds", "3"]);
+    for title in ["Name the constant", "Log the retries", "Say why three"] {
+        object(&p, "alice", "advisory", "## Goal", title, &[]);
+    }
+    // Advisories never block: the plan is approved with ADV-1..3 open, and the gate closes.
+    verdict(&p, "alice", "APPROVED", &[]).code(0);
+    p.ok("doer", &["advance", "CODING", "--worktree", "{wt}"]);
+    p.ok("doer", &["submit", "code", "--note", "Staged: two."]);
+    assert_eq!(phase(&p), "CODE_SUBMITTED");
+    // While the code is under review, the doer may say the code fixed ADV-1: poll offers it as
+    // the optional step, naming the submission that fixed it.
+    let v = pair(["poll", p.p(), "--agent", "doer", "--json"])
+        .code(10)
+        .json();
+    let optional = &v["next"]["optional"];
+    assert_eq!(optional["command"][1], "resolve", "{v:#}");
+    assert_eq!(optional["command"][3], "ADV-1", "{v:#}");
+    assert!(
+        optional["placeholders"]["ROUND"]
+            .as_str()
+            .is_some_and(|r| r.contains("code:1") && !r.contains("plan:1")),
+        "{optional:#}"
+    );
+    // Without the round, or naming one before the objection, it is refused with the rounds
+    // that may be named.
+    p.refused("doer", &["resolve", "ADV-1", "--resolution", "named"], 4)
+        .mentions(&["--fixed-in", "code:1"]);
+    p.refused(
+        "doer",
+        &[
+            "resolve",
+            "ADV-1",
+            "--resolution",
+            "named",
+            "--fixed-in",
+            "plan:1",
+        ],
+        4,
+    )
+    .mentions(&["code:1"]);
+    let note =
+        p.b.aux_file("fixed.md", "The constant is named in the code.\n");
+    run_filled(
+        &optional["command"],
+        &optional["placeholders"],
+        &[("ROUND", "code:1"), ("FILE", note.to_str().unwrap())],
+    )
+    .code(0);
+    assert_eq!(state(&p, "ADV-1"), "resolved");
+    assert!(
+        p.text()
+            .contains("Fixed in code round 1 (after the plan gate closed)."),
+        "{}",
+        p.text()
+    );
+    // Alice's review turn offers the acceptance first, as the command to run.
+    let v = pair(["poll", p.p(), "--agent", "alice", "--json"])
+        .code(0)
+        .json();
+    assert_eq!(v["next"]["command"][1], "accept", "{v:#}");
+    assert_eq!(v["next"]["command"][3], "ADV-1", "{v:#}");
+    run_filled(&v["next"]["command"], &v["next"]["placeholders"], &[]).code(0);
+    assert_eq!(state(&p, "ADV-1"), "accepted");
+    verdict(&p, "alice", "APPROVED", &[]).code(0);
+    assert_eq!(phase(&p), "READY_TO_COMMIT");
+    // After the last approval: the doer resolves ADV-2, and alice, whose turn it is not, is
+    // offered the acceptance as her optional step.
+    let v = pair(["poll", p.p(), "--agent", "doer", "--json"])
+        .code(0)
+        .json();
+    let optional = &v["next"]["optional"];
+    assert_eq!(optional["command"][3], "ADV-2", "{v:#}");
+    run_filled(
+        &optional["command"],
+        &optional["placeholders"],
+        &[("ROUND", "code:1"), ("FILE", note.to_str().unwrap())],
+    )
+    .code(0);
+    let v = pair(["poll", p.p(), "--agent", "alice", "--json"])
+        .code(10)
+        .json();
+    let optional = &v["next"]["optional"];
+    assert_eq!(optional["command"][1], "accept", "{v:#}");
+    assert_eq!(optional["command"][3], "ADV-2", "{v:#}");
+    run_filled(&optional["command"], &optional["placeholders"], &[]).code(0);
+    // Its raiser withdraws ADV-3 in READY_TO_COMMIT.
+    p.ok(
+        "alice",
+        &["withdraw", "ADV-3", "--reason", "Covered by the code"],
+    );
+    assert_eq!(
+        [state(&p, "ADV-2"), state(&p, "ADV-3")],
+        ["accepted", "withdrawn"]
+    );
+    let open = pair(["objections", p.p(), "--open", "--json"])
+        .code(0)
+        .json();
+    assert_eq!(open["objections"], serde_json::json!([]), "{open:#}");
+    pair(["validate", p.p()]).code(0);
+}

@@ -48,6 +48,16 @@ pub fn describe(fm: &Frontmatter) -> Option<String> {
             open.join(", ")
         }
     ));
+    // Everything still to be settled, so an advisory left open is not lost from sight.
+    let unsettled: Vec<String> = l
+        .objections
+        .iter()
+        .filter(|o| o.state.is_unsettled())
+        .map(|o| format!("{} ({} {}, {})", o.id, o.gate, o.severity, o.state))
+        .collect();
+    if !unsettled.is_empty() {
+        parts.push(format!("unsettled: {}", unsettled.join(", ")));
+    }
     Some(parts.join(" · "))
 }
 
