@@ -321,9 +321,10 @@ pub fn status(a: StatusArgs, s: &Session) -> Result<Outcome> {
         ));
     }
     text.push_str(&reviewer_table(fm, &style));
-    if let Some(l) = crate::board::ledger::describe(fm) {
-        text.push_str(&format!("ledger      {}\n", escape(&l)));
-    }
+    text.push_str(&format!(
+        "ledger      {}\n",
+        escape(&crate::board::ledger::line(fm))
+    ));
     if let Some(doer) = fm.doer().and_then(|d| fm.agent(d).map(|ag| (d, ag))) {
         let last = doer
             .1

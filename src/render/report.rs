@@ -77,8 +77,11 @@ pub struct Turn {
     pub agent: AgentBlock,
     pub next: Next,
     pub your_turn: bool,
-    /// The objection ledger's open items, gates and stop reason (null without a ledger).
-    pub objections: Option<crate::board::ledger::Summary>,
+    /// Whether the board uses the objection ledger, and its open items, gates and stop reason.
+    pub objections: crate::board::ledger::Summary,
+    /// The ledger in one line, for the text output.
+    #[serde(skip)]
+    pub ledger_line: String,
 }
 
 /// The command that prints the diff under review exactly as pinned (see
@@ -163,6 +166,7 @@ impl Turn {
             your_turn: next.handoff_to.iter().any(|h| h == agent),
             next,
             objections: crate::board::ledger::summary_of(fm),
+            ledger_line: crate::board::ledger::line(fm),
         }
     }
 
@@ -195,6 +199,7 @@ impl Turn {
             ));
         }
         out.push_str(&self.render_review(style));
+        out.push_str(&format!("ledger      {}\n", escape(&self.ledger_line)));
         out.push_str(&self.render_where());
         out
     }

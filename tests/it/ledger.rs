@@ -1281,3 +1281,34 @@ fn an_objection_left_open_on_a_gate_that_closed_is_settled_in_a_later_phase() {
     assert_eq!(open["objections"], serde_json::json!([]), "{open:#}");
     pair(["validate", p.p()]).code(0);
 }
+
+#[test]
+fn poll_and_status_say_whether_the_board_uses_the_ledger_from_its_first_line() {
+    let p = plan_review(&[]);
+    for (out, what) in [
+        (pair(["poll", p.p(), "--agent", "alice", "--json"]), "poll"),
+        (pair(["status", p.p(), "--json"]), "status"),
+    ] {
+        let v = out.json();
+        let o = &v["objections"];
+        assert_eq!(o["in_use"], false, "{what}: {o:#}");
+        assert_eq!(o["max_rounds"], Value::Null, "{what}: {o:#}");
+        assert_eq!(o["unsettled"], serde_json::json!([]), "{what}: {o:#}");
+    }
+    for cmd in ["poll", "status"] {
+        pair([cmd, p.p(), "--agent", "alice"]).mentions(&["ledger      not in use", "pair object"]);
+    }
+    // The first objection turns it on.
+    object(&p, "alice", "advisory", "## Goal", "Name it", &[]);
+    let v = pair(["poll", p.p(), "--agent", "alice", "--json"]).json();
+    assert_eq!(v["objections"]["in_use"], true, "{v:#}");
+    assert_eq!(v["objections"]["max_rounds"], 3, "{v:#}");
+    assert_eq!(v["objections"]["unsettled"][0]["id"], "ADV-1", "{v:#}");
+    pair(["poll", p.p(), "--agent", "alice"])
+        .mentions(&["ledger      1 objection(s)", "ADV-1 (plan advisory, open)"]);
+    // A board made with a round cap uses it before any objection.
+    let capped = plan_review(&["--max-rounds", "2"]);
+    let v = pair(["status", capped.p(), "--json"]).json();
+    assert_eq!(v["objections"]["in_use"], true, "{v:#}");
+    assert_eq!(v["objections"]["max_rounds"], 2, "{v:#}");
+}

@@ -28,7 +28,7 @@ pub mod form;
 pub mod status;
 
 pub use form::{emit, from_node, summary, to_node};
-pub use status::{GateSummary, Summary, Unsettled, describe, summary_of};
+pub use status::{GateSummary, Summary, Unsettled, describe, line, summary_of};
 
 crate::board::frontmatter::word_enum!(
     /// How much an objection weighs: a blocking one keeps its gate from being approved.
