@@ -114,8 +114,9 @@ pub enum RulingArg {
     RejectRework,
 }
 
-/// A reason, inline or in a file.
+/// A reason, inline or in a file: one of the two is required (the usage line shows it).
 #[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
 pub struct ReasonText {
     /// Why (recorded).
     #[arg(long, value_name = "TEXT", conflicts_with = "reason_file")]

@@ -922,6 +922,7 @@ pub struct InitArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("waiting").args(["wait", "through_blocked"]).multiple(true)))]
 pub struct PollArgs {
     /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
     #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
@@ -932,22 +933,22 @@ pub struct PollArgs {
     /// Block until it is your turn or the phase is terminal (or the blackboard appears).
     #[arg(long)]
     pub wait: bool,
-    /// With --wait: keep waiting while the work is BLOCKED (until the doer unblocks it, or it
-    /// stops), instead of returning at once with exit 12.
-    #[arg(long, requires = "wait")]
+    /// Wait (it implies --wait), and keep waiting while the work is BLOCKED (until the doer
+    /// unblocks it, or it stops), instead of returning at once with exit 12.
+    #[arg(long)]
     pub through_blocked: bool,
     /// With --wait: give up after this many seconds (exit 10).
     #[arg(
         long,
         default_value_t = 600.0,
         value_name = "SECONDS",
-        requires = "wait"
+        requires = "waiting"
     )]
     pub timeout: f64,
     /// With --wait: re-check this often: for a git board, how often the remote is asked for
     /// the ref's tip (default 5); for a file, where file notifications are unavailable
     /// (default 60).
-    #[arg(long, value_name = "SECONDS", requires = "wait")]
+    #[arg(long, value_name = "SECONDS", requires = "waiting")]
     pub interval: Option<f64>,
 }
 

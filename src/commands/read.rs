@@ -72,7 +72,8 @@ fn turn_outcome(turn: &Turn, waited: Option<Duration>) -> Outcome {
 
 pub fn poll(a: PollArgs, s: &Session) -> Result<Outcome> {
     agent_arg("--agent", &a.agent)?;
-    if !a.wait {
+    // Sleeping through a block is a way of waiting: --through-blocked implies --wait.
+    if !a.wait && !a.through_blocked {
         return Ok(turn_outcome(&poll_once(&a, s)?, None));
     }
     let timeout = super::timeout(a.timeout)?;
@@ -256,7 +257,9 @@ pub fn status(a: StatusArgs, s: &Session) -> Result<Outcome> {
         .clone()
         .or_else(|| fm.doer().map(String::from))
         .unwrap_or_default();
-    let turn = Turn::new(fm, &agent, &shown(&a.board), &super::place(&a.board, fm));
+    let mut turn = Turn::new(fm, &agent, &shown(&a.board), &super::place(&a.board, fm));
+    // Without --agent, whoever runs it reads the doer's point of view in the third person.
+    turn.asked_by_agent = a.agent.is_some();
     let sections: Vec<SectionInfo> = loaded
         .valid
         .doc

@@ -614,8 +614,10 @@ pub struct Next {
     /// Each placeholder word of `command` (a whole argument in capitals) and what to put there.
     pub placeholders: BTreeMap<String, String>,
     /// A step the agent may take but need not, outside the turn: in COMMITTED, the doer's
-    /// record of the merge once the user asks for it; in MERGED, the record of the clean-up.
-    /// COMMITTED is terminal, so it is never [`Next::command`].
+    /// record of the merge once the user asks for it; in MERGED, the record of the clean-up;
+    /// in BLOCKED, the doer's `unblock` once the user says the work can resume; on a board that
+    /// uses the ledger, settling what is left open on a gate that has closed. A terminal phase
+    /// is nobody's turn, so this is never [`Next::command`] there.
     pub optional: Option<Optional>,
 }
 
@@ -1086,15 +1088,32 @@ fn terminal(fm: &Frontmatter, agent: &str, doer: &str, place: &Place) -> Next {
     let is_doer = agent == doer;
     let row = doer_next(fm).map(|t| row_command(t, doer, fm, place));
     let (action, line) = match (fm.phase, row) {
-        (P::Blocked, Some(line)) if is_doer => (
-            format!(
-                "The blackboard is BLOCKED{}; `pair status {b}` shows who blocked it and why. \
-                 Ask the user; when they say the work can resume, run `{}`.",
-                blocked_from_text(fm),
-                line.shell()
-            ),
-            Some(line),
-        ),
+        // BLOCKED is terminal (SPEC §3): nobody's turn. Only the doer resumes it, and only when
+        // the user says so: its `unblock` is the optional step, never the next command, so the
+        // exit code (12), `your_turn` and `next` say the same.
+        (P::Blocked, Some(line)) if is_doer => {
+            let optional = Optional {
+                action: format!(
+                    "Only when the user says the work can resume, resume it: `{}`.",
+                    line.shell()
+                ),
+                command: line.argv,
+                placeholders: line.placeholders,
+            };
+            let mut next = step(
+                NextActor::None,
+                vec![],
+                format!(
+                    "The blackboard is BLOCKED{}, which is nobody's turn: `pair status {b}` shows \
+                     who blocked it and why. Ask the user; when they say the work can resume, \
+                     unblock it (`next.optional`).",
+                    blocked_from_text(fm)
+                ),
+                None,
+            );
+            next.optional = Some(optional);
+            return next;
+        }
         (P::Blocked, _) => {
             let line = wait_command(agent, fm, place);
             (

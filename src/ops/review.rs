@@ -64,12 +64,34 @@ pub fn claim(fm: &mut Frontmatter, ctx: &Ctx) -> Result<Edit> {
     let row = TRANSITIONS
         .iter()
         .find(|t| t.command == Command::Claim && t.from.matches(from));
-    let summary = match row.map(|t| t.to) {
-        Some(To::Phase(to)) => {
-            set_phase(fm, ctx, to);
-            format!("{} claimed the review: {from} → {to}", ctx.agent)
+    // Every claim says the same two things: what became of the phase and of the status.
+    let what = match from.review_target() {
+        Some(t) => {
+            let (noun, unit) = target_noun(t);
+            format!("{} {unit} {}", noun.to_lowercase(), fm.counter(t))
         }
-        _ => format!("{} is reviewing ({from})", ctx.agent),
+        None => "the review".to_string(),
+    };
+    let was = fm.agent(&ctx.agent).map(|a| a.status);
+    let summary = match (row.map(|t| t.to), was) {
+        (Some(To::Phase(to)), _) => {
+            set_phase(fm, ctx, to);
+            format!(
+                "{} claimed {what}: phase {from} → {to}; status REVIEWING",
+                ctx.agent
+            )
+        }
+        (_, Some(Status::Reviewing)) => format!(
+            "{} claimed {what} again: nothing changed (phase stays {from}: a claim moves only a \
+             *_SUBMITTED phase; status already REVIEWING)",
+            ctx.agent
+        ),
+        (_, was) => format!(
+            "{} claimed {what}: phase stays {from} (a claim moves only a *_SUBMITTED phase); \
+             status {} → REVIEWING",
+            ctx.agent,
+            was.map_or("none", |s| s.as_str())
+        ),
     };
     touch(fm, ctx, Some(Status::Reviewing));
     Ok(Edit {

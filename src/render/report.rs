@@ -82,6 +82,11 @@ pub struct Turn {
     /// The ledger in one line, for the text output.
     #[serde(skip)]
     pub ledger_line: String,
+    /// Whether the report is for the agent who asked (`--agent`), or read by a third person
+    /// (`status` without `--agent`, from the doer's point of view): "your turn" or "doer's
+    /// turn" in the text.
+    #[serde(skip)]
+    pub asked_by_agent: bool,
 }
 
 /// The command that prints the diff under review exactly as pinned (see
@@ -167,6 +172,7 @@ impl Turn {
             next,
             objections: crate::board::ledger::summary_of(fm),
             ledger_line: crate::board::ledger::line(fm),
+            asked_by_agent: true,
         }
     }
 
@@ -222,7 +228,14 @@ impl Turn {
         out.push_str(&format!(
             "phase       {}{}\n",
             style.phase(self.phase.as_str()),
-            if self.terminal { " (terminal)" } else { "" }
+            match self.phase {
+                // Terminal, but not the end: the doer resumes it.
+                Phase::Blocked =>
+                    " (nobody's turn until the doer runs `pair unblock`, when the \
+                                   user says the work can resume)",
+                _ if self.terminal => " (terminal)",
+                _ => "",
+            }
         ));
         let who = match self.next.actor {
             NextActor::None => "nobody".to_string(),
@@ -231,8 +244,10 @@ impl Turn {
         };
         out.push_str(&format!(
             "next        {who}{}\n",
-            if self.your_turn {
+            if self.your_turn && self.asked_by_agent {
                 style.bold(&format!(" (your turn, {})", self.agent.id))
+            } else if self.your_turn {
+                style.bold(&format!(" ({}'s turn)", self.agent.id))
             } else {
                 String::new()
             }

@@ -1312,3 +1312,26 @@ fn poll_and_status_say_whether_the_board_uses_the_ledger_from_its_first_line() {
     assert_eq!(v["objections"]["in_use"], true, "{v:#}");
     assert_eq!(v["objections"]["max_rounds"], 2, "{v:#}");
 }
+
+#[test]
+fn withdraw_shows_its_reason_is_required_and_a_refusal_says_where_it_is_allowed() {
+    // The usage line says --reason (or --reason-file) is required.
+    let help = pair(["withdraw", "--help"]);
+    help.code(0)
+        .mentions(&["<--reason <TEXT>|--reason-file <FILE>>"]);
+    // A gate awaiting a decision: its raiser may not withdraw now, and is told where it may.
+    let p = plan_review(&["--max-rounds", "1"]);
+    object(&p, "alice", "blocking", "## Goal", "Wrong", &[]);
+    verdict(&p, "alice", "CHANGES_REQUESTED", &["--objections", "BLK-1"]).code(0);
+    assert_eq!(phase(&p), "AWAITING_DECISION");
+    p.refused("alice", &["withdraw", "BLK-1"], 4)
+        .mentions(&["--reason"]);
+    p.refused("alice", &["withdraw", "BLK-1", "--reason", "Not needed"], 6)
+        .mentions(&[
+            "is allowed in",
+            "PLANNING_SUBMITTED, REVIEWING_PLAN",
+            "PLANNING, PLAN_CHANGES_REQUESTED",
+            "from PLAN_APPROVED on",
+            "The phase is AWAITING_DECISION",
+        ]);
+}
