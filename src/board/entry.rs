@@ -308,6 +308,61 @@ pub fn round(entries: &[Entry], target: Target, counter: u32) -> (Option<&Entry>
     (artifact, reviews)
 }
 
+/// The entries about objection `id` raised on `gate`: its raising (with the evidence and the
+/// suggested fix) and every later move recorded on it (resolution, challenge, ruling,
+/// acceptance, reopening, withdrawal), in body order. Each is a record of the gate's review
+/// section whose heading starts `WORD ID — `.
+pub fn of_objection<'a>(entries: &'a [Entry], gate: Target, id: &str) -> Vec<&'a Entry> {
+    let section = artifact_section(gate, true);
+    entries
+        .iter()
+        .filter(|e| e.kind == Kind::Record && e.section == section)
+        .filter(|e| {
+            let mut words = e.label.split(' ');
+            words.next().is_some() && words.next() == Some(id) && words.next().is_none()
+        })
+        .collect()
+}
+
+/// The section of `sections` a mistyped or guessed name most likely means: the same name in
+/// another case or within a few edits; else the section that holds the entries it names
+/// ("Analysis Reviews" are in "Root Cause Analysis", "Code reviews" in "Code Review Rounds");
+/// else the one sharing the most words with it. `None` when nothing is near.
+pub fn nearest_section<'a>(name: &str, sections: &[&'a str]) -> Option<&'a str> {
+    if let Some(s) = crate::board::suggest::closest(name, sections.iter().copied()) {
+        return Some(s);
+    }
+    let lower = name.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    // A word of the name, in the singular or the plural.
+    let names = |w: &str| {
+        words
+            .iter()
+            .any(|x| *x == w || x.strip_suffix('s') == Some(w) || w.strip_suffix('s') == Some(x))
+    };
+    for t in Target::ALL {
+        let (noun, _) = target_noun(*t);
+        let noun_words: Vec<String> = noun.to_lowercase().split(' ').map(str::to_string).collect();
+        let review = names("review") || names("verdict") || names("objection");
+        if noun_words.iter().all(|w| names(w)) {
+            let wanted = artifact_section(*t, review);
+            if let Some(s) = sections.iter().find(|s| **s == wanted) {
+                return Some(s);
+            }
+        }
+    }
+    let shared = |s: &str| s.to_lowercase().split(' ').filter(|w| names(w)).count();
+    sections
+        .iter()
+        .map(|s| (shared(s), *s))
+        .filter(|(n, _)| *n > 0)
+        .max_by_key(|(n, _)| *n)
+        .map(|(_, s)| s)
+}
+
 pub const DECISIONS: &str = "Decisions";
 
 /// The body section an artifact's submissions and reviews go to (SPEC §2.3).
@@ -368,6 +423,31 @@ mod tests {
             (h.kind, h.label.as_str(), h.agent.as_deref()),
             (Kind::Record, "Gate approved", Some("doer"))
         );
+    }
+
+    #[test]
+    fn a_guessed_section_name_gets_the_section_that_holds_what_it_names() {
+        let sections = [
+            "Goal",
+            "Evidence",
+            "Root Cause Analysis",
+            "Plan Revisions",
+            "Plan Reviews",
+            "Code Review Rounds",
+            "Decisions",
+        ];
+        for (name, want) in [
+            ("Analysis Reviews", "Root Cause Analysis"),
+            ("analysis", "Root Cause Analysis"),
+            ("Code reviews", "Code Review Rounds"),
+            ("plan review", "Plan Reviews"),
+            ("Plan", "Plan Revisions"),
+            ("Decision", "Decisions"),
+            ("evidence", "Evidence"),
+        ] {
+            assert_eq!(nearest_section(name, &sections), Some(want), "{name}");
+        }
+        assert_eq!(nearest_section("Zebra", &sections), None);
     }
 
     #[test]

@@ -294,14 +294,16 @@ Examples:
   pair check task.md --agent doer --time-limit 600 --name tests -- cargo test")]
     Check(CheckArgs),
 
-    /// Print entries of the body: the artifact under review and its round's reviews, the newest
-    /// entry (--latest), or a section.
+    /// Print entries of the body: the artifact under review, its round's reviews and the open
+    /// objections, the newest entry (--latest), one objection (--id), or a section.
     #[command(after_help = "\
 Examples:
   pair show task.md --latest
   pair show task.md
   pair show task.md 'Plan Reviews'
-  pair show task.md Decisions --latest --json")]
+  pair show task.md --id BLK-1
+  pair show task.md Decisions --latest --json
+  PAIR_BOARD=task.md pair show 'Root Cause Analysis'")]
     Show(ShowArgs),
 
     /// Print one Markdown document that rebuilds an agent's context from the blackboard alone.
@@ -585,19 +587,23 @@ pub struct StatsArgs {
 
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it and no SECTION
-    /// is given).
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it; then a lone
+    /// argument is the SECTION).
     #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
     pub board: PathBuf,
     #[command(flatten)]
     pub caller: Caller,
     /// A section of the body, spelled as its `## ` heading (default: the artifact of the current
-    /// round and the round's reviews).
+    /// round, the round's reviews and the objections still to be settled).
     #[arg(value_name = "SECTION")]
     pub section: Option<String>,
     /// Only the newest entry: the artifact alone, or the section's last entry.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "id")]
     pub latest: bool,
+    /// One objection (BLK-N, ADV-N, REG-N): its evidence and suggested fix, and every later
+    /// entry about it (resolutions, challenges, rulings, acceptance).
+    #[arg(long, value_name = "ID", conflicts_with = "section")]
+    pub id: Option<String>,
 }
 
 /// Whose context `pair brief` rebuilds.
@@ -1396,6 +1402,9 @@ impl Cli {
     /// Check what parsing leaves to check: no blackboard is `-` (a file literally named `-`;
     /// only `validate` reads `-` as stdin), and the internal `demo-agent` has its --board.
     pub fn resolve(&mut self) -> Result<()> {
+        if let Cmd::Show(a) = &mut self.command {
+            lone_section(a, self.global.default_board.as_deref());
+        }
         match &mut self.command {
             Cmd::Init(a) => not_stdin("init", &a.board),
             Cmd::Poll(a) => not_stdin("poll", &a.board),
@@ -1455,6 +1464,23 @@ impl Cli {
             | Cmd::Man(_)
             | Cmd::Help(_) => Ok(()),
         }
+    }
+}
+
+/// `pair show X` with the blackboard from --board or `$PAIR_BOARD`: the lone argument is the
+/// section (`pair show 'Plan Reviews'`), unless it names that board itself, a file that exists
+/// or a git board's address (then it is the board, as it always was).
+fn lone_section(a: &mut ShowArgs, default: Option<&Path>) {
+    let Some(default) = default else {
+        return;
+    };
+    let board_like = a.board == default
+        || a.board.exists()
+        || crate::store::location::is_git(&a.board)
+        || a.section.is_some();
+    if !board_like && let Some(name) = a.board.to_str() {
+        a.section = Some(name.to_string());
+        a.board = default.to_path_buf();
     }
 }
 

@@ -1335,3 +1335,86 @@ fn withdraw_shows_its_reason_is_required_and_a_refusal_says_where_it_is_allowed(
             "The phase is AWAITING_DECISION",
         ]);
 }
+
+#[test]
+fn show_and_brief_print_each_open_objection_with_its_evidence_and_fix() {
+    let p = Proto::init(&["--reviewers", "alice", "--yolo", "--rca"]);
+    p.ok("alice", &["register"]);
+    p.ok("doer", &["advance", "ANALYZING"]);
+    p.ok(
+        "doer",
+        &[
+            "submit",
+            "analysis",
+            "--note",
+            "The cause is the retry loop.",
+        ],
+    );
+    object(
+        &p,
+        "alice",
+        "blocking",
+        "## Goal",
+        "The cause is elsewhere",
+        &[],
+    );
+    verdict(&p, "alice", "CHANGES_REQUESTED", &["--objections", "BLK-1"]).code(0);
+    let with_board = |args: &[&str]| pair_env(args, &[("PAIR_BOARD", p.p())]);
+    // With the board from PAIR_BOARD a lone argument is the section; a wrong one gets the
+    // section that holds what it names, never `init`.
+    let wrong = with_board(&["show", "Analysis Reviews"]);
+    wrong
+        .code(4)
+        .mentions(&["did you mean \"Root Cause Analysis\"", "pair show"]);
+    assert!(!wrong.stderr.contains("init"), "{}", wrong.report());
+    with_board(&["show", "Root Cause Analysis"])
+        .code(0)
+        .mentions(&["Objection BLK-1", "It fails under load.", "Bound it."]);
+    // A board named on the command line is still the board.
+    with_board(&["show", p.p(), "--latest"])
+        .code(0)
+        .mentions(&["The cause is the retry loop."]);
+    // Plain show: the round, then each open objection with its evidence and suggested fix.
+    pair(["show", p.p()]).code(0).mentions(&[
+        "Objections still to be settled (BLK-1)",
+        "BLK-1 — open blocking on the analysis gate",
+        "Evidence:",
+        "It fails under load.",
+        "Suggested fix:",
+        "Bound it.",
+    ]);
+    let v = pair(["show", p.p(), "--json"]).code(0).json();
+    assert_eq!(v["objections"][0]["id"], "BLK-1", "{v:#}");
+    assert!(
+        v["objections"][0]["entries"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("Bound it."))
+    );
+    // The doer's brief says the same, not only "Objections: BLK-1.".
+    pair(["brief", p.p(), "--for", "doer"]).code(0).mentions(&[
+        "## Open objections",
+        "BLK-1 — open blocking on the analysis gate",
+        "It fails under load.",
+        "Bound it.",
+    ]);
+    // One objection, with what was said about it since.
+    p.ok(
+        "doer",
+        &[
+            "resolve",
+            "BLK-1",
+            "--resolution",
+            "Traced it to the cache.",
+        ],
+    );
+    pair(["show", p.p(), "--id", "BLK-1"]).code(0).mentions(&[
+        "BLK-1 — resolved blocking",
+        "It fails under load.",
+        "Bound it.",
+        "Resolution BLK-1",
+        "Traced it to the cache.",
+    ]);
+    pair(["show", p.p(), "--id", "BLK-9"])
+        .code(4)
+        .mentions(&["BLK-1"]);
+}
