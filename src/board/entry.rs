@@ -20,6 +20,9 @@ pub enum Kind {
     Submission,
     /// A reviewer's verdict on one counter.
     Review,
+    /// A reviewer's correction of its own review, made after the review's round closed
+    /// (`pair correct`): shown beside that review.
+    Correction,
     /// Anything else `pair` writes: notes, gate records, block/unblock/stop, audit steps.
     Record,
 }
@@ -63,6 +66,15 @@ pub struct Entry {
 }
 
 const SEP: &str = " — ";
+
+/// The first word of a correction's heading.
+const CORRECTION: &str = "Correction";
+
+/// The heading of `agent`'s correction of its review of `target`'s `counter`, written at `time`.
+pub fn correction_heading(target: Target, counter: u32, agent: &str, time: Timestamp) -> String {
+    let (noun, unit) = target_noun(target);
+    format!("{CORRECTION}{SEP}{noun} review{SEP}{unit} {counter}{SEP}{agent}{SEP}{time}")
+}
 const REPLACES: &str = " (replaces earlier verdict)";
 
 /// The text of a level-3 ATX heading line (`### X` → `X`), if the line is one.
@@ -150,6 +162,26 @@ pub fn parse_heading(text: &str) -> Option<Heading> {
                 verdict: verdict.parse().ok(),
                 time,
             });
+        }
+    }
+    // A correction: `Correction — Plan review — revision 2 — alice — T`.
+    if first == CORRECTION && parts.len() >= 5 {
+        for t in Target::ALL {
+            let (noun, unit) = target_noun(*t);
+            if parts[1] == format!("{noun} review")
+                && let Some(n) = numbered(parts[2], unit)
+            {
+                return Some(Heading {
+                    kind: Kind::Correction,
+                    label: format!("{first}{SEP}{}{SEP}{}", parts[1], parts[2]),
+                    target: Some(*t),
+                    followup: false,
+                    counter: Some(n),
+                    agent: agent_at(3),
+                    verdict: None,
+                    time,
+                });
+            }
         }
     }
     Some(Heading {
@@ -290,6 +322,37 @@ impl Entry {
     pub fn reviews(&self, target: Target, counter: u32) -> bool {
         self.kind == Kind::Review && self.target == Some(target) && self.counter == Some(counter)
     }
+
+    /// Whether this is a correction of `review` (the same reviewer, target and counter).
+    pub fn corrects(&self, review: &Entry) -> bool {
+        self.kind == Kind::Correction
+            && review.kind == Kind::Review
+            && self.target == review.target
+            && self.counter == review.counter
+            && self.agent == review.agent
+    }
+}
+
+/// The corrections of `review` among `entries`, in body order.
+pub fn corrections_of<'a>(entries: &'a [Entry], review: &Entry) -> Vec<&'a Entry> {
+    entries.iter().filter(|e| e.corrects(review)).collect()
+}
+
+/// Reviews in body order, each followed by its reviewer's corrections after the last review
+/// that reviewer gave of that counter: what `show` and `brief` print, a correction beside the
+/// review it corrects.
+pub fn with_corrections<'a>(all: &'a [Entry], reviews: &[&'a Entry]) -> Vec<&'a Entry> {
+    let mut out = Vec::new();
+    for (i, r) in reviews.iter().enumerate() {
+        out.push(*r);
+        let later = reviews[i + 1..]
+            .iter()
+            .any(|x| x.agent == r.agent && x.target == r.target && x.counter == r.counter);
+        if !later {
+            out.extend(corrections_of(all, r));
+        }
+    }
+    out
 }
 
 /// The entries of one round of a target: the submission of `counter` (the latest, if it was

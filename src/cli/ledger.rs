@@ -83,7 +83,7 @@ pub struct ResolveArgs {
 }
 
 /// A submission named as GATE:N.
-fn round_arg(s: &str) -> Result<(crate::board::frontmatter::Target, u32), String> {
+pub(crate) fn round_arg(s: &str) -> Result<(crate::board::frontmatter::Target, u32), String> {
     crate::board::ledger::parse_round(s)
 }
 

@@ -204,6 +204,14 @@ Examples:
   cargo test 2>&1 | tail -20 | pair note task.md --agent doer --section Validation --code --note-file -")]
     Note(NoteArgs),
 
+    /// Correct your own review after its round has closed (a reviewer): the verdict stands, and
+    /// the correction is shown beside the review.
+    #[command(after_help = "\
+Examples:
+  pair correct task.md --agent alice --note-file correction.md
+  pair correct task.md --agent alice --review analysis:1 --note 'Line 42 is fine: the lock is held there'")]
+    Correct(CorrectArgs),
+
     /// Print exactly the artifact under review (the pinned diff or text); its SHA-256 on stderr.
     #[command(after_help = "\
 Examples:
@@ -1284,6 +1292,20 @@ pub struct NoteArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct CorrectArgs {
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
+    pub board: PathBuf,
+    #[command(flatten)]
+    pub common: WriteCommon,
+    /// Which of your reviews, as GATE:N (e.g. analysis:1); default: your latest review.
+    #[arg(long, value_name = "GATE:N", value_parser = crate::cli::ledger::round_arg)]
+    pub review: Option<(crate::board::frontmatter::Target, u32)>,
+    #[command(flatten)]
+    pub text: NoteText,
+}
+
+#[derive(Debug, Args)]
 pub struct DiffArgs {
     /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
     #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
@@ -1419,6 +1441,7 @@ impl Cli {
             Cmd::Unblock(a) => not_stdin("unblock", &a.board),
             Cmd::Stop(a) => not_stdin("stop", &a.board),
             Cmd::Note(a) => not_stdin("note", &a.board),
+            Cmd::Correct(a) => not_stdin("correct", &a.board),
             Cmd::WorktreePath(a) => not_stdin("worktree-path", &a.board),
             Cmd::Diff(a) => not_stdin("diff", &a.board),
             Cmd::Worktree(a) => match &a.action {

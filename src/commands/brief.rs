@@ -228,6 +228,11 @@ fn open_points(fm: &Frontmatter, all: &[Entry]) -> Part {
                         text.push('\n');
                     }
                     text.push_str(&e.markdown());
+                    // The reviewer's corrections, beside the review.
+                    for c in entry::corrections_of(all, e) {
+                        text.push('\n');
+                        text.push_str(&c.markdown());
+                    }
                 }
                 None => {
                     let (noun, unit) = target_noun(*t);
@@ -372,7 +377,7 @@ fn reviewer_parts(fm: &Frontmatter, doc: &Document, all: &[Entry], board: &str) 
     let prior: Vec<&Entry> = all
         .iter()
         .filter(|e| {
-            e.kind == Kind::Review
+            matches!(e.kind, Kind::Review | Kind::Correction)
                 && e.target == Some(target)
                 && !DOER_NOTES.contains(&e.section.as_str())
         })

@@ -31,7 +31,7 @@ pub fn run(a: ShowArgs, s: &Session) -> Result<Outcome> {
     let Some(target) = current_target(fm) else {
         let json = json!({
             "schema": SCHEMA, "path": board, "phase": fm.phase, "target": null, "counter": null,
-            "artifact": null, "reviews": [], "objections": [],
+            "artifact": null, "reviews": [], "corrections": [], "objections": [],
         });
         return Ok(Outcome::ok(
             json,
@@ -69,10 +69,20 @@ pub fn run(a: ShowArgs, s: &Session) -> Result<Outcome> {
             crate::text::shell_word(&board)
         ));
     }
-    for r in &reviews {
+    // Each review with its reviewer's corrections beside it.
+    for r in entry::with_corrections(&all, &reviews) {
         text.push('\n');
         text.push_str(&with_place(r));
     }
+    let corrections: Vec<&Entry> = reviews
+        .iter()
+        .flat_map(|r| entry::corrections_of(&all, r))
+        .fold(Vec::new(), |mut v, c| {
+            if !v.contains(&c) {
+                v.push(c);
+            }
+            v
+        });
     if !a.latest && reviews.is_empty() && artifact.is_some() {
         text.push_str(&format!(
             "\nNo reviews of {} {unit} {counter} yet.\n",
@@ -111,6 +121,7 @@ pub fn run(a: ShowArgs, s: &Session) -> Result<Outcome> {
         "counter": counter,
         "artifact": artifact,
         "reviews": reviews,
+        "corrections": corrections,
         "objections": open.iter().map(|o| objection_json(o, &all)).collect::<Vec<_>>(),
         "warnings": warnings,
     });

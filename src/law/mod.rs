@@ -264,6 +264,7 @@ fn verb(c: Command) -> &'static str {
         Command::Advance => "advance the phase",
         Command::Claim => "claim a review",
         Command::Verdict => "give a verdict",
+        Command::Correct => "correct a review",
         c => c.name(),
     }
 }

@@ -105,6 +105,8 @@ pub enum Command {
     Away,
     /// `pair unrequire`: the user removes a required reviewer that never registered.
     Unrequire,
+    /// `pair correct`: a reviewer corrects its own review after the review's round closed.
+    Correct,
 }
 
 impl Command {
@@ -132,6 +134,7 @@ impl Command {
             Command::Extend => "extend",
             Command::Away => "away",
             Command::Unrequire => "unrequire",
+            Command::Correct => "correct",
         }
     }
 
@@ -141,7 +144,9 @@ impl Command {
     pub fn actor(self) -> Actor {
         match self {
             // Outside the table (or, for a verdict, only its automatic move is there).
-            Command::Verdict | Command::Register | Command::Unregister => Actor::Reviewer,
+            Command::Verdict | Command::Register | Command::Unregister | Command::Correct => {
+                Actor::Reviewer
+            }
             Command::Note | Command::Check => Actor::Any,
             // The ledger's rules say who moves an objection.
             c if crate::law::ledger::is_ledger_command(c) => crate::law::ledger::actor(c),

@@ -935,6 +935,7 @@ fn every_command_line_of_the_skill_runs_as_given_through_a_whole_lifecycle() {
             "fix.md",
             "fix-blk-1.md",
             "grounds-blk-2.md",
+            "correction.md",
         ] {
             std::fs::write(dir.join(f), format!("What {f} says.\n")).unwrap();
         }
@@ -1332,6 +1333,26 @@ fn every_command_line_of_the_skill_runs_as_given_through_a_whole_lifecycle() {
     other("alice", &["accept", "REG-1"]);
     approve("alice");
     approve("bob");
+    // The code gate has closed with alice's advisory still open: the doer names the round that
+    // fixed it, alice takes it back; and she corrects her review, whose round has closed.
+    s.run(
+        r,
+        "pair resolve task.md ADV-1 --agent doer --fixed-in code:2 --resolution 'The constant is named now'",
+        &[],
+        0,
+    );
+    s.run(
+        r,
+        "pair withdraw task.md ADV-1 --agent alice --reason 'Covered by BLK-1'",
+        &[],
+        0,
+    );
+    s.run(
+        r,
+        "pair correct task.md --agent alice --note-file correction.md",
+        &[],
+        0,
+    );
     s.run(
         r,
         "pair block task.md --agent alice --reason 'Cannot reach the staging database'",
