@@ -566,9 +566,21 @@ fn the_round_cap_goes_to_a_decision_and_accept_records_the_risks_and_the_advice(
     let poll = pair(["poll", p.p(), "--agent", "doer", "--json"]).json();
     assert_eq!(poll["next"]["actor"], "user");
     assert_eq!(poll["next"]["command"][1], "decide");
+    // Each choice is accepted as given; a deferral names its escalation path, so it is a
+    // complete command of its own, the optional step.
     assert_eq!(
         poll["next"]["choices"],
-        serde_json::json!(["accept", "reject", "defer"])
+        serde_json::json!(["accept", "reject"])
+    );
+    let defer = &poll["next"]["optional"]["command"];
+    assert_eq!(defer[3], "defer", "{poll:#}");
+    assert!(
+        defer
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w == "--escalation"),
+        "{poll:#}"
     );
     // Several reviewers: the user decides; nobody decides alone.
     p.refused("alice", &["decide", "accept", "--reason", "fine"], 6);

@@ -279,11 +279,38 @@ fn decision(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
     let mut placeholders = BTreeMap::new();
     placeholders.insert(
         "DECISION".to_string(),
-        "one of `next.choices`: accept (approve, the open objections recorded as accepted risks), \
-         reject (stop the work) or defer (add --escalation human|parking-lot|blocked-pending:X)"
+        "one of `next.choices`: accept (approve, the open objections recorded as accepted risks) \
+         or reject (stop the work); to defer instead, run `next.optional`"
             .to_string(),
     );
     placeholders.insert("REASON".to_string(), "why".to_string());
+    // A deferral names its escalation path (a silent one is refused), so it is a command of its
+    // own, complete as given once filled in: the optional step.
+    let mut defer = argv("decide", place, agent, &["defer"]);
+    defer.extend([
+        "--reason".into(),
+        "REASON".into(),
+        "--escalation".into(),
+        "ESCALATION".into(),
+    ]);
+    if actor == NextActor::User {
+        defer.push("--user-approved".into());
+    }
+    let mut defer_placeholders = BTreeMap::new();
+    defer_placeholders.insert("REASON".to_string(), "why it is deferred".to_string());
+    defer_placeholders.insert(
+        "ESCALATION".to_string(),
+        "where the item goes: human, parking-lot or blocked-pending:X (X says what it waits for)"
+            .to_string(),
+    );
+    let optional = Optional {
+        action: format!(
+            "Or defer the decision (the board is BLOCKED until the doer unblocks it): `{}`.",
+            shell(&defer)
+        ),
+        command: defer,
+        placeholders: defer_placeholders,
+    };
     let asker = if actor == NextActor::User {
         "Ask the user to decide, then run"
     } else {
@@ -302,9 +329,9 @@ fn decision(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
             shell(&line)
         ),
         command: Some(line),
-        choices: Some(vec!["accept".into(), "reject".into(), "defer".into()]),
+        choices: Some(vec!["accept".into(), "reject".into()]),
         placeholders,
-        optional: None,
+        optional: Some(optional),
     }
 }
 
