@@ -455,7 +455,7 @@ fn initial(reviewers: &[&str], red_test: bool) -> Vec<u8> {
 }
 
 proptest! {
-    #![proptest_config(Config { cases: 48, max_shrink_iters: 64, failure_persistence: None, ..Config::default() })]
+    #![proptest_config(Config { cases: 32, max_shrink_iters: 64, failure_persistence: None, ..Config::default() })]
 
     #[test]
     fn every_open_objection_can_be_settled_from_every_reachable_state(
