@@ -195,6 +195,7 @@ impl Plan {
             Cmd::Advance(a) => (Some(a.board.clone()), false),
             Cmd::Block(a) | Cmd::Unblock(a) | Cmd::Stop(a) => (Some(a.board.clone()), false),
             Cmd::Note(a) => (Some(a.board.clone()), false),
+            Cmd::Correct(a) => (Some(a.board.clone()), false),
             Cmd::WorktreePath(a) => (Some(a.board.clone()), false),
             Cmd::Worktree(a) => match &a.action {
                 pair::cli::WorktreeAction::Create(c) => (Some(c.board.clone()), false),

@@ -205,6 +205,14 @@ Examples:
   cargo test 2>&1 | tail -20 | pair note task.md --agent doer --section Validation --code --note-file -")]
     Note(NoteArgs),
 
+    /// Correct your own review after its round has closed (a reviewer; the verdict stands, and
+    /// the correction is shown beside the review).
+    #[command(after_help = "\
+Examples:
+  pair correct task.md --agent alice --note-file correction.md
+  pair correct task.md --agent alice --review analysis:1 --note 'Line 42 is fine: the lock is held there'")]
+    Correct(CorrectArgs),
+
     /// Print exactly the artifact under review (the pinned diff or text); its SHA-256 on stderr.
     #[command(after_help = "\
 Examples:
@@ -246,7 +254,7 @@ Examples:
     )]
     DemoAgent(DemoAgentArgs),
 
-    /// Print the agent skill: how a doer or reviewer agent runs the protocol with `pair`.
+    /// Print the agent skill (how a doer or reviewer agent runs the protocol with `pair`).
     #[command(after_help = "\
 Examples:
   pair skill
@@ -284,8 +292,8 @@ Examples:
   pair worktree create task.md --agent doer --branch fix/upload --path /src/app/.worktrees/upload --user-approved --json")]
     Worktree(WorktreeArgs),
 
-    /// Run a validation command in the recorded worktree and record it, with the tree it ran on,
-    /// in Validation.
+    /// Run a check command in the recorded worktree and record it in Validation (with the tree it
+    /// ran on).
     #[command(after_help = "\
 Examples:
   pair check task.md --agent doer --name tests -- cargo test
@@ -295,17 +303,19 @@ Examples:
   pair check task.md --agent doer --time-limit 600 --name tests -- cargo test")]
     Check(CheckArgs),
 
-    /// Print entries of the body: the artifact under review and its round's reviews, the newest
-    /// entry (--latest), or a section.
+    /// Print the artifact under review with its round's reviews and open objections (or the
+    /// newest entry with --latest, one objection with --id, or a section).
     #[command(after_help = "\
 Examples:
   pair show task.md --latest
   pair show task.md
   pair show task.md 'Plan Reviews'
-  pair show task.md Decisions --latest --json")]
+  pair show task.md --id BLK-1
+  pair show task.md Decisions --latest --json
+  PAIR_BOARD=task.md pair show 'Root Cause Analysis'")]
     Show(ShowArgs),
 
-    /// Print one Markdown document that rebuilds an agent's context from the blackboard alone.
+    /// Print one Markdown document that rebuilds an agent's context (from the blackboard alone).
     #[command(after_help = "\
 Examples:
   pair brief task.md --for doer
@@ -326,11 +336,13 @@ Examples:
       --undeclared-impact 'upload.rs now holds the pool lock' --title … --evidence … --fix …")]
     Object(crate::cli::ledger::ObjectArgs),
 
-    /// Say how an objection was fixed (the doer, while revising).
+    /// Say how an objection was fixed (the doer, while revising; once its gate has closed,
+    /// naming the submission that fixed it with --fixed-in).
     #[command(after_help = "\
 Examples:
   pair resolve task.md BLK-1 --agent doer --resolution 'Retries capped at 5' --surfaces src/upload.rs
-  pair resolve task.md BLK-2 --agent doer --resolution-file fix-blk-2.md")]
+  pair resolve task.md BLK-2 --agent doer --resolution-file fix-blk-2.md
+  pair resolve task.md ADV-1 --agent doer --fixed-in code:2 --resolution 'The constant is named now'")]
     Resolve(crate::cli::ledger::ResolveArgs),
 
     /// Dispute an objection (the doer); the arbiter rules on it.
@@ -419,8 +431,8 @@ Examples:
   pair away task.md --agent alice --clear")]
     Away(AwayArgs),
 
-    /// Remove a required reviewer that never registered, with the user's approval, and settle
-    /// the open round on the reviewers that remain.
+    /// Remove a required reviewer that never registered (with the user's approval; the open
+    /// round is settled on the reviewers that remain).
     #[command(after_help = "\
 Examples:
   pair unrequire task.md carol --agent doer --user-approved --reason 'carol is not coming'")]
@@ -592,19 +604,23 @@ pub struct StatsArgs {
 
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it and no SECTION
-    /// is given).
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it; then a lone
+    /// argument is the SECTION).
     #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
     pub board: PathBuf,
     #[command(flatten)]
     pub caller: Caller,
     /// A section of the body, spelled as its `## ` heading (default: the artifact of the current
-    /// round and the round's reviews).
+    /// round, the round's reviews and the objections still to be settled).
     #[arg(value_name = "SECTION")]
     pub section: Option<String>,
     /// Only the newest entry: the artifact alone, or the section's last entry.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "id")]
     pub latest: bool,
+    /// One objection (BLK-N, ADV-N, REG-N): its evidence and suggested fix, and every later
+    /// entry about it (resolutions, challenges, rulings, acceptance).
+    #[arg(long, value_name = "ID", conflicts_with = "section")]
+    pub id: Option<String>,
 }
 
 /// Whose context `pair brief` rebuilds.
@@ -638,8 +654,9 @@ pub struct WorktreeArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum WorktreeAction {
-    /// `git worktree add` on a new topic branch, recorded with the repository, base branch and
-    /// base commit in the same write as the move to RED_TESTING (red test required) or CODING.
+    /// Make the task's worktree on a new topic branch, recorded with the move to RED_TESTING or
+    /// CODING (`git worktree add`; the repository, base branch and base commit are recorded in the
+    /// same write, and RED_TESTING is the move when a red test is required).
     #[command(after_help = "\
 Examples:
   pair worktree create task.md --agent doer --user-approved
@@ -929,6 +946,7 @@ pub struct InitArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("waiting").args(["wait", "through_blocked"]).multiple(true)))]
 pub struct PollArgs {
     /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
     #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
@@ -939,22 +957,22 @@ pub struct PollArgs {
     /// Block until it is your turn or the phase is terminal (or the blackboard appears).
     #[arg(long)]
     pub wait: bool,
-    /// With --wait: keep waiting while the work is BLOCKED (until the doer unblocks it, or it
-    /// stops), instead of returning at once with exit 12.
-    #[arg(long, requires = "wait")]
+    /// Wait, and keep waiting while the work is BLOCKED (it implies --wait; until the doer
+    /// unblocks it, or it stops, instead of returning at once with exit 12).
+    #[arg(long)]
     pub through_blocked: bool,
     /// With --wait: give up after this many seconds (exit 10).
     #[arg(
         long,
         default_value_t = 600.0,
         value_name = "SECONDS",
-        requires = "wait"
+        requires = "waiting"
     )]
     pub timeout: f64,
     /// With --wait: re-check this often: for a git board, how often the remote is asked for
     /// the ref's tip (default 5); for a file, where file notifications are unavailable
     /// (default 60).
-    #[arg(long, value_name = "SECONDS", requires = "wait")]
+    #[arg(long, value_name = "SECONDS", requires = "waiting")]
     pub interval: Option<f64>,
 }
 
@@ -1148,8 +1166,8 @@ pub struct SubmitArgs {
     /// The user waived this step's predicate; the reason is recorded.
     #[arg(long, value_name = "REASON")]
     pub waive: Option<String>,
-    /// A red test's test files (repeat the flag, or separate with commas): pinned with the text,
-    /// so a verdict is refused if they change after the submission.
+    /// A red test's files, pinned with the text (repeat the flag, or separate with commas; a
+    /// verdict is refused if they change after the submission).
     #[arg(long, value_name = "FILE", value_delimiter = ',')]
     pub files: Vec<PathBuf>,
     /// Restart this gate's review rounds with a fresh objection ledger (old objections stay on
@@ -1188,8 +1206,8 @@ pub struct VerdictArgs {
     /// The revision (or round) you reviewed, as `poll` reported it.
     #[arg(long, value_name = "N")]
     pub revision: u32,
-    /// The SHA-256 of the artifact you read (as `pair diff` or `poll`'s `review.artifact`
-    /// gave it): the verdict is refused as stale (exit 3) unless it is the pinned one.
+    /// The SHA-256 of the artifact you read, checked against the pin (as `pair diff` or `poll`'s
+    /// `review.artifact` gave it; a stale one is refused, exit 3).
     #[arg(long, value_name = "SHA256")]
     pub artifact_sha256: Option<String>,
     #[command(flatten)]
@@ -1197,8 +1215,8 @@ pub struct VerdictArgs {
     /// With CHANGES_REQUESTED: the open blocking objections (yours, on this gate) it is about.
     #[arg(long, value_name = "IDS", value_delimiter = ',')]
     pub objections: Vec<String>,
-    /// With CHANGES_REQUESTED on a board that uses the ledger: request changes in free text
-    /// only, naming no objection (recorded in Decisions).
+    /// Request changes in free text only, naming no objection (with CHANGES_REQUESTED on a board
+    /// that uses the ledger; recorded in Decisions).
     #[arg(long)]
     pub no_objection_ids: bool,
 }
@@ -1279,6 +1297,20 @@ pub struct NoteArgs {
     /// Create a section that neither the template nor the blackboard has yet.
     #[arg(long)]
     pub new_section: bool,
+    #[command(flatten)]
+    pub text: NoteText,
+}
+
+#[derive(Debug, Args)]
+pub struct CorrectArgs {
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
+    pub board: PathBuf,
+    #[command(flatten)]
+    pub common: WriteCommon,
+    /// Which of your reviews, as GATE:N (e.g. analysis:1); default: your latest review.
+    #[arg(long, value_name = "GATE:N", value_parser = crate::cli::ledger::round_arg)]
+    pub review: Option<(crate::board::frontmatter::Target, u32)>,
     #[command(flatten)]
     pub text: NoteText,
 }
@@ -1402,6 +1434,9 @@ impl Cli {
     /// Check what parsing leaves to check: no blackboard is `-` (a file literally named `-`;
     /// only `validate` reads `-` as stdin), and the internal `demo-agent` has its --board.
     pub fn resolve(&mut self) -> Result<()> {
+        if let Cmd::Show(a) = &mut self.command {
+            lone_section(a, self.global.default_board.as_deref());
+        }
         match &mut self.command {
             Cmd::Init(a) => not_stdin("init", &a.board),
             Cmd::Poll(a) => not_stdin("poll", &a.board),
@@ -1416,6 +1451,7 @@ impl Cli {
             Cmd::Unblock(a) => not_stdin("unblock", &a.board),
             Cmd::Stop(a) => not_stdin("stop", &a.board),
             Cmd::Note(a) => not_stdin("note", &a.board),
+            Cmd::Correct(a) => not_stdin("correct", &a.board),
             Cmd::WorktreePath(a) => not_stdin("worktree-path", &a.board),
             Cmd::Diff(a) => not_stdin("diff", &a.board),
             Cmd::Worktree(a) => match &a.action {
@@ -1479,6 +1515,23 @@ pub fn parse_error_message(e: &clap::Error) -> String {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `pair show X` with the blackboard from --board or `$PAIR_BOARD`: the lone argument is the
+/// section (`pair show 'Plan Reviews'`), unless it names that board itself, a file that exists
+/// or a git board's address (then it is the board, as it always was).
+fn lone_section(a: &mut ShowArgs, default: Option<&Path>) {
+    let Some(default) = default else {
+        return;
+    };
+    let board_like = a.board == default
+        || a.board.exists()
+        || crate::store::location::is_git(&a.board)
+        || a.section.is_some();
+    if !board_like && let Some(name) = a.board.to_str() {
+        a.section = Some(name.to_string());
+        a.board = default.to_path_buf();
+    }
 }
 
 /// The usage error when a command's blackboard is neither given nor defaulted.

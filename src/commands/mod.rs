@@ -154,6 +154,7 @@ fn run_command(cli: Cli, s: &Session) -> Result<Outcome> {
         Cmd::Unblock(a) => semantic::unblock(a, s),
         Cmd::Stop(a) => semantic::stop(a, s),
         Cmd::Note(a) => semantic::note(a, s),
+        Cmd::Correct(a) => semantic::correct(a, s),
         Cmd::Diff(a) => diff::run(a, json, s),
         Cmd::WorktreePath(a) => worktree::run(a),
         Cmd::Worktree(a) => match a.action {
@@ -204,6 +205,7 @@ fn write_timeout(cmd: &Cmd) -> Option<f64> {
         Cmd::Advance(a) => a.common.timeout,
         Cmd::Block(a) | Cmd::Unblock(a) | Cmd::Stop(a) => a.common.timeout,
         Cmd::Note(a) => a.common.timeout,
+        Cmd::Correct(a) => a.common.timeout,
         Cmd::Worktree(a) => match &a.action {
             crate::cli::WorktreeAction::Create(c) => c.common.timeout,
         },

@@ -72,7 +72,8 @@ fn turn_outcome(turn: &Turn, waited: Option<Duration>) -> Outcome {
 
 pub fn poll(a: PollArgs, s: &Session) -> Result<Outcome> {
     agent_arg("--agent", &a.agent)?;
-    if !a.wait {
+    // Sleeping through a block is a way of waiting: --through-blocked implies --wait.
+    if !a.wait && !a.through_blocked {
         return Ok(turn_outcome(&poll_once(&a, s)?, None));
     }
     let timeout = super::timeout(a.timeout)?;
@@ -279,7 +280,9 @@ pub fn status(a: StatusArgs, s: &Session) -> Result<Outcome> {
         .clone()
         .or_else(|| fm.doer().map(String::from))
         .unwrap_or_default();
-    let turn = Turn::new(fm, &agent, &shown(&a.board), &super::place(&a.board, fm));
+    let mut turn = Turn::new(fm, &agent, &shown(&a.board), &super::place(&a.board, fm));
+    // Without --agent, whoever runs it reads the doer's point of view in the third person.
+    turn.asked_by_agent = a.agent.is_some();
     let sections: Vec<SectionInfo> = loaded
         .valid
         .doc
@@ -344,9 +347,10 @@ pub fn status(a: StatusArgs, s: &Session) -> Result<Outcome> {
         ));
     }
     text.push_str(&reviewer_table(fm, &style));
-    if let Some(l) = crate::board::ledger::describe(fm) {
-        text.push_str(&format!("ledger      {}\n", escape(&l)));
-    }
+    text.push_str(&format!(
+        "ledger      {}\n",
+        escape(&crate::board::ledger::line(fm))
+    ));
     if let Some(doer) = fm.doer().and_then(|d| fm.agent(d).map(|ag| (d, ag))) {
         let last = doer
             .1

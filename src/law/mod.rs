@@ -161,7 +161,8 @@ pub fn admit_phase(fm: &Frontmatter, id: &str, command: Command) -> Result<()> {
                 },
             ),
             Some(_) if phase == Phase::Blocked => refuse(format!(
-                "{message}; the doer resumes the work with `unblock`"
+                "{message} until the doer resumes the work with `unblock` (then it is allowed \
+                 again where its phase allows it); wait for that with `poll --through-blocked`"
             )),
             _ => refuse(message),
         });
@@ -263,6 +264,7 @@ fn verb(c: Command) -> &'static str {
         Command::Advance => "advance the phase",
         Command::Claim => "claim a review",
         Command::Verdict => "give a verdict",
+        Command::Correct => "correct a review",
         c => c.name(),
     }
 }
@@ -482,6 +484,27 @@ fn agent_diff(old: &Agent, new: &Agent) -> &'static str {
     "an unknown field"
 }
 
+/// The status `unblock` gives every agent other than the doer that the block left `BLOCKED` (the
+/// agent who blocked, or the arbiter who deferred): the block is over for everyone.
+pub const RESUMED: crate::board::frontmatter::Status = crate::board::frontmatter::Status::Idle;
+
+/// Whether `a → b` is the one change an `unblock` makes to another agent's entry: `BLOCKED`
+/// becomes [`RESUMED`], nothing else.
+fn resumed(
+    old: &Frontmatter,
+    new: &Frontmatter,
+    a: &crate::board::frontmatter::Agent,
+    b: &crate::board::frontmatter::Agent,
+) -> bool {
+    let unblock = old.phase == Phase::Blocked && old.blocked_from == Some(new.phase);
+    let mut same = b.clone();
+    same.status = a.status;
+    unblock
+        && a.status == crate::board::frontmatter::Status::Blocked
+        && b.status == RESUMED
+        && same == *a
+}
+
 /// Agent entries: removed only as a withdrawn registration ([`check_withdrawal`]), role fixed,
 /// each changed only by its own agent, added only by the agent itself, and a verdict given or
 /// replaced only in its open round on the current counter.
@@ -494,7 +517,7 @@ fn check_agents(old: &Frontmatter, new: &Frontmatter, writer: &str) -> Result<()
         if a.role != b.role {
             return Err(refuse(format!("field `agents.{id}.role` never changes")));
         }
-        if b != a && id != writer {
+        if b != a && id != writer && !resumed(old, new, a, b) {
             return Err(refuse(format!(
                 "field `agents.{id}.{}` belongs to {id}; {writer} may not change it",
                 agent_diff(a, b)

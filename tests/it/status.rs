@@ -512,3 +512,15 @@ fn status_is_coloured_on_a_terminal_unless_no_color_is_set() {
     assert!(!plain.contains('\x1b'), "{plain}");
     assert!(plain.contains("phase       DRAFT"), "{plain}");
 }
+
+#[test]
+fn status_without_agent_speaks_of_the_doers_turn_in_the_third_person() {
+    let p = planning();
+    // Whoever runs it without --agent reads the doer's point of view, not "your turn".
+    let anyone = pair(["status", p.p()]);
+    anyone.code(0);
+    assert!(!anyone.stdout.contains("your turn"), "{}", anyone.report());
+    anyone.mentions(&["via doer (doer's turn)"]);
+    // Named as the doer, it is the reader's own turn.
+    pair(["status", p.p(), "--agent", "doer"]).mentions(&["(your turn, doer)"]);
+}
