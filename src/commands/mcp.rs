@@ -260,7 +260,10 @@ impl ServerHandler for Server {
         let started = Instant::now();
         let Some(tool) = self.0.tools.iter().find(|t| t.name == request.name) else {
             return Err(McpError::invalid_params(
-                format!("no tool named {:?}", request.name),
+                format!(
+                    "no tool named {:?}: tools/list names the tools this server has",
+                    request.name
+                ),
                 None,
             ));
         };

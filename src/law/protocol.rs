@@ -1097,27 +1097,17 @@ fn terminal(fm: &Frontmatter, agent: &str, doer: &str, place: &Place) -> Next {
         // the user says so: its `unblock` is the optional step, never the next command, so the
         // exit code (12), `your_turn` and `next` say the same.
         (P::Blocked, Some(line)) if is_doer => {
-            let optional = Optional {
-                action: format!(
-                    "Only when the user says the work can resume, resume it: `{}`.",
-                    line.shell()
-                ),
-                command: line.argv,
-                placeholders: line.placeholders,
-            };
-            let mut next = step(
-                NextActor::None,
-                vec![],
-                format!(
-                    "The blackboard is BLOCKED{}, which is nobody's turn: `pair status {b}` shows \
-                     who blocked it and why. Ask the user; when they say the work can resume, \
-                     unblock it (`next.optional`).",
-                    blocked_from_text(fm)
-                ),
-                None,
+            let optional = format!(
+                "Only when the user says the work can resume, resume it: `{}`.",
+                line.shell()
             );
-            next.optional = Some(optional);
-            return next;
+            let action = format!(
+                "The blackboard is BLOCKED{}, which is nobody's turn: `pair status {b}` shows who \
+                 blocked it and why. Ask the user; when they say the work can resume, unblock it \
+                 (`next.optional`).",
+                blocked_from_text(fm)
+            );
+            return nobodys_turn(action, optional, line);
         }
         (P::Blocked, _) => {
             let line = wait_command(agent, fm, place);
@@ -1134,44 +1124,22 @@ fn terminal(fm: &Frontmatter, agent: &str, doer: &str, place: &Place) -> Next {
         // Terminal: nobody's turn and no next command; what the doer may still record is
         // optional, reported apart.
         (P::Committed, Some(line)) if is_doer => {
-            let optional = Optional {
-                action: format!(
-                    "Only when the user asks, merge the commit and record the merge: `{}`.",
-                    line.shell()
-                ),
-                command: line.argv,
-                placeholders: line.placeholders,
-            };
-            let mut next = step(
-                NextActor::None,
-                vec![],
-                "The work is COMMITTED, which is terminal: stop polling. Recording a merge later \
-                 is optional (`next.optional`)."
-                    .to_string(),
-                None,
+            let optional = format!(
+                "Only when the user asks, merge the commit and record the merge: `{}`.",
+                line.shell()
             );
-            next.optional = Some(optional);
-            return next;
+            let action = "The work is COMMITTED, which is terminal: stop polling. Recording a \
+                          merge later is optional (`next.optional`).";
+            return nobodys_turn(action.to_string(), optional, line);
         }
         (P::Merged, Some(line)) if is_doer => {
-            let optional = Optional {
-                action: format!(
-                    "Once the worktree is removed, record the clean-up: `{}`.",
-                    line.shell()
-                ),
-                command: line.argv,
-                placeholders: line.placeholders,
-            };
-            let mut next = step(
-                NextActor::None,
-                vec![],
-                "The work is MERGED, which is terminal: stop polling. Recording the clean-up \
-                 later is optional (`next.optional`)."
-                    .to_string(),
-                None,
+            let optional = format!(
+                "Once the worktree is removed, record the clean-up: `{}`.",
+                line.shell()
             );
-            next.optional = Some(optional);
-            return next;
+            let action = "The work is MERGED, which is terminal: stop polling. Recording the \
+                          clean-up later is optional (`next.optional`).";
+            return nobodys_turn(action.to_string(), optional, line);
         }
         (p, _) => (
             format!("The phase is {p}, which is terminal: stop polling."),
@@ -1179,6 +1147,17 @@ fn terminal(fm: &Frontmatter, agent: &str, doer: &str, place: &Place) -> Next {
         ),
     };
     step(NextActor::None, vec![], action, line)
+}
+
+/// Nobody's turn, with `line` as the step the agent may take outside it (`next.optional`).
+fn nobodys_turn(action: String, optional: String, line: Line) -> Next {
+    let mut next = step(NextActor::None, vec![], action, None);
+    next.optional = Some(Optional {
+        action: optional,
+        command: line.argv,
+        placeholders: line.placeholders,
+    });
+    next
 }
 
 fn blocked_from_text(fm: &Frontmatter) -> String {

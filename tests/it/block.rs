@@ -425,37 +425,29 @@ fn blocked_is_nobodys_turn_until_the_doer_runs_the_optional_unblock_and_then_nob
     let old = p.b.read();
     pair(["unblock", p.p(), "--agent", "doer", "--reason", "Back"]).code(0);
     let new = without_last_record(&p.b.read());
-    let copy = Board::new(&old);
-    let content = copy.aux_file("new.md", &new);
     let sha = sha256_hex(&old);
-    pair([
-        "write",
-        copy.p(),
-        "--content-file",
-        content.to_str().unwrap(),
-        "--expect-sha256",
-        &sha,
-        "--as",
-        "doer",
-    ])
-    .code(0);
+    // The doer's raw write of `content` onto a copy of the board as it was before the unblock.
+    let write_as_doer = |content: &[u8]| {
+        let copy = Board::new(&old);
+        let content = copy.aux_file("new.md", content);
+        pair([
+            "write",
+            copy.p(),
+            "--content-file",
+            content.to_str().unwrap(),
+            "--expect-sha256",
+            &sha,
+            "--as",
+            "doer",
+        ])
+    };
+    write_as_doer(&new).code(0);
     let forged = String::from_utf8(new)
         .unwrap()
         .replacen("status: IDLE", "status: APPROVED", 1);
-    let copy = Board::new(&old);
-    let content = copy.aux_file("forged.md", &forged);
-    pair([
-        "write",
-        copy.p(),
-        "--content-file",
-        content.to_str().unwrap(),
-        "--expect-sha256",
-        &sha,
-        "--as",
-        "doer",
-    ])
-    .code(6)
-    .mentions(&["agents.alice"]);
+    write_as_doer(forged.as_bytes())
+        .code(6)
+        .mentions(&["agents.alice"]);
 }
 
 #[test]

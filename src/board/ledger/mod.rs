@@ -483,16 +483,18 @@ pub fn gate_at(fm: &Frontmatter) -> Option<Target> {
         })
 }
 
+/// Whether gate `t` is being revised in phase `p`. The approved code gate takes follow-ups, so a
+/// resolution may come with one in READY_TO_COMMIT.
+fn revises(p: Phase, t: Target) -> bool {
+    revising(p) == Some(t) || (t == Target::Code && p == Phase::ReadyToCommit)
+}
+
 impl Stage {
     /// Whether gate `t` stands at this stage on the board.
     pub fn holds(self, fm: &Frontmatter, t: Target) -> bool {
         match self {
             Stage::Review => fm.phase.review_target() == Some(t),
-            // The approved code gate takes follow-ups: a resolution may come with one.
-            Stage::Revising => {
-                revising(fm.phase) == Some(t)
-                    || (t == Target::Code && fm.phase == Phase::ReadyToCommit)
-            }
+            Stage::Revising => revises(fm.phase, t),
             Stage::Decision => fm.phase == Phase::AwaitingDecision && pending_gate(fm) == Some(t),
             Stage::Closed => {
                 gate_at(fm).is_some_and(|g| g > t || fm.phase.outcome_of() == Some((t, true)))
@@ -526,9 +528,7 @@ impl Stage {
                 Phase::ALL
                     .iter()
                     .copied()
-                    .filter(|p| {
-                        revising(*p) == Some(t) || (t == Target::Code && *p == Phase::ReadyToCommit)
-                    })
+                    .filter(|p| revises(*p, t))
                     .collect(),
             ),
             Stage::Decision => format!("AWAITING_DECISION on the {t} gate"),
