@@ -369,6 +369,32 @@ impl Timestamp {
         Timestamp(DateTime::from_timestamp(now.timestamp(), 0).unwrap_or(now))
     }
 
+    /// The current time to the millisecond, as the journal records a write: as
+    /// [`Timestamp::now`] (`PAIR_NOW` included), with the milliseconds kept.
+    pub fn now_ms() -> Timestamp {
+        #[cfg(debug_assertions)]
+        if let Some(t) = std::env::var("PAIR_NOW")
+            .ok()
+            .and_then(|s| Timestamp::parse(&s))
+        {
+            return t;
+        }
+        let now = Utc::now();
+        Timestamp(DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now))
+    }
+
+    /// The time to the millisecond, always with three decimals (`2026-01-01T00:00:00.250Z`), as
+    /// a journal record writes it (a finer fraction is cut).
+    pub fn millis(&self) -> String {
+        let ms = chrono::Timelike::nanosecond(&self.0) / 1_000_000;
+        format!("{}.{ms:03}Z", self.0.format("%Y-%m-%dT%H:%M:%S"))
+    }
+
+    /// Milliseconds from `self` to `later` (negative when `later` is earlier).
+    pub fn millis_until(&self, later: Timestamp) -> i64 {
+        (later.0 - self.0).num_milliseconds()
+    }
+
     pub fn parse(s: &str) -> Option<Timestamp> {
         // A later version may write fractional seconds; they are kept.
         let (s, nanos) = crate::board::format::split_fraction(s)?;

@@ -159,7 +159,7 @@ impl Record {
         let dash = |o: Option<&str>| o.unwrap_or("-").to_string();
         let mut s = format!(
             "- at={} by={} cmd={} phase={}>{}",
-            self.at,
+            self.at.millis(),
             dash(self.by.as_deref()),
             self.command,
             dash(self.from.map(Phase::as_str)),

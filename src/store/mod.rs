@@ -184,7 +184,7 @@ pub(super) fn seal(
         new: &parsed.fm,
         turn: crate::law::protocol::turn(&parsed.fm),
         wait_us: wait.as_micros().try_into().unwrap_or(u64::MAX),
-        now: crate::board::frontmatter::Timestamp::now(),
+        now: crate::board::frontmatter::Timestamp::now_ms(),
     };
     let sealed = crate::board::journal::seal(bytes, &facts).map_err(|m| {
         Error::invalid(
