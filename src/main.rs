@@ -257,7 +257,7 @@ impl Plan {
             Cmd::Away(a) => (Some(a.board.clone()), false),
             Cmd::Unrequire(a) => (Some(a.board.clone()), false),
             Cmd::Watch(a) => (a.board.first().cloned(), false),
-            Cmd::Migrate(a) => (Some(a.to.clone()), false),
+            Cmd::Migrate(a) => (Some(a.to.clone().unwrap_or_else(|| a.from.clone())), false),
         };
         Plan {
             name,

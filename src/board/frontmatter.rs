@@ -530,6 +530,9 @@ pub struct Frontmatter {
     /// The board's format version (`format`; `None`: not written, which is format 1), see
     /// [`crate::board::format`].
     pub format: Option<u32>,
+    /// The journal as the last write left it (`journal`, on a board of format 2), see
+    /// [`crate::board::journal::Seal`].
+    pub journal: Option<crate::board::journal::Seal>,
     pub phase: Phase,
     pub phase_updated_at: Timestamp,
     pub yolo: bool,
@@ -1385,6 +1388,11 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
         None,
         crate::board::format::conv,
     );
+    let journal = f.opt(
+        crate::board::journal::SEAL_FIELD,
+        None,
+        crate::board::journal::Seal::conv,
+    );
     let phase = f.req("phase", conv_phase);
     let phase_updated_at = f.req("phase_updated_at", conv_timestamp);
     let yolo = f.opt("yolo", false, conv_bool);
@@ -1482,6 +1490,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
     Ok(Parsed {
         fm: Frontmatter {
             format,
+            journal,
             phase,
             phase_updated_at,
             yolo,
@@ -1735,9 +1744,9 @@ mod tests {
             assert_eq!(errs[0].field, "format", "{bad}: {errs:?}");
             assert_eq!(errs[0].line, Some(21), "{bad}: {errs:?}");
         }
-        let newer = parse(&format!("format: 2\n{SAMPLE}")).unwrap();
+        let newer = parse(&format!("format: 3\n{SAMPLE}")).unwrap();
         assert!(newer.warnings.iter().any(|w| w.field == "format"));
-        let broken = parse(&format!("format: 2\n{SAMPLE}").replace("DRAFT\nphase_", "NEW\nphase_"));
+        let broken = parse(&format!("format: 3\n{SAMPLE}").replace("DRAFT\nphase_", "NEW\nphase_"));
         let errs = broken.unwrap_err();
         assert!(
             errs.last().unwrap().message.contains("upgrade pair"),

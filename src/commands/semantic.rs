@@ -120,6 +120,7 @@ where
         operation: operation.to_string(),
         usage: (&common.usage).try_into()?,
         publish,
+        repair: false,
     };
     let committed = transaction::transact(
         board,
