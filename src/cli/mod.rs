@@ -446,11 +446,13 @@ Examples:
   pair watch task.md --once --json --on-breach ./escalate.sh")]
     Watch(WatchArgs),
 
-    /// Copy a blackboard between a file and a git board, byte for byte (never clobbering).
+    /// Copy a blackboard between a file and a git board, byte for byte (never clobbering); or,
+    /// given one board, upgrade it to the newest format this pair writes (a recorded write).
     #[command(after_help = "\
 Examples:
   pair migrate task.md 'git+ssh://host/repo.git#refs/pair/task:task.md'
-  pair migrate 'git+file:///srv/repo.git#refs/pair/task' task.md")]
+  pair migrate 'git+file:///srv/repo.git#refs/pair/task' task.md
+  pair migrate task.md")]
     Migrate(crate::cli::migrate::MigrateArgs),
 
     /// Serve the agent commands as MCP tools over stdio, for one agent on one blackboard.
@@ -938,6 +940,12 @@ pub struct InitArgs {
     /// names are in the SLA table of docs/protocol.md).
     #[arg(long, value_name = "NAME=DURATION")]
     pub sla: Vec<String>,
+    /// The board's format: the newest this pair writes (the default), or 1 for a board that
+    /// agents on an older pair must still write (its journal is not sealed; `pair migrate BOARD`
+    /// upgrades it later).
+    #[arg(long, value_name = "N", default_value_t = crate::board::format::CURRENT,
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::board::format::CURRENT)))]
+    pub format: u32,
     /// How long to wait for the lock (a git board: for its remote), in seconds.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub timeout: f64,
@@ -1465,7 +1473,7 @@ impl Cli {
             Cmd::Stats(a) => a.board.iter().try_for_each(|b| not_stdin("stats", b)),
             Cmd::Migrate(a) => {
                 not_stdin("migrate", &a.from)?;
-                not_stdin("migrate", &a.to)
+                a.to.iter().try_for_each(|to| not_stdin("migrate", to))
             }
             Cmd::Write(a) => match a.board() {
                 Some(board) => not_stdin("write", board),

@@ -283,13 +283,7 @@ pub fn status(a: StatusArgs, s: &Session) -> Result<Outcome> {
     let mut turn = Turn::new(fm, &agent, &shown(&a.board), &super::place(&a.board, fm));
     // Without --agent, whoever runs it reads the doer's point of view in the third person.
     turn.asked_by_agent = a.agent.is_some();
-    let sections: Vec<SectionInfo> = loaded
-        .valid
-        .doc
-        .sections()
-        .iter()
-        .map(SectionInfo::from)
-        .collect();
+    let sections = SectionInfo::of(&loaded.valid.doc);
     let warnings = &loaded.valid.parsed.warnings;
     let block = crate::render::report::Block::of(fm, &loaded.valid.doc);
     let mut json = serde_json::to_value(&turn).unwrap_or_default();
@@ -455,7 +449,7 @@ fn invalid(board: &std::path::Path, bytes: &[u8], errors: Vec<crate::error::Fiel
         text.push_str(&format!("sha256      {}\n", crate::text::sha256_hex(bytes)));
         text.push_str(&format!("size        {} bytes\n", bytes.len()));
         if let Ok(doc) = crate::board::document::Document::parse(bytes) {
-            let sections: Vec<SectionInfo> = doc.sections().iter().map(SectionInfo::from).collect();
+            let sections = SectionInfo::of(&doc);
             text.push_str(&section_lines(&sections));
         }
         output::print_stdout(&text);

@@ -120,6 +120,7 @@ where
         operation: operation.to_string(),
         usage: (&common.usage).try_into()?,
         publish,
+        repair: false,
     };
     let committed = transaction::transact(
         board,
@@ -547,9 +548,12 @@ fn same_repository(worktree: &str, repo_root: &str) -> Result<()> {
     let ours = crate::repo::common_dir(Path::new(repo_root))?;
     if theirs != ours {
         return Err(Error::Usage(format!(
-            "--worktree {worktree} is a worktree of another repository ({}), not of repo_root              {repo_root} ({}) that the blackboard records",
-            theirs.display(),
-            ours.display()
+            "--worktree {} is a worktree of another repository ({}), not of repo_root {} ({}) \
+             that the blackboard records",
+            crate::text::escape(worktree),
+            crate::render::output::path(&theirs),
+            crate::text::escape(repo_root),
+            crate::render::output::path(&ours)
         )));
     }
     Ok(())

@@ -330,7 +330,8 @@ fn judge_anonymous(old: &Frontmatter, new: &Frontmatter, changed: &[Field]) -> R
     let name_the_writer = || Hint::Rerun {
         add: vec![Flag::with("--as", "ID")],
     };
-    if let Some(f) = changed.first() {
+    // The journal's seal is pair's: the write's own seal replaces whatever the content says.
+    if let Some(f) = changed.iter().find(|f| f.owner() != Owner::Store) {
         return Err(Error::refused(
             format!(
                 "field `{}` changed ({} → {}), but this raw write names no writer; a change to \
@@ -399,8 +400,14 @@ fn check_fields(
                      changes"
                 )));
             }
-            // The ledger's own rules judge it ([`crate::law::ledger::judge`]).
-            Owner::Doer | Owner::Protocol | Owner::Agents | Owner::Checks | Owner::Ledger => {}
+            // The ledger's own rules judge it ([`crate::law::ledger::judge`]). The journal's seal
+            // is pair's: whatever the new content says, the write's seal replaces it.
+            Owner::Doer
+            | Owner::Protocol
+            | Owner::Agents
+            | Owner::Checks
+            | Owner::Ledger
+            | Owner::Store => {}
         }
     }
     if old.extra != new.extra && role != Role::Doer {

@@ -589,6 +589,25 @@ pub struct SectionInfo {
     pub entries: usize,
 }
 
+impl SectionInfo {
+    /// The sections of a board as `status` lists them: a section's entries are its level-3
+    /// headings, the journal's its records (one line each), so that `status` and `pair log`
+    /// count the same.
+    pub fn of(doc: &crate::board::document::Document) -> Vec<SectionInfo> {
+        let records = crate::board::journal::section_lines(doc).map_or(0, |lines| lines.len());
+        doc.sections()
+            .iter()
+            .map(|s| {
+                let mut info = SectionInfo::from(s);
+                if s.name == crate::board::journal::SECTION {
+                    info.entries = records;
+                }
+                info
+            })
+            .collect()
+    }
+}
+
 impl From<&Section> for SectionInfo {
     fn from(s: &Section) -> Self {
         SectionInfo {

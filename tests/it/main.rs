@@ -41,6 +41,7 @@ mod properties;
 mod refusals;
 mod repair;
 mod roundtrip;
+mod seal;
 mod status;
 mod submit;
 mod suite;

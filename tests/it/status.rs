@@ -524,3 +524,43 @@ fn status_without_agent_speaks_of_the_doers_turn_in_the_third_person() {
     // Named as the doer, it is the reader's own turn.
     pair(["status", p.p(), "--agent", "doer"]).mentions(&["(your turn, doer)"]);
 }
+
+#[test]
+fn status_counts_the_journals_records_as_log_lists_them() {
+    let b = init_board(&["--reviewers", "alice"]);
+    pair(["register", b.p(), "--agent", "alice"]).code(0);
+    for i in 0..3 {
+        pair([
+            "note",
+            b.p(),
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            &format!("note {i}"),
+        ])
+        .code(0);
+    }
+    let records = pair(["log", b.p(), "--json"]).json()["records"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(records, 5);
+    let j = pair(["status", b.p(), "--json"]).json();
+    let journal = j["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "Journal")
+        .unwrap()
+        .clone();
+    assert_eq!(journal["entries"], 5, "{journal}");
+    let out = pair(["status", b.p()]);
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("Journal "))
+        .unwrap();
+    assert!(line.ends_with("5 entries"), "{line}");
+}
