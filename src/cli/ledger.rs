@@ -76,8 +76,8 @@ pub struct ResolveArgs {
     /// The areas the fix touched (comma-separated), for the regression check.
     #[arg(long, value_name = "A,B", value_delimiter = ',')]
     pub surfaces: Vec<String>,
-    /// For an objection whose gate has closed: the submission that fixed it, as GATE:N (e.g.
-    /// code:2).
+    /// The submission that fixed it, as GATE:N (e.g. code:2, for an objection whose gate has
+    /// closed).
     #[arg(long, value_name = "GATE:N", value_parser = round_arg)]
     pub fixed_in: Option<(crate::board::frontmatter::Target, u32)>,
 }
@@ -97,8 +97,8 @@ pub struct ChallengeArgs {
     pub id: String,
     #[command(flatten)]
     pub common: WriteCommon,
-    /// Why it is invalid: cite the spec, give counter-evidence, or show the failure cannot
-    /// happen.
+    /// Why it is invalid (cite the spec, give counter-evidence, or show the failure cannot
+    /// happen).
     #[arg(long, value_name = "TEXT", conflicts_with = "grounds_file")]
     pub grounds: Option<String>,
     /// Read the grounds from a file (`-` for stdin).

@@ -114,7 +114,7 @@ Examples:
   PAIR_AGENT=doer pair poll task.md --json")]
     Poll(PollArgs),
 
-    /// Full read: whose turn, counters, reviewers, the file's SHA-256 and the body's sections.
+    /// Full read (whose turn, counters, reviewers, the file's SHA-256 and the body's sections).
     #[command(after_help = "\
 Examples:
   pair status task.md
@@ -378,14 +378,14 @@ Examples:
   pair withdraw task.md ADV-2 --agent alice --reason 'Covered by BLK-1'")]
     Withdraw(crate::cli::ledger::ReopenArgs),
 
-    /// List the objection ledger: ids, raisers, gates, rounds, anchors, states.
+    /// List the objection ledger (ids, raisers, gates, rounds, anchors, states).
     #[command(after_help = "\
 Examples:
   pair objections task.md
   pair objections task.md --open --json")]
     Objections(crate::cli::ledger::ObjectionsArgs),
 
-    /// Decide a gate that reached its round cap or diverged: accept, reject or defer.
+    /// Decide a gate that reached its round cap or diverged (accept, reject or defer).
     #[command(after_help = "\
 Examples:
   pair decide task.md accept --agent alice --reason 'BLK-4 is a known limitation'
@@ -616,11 +616,11 @@ pub struct ShowArgs {
     /// round, the round's reviews and the objections still to be settled).
     #[arg(value_name = "SECTION")]
     pub section: Option<String>,
-    /// Only the newest entry: the artifact alone, or the section's last entry.
+    /// Only the newest entry (the artifact alone, or the section's last entry).
     #[arg(long, conflicts_with = "id")]
     pub latest: bool,
-    /// One objection (BLK-N, ADV-N, REG-N): its evidence and suggested fix, and every later
-    /// entry about it (resolutions, challenges, rulings, acceptance).
+    /// One objection (BLK-N, ADV-N, REG-N: its evidence and suggested fix, and every later
+    /// entry about it, resolutions, challenges, rulings, acceptance).
     #[arg(long, value_name = "ID", conflicts_with = "section")]
     pub id: Option<String>,
 }
@@ -656,8 +656,8 @@ pub struct WorktreeArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum WorktreeAction {
-    /// Make the task's worktree on a new topic branch, recorded with the move to RED_TESTING or
-    /// CODING (`git worktree add`; the repository, base branch and base commit are recorded in the
+    /// Make the task's worktree on a new topic branch (recorded with the move to RED_TESTING or
+    /// CODING: `git worktree add`; the repository, base branch and base commit are recorded in the
     /// same write, and RED_TESTING is the move when a red test is required).
     #[command(after_help = "\
 Examples:
@@ -703,8 +703,8 @@ pub struct CheckArgs {
     /// Re-run the named check (its recorded command) and compare with its previous run.
     #[arg(long, value_name = "NAME")]
     pub reproduce: Option<String>,
-    /// Stop the command (its whole process group, SIGKILL) after this many seconds and record
-    /// the run as failed by the time limit; 0: no limit.
+    /// Stop the command after this many seconds (its whole process group, SIGKILL, and record
+    /// the run as failed by the time limit); 0: no limit.
     #[arg(long, default_value_t = 1800, value_name = "SECONDS")]
     pub time_limit: u64,
     /// The command and its arguments, after `--` (run directly, not through a shell).
@@ -903,7 +903,7 @@ pub struct InitArgs {
     /// Read the goal from a file (`-` for stdin).
     #[arg(long, value_name = "FILE")]
     pub goal_file: Option<PathBuf>,
-    /// feature, debugging, refactor, docs, spike, or another lower-case word.
+    /// feature, debugging, refactor, docs, spike (or another lower-case word).
     #[arg(long, default_value = "feature", value_name = "TYPE", value_parser = Suggest(WORK_TYPES), hide_possible_values = true)]
     pub work_type: String,
     /// Require a root cause analysis round before planning (on by default for debugging).
@@ -926,11 +926,11 @@ pub struct InitArgs {
     /// Reviewers required from the start (comma-separated ids).
     #[arg(long, value_delimiter = ',', value_name = "A,B")]
     pub reviewers: Vec<String>,
-    /// Use this blackboard file as the template instead of the built-in one.
+    /// Use this blackboard file as the template (instead of the built-in one).
     #[arg(long, value_name = "FILE")]
     pub template: Option<PathBuf>,
-    /// Require a passing run of this check on the approved tree before `advance COMMITTED`
-    /// (repeatable; CMD runs as `sh -c CMD` in the worktree, by `pair check --name NAME`).
+    /// Require a passing run of this check (on the approved tree before `advance COMMITTED`;
+    /// repeatable; CMD runs as `sh -c CMD` in the worktree, by `pair check --name NAME`).
     #[arg(long, value_name = "NAME=CMD")]
     pub require_check: Vec<String>,
     /// Use the objection ledger with at most N review rounds per gate (then a decision).
@@ -940,8 +940,8 @@ pub struct InitArgs {
     /// names are in the SLA table of docs/protocol.md).
     #[arg(long, value_name = "NAME=DURATION")]
     pub sla: Vec<String>,
-    /// The board's format: the newest this pair writes (the default), or 1 for a board that
-    /// agents on an older pair must still write (its journal is not sealed; `pair migrate BOARD`
+    /// The board's format (the newest this pair writes by default, or 1 for a board that agents
+    /// on an older pair must still write: its journal is not sealed, and `pair migrate BOARD`
     /// upgrades it later).
     #[arg(long, value_name = "N", default_value_t = crate::board::format::CURRENT,
           value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::board::format::CURRENT)))]
@@ -1330,11 +1330,11 @@ pub struct DiffArgs {
     pub board: PathBuf,
     #[command(flatten)]
     pub caller: Caller,
-    /// Print how much each file changes (or the text's size) instead of the artifact itself.
+    /// Print how much each file changes (or the text's size, instead of the artifact itself).
     #[arg(long)]
     pub stat: bool,
-    /// A published red test: print each test file whole (`==> PATH <==` and its bytes) instead
-    /// of its change against the base.
+    /// A published red test: print each test file whole (`==> PATH <==` and its bytes, instead
+    /// of its change against the base).
     #[arg(long, conflicts_with_all = ["stat", "pinned"])]
     pub whole: bool,
     /// Print exactly the bytes the pin covers (for a published red test: its text and files in
