@@ -166,7 +166,7 @@ fn parse(command: &mut clap::Command, args: &[OsString]) -> Result<(Cli, String)
             .iter()
             .any(|m| m.starts_with("<BOARD>") || m.starts_with("<PATH>")) =>
         {
-            Err(Failure::Usage(cli::no_board(name)))
+            Err(Failure::Usage(cli::no_board(&name)))
         }
         None => Err(Failure::Clap(e)),
     }

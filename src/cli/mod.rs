@@ -80,12 +80,12 @@ pub struct Global {
     #[arg(short, long, global = true)]
     pub verbose: bool,
 
-    /// The blackboard of every command whose BOARD is left out.
+    /// The blackboard of every command whose BOARD is left out [env: PAIR_BOARD, when not
+    /// empty].
     #[arg(
         long = "board",
         id = "default_board",
         global = true,
-        env = "PAIR_BOARD",
         value_name = "PATH",
         value_hint = ValueHint::FilePath
     )]
@@ -1357,17 +1357,40 @@ pub struct WorktreePathArgs {
 
 /// Whether a command's first positional argument is a blackboard (`board`, or `validate`'s
 /// `paths`), which --board PATH or `$PAIR_BOARD` supply when it is left out: read from the
-/// definitions.
-fn takes_board(name: &str) -> bool {
+/// definitions. `words` are the command's (`["worktree", "create"]` for a nested one).
+fn takes_board(words: &[&str]) -> bool {
     use clap::CommandFactory;
-    Cli::command()
+    let mut command = Cli::command();
+    for word in words {
+        match command.find_subcommand(word) {
+            Some(sub) => command = sub.clone(),
+            None => return false,
+        }
+    }
+    command
+        .get_positionals()
+        .next()
+        .is_some_and(|a| matches!(a.get_id().as_str(), "board" | "paths"))
+}
+
+/// The words of a command that has subcommands of its own (`worktree create`) as they stand
+/// after its name on a command line: the command's name and, when the next word is one of its
+/// subcommands, that word too; with where the last of them stands.
+fn command_words(args: &[std::ffi::OsString]) -> Option<(usize, Vec<&str>)> {
+    use clap::CommandFactory;
+    let (i, name) = command_name(args)?;
+    let nested = Cli::command()
         .find_subcommand(name)
-        .and_then(|c| {
-            c.get_positionals()
-                .next()
-                .map(|a| matches!(a.get_id().as_str(), "board" | "paths"))
+        .map(|c| {
+            c.get_subcommands()
+                .map(|s| s.get_name().to_string())
+                .collect::<Vec<_>>()
         })
-        .unwrap_or(false)
+        .unwrap_or_default();
+    match args.get(i + 1).and_then(|a| a.to_str()) {
+        Some(sub) if nested.iter().any(|n| n == sub) => Some((i + 1, vec![name, sub])),
+        _ => Some((i, vec![name])),
+    }
 }
 
 /// The global options that take a value (and so may stand before the command's name).
@@ -1393,9 +1416,9 @@ pub fn default_board(
 
 /// Where the name of a command that [`takes_board`] stands on a command line (only global
 /// options may come before it), and the name; None for the other commands.
-pub fn board_command(args: &[std::ffi::OsString]) -> Option<(usize, &str)> {
-    let (i, name) = command_name(args)?;
-    takes_board(name).then_some((i, name))
+pub fn board_command(args: &[std::ffi::OsString]) -> Option<(usize, String)> {
+    let (i, words) = command_words(args)?;
+    takes_board(&words).then(|| (i, words.join(" ")))
 }
 
 /// Where the command's name stands on a command line (only global options may come before
@@ -1442,6 +1465,13 @@ impl Cli {
     /// Check what parsing leaves to check: no blackboard is `-` (a file literally named `-`;
     /// only `validate` reads `-` as stdin), and the internal `demo-agent` has its --board.
     pub fn resolve(&mut self) -> Result<()> {
+        // `$PAIR_BOARD` is read here rather than by the parser, which refuses an empty one: an
+        // empty variable is no board, as if unset.
+        if self.global.default_board.is_none() {
+            self.global.default_board = std::env::var_os("PAIR_BOARD")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from);
+        }
         if let Cmd::Show(a) = &mut self.command {
             lone_section(a, self.global.default_board.as_deref());
         }
