@@ -103,6 +103,9 @@ impl Serialize for Usage {
     }
 }
 
+/// The journal's command word of a `verdict UNABLE` write.
+pub const UNABLE: &str = "unable";
+
 /// Time and usage of one phase or gate.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Span {
@@ -121,6 +124,9 @@ pub struct Round {
     pub seconds: Secs,
     /// The phase the round ended in, `resubmitted`, or `open`.
     pub outcome: String,
+    /// The reviewers that said they could not review this round (`verdict UNABLE`), in order;
+    /// not verdicts: the round did not count them.
+    pub unable: Vec<String>,
 }
 
 /// One gate: its time, usage and rounds.
@@ -145,6 +151,8 @@ pub struct AgentStats {
     pub max_handoff_seconds: Secs,
     /// When a handoff still waits for the agent's write.
     pub waiting_since: Option<Timestamp>,
+    /// Its `verdict UNABLE` writes: reviews it could not make (not verdicts).
+    pub unable: usize,
     #[serde(flatten)]
     pub usage: Usage,
 }
@@ -450,8 +458,20 @@ impl Fold {
                 ended: None,
                 seconds: Secs::default(),
                 outcome: "open".into(),
+                unable: Vec::new(),
             });
             self.open.insert(t, gate.rounds.len() - 1);
+        }
+        // A reviewer that could not review: on the record of the open round, not a verdict.
+        if r.command == UNABLE
+            && let Some(by) = &r.by
+        {
+            s.agents.entry(by.clone()).or_default().unable += 1;
+            if let Some(t) = r.to.review_target()
+                && let (Some(k), Some(gate)) = (self.open.get(&t), s.gates.get_mut(&t))
+            {
+                gate.rounds[*k].unable.push(by.clone());
+            }
         }
         let closing: Vec<Target> = self
             .open

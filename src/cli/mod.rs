@@ -164,7 +164,8 @@ Examples:
 Examples:
   pair verdict task.md --agent alice APPROVED --revision 2 --note 'Plan is sound.'
   pair verdict task.md --agent bob CHANGES_REQUESTED --revision 2 --note-file review.md
-  pair verdict task.md --agent bob APPROVED --revision 3 --artifact-sha256 9f86d0… --note-file review.md")]
+  pair verdict task.md --agent bob APPROVED --revision 3 --artifact-sha256 9f86d0… --note-file review.md
+  pair verdict task.md --agent bob UNABLE --revision 3 --reason 'the tests could not run: disk full'")]
     Verdict(VerdictArgs),
 
     /// Move the phase on (the doer's transitions of the protocol).
@@ -1199,6 +1200,8 @@ pub enum VerdictArg {
     Approved,
     ChangesRequested,
     Comment,
+    /// Not a judgement: you could not review (needs --reason; costs no round).
+    Unable,
 }
 
 #[derive(Debug, Args)]
@@ -1227,6 +1230,9 @@ pub struct VerdictArgs {
     /// that uses the ledger; recorded in Decisions).
     #[arg(long)]
     pub no_objection_ids: bool,
+    /// With UNABLE: why you could not review (e.g. the tests could not run).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -438,7 +438,15 @@ pub fn verdict(a: VerdictArgs, s: &Session) -> Result<Outcome> {
         crate::cli::VerdictArg::Approved => Verdict::Approved,
         crate::cli::VerdictArg::ChangesRequested => Verdict::ChangesRequested,
         crate::cli::VerdictArg::Comment => Verdict::Comment,
+        crate::cli::VerdictArg::Unable => return unable(a, s),
     };
+    if a.reason.is_some() {
+        return Err(Error::Usage(
+            "--reason goes with UNABLE (a reviewer that could not review says why); a verdict's \
+             reasons go in --note or --note-file"
+                .into(),
+        ));
+    }
     let (note, mut warnings) = note_text(&a.text, true)?;
     let note = note.unwrap_or_default();
     let revision = a.revision;
@@ -466,6 +474,43 @@ pub fn verdict(a: VerdictArgs, s: &Session) -> Result<Outcome> {
             };
             ops::verdict(fm, ctx, v, revision, &note, judged)
         },
+    )?;
+    add_warnings(&mut out, warnings);
+    Ok(out)
+}
+
+/// `verdict UNABLE`: the reviewer could not review (its tools failed, a check could not run).
+/// Not a judgement: the round's verdicts do not change, so it costs no round and asks for no
+/// resubmission; the reason is on the record, in the journal (`cmd=unable`) for `stats` and
+/// the watchdog, and the same or another reviewer gives the real verdict on the same revision.
+fn unable(a: VerdictArgs, s: &Session) -> Result<Outcome> {
+    let reason = match a.reason.as_deref().map(str::trim) {
+        Some(r) if !r.is_empty() => r.to_string(),
+        _ => {
+            return Err(Error::Usage(
+                "UNABLE needs --reason TEXT: say what kept you from reviewing (e.g. --reason \
+                 'the tests could not run: disk full')"
+                    .into(),
+            ));
+        }
+    };
+    if a.artifact_sha256.is_some() || !a.objections.is_empty() || a.no_objection_ids {
+        return Err(Error::Usage(
+            "UNABLE judges nothing: --artifact-sha256, --objections and --no-objection-ids go \
+             with a verdict"
+                .into(),
+        ));
+    }
+    let (note, warnings) = note_text(&a.text, false)?;
+    let note = note.unwrap_or_default();
+    let revision = a.revision;
+    let mut out = apply(
+        &a.board,
+        &a.common,
+        crate::stats::UNABLE,
+        consent(false, None),
+        s,
+        |fm, ctx| ops::unable(fm, ctx, revision, &reason, &note),
     )?;
     add_warnings(&mut out, warnings);
     Ok(out)

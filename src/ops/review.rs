@@ -172,6 +172,84 @@ pub fn verdict(
     })
 }
 
+/// The heading label of an "unable to review" entry (a record: it carries no verdict, so the
+/// round's verdicts and the body's reviews stay in agreement).
+pub const UNABLE: &str = "Unable to review";
+
+/// `verdict UNABLE`: a required reviewer could not review the current revision (its tools
+/// failed, a check could not run). Not a judgement: no verdict is recorded or replaced, the
+/// round is not completed, the doer is asked for nothing; the reviewer's status says it is held
+/// up (`BLOCKED`) until it, or another reviewer, gives the verdict on the same revision.
+pub fn unable(
+    fm: &mut Frontmatter,
+    ctx: &Ctx,
+    revision: u32,
+    reason: &str,
+    note: &str,
+) -> Result<Edit> {
+    admit(fm, ctx, Command::Verdict)?;
+    let Some(target) = fm.phase.review_target() else {
+        return Err(Error::protocol(
+            "internal error: an unable-to-review outside a review phase",
+        ));
+    };
+    require_required(fm, ctx)?;
+    let reason = checked_note(reason)?;
+    let note = checked_note(note)?;
+    let counter = fm.counter(target);
+    let (noun, unit) = target_noun(target);
+    let noun_lc = noun.to_lowercase();
+    if revision != counter {
+        return Err(Error::StaleCounter {
+            message: format!(
+                "stale: you meant {noun_lc} {unit} {revision}, but the current {noun_lc} {unit} \
+                 is {counter}. Try the current {noun_lc} and say UNABLE (or give your verdict) \
+                 with --revision {counter}"
+            ),
+        });
+    }
+    let given = fm
+        .agent(&ctx.agent)
+        .map(|a| *a.review(target))
+        .filter(|r| r.reviewed == Some(counter) && r.verdict.is_some());
+    touch(fm, ctx, Some(Status::Blocked));
+    let mut text = format!("Reason: {}", reason.trim());
+    if !note.trim().is_empty() {
+        text.push_str(&format!("\n\n{}", note.trim_end()));
+    }
+    let r = protocol::round(fm, target);
+    let standing = match given.and_then(|g| g.verdict) {
+        Some(v) => format!("; its {v} on {noun_lc} {unit} {counter} stands"),
+        None => String::new(),
+    };
+    let summary = format!(
+        "{}: UNABLE to review {noun_lc} {unit} {counter} ({}): not a verdict, no round \
+         counted{standing}; {}",
+        ctx.agent,
+        reason.trim(),
+        if r.pending.is_empty() {
+            "no verdict is pending".to_string()
+        } else {
+            format!(
+                "the round still waits for {} on {unit} {counter} (nothing to resubmit)",
+                r.pending.join(", ")
+            )
+        }
+    );
+    Ok(Edit {
+        command: Command::Verdict,
+        summary,
+        entries: vec![Entry::new(
+            artifact_section(target, true),
+            format!(
+                "{UNABLE} — {noun_lc} {unit} {counter} — {} — {}",
+                ctx.agent, ctx.now
+            ),
+            text,
+        )],
+    })
+}
+
 /// The round of `target` after a change to its verdicts or to who must give one: when no required
 /// reviewer is pending it is complete and the board takes the round's outcome (or the decision
 /// the ledger's cap calls for). Returns the clause for the summary.

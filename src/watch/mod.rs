@@ -33,6 +33,9 @@ pub enum Kind {
     /// The turn holder's last write came from a process on this host that is gone, and it has
     /// not been seen since.
     Dead,
+    /// A reviewer whose verdict the open round waits for said it could not review
+    /// (`verdict UNABLE`): said at once; escalated after the stall time.
+    Unable,
 }
 
 impl Kind {
@@ -42,6 +45,7 @@ impl Kind {
             Kind::Unregistered => "unregistered",
             Kind::Breach => "breach",
             Kind::Dead => "dead",
+            Kind::Unable => "unable",
         }
     }
     /// Which hook hears of it: `--on-breach` for a breach, `--on-stall` for the rest.
@@ -260,6 +264,35 @@ pub fn findings(
                     dur(l.seconds as i64)
                 ),
             ));
+        }
+    }
+    if let Some(t) = phase.review_target() {
+        let opened = gate_opened(fm, records);
+        let pending = crate::law::protocol::round(fm, t).pending;
+        for id in &pending {
+            // Its last write in the open round: an UNABLE not followed by a verdict.
+            let last = records
+                .iter()
+                .rev()
+                .take_while(|r| r.at >= opened)
+                .find(|r| r.by.as_deref() == Some(id.as_str()));
+            if let Some(r) = last.filter(|r| r.command == crate::stats::UNABLE) {
+                out.push(finding(
+                    Kind::Unable,
+                    Some(id),
+                    r.at,
+                    stall_limit,
+                    stall_sla,
+                    format!(
+                        "{id} could not review {t} {} (UNABLE at {}; its reason is in the \
+                         board's review entries): the round still waits for its verdict. \
+                         Once the cause is fixed, {id} (or another reviewer the user names) \
+                         gives it on the same revision; the doer resubmits nothing",
+                        fm.counter(t),
+                        r.at
+                    ),
+                ));
+            }
         }
     }
     if let Some(last) = records.last()

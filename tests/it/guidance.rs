@@ -1097,6 +1097,11 @@ fn every_command_line_of_the_skill_runs_as_given_through_a_whole_lifecycle() {
         &[],
         0,
     );
+    // A reviewer that could not review says so; its verdict, on the same revision, follows.
+    run_filled(
+        "pair verdict task.md --agent alice UNABLE --revision 2 --reason 'cargo test could not start: disk full'",
+        0,
+    );
     run_filled(
         "pair verdict task.md --agent alice COMMENT --revision 2 --artifact-sha256 HASH --note-file review.md",
         0,

@@ -467,3 +467,96 @@ fn a_review_is_corrected_after_its_round_closed_and_the_correction_is_shown_besi
         ]);
     pair(["validate", p.p()]).code(0);
 }
+
+/// `verdict UNABLE --reason`: a reviewer whose tools failed says so. It is not a judgement: no
+/// round is counted, the doer is asked for nothing, the watchdog and `stats` see it, and the
+/// verdict then given on the same revision completes the round.
+#[test]
+fn an_unable_to_review_costs_no_round_and_the_same_revision_is_then_approved() {
+    // A ledger board with a round cap of 1: a counted round would end the gate.
+    let p = Proto::init(&["--reviewers", "alice,bob", "--max-rounds", "1"]);
+    p.steps(&[
+        "alice register",
+        "bob register",
+        "DOER advance PLANNING --user-approved",
+        "DOER submit plan --note p --user-approved",
+    ]);
+    let before = p.counters();
+    // A reason is required, and the word takes no artifact hash.
+    p.refused("alice", &["verdict", "UNABLE", "--revision", "1"], 4)
+        .mentions(&["--reason"]);
+    p.refused(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "1", "--reason", "x"],
+        4,
+    );
+    p.ok(
+        "alice",
+        &[
+            "verdict",
+            "UNABLE",
+            "--revision",
+            "1",
+            "--reason",
+            "the tests could not run: disk full",
+        ],
+    )
+    .mentions(&["UNABLE", "no round counted", "nothing to resubmit"]);
+    p.assert_state("PLANNING_SUBMITTED", before);
+    let s = p.status();
+    assert_eq!(s["agents"]["alice"]["status"], "BLOCKED", "{s:#}");
+    assert!(
+        s["agents"]["alice"]["reviews"]["plan"]["verdict"].is_null(),
+        "{s:#}"
+    );
+    let text = p.text();
+    let review = sect(&text, "Plan Reviews").unwrap();
+    assert!(
+        review.contains("### Unable to review — plan revision 1 — alice — "),
+        "{review}"
+    );
+    assert!(
+        review.contains("Reason: the tests could not run: disk full"),
+        "{review}"
+    );
+    // The doer has nothing to do; it is still alice's turn, on the same revision.
+    let v = p.poll_expect("doer", 10);
+    assert_eq!(
+        strs(&v["next"]["handoff_to"]),
+        sv(&["alice", "bob"]),
+        "{v:#}"
+    );
+    // The watchdog says it at once.
+    let w = pair(["watch", p.p(), "--once", "--json"]);
+    let events: Vec<serde_json::Value> = w
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|e: &serde_json::Value| e["event"] == "unable")
+        .collect();
+    assert_eq!(events.len(), 1, "{}", w.all());
+    assert_eq!(events[0]["agent"], "alice", "{}", w.all());
+    // bob's approval does not complete the round: alice's verdict is still pending.
+    p.ok(
+        "bob",
+        &["verdict", "APPROVED", "--revision", "1", "--note", "ok"],
+    )
+    .mentions(&["still waiting for alice"]);
+    // alice, once the cause is fixed, approves the same revision: the gate passes in round 1.
+    p.ok(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "1", "--note", "ok"],
+    );
+    p.assert_state("PLAN_APPROVED", before);
+    let w = pair(["watch", p.p(), "--once", "--json"]);
+    assert!(!w.stdout.contains("\"unable\""), "{}", w.all());
+    // stats: the round shows who could not review; alice's count.
+    let j = pair(["stats", p.p(), "--json"]).json();
+    let b = &j["boards"][0];
+    let rounds = b["gates"]["plan"]["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 1, "{b:#}");
+    assert_eq!(rounds[0]["outcome"], "PLAN_APPROVED", "{b:#}");
+    assert_eq!(strs(&rounds[0]["unable"]), sv(&["alice"]), "{b:#}");
+    assert_eq!(b["agents"]["alice"]["unable"], 1, "{b:#}");
+    assert_eq!(b["agents"]["bob"]["unable"], 0, "{b:#}");
+}
