@@ -395,12 +395,8 @@ Examples:
   pair log task.md --follow")]
     Log(LogArgs),
 
-    /// Where the time and the tokens went: phases, gates, rounds, turns and handoffs.
-    #[command(after_help = "\
-Examples:
-  pair stats task.md
-  pair stats boards/*.md --json
-  pair stats task.md --svg timeline.svg")]
+    /// Where the time and the tokens went: phases, gates, rounds, turns and responses.
+    #[command(after_help = crate::stats::help())]
     Stats(StatsArgs),
 
     /// Change SLAs with the user's approval (recorded in Decisions with the reason).

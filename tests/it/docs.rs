@@ -60,6 +60,22 @@ fn documented_sla_table_is_the_sla_table() {
     );
 }
 
+#[test]
+fn documented_stats_figures_are_the_figures_table() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/stats.md"))
+        .expect("docs/stats.md");
+    let start = doc
+        .find("<!-- stats-figures:start -->\n")
+        .expect("start marker")
+        + "<!-- stats-figures:start -->\n".len();
+    let end = doc.find("<!-- stats-figures:end -->").expect("end marker");
+    assert_eq!(
+        doc[start..end].trim(),
+        pair::stats::markdown_table().trim(),
+        "the figures table of docs/stats.md is out of date: copy pair::stats::markdown_table() into it"
+    );
+}
+
 /// GitHub's anchor for a heading: lower case, punctuation other than `-` and `_` dropped, spaces
 /// as `-`.
 fn anchor(heading: &str) -> String {
