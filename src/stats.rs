@@ -160,6 +160,16 @@ pub fn markdown_table() -> String {
     t
 }
 
+/// Seconds as `1h02m03s`.
+pub fn duration(s: i64) -> String {
+    let (h, m, sec) = (s / 3600, (s % 3600) / 60, s % 60);
+    match (h, m) {
+        (0, 0) => format!("{sec}s"),
+        (0, _) => format!("{m}m{sec:02}s"),
+        _ => format!("{h}h{m:02}m{sec:02}s"),
+    }
+}
+
 /// The gate a phase belongs to: the artifact being written, submitted, reviewed or approved.
 pub fn gate_of(p: Phase) -> Option<Target> {
     match p {

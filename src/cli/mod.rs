@@ -572,7 +572,8 @@ pub struct StatsArgs {
     pub board: Vec<PathBuf>,
     #[command(flatten)]
     pub caller: Caller,
-    /// Also draw a timeline (one lane per agent, phases as bands, verdicts as marks) to FILE.
+    /// Also draw a timeline to FILE: a band per visit of a phase, a lane per agent with its
+    /// turns, writes and verdicts, a time axis and a legend (docs/stats.md).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
 }

@@ -12,7 +12,7 @@ use crate::cli::StatsArgs;
 use crate::error::{Error, Result};
 use crate::render::output;
 use crate::render::report::SCHEMA;
-use crate::stats::{self, BoardStats, Usage, figure};
+use crate::stats::{self, BoardStats, Usage, duration, figure};
 use crate::store::Session;
 
 fn usage_text(u: &Usage) -> String {
@@ -24,16 +24,6 @@ fn usage_text(u: &Usage) -> String {
         parts.push(format!("cost {}", cost_text(c)));
     }
     parts.join(", ")
-}
-
-/// Seconds as `1h02m03s`.
-pub fn duration(s: i64) -> String {
-    let (h, m, sec) = (s / 3600, (s % 3600) / 60, s % 60);
-    match (h, m) {
-        (0, 0) => format!("{sec}s"),
-        (0, _) => format!("{m}m{sec:02}s"),
-        _ => format!("{h}h{m:02}m{sec:02}s"),
-    }
 }
 
 fn board_text(b: &BoardStats) -> String {

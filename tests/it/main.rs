@@ -43,6 +43,7 @@ mod roundtrip;
 mod status;
 mod submit;
 mod suite;
+mod timeline;
 mod users;
 mod validate;
 mod verdict;
