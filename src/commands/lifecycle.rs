@@ -33,10 +33,6 @@ use crate::store::Session;
 use crate::text::shell_arg;
 use crate::transaction;
 
-/// The most output a check's record keeps: its last lines, up to this many bytes.
-const TAIL_LINES: usize = 30;
-const TAIL_BYTES: usize = 4000;
-
 fn text_of(p: &Path) -> Result<String> {
     p.to_str().map(str::to_string).ok_or_else(|| {
         Error::Usage(format!(
@@ -288,45 +284,15 @@ fn names(fm: &Frontmatter) -> String {
     }
 }
 
-/// The last lines of some output, bounded, as text that can sit in a code block.
-fn tail(output: &[u8]) -> String {
-    let text = String::from_utf8_lossy(output);
-    let text = crate::board::document::normalize_newlines(&text);
-    let lines: Vec<&str> = text.trim_end().lines().collect();
-    let start = lines.len().saturating_sub(TAIL_LINES);
-    let mut out: String = lines[start..]
-        .iter()
-        .map(|l| {
-            let l: String = l
-                .chars()
-                .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
-                .collect();
-            // A line that reads as a git conflict marker may not stand in a blackboard.
-            if crate::board::document::conflict_marker(&l).is_some() {
-                format!(" {l}")
-            } else {
-                l
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    if out.len() > TAIL_BYTES {
-        let mut cut = out.len() - TAIL_BYTES;
-        while !out.is_char_boundary(cut) {
-            cut += 1;
-        }
-        out = out[cut..].to_string();
-    }
-    out
-}
-
 /// How a check's command ended.
 struct Ran {
     /// The exit code (`None`: ended by a signal).
     code: Option<i32>,
     duration_ms: u64,
-    /// Its output's tail.
+    /// Its output's tail, with the summary lines from earlier ([`super::check_output`]).
     output: String,
+    /// The lines of its output that say what passed or failed.
+    summary: Vec<String>,
     /// It was stopped by `--time-limit`.
     timed_out: bool,
 }
@@ -375,17 +341,12 @@ fn run_command(worktree: &Path, argv: &[String], limit: Option<Duration>) -> Res
             }
         })
     });
-    let mut kept: Vec<u8> = Vec::new();
+    let mut kept = super::check_output::Collector::default();
     let mut buf = [0u8; 16 * 1024];
     loop {
         match reader.read(&mut buf) {
             Ok(0) => break,
-            Ok(n) => {
-                kept.extend_from_slice(&buf[..n]);
-                if kept.len() > 256 * 1024 {
-                    kept.drain(..kept.len() - 64 * 1024);
-                }
-            }
+            Ok(n) => kept.push(&buf[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => break,
         }
@@ -397,10 +358,12 @@ fn run_command(worktree: &Path, argv: &[String], limit: Option<Duration>) -> Res
     if let Some(w) = watchdog {
         let _ = w.join();
     }
+    let (output, summary) = kept.finish();
     Ok(Ran {
         code: status.code(),
         duration_ms: u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX),
-        output: tail(&kept),
+        output,
+        summary,
         timed_out: timed_out.load(std::sync::atomic::Ordering::SeqCst),
     })
 }
@@ -581,6 +544,7 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
         "duration_ms": run.duration_ms,
         "timed_out": ran.timed_out,
         "output_tail": out_tail,
+        "summary": ran.summary,
         "required": fm.required_checks.iter().any(|c| c.name == run.name),
         "reproduce": plan.reproduce,
         "comparison": comparison,
@@ -667,28 +631,4 @@ fn pinned_checkout(
         "Ran in a temporary checkout of the pinned tree, removed afterwards, on tree `{tree}`"
             .to_string(),
     )))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_output_tail_is_bounded_and_cannot_break_the_blackboard() {
-        let many: String = (0..100).map(|i| format!("line {i}\n")).collect();
-        let t = tail(many.as_bytes());
-        assert_eq!(t.lines().count(), TAIL_LINES);
-        assert!(t.ends_with("line 99"));
-        let long = "x".repeat(10_000);
-        assert_eq!(tail(long.as_bytes()).len(), TAIL_BYTES);
-        let markers = tail(b"<<<<<<< HEAD\n=======\n>>>>>>> other\n\x1b[31mred\n");
-        assert!(
-            markers
-                .lines()
-                .all(|l| crate::board::document::conflict_marker(l).is_none()),
-            "{markers}"
-        );
-        assert!(markers.contains("?[31mred"));
-        assert!(crate::board::document::check_note(&semantic::fenced(&markers)).is_ok());
-    }
 }
