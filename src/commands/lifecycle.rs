@@ -153,7 +153,10 @@ pub fn worktree_create(a: WorktreeCreateArgs, s: &Session) -> Result<Outcome> {
         Err(e) => {
             return Err(
                 match repo::remove_worktree_and_branch(&root, &real, &branch) {
-                    Ok(()) => e,
+                    Ok(()) => {
+                        worktree::remove_empty_base(&root, &real);
+                        e
+                    }
                     Err(undo) => Error::Git {
                         message: format!(
                             "{e}\nThe worktree {} and branch {branch} that were made for it could \
@@ -165,18 +168,65 @@ pub fn worktree_create(a: WorktreeCreateArgs, s: &Session) -> Result<Outcome> {
             );
         }
     };
+    // The default worktrees' directory kept out of the main checkout's untracked files.
+    let mut notes = String::new();
+    let mut excluded = None;
+    if worktree::in_base(&root, &real) {
+        match repo::exclude_worktrees(&root) {
+            Ok(Some(file)) => {
+                notes.push_str(&format!(
+                    "added /.worktrees/ to {} so that the checkout does not list it as \
+                     untracked\n",
+                    crate::text::escape(&file.display().to_string())
+                ));
+                excluded = Some(file.display().to_string());
+            }
+            Ok(None) => {}
+            Err(e) => out.warnings.push(format!(
+                "could not keep .worktrees/ out of the untracked files ({e}): add `.worktrees/` \
+                 to the repository's .gitignore"
+            )),
+        }
+    }
+    // What the checkout has that the new worktree has not: files the repository ignores.
+    // The board itself, when the repository ignores it, is not the work's.
+    let board_rel = std::fs::canonicalize(&a.board).ok().and_then(|b| {
+        let r = std::fs::canonicalize(&root).ok()?;
+        Some(b.strip_prefix(r).ok()?.to_string_lossy().into_owned())
+    });
+    let ignored = match repo::ignored_untracked(&root) {
+        Ok(list) => list
+            .into_iter()
+            .filter(|p| Some(p) != board_rel.as_ref())
+            .collect(),
+        Err(e) => {
+            out.warnings.push(format!(
+                "could not list the ignored files of {} ({e})",
+                root.display()
+            ));
+            Vec::new()
+        }
+    };
+    if !ignored.is_empty() {
+        notes.push_str(&ignored_note(&root, &real, &ignored));
+    }
     let info = json!({
         "repo_root": created.repo_root,
         "base_branch": created.base_branch,
         "base_sha": created.base_sha,
         "topic_branch": created.topic_branch,
         "worktree": created.worktree,
+        "excluded": excluded,
+        "ignored_not_copied": {
+            "count": ignored.len(),
+            "paths": ignored.iter().take(IGNORED_SHOWN).collect::<Vec<_>>(),
+        },
     });
     if let Some(o) = out.json.as_object_mut() {
         o.insert("worktree".into(), info);
     }
     out.text = format!(
-        "worktree {} on {} (from {} {})\n{}",
+        "worktree {} on {} (from {} {})\n{notes}{}",
         created.worktree,
         created.topic_branch,
         created.base_branch.as_deref().unwrap_or("HEAD"),
@@ -184,6 +234,43 @@ pub fn worktree_create(a: WorktreeCreateArgs, s: &Session) -> Result<Outcome> {
         out.text
     );
     Ok(out)
+}
+
+/// How many of the ignored files `worktree create` names.
+const IGNORED_SHOWN: usize = 10;
+
+/// The ignored, untracked files of the checkout that the new worktree lacks, bounded, and how
+/// to copy one.
+fn ignored_note(root: &Path, wt: &Path, ignored: &[String]) -> String {
+    let shown: Vec<String> = ignored
+        .iter()
+        .take(IGNORED_SHOWN)
+        .map(|p| crate::text::escape(p).into_owned())
+        .collect();
+    let more = ignored.len().saturating_sub(IGNORED_SHOWN);
+    let first = ignored[0].trim_end_matches('/');
+    format!(
+        "not in the new worktree: {} {} that {} ignores (a generated file its tests need may be \
+         among them): {}{}; copy what the work needs, e.g. `cp -a {} {}`\n",
+        ignored.len(),
+        if ignored.len() == 1 {
+            "file or directory"
+        } else {
+            "files and directories"
+        },
+        crate::text::escape(&root.display().to_string()),
+        shown.join(", "),
+        if more > 0 {
+            format!(
+                " and {more} more (`git -C {} status --ignored`)",
+                shell_arg(&root.display().to_string())
+            )
+        } else {
+            String::new()
+        },
+        shell_arg(&root.join(first).display().to_string()),
+        shell_arg(&wt.join(first).parent().unwrap_or(wt).display().to_string()),
+    )
 }
 
 /// Which check to run, and how.
