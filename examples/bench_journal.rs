@@ -33,6 +33,7 @@ fn journal_ms(bytes: &[u8]) -> f64 {
         agent: Some("r1".into()),
         command: "note".into(),
         usage: Default::default(),
+        repair: false,
     };
     let facts = Facts {
         intent: &intent,
@@ -120,11 +121,12 @@ fn main() {
     // A board whose journal holds 5,000 records, sealed in process like the store seals them.
     let long = dir.path().join("long.md");
     let mut bytes = std::fs::read(&fresh).unwrap();
-    let old = validate::check_frontmatter_bytes(&bytes).unwrap().parsed.fm;
+    let mut old = validate::check_frontmatter_bytes(&bytes).unwrap().parsed.fm;
     let intent = Intent {
         agent: Some("r1".into()),
         command: "note".into(),
         usage: Default::default(),
+        repair: false,
     };
     for _ in 0..5000 {
         let facts = Facts {
@@ -136,7 +138,10 @@ fn main() {
             wait_us: 0,
             now: Timestamp::now(),
         };
-        bytes = seal(bytes, &facts).unwrap().bytes;
+        let sealed = seal(bytes, &facts).unwrap();
+        bytes = sealed.bytes;
+        // The frontmatter now holds this write's seal, as the store's next write would read it.
+        old.journal = sealed.seal;
     }
     std::fs::write(&long, &bytes).unwrap();
     measure(&pair, &long, reps, "journal of 5,000 records");

@@ -45,35 +45,14 @@ fn color_arg(args: &[OsString]) -> clap::ColorChoice {
     choice
 }
 
-/// The JSON error envelope. An invalid blackboard also gets its path, every error, and (for
-/// the file on disk) its current SHA-256 and the command that repairs it.
+/// The JSON error envelope (docs/json.md).
 fn envelope(e: &Error) -> Json {
-    let mut error = json!({"code": e.code(), "kind": e.kind(), "message": output::message(e)});
-    if let Error::Invalid {
-        path,
-        errors,
-        new_content,
-    } = e
-    {
-        error["path"] = json!(path.display().to_string());
-        error["errors"] = json!(errors);
-        if !new_content {
-            let sha = output::current_sha256(path);
-            error["repair"] = json!(output::repair_command(path, sha.as_deref()));
-            error["sha256"] = json!(sha);
-        }
-    }
-    if let Some(argv) = e.suggestion() {
-        let mut full = vec!["pair".to_string()];
-        full.extend(argv.iter().cloned());
-        error["hint"] = json!({"argv": full, "command": command_line(argv)});
-    }
-    json!({"schema": pair::render::report::SCHEMA, "error": error})
+    output::envelope(e)
 }
 
 /// A suggested command (the argument vector after `pair`) as one shell line.
 fn command_line(argv: &[String]) -> String {
-    format!("pair {}", pair::text::shell_line(argv))
+    output::command_line(argv)
 }
 
 fn print_error(json: bool, code: i32, kind: &str, message: &str) {
@@ -99,20 +78,7 @@ fn parse_failure(e: clap::Error, json: bool) -> ExitCode {
         }
         _ => {
             if json {
-                // clap's message up to its usage block, on one line.
-                let detail = e.render().to_string();
-                let message = detail
-                    .split("\n\nUsage:")
-                    .next()
-                    .unwrap_or(&detail)
-                    .split("\n\nFor more information")
-                    .next()
-                    .unwrap_or(&detail)
-                    .trim_start_matches("error: ")
-                    .split_whitespace()
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                print_error(true, USAGE.into(), "usage", &message);
+                print_error(true, USAGE.into(), "usage", &cli::parse_error_message(&e));
             } else {
                 let _ = e.print();
             }
@@ -200,7 +166,7 @@ fn parse(command: &mut clap::Command, args: &[OsString]) -> Result<(Cli, String)
             .iter()
             .any(|m| m.starts_with("<BOARD>") || m.starts_with("<PATH>")) =>
         {
-            Err(Failure::Usage(cli::no_board(name)))
+            Err(Failure::Usage(cli::no_board(&name)))
         }
         None => Err(Failure::Clap(e)),
     }
@@ -229,6 +195,7 @@ impl Plan {
             Cmd::Advance(a) => (Some(a.board.clone()), false),
             Cmd::Block(a) | Cmd::Unblock(a) | Cmd::Stop(a) => (Some(a.board.clone()), false),
             Cmd::Note(a) => (Some(a.board.clone()), false),
+            Cmd::Correct(a) => (Some(a.board.clone()), false),
             Cmd::WorktreePath(a) => (Some(a.board.clone()), false),
             Cmd::Worktree(a) => match &a.action {
                 pair::cli::WorktreeAction::Create(c) => (Some(c.board.clone()), false),
@@ -257,7 +224,9 @@ impl Plan {
             Cmd::Away(a) => (Some(a.board.clone()), false),
             Cmd::Unrequire(a) => (Some(a.board.clone()), false),
             Cmd::Watch(a) => (a.board.first().cloned(), false),
-            Cmd::Migrate(a) => (Some(a.to.clone()), false),
+            Cmd::Migrate(a) => (Some(a.to.clone().unwrap_or_else(|| a.from.clone())), false),
+            // Its standard output is the protocol's, written as it goes.
+            Cmd::Mcp(a) => (Some(a.board.clone()), true),
         };
         Plan {
             name,

@@ -160,16 +160,6 @@ pub fn markdown_table() -> String {
     t
 }
 
-/// Seconds as `1h02m03s`.
-pub fn duration(s: i64) -> String {
-    let (h, m, sec) = (s / 3600, (s % 3600) / 60, s % 60);
-    match (h, m) {
-        (0, 0) => format!("{sec}s"),
-        (0, _) => format!("{m}m{sec:02}s"),
-        _ => format!("{h}h{m:02}m{sec:02}s"),
-    }
-}
-
 /// The gate a phase belongs to: the artifact being written, submitted, reviewed or approved.
 pub fn gate_of(p: Phase) -> Option<Target> {
     match p {
@@ -178,6 +168,43 @@ pub fn gate_of(p: Phase) -> Option<Target> {
         Phase::RedTesting => Some(Target::RedTest),
         Phase::Coding => Some(Target::Code),
         _ => p.requires_counter().map(|(t, _)| t),
+    }
+}
+
+/// A duration to the millisecond, as the journal's times give it. In JSON it is seconds: a whole
+/// number when whole, else with the milliseconds as decimals (`0.25`), so that two writes within
+/// one second still count the time between them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Secs(pub i64);
+
+impl Secs {
+    /// Whole seconds.
+    pub fn from_secs(s: i64) -> Secs {
+        Secs(s.saturating_mul(1000))
+    }
+    /// The milliseconds.
+    pub fn millis(self) -> i64 {
+        self.0
+    }
+    /// The whole seconds in it (rounded down).
+    pub fn whole(self) -> i64 {
+        self.0.div_euclid(1000)
+    }
+}
+
+impl std::ops::AddAssign for Secs {
+    fn add_assign(&mut self, o: Secs) {
+        self.0 = self.0.saturating_add(o.0);
+    }
+}
+
+impl Serialize for Secs {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.0 % 1000 == 0 {
+            s.serialize_i64(self.0 / 1000)
+        } else {
+            s.serialize_f64(self.0 as f64 / 1000.0)
+        }
     }
 }
 
@@ -215,7 +242,7 @@ impl Serialize for Usage {
 /// Time and usage of one phase or gate.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Span {
-    pub seconds: i64,
+    pub seconds: Secs,
     #[serde(flatten)]
     pub usage: Usage,
 }
@@ -227,7 +254,7 @@ pub struct Round {
     pub number: u32,
     pub started: Timestamp,
     pub ended: Option<Timestamp>,
-    pub seconds: i64,
+    pub seconds: Secs,
     /// The phase the round ended in, `resubmitted`, or `open`.
     pub outcome: String,
 }
@@ -235,7 +262,7 @@ pub struct Round {
 /// One gate: its time, usage and rounds.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Gate {
-    pub seconds: i64,
+    pub seconds: Secs,
     #[serde(flatten)]
     pub usage: Usage,
     pub rounds: Vec<Round>,
@@ -246,12 +273,12 @@ pub struct Gate {
 pub struct AgentStats {
     pub writes: usize,
     /// Time during which it was this agent's turn.
-    pub turn_seconds: i64,
+    pub turn_seconds: Secs,
     /// Handoffs that ended with the agent's write.
     pub handoffs: usize,
     /// Their total latency (from the write that made it its turn to its next write).
-    pub handoff_seconds: i64,
-    pub max_handoff_seconds: i64,
+    pub handoff_seconds: Secs,
+    pub max_handoff_seconds: Secs,
     /// When a handoff still waits for the agent's write.
     pub waiting_since: Option<Timestamp>,
     #[serde(flatten)]
@@ -352,9 +379,10 @@ impl SlaFold {
             return;
         };
         let held = secs(s.entered, end);
-        if held <= l.seconds as i64 {
+        if held <= Secs::from_secs(l.seconds as i64) {
             return;
         }
+        let held = held.whole();
         let (phase, turn) = s.passed;
         self.out.push(SlaBreach {
             sla: l.name,
@@ -398,7 +426,7 @@ pub struct BoardStats {
     pub records: usize,
     pub start: Option<Timestamp>,
     pub end: Option<Timestamp>,
-    pub seconds: i64,
+    pub seconds: Secs,
     pub phases: BTreeMap<Phase, Span>,
     pub gates: BTreeMap<Target, Gate>,
     pub agents: BTreeMap<String, AgentStats>,
@@ -408,8 +436,9 @@ pub struct BoardStats {
     pub sla_breaches: Option<Vec<SlaBreach>>,
 }
 
-fn secs(a: Timestamp, b: Timestamp) -> i64 {
-    (b.0 - a.0).num_seconds().max(0)
+/// The time from `a` to `b`, to the millisecond (none when `b` is earlier).
+fn secs(a: Timestamp, b: Timestamp) -> Secs {
+    Secs(a.millis_until(b).max(0))
 }
 
 /// Compute a board's figures from its records; `now` ends the last interval of a board that is
@@ -447,7 +476,7 @@ impl Fold {
                 records: 0,
                 start: None,
                 end: None,
-                seconds: 0,
+                seconds: Secs::default(),
                 phases: BTreeMap::new(),
                 gates: BTreeMap::new(),
                 agents: BTreeMap::new(),
@@ -484,7 +513,10 @@ impl Fold {
             self.now.max(last.at)
         };
         self.s.end = Some(end);
-        self.s.seconds = self.s.start.map_or(0, |start| secs(start, end));
+        self.s.seconds = self
+            .s
+            .start
+            .map_or(Secs::default(), |start| secs(start, end));
         self.interval(&last, end);
         let mut s = self.s;
         for (t, k) in self.open {
@@ -552,7 +584,7 @@ impl Fold {
                 number: c.to,
                 started: r.at,
                 ended: None,
-                seconds: 0,
+                seconds: Secs::default(),
                 outcome: "open".into(),
             });
             self.open.insert(t, gate.rounds.len() - 1);
@@ -588,7 +620,7 @@ fn close(round: &mut Round, at: Timestamp, outcome: String) {
 /// A gate's figures across boards.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct GateTotal {
-    pub seconds: i64,
+    pub seconds: Secs,
     #[serde(flatten)]
     pub usage: Usage,
     pub rounds: usize,
@@ -601,7 +633,7 @@ pub struct GateTotal {
 pub struct Total {
     pub boards: usize,
     pub records: usize,
-    pub seconds: i64,
+    pub seconds: Secs,
     pub phases: BTreeMap<Phase, Span>,
     pub gates: BTreeMap<Target, GateTotal>,
     pub agents: BTreeMap<String, AgentStats>,

@@ -20,6 +20,9 @@ pub enum Kind {
     Submission,
     /// A reviewer's verdict on one counter.
     Review,
+    /// A reviewer's correction of its own review, made after the review's round closed
+    /// (`pair correct`): shown beside that review.
+    Correction,
     /// Anything else `pair` writes: notes, gate records, block/unblock/stop, audit steps.
     Record,
 }
@@ -63,6 +66,15 @@ pub struct Entry {
 }
 
 const SEP: &str = " — ";
+
+/// The first word of a correction's heading.
+const CORRECTION: &str = "Correction";
+
+/// The heading of `agent`'s correction of its review of `target`'s `counter`, written at `time`.
+pub fn correction_heading(target: Target, counter: u32, agent: &str, time: Timestamp) -> String {
+    let (noun, unit) = target_noun(target);
+    format!("{CORRECTION}{SEP}{noun} review{SEP}{unit} {counter}{SEP}{agent}{SEP}{time}")
+}
 const REPLACES: &str = " (replaces earlier verdict)";
 
 /// The text of a level-3 ATX heading line (`### X` → `X`), if the line is one.
@@ -150,6 +162,26 @@ pub fn parse_heading(text: &str) -> Option<Heading> {
                 verdict: verdict.parse().ok(),
                 time,
             });
+        }
+    }
+    // A correction: `Correction — Plan review — revision 2 — alice — T`.
+    if first == CORRECTION && parts.len() >= 5 {
+        for t in Target::ALL {
+            let (noun, unit) = target_noun(*t);
+            if parts[1] == format!("{noun} review")
+                && let Some(n) = numbered(parts[2], unit)
+            {
+                return Some(Heading {
+                    kind: Kind::Correction,
+                    label: format!("{first}{SEP}{}{SEP}{}", parts[1], parts[2]),
+                    target: Some(*t),
+                    followup: false,
+                    counter: Some(n),
+                    agent: agent_at(3),
+                    verdict: None,
+                    time,
+                });
+            }
         }
     }
     Some(Heading {
@@ -290,6 +322,37 @@ impl Entry {
     pub fn reviews(&self, target: Target, counter: u32) -> bool {
         self.kind == Kind::Review && self.target == Some(target) && self.counter == Some(counter)
     }
+
+    /// Whether this is a correction of `review` (the same reviewer, target and counter).
+    pub fn corrects(&self, review: &Entry) -> bool {
+        self.kind == Kind::Correction
+            && review.kind == Kind::Review
+            && self.target == review.target
+            && self.counter == review.counter
+            && self.agent == review.agent
+    }
+}
+
+/// The corrections of `review` among `entries`, in body order.
+pub fn corrections_of<'a>(entries: &'a [Entry], review: &Entry) -> Vec<&'a Entry> {
+    entries.iter().filter(|e| e.corrects(review)).collect()
+}
+
+/// Reviews in body order, each followed by its reviewer's corrections after the last review
+/// that reviewer gave of that counter: what `show` and `brief` print, a correction beside the
+/// review it corrects.
+pub fn with_corrections<'a>(all: &'a [Entry], reviews: &[&'a Entry]) -> Vec<&'a Entry> {
+    let mut out = Vec::new();
+    for (i, r) in reviews.iter().enumerate() {
+        out.push(*r);
+        let later = reviews[i + 1..]
+            .iter()
+            .any(|x| x.agent == r.agent && x.target == r.target && x.counter == r.counter);
+        if !later {
+            out.extend(corrections_of(all, r));
+        }
+    }
+    out
 }
 
 /// The entries of one round of a target: the submission of `counter` (the latest, if it was
@@ -306,6 +369,61 @@ pub fn round(entries: &[Entry], target: Target, counter: u32) -> (Option<&Entry>
         .filter(|e| e.section == review_section && e.reviews(target, counter))
         .collect();
     (artifact, reviews)
+}
+
+/// The entries about objection `id` raised on `gate`: its raising (with the evidence and the
+/// suggested fix) and every later move recorded on it (resolution, challenge, ruling,
+/// acceptance, reopening, withdrawal), in body order. Each is a record of the gate's review
+/// section whose heading starts `WORD ID — `.
+pub fn of_objection<'a>(entries: &'a [Entry], gate: Target, id: &str) -> Vec<&'a Entry> {
+    let section = artifact_section(gate, true);
+    entries
+        .iter()
+        .filter(|e| e.kind == Kind::Record && e.section == section)
+        .filter(|e| {
+            let mut words = e.label.split(' ');
+            words.next().is_some() && words.next() == Some(id) && words.next().is_none()
+        })
+        .collect()
+}
+
+/// The section of `sections` a mistyped or guessed name most likely means: the same name in
+/// another case or within a few edits; else the section that holds the entries it names
+/// ("Analysis Reviews" are in "Root Cause Analysis", "Code reviews" in "Code Review Rounds");
+/// else the one sharing the most words with it. `None` when nothing is near.
+pub fn nearest_section<'a>(name: &str, sections: &[&'a str]) -> Option<&'a str> {
+    if let Some(s) = crate::board::suggest::closest(name, sections.iter().copied()) {
+        return Some(s);
+    }
+    let lower = name.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    // A word of the name, in the singular or the plural.
+    let names = |w: &str| {
+        words
+            .iter()
+            .any(|x| *x == w || x.strip_suffix('s') == Some(w) || w.strip_suffix('s') == Some(x))
+    };
+    for t in Target::ALL {
+        let (noun, _) = target_noun(*t);
+        let noun_words: Vec<String> = noun.to_lowercase().split(' ').map(str::to_string).collect();
+        let review = names("review") || names("verdict") || names("objection");
+        if noun_words.iter().all(|w| names(w)) {
+            let wanted = artifact_section(*t, review);
+            if let Some(s) = sections.iter().find(|s| **s == wanted) {
+                return Some(s);
+            }
+        }
+    }
+    let shared = |s: &str| s.to_lowercase().split(' ').filter(|w| names(w)).count();
+    sections
+        .iter()
+        .map(|s| (shared(s), *s))
+        .filter(|(n, _)| *n > 0)
+        .max_by_key(|(n, _)| *n)
+        .map(|(_, s)| s)
 }
 
 pub const DECISIONS: &str = "Decisions";
@@ -368,6 +486,31 @@ mod tests {
             (h.kind, h.label.as_str(), h.agent.as_deref()),
             (Kind::Record, "Gate approved", Some("doer"))
         );
+    }
+
+    #[test]
+    fn a_guessed_section_name_gets_the_section_that_holds_what_it_names() {
+        let sections = [
+            "Goal",
+            "Evidence",
+            "Root Cause Analysis",
+            "Plan Revisions",
+            "Plan Reviews",
+            "Code Review Rounds",
+            "Decisions",
+        ];
+        for (name, want) in [
+            ("Analysis Reviews", "Root Cause Analysis"),
+            ("analysis", "Root Cause Analysis"),
+            ("Code reviews", "Code Review Rounds"),
+            ("plan review", "Plan Reviews"),
+            ("Plan", "Plan Revisions"),
+            ("Decision", "Decisions"),
+            ("evidence", "Evidence"),
+        ] {
+            assert_eq!(nearest_section(name, &sections), Some(want), "{name}");
+        }
+        assert_eq!(nearest_section("Zebra", &sections), None);
     }
 
     #[test]

@@ -13,6 +13,7 @@ use crate::board::yaml;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Field {
     Format,
+    Journal,
     Phase,
     PhaseUpdatedAt,
     Yolo,
@@ -69,12 +70,16 @@ pub enum Owner {
     Ledger,
     /// `sla`: the user's; changed only with the user's approval (`pair extend`), recorded.
     User,
+    /// `journal`: the journal's seal, set by `pair` at every write of a board of format 2 after
+    /// the law allowed it: whatever a raw write's content says, the seal replaces it.
+    Store,
 }
 
 impl Field {
     /// Every field, in canonical emission order.
     pub const ALL: &'static [Field] = &[
         Field::Format,
+        Field::Journal,
         Field::Phase,
         Field::PhaseUpdatedAt,
         Field::Yolo,
@@ -109,6 +114,7 @@ impl Field {
     pub fn name(self) -> &'static str {
         match self {
             Field::Format => crate::board::format::FIELD,
+            Field::Journal => crate::board::journal::SEAL_FIELD,
             Field::Phase => "phase",
             Field::PhaseUpdatedAt => "phase_updated_at",
             Field::Yolo => "yolo",
@@ -173,6 +179,7 @@ impl Field {
             Field::Agents => Owner::Agents,
             Field::Ledger => Owner::Ledger,
             Field::Sla => Owner::User,
+            Field::Journal => Owner::Store,
         }
     }
 
@@ -183,6 +190,7 @@ impl Field {
         let a = &fm.audit;
         match self {
             Field::Format => crate::board::format::value(fm),
+            Field::Journal => fm.journal.as_ref().map(crate::board::journal::Seal::value),
             Field::Phase => Some(fm.phase.to_string()),
             Field::PhaseUpdatedAt => Some(ts(&fm.phase_updated_at)),
             Field::Yolo => Some(fm.yolo.to_string()),

@@ -16,7 +16,8 @@
 //!   board as found under the lock and on the new content.
 //!
 //! `format` is a setting ([`crate::board::field::Owner::Settings`]): set when a board is made, changed
-//! only by a recorded human repair. `format: 1` and no `format` key are the same board (neither
+//! only by a recorded human repair or by `pair migrate BOARD`, which upgrades a board to
+//! [`CURRENT`]. `format: 1` and no `format` key are the same board (neither
 //! is a change); the key is written only when the board has it, so a board without it stays
 //! byte for byte what it was.
 
@@ -28,7 +29,16 @@ use crate::error::FieldError;
 use crate::error::{Error, Result};
 
 /// The newest format this `pair` reads and writes.
-pub const CURRENT: u32 = 1;
+///
+/// * **1**: the protocol's board (no `format` key, or `format: 1`).
+/// * **2**: the frontmatter also carries the journal's seal (`journal: {records, head}`, see
+///   [`crate::board::journal::Seal`]), which every write sets, so that records removed from the
+///   journal, or added to it by hand, are errors. A reader of format 1 would keep the key but not
+///   set it, leaving a seal that no longer matches: hence a new format, which such a reader
+///   refuses to write. `init` makes boards of this format; a board of format 1 stays format 1
+///   through every write (an older `pair` may still share it) until `pair migrate BOARD`
+///   upgrades it.
+pub const CURRENT: u32 = 2;
 
 /// The frontmatter key.
 pub const FIELD: &str = "format";

@@ -369,6 +369,32 @@ impl Timestamp {
         Timestamp(DateTime::from_timestamp(now.timestamp(), 0).unwrap_or(now))
     }
 
+    /// The current time to the millisecond, as the journal records a write: as
+    /// [`Timestamp::now`] (`PAIR_NOW` included), with the milliseconds kept.
+    pub fn now_ms() -> Timestamp {
+        #[cfg(debug_assertions)]
+        if let Some(t) = std::env::var("PAIR_NOW")
+            .ok()
+            .and_then(|s| Timestamp::parse(&s))
+        {
+            return t;
+        }
+        let now = Utc::now();
+        Timestamp(DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now))
+    }
+
+    /// The time to the millisecond, always with three decimals (`2026-01-01T00:00:00.250Z`), as
+    /// a journal record writes it (a finer fraction is cut).
+    pub fn millis(&self) -> String {
+        let ms = chrono::Timelike::nanosecond(&self.0) / 1_000_000;
+        format!("{}.{ms:03}Z", self.0.format("%Y-%m-%dT%H:%M:%S"))
+    }
+
+    /// Milliseconds from `self` to `later` (negative when `later` is earlier).
+    pub fn millis_until(&self, later: Timestamp) -> i64 {
+        (later.0 - self.0).num_milliseconds()
+    }
+
     pub fn parse(s: &str) -> Option<Timestamp> {
         // A later version may write fractional seconds; they are kept.
         let (s, nanos) = crate::board::format::split_fraction(s)?;
@@ -504,6 +530,9 @@ pub struct Frontmatter {
     /// The board's format version (`format`; `None`: not written, which is format 1), see
     /// [`crate::board::format`].
     pub format: Option<u32>,
+    /// The journal as the last write left it (`journal`, on a board of format 2), see
+    /// [`crate::board::journal::Seal`].
+    pub journal: Option<crate::board::journal::Seal>,
     pub phase: Phase,
     pub phase_updated_at: Timestamp,
     pub yolo: bool,
@@ -1359,6 +1388,11 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
         None,
         crate::board::format::conv,
     );
+    let journal = f.opt(
+        crate::board::journal::SEAL_FIELD,
+        None,
+        crate::board::journal::Seal::conv,
+    );
     let phase = f.req("phase", conv_phase);
     let phase_updated_at = f.req("phase_updated_at", conv_timestamp);
     let yolo = f.opt("yolo", false, conv_bool);
@@ -1456,6 +1490,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
     Ok(Parsed {
         fm: Frontmatter {
             format,
+            journal,
             phase,
             phase_updated_at,
             yolo,
@@ -1709,9 +1744,9 @@ mod tests {
             assert_eq!(errs[0].field, "format", "{bad}: {errs:?}");
             assert_eq!(errs[0].line, Some(21), "{bad}: {errs:?}");
         }
-        let newer = parse(&format!("format: 2\n{SAMPLE}")).unwrap();
+        let newer = parse(&format!("format: 3\n{SAMPLE}")).unwrap();
         assert!(newer.warnings.iter().any(|w| w.field == "format"));
-        let broken = parse(&format!("format: 2\n{SAMPLE}").replace("DRAFT\nphase_", "NEW\nphase_"));
+        let broken = parse(&format!("format: 3\n{SAMPLE}").replace("DRAFT\nphase_", "NEW\nphase_"));
         let errs = broken.unwrap_err();
         assert!(
             errs.last().unwrap().message.contains("upgrade pair"),

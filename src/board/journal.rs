@@ -20,7 +20,20 @@
 //! digits of the SHA-256 of the previous record's line (`-` for the first), which chains the
 //! records so that `validate` can tell a dropped, reordered or edited record from the file alone.
 //! `turn` names the agents whose turn it is after the write (`protocol::next`), so "who holds the
-//! turn since when" is the last record's `turn` and `at`.
+//! turn since when" is the last record's `turn` and `at`. `at` is the time of the write to the
+//! millisecond (`2026-01-01T00:00:00.250Z`; older records have whole seconds).
+//!
+//! **The seal** (format 2, [`Seal`]). The chain tells a dropped, reordered or edited record
+//! *between* two others, but not one missing at the end, nor a journal deleted whole, nor a
+//! forged record appended with the right `prev`. So on a board of format 2 every write also
+//! records, in the frontmatter, how long the journal is once its record is added and a digest of
+//! that record: `journal: {records: 18, head: "<16 hex>"}`. The digest cannot cover the record's
+//! `after` (which hashes the frontmatter that holds the digest), so it is taken of the record's
+//! line without its `after=` word ([`digest`]): every other word of the record is fixed before the
+//! frontmatter is written, and `after`, in turn, hashes the frontmatter with the seal in it. The
+//! seal and the chain together pin every record: a record removed anywhere, the section
+//! deleted, a record appended or the last one replaced no longer match it, which `validate`
+//! reports as an error naming the line ([`check`]).
 
 use std::fmt::Write as _;
 
@@ -28,7 +41,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::board::document::{self, Document};
-use crate::board::frontmatter::{Frontmatter, Phase, Target, Timestamp};
+use crate::board::frontmatter::{Frontmatter, Parsed, Phase, Target, Timestamp};
 use crate::error::FieldError;
 use crate::error::{Error, Result};
 use crate::text::sha256_hex;
@@ -42,11 +55,80 @@ const RECORD_START: &str = "- at=";
 /// The keys of a record's words, in their order.
 const KEYS: &[&str] = &[
     "at", "by", "cmd", "phase", "counters", "verdict", "turn", "wait_us", "uid", "host", "pid",
-    "tokens", "cost", "for", "before", "after", "prev",
+    "tokens", "cost", "for", "mended", "before", "after", "prev",
 ];
 
 /// How many hex digits of the previous line's SHA-256 a record carries.
 const PREV_HEX: usize = 16;
+
+/// The first format whose boards carry the seal ([`Seal`]) in their frontmatter.
+pub const SEALED_FROM: u32 = 2;
+
+/// The frontmatter key of the seal.
+pub const SEAL_FIELD: &str = "journal";
+
+/// The journal as the last write left it, recorded in the frontmatter of a board of format 2
+/// (`journal: {records: N, head: "<16 hex>"}`): how many records the journal holds once the
+/// write's own record is added, and the [`digest`] of that record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seal {
+    pub records: u64,
+    pub head: String,
+}
+
+impl Seal {
+    /// The value as the frontmatter writes it.
+    pub fn value(&self) -> String {
+        format!("{{records: {}, head: \"{}\"}}", self.records, self.head)
+    }
+
+    /// Read the `journal` value.
+    pub fn conv(v: &crate::board::yaml::Value) -> std::result::Result<Option<Seal>, String> {
+        use crate::board::yaml::Value;
+        let expected = "expected the journal's seal as the last write left it, \
+                        {records: N, head: \"16 hex digits\"} (written by pair: keep it as it is)";
+        let Value::Map(entries) = v else {
+            return Err(format!("{expected}, found {}", v.describe()));
+        };
+        let mut records = None;
+        let mut head = None;
+        for (k, n) in entries {
+            match (k.as_str(), &n.value) {
+                ("records", Value::Int(i)) if *i >= 1 && *i <= i128::from(u64::MAX) => {
+                    records = Some(*i as u64)
+                }
+                ("head", Value::Str(h))
+                    if h.len() == PREV_HEX && h.bytes().all(|b| b.is_ascii_hexdigit()) =>
+                {
+                    head = Some(h.to_ascii_lowercase())
+                }
+                (k, v) => return Err(format!("{expected}; `{k}` is {}", v.describe())),
+            }
+        }
+        match (records, head) {
+            (Some(records), Some(head)) => Ok(Some(Seal { records, head })),
+            _ => Err(format!("{expected}; a key is missing")),
+        }
+    }
+}
+
+/// The seal's digest of a record line: the first 16 hex digits of the SHA-256 of the line
+/// without its `after=` word (the one word of a record that depends on the frontmatter).
+pub fn digest(line: &str) -> String {
+    link(&without_after(line))
+}
+
+/// A record line without its ` after=…` word.
+fn without_after(line: &str) -> std::borrow::Cow<'_, str> {
+    match line.find(" after=") {
+        Some(start) => {
+            let rest = &line[start + 1..];
+            let end = rest.find(' ').map_or(line.len(), |e| start + 1 + e);
+            format!("{}{}", &line[..start], &line[end..]).into()
+        }
+        None => line.into(),
+    }
+}
 
 /// Tokens and cost an agent reports with a write (`--tokens N`, `--cost X`), and the phase the
 /// work belongs to when it is not the current one (`report-usage --phase P`).
@@ -106,6 +188,8 @@ pub struct Intent {
     pub agent: Option<String>,
     pub command: String,
     pub usage: Usage,
+    /// A repair: its record lists the breaks of the chain it found ([`Record::mended`]).
+    pub repair: bool,
 }
 
 /// One counter a write moved.
@@ -140,6 +224,10 @@ pub struct Record {
     pub cost_micros: Option<u64>,
     /// The phase the reported usage belongs to, when not the phase before the write.
     pub usage_phase: Option<Phase>,
+    /// On a repair's record: the records (1-based) whose `prev` did not match the record before
+    /// them when the repair was made. The repair recorded the journal as it stood; those breaks
+    /// are said by `validate` as warnings, any other as an error.
+    pub mended: Vec<u32>,
     pub before: Option<String>,
     pub after: String,
     pub prev: Option<String>,
@@ -159,7 +247,7 @@ impl Record {
         let dash = |o: Option<&str>| o.unwrap_or("-").to_string();
         let mut s = format!(
             "- at={} by={} cmd={} phase={}>{}",
-            self.at,
+            self.at.millis(),
             dash(self.by.as_deref()),
             self.command,
             dash(self.from.map(Phase::as_str)),
@@ -194,6 +282,10 @@ impl Record {
         }
         if let Some(p) = self.usage_phase {
             let _ = write!(s, " for={p}");
+        }
+        if !self.mended.is_empty() {
+            let m: Vec<String> = self.mended.iter().map(u32::to_string).collect();
+            let _ = write!(s, " mended={}", m.join(","));
         }
         let _ = write!(
             s,
@@ -309,6 +401,14 @@ impl Record {
             ),
             None => None,
         };
+        let mended = match take("mended", true)? {
+            Some(m) => m
+                .split(',')
+                .map(|n| n.parse::<u32>().ok().filter(|n| *n >= 1))
+                .collect::<Option<Vec<u32>>>()
+                .ok_or(format!("mended={m:?} is not a list of record numbers"))?,
+            None => vec![],
+        };
         let hex =
             |k: &str, v: Option<&str>, len: usize| -> std::result::Result<Option<String>, String> {
                 match v.unwrap_or_default() {
@@ -342,6 +442,7 @@ impl Record {
             tokens,
             cost_micros,
             usage_phase,
+            mended,
             before,
             after,
             prev,
@@ -507,29 +608,31 @@ pub struct Facts<'a> {
 pub struct Sealed {
     pub bytes: Vec<u8>,
     pub sha256: String,
+    /// The seal written into the frontmatter (a board of format 2), which the frontmatter the
+    /// caller checked did not have yet.
+    pub seal: Option<Seal>,
 }
 
 /// Append this write's record to new content: the journal section is moved to the end of the
 /// body if something follows it, created if missing, and the record becomes the last line of
-/// the file. The file is hashed once: the hash of everything before the record is `after`, and
-/// the same hasher, fed the record, gives the new file's SHA-256.
+/// the file. On a board of format 2 the frontmatter's seal is set to the journal with the
+/// record (its other lines as they were). The file is hashed once: the hash of everything
+/// before the record is `after`, and the same hasher, fed the record, gives the new file's
+/// SHA-256.
 pub fn seal(bytes: Vec<u8>, facts: &Facts) -> std::result::Result<Sealed, String> {
-    let (out, eol) = match journal_is_last(&bytes) {
-        Some(eol) => {
+    let (out, eol, found) = match journal_is_last(&bytes) {
+        Some((eol, found)) => {
             let mut out = bytes;
             if !out.ends_with(b"\n") {
                 out.extend_from_slice(eol.as_bytes());
             }
-            (out, eol)
+            (out, eol, found)
         }
         None => rebuild(&bytes)?,
     };
     let prev = records_tail(&out).map(link);
-    let mut hasher = Sha256::new();
-    hasher.update(&out);
-    let after = hex(&hasher.clone().finalize());
     let intent = facts.intent;
-    let record = Record {
+    let mut record = Record {
         at: facts.now,
         by: intent
             .agent
@@ -553,11 +656,28 @@ pub fn seal(bytes: Vec<u8>, facts: &Facts) -> std::result::Result<Sealed, String
         tokens: intent.usage.tokens,
         cost_micros: intent.usage.cost_micros,
         usage_phase: intent.usage.phase,
+        mended: if intent.repair {
+            chain_breaks(&out)
+        } else {
+            vec![]
+        },
         before: facts.old_sha256.map(str::to_string),
-        after,
+        // Set below, once the frontmatter holds the seal.
+        after: "0".repeat(64),
         prev,
         line: 0,
     };
+    let seal = (crate::board::format::of(facts.new) >= SEALED_FROM).then(|| Seal {
+        records: found + 1,
+        head: digest(&record.render()),
+    });
+    let out = match &seal {
+        Some(seal) => with_seal(out, facts.new, seal)?,
+        None => out,
+    };
+    let mut hasher = Sha256::new();
+    hasher.update(&out);
+    record.after = hex(&hasher.clone().finalize());
     let line = format!("{}{eol}", record.render());
     hasher.update(line.as_bytes());
     let mut out = out;
@@ -565,7 +685,36 @@ pub fn seal(bytes: Vec<u8>, facts: &Facts) -> std::result::Result<Sealed, String
     Ok(Sealed {
         bytes: out,
         sha256: hex(&hasher.finalize()),
+        seal,
     })
+}
+
+/// The file with its frontmatter's seal set (`fm` is the frontmatter it holds): the `journal`
+/// line written in the file's own words ([`crate::board::rewrite::render`]), everything else
+/// byte for byte.
+fn with_seal(
+    bytes: Vec<u8>,
+    fm: &Frontmatter,
+    seal: &Seal,
+) -> std::result::Result<Vec<u8>, String> {
+    if fm.journal.as_ref() == Some(seal) {
+        return Ok(bytes);
+    }
+    let doc = Document::parse_frontmatter_only(&bytes).map_err(|e| e.to_string())?;
+    let mut sealed = fm.clone();
+    sealed.journal = Some(seal.clone());
+    let rendered = crate::board::rewrite::render(&doc.fm_text, fm, &sealed);
+    let bom = if doc.bom { document::BOM.len() } else { 0 };
+    let first_end = memchr::memchr(b'\n', &bytes[bom..])
+        .map(|p| bom + p + 1)
+        .ok_or("the frontmatter's first line has no end")?;
+    let fm_end = first_end + doc.fm_text.len();
+    let text = doc.eol.apply(&rendered.text);
+    let mut out = Vec::with_capacity(bytes.len() + text.len() + 16);
+    out.extend_from_slice(&bytes[..first_end]);
+    out.extend_from_slice(text.as_bytes());
+    out.extend_from_slice(&bytes[fm_end..]);
+    Ok(out)
 }
 
 fn hex(digest: &[u8]) -> String {
@@ -575,14 +724,16 @@ fn hex(digest: &[u8]) -> String {
 /// The usual case, found from the end of the file without parsing the body: the last level-2
 /// heading is `## Journal` and only records and blank lines follow it. (A heading inside a
 /// code fence cannot be followed by records alone: the fence would never close, and such a
-/// file is refused before it gets here.) The file's line ending, when so.
-fn journal_is_last(bytes: &[u8]) -> Option<&'static str> {
+/// file is refused before it gets here.) The file's line ending and the number of records, when
+/// so.
+fn journal_is_last(bytes: &[u8]) -> Option<(&'static str, u64)> {
     let heading = format!("## {SECTION}");
     let blank = |l: &[u8]| l.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'));
     // One pass backwards, line by line (line ends found with memrchr): on a board whose journal
     // is a megabyte, searching for the heading and then splitting the records byte by byte was
     // most of a write's journal work.
     let mut end = bytes.len();
+    let mut records = 0;
     loop {
         let start = memchr::memrchr(b'\n', &bytes[..end]).map_or(0, |p| p + 1);
         let line = &bytes[start..end];
@@ -590,29 +741,37 @@ fn journal_is_last(bytes: &[u8]) -> Option<&'static str> {
             && let Some(rest) = line.strip_prefix(heading.as_bytes())
             && blank(rest)
         {
-            return Some(if rest.ends_with(b"\r") { "\r\n" } else { "\n" });
+            let eol = if rest.ends_with(b"\r") { "\r\n" } else { "\n" };
+            return Some((eol, records));
         }
-        if !(line.starts_with(RECORD_START.as_bytes()) || blank(line)) || start == 0 {
+        let record = line.starts_with(RECORD_START.as_bytes());
+        if !(record || blank(line)) || start == 0 {
             return None;
         }
+        records += u64::from(record);
         end = start - 1;
     }
 }
 
 /// Any other case: parse the body, move the journal (and its records) to the end, or start it.
-fn rebuild(bytes: &[u8]) -> std::result::Result<(Vec<u8>, &'static str), String> {
+/// The file, its line ending and the number of records.
+fn rebuild(bytes: &[u8]) -> std::result::Result<(Vec<u8>, &'static str, u64), String> {
     let doc = Document::parse(bytes).map_err(|e| e.to_string())?;
     let head_len = bytes.len() - doc.body.len();
     let eol = doc.eol.as_str();
     let sections = doc.sections();
     let journal = sections.iter().find(|s| s.name == SECTION);
     let mut body = doc.body.clone();
+    let mut records = 0;
     match journal {
         Some(j) => {
             // The journal's heading and records stay together; whatever a raw write appended
             // after the last record (its own lines, or sections) moves before the journal, to
             // the end of the section it followed, as if the journal were not there.
             let text = &body[j.start..j.end];
+            records = document::raw_lines(text)
+                .filter(|l| l.starts_with(RECORD_START))
+                .count() as u64;
             let records_end = document::raw_lines(text)
                 .scan(0usize, |at, l| {
                     *at += l.len();
@@ -651,7 +810,7 @@ fn rebuild(bytes: &[u8]) -> std::result::Result<(Vec<u8>, &'static str), String>
     let mut out = Vec::with_capacity(head_len + body.len() + 400);
     out.extend_from_slice(&bytes[..head_len]);
     out.extend_from_slice(body.as_bytes());
-    Ok((out, eol))
+    Ok((out, eol, records))
 }
 
 /// The last non-blank line of a file that ends with its journal section, when that line is a
@@ -664,25 +823,27 @@ fn records_tail(bytes: &[u8]) -> Option<&str> {
 }
 
 /// `validate`'s checks of the journal against the file: well-formed records, an unbroken chain,
-/// and the last record's phase the current one. Errors name the line; a file changed since its
-/// last recorded write (by a program that ignores the lock) and a section after the journal
-/// (which the next write moves back) are warnings.
-pub fn check(bytes: &[u8], doc: &Document, fm: &Frontmatter) -> (Vec<FieldError>, Vec<FieldError>) {
-    check_with(Some(bytes), doc, fm)
+/// the last record's phase the current one, and on a board of format 2 the seal (the journal
+/// as the last write left it: as many records, the last one the one it sealed). Errors name the
+/// line; a file changed since its last recorded write (by a program that ignores the lock) and
+/// a section after the journal (which the next write moves back) are warnings.
+pub fn check(bytes: &[u8], doc: &Document, parsed: &Parsed) -> (Vec<FieldError>, Vec<FieldError>) {
+    check_with(Some(bytes), doc, parsed)
 }
 
 /// [`check`]'s errors and warnings but the one that compares the file with its last record's
 /// `after`: what a writer checks of the board it found (the comparison would hash the whole
 /// board once more, for a warning the writer does not give).
-pub fn check_for_write(doc: &Document, fm: &Frontmatter) -> (Vec<FieldError>, Vec<FieldError>) {
-    check_with(None, doc, fm)
+pub fn check_for_write(doc: &Document, parsed: &Parsed) -> (Vec<FieldError>, Vec<FieldError>) {
+    check_with(None, doc, parsed)
 }
 
 fn check_with(
     bytes: Option<&[u8]>,
     doc: &Document,
-    fm: &Frontmatter,
+    parsed: &Parsed,
 ) -> (Vec<FieldError>, Vec<FieldError>) {
+    let fm = &parsed.fm;
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
     let err = |line: Option<u32>, message: String| FieldError {
@@ -690,7 +851,9 @@ fn check_with(
         line,
         message,
     };
-    let Some(lines) = section_lines(doc) else {
+    let lines = section_lines(doc);
+    check_seal(parsed, lines.as_deref(), &mut errors, &mut warnings);
+    let Some(lines) = lines else {
         return (errors, warnings);
     };
     let sections = doc.sections();
@@ -708,8 +871,7 @@ fn check_with(
             ),
         ));
     }
-    let mut prev_line: Option<&str> = None;
-    let mut last: Option<Record> = None;
+    let mut records = Vec::with_capacity(lines.len());
     for (n, l) in &lines {
         match Record::parse(l, *n) {
             Err(m) => {
@@ -719,24 +881,45 @@ fn check_with(
                 ));
                 return (errors, warnings);
             }
-            Ok(r) => {
-                let want = prev_line.map(link);
-                if r.prev != want {
-                    errors.push(err(
-                        Some(*n),
-                        format!(
-                            "the chain is broken: prev={} but the record before it hashes to {} \
-                             (a record was removed, reordered or edited)",
-                            r.prev.as_deref().unwrap_or("-"),
-                            want.as_deref().unwrap_or("- (this is the first record)")
-                        ),
-                    ));
-                }
-                prev_line = Some(l);
-                last = Some(r);
-            }
+            Ok(r) => records.push(r),
         }
     }
+    // A repair records the journal as it stood, damage and all (its Decisions entry says what
+    // was wrong), and its record lists the breaks of the chain it found: those are said, any
+    // other break is an error.
+    let mended: std::collections::HashMap<u32, u32> = records
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.command == REPAIR)
+        .flat_map(|(k, r)| {
+            let at = r.line;
+            r.mended
+                .iter()
+                .filter(move |p| (**p as usize) <= k)
+                .map(move |p| (*p, at))
+        })
+        .collect();
+    let mut prev_line: Option<&str> = None;
+    for (i, (r, (n, l))) in records.iter().zip(&lines).enumerate() {
+        let want = prev_line.map(link);
+        if r.prev != want {
+            let message = format!(
+                "the chain is broken: prev={} but the record before it hashes to {} (a record \
+                 was removed, reordered or edited)",
+                r.prev.as_deref().unwrap_or("-"),
+                want.as_deref().unwrap_or("- (this is the first record)")
+            );
+            match mended.get(&(i as u32 + 1)) {
+                Some(at) => warnings.push(err(
+                    Some(*n),
+                    format!("{message}; the repair at line {at} recorded the journal as it stood"),
+                )),
+                None => errors.push(err(Some(*n), message)),
+            }
+        }
+        prev_line = Some(l);
+    }
+    let last = records.pop();
     if let Some(r) = last {
         if r.to != fm.phase {
             errors.push(err(
@@ -764,6 +947,178 @@ fn check_with(
     (errors, warnings)
 }
 
+/// The seal of a board of format 2 against its journal's record lines (`None`: no `## Journal`
+/// section): the journal holds exactly the records the last write left, the last one the
+/// record it sealed. A board of format 1 carries no seal; one found there is not read.
+fn check_seal(
+    parsed: &Parsed,
+    lines: Option<&[(u32, &str)]>,
+    errors: &mut Vec<FieldError>,
+    warnings: &mut Vec<FieldError>,
+) {
+    let fm = &parsed.fm;
+    let line = parsed.line(SEAL_FIELD);
+    let err = |line: Option<u32>, message: String| FieldError {
+        field: SEAL_FIELD.into(),
+        line,
+        message,
+    };
+    let format = crate::board::format::of(fm);
+    // A later format may seal its journal otherwise: it is read as far as this version can.
+    if format > crate::board::format::CURRENT {
+        return;
+    }
+    if format < SEALED_FROM {
+        if fm.journal.is_some() {
+            warnings.push(err(
+                line,
+                format!(
+                    "a board of format {format} carries no seal of its journal, so this one is \
+                     not read (`pair migrate BOARD` makes the board format {} and seals it)",
+                    crate::board::format::CURRENT
+                ),
+            ));
+        }
+        return;
+    }
+    let Some(seal) = &fm.journal else {
+        errors.push(err(
+            parsed.line(crate::board::format::FIELD),
+            format!(
+                "a board of format {format} records its journal as the last write left it in \
+                 `{SEAL_FIELD}`, and this one has none: the frontmatter was edited outside pair, \
+                 so removed records cannot be told. Check `## {SECTION}` against the board's \
+                 history and repair the board; the repair seals the journal as it stands"
+            ),
+        ));
+        return;
+    };
+    let gone = lines.is_none();
+    let lines = lines.unwrap_or_default();
+    let found = lines.len() as u64;
+    let last = lines.last();
+    let at = |l: Option<&(u32, &str)>| l.map(|(n, _)| *n).or(line);
+    if found < seal.records {
+        let missing = seal.records - found;
+        let what = if lines.is_empty() {
+            format!(
+                "`## {SECTION}` {}",
+                if gone { "is gone" } else { "holds no record" }
+            )
+        } else {
+            format!("`## {SECTION}` holds {found}")
+        };
+        errors.push(err(
+            line,
+            format!(
+                "the last write left {} journal record{} and {what}: {missing} {} removed \
+                 outside pair (the journal is append-only). Restore them from a copy or the \
+                 board's history, or repair the board; the repair is recorded and seals the \
+                 journal as it stands",
+                seal.records,
+                if seal.records == 1 { "" } else { "s" },
+                if missing == 1 { "was" } else { "were" }
+            ),
+        ));
+    } else if found > seal.records {
+        let extra = found - seal.records;
+        errors.push(err(
+            at(lines.get(seal.records as usize)),
+            format!(
+                "the last write left {} journal record{}, and `## {SECTION}` holds {found}: \
+                 {extra} {} added outside pair (pair adds each write's record itself). Remove \
+                 {}, or repair the board",
+                seal.records,
+                if seal.records == 1 { "" } else { "s" },
+                if extra == 1 { "was" } else { "were" },
+                if extra == 1 { "it" } else { "them" }
+            ),
+        ));
+    } else if let Some((n, l)) = last
+        && digest(l) != seal.head
+    {
+        errors.push(err(
+            Some(*n),
+            format!(
+                "the last record is not the one the last write sealed (`{SEAL_FIELD}.head` is \
+                 {}, this record's digest is {}): it was replaced or edited outside pair. \
+                 Restore it, or repair the board",
+                seal.head,
+                digest(l)
+            ),
+        ));
+    }
+}
+
+/// The records (1-based) of a file's journal whose `prev` does not match the record before
+/// them, as a repair finds them (lines that are not records are left to `validate`).
+fn chain_breaks(bytes: &[u8]) -> Vec<u32> {
+    let Ok(doc) = Document::parse(bytes) else {
+        return vec![];
+    };
+    let lines = section_lines(&doc).unwrap_or_default();
+    let mut out = Vec::new();
+    let mut before: Option<&str> = None;
+    for (i, (_, l)) in lines.iter().enumerate() {
+        let prev = l.rsplit(' ').next().and_then(|w| w.strip_prefix("prev="));
+        let want = before.map_or_else(|| "-".to_string(), link);
+        if prev.is_some_and(|p| p != want) {
+            out.push(i as u32 + 1);
+        }
+        before = Some(l);
+    }
+    out
+}
+
+/// The record lines of one version of a board (from a git ref's history), read without judging
+/// the rest of it; `None` when the bytes are not a board.
+pub fn record_lines(bytes: &[u8]) -> Option<Vec<String>> {
+    let doc = Document::parse(bytes).ok()?;
+    Some(
+        section_lines(&doc)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(_, l)| l.starts_with(RECORD_START))
+            .map(|(_, l)| l.to_string())
+            .collect(),
+    )
+}
+
+/// Whether a later version of a board keeps the journal of an earlier one (two versions in a
+/// git ref's history, each commit one write): `None` when it holds the earlier one's last record
+/// at its place (the chain then holds every record before it); else what was lost, in words. (A
+/// version written by a repair, [`is_repair`], may have mended the journal: its callers say so
+/// rather than refuse it.)
+pub fn lost(earlier: &[String], later: &[String]) -> Option<String> {
+    let n = earlier.len();
+    if n == 0 {
+        return None;
+    }
+    match later.get(n - 1) {
+        Some(l) if *l == earlier[n - 1] => None,
+        Some(_) => Some(format!(
+            "record {n} of the {n} it held before is not the same record now (replaced)"
+        )),
+        None => Some(format!(
+            "{} of the {n} records it held before {} gone ({} remain)",
+            n - later.len(),
+            if n - later.len() == 1 { "is" } else { "are" },
+            later.len()
+        )),
+    }
+}
+
+/// The command a repair's record names (`pair write --repair`).
+pub const REPAIR: &str = "repair";
+
+/// Whether a version of a board was written by a repair: its last record is one.
+pub fn is_repair(lines: &[String]) -> bool {
+    lines
+        .last()
+        .and_then(|l| Record::parse(l, 0).ok())
+        .is_some_and(|r| r.command == REPAIR)
+}
+
 /// Where the last non-empty line of a file starts.
 fn last_line_start(bytes: &[u8]) -> Option<usize> {
     let mut end = bytes.len();
@@ -784,12 +1139,14 @@ mod tests {
     fn the_journal_is_found_last_only_when_records_and_blank_lines_follow_its_heading() {
         let rec = "- at=2026-01-01T00:00:00Z by=a cmd=note";
         let lf = format!("---\nphase: PLANNING\n---\n## Notes\nx\n\n## Journal\n\n{rec}\n{rec}\n");
-        assert_eq!(journal_is_last(lf.as_bytes()), Some("\n"));
+        assert_eq!(journal_is_last(lf.as_bytes()), Some(("\n", 2)));
         let crlf = lf.replace('\n', "\r\n");
-        assert_eq!(journal_is_last(crlf.as_bytes()), Some("\r\n"));
+        assert_eq!(journal_is_last(crlf.as_bytes()), Some(("\r\n", 2)));
         // No final line end, trailing blanks.
         let open = format!("---\n---\n## Journal  \n{rec}\n  \t\n{rec}");
-        assert_eq!(journal_is_last(open.as_bytes()), Some("\n"));
+        assert_eq!(journal_is_last(open.as_bytes()), Some(("\n", 2)));
+        let empty = "---\n---\n## Notes\n\n## Journal\n\n";
+        assert_eq!(journal_is_last(empty.as_bytes()), Some(("\n", 0)));
         for not_last in [
             format!("---\n---\n## Journal\n{rec}\n## Notes\n"),
             format!("---\n---\n## Journal\n{rec}\ntext\n"),

@@ -413,6 +413,7 @@ mod tests {
             tokens: None,
             cost_micros: None,
             usage_phase: None,
+            mended: vec![],
             before: None,
             after: String::new(),
             prev: None,

@@ -76,6 +76,15 @@ pub struct ResolveArgs {
     /// The areas the fix touched (comma-separated), for the regression check.
     #[arg(long, value_name = "A,B", value_delimiter = ',')]
     pub surfaces: Vec<String>,
+    /// The submission that fixed it, as GATE:N (e.g. code:2, for an objection whose gate has
+    /// closed).
+    #[arg(long, value_name = "GATE:N", value_parser = round_arg)]
+    pub fixed_in: Option<(crate::board::frontmatter::Target, u32)>,
+}
+
+/// A submission named as GATE:N.
+pub(crate) fn round_arg(s: &str) -> Result<(crate::board::frontmatter::Target, u32), String> {
+    crate::board::ledger::parse_round(s)
 }
 
 #[derive(Debug, Args)]
@@ -88,8 +97,8 @@ pub struct ChallengeArgs {
     pub id: String,
     #[command(flatten)]
     pub common: WriteCommon,
-    /// Why it is invalid: cite the spec, give counter-evidence, or show the failure cannot
-    /// happen.
+    /// Why it is invalid (cite the spec, give counter-evidence, or show the failure cannot
+    /// happen).
     #[arg(long, value_name = "TEXT", conflicts_with = "grounds_file")]
     pub grounds: Option<String>,
     /// Read the grounds from a file (`-` for stdin).
@@ -105,8 +114,9 @@ pub enum RulingArg {
     RejectRework,
 }
 
-/// A reason, inline or in a file.
+/// A reason, inline or in a file: one of the two is required (the usage line shows it).
 #[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
 pub struct ReasonText {
     /// Why (recorded).
     #[arg(long, value_name = "TEXT", conflicts_with = "reason_file")]

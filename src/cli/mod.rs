@@ -2,6 +2,7 @@
 //! result to [`crate::commands`]; completions and the man page are generated from it too.
 
 pub mod ledger;
+pub mod mcp;
 pub mod migrate;
 
 use std::ffi::OsStr;
@@ -79,12 +80,12 @@ pub struct Global {
     #[arg(short, long, global = true)]
     pub verbose: bool,
 
-    /// The blackboard of every command whose BOARD is left out.
+    /// The blackboard of every command whose BOARD is left out [env: PAIR_BOARD, when not
+    /// empty].
     #[arg(
         long = "board",
         id = "default_board",
         global = true,
-        env = "PAIR_BOARD",
         value_name = "PATH",
         value_hint = ValueHint::FilePath
     )]
@@ -113,7 +114,7 @@ Examples:
   PAIR_AGENT=doer pair poll task.md --json")]
     Poll(PollArgs),
 
-    /// Full read: whose turn, counters, reviewers, the file's SHA-256 and the body's sections.
+    /// Full read (whose turn, counters, reviewers, the file's SHA-256 and the body's sections).
     #[command(after_help = "\
 Examples:
   pair status task.md
@@ -204,6 +205,14 @@ Examples:
   cargo test 2>&1 | tail -20 | pair note task.md --agent doer --section Validation --code --note-file -")]
     Note(NoteArgs),
 
+    /// Correct your own review after its round has closed (a reviewer; the verdict stands, and
+    /// the correction is shown beside the review).
+    #[command(after_help = "\
+Examples:
+  pair correct task.md --agent alice --note-file correction.md
+  pair correct task.md --agent alice --review analysis:1 --note 'Line 42 is fine: the lock is held there'")]
+    Correct(CorrectArgs),
+
     /// Print exactly the artifact under review (the pinned diff or text); its SHA-256 on stderr.
     #[command(after_help = "\
 Examples:
@@ -245,7 +254,7 @@ Examples:
     )]
     DemoAgent(DemoAgentArgs),
 
-    /// Print the agent skill: how a doer or reviewer agent runs the protocol with `pair`.
+    /// Print the agent skill (how a doer or reviewer agent runs the protocol with `pair`).
     #[command(after_help = "\
 Examples:
   pair skill
@@ -283,8 +292,8 @@ Examples:
   pair worktree create task.md --agent doer --branch fix/upload --path /src/app/.worktrees/upload --user-approved --json")]
     Worktree(WorktreeArgs),
 
-    /// Run a validation command in the recorded worktree and record it, with the tree it ran on,
-    /// in Validation.
+    /// Run a check command in the recorded worktree and record it in Validation (with the tree it
+    /// ran on).
     #[command(after_help = "\
 Examples:
   pair check task.md --agent doer --name tests -- cargo test
@@ -294,17 +303,19 @@ Examples:
   pair check task.md --agent doer --time-limit 600 --name tests -- cargo test")]
     Check(CheckArgs),
 
-    /// Print entries of the body: the artifact under review and its round's reviews, the newest
-    /// entry (--latest), or a section.
+    /// Print the artifact under review with its round's reviews and open objections (or the
+    /// newest entry with --latest, one objection with --id, or a section).
     #[command(after_help = "\
 Examples:
   pair show task.md --latest
   pair show task.md
   pair show task.md 'Plan Reviews'
-  pair show task.md Decisions --latest --json")]
+  pair show task.md --id BLK-1
+  pair show task.md Decisions --latest --json
+  PAIR_BOARD=task.md pair show 'Root Cause Analysis'")]
     Show(ShowArgs),
 
-    /// Print one Markdown document that rebuilds an agent's context from the blackboard alone.
+    /// Print one Markdown document that rebuilds an agent's context (from the blackboard alone).
     #[command(after_help = "\
 Examples:
   pair brief task.md --for doer
@@ -325,11 +336,13 @@ Examples:
       --undeclared-impact 'upload.rs now holds the pool lock' --title … --evidence … --fix …")]
     Object(crate::cli::ledger::ObjectArgs),
 
-    /// Say how an objection was fixed (the doer, while revising).
+    /// Say how an objection was fixed (the doer, while revising; once its gate has closed,
+    /// naming the submission that fixed it with --fixed-in).
     #[command(after_help = "\
 Examples:
   pair resolve task.md BLK-1 --agent doer --resolution 'Retries capped at 5' --surfaces src/upload.rs
-  pair resolve task.md BLK-2 --agent doer --resolution-file fix-blk-2.md")]
+  pair resolve task.md BLK-2 --agent doer --resolution-file fix-blk-2.md
+  pair resolve task.md ADV-1 --agent doer --fixed-in code:2 --resolution 'The constant is named now'")]
     Resolve(crate::cli::ledger::ResolveArgs),
 
     /// Dispute an objection (the doer); the arbiter rules on it.
@@ -365,14 +378,14 @@ Examples:
   pair withdraw task.md ADV-2 --agent alice --reason 'Covered by BLK-1'")]
     Withdraw(crate::cli::ledger::ReopenArgs),
 
-    /// List the objection ledger: ids, raisers, gates, rounds, anchors, states.
+    /// List the objection ledger (ids, raisers, gates, rounds, anchors, states).
     #[command(after_help = "\
 Examples:
   pair objections task.md
   pair objections task.md --open --json")]
     Objections(crate::cli::ledger::ObjectionsArgs),
 
-    /// Decide a gate that reached its round cap or diverged: accept, reject or defer.
+    /// Decide a gate that reached its round cap or diverged (accept, reject or defer).
     #[command(after_help = "\
 Examples:
   pair decide task.md accept --agent alice --reason 'BLK-4 is a known limitation'
@@ -414,8 +427,8 @@ Examples:
   pair away task.md --agent alice --clear")]
     Away(AwayArgs),
 
-    /// Remove a required reviewer that never registered, with the user's approval, and settle
-    /// the open round on the reviewers that remain.
+    /// Remove a required reviewer that never registered (with the user's approval; the open
+    /// round is settled on the reviewers that remain).
     #[command(after_help = "\
 Examples:
   pair unrequire task.md carol --agent doer --user-approved --reason 'carol is not coming'")]
@@ -429,12 +442,22 @@ Examples:
   pair watch task.md --once --json --on-breach ./escalate.sh")]
     Watch(WatchArgs),
 
-    /// Copy a blackboard between a file and a git board, byte for byte (never clobbering).
+    /// Copy a blackboard between a file and a git board, byte for byte (never clobbering); or,
+    /// given one board, upgrade it to the newest format this pair writes (a recorded write).
     #[command(after_help = "\
 Examples:
   pair migrate task.md 'git+ssh://host/repo.git#refs/pair/task:task.md'
-  pair migrate 'git+file:///srv/repo.git#refs/pair/task' task.md")]
+  pair migrate 'git+file:///srv/repo.git#refs/pair/task' task.md
+  pair migrate task.md")]
     Migrate(crate::cli::migrate::MigrateArgs),
+
+    /// Serve the agent commands as MCP tools over stdio, for one agent on one blackboard.
+    #[command(after_help = "\
+Examples:
+  pair mcp task.md --agent alice
+  pair mcp --board task.md --agent doer --timeout 30
+  claude mcp add pair -- pair mcp --board task.md --agent alice")]
+    Mcp(crate::cli::mcp::McpArgs),
 }
 
 #[derive(Debug, Args)]
@@ -580,19 +603,23 @@ pub struct StatsArgs {
 
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it and no SECTION
-    /// is given).
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it; then a lone
+    /// argument is the SECTION).
     #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
     pub board: PathBuf,
     #[command(flatten)]
     pub caller: Caller,
     /// A section of the body, spelled as its `## ` heading (default: the artifact of the current
-    /// round and the round's reviews).
+    /// round, the round's reviews and the objections still to be settled).
     #[arg(value_name = "SECTION")]
     pub section: Option<String>,
-    /// Only the newest entry: the artifact alone, or the section's last entry.
-    #[arg(long)]
+    /// Only the newest entry (the artifact alone, or the section's last entry).
+    #[arg(long, conflicts_with = "id")]
     pub latest: bool,
+    /// One objection (BLK-N, ADV-N, REG-N: its evidence and suggested fix, and every later
+    /// entry about it, resolutions, challenges, rulings, acceptance).
+    #[arg(long, value_name = "ID", conflicts_with = "section")]
+    pub id: Option<String>,
 }
 
 /// Whose context `pair brief` rebuilds.
@@ -626,8 +653,9 @@ pub struct WorktreeArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum WorktreeAction {
-    /// `git worktree add` on a new topic branch, recorded with the repository, base branch and
-    /// base commit in the same write as the move to RED_TESTING (red test required) or CODING.
+    /// Make the task's worktree on a new topic branch (recorded with the move to RED_TESTING or
+    /// CODING: `git worktree add`; the repository, base branch and base commit are recorded in the
+    /// same write, and RED_TESTING is the move when a red test is required).
     #[command(after_help = "\
 Examples:
   pair worktree create task.md --agent doer --user-approved
@@ -672,8 +700,8 @@ pub struct CheckArgs {
     /// Re-run the named check (its recorded command) and compare with its previous run.
     #[arg(long, value_name = "NAME")]
     pub reproduce: Option<String>,
-    /// Stop the command (its whole process group, SIGKILL) after this many seconds and record
-    /// the run as failed by the time limit; 0: no limit.
+    /// Stop the command after this many seconds (its whole process group, SIGKILL, and record
+    /// the run as failed by the time limit); 0: no limit.
     #[arg(long, default_value_t = 1800, value_name = "SECONDS")]
     pub time_limit: u64,
     /// The command and its arguments, after `--` (run directly, not through a shell).
@@ -872,7 +900,7 @@ pub struct InitArgs {
     /// Read the goal from a file (`-` for stdin).
     #[arg(long, value_name = "FILE")]
     pub goal_file: Option<PathBuf>,
-    /// feature, debugging, refactor, docs, spike, or another lower-case word.
+    /// feature, debugging, refactor, docs, spike (or another lower-case word).
     #[arg(long, default_value = "feature", value_name = "TYPE", value_parser = Suggest(WORK_TYPES), hide_possible_values = true)]
     pub work_type: String,
     /// Require a root cause analysis round before planning (on by default for debugging).
@@ -895,11 +923,11 @@ pub struct InitArgs {
     /// Reviewers required from the start (comma-separated ids).
     #[arg(long, value_delimiter = ',', value_name = "A,B")]
     pub reviewers: Vec<String>,
-    /// Use this blackboard file as the template instead of the built-in one.
+    /// Use this blackboard file as the template (instead of the built-in one).
     #[arg(long, value_name = "FILE")]
     pub template: Option<PathBuf>,
-    /// Require a passing run of this check on the approved tree before `advance COMMITTED`
-    /// (repeatable; CMD runs as `sh -c CMD` in the worktree, by `pair check --name NAME`).
+    /// Require a passing run of this check (on the approved tree before `advance COMMITTED`;
+    /// repeatable; CMD runs as `sh -c CMD` in the worktree, by `pair check --name NAME`).
     #[arg(long, value_name = "NAME=CMD")]
     pub require_check: Vec<String>,
     /// Use the objection ledger with at most N review rounds per gate (then a decision).
@@ -909,6 +937,12 @@ pub struct InitArgs {
     /// names are in the SLA table of docs/protocol.md).
     #[arg(long, value_name = "NAME=DURATION")]
     pub sla: Vec<String>,
+    /// The board's format (the newest this pair writes by default, or 1 for a board that agents
+    /// on an older pair must still write: its journal is not sealed, and `pair migrate BOARD`
+    /// upgrades it later).
+    #[arg(long, value_name = "N", default_value_t = crate::board::format::CURRENT,
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::board::format::CURRENT)))]
+    pub format: u32,
     /// How long to wait for the lock (a git board: for its remote), in seconds.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub timeout: f64,
@@ -917,6 +951,7 @@ pub struct InitArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("waiting").args(["wait", "through_blocked"]).multiple(true)))]
 pub struct PollArgs {
     /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
     #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
@@ -927,22 +962,22 @@ pub struct PollArgs {
     /// Block until it is your turn or the phase is terminal (or the blackboard appears).
     #[arg(long)]
     pub wait: bool,
-    /// With --wait: keep waiting while the work is BLOCKED (until the doer unblocks it, or it
-    /// stops), instead of returning at once with exit 12.
-    #[arg(long, requires = "wait")]
+    /// Wait, and keep waiting while the work is BLOCKED (it implies --wait; until the doer
+    /// unblocks it, or it stops, instead of returning at once with exit 12).
+    #[arg(long)]
     pub through_blocked: bool,
     /// With --wait: give up after this many seconds (exit 10).
     #[arg(
         long,
         default_value_t = 600.0,
         value_name = "SECONDS",
-        requires = "wait"
+        requires = "waiting"
     )]
     pub timeout: f64,
     /// With --wait: re-check this often: for a git board, how often the remote is asked for
     /// the ref's tip (default 5); for a file, where file notifications are unavailable
     /// (default 60).
-    #[arg(long, value_name = "SECONDS", requires = "wait")]
+    #[arg(long, value_name = "SECONDS", requires = "waiting")]
     pub interval: Option<f64>,
 }
 
@@ -1136,8 +1171,8 @@ pub struct SubmitArgs {
     /// The user waived this step's predicate; the reason is recorded.
     #[arg(long, value_name = "REASON")]
     pub waive: Option<String>,
-    /// A red test's test files (repeat the flag, or separate with commas): pinned with the text,
-    /// so a verdict is refused if they change after the submission.
+    /// A red test's files, pinned with the text (repeat the flag, or separate with commas; a
+    /// verdict is refused if they change after the submission).
     #[arg(long, value_name = "FILE", value_delimiter = ',')]
     pub files: Vec<PathBuf>,
     /// Restart this gate's review rounds with a fresh objection ledger (old objections stay on
@@ -1176,8 +1211,8 @@ pub struct VerdictArgs {
     /// The revision (or round) you reviewed, as `poll` reported it.
     #[arg(long, value_name = "N")]
     pub revision: u32,
-    /// The SHA-256 of the artifact you read (as `pair diff` or `poll`'s `review.artifact`
-    /// gave it): the verdict is refused as stale (exit 3) unless it is the pinned one.
+    /// The SHA-256 of the artifact you read, checked against the pin (as `pair diff` or `poll`'s
+    /// `review.artifact` gave it; a stale one is refused, exit 3).
     #[arg(long, value_name = "SHA256")]
     pub artifact_sha256: Option<String>,
     #[command(flatten)]
@@ -1185,8 +1220,8 @@ pub struct VerdictArgs {
     /// With CHANGES_REQUESTED: the open blocking objections (yours, on this gate) it is about.
     #[arg(long, value_name = "IDS", value_delimiter = ',')]
     pub objections: Vec<String>,
-    /// With CHANGES_REQUESTED on a board that uses the ledger: request changes in free text
-    /// only, naming no objection (recorded in Decisions).
+    /// Request changes in free text only, naming no objection (with CHANGES_REQUESTED on a board
+    /// that uses the ledger; recorded in Decisions).
     #[arg(long)]
     pub no_objection_ids: bool,
 }
@@ -1272,17 +1307,31 @@ pub struct NoteArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct CorrectArgs {
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
+    pub board: PathBuf,
+    #[command(flatten)]
+    pub common: WriteCommon,
+    /// Which of your reviews, as GATE:N (e.g. analysis:1); default: your latest review.
+    #[arg(long, value_name = "GATE:N", value_parser = crate::cli::ledger::round_arg)]
+    pub review: Option<(crate::board::frontmatter::Target, u32)>,
+    #[command(flatten)]
+    pub text: NoteText,
+}
+
+#[derive(Debug, Args)]
 pub struct DiffArgs {
     /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
     #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
     pub board: PathBuf,
     #[command(flatten)]
     pub caller: Caller,
-    /// Print how much each file changes (or the text's size) instead of the artifact itself.
+    /// Print how much each file changes (or the text's size, instead of the artifact itself).
     #[arg(long)]
     pub stat: bool,
-    /// A published red test: print each test file whole (`==> PATH <==` and its bytes) instead
-    /// of its change against the base.
+    /// A published red test: print each test file whole (`==> PATH <==` and its bytes, instead
+    /// of its change against the base).
     #[arg(long, conflicts_with_all = ["stat", "pinned"])]
     pub whole: bool,
     /// Print exactly the bytes the pin covers (for a published red test: its text and files in
@@ -1305,17 +1354,40 @@ pub struct WorktreePathArgs {
 
 /// Whether a command's first positional argument is a blackboard (`board`, or `validate`'s
 /// `paths`), which --board PATH or `$PAIR_BOARD` supply when it is left out: read from the
-/// definitions.
-fn takes_board(name: &str) -> bool {
+/// definitions. `words` are the command's (`["worktree", "create"]` for a nested one).
+fn takes_board(words: &[&str]) -> bool {
     use clap::CommandFactory;
-    Cli::command()
+    let mut command = Cli::command();
+    for word in words {
+        match command.find_subcommand(word) {
+            Some(sub) => command = sub.clone(),
+            None => return false,
+        }
+    }
+    command
+        .get_positionals()
+        .next()
+        .is_some_and(|a| matches!(a.get_id().as_str(), "board" | "paths"))
+}
+
+/// The words of a command that has subcommands of its own (`worktree create`) as they stand
+/// after its name on a command line: the command's name and, when the next word is one of its
+/// subcommands, that word too; with where the last of them stands.
+fn command_words(args: &[std::ffi::OsString]) -> Option<(usize, Vec<&str>)> {
+    use clap::CommandFactory;
+    let (i, name) = command_name(args)?;
+    let nested = Cli::command()
         .find_subcommand(name)
-        .and_then(|c| {
-            c.get_positionals()
-                .next()
-                .map(|a| matches!(a.get_id().as_str(), "board" | "paths"))
+        .map(|c| {
+            c.get_subcommands()
+                .map(|s| s.get_name().to_string())
+                .collect::<Vec<_>>()
         })
-        .unwrap_or(false)
+        .unwrap_or_default();
+    match args.get(i + 1).and_then(|a| a.to_str()) {
+        Some(sub) if nested.iter().any(|n| n == sub) => Some((i + 1, vec![name, sub])),
+        _ => Some((i, vec![name])),
+    }
 }
 
 /// The global options that take a value (and so may stand before the command's name).
@@ -1341,9 +1413,9 @@ pub fn default_board(
 
 /// Where the name of a command that [`takes_board`] stands on a command line (only global
 /// options may come before it), and the name; None for the other commands.
-pub fn board_command(args: &[std::ffi::OsString]) -> Option<(usize, &str)> {
-    let (i, name) = command_name(args)?;
-    takes_board(name).then_some((i, name))
+pub fn board_command(args: &[std::ffi::OsString]) -> Option<(usize, String)> {
+    let (i, words) = command_words(args)?;
+    takes_board(&words).then(|| (i, words.join(" ")))
 }
 
 /// Where the command's name stands on a command line (only global options may come before
@@ -1390,6 +1462,16 @@ impl Cli {
     /// Check what parsing leaves to check: no blackboard is `-` (a file literally named `-`;
     /// only `validate` reads `-` as stdin), and the internal `demo-agent` has its --board.
     pub fn resolve(&mut self) -> Result<()> {
+        // `$PAIR_BOARD` is read here rather than by the parser, which refuses an empty one: an
+        // empty variable is no board, as if unset.
+        if self.global.default_board.is_none() {
+            self.global.default_board = std::env::var_os("PAIR_BOARD")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from);
+        }
+        if let Cmd::Show(a) = &mut self.command {
+            lone_section(a, self.global.default_board.as_deref());
+        }
         match &mut self.command {
             Cmd::Init(a) => not_stdin("init", &a.board),
             Cmd::Poll(a) => not_stdin("poll", &a.board),
@@ -1404,6 +1486,7 @@ impl Cli {
             Cmd::Unblock(a) => not_stdin("unblock", &a.board),
             Cmd::Stop(a) => not_stdin("stop", &a.board),
             Cmd::Note(a) => not_stdin("note", &a.board),
+            Cmd::Correct(a) => not_stdin("correct", &a.board),
             Cmd::WorktreePath(a) => not_stdin("worktree-path", &a.board),
             Cmd::Diff(a) => not_stdin("diff", &a.board),
             Cmd::Worktree(a) => match &a.action {
@@ -1417,7 +1500,7 @@ impl Cli {
             Cmd::Stats(a) => a.board.iter().try_for_each(|b| not_stdin("stats", b)),
             Cmd::Migrate(a) => {
                 not_stdin("migrate", &a.from)?;
-                not_stdin("migrate", &a.to)
+                a.to.iter().try_for_each(|to| not_stdin("migrate", to))
             }
             Cmd::Write(a) => match a.board() {
                 Some(board) => not_stdin("write", board),
@@ -1442,6 +1525,7 @@ impl Cli {
             Cmd::Away(a) => not_stdin("away", &a.board),
             Cmd::Unrequire(a) => not_stdin("unrequire", &a.board),
             Cmd::Watch(a) => a.board.iter().try_for_each(|b| not_stdin("watch", b)),
+            Cmd::Mcp(a) => not_stdin("mcp", &a.board),
             Cmd::Validate(_)
             | Cmd::Demo(_)
             | Cmd::Skill(_)
@@ -1449,6 +1533,39 @@ impl Cli {
             | Cmd::Man(_)
             | Cmd::Help(_) => Ok(()),
         }
+    }
+}
+
+/// A parse error's message on one line: clap's, up to its usage block.
+pub fn parse_error_message(e: &clap::Error) -> String {
+    let detail = e.render().to_string();
+    detail
+        .split("\n\nUsage:")
+        .next()
+        .unwrap_or(&detail)
+        .split("\n\nFor more information")
+        .next()
+        .unwrap_or(&detail)
+        .trim_start_matches("error: ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `pair show X` with the blackboard from --board or `$PAIR_BOARD`: the lone argument is the
+/// section (`pair show 'Plan Reviews'`), unless it names that board itself, a file that exists
+/// or a git board's address (then it is the board, as it always was).
+fn lone_section(a: &mut ShowArgs, default: Option<&Path>) {
+    let Some(default) = default else {
+        return;
+    };
+    let board_like = a.board == default
+        || a.board.exists()
+        || crate::store::location::is_git(&a.board)
+        || a.section.is_some();
+    if !board_like && let Some(name) = a.board.to_str() {
+        a.section = Some(name.to_string());
+        a.board = default.to_path_buf();
     }
 }
 

@@ -228,6 +228,11 @@ fn open_points(fm: &Frontmatter, all: &[Entry]) -> Part {
                         text.push('\n');
                     }
                     text.push_str(&e.markdown());
+                    // The reviewer's corrections, beside the review.
+                    for c in entry::corrections_of(all, e) {
+                        text.push('\n');
+                        text.push_str(&c.markdown());
+                    }
                 }
                 None => {
                     let (noun, unit) = target_noun(*t);
@@ -251,8 +256,44 @@ fn open_points(fm: &Frontmatter, all: &[Entry]) -> Part {
     }
 }
 
+/// Every objection still to be settled, with its evidence and suggested fix and what has been
+/// said about it since (resolution, challenge, ruling). `None` on a board with none.
+fn objections_part(fm: &Frontmatter, all: &[Entry]) -> Option<Part> {
+    let open: Vec<&crate::board::ledger::Objection> = fm
+        .ledger
+        .objections
+        .iter()
+        .filter(|o| o.state.is_unsettled())
+        .collect();
+    if open.is_empty() {
+        return None;
+    }
+    let mut text = String::new();
+    for o in open {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&format!(
+            "#### {} — {} {} on the {} gate (round {}, by {}, anchor `{}`)\n\n",
+            o.id, o.state, o.severity, o.gate, o.round, o.by, o.anchor
+        ));
+        let entries = entry::of_objection(all, o.gate, &o.id);
+        if entries.is_empty() {
+            text.push_str(&format!("{} (no entry found)\n", o.title));
+        }
+        for e in entries {
+            text.push_str(&e.markdown());
+            text.push('\n');
+        }
+    }
+    Some(Part {
+        title: "Open objections",
+        text,
+    })
+}
+
 fn doer_parts(fm: &Frontmatter, doc: &Document, all: &[Entry]) -> Vec<Part> {
-    vec![
+    let mut parts = vec![
         Part {
             title: "Goal",
             text: section_text(doc, "Goal").unwrap_or_else(|| "(no goal written)\n".into()),
@@ -260,8 +301,10 @@ fn doer_parts(fm: &Frontmatter, doc: &Document, all: &[Entry]) -> Vec<Part> {
         phase_part(fm),
         plan_part(fm, all),
         open_points(fm, all),
-        gates_part(fm, all),
-    ]
+    ];
+    parts.extend(objections_part(fm, all));
+    parts.push(gates_part(fm, all));
+    parts
 }
 
 fn reviewer_parts(fm: &Frontmatter, doc: &Document, all: &[Entry], board: &str) -> Vec<Part> {
@@ -334,7 +377,7 @@ fn reviewer_parts(fm: &Frontmatter, doc: &Document, all: &[Entry], board: &str) 
     let prior: Vec<&Entry> = all
         .iter()
         .filter(|e| {
-            e.kind == Kind::Review
+            matches!(e.kind, Kind::Review | Kind::Correction)
                 && e.target == Some(target)
                 && !DOER_NOTES.contains(&e.section.as_str())
         })
@@ -351,5 +394,6 @@ fn reviewer_parts(fm: &Frontmatter, doc: &Document, all: &[Entry], board: &str) 
         title: "Reviews so far",
         text,
     });
+    parts.extend(objections_part(fm, all));
     parts
 }

@@ -121,6 +121,10 @@ pub fn run(a: InitArgs, s: &Session) -> Result<Outcome> {
     fm.blocked_from = None;
     fm.audit = Audit::default();
     fm.phase = Phase::Draft;
+    // A new board is of the format asked for (the newest by default), whatever the template's;
+    // the journal's seal is set by the write that creates it.
+    fm.format = (a.format > 1).then_some(a.format);
+    fm.journal = None;
     fm.work_type = a.work_type.clone();
     let debugging = a.work_type == "debugging";
     fm.rca_required = fm.rca_required || a.rca || debugging;
@@ -162,6 +166,7 @@ pub fn run(a: InitArgs, s: &Session) -> Result<Outcome> {
         operation: "init".to_string(),
         usage: (&a.usage).try_into()?,
         publish: Vec::new(),
+        repair: false,
     };
     let written = store::update(&a.board, Expect::Absent, &opts, s, |_| {
         // The creation time is taken under the lock, like every write's.

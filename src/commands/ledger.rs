@@ -166,7 +166,7 @@ pub fn resolve(a: ResolveArgs, s: &Session) -> Result<Outcome> {
         "resolve",
         consent(false),
         s,
-        |fm, ctx| ops::resolve(fm, ctx, &a.id, &resolution, &surfaces),
+        |fm, ctx| ops::resolve(fm, ctx, &a.id, &resolution, &surfaces, a.fixed_in),
     )
 }
 

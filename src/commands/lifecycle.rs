@@ -37,7 +37,7 @@ fn text_of(p: &Path) -> Result<String> {
     p.to_str().map(str::to_string).ok_or_else(|| {
         Error::Usage(format!(
             "{}: the path must be UTF-8 to be recorded on the blackboard",
-            p.display()
+            crate::render::output::path(p)
         ))
     })
 }
@@ -78,14 +78,14 @@ pub fn worktree_create(a: WorktreeCreateArgs, s: &Session) -> Result<Outcome> {
             "--path {}: a worktree may not be made inside a `.git` directory (git keeps the \
              repository there); leave --path out for the default `.worktrees/` of the \
              repository, or name a directory outside `.git`",
-            path.display()
+            crate::render::output::path(&path)
         )));
     }
     if std::fs::symlink_metadata(&path).is_ok() {
         return Err(Error::protocol(format!(
             "{} already exists; `pair worktree create` makes a new worktree (choose another \
              --path, or remove what is there)",
-            path.display()
+            crate::render::output::path(&path)
         )));
     }
     let branch = match (&a.branch, &default) {
@@ -108,13 +108,13 @@ pub fn worktree_create(a: WorktreeCreateArgs, s: &Session) -> Result<Outcome> {
         return Err(Error::protocol(format!(
             "the branch {branch} already exists in {}; `pair worktree create` makes a new topic \
              branch (choose another with --branch)",
-            root.display()
+            crate::render::output::path(&root)
         )));
     }
     let Some(base_sha) = repo::head(&root)? else {
         return Err(Error::protocol(format!(
             "{} has no commit to branch from; commit something first",
-            root.display()
+            crate::render::output::path(&root)
         )));
     };
     let base_branch = repo::current_branch(&root)?;
@@ -161,7 +161,7 @@ pub fn worktree_create(a: WorktreeCreateArgs, s: &Session) -> Result<Outcome> {
                         message: format!(
                             "{e}\nThe worktree {} and branch {branch} that were made for it could \
                          not be removed ({undo}); remove them by hand",
-                            real.display()
+                            crate::render::output::path(&real)
                         ),
                     },
                 },
@@ -202,7 +202,7 @@ pub fn worktree_create(a: WorktreeCreateArgs, s: &Session) -> Result<Outcome> {
         Err(e) => {
             out.warnings.push(format!(
                 "could not list the ignored files of {} ({e})",
-                root.display()
+                crate::render::output::path(&root)
             ));
             Vec::new()
         }
@@ -227,8 +227,8 @@ pub fn worktree_create(a: WorktreeCreateArgs, s: &Session) -> Result<Outcome> {
     }
     out.text = format!(
         "worktree {} on {} (from {} {})\n{notes}{}",
-        created.worktree,
-        created.topic_branch,
+        crate::text::escape(&created.worktree),
+        crate::text::escape(&created.topic_branch),
         created.base_branch.as_deref().unwrap_or("HEAD"),
         &created.base_sha[..created.base_sha.len().min(12)],
         out.text
@@ -494,9 +494,10 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
             if let Err(e) = git::recorded(&wt_path) {
                 return Err(Error::ArtifactUnavailable {
                     message: format!(
-                        "the worktree {wt} cannot be used here ({e}); a reviewer reproduces a \
+                        "the worktree {} cannot be used here ({e}); a reviewer reproduces a \
                          check in a temporary checkout of the pinned tree: `pair check {} \
                          --agent {} --reproduce NAME`",
+                        crate::text::escape(&wt),
                         shell_arg(&super::shown(&a.board)),
                         shell_arg(&a.common.agent)
                     ),
@@ -507,8 +508,9 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
                 wt_path,
                 tree,
                 format!(
-                    "Ran in {wt} on tree `{{tree}}` (the index plus unstaged changes and untracked \
-                     files not ignored)"
+                    "Ran in {} on tree `{{tree}}` (the index plus unstaged changes and untracked \
+                     files not ignored)",
+                    crate::text::escape(&wt)
                 ),
             )
         }
@@ -707,8 +709,9 @@ fn pinned_checkout(
     let c = repo::artifact::Checkout::of_tree(Path::new(wt), tree).map_err(|e| {
         Error::ArtifactUnavailable {
             message: format!(
-                "the pinned tree {tree} cannot be read from the worktree {wt} here ({e}); it \
-                 was not published: reproduce the check where the worktree can be read"
+                "the pinned tree {tree} cannot be read from the worktree {} here ({e}); it \
+                 was not published: reproduce the check where the worktree can be read",
+                crate::text::escape(wt)
             ),
         }
     })?;

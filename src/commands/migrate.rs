@@ -1,21 +1,30 @@
-//! `pair migrate FROM TO`: copy a blackboard between a file and a git board, byte for byte.
+//! `pair migrate FROM TO`: copy a blackboard between a file and a git board, byte for byte;
+//! `pair migrate BOARD`: upgrade a board to the newest format this `pair` writes.
 
 use serde_json::json;
 
 use super::{Outcome, shown, timeout};
+use crate::board::entry::DECISIONS;
+use crate::board::format::{self, CURRENT};
+use crate::board::frontmatter::Timestamp;
 use crate::cli::migrate::MigrateArgs;
 use crate::error::{Error, Result};
+use crate::law::validate;
+use crate::ops::Entry;
 use crate::render::output;
 use crate::render::report::SCHEMA;
 use crate::store::Session;
 use crate::store::location::Location;
-use crate::store::{self, WriteOptions};
+use crate::store::{self, Built, Expect, WriteOptions};
 
 /// Copy the board: read it whole, check it is a valid blackboard, and create the copy
 /// (never clobbering). Nothing is added to the copy, not even a journal record, so its bytes
 /// and SHA-256 are the original's.
 pub fn run(a: MigrateArgs, s: &Session) -> Result<Outcome> {
-    let (from, to) = (Location::of(&a.from)?, Location::of(&a.to)?);
+    let Some(to_path) = a.to.clone() else {
+        return upgrade(&a, s);
+    };
+    let (from, to) = (Location::of(&a.from)?, Location::of(&to_path)?);
     if from == to {
         return Err(Error::Usage(format!(
             "FROM and TO are the same blackboard ({}); name a git board and a file",
@@ -30,21 +39,116 @@ pub fn run(a: MigrateArgs, s: &Session) -> Result<Outcome> {
         operation: "migrate".to_string(),
         usage: Default::default(),
         publish: Vec::new(),
+        repair: false,
     };
-    store::create_copy(&a.to, &bytes, &opts, s)?;
+    store::create_copy(&to_path, &bytes, &opts, s)?;
     let sha256 = crate::text::sha256_hex(&bytes);
     let json = json!({
         "schema": SCHEMA,
         "from": shown(&a.from),
-        "to": shown(&a.to),
+        "to": shown(&to_path),
         "sha256": sha256,
         "size": bytes.len(),
     });
     let text = format!(
         "copied {} to {} ({} bytes, sha256 {sha256})\n",
         output::path(&a.from),
-        output::path(&a.to),
+        output::path(&to_path),
         bytes.len()
+    );
+    Ok(Outcome::ok(json, text))
+}
+
+/// Upgrade a board in place to [`CURRENT`]: one recorded write (a Decisions entry and a
+/// journal record) that sets `format`, on a board `validate` accepts; on a board of format 2 and
+/// later the write also seals the journal as it stands. A board already of the newest format is
+/// left as it is.
+fn upgrade(a: &MigrateArgs, s: &Session) -> Result<Outcome> {
+    let board = &a.from;
+    let found = format::declared(&store::read_head(board, s)?).unwrap_or(1);
+    let unchanged = |found: u32| {
+        let json = json!({
+            "schema": SCHEMA,
+            "path": shown(board),
+            "from_format": found,
+            "to_format": found,
+            "upgraded": false,
+            "old_sha256": null,
+            "new_sha256": null,
+        });
+        let text = format!(
+            "{} is already format {found}, the newest this pair writes: nothing was written\n",
+            output::path(board)
+        );
+        Outcome::ok(json, text)
+    };
+    if found >= CURRENT {
+        return Ok(unchanged(found));
+    }
+    let opts = WriteOptions {
+        description: super::invocation(),
+        timeout: timeout(a.timeout)?,
+        agent: None,
+        operation: "migrate".to_string(),
+        usage: Default::default(),
+        publish: Vec::new(),
+        repair: false,
+    };
+    let mut from_format = found;
+    let written = store::update(board, Expect::Present, &opts, s, |current| {
+        let Some(current) = current else {
+            return Err(Error::Missing {
+                path: board.to_path_buf(),
+            });
+        };
+        // A board `validate` rejects is repaired first: sealing it would seal what is wrong.
+        let valid = validate::check_found(&current.bytes)
+            .map_err(|r| Error::invalid(board, r.errors, false))?;
+        let old = valid.parsed.fm;
+        from_format = format::of(&old);
+        if from_format >= CURRENT {
+            return Err(Error::Usage(format!(
+                "{} became format {from_format} meanwhile; nothing to upgrade",
+                output::path(board)
+            )));
+        }
+        let mut new = old.clone();
+        new.format = Some(CURRENT);
+        new.journal = None;
+        let rendered = crate::board::rewrite::render(&valid.doc.fm_text, &old, &new);
+        let bytes = valid.doc.into_rendered(&rendered.text).into_bytes();
+        let now = Timestamp::now();
+        let bytes = crate::transaction::append_records(
+            board,
+            &bytes,
+            [Entry::new(
+                DECISIONS,
+                format!("Format upgrade — pair migrate — {now}"),
+                format!(
+                    "The board was upgraded from format {from_format} to format {CURRENT} \
+                     (`pair migrate`). From this write on every write seals the journal in the \
+                     frontmatter (`journal`: how many records it holds and a digest of the last \
+                     one), so that a record removed or added outside pair is an error; a pair \
+                     that knows only format {from_format} reads the board but no longer writes \
+                     it."
+                ),
+            )],
+        )?;
+        Ok(Built::from(bytes))
+    })?;
+    let json = json!({
+        "schema": SCHEMA,
+        "path": shown(board),
+        "from_format": from_format,
+        "to_format": CURRENT,
+        "upgraded": true,
+        "old_sha256": written.old_sha256,
+        "new_sha256": written.new_sha256,
+    });
+    let text = format!(
+        "upgraded {} from format {from_format} to format {CURRENT} (sha256 {})\n",
+        output::path(board),
+        written.new_sha256
     );
     Ok(Outcome::ok(json, text))
 }

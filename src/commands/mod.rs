@@ -21,6 +21,7 @@ mod init;
 pub mod ledger;
 mod lifecycle;
 mod log;
+pub mod mcp;
 pub mod migrate;
 mod published;
 mod read;
@@ -62,14 +63,55 @@ impl Outcome {
     }
 }
 
+/// How an edge other than the command line (the MCP server) runs a command: the command line
+/// the call stands for, and what may end its wait.
+#[derive(Debug, Default)]
+pub struct Call {
+    /// The words after `pair` the call stands for: what the record of a passed gate copies and
+    /// a refusal's suggested command starts from (default: this process's command line).
+    pub argv: Option<Vec<String>>,
+    /// Ends the command's wait early, and hears when it sleeps.
+    pub interrupt: Option<crate::store::wait::Interrupt>,
+}
+
+thread_local! {
+    /// The command line of the call running on this thread, when an edge gave one.
+    static CALL_ARGV: std::cell::RefCell<Option<Vec<String>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Clears the thread's call command line when the call ends, however it ends.
+struct CallArgv;
+
+impl Drop for CallArgv {
+    fn drop(&mut self) {
+        CALL_ARGV.with(|a| a.borrow_mut().take());
+    }
+}
+
 /// Run a parsed command line. A command that reached a git board's remote says what it found
 /// there in its JSON (`remote`: the tip, whether it fetched, a rewritten ref, offline reads).
 pub fn run(cli: Cli) -> Result<Outcome> {
+    run_with(cli, Call::default())
+}
+
+/// Run a parsed command as [`run`] does, for an edge that gives the [`Call`] it stands for.
+pub fn run_with(cli: Cli, call: Call) -> Result<Outcome> {
+    let _argv = call.argv.map(|argv| {
+        CALL_ARGV.with(|a| *a.borrow_mut() = Some(argv));
+        CallArgv
+    });
+    run_call(cli, call.interrupt)
+}
+
+fn run_call(cli: Cli, interrupt: Option<crate::store::wait::Interrupt>) -> Result<Outcome> {
     // `status` and `validate` list a board's warnings themselves, a newer format's included.
     let lists_warnings = matches!(cli.command, Cmd::Status(_) | Cmd::Validate(_));
     // `status` is for a person looking at a board: a git board's cache stands in for a remote
     // that cannot be reached.
-    let session = Session::new(matches!(cli.command, Cmd::Status(_)));
+    let mut session = Session::new(matches!(cli.command, Cmd::Status(_)));
+    if let Some(interrupt) = interrupt {
+        session = session.with_interrupt(interrupt);
+    }
     // A write's --timeout bounds each of its exchanges with a git board's remote, the reads
     // before the write included (an invalid value is the command's own error to report).
     if let Some(limit) = write_timeout(&cli.command).and_then(|t| timeout(t).ok()) {
@@ -113,6 +155,7 @@ fn run_command(cli: Cli, s: &Session) -> Result<Outcome> {
         Cmd::Unblock(a) => semantic::unblock(a, s),
         Cmd::Stop(a) => semantic::stop(a, s),
         Cmd::Note(a) => semantic::note(a, s),
+        Cmd::Correct(a) => semantic::correct(a, s),
         Cmd::Diff(a) => diff::run(a, json, s),
         Cmd::WorktreePath(a) => worktree::run(a),
         Cmd::Worktree(a) => match a.action {
@@ -144,6 +187,7 @@ fn run_command(cli: Cli, s: &Session) -> Result<Outcome> {
         Cmd::Unrequire(a) => attend::unrequire(a, s),
         Cmd::Watch(a) => watch::run(a, json, s),
         Cmd::Migrate(a) => migrate::run(a, s),
+        Cmd::Mcp(a) => mcp::serve(a),
     }
 }
 
@@ -162,6 +206,7 @@ fn write_timeout(cmd: &Cmd) -> Option<f64> {
         Cmd::Advance(a) => a.common.timeout,
         Cmd::Block(a) | Cmd::Unblock(a) | Cmd::Stop(a) => a.common.timeout,
         Cmd::Note(a) => a.common.timeout,
+        Cmd::Correct(a) => a.common.timeout,
         Cmd::Worktree(a) => match &a.action {
             crate::cli::WorktreeAction::Create(c) => c.common.timeout,
         },
@@ -193,7 +238,8 @@ fn write_timeout(cmd: &Cmd) -> Option<f64> {
         | Cmd::Objections(_)
         | Cmd::Log(_)
         | Cmd::Stats(_)
-        | Cmd::Watch(_) => return None,
+        | Cmd::Watch(_)
+        | Cmd::Mcp(_) => return None,
     })
 }
 
@@ -319,8 +365,11 @@ pub(crate) fn read_text(path: &Path, what: &str) -> Result<String> {
     })
 }
 
-/// The command line as it was run, after `pair`.
+/// The command line as it was run, after `pair` (the call's, when an edge gave one).
 pub(crate) fn argv() -> Vec<String> {
+    if let Some(argv) = CALL_ARGV.with(|a| a.borrow().clone()) {
+        return argv;
+    }
     std::env::args_os()
         .skip(1)
         .map(|a| a.to_string_lossy().into_owned())

@@ -72,7 +72,8 @@ fn turn_outcome(turn: &Turn, waited: Option<Duration>) -> Outcome {
 
 pub fn poll(a: PollArgs, s: &Session) -> Result<Outcome> {
     agent_arg("--agent", &a.agent)?;
-    if !a.wait {
+    // Sleeping through a block is a way of waiting: --through-blocked implies --wait.
+    if !a.wait && !a.through_blocked {
         return Ok(turn_outcome(&poll_once(&a, s)?, None));
     }
     let timeout = super::timeout(a.timeout)?;
@@ -90,10 +91,13 @@ pub fn poll(a: PollArgs, s: &Session) -> Result<Outcome> {
     } else {
         Waiter::new(&a.board)
     };
+    if let Some(interrupt) = s.interrupt() {
+        waiter.interrupted_by(interrupt);
+    }
     // Without --interval a git board's wait asks often at first (see GIT_SCHEDULE).
     let adaptive = git && a.interval.is_none();
     let result = wait_loop(&a, &mut waiter, start, deadline, interval, adaptive, s);
-    release(waiter);
+    release(waiter, s);
     result
 }
 
@@ -155,11 +159,24 @@ fn wait_loop(
                 Err(e) => Err(e),
             };
         }
+        if let Some(interrupt) = s.interrupt() {
+            interrupt.waiting(&match &last {
+                Ok(turn) => format!("{}: {}", turn.phase, turn.next.action),
+                Err(_) => format!("{} to be created", shown(&a.board)),
+            });
+        }
         let slice = (deadline - now).min(git_pause(now - start, interval, adaptive));
         waiter.wait(slice);
+        // An interrupted wait ends as one that timed out: with what it read last.
+        if s.interrupt().is_some_and(|i| i.fired()) {
+            return last.map(|turn| turn_outcome(&turn, Some(start.elapsed())));
+        }
         if !waiter.is_notified() && !crate::store::location::is_git(&a.board) {
             // Polling mode: the board may have appeared in a directory created meanwhile.
             *waiter = Waiter::new(&a.board);
+            if let Some(interrupt) = s.interrupt() {
+                waiter.interrupted_by(interrupt);
+            }
         }
     }
 }
@@ -200,7 +217,14 @@ fn announce_lost(e: &Error) {
 /// the process to exit pays it too). A short-lived child inherits a second descriptor, so our
 /// close is not the last one; the child closes its standard streams at once, waits until this
 /// process has exited, and pays the teardown where no one is waiting for it.
-fn release(waiter: Waiter) {
+///
+/// A process that outlives the command (a server, whose session has an interrupt) must not
+/// gather such children: a thread of its own pays the teardown and ends.
+fn release(waiter: Waiter, s: &Session) {
+    if s.interrupt().is_some() {
+        std::thread::spawn(move || drop(waiter));
+        return;
+    }
     #[cfg(target_os = "linux")]
     {
         let mut fds = [0 as libc::c_int; 2];
@@ -256,14 +280,10 @@ pub fn status(a: StatusArgs, s: &Session) -> Result<Outcome> {
         .clone()
         .or_else(|| fm.doer().map(String::from))
         .unwrap_or_default();
-    let turn = Turn::new(fm, &agent, &shown(&a.board), &super::place(&a.board, fm));
-    let sections: Vec<SectionInfo> = loaded
-        .valid
-        .doc
-        .sections()
-        .iter()
-        .map(SectionInfo::from)
-        .collect();
+    let mut turn = Turn::new(fm, &agent, &shown(&a.board), &super::place(&a.board, fm));
+    // Without --agent, whoever runs it reads the doer's point of view in the third person.
+    turn.asked_by_agent = a.agent.is_some();
+    let sections = SectionInfo::of(&loaded.valid.doc);
     let warnings = &loaded.valid.parsed.warnings;
     let block = crate::render::report::Block::of(fm, &loaded.valid.doc);
     let mut json = serde_json::to_value(&turn).unwrap_or_default();
@@ -321,9 +341,10 @@ pub fn status(a: StatusArgs, s: &Session) -> Result<Outcome> {
         ));
     }
     text.push_str(&reviewer_table(fm, &style));
-    if let Some(l) = crate::board::ledger::describe(fm) {
-        text.push_str(&format!("ledger      {}\n", escape(&l)));
-    }
+    text.push_str(&format!(
+        "ledger      {}\n",
+        escape(&crate::board::ledger::line(fm))
+    ));
     if let Some(doer) = fm.doer().and_then(|d| fm.agent(d).map(|ag| (d, ag))) {
         let last = doer
             .1
@@ -428,7 +449,7 @@ fn invalid(board: &std::path::Path, bytes: &[u8], errors: Vec<crate::error::Fiel
         text.push_str(&format!("sha256      {}\n", crate::text::sha256_hex(bytes)));
         text.push_str(&format!("size        {} bytes\n", bytes.len()));
         if let Ok(doc) = crate::board::document::Document::parse(bytes) {
-            let sections: Vec<SectionInfo> = doc.sections().iter().map(SectionInfo::from).collect();
+            let sections = SectionInfo::of(&doc);
             text.push_str(&section_lines(&sections));
         }
         output::print_stdout(&text);

@@ -8,8 +8,8 @@ use serde_json::json;
 use super::{Outcome, published, read_text, shown, timeout};
 use crate::board::frontmatter::{Frontmatter, Observed, Phase, PinKind, Sha256, Verdict};
 use crate::cli::{
-    AdvanceArgs, ArtifactArg, ClaimArgs, NoteArgs, NoteText, ReasonArgs, RegisterArgs, SubmitArgs,
-    VerdictArgs, WriteCommon,
+    AdvanceArgs, ArtifactArg, ClaimArgs, CorrectArgs, NoteArgs, NoteText, ReasonArgs, RegisterArgs,
+    SubmitArgs, VerdictArgs, WriteCommon,
 };
 use crate::error::{Error, Result};
 use crate::law::protocol::{self, Artifact, Command, TRANSITIONS};
@@ -120,6 +120,7 @@ where
         operation: operation.to_string(),
         usage: (&common.usage).try_into()?,
         publish,
+        repair: false,
     };
     let committed = transaction::transact(
         board,
@@ -570,9 +571,12 @@ fn same_repository(worktree: &str, repo_root: &str) -> Result<()> {
     let ours = crate::repo::common_dir(Path::new(repo_root))?;
     if theirs != ours {
         return Err(Error::Usage(format!(
-            "--worktree {worktree} is a worktree of another repository ({}), not of repo_root              {repo_root} ({}) that the blackboard records",
-            theirs.display(),
-            ours.display()
+            "--worktree {} is a worktree of another repository ({}), not of repo_root {} ({}) \
+             that the blackboard records",
+            crate::text::escape(worktree),
+            crate::render::output::path(&theirs),
+            crate::text::escape(repo_root),
+            crate::render::output::path(&ours)
         )));
     }
     Ok(())
@@ -626,6 +630,76 @@ pub fn note(a: NoteArgs, s: &Session) -> Result<Outcome> {
         consent(false, None),
         s,
         |fm, ctx| ops::note_in(fm, ctx, &section, &text, new_section),
+    )?;
+    add_warnings(&mut out, note_warnings);
+    Ok(out)
+}
+
+/// `correct`: find the caller's review to correct in the body (before the lock: the body is
+/// append-only, so it is still there under it), then append the correction.
+pub fn correct(a: CorrectArgs, s: &Session) -> Result<Outcome> {
+    super::agent_arg("--agent", &a.common.agent)?;
+    let (text, note_warnings) = note_text(&a.text, true)?;
+    let text = text.unwrap_or_default();
+    let loaded = store::load(&a.board, s)?;
+    let me = a.common.agent.as_str();
+    // Who may correct, first (the write checks it again under the lock).
+    law::admit(&loaded.valid.parsed.fm, me, Command::Correct)?;
+    let all = crate::board::entry::entries(&loaded.valid.doc);
+    let mine: Vec<&crate::board::entry::Entry> = all
+        .iter()
+        .filter(|e| e.kind == crate::board::entry::Kind::Review && e.agent.as_deref() == Some(me))
+        .collect();
+    let listed = || {
+        let mut seen: Vec<String> = Vec::new();
+        for e in &mine {
+            if let (Some(t), Some(n)) = (e.target, e.counter) {
+                let w = format!("{t}:{n}");
+                if !seen.contains(&w) {
+                    seen.push(w);
+                }
+            }
+        }
+        seen.join(", ")
+    };
+    let review = match a.review {
+        Some((t, n)) => mine
+            .iter()
+            .rev()
+            .find(|e| e.target == Some(t) && e.counter == Some(n))
+            .copied()
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "--review {t}:{n}: {me} gave no review of it{}",
+                    if mine.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; {me}'s reviews: {}", listed())
+                    }
+                ))
+            })?,
+        None => mine.last().copied().ok_or_else(|| {
+            Error::Usage(format!(
+                "{me} has given no review on this blackboard: there is nothing to correct (a \
+                 correction is made by a reviewer, to its own review)"
+            ))
+        })?,
+    };
+    let (Some(target), Some(counter), Some(verdict)) =
+        (review.target, review.counter, review.verdict)
+    else {
+        return Err(Error::Usage(format!(
+            "the review at line {} names no verdict it could be linked by",
+            review.line
+        )));
+    };
+    let mut out = apply(
+        &a.board,
+        &a.common,
+        "correct",
+        consent(false, None),
+        s,
+        |fm, ctx| ops::correct(fm, ctx, target, counter, verdict, &text),
     )?;
     add_warnings(&mut out, note_warnings);
     Ok(out)

@@ -12,7 +12,7 @@ use crate::cli::StatsArgs;
 use crate::error::{Error, Result};
 use crate::render::output;
 use crate::render::report::SCHEMA;
-use crate::stats::{self, BoardStats, Usage, duration, figure};
+use crate::stats::{self, BoardStats, Secs, Usage, figure};
 use crate::store::Session;
 
 fn usage_text(u: &Usage) -> String {
@@ -24,6 +24,23 @@ fn usage_text(u: &Usage) -> String {
         parts.push(format!("cost {}", cost_text(c)));
     }
     parts.join(", ")
+}
+
+/// A duration as `1h02m03s`; under a minute to the millisecond (`0.25s`), as the journal's
+/// times are.
+pub fn duration(d: Secs) -> String {
+    let s = d.whole();
+    let (h, m, sec) = (s / 3600, (s % 3600) / 60, s % 60);
+    let ms = d.millis().rem_euclid(1000);
+    match (h, m) {
+        (0, 0) if ms != 0 => {
+            let frac = format!("{ms:03}");
+            format!("{sec}.{}s", frac.trim_end_matches('0'))
+        }
+        (0, 0) => format!("{sec}s"),
+        (0, _) => format!("{m}m{sec:02}s"),
+        _ => format!("{h}h{m:02}m{sec:02}s"),
+    }
 }
 
 fn board_text(b: &BoardStats) -> String {
@@ -134,9 +151,9 @@ fn board_text(b: &BoardStats) -> String {
                     x.sla,
                     x.phase,
                     x.started,
-                    duration(x.seconds),
-                    duration(x.seconds_over),
-                    duration(x.limit as i64),
+                    duration(Secs::from_secs(x.seconds)),
+                    duration(Secs::from_secs(x.seconds_over)),
+                    duration(Secs::from_secs(x.limit as i64)),
                     if x.turn.is_empty() {
                         "-".to_string()
                     } else {
@@ -227,7 +244,7 @@ pub fn run(a: StatsArgs, s: &Session) -> Result<Outcome> {
                 text,
                 "  SLA {name}: {} breaches, {} over in all",
                 x.breaches,
-                duration(x.seconds_over)
+                duration(Secs::from_secs(x.seconds_over))
             );
         }
     }

@@ -44,6 +44,7 @@ pub fn run(a: ReportUsageArgs, s: &Session) -> Result<Outcome> {
         operation: "report-usage".into(),
         usage: usage.clone(),
         publish: Vec::new(),
+        repair: false,
     };
     let written = store::update(&a.board, expect, &opts, s, |current| {
         let Some(current) = current else {

@@ -301,6 +301,26 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<FileReport>, s: &Se
     }
 }
 
+/// Add to a git board's report what its ref's history says of its journal: records lost are
+/// errors (the board is invalid), as is a history that cannot be read.
+fn with_history(report: &mut FileReport, history: Result<(Vec<FieldError>, Vec<FieldError>)>) {
+    let (errors, warnings) = history.unwrap_or_else(|e| {
+        let error = FieldError {
+            field: "journal".into(),
+            line: None,
+            message: format!("cannot check the journal against the ref's history: {e}"),
+        };
+        (vec![error], vec![])
+    });
+    if !errors.is_empty() {
+        report.valid = false;
+        report.lifecycle = None;
+        report.ledger = None;
+    }
+    report.errors.extend(errors);
+    report.warnings.extend(warnings);
+}
+
 /// How `-` (standard input) is named in reports.
 const STDIN: &str = "<stdin>";
 
@@ -517,7 +537,12 @@ pub fn run(a: ValidateArgs, s: &Session) -> Result<Outcome> {
             if matches!(bytes, Err(Error::Missing { .. })) {
                 missing += 1;
             }
-            reports.push(check_read(p, bytes));
+            let read = bytes.is_ok();
+            let mut report = check_read(p, bytes);
+            if read {
+                with_history(&mut report, store::journal_history(p, s));
+            }
+            reports.push(report);
             continue;
         }
         match std::fs::metadata(p) {

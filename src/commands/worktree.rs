@@ -31,7 +31,7 @@ pub(crate) fn repo_root(board: &Path) -> Result<PathBuf> {
         )),
         None => Err(Error::Usage(format!(
             "{} is not inside a git repository; pass --repo-root DIR",
-            dir.display()
+            crate::render::output::path(&dir)
         ))),
     }
 }
@@ -152,7 +152,7 @@ pub fn default_worktree(board: &Path, repo_root_arg: Option<&Path>) -> Result<De
     if !root.is_absolute() {
         return Err(Error::Usage(format!(
             "--repo-root {} must be an absolute path",
-            root.display()
+            crate::render::output::path(&root)
         )));
     }
     if root.components().any(|c| c == Component::ParentDir) {
@@ -172,7 +172,7 @@ pub fn default_worktree(board: &Path, repo_root_arg: Option<&Path>) -> Result<De
         return Err(Error::protocol(format!(
             "{} is a symlink to a path that does not exist; refusing (make .worktrees a \
              directory inside the repository)",
-            base.display()
+            crate::render::output::path(&base)
         )));
     }
     if let Ok(real_root) = std::fs::canonicalize(&root) {
@@ -181,8 +181,8 @@ pub fn default_worktree(board: &Path, repo_root_arg: Option<&Path>) -> Result<De
         if !real_base.starts_with(&real_root) {
             return Err(Error::protocol(format!(
                 "{} resolves to {}, outside the repository; refusing",
-                base.display(),
-                real_base.display()
+                crate::render::output::path(&base),
+                crate::render::output::path(&real_base)
             )));
         }
         if let Ok(real) = std::fs::canonicalize(&path)
@@ -190,9 +190,9 @@ pub fn default_worktree(board: &Path, repo_root_arg: Option<&Path>) -> Result<De
         {
             return Err(Error::protocol(format!(
                 "{} resolves to {}, outside {}; refusing",
-                path.display(),
-                real.display(),
-                base.display()
+                crate::render::output::path(&path),
+                crate::render::output::path(&real),
+                crate::render::output::path(&base)
             )));
         }
     }
@@ -202,7 +202,7 @@ pub fn default_worktree(board: &Path, repo_root_arg: Option<&Path>) -> Result<De
         return Err(Error::protocol(format!(
             "{} already exists and is not a git worktree; choose another path with \
              `pair advance … --worktree PATH`",
-            path.display()
+            crate::render::output::path(&path)
         )));
     }
     Ok(DefaultWorktree {

@@ -60,14 +60,17 @@ pub fn run(a: WriteArgs, s: &Session) -> Result<Outcome> {
         // The writer named by `--as` (or else `--agent`, `PAIR_AGENT`) is the one whose
         // ownership is checked, and the one the journal and the lock owner record name.
         agent: a.as_agent.clone().or_else(|| a.agent.clone()),
-        // The journal names a repair as one unless the writer named the operation.
-        operation: if a.repair && a.operation == "write" {
-            "repair".to_string()
+        // The journal names a repair as one, whatever the operation is called: a repair may
+        // mend the journal, and the ref's history of a git board is read past it
+        // (`crate::board::journal::is_repair`).
+        operation: if a.repair {
+            crate::board::journal::REPAIR.to_string()
         } else {
             a.operation.clone()
         },
         usage: (&a.usage).try_into()?,
         publish: Vec::new(),
+        repair: a.repair,
     };
     let mode = if a.repair {
         Mode::Repair(a.reason.clone().unwrap_or_default())
@@ -115,7 +118,7 @@ pub fn run(a: WriteArgs, s: &Session) -> Result<Outcome> {
             ),
             Mode::Repair(reason) => repair(
                 &board_for_errors,
-                &current.bytes,
+                current,
                 content.clone(),
                 &repairer,
                 reason,
@@ -191,14 +194,38 @@ fn restamp(board: &std::path::Path, content: &[u8], now: Timestamp) -> Result<Ve
 /// why.
 fn repair(
     board: &std::path::Path,
-    old: &[u8],
+    current: &store::Current,
     new: Vec<u8>,
     repairer: &str,
     reason: &str,
     now: Timestamp,
 ) -> Result<Vec<u8>> {
     let reason = reason.split_whitespace().collect::<Vec<_>>().join(" ");
+    let old = &current.bytes[..];
     let invalid = |errors, new_content| Error::invalid(board, errors, new_content);
+    // What was wrong with the journal as found (the file's, or the ref's history), said in the
+    // record: the repair seals the journal as it stands.
+    let mut journal: Vec<String> = current
+        .history
+        .iter()
+        .map(|e| format!("- {}", e.message))
+        .collect();
+    if let Err(r) = validate::check_found(old) {
+        journal.extend(
+            r.errors
+                .iter()
+                .filter(|e| e.field == "journal" || e.field == crate::board::journal::SEAL_FIELD)
+                .map(|e| format!("- {}", e.message)),
+        );
+    }
+    let journal = if journal.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "\n\nThe journal as found (the repair records it as it now stands):\n\n{}",
+            journal.join("\n")
+        )
+    };
     let mut new = new;
     let mut new_valid = validate::check_bytes(&new).map_err(|r| invalid(r.errors, true))?;
     // The old content may be exactly what needs repairing: compare fields only when it parses.
@@ -244,7 +271,7 @@ fn repair(
             format!("Repair — {repairer} — {now}"),
             format!(
                 "The blackboard was repaired by hand (`pair write --repair`), skipping ownership \
-                 and transition checks.\n\n{changes}\n\nReason: {reason}"
+                 and transition checks.\n\n{changes}{journal}\n\nReason: {reason}"
             ),
         )],
     )

@@ -161,7 +161,8 @@ pub fn admit_phase(fm: &Frontmatter, id: &str, command: Command) -> Result<()> {
                 },
             ),
             Some(_) if phase == Phase::Blocked => refuse(format!(
-                "{message}; the doer resumes the work with `unblock`"
+                "{message} until the doer resumes the work with `unblock` (then it is allowed \
+                 again where its phase allows it); wait for that with `poll --through-blocked`"
             )),
             _ => refuse(message),
         });
@@ -263,6 +264,7 @@ fn verb(c: Command) -> &'static str {
         Command::Advance => "advance the phase",
         Command::Claim => "claim a review",
         Command::Verdict => "give a verdict",
+        Command::Correct => "correct a review",
         c => c.name(),
     }
 }
@@ -328,7 +330,8 @@ fn judge_anonymous(old: &Frontmatter, new: &Frontmatter, changed: &[Field]) -> R
     let name_the_writer = || Hint::Rerun {
         add: vec![Flag::with("--as", "ID")],
     };
-    if let Some(f) = changed.first() {
+    // The journal's seal is pair's: the write's own seal replaces whatever the content says.
+    if let Some(f) = changed.iter().find(|f| f.owner() != Owner::Store) {
         return Err(Error::refused(
             format!(
                 "field `{}` changed ({} → {}), but this raw write names no writer; a change to \
@@ -397,8 +400,14 @@ fn check_fields(
                      changes"
                 )));
             }
-            // The ledger's own rules judge it ([`crate::law::ledger::judge`]).
-            Owner::Doer | Owner::Protocol | Owner::Agents | Owner::Checks | Owner::Ledger => {}
+            // The ledger's own rules judge it ([`crate::law::ledger::judge`]). The journal's seal
+            // is pair's: whatever the new content says, the write's seal replaces it.
+            Owner::Doer
+            | Owner::Protocol
+            | Owner::Agents
+            | Owner::Checks
+            | Owner::Ledger
+            | Owner::Store => {}
         }
     }
     if old.extra != new.extra && role != Role::Doer {
@@ -482,6 +491,27 @@ fn agent_diff(old: &Agent, new: &Agent) -> &'static str {
     "an unknown field"
 }
 
+/// The status `unblock` gives every agent other than the doer that the block left `BLOCKED` (the
+/// agent who blocked, or the arbiter who deferred): the block is over for everyone.
+pub const RESUMED: crate::board::frontmatter::Status = crate::board::frontmatter::Status::Idle;
+
+/// Whether `a → b` is the one change an `unblock` makes to another agent's entry: `BLOCKED`
+/// becomes [`RESUMED`], nothing else.
+fn resumed(
+    old: &Frontmatter,
+    new: &Frontmatter,
+    a: &crate::board::frontmatter::Agent,
+    b: &crate::board::frontmatter::Agent,
+) -> bool {
+    let unblock = old.phase == Phase::Blocked && old.blocked_from == Some(new.phase);
+    let mut same = b.clone();
+    same.status = a.status;
+    unblock
+        && a.status == crate::board::frontmatter::Status::Blocked
+        && b.status == RESUMED
+        && same == *a
+}
+
 /// Agent entries: removed only as a withdrawn registration ([`check_withdrawal`]), role fixed,
 /// each changed only by its own agent, added only by the agent itself, and a verdict given or
 /// replaced only in its open round on the current counter.
@@ -494,7 +524,7 @@ fn check_agents(old: &Frontmatter, new: &Frontmatter, writer: &str) -> Result<()
         if a.role != b.role {
             return Err(refuse(format!("field `agents.{id}.role` never changes")));
         }
-        if b != a && id != writer {
+        if b != a && id != writer && !resumed(old, new, a, b) {
             return Err(refuse(format!(
                 "field `agents.{id}.{}` belongs to {id}; {writer} may not change it",
                 agent_diff(a, b)

@@ -105,6 +105,8 @@ pub enum Command {
     Away,
     /// `pair unrequire`: the user removes a required reviewer that never registered.
     Unrequire,
+    /// `pair correct`: a reviewer corrects its own review after the review's round closed.
+    Correct,
 }
 
 impl Command {
@@ -132,6 +134,7 @@ impl Command {
             Command::Extend => "extend",
             Command::Away => "away",
             Command::Unrequire => "unrequire",
+            Command::Correct => "correct",
         }
     }
 
@@ -141,7 +144,9 @@ impl Command {
     pub fn actor(self) -> Actor {
         match self {
             // Outside the table (or, for a verdict, only its automatic move is there).
-            Command::Verdict | Command::Register | Command::Unregister => Actor::Reviewer,
+            Command::Verdict | Command::Register | Command::Unregister | Command::Correct => {
+                Actor::Reviewer
+            }
             Command::Note | Command::Check => Actor::Any,
             // The ledger's rules say who moves an objection.
             c if crate::law::ledger::is_ledger_command(c) => crate::law::ledger::actor(c),
@@ -614,8 +619,10 @@ pub struct Next {
     /// Each placeholder word of `command` (a whole argument in capitals) and what to put there.
     pub placeholders: BTreeMap<String, String>,
     /// A step the agent may take but need not, outside the turn: in COMMITTED, the doer's
-    /// record of the merge once the user asks for it; in MERGED, the record of the clean-up.
-    /// COMMITTED is terminal, so it is never [`Next::command`].
+    /// record of the merge once the user asks for it; in MERGED, the record of the clean-up;
+    /// in BLOCKED, the doer's `unblock` once the user says the work can resume; on a board that
+    /// uses the ledger, settling what is left open on a gate that has closed. A terminal phase
+    /// is nobody's turn, so this is never [`Next::command`] there.
     pub optional: Option<Optional>,
 }
 
@@ -796,6 +803,17 @@ fn step(actor: NextActor, handoff_to: Vec<String>, action: String, line: Option<
 /// Decide who acts next (SPEC §8, first matching rule wins), and what the agent that asked
 /// runs: its step when it is its turn, otherwise how to wait for the others.
 pub fn next(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
+    let mut next = waited(fm, agent, place);
+    // What the agent may settle on a closed gate, unless it is the step itself.
+    if next.optional.is_none() {
+        next.optional = crate::law::ledger::next::optional(fm, agent, place)
+            .filter(|o| next.command.as_ref() != Some(&o.command));
+    }
+    next
+}
+
+/// The step of [`next`] without the optional one: the agent's own on its turn, else the wait.
+fn waited(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
     let next = crate::law::ledger::next::steer(fm, agent, place, decide(fm, agent, place));
     if next.actor == NextActor::None || next.handoff_to.iter().any(|h| h == agent) {
         return next;
@@ -1075,15 +1093,22 @@ fn terminal(fm: &Frontmatter, agent: &str, doer: &str, place: &Place) -> Next {
     let is_doer = agent == doer;
     let row = doer_next(fm).map(|t| row_command(t, doer, fm, place));
     let (action, line) = match (fm.phase, row) {
-        (P::Blocked, Some(line)) if is_doer => (
-            format!(
-                "The blackboard is BLOCKED{}; `pair status {b}` shows who blocked it and why. \
-                 Ask the user; when they say the work can resume, run `{}`.",
-                blocked_from_text(fm),
+        // BLOCKED is terminal (SPEC §3): nobody's turn. Only the doer resumes it, and only when
+        // the user says so: its `unblock` is the optional step, never the next command, so the
+        // exit code (12), `your_turn` and `next` say the same.
+        (P::Blocked, Some(line)) if is_doer => {
+            let optional = format!(
+                "Only when the user says the work can resume, resume it: `{}`.",
                 line.shell()
-            ),
-            Some(line),
-        ),
+            );
+            let action = format!(
+                "The blackboard is BLOCKED{}, which is nobody's turn: `pair status {b}` shows who \
+                 blocked it and why. Ask the user; when they say the work can resume, unblock it \
+                 (`next.optional`).",
+                blocked_from_text(fm)
+            );
+            return nobodys_turn(action, optional, line);
+        }
         (P::Blocked, _) => {
             let line = wait_command(agent, fm, place);
             (
@@ -1099,44 +1124,22 @@ fn terminal(fm: &Frontmatter, agent: &str, doer: &str, place: &Place) -> Next {
         // Terminal: nobody's turn and no next command; what the doer may still record is
         // optional, reported apart.
         (P::Committed, Some(line)) if is_doer => {
-            let optional = Optional {
-                action: format!(
-                    "Only when the user asks, merge the commit and record the merge: `{}`.",
-                    line.shell()
-                ),
-                command: line.argv,
-                placeholders: line.placeholders,
-            };
-            let mut next = step(
-                NextActor::None,
-                vec![],
-                "The work is COMMITTED, which is terminal: stop polling. Recording a merge later \
-                 is optional (`next.optional`)."
-                    .to_string(),
-                None,
+            let optional = format!(
+                "Only when the user asks, merge the commit and record the merge: `{}`.",
+                line.shell()
             );
-            next.optional = Some(optional);
-            return next;
+            let action = "The work is COMMITTED, which is terminal: stop polling. Recording a \
+                          merge later is optional (`next.optional`).";
+            return nobodys_turn(action.to_string(), optional, line);
         }
         (P::Merged, Some(line)) if is_doer => {
-            let optional = Optional {
-                action: format!(
-                    "Once the worktree is removed, record the clean-up: `{}`.",
-                    line.shell()
-                ),
-                command: line.argv,
-                placeholders: line.placeholders,
-            };
-            let mut next = step(
-                NextActor::None,
-                vec![],
-                "The work is MERGED, which is terminal: stop polling. Recording the clean-up \
-                 later is optional (`next.optional`)."
-                    .to_string(),
-                None,
+            let optional = format!(
+                "Once the worktree is removed, record the clean-up: `{}`.",
+                line.shell()
             );
-            next.optional = Some(optional);
-            return next;
+            let action = "The work is MERGED, which is terminal: stop polling. Recording the \
+                          clean-up later is optional (`next.optional`).";
+            return nobodys_turn(action.to_string(), optional, line);
         }
         (p, _) => (
             format!("The phase is {p}, which is terminal: stop polling."),
@@ -1144,6 +1147,17 @@ fn terminal(fm: &Frontmatter, agent: &str, doer: &str, place: &Place) -> Next {
         ),
     };
     step(NextActor::None, vec![], action, line)
+}
+
+/// Nobody's turn, with `line` as the step the agent may take outside it (`next.optional`).
+fn nobodys_turn(action: String, optional: String, line: Line) -> Next {
+    let mut next = step(NextActor::None, vec![], action, None);
+    next.optional = Some(Optional {
+        action: optional,
+        command: line.argv,
+        placeholders: line.placeholders,
+    });
+    next
 }
 
 fn blocked_from_text(fm: &Frontmatter) -> String {

@@ -213,8 +213,8 @@ fn rest(bytes: Option<&[u8]>, valid: Valid) -> Result<Valid, Report> {
     let mut valid = valid;
     let mut errors = crate::law::agreement::check(&valid.parsed, &valid.doc);
     let (journal_errors, journal_warnings) = match bytes {
-        Some(bytes) => crate::board::journal::check(bytes, &valid.doc, &valid.parsed.fm),
-        None => crate::board::journal::check_for_write(&valid.doc, &valid.parsed.fm),
+        Some(bytes) => crate::board::journal::check(bytes, &valid.doc, &valid.parsed),
+        None => crate::board::journal::check_for_write(&valid.doc, &valid.parsed),
     };
     errors.extend(journal_errors);
     valid.parsed.warnings.extend(journal_warnings);

@@ -46,6 +46,12 @@ pub fn unblock(fm: &mut Frontmatter, ctx: &Ctx, reason: &str) -> Result<Edit> {
     fm.blocked_from = None;
     set_phase(fm, ctx, to);
     touch(fm, ctx, Some(Status::Working));
+    // The block is over for everyone: whoever it left BLOCKED is no longer.
+    for (id, a) in fm.agents.iter_mut() {
+        if *id != ctx.agent && a.status == Status::Blocked {
+            a.status = crate::law::RESUMED;
+        }
+    }
     Ok(Edit {
         command: Command::Unblock,
         summary: format!("BLOCKED → {to}"),

@@ -6,7 +6,8 @@ use super::{Ctx, Edit, Entry, admit, checked_note, set_phase, touch};
 use crate::board::entry::{DECISIONS, artifact_section};
 use crate::board::frontmatter::{Frontmatter, Phase, Role, Status, Target, Verdict};
 use crate::board::ledger::{
-    Kind, Objection, Severity, State, StopReason, Verb, find_move, pending_gate, revising, round_of,
+    Kind, Objection, Severity, Stage, State, StopReason, Verb, allowed_phases, find_move, holds,
+    pending_gate, revising, round_of,
 };
 use crate::error::{Error, Flag, Hint, Result};
 use crate::law::ledger::{arbiter_text, is_arbiter, may_move, valid_escalation};
@@ -214,11 +215,13 @@ fn step(
             },
         );
     }
-    if !m.when.holds(fm, o.gate) {
+    if !holds(m.when, fm, o.gate) {
         return Err(Error::protocol(format!(
-            "`pair {}` on {id} is made {}; the phase is {}",
+            "`pair {}` on {id} (an objection on the {} gate) is allowed in {}. The phase is {}, \
+             which is none of these, so it is refused now",
             verb.command(),
-            m.when.describe(),
+            o.gate,
+            allowed_phases(m.when, o.gate),
             fm.phase
         )));
     }
@@ -268,20 +271,83 @@ fn simple_move(
     Ok((gate, edit))
 }
 
-/// `resolve`: the doer says how an objection was fixed, and what the fix touched.
+/// `resolve`: the doer says how an objection was fixed, and what the fix touched. On a gate
+/// that has closed (no round of it will come again) the doer names the submission that fixed
+/// it (`fixed_in`: a gate and its counter, submitted after the objection was raised); while the
+/// gate is being revised the fix goes with the next submission and none is named.
 pub fn resolve(
     fm: &mut Frontmatter,
     ctx: &Ctx,
     id: &str,
     resolution: &str,
     surfaces: &[String],
+    fixed_in: Option<(Target, u32)>,
 ) -> Result<Edit> {
     let resolution = text("--resolution", resolution)?;
     let mut body = resolution.trim_end().to_string();
     if !surfaces.is_empty() {
         body.push_str(&format!("\n\nImpacted surfaces: {}", surfaces.join(", ")));
     }
-    Ok(simple_move(fm, ctx, Command::Resolve, Verb::Resolve, id, body)?.1)
+    // Who may, and in which phase: the table; then what a closed gate asks of the resolution.
+    let (gate, _) = step(fm, ctx, Command::Resolve, Verb::Resolve, id)?;
+    let o = fm.ledger.get(id).cloned().ok_or_else(|| unknown(fm, id))?;
+    let closed = Stage::Closed.holds(fm, gate);
+    let revising = Stage::Revising.holds(fm, gate);
+    let raised_at = crate::board::ledger::raised_at(fm, &o);
+    match fixed_in {
+        Some((g, n)) if !closed => {
+            return Err(Error::Usage(format!(
+                "--fixed-in {g}:{n}: {id} is on the {gate} gate, which has not closed (the phase \
+                 is {}); a resolution made while the gate is revised goes with its next \
+                 submission: leave --fixed-in out",
+                fm.phase
+            )));
+        }
+        Some((g, n)) => {
+            let later = g > gate || (g == gate && n > raised_at);
+            if n > fm.counter(g) || !later {
+                return Err(Error::Usage(format!(
+                    "--fixed-in {g}:{n}: name a submission made after {id} was raised on {gate} \
+                     {raised_at}: {}",
+                    submitted_since(fm, gate, raised_at)
+                )));
+            }
+            let (noun, unit) = crate::board::entry::target_noun(g);
+            body.push_str(&format!(
+                "\n\nFixed in {} {unit} {n} (after the {gate} gate closed).",
+                noun.to_lowercase()
+            ));
+        }
+        None if closed && !revising => {
+            return Err(Error::Usage(format!(
+                "{id} is on the {gate} gate, which has closed (the phase is {}): name the \
+                 submission that fixed it with --fixed-in GATE:N; {}",
+                fm.phase,
+                submitted_since(fm, gate, raised_at)
+            )));
+        }
+        None => {}
+    }
+    let (heading, past) = words(Verb::Resolve);
+    Ok(Edit {
+        command: Command::Resolve,
+        summary: format!("{id} {past} by {}", ctx.agent),
+        entries: vec![entry(
+            gate,
+            format!("{heading} {id} — {} — {}", ctx.agent, ctx.now),
+            body,
+        )],
+    })
+}
+
+/// The submissions made after `gate`'s counter `after`, in words for a refusal.
+fn submitted_since(fm: &Frontmatter, gate: Target, after: u32) -> String {
+    let names = crate::board::ledger::submitted_after(fm, gate, after);
+    if names.is_empty() {
+        "none has been made yet".to_string()
+    } else {
+        format!("made since: {}", names.join(", "))
+    }
 }
 
 /// `challenge`: the doer disputes an objection; the arbiter rules on it.

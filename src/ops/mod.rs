@@ -29,7 +29,7 @@ mod work;
 pub use attend::{away, extend, unrequire};
 pub use control::{block, note, note_in, stop, unblock};
 pub use lifecycle::{Created, admit_create, create_worktree, record_check, worktree_target};
-pub use review::{claim, register, unregister, verdict};
+pub use review::{claim, correct, register, unregister, verdict};
 pub use work::{AdvanceArgs, advance, check_worktree_arg, submit};
 
 /// Who is acting, when (taken under the lock), and with which of the user's permissions.

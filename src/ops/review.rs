@@ -3,7 +3,7 @@
 use super::{Ctx, Edit, Entry, admit, checked_note, set_phase, touch};
 use crate::board::entry::{artifact_section, target_noun};
 use crate::board::frontmatter::{Agent, Frontmatter, Role, Sha256, Status, Target, Verdict};
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Result};
 use crate::law::protocol::{self, Command, DiffScope, TRANSITIONS, To};
 
 /// `register`: add the actor as a reviewer (and, with `required`, to `required_reviewers`; the
@@ -64,12 +64,34 @@ pub fn claim(fm: &mut Frontmatter, ctx: &Ctx) -> Result<Edit> {
     let row = TRANSITIONS
         .iter()
         .find(|t| t.command == Command::Claim && t.from.matches(from));
-    let summary = match row.map(|t| t.to) {
-        Some(To::Phase(to)) => {
-            set_phase(fm, ctx, to);
-            format!("{} claimed the review: {from} → {to}", ctx.agent)
+    // Every claim says the same two things: what became of the phase and of the status.
+    let what = match from.review_target() {
+        Some(t) => {
+            let (noun, unit) = target_noun(t);
+            format!("{} {unit} {}", noun.to_lowercase(), fm.counter(t))
         }
-        _ => format!("{} is reviewing ({from})", ctx.agent),
+        None => "the review".to_string(),
+    };
+    let was = fm.agent(&ctx.agent).map(|a| a.status);
+    let summary = match (row.map(|t| t.to), was) {
+        (Some(To::Phase(to)), _) => {
+            set_phase(fm, ctx, to);
+            format!(
+                "{} claimed {what}: phase {from} → {to}; status REVIEWING",
+                ctx.agent
+            )
+        }
+        (_, Some(Status::Reviewing)) => format!(
+            "{} claimed {what} again: nothing changed (phase stays {from}: a claim moves only a \
+             *_SUBMITTED phase; status already REVIEWING)",
+            ctx.agent
+        ),
+        (_, was) => format!(
+            "{} claimed {what}: phase stays {from} (a claim moves only a *_SUBMITTED phase); \
+             status {} → REVIEWING",
+            ctx.agent,
+            was.map_or("none", |s| s.as_str())
+        ),
     };
     touch(fm, ctx, Some(Status::Reviewing));
     Ok(Edit {
@@ -203,5 +225,63 @@ pub fn unregister(fm: &mut Frontmatter, ctx: &Ctx) -> Result<Edit> {
         command: Command::Unregister,
         summary: format!("{} withdrew its registration", ctx.agent),
         entries: vec![],
+    })
+}
+
+/// `correct`: a reviewer corrects its own review of `target`'s `counter` (whose verdict was
+/// `verdict`) once that review's round has closed — while it is open, the reviewer replaces its
+/// verdict instead, which the round counts. The verdict stands; the correction is an entry of
+/// its own in the review's section, attributed and linked to the review by its heading, and
+/// shown beside it.
+pub fn correct(
+    fm: &mut Frontmatter,
+    ctx: &Ctx,
+    target: Target,
+    counter: u32,
+    verdict: Verdict,
+    text: &str,
+) -> Result<Edit> {
+    admit(fm, ctx, Command::Correct)?;
+    let text = checked_note(text)?;
+    let (noun, unit) = target_noun(target);
+    let what = format!("{} {unit} {counter}", noun.to_lowercase());
+    if fm.phase.review_target() == Some(target) && fm.counter(target) == counter {
+        return Err(Error::refused(
+            format!(
+                "the round of {what} is still open: replace your verdict instead (it is the one \
+                 the round counts; `pair verdict … --revision {counter}`); a correction is for a \
+                 review whose round has closed"
+            ),
+            Hint::Run {
+                command: "verdict",
+                args: vec![
+                    "--agent".into(),
+                    ctx.agent.clone(),
+                    "VERDICT".into(),
+                    "--revision".into(),
+                    counter.to_string(),
+                    "--note-file".into(),
+                    "FILE".into(),
+                ],
+            },
+        ));
+    }
+    touch(fm, ctx, None);
+    Ok(Edit {
+        command: Command::Correct,
+        summary: format!(
+            "{} corrected its review of {what} ({verdict}; the verdict stands)",
+            ctx.agent
+        ),
+        entries: vec![Entry::new(
+            artifact_section(target, true),
+            crate::board::entry::correction_heading(target, counter, &ctx.agent, ctx.now),
+            format!(
+                "Corrects {}'s review of {what} ({verdict}), after its round closed; the verdict \
+                 stands.\n\n{}",
+                ctx.agent,
+                text.trim_end()
+            ),
+        )],
     })
 }

@@ -87,6 +87,39 @@ pub fn message(e: &crate::Error) -> String {
     text
 }
 
+/// The JSON error envelope of docs/json.md: `{"schema", "error": {code, kind, message, …}}`.
+/// An invalid blackboard also gets its path, every error, and (for the file on disk) its
+/// current SHA-256 and the command that repairs it; a refusal with a step to take, the `hint`.
+pub fn envelope(e: &crate::Error) -> serde_json::Value {
+    use serde_json::json;
+    let mut error = json!({"code": e.code(), "kind": e.kind(), "message": message(e)});
+    if let crate::Error::Invalid {
+        path,
+        errors,
+        new_content,
+    } = e
+    {
+        error["path"] = json!(path.display().to_string());
+        error["errors"] = json!(errors);
+        if !new_content {
+            let sha = current_sha256(path);
+            error["repair"] = json!(repair_command(path, sha.as_deref()));
+            error["sha256"] = json!(sha);
+        }
+    }
+    if let Some(argv) = e.suggestion() {
+        let mut full = vec!["pair".to_string()];
+        full.extend(argv.iter().cloned());
+        error["hint"] = json!({"argv": full, "command": command_line(argv)});
+    }
+    json!({"schema": crate::render::report::SCHEMA, "error": error})
+}
+
+/// A suggested command (the argument vector after `pair`) as one shell line.
+pub fn command_line(argv: &[String]) -> String {
+    format!("pair {}", crate::text::shell_line(argv))
+}
+
 /// The SHA-256 of a blackboard as it is on disk now, if it can be read.
 pub fn current_sha256(path: &Path) -> Option<String> {
     crate::store::read(path, &crate::store::Session::default())

@@ -77,8 +77,16 @@ pub struct Turn {
     pub agent: AgentBlock,
     pub next: Next,
     pub your_turn: bool,
-    /// The objection ledger's open items, gates and stop reason (null without a ledger).
-    pub objections: Option<crate::board::ledger::Summary>,
+    /// Whether the board uses the objection ledger, and its open items, gates and stop reason.
+    pub objections: crate::board::ledger::Summary,
+    /// The ledger in one line, for the text output.
+    #[serde(skip)]
+    pub ledger_line: String,
+    /// Whether the report is for the agent who asked (`--agent`), or read by a third person
+    /// (`status` without `--agent`, from the doer's point of view): "your turn" or "doer's
+    /// turn" in the text.
+    #[serde(skip)]
+    pub asked_by_agent: bool,
 }
 
 /// The command that prints the diff under review exactly as pinned (see
@@ -163,6 +171,8 @@ impl Turn {
             your_turn: next.handoff_to.iter().any(|h| h == agent),
             next,
             objections: crate::board::ledger::summary_of(fm),
+            ledger_line: crate::board::ledger::line(fm),
+            asked_by_agent: true,
         }
     }
 
@@ -195,6 +205,7 @@ impl Turn {
             ));
         }
         out.push_str(&self.render_review(style));
+        out.push_str(&format!("ledger      {}\n", escape(&self.ledger_line)));
         out.push_str(&self.render_where());
         out
     }
@@ -217,7 +228,14 @@ impl Turn {
         out.push_str(&format!(
             "phase       {}{}\n",
             style.phase(self.phase.as_str()),
-            if self.terminal { " (terminal)" } else { "" }
+            match self.phase {
+                // Terminal, but not the end: the doer resumes it.
+                Phase::Blocked =>
+                    " (nobody's turn until the doer runs `pair unblock`, when the \
+                                   user says the work can resume)",
+                _ if self.terminal => " (terminal)",
+                _ => "",
+            }
         ));
         let who = match self.next.actor {
             NextActor::None => "nobody".to_string(),
@@ -226,8 +244,10 @@ impl Turn {
         };
         out.push_str(&format!(
             "next        {who}{}\n",
-            if self.your_turn {
+            if self.your_turn && self.asked_by_agent {
                 style.bold(&format!(" (your turn, {})", self.agent.id))
+            } else if self.your_turn {
+                style.bold(&format!(" ({}'s turn)", self.agent.id))
             } else {
                 String::new()
             }
@@ -567,6 +587,25 @@ pub struct SectionInfo {
     pub name: String,
     pub line: u32,
     pub entries: usize,
+}
+
+impl SectionInfo {
+    /// The sections of a board as `status` lists them: a section's entries are its level-3
+    /// headings, the journal's its records (one line each), so that `status` and `pair log`
+    /// count the same.
+    pub fn of(doc: &crate::board::document::Document) -> Vec<SectionInfo> {
+        let records = crate::board::journal::section_lines(doc).map_or(0, |lines| lines.len());
+        doc.sections()
+            .iter()
+            .map(|s| {
+                let mut info = SectionInfo::from(s);
+                if s.name == crate::board::journal::SECTION {
+                    info.entries = records;
+                }
+                info
+            })
+            .collect()
+    }
 }
 
 impl From<&Section> for SectionInfo {

@@ -87,6 +87,9 @@ pub struct WriteOptions {
     /// Commits to publish with the write: on a git board they are pushed in the same atomic
     /// push as the board, so both land or neither does. Only a git board publishes.
     pub publish: Vec<Publish>,
+    /// A human repair (`pair write --repair`): the one write that may start from a board whose
+    /// history lost journal records ([`Current::history`]).
+    pub repair: bool,
 }
 
 /// A commit a write publishes on the board's remote (a submitted artifact).
@@ -108,14 +111,19 @@ impl Default for WriteOptions {
             operation: "write".to_string(),
             usage: crate::board::journal::Usage::default(),
             publish: Vec::new(),
+            repair: false,
         }
     }
 }
 
 /// The blackboard as found under the lock.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Current {
     pub bytes: Vec<u8>,
+    /// What the store knows of the board's history that its bytes do not show: on a git board,
+    /// journal records the ref's previous commit held that the board at the tip lost
+    /// ([`crate::store::gitref`]). Every write but a repair refuses such a board.
+    pub history: Vec<FieldError>,
 }
 
 /// The new content a write's builder returns: the bytes, and the frontmatter already parsed and
@@ -176,6 +184,7 @@ pub(super) fn seal(
         agent: opts.agent.clone(),
         command: opts.operation.clone(),
         usage: opts.usage.clone(),
+        repair: opts.repair,
     };
     let facts = crate::board::journal::Facts {
         intent: &intent,
@@ -184,7 +193,7 @@ pub(super) fn seal(
         new: &parsed.fm,
         turn: crate::law::protocol::turn(&parsed.fm),
         wait_us: wait.as_micros().try_into().unwrap_or(u64::MAX),
-        now: crate::board::frontmatter::Timestamp::now(),
+        now: crate::board::frontmatter::Timestamp::now_ms(),
     };
     let sealed = crate::board::journal::seal(bytes, &facts).map_err(|m| {
         Error::invalid(
@@ -262,6 +271,12 @@ where
 {
     check_presence(path, expect, current.is_some())?;
     crate::board::format::check_board(path, current.as_ref().map(|c| &c.bytes[..]))?;
+    if let Some(c) = &current
+        && !c.history.is_empty()
+        && !opts.repair
+    {
+        return Err(Error::invalid(path, c.history.clone(), false));
+    }
     let (old_sha256, built) = std::thread::scope(|s| -> Result<(Option<String>, Built)> {
         let mut old_hash = current.as_ref().map(|c| s.spawn(|| sha256_hex(&c.bytes)));
         let mut join = || {
@@ -308,6 +323,7 @@ where
     let checked = parsed.is_some();
     let parsed = check_new(path, &new_bytes, parsed)?;
     crate::board::format::check_new(path, &parsed.fm)?;
+    let mut parsed = parsed;
     let sealed = seal(
         path,
         new_bytes,
@@ -317,6 +333,9 @@ where
         old_sha256.as_deref(),
         &parsed,
     )?;
+    if sealed.seal.is_some() {
+        parsed.fm.journal = sealed.seal.clone();
+    }
     // Content its builder did not check (a repair, which may rewrite anything) must leave a
     // board that `validate` accepts whole: its body and frontmatter agreeing, its journal
     // chained, as sealed.
@@ -347,6 +366,9 @@ pub struct Session {
     /// The last git board read: its address, the commit it was read at and its bytes, so that
     /// a waiting `poll` whose remote has not moved asks only for the tip.
     last_read: std::cell::RefCell<Option<(String, String, Vec<u8>)>>,
+    /// What may end a wait early and hears when it sleeps: set when a server runs the command
+    /// (see [`Session::with_interrupt`]).
+    interrupt: Option<wait::Interrupt>,
 }
 
 impl Session {
@@ -356,6 +378,19 @@ impl Session {
             offline_reads,
             ..Session::default()
         }
+    }
+
+    /// Let `interrupt` end this command's waits and hear when they sleep. A command run so is
+    /// run by a process that outlives it (the MCP server): what it leaves behind is its own to
+    /// clean up, not the process exit's.
+    pub fn with_interrupt(mut self, interrupt: wait::Interrupt) -> Session {
+        self.interrupt = Some(interrupt);
+        self
+    }
+
+    /// The interrupt of this command's waits, when a server runs it.
+    pub fn interrupt(&self) -> Option<&wait::Interrupt> {
+        self.interrupt.as_ref()
     }
 
     /// Give each exchange with a git board's remote (a read, or a write with its retries) at
@@ -450,6 +485,16 @@ pub fn load_frontmatter(path: &Path, s: &Session) -> Result<Valid> {
     };
     s.saw_format(valid.parsed.fm.format);
     Ok(valid)
+}
+
+/// What `validate` checks of a board beyond its bytes: on a git board, its journal against the
+/// ref's history ([`gitref::history`]), at the tip the last read in `s` found; nothing on a
+/// file. (Errors, warnings.)
+pub fn journal_history(path: &Path, s: &Session) -> Result<(Vec<FieldError>, Vec<FieldError>)> {
+    match Location::of(path)? {
+        Location::Local(_) => Ok((vec![], vec![])),
+        Location::Git(g) => gitref::history(&g, s),
+    }
 }
 
 /// Perform one checked write. `build` gets the current content (`None` when creating) and

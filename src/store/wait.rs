@@ -8,14 +8,26 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use notify::{Event, RecommendedWatcher, RecursiveMode, Watcher};
 
+/// What wakes a waiter: the watcher's report, or an [`Interrupt`].
+enum Wake {
+    Fs(notify::Result<Event>),
+    Interrupt,
+}
+
 /// Wakes up when the blackboard may have changed.
 pub struct Waiter {
-    watch: Option<(RecommendedWatcher, Receiver<notify::Result<Event>>)>,
+    /// The watcher (kept alive while it reports), or none: the waiter polls.
+    watcher: Option<RecommendedWatcher>,
+    rx: Receiver<Wake>,
+    /// Kept so that the channel never closes: a polling waiter's wait on it is a sleep that an
+    /// interrupt can end.
+    tx: Sender<Wake>,
     name: OsString,
 }
 
@@ -29,26 +41,41 @@ impl Waiter {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        let watch = (|| {
-            let (tx, rx) = channel();
-            let mut watcher = notify::recommended_watcher(tx).ok()?;
+        let (tx, rx) = channel();
+        let events = tx.clone();
+        let watcher = (|| {
+            let mut watcher =
+                notify::recommended_watcher(move |e| drop(events.send(Wake::Fs(e)))).ok()?;
             watcher.watch(&dir, RecursiveMode::NonRecursive).ok()?;
-            Some((watcher, rx))
+            Some(watcher)
         })();
-        Waiter { watch, name }
+        Waiter {
+            watcher,
+            rx,
+            tx,
+            name,
+        }
     }
 
     /// A waiter that only sleeps for the interval (a git board, whose changes are on a remote).
     pub fn polling() -> Waiter {
+        let (tx, rx) = channel();
         Waiter {
-            watch: None,
+            watcher: None,
+            rx,
+            tx,
             name: OsString::new(),
         }
     }
 
     /// Whether changes are seen as they happen (otherwise the waiter polls).
     pub fn is_notified(&self) -> bool {
-        self.watch.is_some()
+        self.watcher.is_some()
+    }
+
+    /// Let `interrupt` end this waiter's waits: at once if it has fired already.
+    pub fn interrupted_by(&self, interrupt: &Interrupt) {
+        interrupt.attach(self.tx.clone());
     }
 
     fn relevant(&self, event: &notify::Result<Event>) -> bool {
@@ -74,34 +101,147 @@ impl Waiter {
         }
     }
 
-    /// Block until the blackboard may have changed or `timeout` passed. Returns whether a
-    /// relevant change was seen (always true in polling mode, which cannot tell).
+    /// Block until the blackboard may have changed, `timeout` passed or an interrupt fired.
+    /// Returns whether a relevant change was seen (always true in polling mode, which cannot
+    /// tell, and after an interrupt).
     pub fn wait(&mut self, timeout: Duration) -> bool {
-        let Some((_, rx)) = &self.watch else {
-            std::thread::sleep(timeout);
-            return true;
-        };
         let deadline = std::time::Instant::now() + timeout;
         loop {
             let now = std::time::Instant::now();
             if now >= deadline {
-                return false;
+                return self.watcher.is_none();
             }
-            match rx.recv_timeout(deadline - now) {
-                Ok(event) => {
+            match self.rx.recv_timeout(deadline - now) {
+                Ok(Wake::Interrupt) => return true,
+                Ok(Wake::Fs(event)) => {
                     if self.relevant(&event) {
                         // Coalesce a burst (temp create, rename) into one re-check.
-                        while rx.try_recv().is_ok() {}
+                        while let Ok(Wake::Fs(_)) = self.rx.try_recv() {}
                         return true;
                     }
                 }
-                Err(RecvTimeoutError::Timeout) => return false,
+                Err(RecvTimeoutError::Timeout) => return self.watcher.is_none(),
+                // Never: the waiter holds a sender.
                 Err(RecvTimeoutError::Disconnected) => {
-                    self.watch = None;
+                    self.watcher = None;
                     std::thread::sleep(deadline.saturating_duration_since(now));
                     return true;
                 }
             }
         }
+    }
+}
+
+/// A way for another thread to end a wait early (a client cancelled the request that waits),
+/// and to hear each time the wait goes to sleep. Cloned, it is the same interrupt.
+#[derive(Clone, Default)]
+pub struct Interrupt(Arc<Inner>);
+
+/// What a wait calls each time it goes to sleep, with what it waits for.
+type OnWait = Box<dyn Fn(&str) + Send + Sync>;
+
+#[derive(Default)]
+struct Inner {
+    state: Mutex<State>,
+    on_wait: Option<OnWait>,
+}
+
+#[derive(Default)]
+struct State {
+    fired: bool,
+    wakers: Vec<Sender<Wake>>,
+}
+
+impl std::fmt::Debug for Interrupt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Interrupt")
+            .field("fired", &self.fired())
+            .finish()
+    }
+}
+
+impl Interrupt {
+    /// An interrupt whose waits call `on_wait` with what they wait for each time they sleep.
+    pub fn new(on_wait: impl Fn(&str) + Send + Sync + 'static) -> Interrupt {
+        Interrupt(Arc::new(Inner {
+            state: Mutex::default(),
+            on_wait: Some(Box::new(on_wait)),
+        }))
+    }
+
+    /// End the waits this interrupt was given to, now and from now on.
+    pub fn fire(&self) {
+        let mut state = self.0.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.fired = true;
+        for waker in state.wakers.drain(..) {
+            let _ = waker.send(Wake::Interrupt);
+        }
+    }
+
+    /// Whether [`Interrupt::fire`] was called.
+    pub fn fired(&self) -> bool {
+        self.0.state.lock().unwrap_or_else(|e| e.into_inner()).fired
+    }
+
+    /// Say that a wait goes to sleep, waiting for `what`.
+    pub fn waiting(&self, what: &str) {
+        if let Some(f) = &self.0.on_wait {
+            f(what);
+        }
+    }
+
+    fn attach(&self, waker: Sender<Wake>) {
+        let mut state = self.0.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.fired {
+            let _ = waker.send(Wake::Interrupt);
+        } else {
+            state.wakers.push(waker);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    #[test]
+    fn an_interrupt_ends_a_wait_at_once_and_every_later_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let board = dir.path().join("t.md");
+        for mut waiter in [Waiter::new(&board), Waiter::polling()] {
+            let heard = std::sync::Arc::new(Mutex::new(Vec::new()));
+            let said = heard.clone();
+            let interrupt = Interrupt::new(move |what| said.lock().unwrap().push(what.to_string()));
+            waiter.interrupted_by(&interrupt);
+            interrupt.waiting("the doer");
+            let firing = interrupt.clone();
+            let fired = std::thread::spawn(move || firing.fire());
+            let started = Instant::now();
+            assert!(waiter.wait(Duration::from_secs(60)));
+            assert!(started.elapsed() < Duration::from_secs(30));
+            fired.join().unwrap();
+            assert!(interrupt.fired());
+            assert_eq!(*heard.lock().unwrap(), ["the doer"]);
+            // A waiter given a fired interrupt does not sleep at all.
+            let mut later = Waiter::polling();
+            later.interrupted_by(&interrupt);
+            let started = Instant::now();
+            assert!(later.wait(Duration::from_secs(60)));
+            assert!(started.elapsed() < Duration::from_secs(30));
+        }
+    }
+
+    #[test]
+    fn without_an_interrupt_a_wait_lasts_its_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut waiter = Waiter::new(&dir.path().join("t.md"));
+        let started = Instant::now();
+        // Nothing changed: false when notified (a polling waiter cannot tell, and says true).
+        let notified = waiter.is_notified();
+        assert_eq!(waiter.wait(Duration::from_millis(50)), !notified);
+        assert!(started.elapsed() >= Duration::from_millis(50));
+        let mut polling = Waiter::polling();
+        assert!(polling.wait(Duration::from_millis(50)));
     }
 }

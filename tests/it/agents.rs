@@ -55,9 +55,9 @@ fn unregister_is_refused_for_a_required_reviewer_one_with_verdicts_the_doer_and_
             &[("reviewed_plan_revision", "1"), ("plan_verdict", "COMMENT")],
         ),
     );
-    let c = Board::new(agreeing(
+    let c = Board::new(unsealed(&agreeing(
         &text.replace("status: COMMENT", "status: WAITING"),
-    ));
+    )));
     pair(["validate", c.p()]).code(0);
     let out = pair(["unregister", c.p(), "--agent", "carol"]);
     out.code(6);

@@ -28,13 +28,19 @@ fn blocked_has_exit_12_shows_who_and_why_and_through_blocked_waits_for_the_unblo
         assert_eq!(v["blocked_from"], "DRAFT", "{v:#}");
         let action = v["next"]["action"].as_str().unwrap();
         assert!(action.contains("pair status"), "{action}");
-        let command = v["next"]["command"].as_array().unwrap();
-        let words: Vec<&str> = command.iter().map(|w| w.as_str().unwrap()).collect();
+        // Nobody's turn: the exit code, your_turn and next say the same.
+        assert_eq!(v["your_turn"], false, "{v:#}");
+        assert_eq!(v["next"]["actor"], "none", "{v:#}");
         if agent == "doer" {
-            assert_eq!(words[1], "unblock", "{v:#}");
+            // The doer's unblock waits for the user's word: optional, never the next command.
+            assert_eq!(v["next"]["command"], Value::Null, "{v:#}");
+            assert_eq!(v["next"]["optional"]["command"][1], "unblock", "{v:#}");
         } else {
+            let command = v["next"]["command"].as_array().unwrap();
+            let words: Vec<&str> = command.iter().map(|w| w.as_str().unwrap()).collect();
             assert_eq!(words[1], "poll", "{v:#}");
             assert!(words.contains(&"--through-blocked"), "{v:#}");
+            assert_eq!(v["next"]["optional"], Value::Null, "{v:#}");
         }
     }
     let text = pair(["poll", b.p(), "--agent", "alice"]);
@@ -369,4 +375,112 @@ fn a_raw_verdict_written_while_blocked_is_refused_so_unblock_still_works() {
         0,
         &["unblock", "w.md", "--agent", "doer", "--reason", "resume"],
     );
+}
+
+#[test]
+fn blocked_is_nobodys_turn_until_the_doer_runs_the_optional_unblock_and_then_nobody_is_blocked() {
+    let p = plan_approved(&["alice"], &[]);
+    p.ok(
+        "alice",
+        &["block", "--reason", "The staging database is down"],
+    );
+    let doer = p.poll_expect("doer", 12);
+    assert_eq!(doer["your_turn"], false, "{doer:#}");
+    assert_eq!(doer["next"]["actor"], "none", "{doer:#}");
+    assert_eq!(doer["next"]["command"], Value::Null, "{doer:#}");
+    // status says the board is resumable, not over.
+    let text = pair(["status", p.p()]);
+    text.code(0);
+    assert!(!text.stdout.contains("(terminal)"), "{}", text.report());
+    text.mentions(&["BLOCKED (nobody's turn until the doer runs `pair unblock`"]);
+    // The optional step runs as given once REASON is filled in.
+    let optional = &doer["next"]["optional"];
+    let argv: Vec<String> = optional["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .skip(1)
+        .map(|w| match w.as_str().unwrap() {
+            "REASON" => "The user says it is back".to_string(),
+            w => {
+                assert!(optional["placeholders"].get(w).is_none(), "{w} unfilled");
+                w.to_string()
+            }
+        })
+        .collect();
+    pair(&argv).code(0);
+    p.assert_phase("PLAN_APPROVED");
+    // The block is over for everyone: the reviewer who blocked is no longer BLOCKED.
+    let s = p.status();
+    assert_eq!(s["agents"]["alice"]["status"], "IDLE", "{s:#}");
+    let text = pair(["status", p.p()]);
+    let row = text
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("alice"))
+        .unwrap_or_else(|| panic!("no row for alice:\n{}", text.report()));
+    assert!(!row.contains("BLOCKED"), "{row}");
+    // A raw write may make that same change as the doer's unblock, and no other.
+    p.ok("alice", &["block", "--reason", "Down again"]);
+    let old = p.b.read();
+    pair(["unblock", p.p(), "--agent", "doer", "--reason", "Back"]).code(0);
+    let new = without_last_record(&p.b.read());
+    let sha = sha256_hex(&old);
+    // The doer's raw write of `content` onto a copy of the board as it was before the unblock.
+    let write_as_doer = |content: &[u8]| {
+        let copy = Board::new(&old);
+        let content = copy.aux_file("new.md", content);
+        pair([
+            "write",
+            copy.p(),
+            "--content-file",
+            content.to_str().unwrap(),
+            "--expect-sha256",
+            &sha,
+            "--as",
+            "doer",
+        ])
+    };
+    write_as_doer(&new).code(0);
+    let forged = String::from_utf8(new)
+        .unwrap()
+        .replacen("status: IDLE", "status: APPROVED", 1);
+    write_as_doer(forged.as_bytes())
+        .code(6)
+        .mentions(&["agents.alice"]);
+}
+
+#[test]
+fn through_blocked_is_a_way_of_waiting_and_needs_no_wait_flag() {
+    let p = plan_approved(&["alice"], &[]);
+    p.ok("alice", &["block", "--reason", "Down"]);
+    // Accepted without --wait: it waits, still blocked when the timeout runs out.
+    let out = pair([
+        "poll",
+        p.p(),
+        "--agent",
+        "alice",
+        "--through-blocked",
+        "--timeout",
+        "0.3",
+        "--json",
+    ]);
+    out.code(12);
+    assert!(
+        out.json()["waited_ms"].as_u64().is_some(),
+        "{}",
+        out.report()
+    );
+    pair(["unblock", p.p(), "--agent", "doer", "--reason", "Back"]).code(0);
+    // On a board that is not blocked it is a plain wait (not alice's turn: exit 10 at the end).
+    pair([
+        "poll",
+        p.p(),
+        "--agent",
+        "alice",
+        "--through-blocked",
+        "--timeout",
+        "0.3",
+    ])
+    .code(10);
 }

@@ -606,6 +606,36 @@ fn pair_board_and_board_flag_stand_in_for_a_left_out_board() {
 }
 
 #[test]
+fn an_empty_pair_board_is_no_board_and_a_nested_command_takes_the_default_too() {
+    let b = init_board(&["--reviewers", "alice"]);
+    // An empty $PAIR_BOARD (as `export PAIR_BOARD=` leaves it) is as if unset: a BOARD on the
+    // command line works, and a left-out one is the usual usage error, not the parser's.
+    let empty = [("PAIR_BOARD", "")];
+    pair_env(["poll", b.p(), "--agent", "doer"], &empty).code(0);
+    pair_env(["status", b.p()], &empty).code(0);
+    let out = pair_env(["poll", "--agent", "doer"], &empty);
+    out.code(4)
+        .mentions(&["no blackboard given", "PAIR_BOARD", "--board"]);
+    assert!(
+        !out.stderr.contains("a value is required"),
+        "{}",
+        out.report()
+    );
+    // `worktree create` (a command of a command) takes the default board like the others: it
+    // reaches the board, whose phase refuses the step, instead of a missing argument.
+    let env = [("PAIR_BOARD", b.p())];
+    pair_env(["worktree", "create", "--agent", "doer"], &env)
+        .code(6)
+        .mentions(&["`pair worktree create` is the step out of PLAN_APPROVED"]);
+    pair(["--board", b.p(), "worktree", "create", "--agent", "doer"])
+        .code(6)
+        .mentions(&["the blackboard is DRAFT"]);
+    let out = pair_env(["worktree", "create", "--agent", "doer"], &empty);
+    out.code(4)
+        .mentions(&["no blackboard given: name it (`pair worktree create BOARD …`)"]);
+}
+
+#[test]
 fn completions_offer_phases_verdicts_artifacts_and_work_types() {
     // (fish completes flags and their values, not positional arguments.)
     for (shell, positionals) in [("bash", true), ("zsh", true), ("fish", false)] {

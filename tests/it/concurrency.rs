@@ -587,9 +587,17 @@ fn paused_note(board: &Path, text: &str) -> (std::process::Child, PathBuf) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // The board's own temporary file (`.board.md.pair-tmp-…`) is written after the board is
+    // read: once it exists, the write has read the board. The lock owner's record has a
+    // temporary file too (`.board.md.lock.owner.json.pair-tmp-…`), written before the read, so
+    // it must not count.
     let dir = board.parent().unwrap();
+    let own = format!(
+        ".{}.pair-tmp-",
+        board.file_name().unwrap().to_str().unwrap()
+    );
     let start = Instant::now();
-    while temp_files(dir).is_empty() {
+    while !temp_files(dir).iter().any(|f| f.starts_with(&own)) {
         assert!(
             start.elapsed() < Duration::from_secs(20),
             "the paused write never wrote its temporary file"

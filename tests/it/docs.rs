@@ -206,3 +206,32 @@ fn the_readme_is_a_first_hour_not_the_reference() {
         readme.lines().count()
     );
 }
+
+#[test]
+fn every_error_kind_the_code_reports_is_documented_in_json_md() {
+    // The kinds are the strings `Error::kind` returns, one arm per variant (the match is
+    // exhaustive, so a new error cannot be left out of it).
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let error = fs::read_to_string(root.join("src/error.rs")).unwrap();
+    let start = error.find("pub fn kind(&self)").expect("Error::kind");
+    let body = &error[start..];
+    let body = &body[..body.find("\n    }\n").expect("the end of Error::kind")];
+    let kinds: Vec<&str> = body
+        .lines()
+        .filter_map(|l| l.split("=> \"").nth(1)?.split('"').next())
+        .collect();
+    assert!(kinds.len() >= 10 && kinds.contains(&"invalid"), "{kinds:?}");
+    let json = fs::read_to_string(root.join("docs/json.md")).unwrap();
+    let row = json
+        .lines()
+        .find(|l| l.starts_with("| `error` |"))
+        .expect("the `error` row of docs/json.md");
+    let missing: Vec<&&str> = kinds
+        .iter()
+        .filter(|k| !row.contains(&format!("`{k}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/json.md's `error` row does not name these kinds: {missing:?}"
+    );
+}

@@ -8,9 +8,11 @@
 //! names its format and carries hand comments; `tolerant.md` holds what a later version may add:
 //! fractional seconds, unknown top-level, agent and pin keys, unknown journal words). Every
 //! directory from 1 to [`pair::board::format::CURRENT`] is checked, so the boards of a format keep
-//! being read and written by every later release: a release that adds format 2 adds
-//! `formats/2/` and this test takes it up. `formats/newer/` holds boards of a format newer than
-//! this `pair` knows.
+//! being read and written by every later release: a release that adds a format adds
+//! `formats/N/` and this test takes it up. Format 2 (the journal's seal) came with the release
+//! that wrote `formats/2/` through the same flows; its `tolerant.md` is `formats/1/tolerant.md`
+//! upgraded by `pair migrate`. `formats/newer/` holds boards of a format newer than this `pair`
+//! knows.
 
 use crate::common::*;
 use pair::board::format::CURRENT;
@@ -268,7 +270,7 @@ fn a_board_of_a_newer_format_is_read_with_a_warning_and_never_written() {
         out.code_in(&[0, 10, 11, 12]);
         assert_eq!(out.json()["phase"], json["phase"]);
         let out = pair(["status", b.p()]);
-        out.code(0).mentions(&["format 2", "upgrade pair"]);
+        out.code(0).mentions(&["format 3", "upgrade pair"]);
         let out = pair(["validate", b.p(), "--json"]);
         out.code(0);
         for cmd in ["show", "log"] {

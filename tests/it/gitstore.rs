@@ -2034,3 +2034,125 @@ fn a_writer_killed_with_sigkill_takes_its_git_with_it() {
         "git outlived the pair killed with SIGKILL"
     );
 }
+
+/// Change the board with plain git, as someone with push access who does not use `pair`: the
+/// ref checked out in the machine's clone, the board edited, committed and pushed (never
+/// forced). The new tip.
+fn push_by_hand(
+    remote: &Remote,
+    m: &Machine,
+    edit: impl Fn(&str) -> String,
+    message: &str,
+) -> String {
+    let dir = m.clone.path();
+    git_in(
+        dir,
+        &[
+            "fetch",
+            "-q",
+            &remote.url(),
+            &format!("+{REF}:refs/hand/task"),
+        ],
+    );
+    git_in(dir, &["checkout", "-q", "--detach", "refs/hand/task"]);
+    let path = dir.join("task.md");
+    let text = fs::read_to_string(&path).unwrap();
+    fs::write(&path, edit(&text)).unwrap();
+    git_in(dir, &["commit", "-q", "-am", message]);
+    git_in(dir, &["push", "-q", &remote.url(), &format!("HEAD:{REF}")]);
+    remote.tip(REF).unwrap()
+}
+
+/// The board less its last journal record, its seal set to match: a truncation a file board
+/// cannot tell (`seal`), pushed as one commit.
+fn truncated(text: &str) -> String {
+    let last = crate::common::journal_lines(text.as_bytes()).pop().unwrap();
+    crate::common::reseal(&text.replacen(&format!("{last}\n"), "", 1))
+}
+
+#[test]
+fn a_journal_truncated_by_a_plain_git_push_is_refused_until_a_recorded_repair() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let m = Machine::new(&remote);
+    init(&m, &b, "alice");
+    for i in 0..3 {
+        m.note(&b, "doer", &format!("note {i}")).code(0);
+    }
+    m.pair(&["validate", &b]).code(0);
+    // The last record dropped and the seal set to match: the file alone tells nothing...
+    let tip = push_by_hand(&remote, &m, truncated, "tidy the journal");
+    let copy = m.clone.path().join("copy.md");
+    fs::write(&copy, remote.content(REF)).unwrap();
+    m.pair(&["validate", copy.to_str().unwrap()]).code(0);
+    // ...the ref's history does: validate and every write say so, naming the commits.
+    let out = m.pair(&["validate", &b]);
+    out.code(5).mentions(&[
+        "history shows journal records lost",
+        &tip,
+        "1 of the 4 records",
+    ]);
+    let out = m.note(&b, "doer", "on a truncated journal");
+    out.code(5)
+        .mentions(&["history shows journal records lost", "--repair"]);
+    let out = m.pair(&["register", &b, "--agent", "alice"]);
+    out.code(5);
+    assert_eq!(remote.tip(REF).unwrap(), tip, "nothing was written");
+    // A repair is recorded, and the board is valid again.
+    let bytes = remote.content(REF);
+    let fixed = m.clone.path().join("fixed.md");
+    fs::write(&fixed, &bytes).unwrap();
+    let sha = crate::common::sha256_hex(&bytes);
+    m.pair(&[
+        "write",
+        &b,
+        "--content-file",
+        fixed.to_str().unwrap(),
+        "--expect-sha256",
+        &sha,
+        "--repair",
+        "--reason",
+        "the last record was lost by a push",
+    ])
+    .code(0);
+    let text = remote.text(REF);
+    assert!(
+        text.contains("history shows journal records lost"),
+        "{text}"
+    );
+    let out = m.pair(&["validate", &b]);
+    out.code(0);
+    m.note(&b, "doer", "after the repair").code(0);
+    m.pair(&["validate", &b]).code(0);
+}
+
+#[test]
+fn validate_walks_the_refs_history_past_later_commits_to_a_truncation() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let m = Machine::new(&remote);
+    init(&m, &b, "alice");
+    for i in 0..2 {
+        m.note(&b, "doer", &format!("note {i}")).code(0);
+    }
+    let cut = push_by_hand(&remote, &m, truncated, "tidy the journal");
+    // A later commit that changes nothing of the journal: the tip keeps its parent's journal.
+    push_by_hand(
+        &remote,
+        &m,
+        |t| {
+            t.replace(
+                "## Journal",
+                "## Notes\n\nSaved in an editor.\n\n## Journal",
+            )
+        },
+        "an editor's save",
+    );
+    let out = m.pair(&["validate", &b, "--json"]);
+    out.code(5);
+    let errors = json(&out)["files"][0]["errors"].to_string();
+    assert!(
+        errors.contains("history shows journal records lost") && errors.contains(&cut),
+        "{errors}"
+    );
+}

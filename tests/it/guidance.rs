@@ -1,6 +1,7 @@
 //! What an agent is told: a `next` that is a runnable command for every phase and role, refusals
 //! that name the phase before the caller's standing with hints that keep every flag, typos caught,
-//! and the embedded skill whose every command parses.
+//! the embedded skill whose every command parses, and whole lifecycles with objections (on a file
+//! board and on a git board) whose every step is the `next` an agent was given, run as given.
 
 use crate::common::env::Env;
 use crate::common::handmade::{board_in, poll_json};
@@ -83,7 +84,9 @@ fn check_next(v: &Value, board: &str, what: &str) -> Option<Vec<String>> {
             .iter()
             .map(|w| match w.as_str() {
                 "FILE" => "/tmp/note.md".to_string(),
-                "VERDICT" => choice.clone(),
+                "VERDICT" | "DECISION" | "RULING" => choice.clone(),
+                "ROUND" => "code:1".to_string(),
+                "ESCALATION" => "human".to_string(),
                 "REASON" => "the user said so".to_string(),
                 "SHA" => "0123abc".to_string(),
                 "BRANCH" => "main".to_string(),
@@ -935,6 +938,7 @@ fn every_command_line_of_the_skill_runs_as_given_through_a_whole_lifecycle() {
             "fix.md",
             "fix-blk-1.md",
             "grounds-blk-2.md",
+            "correction.md",
         ] {
             std::fs::write(dir.join(f), format!("What {f} says.\n")).unwrap();
         }
@@ -1332,6 +1336,26 @@ fn every_command_line_of_the_skill_runs_as_given_through_a_whole_lifecycle() {
     other("alice", &["accept", "REG-1"]);
     approve("alice");
     approve("bob");
+    // The code gate has closed with alice's advisory still open: the doer names the round that
+    // fixed it, alice takes it back; and she corrects her review, whose round has closed.
+    s.run(
+        r,
+        "pair resolve task.md ADV-1 --agent doer --fixed-in code:2 --resolution 'The constant is named now'",
+        &[],
+        0,
+    );
+    s.run(
+        r,
+        "pair withdraw task.md ADV-1 --agent alice --reason 'Covered by BLK-1'",
+        &[],
+        0,
+    );
+    s.run(
+        r,
+        "pair correct task.md --agent alice --note-file correction.md",
+        &[],
+        0,
+    );
     s.run(
         r,
         "pair block task.md --agent alice --reason 'Cannot reach the staging database'",
@@ -1467,4 +1491,486 @@ fn a_required_reviewer_is_not_told_to_consider_required_when_registering() {
     let (_, v) = poll_json(b.p(), "bob");
     let action = v["next"]["action"].as_str().unwrap();
     assert!(action.contains("add --required only if"), "{action}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// A whole lifecycle with objections, every step as `next` gives it
+
+/// Where one agent runs `pair`: its directory (its clone, on a git board) and its environment.
+struct Seat {
+    dir: std::path::PathBuf,
+    env: Vec<(String, std::ffi::OsString)>,
+}
+
+/// A lifecycle driven by `next`: every step an agent takes on its turn is its `next.command`
+/// (or `next.optional.command`), run as given from its own directory with only the
+/// placeholders filled in. What the scenario does of its own (raising an objection, challenging
+/// one, blocking) is marked as such.
+struct Walk {
+    board: String,
+    seats: std::collections::BTreeMap<&'static str, Seat>,
+    /// A file board can be put back after a choice is tried, so every offered choice runs.
+    restorable: Option<std::path::PathBuf>,
+    note: std::path::PathBuf,
+    trail: std::cell::RefCell<Vec<String>>,
+}
+
+impl Walk {
+    fn pair(&self, who: &str, args: &[String]) -> Out {
+        let seat = &self.seats[who];
+        let mut c = assert_cmd::Command::new(pair_bin());
+        c.args(args)
+            .current_dir(&seat.dir)
+            .env_remove("PAIR_AGENT")
+            .env_remove("PAIR_BOARD")
+            .timeout(PROCESS_TIMEOUT);
+        for (k, v) in &seat.env {
+            c.env(k, v);
+        }
+        run(&mut c, format!("(as {who}) pair {}", args.join(" ")))
+    }
+
+    fn trail(&self) -> String {
+        self.trail.borrow().join("\n")
+    }
+
+    /// `who`'s poll, with every agent's `next` checked as a runnable command.
+    #[track_caller]
+    fn poll(&self, who: &str, code: i32) -> Value {
+        let out = self.pair(
+            who,
+            &[
+                "poll".into(),
+                self.board.clone(),
+                "--agent".into(),
+                who.into(),
+                "--json".into(),
+            ],
+        );
+        assert_eq!(
+            out.code,
+            Some(code),
+            "{}\n--- so far ---\n{}",
+            out.report(),
+            self.trail()
+        );
+        let v = out.json();
+        check_next(&v, &self.board, &format!("{who} in {}", v["phase"]));
+        v
+    }
+
+    /// Fill a command's placeholders: `fill` names each, `choice` is the value of the one
+    /// `next.choices` lists. Every placeholder must be filled.
+    #[track_caller]
+    fn filled(&self, step: &Value, choice: Option<&str>, fill: &[(&str, &str)]) -> Vec<String> {
+        let placeholders = step["placeholders"].as_object().expect("placeholders");
+        step["command"]
+            .as_array()
+            .unwrap_or_else(|| panic!("a command: {step:#}\n{}", self.trail()))
+            .iter()
+            .skip(1)
+            .map(|w| {
+                let w = w.as_str().unwrap();
+                if !placeholders.contains_key(w) {
+                    return w.to_string();
+                }
+                match w {
+                    "VERDICT" | "DECISION" | "RULING" => choice.expect("a choice").to_string(),
+                    "FILE" => self.note.display().to_string(),
+                    "REASON" => "As the user said.".to_string(),
+                    _ => fill
+                        .iter()
+                        .find(|(k, _)| *k == w)
+                        .unwrap_or_else(|| panic!("{w} is not filled: {step:#}"))
+                        .1
+                        .to_string(),
+                }
+            })
+            .collect()
+    }
+
+    #[track_caller]
+    fn run_as_given(&self, who: &str, argv: Vec<String>) {
+        self.trail
+            .borrow_mut()
+            .push(format!("{who}: pair {}", argv.join(" ")));
+        let out = self.pair(who, &argv);
+        assert_eq!(
+            out.code,
+            Some(0),
+            "ran as given: {}\n--- so far ---\n{}",
+            out.report(),
+            self.trail()
+        );
+    }
+
+    /// `who`'s turn: its `next.command`, which runs `verb`, run as given with `choice` (one of
+    /// `next.choices`); on a file board every other choice is run first and the board put back.
+    #[track_caller]
+    fn next(&self, who: &str, verb: &str, choice: Option<&str>, fill: &[(&str, &str)]) -> Value {
+        let v = self.poll(who, 0);
+        assert_eq!(v["your_turn"], true, "{v:#}");
+        let next = &v["next"];
+        assert_eq!(
+            next["command"][1],
+            verb,
+            "{who}: {next:#}\n{}",
+            self.trail()
+        );
+        let choices: Vec<String> = next["choices"]
+            .as_array()
+            .map(|c| c.iter().map(|c| c.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default();
+        if let Some(c) = choice {
+            assert!(choices.iter().any(|x| x == c), "{c} not offered: {next:#}");
+        }
+        if let Some(path) = &self.restorable {
+            for other in choices.iter().filter(|c| Some(c.as_str()) != choice) {
+                let before = std::fs::read(path).unwrap();
+                let argv = self.filled(next, Some(other), fill);
+                self.run_as_given(who, argv);
+                std::fs::write(path, &before).unwrap();
+                self.trail.borrow_mut().push("(put back)".to_string());
+            }
+        }
+        let argv = self.filled(next, choice, fill);
+        self.run_as_given(who, argv);
+        v
+    }
+
+    /// `who`'s optional step, which runs `verb`, run as given (polled with exit `code`).
+    #[track_caller]
+    fn optional(&self, who: &str, code: i32, verb: &str, fill: &[(&str, &str)]) {
+        let v = self.poll(who, code);
+        let optional = &v["next"]["optional"];
+        assert_eq!(optional["command"][1], verb, "{who}: {:#}", v["next"]);
+        let argv = self.filled(optional, None, fill);
+        self.run_as_given(who, argv);
+    }
+
+    /// A step of the scenario's own, not offered by `next`: `pair WORD BOARD --agent WHO REST`.
+    #[track_caller]
+    fn own(&self, who: &str, words: &[&str]) -> Out {
+        let mut argv = vec![words[0].to_string(), self.board.clone()];
+        argv.extend(["--agent".to_string(), who.to_string()]);
+        argv.extend(words[1..].iter().map(|w| w.to_string()));
+        self.trail
+            .borrow_mut()
+            .push(format!("{who} (own): pair {}", argv.join(" ")));
+        let out = self.pair(who, &argv);
+        assert_eq!(out.code, Some(0), "{}\n{}", out.report(), self.trail());
+        out
+    }
+
+    fn phase(&self) -> String {
+        self.poll("doer", self.poll_code("doer"))["phase"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    fn poll_code(&self, who: &str) -> i32 {
+        self.pair(
+            who,
+            &[
+                "poll".into(),
+                self.board.clone(),
+                "--agent".into(),
+                who.into(),
+            ],
+        )
+        .code
+        .unwrap_or(-1)
+    }
+
+    fn frontmatter(&self) -> Value {
+        let out = self.pair(
+            "doer",
+            &["status".into(), self.board.clone(), "--json".into()],
+        );
+        out.json()["frontmatter"].clone()
+    }
+}
+
+/// The whole lifecycle with objections, on `w` (the doer's repository is `repo`, where the
+/// worktree is made and the merge done): an advisory left open on the approved plan and settled
+/// later, objections raised, resolved, challenged and ruled on, the round cap reached, the
+/// decision deferred (BLOCKED) and then taken, a block and its unblock, the commit, the merge
+/// and the clean-up — every step of an agent's turn its `next.command` or `next.optional`.
+fn walk_with_objections(w: &Walk, repo: &std::path::Path) {
+    w.own(
+        "doer",
+        &[
+            "init",
+            "--reviewers",
+            "alice",
+            "--max-rounds",
+            "2",
+            "--goal",
+            "Fix the retry loop",
+        ],
+    );
+    w.next("alice", "register", None, &[]);
+    w.next("doer", "advance", None, &[]);
+    std::fs::write(&w.note, "The plan.\n\n#### Step one\n\nEdit lib.txt.\n").unwrap();
+    w.next("doer", "submit", None, &[]);
+    std::fs::write(&w.note, "As the step says.\n").unwrap();
+    // An advisory on the plan, which the plan is approved with: its gate closes with it open.
+    w.own(
+        "alice",
+        &[
+            "object",
+            "--severity",
+            "advisory",
+            "--anchor",
+            "## Goal",
+            "--title",
+            "Name the retry budget",
+            "--evidence",
+            "A bare 5",
+            "--fix",
+            "A named constant",
+        ],
+    );
+    w.next("alice", "verdict", Some("APPROVED"), &[]);
+    assert_eq!(w.phase(), "PLAN_APPROVED");
+    w.next("doer", "worktree", None, &[]);
+    let wt = std::path::PathBuf::from(
+        w.frontmatter()["worktree"]
+            .as_str()
+            .expect("the worktree is recorded"),
+    );
+    std::fs::write(wt.join("lib.txt"), "one\ntwo\n").unwrap();
+    git(&wt, &["add", "lib.txt"]);
+    w.next("doer", "submit", None, &[]);
+    // Two blocking objections on the code, then the request for changes that names them.
+    for (anchor, title) in [
+        ("lib.txt:2", "Two never ends"),
+        ("lib.txt:1", "One is wrong"),
+    ] {
+        w.own(
+            "alice",
+            &[
+                "object",
+                "--severity",
+                "blocking",
+                "--anchor",
+                anchor,
+                "--title",
+                title,
+                "--evidence",
+                "It loops.",
+                "--fix",
+                "Bound it.",
+            ],
+        );
+    }
+    let v = w.next("alice", "verdict", Some("CHANGES_REQUESTED"), &[]);
+    assert!(
+        v["next"]["command"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a == "BLK-1,BLK-2"),
+        "{v:#}"
+    );
+    assert_eq!(w.phase(), "CODE_CHANGES_REQUESTED");
+    w.next("doer", "resolve", None, &[]);
+    // BLK-2 is disputed instead: the action names the challenge beside the resolution.
+    let v = w.poll("doer", 0);
+    assert_eq!(v["next"]["command"][3], "BLK-2", "{v:#}");
+    assert!(
+        v["next"]["action"]
+            .as_str()
+            .unwrap()
+            .contains("pair challenge"),
+        "{v:#}"
+    );
+    w.own(
+        "doer",
+        &[
+            "challenge",
+            "BLK-2",
+            "--grounds",
+            "Line one is as specified.",
+        ],
+    );
+    // The plan's advisory: the code fixed it, which the doer records naming the round.
+    w.optional("doer", 0, "resolve", &[("ROUND", "code:1")]);
+    git(&wt, &["add", "-u"]);
+    std::fs::write(wt.join("lib.txt"), "one\ntwo\nthree\n").unwrap();
+    w.next("doer", "submit", None, &[]);
+    assert_eq!(w.phase(), "FOLLOWUP_REVIEW");
+    // Alice accepts both resolutions (the plan's, whose gate has closed, first), then rules on
+    // the challenge as the arbiter: upheld, it stands open, and the last round asks for changes.
+    w.next("alice", "accept", None, &[]);
+    w.next("alice", "accept", None, &[]);
+    w.next("alice", "rule", Some("uphold"), &[]);
+    w.next("alice", "verdict", Some("CHANGES_REQUESTED"), &[]);
+    assert_eq!(w.phase(), "AWAITING_DECISION");
+    // The cap is reached: the arbiter defers the decision (optional), which blocks the work;
+    // the doer resumes it when the user says so (optional too), and the arbiter decides.
+    w.optional("alice", 0, "decide", &[("ESCALATION", "human")]);
+    assert_eq!(w.phase(), "BLOCKED");
+    let v = w.poll("doer", 12);
+    assert_eq!(v["your_turn"], false, "{v:#}");
+    assert_eq!(v["next"]["command"], Value::Null, "{v:#}");
+    let v = w.poll("alice", 12);
+    assert_eq!(v["next"]["command"][1], "poll", "{v:#}");
+    w.optional("doer", 12, "unblock", &[]);
+    assert_eq!(w.phase(), "AWAITING_DECISION");
+    w.next("alice", "decide", Some("accept"), &[]);
+    assert_eq!(w.phase(), "READY_TO_COMMIT");
+    // A block, and its way out.
+    w.own(
+        "alice",
+        &["block", "--reason", "The staging database is down"],
+    );
+    w.poll("alice", 12);
+    w.optional("doer", 12, "unblock", &[]);
+    let s = w.pair("doer", &["status".into(), w.board.clone(), "--json".into()]);
+    assert_eq!(
+        s.json()["agents"]["alice"]["status"],
+        "IDLE",
+        "{}",
+        s.report()
+    );
+    // Commit exactly what was reviewed, as the action says, then record it.
+    git(&wt, &["add", "-u"]);
+    git(&wt, &["commit", "-q", "-m", "the fix"]);
+    w.next("doer", "advance", None, &[]);
+    assert_eq!(w.phase(), "COMMITTED");
+    // Terminal: what is left is optional.
+    let branch = w.frontmatter()["topic_branch"]
+        .as_str()
+        .expect("the topic branch")
+        .to_string();
+    git(repo, &["merge", "-q", "--no-edit", &branch]);
+    w.optional("doer", 11, "advance", &[("BRANCH", "main")]);
+    git(repo, &["worktree", "remove", wt.to_str().unwrap()]);
+    git(repo, &["branch", "-d", &branch]);
+    w.optional("doer", 11, "advance", &[]);
+    assert_eq!(w.phase(), "CLEANED_UP");
+    // Nothing was left unsettled, and the board is valid.
+    let open = w.pair(
+        "doer",
+        &[
+            "objections".into(),
+            w.board.clone(),
+            "--open".into(),
+            "--json".into(),
+        ],
+    );
+    assert_eq!(
+        open.json()["objections"],
+        serde_json::json!([]),
+        "{}",
+        w.trail()
+    );
+    let states: Vec<(String, String)> = w
+        .pair(
+            "doer",
+            &["objections".into(), w.board.clone(), "--json".into()],
+        )
+        .json()["objections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["id"].as_str().unwrap().to_string(),
+                o["state"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("ADV-1".to_string(), "accepted".to_string()),
+            ("BLK-1".to_string(), "accepted".to_string()),
+            ("BLK-2".to_string(), "risk_accepted".to_string()),
+        ],
+        "{}",
+        w.trail()
+    );
+    assert_eq!(
+        w.pair("doer", &["validate".into(), w.board.clone()]).code,
+        Some(0)
+    );
+}
+
+/// A repository with `lib.txt` on `main`, ignoring what pair keeps beside a file board.
+fn seeded(dir: &std::path::Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    git(dir, &["init", "-q", "-b", "main"]);
+    std::fs::write(dir.join("lib.txt"), "one\n").unwrap();
+    std::fs::write(
+        dir.join(".gitignore"),
+        "task.md\n*.lock\n*.json\n.*.pair\n.worktrees/\nnote.md\n",
+    )
+    .unwrap();
+    git(dir, &["add", "lib.txt", ".gitignore"]);
+    git(dir, &["commit", "-q", "-m", "base"]);
+}
+
+#[test]
+fn every_next_command_of_a_lifecycle_with_objections_runs_as_given_on_a_file_board() {
+    if !require(&GIT, on_path("git")) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap().join("repo");
+    seeded(&root);
+    let board = root.join("task.md");
+    let seat = || Seat {
+        dir: root.clone(),
+        env: vec![],
+    };
+    let w = Walk {
+        board: board.display().to_string(),
+        seats: [("doer", seat()), ("alice", seat())].into_iter().collect(),
+        restorable: Some(board.clone()),
+        note: tmp.path().join("note.md"),
+        trail: Default::default(),
+    };
+    walk_with_objections(&w, &root);
+}
+
+#[test]
+fn every_next_command_of_a_lifecycle_with_objections_runs_as_given_on_a_git_board() {
+    if !require(&GIT, on_path("git")) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let top = std::fs::canonicalize(tmp.path()).unwrap();
+    // The remote, with the project on main; each agent works in its own clone, with its own
+    // cache: they meet only at the remote.
+    git(&top, &["init", "-q", "--bare", "remote.git"]);
+    let url = format!("file://{}", top.join("remote.git").display());
+    seeded(&top.join("seed"));
+    git(&top.join("seed"), &["push", "-q", &url, "main"]);
+    let seat = |who: &str| {
+        git(&top, &["clone", "-q", &url, who]);
+        Seat {
+            dir: top.join(who),
+            env: vec![
+                (
+                    "PAIR_CACHE_DIR".to_string(),
+                    top.join(format!("{who}-cache")).into_os_string(),
+                ),
+                ("GIT_CONFIG_NOSYSTEM".to_string(), "1".into()),
+            ],
+        }
+    };
+    let w = Walk {
+        board: format!("git+{url}#refs/pair/task:task.md"),
+        seats: [("doer", seat("doer")), ("alice", seat("alice"))]
+            .into_iter()
+            .collect(),
+        restorable: None,
+        note: top.join("note.md"),
+        trail: Default::default(),
+    };
+    let repo = top.join("doer");
+    walk_with_objections(&w, &repo);
 }

@@ -139,7 +139,7 @@ fn every_write_appends_exactly_one_record_and_validate_accepts_the_chain() {
     assert!(text.trim_end().ends_with(lines.last().unwrap().as_str()));
     let first = &lines[0];
     assert!(
-        first.starts_with("- at=2026-01-01T00:00:00Z by=doer cmd=init phase=->DRAFT "),
+        first.starts_with("- at=2026-01-01T00:00:00.000Z by=doer cmd=init phase=->DRAFT "),
         "{first}"
     );
     assert!(
@@ -480,8 +480,11 @@ fn report_usage_records_tokens_only_for_an_agent_of_the_board() {
     ]);
     out.code(0);
     assert_eq!(out.json()["tokens"], 7);
-    // Only the journal changed.
-    assert_eq!(b.content(), unjournaled(&before));
+    // Only the journal changed, and its seal.
+    assert_eq!(
+        remove_top(&String::from_utf8(b.content()).unwrap(), "journal"),
+        remove_top(&String::from_utf8(unjournaled(&before)).unwrap(), "journal")
+    );
     let lines = journal_lines(&b.read());
     assert!(
         lines[1].contains("cmd=report-usage phase=DRAFT>DRAFT"),
@@ -755,4 +758,63 @@ fn check_well_formed_xml(text: &str) {
     assert!(rest.trim().is_empty(), "text after the root");
     assert!(stack.is_empty(), "unclosed elements {stack:?}");
     assert_eq!(roots, 1, "one root element");
+}
+
+#[test]
+fn journal_times_are_milliseconds_and_stats_counts_the_time_between_writes_within_a_second() {
+    let b = Board::absent();
+    let p = b.p();
+    at("2026-01-01T00:00:00.100Z", &["init", p]);
+    at(
+        "2026-01-01T00:00:00.350Z",
+        &[
+            "note",
+            p,
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            "x",
+        ],
+    );
+    at(
+        "2026-01-01T00:00:00.600Z",
+        &["stop", p, "--agent", "doer", "--reason", "done"],
+    );
+    let lines = journal_lines(&b.read());
+    for (l, t) in lines
+        .iter()
+        .zip(["00:00:00.100", "00:00:00.350", "00:00:00.600"])
+    {
+        assert!(l.starts_with(&format!("- at=2026-01-01T{t}Z ")), "{l}");
+    }
+    let j = pair(["stats", p, "--json"]).json();
+    let board = &j["boards"][0];
+    assert_eq!(board["seconds"].as_f64(), Some(0.5), "{board:#}");
+    assert_eq!(
+        board["phases"]["DRAFT"]["seconds"].as_f64(),
+        Some(0.5),
+        "{board:#}"
+    );
+    assert_eq!(
+        board["agents"]["doer"]["turn_seconds"].as_f64(),
+        Some(0.5),
+        "{board:#}"
+    );
+    assert_eq!(j["total"]["seconds"].as_f64(), Some(0.5), "{j:#}");
+    let log = pair(["log", p, "--json"]).json();
+    assert_eq!(log["records"][1]["at"], "2026-01-01T00:00:00.350Z");
+    pair(["stats", p]).code(0).mentions(&["0.5s"]);
+    // Without an injected clock, a record's time has its milliseconds (three digits), even when
+    // they are zero.
+    let c = init_board(&[]);
+    let first = journal_lines(&c.read()).remove(0);
+    let at = first.split(' ').nth(1).unwrap();
+    assert!(
+        at.len() == "at=2026-01-01T00:00:00.000Z".len()
+            && at.ends_with('Z')
+            && at.as_bytes()[22] == b'.',
+        "{at}"
+    );
 }

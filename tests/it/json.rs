@@ -316,6 +316,7 @@ fn every_command_prints_documented_keys_with_schema_1() {
     );
     run("stats", &["stats", "t.md", "new.md"], &[0]);
     run("migrate", &["migrate", "t.md", "moved.md"], &[0]);
+    run("migrate", &["migrate", "moved.md"], &[0]);
     run("poll", &["poll", "t.md", "--agent", "alice"], &[11]);
     run("validate", &["validate", "t.md", "new.md"], &[0]);
     std::fs::write(d.join("bad.md"), "---\nphase: NOPE\n---\n").unwrap();

@@ -177,6 +177,10 @@ const STATICS: &[(&str, &str)] = &[
     // Flags a signal handler sets: the only thing it may safely do.
     ("commands/demo.rs", "INTERRUPTED"),
     ("commands/watch.rs", "STOP"),
+    // The command line a call of the MCP server stands for, on the thread that runs it (a
+    // thread-local, set and cleared by `commands::run_with`): what a record copies and a
+    // refusal suggests, which on the command line is the process's own arguments.
+    ("commands/mod.rs", "CALL_ARGV"),
 ];
 
 #[test]

@@ -566,9 +566,21 @@ fn the_round_cap_goes_to_a_decision_and_accept_records_the_risks_and_the_advice(
     let poll = pair(["poll", p.p(), "--agent", "doer", "--json"]).json();
     assert_eq!(poll["next"]["actor"], "user");
     assert_eq!(poll["next"]["command"][1], "decide");
+    // Each choice is accepted as given; a deferral names its escalation path, so it is a
+    // complete command of its own, the optional step.
     assert_eq!(
         poll["next"]["choices"],
-        serde_json::json!(["accept", "reject", "defer"])
+        serde_json::json!(["accept", "reject"])
+    );
+    let defer = &poll["next"]["optional"]["command"];
+    assert_eq!(defer[3], "defer", "{poll:#}");
+    assert!(
+        defer
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w == "--escalation"),
+        "{poll:#}"
     );
     // Several reviewers: the user decides; nobody decides alone.
     p.refused("alice", &["decide", "accept", "--reason", "fine"], 6);
@@ -1154,4 +1166,267 @@ fn the_verdicts_next_offers_on_a_ledger_board_are_each_accepted_as_given() {
         v["next"]
     );
     assert_eq!(phase(&p), "CODE_SUBMITTED");
+}
+
+/// Run the argument vector `argv` (from `next.command` or `next.optional.command`) with its
+/// placeholders filled in by `fill`; every placeholder must be filled.
+#[track_caller]
+fn run_filled(argv: &Value, placeholders: &Value, fill: &[(&str, &str)]) -> Out {
+    let words: Vec<String> = argv
+        .as_array()
+        .unwrap_or_else(|| panic!("a command: {argv}"))
+        .iter()
+        .skip(1)
+        .map(|w| {
+            let w = w.as_str().unwrap();
+            match fill.iter().find(|(k, _)| *k == w) {
+                Some((_, v)) => v.to_string(),
+                None => {
+                    assert!(placeholders.get(w).is_none(), "{w} left unfilled: {argv}");
+                    w.to_string()
+                }
+            }
+        })
+        .collect();
+    pair(&words)
+}
+
+#[test]
+fn an_objection_left_open_on_a_gate_that_closed_is_settled_in_a_later_phase() {
+    let p = plan_review(&["--max-rounds", "3"]);
+    for title in ["Name the constant", "Log the retries", "Say why three"] {
+        object(&p, "alice", "advisory", "## Goal", title, &[]);
+    }
+    // Advisories never block: the plan is approved with ADV-1..3 open, and the gate closes.
+    verdict(&p, "alice", "APPROVED", &[]).code(0);
+    p.ok("doer", &["advance", "CODING", "--worktree", "{wt}"]);
+    p.ok("doer", &["submit", "code", "--note", "Staged: two."]);
+    assert_eq!(phase(&p), "CODE_SUBMITTED");
+    // While the code is under review, the doer may say the code fixed ADV-1: poll offers it as
+    // the optional step, naming the submission that fixed it.
+    let v = pair(["poll", p.p(), "--agent", "doer", "--json"])
+        .code(10)
+        .json();
+    let optional = &v["next"]["optional"];
+    assert_eq!(optional["command"][1], "resolve", "{v:#}");
+    assert_eq!(optional["command"][3], "ADV-1", "{v:#}");
+    assert!(
+        optional["placeholders"]["ROUND"]
+            .as_str()
+            .is_some_and(|r| r.contains("code:1") && !r.contains("plan:1")),
+        "{optional:#}"
+    );
+    // Without the round, or naming one before the objection, it is refused with the rounds
+    // that may be named.
+    p.refused("doer", &["resolve", "ADV-1", "--resolution", "named"], 4)
+        .mentions(&["--fixed-in", "code:1"]);
+    p.refused(
+        "doer",
+        &[
+            "resolve",
+            "ADV-1",
+            "--resolution",
+            "named",
+            "--fixed-in",
+            "plan:1",
+        ],
+        4,
+    )
+    .mentions(&["code:1"]);
+    let note =
+        p.b.aux_file("fixed.md", "The constant is named in the code.\n");
+    run_filled(
+        &optional["command"],
+        &optional["placeholders"],
+        &[("ROUND", "code:1"), ("FILE", note.to_str().unwrap())],
+    )
+    .code(0);
+    assert_eq!(state(&p, "ADV-1"), "resolved");
+    assert!(
+        p.text()
+            .contains("Fixed in code round 1 (after the plan gate closed)."),
+        "{}",
+        p.text()
+    );
+    // Alice's review turn offers the acceptance first, as the command to run.
+    let v = pair(["poll", p.p(), "--agent", "alice", "--json"])
+        .code(0)
+        .json();
+    assert_eq!(v["next"]["command"][1], "accept", "{v:#}");
+    assert_eq!(v["next"]["command"][3], "ADV-1", "{v:#}");
+    run_filled(&v["next"]["command"], &v["next"]["placeholders"], &[]).code(0);
+    assert_eq!(state(&p, "ADV-1"), "accepted");
+    verdict(&p, "alice", "APPROVED", &[]).code(0);
+    assert_eq!(phase(&p), "READY_TO_COMMIT");
+    // After the last approval: the doer resolves ADV-2, and alice, whose turn it is not, is
+    // offered the acceptance as her optional step.
+    let v = pair(["poll", p.p(), "--agent", "doer", "--json"])
+        .code(0)
+        .json();
+    let optional = &v["next"]["optional"];
+    assert_eq!(optional["command"][3], "ADV-2", "{v:#}");
+    run_filled(
+        &optional["command"],
+        &optional["placeholders"],
+        &[("ROUND", "code:1"), ("FILE", note.to_str().unwrap())],
+    )
+    .code(0);
+    let v = pair(["poll", p.p(), "--agent", "alice", "--json"])
+        .code(10)
+        .json();
+    let optional = &v["next"]["optional"];
+    assert_eq!(optional["command"][1], "accept", "{v:#}");
+    assert_eq!(optional["command"][3], "ADV-2", "{v:#}");
+    run_filled(&optional["command"], &optional["placeholders"], &[]).code(0);
+    // Its raiser withdraws ADV-3 in READY_TO_COMMIT.
+    p.ok(
+        "alice",
+        &["withdraw", "ADV-3", "--reason", "Covered by the code"],
+    );
+    assert_eq!(
+        [state(&p, "ADV-2"), state(&p, "ADV-3")],
+        ["accepted", "withdrawn"]
+    );
+    let open = pair(["objections", p.p(), "--open", "--json"])
+        .code(0)
+        .json();
+    assert_eq!(open["objections"], serde_json::json!([]), "{open:#}");
+    pair(["validate", p.p()]).code(0);
+}
+
+#[test]
+fn poll_and_status_say_whether_the_board_uses_the_ledger_from_its_first_line() {
+    let p = plan_review(&[]);
+    for (out, what) in [
+        (pair(["poll", p.p(), "--agent", "alice", "--json"]), "poll"),
+        (pair(["status", p.p(), "--json"]), "status"),
+    ] {
+        let v = out.json();
+        let o = &v["objections"];
+        assert_eq!(o["in_use"], false, "{what}: {o:#}");
+        assert_eq!(o["max_rounds"], Value::Null, "{what}: {o:#}");
+        assert_eq!(o["unsettled"], serde_json::json!([]), "{what}: {o:#}");
+    }
+    for cmd in ["poll", "status"] {
+        pair([cmd, p.p(), "--agent", "alice"]).mentions(&["ledger      not in use", "pair object"]);
+    }
+    // The first objection turns it on.
+    object(&p, "alice", "advisory", "## Goal", "Name it", &[]);
+    let v = pair(["poll", p.p(), "--agent", "alice", "--json"]).json();
+    assert_eq!(v["objections"]["in_use"], true, "{v:#}");
+    assert_eq!(v["objections"]["max_rounds"], 3, "{v:#}");
+    assert_eq!(v["objections"]["unsettled"][0]["id"], "ADV-1", "{v:#}");
+    pair(["poll", p.p(), "--agent", "alice"])
+        .mentions(&["ledger      1 objection(s)", "ADV-1 (plan advisory, open)"]);
+    // A board made with a round cap uses it before any objection.
+    let capped = plan_review(&["--max-rounds", "2"]);
+    let v = pair(["status", capped.p(), "--json"]).json();
+    assert_eq!(v["objections"]["in_use"], true, "{v:#}");
+    assert_eq!(v["objections"]["max_rounds"], 2, "{v:#}");
+}
+
+#[test]
+fn withdraw_shows_its_reason_is_required_and_a_refusal_says_where_it_is_allowed() {
+    // The usage line says --reason (or --reason-file) is required.
+    let help = pair(["withdraw", "--help"]);
+    help.code(0)
+        .mentions(&["<--reason <TEXT>|--reason-file <FILE>>"]);
+    // A gate awaiting a decision: its raiser may not withdraw now, and is told where it may.
+    let p = plan_review(&["--max-rounds", "1"]);
+    object(&p, "alice", "blocking", "## Goal", "Wrong", &[]);
+    verdict(&p, "alice", "CHANGES_REQUESTED", &["--objections", "BLK-1"]).code(0);
+    assert_eq!(phase(&p), "AWAITING_DECISION");
+    p.refused("alice", &["withdraw", "BLK-1"], 4)
+        .mentions(&["--reason"]);
+    p.refused("alice", &["withdraw", "BLK-1", "--reason", "Not needed"], 6)
+        .mentions(&[
+            "is allowed in",
+            "PLANNING_SUBMITTED, REVIEWING_PLAN",
+            "PLANNING, PLAN_CHANGES_REQUESTED",
+            "from PLAN_APPROVED on",
+            "The phase is AWAITING_DECISION",
+        ]);
+}
+
+#[test]
+fn show_and_brief_print_each_open_objection_with_its_evidence_and_fix() {
+    let p = Proto::init(&["--reviewers", "alice", "--yolo", "--rca"]);
+    p.ok("alice", &["register"]);
+    p.ok("doer", &["advance", "ANALYZING"]);
+    p.ok(
+        "doer",
+        &[
+            "submit",
+            "analysis",
+            "--note",
+            "The cause is the retry loop.",
+        ],
+    );
+    object(
+        &p,
+        "alice",
+        "blocking",
+        "## Goal",
+        "The cause is elsewhere",
+        &[],
+    );
+    verdict(&p, "alice", "CHANGES_REQUESTED", &["--objections", "BLK-1"]).code(0);
+    let with_board = |args: &[&str]| pair_env(args, &[("PAIR_BOARD", p.p())]);
+    // With the board from PAIR_BOARD a lone argument is the section; a wrong one gets the
+    // section that holds what it names, never `init`.
+    let wrong = with_board(&["show", "Analysis Reviews"]);
+    wrong
+        .code(4)
+        .mentions(&["did you mean \"Root Cause Analysis\"", "pair show"]);
+    assert!(!wrong.stderr.contains("init"), "{}", wrong.report());
+    with_board(&["show", "Root Cause Analysis"])
+        .code(0)
+        .mentions(&["Objection BLK-1", "It fails under load.", "Bound it."]);
+    // A board named on the command line is still the board.
+    with_board(&["show", p.p(), "--latest"])
+        .code(0)
+        .mentions(&["The cause is the retry loop."]);
+    // Plain show: the round, then each open objection with its evidence and suggested fix.
+    pair(["show", p.p()]).code(0).mentions(&[
+        "Objections still to be settled (BLK-1)",
+        "BLK-1 — open blocking on the analysis gate",
+        "Evidence:",
+        "It fails under load.",
+        "Suggested fix:",
+        "Bound it.",
+    ]);
+    let v = pair(["show", p.p(), "--json"]).code(0).json();
+    assert_eq!(v["objections"][0]["id"], "BLK-1", "{v:#}");
+    assert!(
+        v["objections"][0]["entries"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("Bound it."))
+    );
+    // The doer's brief says the same, not only "Objections: BLK-1.".
+    pair(["brief", p.p(), "--for", "doer"]).code(0).mentions(&[
+        "## Open objections",
+        "BLK-1 — open blocking on the analysis gate",
+        "It fails under load.",
+        "Bound it.",
+    ]);
+    // One objection, with what was said about it since.
+    p.ok(
+        "doer",
+        &[
+            "resolve",
+            "BLK-1",
+            "--resolution",
+            "Traced it to the cache.",
+        ],
+    );
+    pair(["show", p.p(), "--id", "BLK-1"]).code(0).mentions(&[
+        "BLK-1 — resolved blocking",
+        "It fails under load.",
+        "Bound it.",
+        "Resolution BLK-1",
+        "Traced it to the cache.",
+    ]);
+    pair(["show", p.p(), "--id", "BLK-9"])
+        .code(4)
+        .mentions(&["BLK-1"]);
 }

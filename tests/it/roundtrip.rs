@@ -393,6 +393,7 @@ fn frontmatter() -> impl Strategy<Value = Frontmatter> {
                 }
                 Frontmatter {
                     format,
+                    journal: None,
                     phase,
                     phase_updated_at: at,
                     yolo,

@@ -512,3 +512,55 @@ fn status_is_coloured_on_a_terminal_unless_no_color_is_set() {
     assert!(!plain.contains('\x1b'), "{plain}");
     assert!(plain.contains("phase       DRAFT"), "{plain}");
 }
+
+#[test]
+fn status_without_agent_speaks_of_the_doers_turn_in_the_third_person() {
+    let p = planning();
+    // Whoever runs it without --agent reads the doer's point of view, not "your turn".
+    let anyone = pair(["status", p.p()]);
+    anyone.code(0);
+    assert!(!anyone.stdout.contains("your turn"), "{}", anyone.report());
+    anyone.mentions(&["via doer (doer's turn)"]);
+    // Named as the doer, it is the reader's own turn.
+    pair(["status", p.p(), "--agent", "doer"]).mentions(&["(your turn, doer)"]);
+}
+
+#[test]
+fn status_counts_the_journals_records_as_log_lists_them() {
+    let b = init_board(&["--reviewers", "alice"]);
+    pair(["register", b.p(), "--agent", "alice"]).code(0);
+    for i in 0..3 {
+        pair([
+            "note",
+            b.p(),
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            &format!("note {i}"),
+        ])
+        .code(0);
+    }
+    let records = pair(["log", b.p(), "--json"]).json()["records"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(records, 5);
+    let j = pair(["status", b.p(), "--json"]).json();
+    let journal = j["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "Journal")
+        .unwrap()
+        .clone();
+    assert_eq!(journal["entries"], 5, "{journal}");
+    let out = pair(["status", b.p()]);
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("Journal "))
+        .unwrap();
+    assert!(line.ends_with("5 entries"), "{line}");
+}

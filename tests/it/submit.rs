@@ -311,3 +311,40 @@ fn the_doer_cannot_fill_required_reviewers_outside_the_first_submission() {
         assert_eq!(e.read("c.md"), text);
     }
 }
+
+#[test]
+fn a_claim_says_what_became_of_the_phase_and_the_status_the_same_way_every_time() {
+    let p = Proto::init(&["--reviewers", "alice", "--yolo"]);
+    p.steps(&[
+        "alice register",
+        "DOER advance PLANNING",
+        "DOER submit plan --note p",
+        "alice verdict APPROVED --revision 1 --note ok",
+        "DOER advance CODING --worktree {wt}",
+        "DOER submit code --note c1",
+    ]);
+    let said = |out: crate::common::Out| out.json()["summary"].as_str().unwrap().to_string();
+    assert_eq!(
+        said(p.ok("alice", &["claim", "--json"])),
+        "alice claimed code round 1: phase CODE_SUBMITTED → REVIEWING_CODE; status REVIEWING"
+    );
+    p.ok(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "1", "--note", "ok"],
+    );
+    p.ok("doer", &["submit", "followup", "--note", "a nit"]);
+    p.assert_phase("FOLLOWUP_REVIEW");
+    // In FOLLOWUP_REVIEW a claim moves no phase; it says so, and the same way each time.
+    assert_eq!(
+        said(p.ok("alice", &["claim", "--json"])),
+        "alice claimed code round 2: phase stays FOLLOWUP_REVIEW (a claim moves only a \
+         *_SUBMITTED phase); status APPROVED → REVIEWING"
+    );
+    for _ in 0..2 {
+        assert_eq!(
+            said(p.ok("alice", &["claim", "--json"])),
+            "alice claimed code round 2 again: nothing changed (phase stays FOLLOWUP_REVIEW: a \
+             claim moves only a *_SUBMITTED phase; status already REVIEWING)"
+        );
+    }
+}

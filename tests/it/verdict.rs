@@ -385,3 +385,85 @@ fn a_reviewer_cannot_rewrite_its_verdict_after_the_round_closed() {
     }
     assert_eq!(e.read("d.md"), text);
 }
+
+#[test]
+fn a_review_is_corrected_after_its_round_closed_and_the_correction_is_shown_beside_it() {
+    let p = Proto::init(&["--reviewers", "alice,bob", "--yolo", "--rca"]);
+    p.ok("alice", &["register"]);
+    p.ok("bob", &["register"]);
+    p.ok("doer", &["advance", "ANALYZING"]);
+    p.ok(
+        "doer",
+        &["submit", "analysis", "--note", "The lock is dropped early."],
+    );
+    // Nothing of alice's to correct yet.
+    p.refused("alice", &["correct", "--note", "x"], 4)
+        .mentions(&["no review"]);
+    p.ok(
+        "alice",
+        &[
+            "verdict",
+            "APPROVED",
+            "--revision",
+            "1",
+            "--note",
+            "Right: line 42 drops the lock.",
+        ],
+    );
+    // While the round is open, the verdict is replaced instead (the round counts it).
+    p.refused("alice", &["correct", "--note", "x"], 6)
+        .mentions(&["still open", "pair verdict"]);
+    // Bob closes the round; alice's review had a wrong claim.
+    p.ok(
+        "bob",
+        &["verdict", "APPROVED", "--revision", "1", "--note", "ok"],
+    );
+    p.assert_phase("ANALYSIS_APPROVED");
+    let out = p.ok(
+        "alice",
+        &[
+            "correct",
+            "--note",
+            "Line 42 is fine: the lock is held there. The drop is at line 57.",
+            "--json",
+        ],
+    );
+    assert_eq!(
+        out.json()["summary"],
+        "alice corrected its review of analysis revision 1 (APPROVED; the verdict stands)"
+    );
+    // The doer and the other reviewer may not correct alice's review; nor may bob name a review
+    // he did not give.
+    p.refused("doer", &["correct", "--note", "x"], 6);
+    p.refused("bob", &["correct", "--review", "plan:1", "--note", "x"], 4)
+        .mentions(&["analysis:1"]);
+    // show prints it right after alice's review, attributed; the verdict stands.
+    let shown = pair(["show", p.p()]);
+    shown.code(0);
+    let text = &shown.stdout;
+    let review = text
+        .find("Right: line 42 drops the lock.")
+        .expect("the review");
+    let correction = text
+        .find("### Correction — Analysis review — revision 1 — alice — ")
+        .unwrap_or_else(|| panic!("the correction:\n{text}"));
+    let bobs = text.find("— bob — APPROVED").expect("bob's review");
+    assert!(review < correction && correction < bobs, "{text}");
+    assert!(text.contains("The drop is at line 57."), "{text}");
+    let v = pair(["show", p.p(), "--json"]).json();
+    assert_eq!(v["corrections"][0]["kind"], "correction", "{v:#}");
+    assert_eq!(v["corrections"][0]["agent"], "alice", "{v:#}");
+    assert_eq!(v["corrections"][0]["counter"], 1, "{v:#}");
+    assert_eq!(
+        p.status()["agents"]["alice"]["reviews"]["analysis"]["verdict"],
+        "APPROVED"
+    );
+    // The brief a reviewer rebuilds from shows it too.
+    pair(["brief", p.p(), "--for", "reviewer", "--agent", "bob"])
+        .code(0)
+        .mentions(&[
+            "Correction — Analysis review — revision 1 — alice",
+            "line 57",
+        ]);
+    pair(["validate", p.p()]).code(0);
+}

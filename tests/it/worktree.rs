@@ -671,3 +671,105 @@ fn the_skill_names_repo_root_where_the_worktree_step_is_and_it_works_for_a_board
     .code(0);
     assert!(lc.root.join(".worktrees/task/lib.txt").exists());
 }
+
+/// Stderr names `escaped` (the path with its newline shown as `\n`), and no line of it starts
+/// with what followed the newline.
+#[track_caller]
+fn names_escaped(out: &Out, escaped: &str, after_newline: &str) {
+    assert!(out.stderr.contains(escaped), "{}", out.report());
+    assert!(
+        !out.stderr.lines().any(|l| l.starts_with(after_newline)),
+        "a raw newline in a path was printed\n{}",
+        out.report()
+    );
+}
+
+#[test]
+fn paths_with_a_newline_are_escaped_in_worktree_messages() {
+    let lc = crate::common::repo::Lc::new(&[]);
+    // A path that exists already.
+    let odd = lc.root.join("odd\nforged: line");
+    fs::create_dir_all(&odd).unwrap();
+    let out = lc.refused(
+        "doer",
+        &[
+            "worktree",
+            "create",
+            "--user-approved",
+            "--path",
+            odd.to_str().unwrap(),
+            "--branch",
+            "z",
+        ],
+        6,
+    );
+    names_escaped(&out, "odd\\nforged: line", "forged: line");
+    // One inside `.git`.
+    let in_git = lc.root.join(".git").join("wt\nforged: line");
+    let out = lc.refused(
+        "doer",
+        &[
+            "worktree",
+            "create",
+            "--user-approved",
+            "--path",
+            in_git.to_str().unwrap(),
+            "--branch",
+            "z",
+        ],
+        4,
+    );
+    names_escaped(&out, "wt\\nforged: line", "forged: line");
+    // A relative repository root.
+    let out = pair([
+        "worktree-path",
+        &lc.board,
+        "--repo-root",
+        "rel\nforged: line",
+    ]);
+    out.code(4);
+    names_escaped(&out, "rel\\nforged: line", "forged: line");
+}
+
+#[test]
+fn a_worktree_of_another_repository_is_named_escaped() {
+    let lc = crate::common::repo::Lc::new(&["--red-test"]);
+    lc.ok("doer", &["worktree", "create", "--user-approved"]);
+    lc.ok(
+        "doer",
+        &["submit", "red-test", "--note", "fails as expected"],
+    );
+    lc.ok(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "1", "--note", "ok"],
+    );
+    // The other repository's own directory has a newline in its name; its worktree does not.
+    let other = tempfile::tempdir().unwrap();
+    let base = fs::canonicalize(other.path()).unwrap();
+    let main = base.join("w\nforged: line");
+    git_worktree(&main);
+    let other_wt = base.join("clean");
+    git(
+        &main,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "t",
+            other_wt.to_str().unwrap(),
+        ],
+    );
+    let out = lc.refused(
+        "doer",
+        &[
+            "advance",
+            "CODING",
+            "--worktree",
+            other_wt.to_str().unwrap(),
+        ],
+        4,
+    );
+    out.mentions(&["another repository"]);
+    names_escaped(&out, "w\\nforged: line", "forged: line");
+}

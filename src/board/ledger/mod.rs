@@ -28,7 +28,7 @@ pub mod form;
 pub mod status;
 
 pub use form::{emit, from_node, summary, to_node};
-pub use status::{GateSummary, Summary, Unsettled, describe, summary_of};
+pub use status::{GateSummary, Summary, Unsettled, describe, line, summary_of};
 
 crate::board::frontmatter::word_enum!(
     /// How much an objection weighs: a blocking one keeps its gate from being approved.
@@ -232,6 +232,43 @@ impl Ledger {
     }
 }
 
+/// A submission named as `GATE:N` (`code:2`, `plan:1`, `red_test:1` or `red-test:1`): the
+/// gate and its counter. What `resolve --fixed-in` and `correct --review` take.
+pub fn parse_round(s: &str) -> Result<(Target, u32), String> {
+    let bad = || {
+        format!(
+            "{s:?} is not GATE:N (GATE one of analysis, plan, red_test, code; N the revision or \
+             round, e.g. code:2)"
+        )
+    };
+    let (gate, n) = s.trim().split_once(':').ok_or_else(bad)?;
+    let gate: Target = gate.trim().replace('-', "_").parse().map_err(|_| bad())?;
+    let n: u32 = n.trim().parse().map_err(|_| bad())?;
+    if n == 0 {
+        return Err(bad());
+    }
+    Ok((gate, n))
+}
+
+/// The submissions made after counter `after` of `gate`, as GATE:N: its later rounds, then
+/// every round of the later gates. What `resolve --fixed-in` may name for an objection raised
+/// on `gate` at `after`.
+pub fn submitted_after(fm: &Frontmatter, gate: Target, after: u32) -> Vec<String> {
+    Target::ALL
+        .iter()
+        .filter(|t| **t >= gate)
+        .flat_map(|t| {
+            let from = if *t == gate { after + 1 } else { 1 };
+            (from..=fm.counter(*t)).map(move |n| format!("{t}:{n}"))
+        })
+        .collect()
+}
+
+/// The counter of its gate an objection was raised on.
+pub fn raised_at(fm: &Frontmatter, o: &Objection) -> u32 {
+    fm.ledger.gate(o.gate).since + o.round
+}
+
 /// The round of a gate its current counter is (1 for the first submission of the view).
 pub fn round_of(fm: &Frontmatter, t: Target) -> u32 {
     fm.counter(t).saturating_sub(fm.ledger.gate(t).since)
@@ -323,17 +360,20 @@ pub enum Mover {
     Arbiter,
 }
 
-/// When a move may be made, in terms of the objection's gate.
+/// Where an objection's gate stands, which decides the moves that can be made on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum When {
+pub enum Stage {
     /// The gate is under review (a review phase of its target).
     Review,
-    /// The doer is revising the gate's artifact (its work or changes-requested phase).
+    /// The doer is revising the gate's artifact (its work or changes-requested phase; for the
+    /// code, READY_TO_COMMIT too, which takes follow-ups).
     Revising,
-    /// The gate is under review or being revised.
-    ReviewOrRevising,
-    /// The gate awaits a decision (AWAITING_DECISION).
+    /// The gate awaits a decision (AWAITING_DECISION on it).
     Decision,
+    /// The gate has closed: the board is in its approved phase or has moved on to a later gate,
+    /// in a phase that is not terminal. No round of the gate will come again, so what is left
+    /// open on it is settled here (else it would stay open for good).
+    Closed,
 }
 
 /// The command (and, for `rule` and `decide`, the word) that makes a move.
@@ -381,7 +421,8 @@ pub struct Move {
     pub to: State,
     pub who: Mover,
     pub verb: Verb,
-    pub when: When,
+    /// Where the objection's gate must stand: any of these.
+    pub when: &'static [Stage],
 }
 
 use State as S;
@@ -389,21 +430,29 @@ use State as S;
 const UNSETTLED: &[State] = &[S::Open, S::Reopened, S::Challenged];
 const UNSETTLED_OR_DEFERRED: &[State] = &[S::Open, S::Reopened, S::Challenged, S::Deferred];
 
+const REVIEW: &[Stage] = &[Stage::Review];
+const REVISING: &[Stage] = &[Stage::Revising];
+const REVIEW_OR_REVISING: &[Stage] = &[Stage::Review, Stage::Revising];
+const DECISION: &[Stage] = &[Stage::Decision];
+const REVISING_OR_CLOSED: &[Stage] = &[Stage::Revising, Stage::Closed];
+const REVIEW_OR_CLOSED: &[Stage] = &[Stage::Review, Stage::Closed];
+const ANY_BUT_DECISION: &[Stage] = &[Stage::Review, Stage::Revising, Stage::Closed];
+
 /// The ledger's rules, one row per move.
 #[rustfmt::skip]
 pub const MOVES: &[Move] = &[
-    Move { from: &[],                                         to: S::Open,         who: Mover::Raiser,  verb: Verb::Object,       when: When::Review },
-    Move { from: &[S::Open, S::Reopened],                     to: S::Resolved,     who: Mover::Doer,    verb: Verb::Resolve,      when: When::Revising },
-    Move { from: &[S::Open, S::Reopened],                     to: S::Challenged,   who: Mover::Doer,    verb: Verb::Challenge,    when: When::Revising },
-    Move { from: &[S::Challenged],                            to: S::Open,         who: Mover::Arbiter, verb: Verb::Uphold,       when: When::ReviewOrRevising },
-    Move { from: &[S::Challenged],                            to: S::Overruled,    who: Mover::Arbiter, verb: Verb::Overrule,     when: When::ReviewOrRevising },
-    Move { from: &[S::Resolved],                              to: S::Accepted,     who: Mover::Raiser,  verb: Verb::Accept,       when: When::Review },
-    Move { from: &[S::Resolved, S::Accepted],                 to: S::Reopened,     who: Mover::Raiser,  verb: Verb::Reopen,       when: When::Review },
-    Move { from: &[S::Open, S::Reopened, S::Challenged, S::Resolved], to: S::Withdrawn, who: Mover::Raiser, verb: Verb::Withdraw, when: When::ReviewOrRevising },
-    Move { from: UNSETTLED_OR_DEFERRED,                       to: S::RiskAccepted, who: Mover::Arbiter, verb: Verb::DecideAccept, when: When::Decision },
-    Move { from: UNSETTLED,                                   to: S::Deferred,     who: Mover::Arbiter, verb: Verb::DecideDefer,  when: When::Decision },
-    Move { from: &[S::Open, S::Reopened, S::Challenged, S::Resolved], to: S::Superseded, who: Mover::Doer, verb: Verb::Rework, when: When::Revising },
-    Move { from: &[S::Superseded],                            to: S::Open,         who: Mover::Arbiter, verb: Verb::RejectRework, when: When::Review },
+    Move { from: &[],                                         to: S::Open,         who: Mover::Raiser,  verb: Verb::Object,       when: REVIEW },
+    Move { from: &[S::Open, S::Reopened],                     to: S::Resolved,     who: Mover::Doer,    verb: Verb::Resolve,      when: REVISING_OR_CLOSED },
+    Move { from: &[S::Open, S::Reopened],                     to: S::Challenged,   who: Mover::Doer,    verb: Verb::Challenge,    when: REVISING },
+    Move { from: &[S::Challenged],                            to: S::Open,         who: Mover::Arbiter, verb: Verb::Uphold,       when: REVIEW_OR_REVISING },
+    Move { from: &[S::Challenged],                            to: S::Overruled,    who: Mover::Arbiter, verb: Verb::Overrule,     when: REVIEW_OR_REVISING },
+    Move { from: &[S::Resolved],                              to: S::Accepted,     who: Mover::Raiser,  verb: Verb::Accept,       when: REVIEW_OR_CLOSED },
+    Move { from: &[S::Resolved, S::Accepted],                 to: S::Reopened,     who: Mover::Raiser,  verb: Verb::Reopen,       when: REVIEW },
+    Move { from: &[S::Open, S::Reopened, S::Challenged, S::Resolved], to: S::Withdrawn, who: Mover::Raiser, verb: Verb::Withdraw, when: ANY_BUT_DECISION },
+    Move { from: UNSETTLED_OR_DEFERRED,                       to: S::RiskAccepted, who: Mover::Arbiter, verb: Verb::DecideAccept, when: DECISION },
+    Move { from: UNSETTLED,                                   to: S::Deferred,     who: Mover::Arbiter, verb: Verb::DecideDefer,  when: DECISION },
+    Move { from: &[S::Open, S::Reopened, S::Challenged, S::Resolved], to: S::Superseded, who: Mover::Doer, verb: Verb::Rework, when: REVISING },
+    Move { from: &[S::Superseded],                            to: S::Open,         who: Mover::Arbiter, verb: Verb::RejectRework, when: REVIEW },
 ];
 
 /// The row for a verb from a state (`None`: a new objection).
@@ -417,27 +466,107 @@ pub fn find_move(verb: Verb, from: Option<State>) -> Option<&'static Move> {
     })
 }
 
-impl When {
-    /// Whether the board's phase is this phase of gate `t`.
+/// The gate the board is at: the one under review, being revised, whose outcome the phase
+/// shows, or that awaits a decision (`None` in DRAFT and in a terminal phase).
+pub fn gate_at(fm: &Frontmatter) -> Option<Target> {
+    if fm.phase.is_terminal() {
+        return None;
+    }
+    fm.phase
+        .review_target()
+        .or_else(|| revising(fm.phase))
+        .or_else(|| fm.phase.outcome_of().map(|(t, _)| t))
+        .or_else(|| {
+            (fm.phase == Phase::AwaitingDecision)
+                .then(|| pending_gate(fm))
+                .flatten()
+        })
+}
+
+/// Whether gate `t` is being revised in phase `p`. The approved code gate takes follow-ups, so a
+/// resolution may come with one in READY_TO_COMMIT.
+fn revises(p: Phase, t: Target) -> bool {
+    revising(p) == Some(t) || (t == Target::Code && p == Phase::ReadyToCommit)
+}
+
+impl Stage {
+    /// Whether gate `t` stands at this stage on the board.
     pub fn holds(self, fm: &Frontmatter, t: Target) -> bool {
-        let review = fm.phase.review_target() == Some(t);
-        let revise = revising(fm.phase) == Some(t)
-            // The approved code gate takes follow-ups: a resolution may come with one.
-            || (t == Target::Code && fm.phase == Phase::ReadyToCommit);
         match self {
-            When::Review => review,
-            When::Revising => revise,
-            When::ReviewOrRevising => review || revise,
-            When::Decision => fm.phase == Phase::AwaitingDecision && pending_gate(fm) == Some(t),
+            Stage::Review => fm.phase.review_target() == Some(t),
+            Stage::Revising => revises(fm.phase, t),
+            Stage::Decision => fm.phase == Phase::AwaitingDecision && pending_gate(fm) == Some(t),
+            Stage::Closed => {
+                gate_at(fm).is_some_and(|g| g > t || fm.phase.outcome_of() == Some((t, true)))
+            }
         }
     }
+
+    /// The stage in words, for the table in docs/protocol.md.
     pub fn describe(self) -> &'static str {
         match self {
-            When::Review => "while the gate is under review",
-            When::Revising => "while the doer revises the gate",
-            When::ReviewOrRevising => "while the gate is under review or being revised",
-            When::Decision => "while the gate awaits a decision (AWAITING_DECISION)",
+            Stage::Review => "under review",
+            Stage::Revising => "being revised",
+            Stage::Decision => "awaiting a decision (AWAITING_DECISION)",
+            Stage::Closed => "closed (its approved phase, or any later one that is not terminal)",
         }
+    }
+
+    /// The phases in which gate `t` is at this stage, in words (for a refusal that says when a
+    /// move IS allowed).
+    pub fn phases(self, t: Target) -> String {
+        let list = |ps: Vec<Phase>| ps.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ");
+        match self {
+            Stage::Review => list(
+                Phase::ALL
+                    .iter()
+                    .copied()
+                    .filter(|p| p.review_target() == Some(t))
+                    .collect(),
+            ),
+            Stage::Revising => list(
+                Phase::ALL
+                    .iter()
+                    .copied()
+                    .filter(|p| revises(*p, t))
+                    .collect(),
+            ),
+            Stage::Decision => format!("AWAITING_DECISION on the {t} gate"),
+            Stage::Closed => format!(
+                "any phase that is not terminal once the {t} gate has closed (from {} on)",
+                Phase::ALL
+                    .iter()
+                    .find(|p| p.outcome_of() == Some((t, true)))
+                    .map_or("its approval", |p| p.as_str())
+            ),
+        }
+    }
+}
+
+/// Whether gate `t` stands at one of the stages of `when`.
+pub fn holds(when: &[Stage], fm: &Frontmatter, t: Target) -> bool {
+    when.iter().any(|s| s.holds(fm, t))
+}
+
+/// Where a gate must stand for a move, in words: "while the gate is under review or being
+/// revised".
+pub fn describe_when(when: &[Stage]) -> String {
+    let words: Vec<&str> = when.iter().map(|s| s.describe()).collect();
+    let joined = match words.as_slice() {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    };
+    format!("while the gate is {joined}")
+}
+
+/// The phases in which a move on a gate-`t` objection is allowed, in words.
+pub fn allowed_phases(when: &[Stage], t: Target) -> String {
+    let parts: Vec<String> = when.iter().map(|s| s.phases(t)).collect();
+    match parts.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{}; or {last}", init.join("; ")),
     }
 }
 
@@ -469,7 +598,7 @@ pub fn markdown_table() -> String {
             m.to,
             m.who.describe(),
             m.verb.command(),
-            m.when.describe()
+            describe_when(m.when)
         ));
     }
     out

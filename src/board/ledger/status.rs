@@ -48,13 +48,28 @@ pub fn describe(fm: &Frontmatter) -> Option<String> {
             open.join(", ")
         }
     ));
+    // Everything still to be settled, so an advisory left open is not lost from sight.
+    let unsettled: Vec<String> = l
+        .objections
+        .iter()
+        .filter(|o| o.state.is_unsettled())
+        .map(|o| format!("{} ({} {}, {})", o.id, o.gate, o.severity, o.state))
+        .collect();
+    if !unsettled.is_empty() {
+        parts.push(format!("unsettled: {}", unsettled.join(", ")));
+    }
     Some(parts.join(" · "))
 }
 
-/// What `poll` says about the ledger, from the frontmatter alone.
+/// What `poll` and `status` say about the ledger, from the frontmatter alone, on every board:
+/// whether it uses the ledger is part of the answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Summary {
-    pub max_rounds: u32,
+    /// Whether the board uses the objection ledger: it was created with a round cap, or a
+    /// reviewer raised an objection on it (the first one turns it on).
+    pub in_use: bool,
+    /// The round cap of every gate; `None` on a board that does not use the ledger (no cap).
+    pub max_rounds: Option<u32>,
     /// The objections still to be settled: open, reopened, resolved (awaiting the raiser's
     /// acceptance) and challenged (awaiting a ruling).
     pub unsettled: Vec<Unsettled>,
@@ -81,14 +96,12 @@ pub struct GateSummary {
     pub escalation: Option<String>,
 }
 
-/// The ledger summary for `poll`, or `None` on a board that does not use it.
-pub fn summary_of(fm: &Frontmatter) -> Option<Summary> {
+/// The ledger summary for `poll` and `status`.
+pub fn summary_of(fm: &Frontmatter) -> Summary {
     let l = &fm.ledger;
-    if !l.in_use() {
-        return None;
-    }
-    Some(Summary {
-        max_rounds: l.max_rounds(),
+    Summary {
+        in_use: l.in_use(),
+        max_rounds: l.in_use().then(|| l.max_rounds()),
         unsettled: l
             .objections
             .iter()
@@ -118,5 +131,15 @@ pub fn summary_of(fm: &Frontmatter) -> Option<Summary> {
             })
             .collect(),
         stop_reason: terminal_stop_reason(fm),
+    }
+}
+
+/// One line about the ledger for `poll` and `status`, on every board: what it holds, or that
+/// the board does not use it and what would turn it on.
+pub fn line(fm: &Frontmatter) -> String {
+    describe(fm).unwrap_or_else(|| {
+        "not in use: no round cap and no objection yet (the first `pair object` turns it on; \
+         from then on a CHANGES_REQUESTED names its objections)"
+            .to_string()
     })
 }

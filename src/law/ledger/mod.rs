@@ -11,8 +11,8 @@ pub mod valid;
 
 use crate::board::frontmatter::{Frontmatter, Phase, Role, Target, Timestamp, Verdict};
 use crate::board::ledger::{
-    Gate, Kind, Ledger, MOVES, Mover, Objection, Severity, State, StopReason, Verb, anchor,
-    decision_due, pending_gate, revising, round_of,
+    Gate, Kind, Ledger, MOVES, Mover, Objection, Severity, State, StopReason, Verb, allowed_phases,
+    anchor, decision_due, describe_when, holds, pending_gate, revising, round_of,
 };
 use crate::error::{Error, Result};
 use crate::law::protocol::{Actor, Command, Transition, outcome_phase};
@@ -295,7 +295,7 @@ fn check_objections(
         }
         let fits = |m: &&&crate::board::ledger::Move| {
             may_move(old, id, role, consent, a, m.who)
-                && m.when.holds(old, a.gate)
+                && holds(m.when, old, a.gate)
                 && verb_fits(old, new, a.gate, m.verb, transition)
         };
         match rows.iter().find(fits) {
@@ -307,8 +307,8 @@ fn check_objections(
             None => {
                 let m = rows[0];
                 return Err(refuse(format!(
-                    "field `{path}.state` ({}): `{}` → `{}` is made by {} {} (`pair {}`); {id} \
-                     may not make it{}",
+                    "field `{path}.state` ({}): `{}` → `{}` is made by {} {} (`pair {}`; for \
+                     this {} objection: in {}); {id} may not make it{}",
                     a.id,
                     a.state,
                     b.state,
@@ -317,9 +317,11 @@ fn check_objections(
                     } else {
                         m.who.describe().to_string()
                     },
-                    m.when.describe(),
+                    describe_when(m.when),
                     m.verb.command(),
-                    if m.when.holds(old, a.gate) {
+                    a.gate,
+                    allowed_phases(m.when, a.gate),
+                    if holds(m.when, old, a.gate) {
                         String::new()
                     } else {
                         format!(" in phase {}", old.phase)

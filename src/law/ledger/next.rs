@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use super::sole_reviewer;
 use crate::board::frontmatter::{Frontmatter, Phase, Target, Verdict};
-use crate::board::ledger::{Severity, State, StopReason, pending_gate, revising, round_of};
-use crate::law::protocol::{Next, NextActor, Place};
+use crate::board::ledger::{Severity, Stage, State, StopReason, pending_gate, revising, round_of};
+use crate::law::protocol::{Next, NextActor, Optional, Place};
 use crate::text::shell_arg;
 
 fn shell(argv: &[String]) -> String {
@@ -65,10 +65,13 @@ pub fn steer(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
     let Some(t) = fm.phase.review_target() else {
         return next;
     };
+    // Resolutions of this gate, and of gates that have closed (no later round would offer them).
     let mine: Vec<&str> = fm
         .ledger
-        .of_gate(t)
+        .objections
+        .iter()
         .filter(|o| o.by == agent && o.state == State::Resolved)
+        .filter(|o| o.gate == t || Stage::Closed.holds(fm, o.gate))
         .map(|o| o.id.as_str())
         .collect();
     let to_rule: Vec<&str> = if sole_reviewer(fm) == Some(agent) {
@@ -86,11 +89,20 @@ pub fn steer(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
     let mut rule_line = None;
     if let Some(first) = mine.first() {
         let line = argv("accept", place, agent, &[first]);
+        // A closed gate's objection is not reopened (no round of it comes again).
+        let closed = mine
+            .iter()
+            .any(|id| fm.ledger.get(id).is_some_and(|o| o.gate != t));
         said.push(format!(
             "Resolutions awaiting your acceptance: {} (`{}`, or `pair reopen … --reason TEXT` if \
-             it is not fixed)",
+             it is not fixed{})",
             mine.join(", "),
-            shell(&line)
+            shell(&line),
+            if closed {
+                "; one on a gate that has closed is not reopened: withdraw it instead"
+            } else {
+                ""
+            }
         ));
         accept_line = Some(line);
     }
@@ -143,6 +155,88 @@ pub fn steer(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
     }
 }
 
+/// What an agent may settle on a gate that has closed, whether or not it is its turn (no round
+/// of that gate will come again to offer it): for the doer, an open objection a later
+/// submission fixed (`pair resolve … --fixed-in GATE:N`); for the reviewer who raised one, a
+/// resolution to accept. `None` when there is nothing to settle.
+pub fn optional(fm: &Frontmatter, agent: &str, place: &Place) -> Option<Optional> {
+    if !fm.ledger.in_use() {
+        return None;
+    }
+    let closed = |g| Stage::Closed.holds(fm, g) && !Stage::Revising.holds(fm, g);
+    if fm.doer() == Some(agent) {
+        let open: Vec<&crate::board::ledger::Objection> = fm
+            .ledger
+            .objections
+            .iter()
+            .filter(|o| o.state.is_open() && closed(o.gate))
+            .collect();
+        let first = open.first()?;
+        let mut line = argv("resolve", place, agent, &[&first.id]);
+        line.extend([
+            "--fixed-in".into(),
+            "ROUND".into(),
+            "--resolution-file".into(),
+            "FILE".into(),
+        ]);
+        let submitted = crate::board::ledger::submitted_after(
+            fm,
+            first.gate,
+            crate::board::ledger::raised_at(fm, first),
+        );
+        let mut placeholders = BTreeMap::new();
+        placeholders.insert(
+            "ROUND".to_string(),
+            format!(
+                "the submission that fixed it, as GATE:N, made after it was raised (submitted: \
+                 {})",
+                submitted.join(", ")
+            ),
+        );
+        placeholders.insert(
+            "FILE".to_string(),
+            format!(
+                "a file saying how {} was fixed (Markdown; no `#` or `##` headings)",
+                first.id
+            ),
+        );
+        let ids: Vec<String> = open
+            .iter()
+            .map(|o| format!("{} ({}, {})", o.id, o.gate, o.severity))
+            .collect();
+        return Some(Optional {
+            action: format!(
+                "Still open on gates that have closed: {}. If a later submission fixed one, \
+                 resolve it naming that submission: `{}`; otherwise leave it (its raiser may \
+                 withdraw it).",
+                ids.join(", "),
+                shell(&line)
+            ),
+            command: line,
+            placeholders,
+        });
+    }
+    let resolved: Vec<&str> = fm
+        .ledger
+        .objections
+        .iter()
+        .filter(|o| o.by == agent && o.state == State::Resolved && closed(o.gate))
+        .map(|o| o.id.as_str())
+        .collect();
+    let first = resolved.first()?;
+    let line = argv("accept", place, agent, &[first]);
+    Some(Optional {
+        action: format!(
+            "Resolutions of your objections on gates that have closed await your acceptance: {} \
+             (`{}`, or `pair withdraw … --reason TEXT`).",
+            resolved.join(", "),
+            shell(&line)
+        ),
+        command: line,
+        placeholders: BTreeMap::new(),
+    })
+}
+
 /// AWAITING_DECISION: the arbiter decides (the only required reviewer, else the user through
 /// the doer).
 fn decision(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
@@ -185,11 +279,38 @@ fn decision(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
     let mut placeholders = BTreeMap::new();
     placeholders.insert(
         "DECISION".to_string(),
-        "one of `next.choices`: accept (approve, the open objections recorded as accepted risks), \
-         reject (stop the work) or defer (add --escalation human|parking-lot|blocked-pending:X)"
+        "one of `next.choices`: accept (approve, the open objections recorded as accepted risks) \
+         or reject (stop the work); to defer instead, run `next.optional`"
             .to_string(),
     );
     placeholders.insert("REASON".to_string(), "why".to_string());
+    // A deferral names its escalation path (a silent one is refused), so it is a command of its
+    // own, complete as given once filled in: the optional step.
+    let mut defer = argv("decide", place, agent, &["defer"]);
+    defer.extend([
+        "--reason".into(),
+        "REASON".into(),
+        "--escalation".into(),
+        "ESCALATION".into(),
+    ]);
+    if actor == NextActor::User {
+        defer.push("--user-approved".into());
+    }
+    let mut defer_placeholders = BTreeMap::new();
+    defer_placeholders.insert("REASON".to_string(), "why it is deferred".to_string());
+    defer_placeholders.insert(
+        "ESCALATION".to_string(),
+        "where the item goes: human, parking-lot or blocked-pending:X (X says what it waits for)"
+            .to_string(),
+    );
+    let optional = Optional {
+        action: format!(
+            "Or defer the decision (the board is BLOCKED until the doer unblocks it): `{}`.",
+            shell(&defer)
+        ),
+        command: defer,
+        placeholders: defer_placeholders,
+    };
     let asker = if actor == NextActor::User {
         "Ask the user to decide, then run"
     } else {
@@ -208,9 +329,9 @@ fn decision(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
             shell(&line)
         ),
         command: Some(line),
-        choices: Some(vec!["accept".into(), "reject".into(), "defer".into()]),
+        choices: Some(vec!["accept".into(), "reject".into()]),
         placeholders,
-        optional: None,
+        optional: Some(optional),
     }
 }
 

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, FieldError, Result};
 use crate::store::location::GitBoard;
 use crate::store::{Current, Expect, Session, WriteOptions, Written};
 use remote::{Cache, command, os, run, run_cmd, run_until};
@@ -501,12 +501,125 @@ where
         });
     }
     let current = match tip {
-        Some(t) => remote::read_blob(cache, t, &g.path, shown)?.map(|bytes| Current { bytes }),
+        Some(t) => match remote::read_blob(cache, t, &g.path, shown)? {
+            Some(bytes) => {
+                let history = lost_since_parent(cache, t, &g.path, &bytes)?;
+                Some(Current { bytes, history })
+            }
+            None => None,
+        },
         None => None,
     };
     let composed = crate::store::compose(shown, expect, current, opts, waited, build)?;
     let new = commit(cache, g, tip, &composed.bytes, opts)?;
     Ok((composed, new))
+}
+
+/// How far `validate` walks a git board's history: at most this many commits back from the tip,
+/// and at most this many bytes of earlier versions read.
+pub const HISTORY_COMMITS: usize = 1000;
+pub const HISTORY_BYTES: u64 = 256 * 1024 * 1024;
+
+fn history_error(message: String) -> FieldError {
+    FieldError {
+        field: "journal".into(),
+        line: None,
+        message,
+    }
+}
+
+fn lost_message(later: &str, earlier: &str, what: &str) -> String {
+    format!(
+        "the ref's history shows journal records lost: the board at commit {later} does not \
+         keep the journal of commit {earlier} before it ({what}). Each commit of the ref is one \
+         write, and pair only appends to the journal: the commit was made outside pair (a plain \
+         `git push`?). Restore the records, or repair the board (`pair write --repair`), which \
+         is recorded"
+    )
+}
+
+/// A write's check of the board at the tip against the ref's previous commit (one more blob
+/// read per write): the errors when the journal at the tip lost records the previous commit's
+/// held. `validate` walks further back ([`history`]).
+fn lost_since_parent(
+    cache: &Cache,
+    tip: &str,
+    path: &str,
+    bytes: &[u8],
+) -> Result<Vec<FieldError>> {
+    let spec = format!("{tip}^1:{path}");
+    let parent = remote::read_blobs(cache, &[spec], crate::law::validate::MAX_BOARD_BYTES)?;
+    let Some(Some(parent)) = parent.into_iter().next() else {
+        return Ok(vec![]);
+    };
+    let (Some(earlier), Some(later)) = (
+        crate::board::journal::record_lines(&parent),
+        crate::board::journal::record_lines(bytes),
+    ) else {
+        return Ok(vec![]);
+    };
+    // A repair may have mended the journal: its record and Decisions entry say so.
+    if crate::board::journal::is_repair(&later) {
+        return Ok(vec![]);
+    }
+    Ok(crate::board::journal::lost(&earlier, &later)
+        .map(|what| history_error(lost_message(tip, &format!("{tip}^1"), &what)))
+        .into_iter()
+        .collect())
+}
+
+/// `validate`'s check of a git board's journal against the ref's own history, which a writer of
+/// the board's file cannot rewrite unseen (a rewritten ref is reported by every read): walking
+/// the first parents back from the tip `validate` read, each commit's board must keep the
+/// journal of the commit before it, until a repair (which may mend the journal) or the limits
+/// ([`HISTORY_COMMITS`], [`HISTORY_BYTES`]), which a warning names. (Errors, warnings.)
+pub fn history(g: &GitBoard, s: &Session) -> Result<(Vec<FieldError>, Vec<FieldError>)> {
+    let Some(tip) = s.remote().and_then(|o| o.tip) else {
+        return Ok((vec![], vec![]));
+    };
+    let cache = Cache::open(g, Instant::now() + s.remote_limit())?;
+    let commits = remote::first_parents(&cache, &tip, HISTORY_COMMITS + 1)?;
+    let specs: Vec<String> = commits.iter().map(|c| format!("{c}:{}", g.path)).collect();
+    let blobs = remote::read_blobs(&cache, &specs, HISTORY_BYTES)?;
+    let mut errors = vec![];
+    let mut warnings = vec![];
+    let mut later: Option<(usize, Vec<String>)> = None;
+    let mut ended = false;
+    for (i, blob) in blobs.iter().enumerate() {
+        // A commit without the board (before it was made) ends the history; one whose board
+        // does not read is not compared.
+        let Some(blob) = blob else {
+            ended = true;
+            break;
+        };
+        let Some(lines) = crate::board::journal::record_lines(blob) else {
+            later = None;
+            continue;
+        };
+        if let Some((j, newer)) = &later {
+            if crate::board::journal::is_repair(newer) {
+                ended = true;
+                break;
+            }
+            if let Some(what) = crate::board::journal::lost(&lines, newer) {
+                errors.push(history_error(lost_message(
+                    &commits[*j],
+                    &commits[i],
+                    &what,
+                )));
+            }
+        }
+        later = Some((i, lines));
+    }
+    if !ended && (blobs.len() < commits.len() || commits.len() > HISTORY_COMMITS) {
+        warnings.push(history_error(format!(
+            "the journal was checked against the last {} commits of the ref's history only \
+             (at most {HISTORY_COMMITS} commits, {} MiB of earlier versions)",
+            blobs.len().min(HISTORY_COMMITS),
+            HISTORY_BYTES / (1024 * 1024)
+        )));
+    }
+    Ok((errors, warnings))
 }
 
 /// Make a published commit readable from the cache of the board's remote: fetched by its ref

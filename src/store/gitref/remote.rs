@@ -588,6 +588,102 @@ pub fn read_blob(cache: &Cache, commit: &str, path: &str, shown: &Path) -> Resul
     Ok(Some(body))
 }
 
+/// The first-parent history of a commit in the cache, newest first, at most `max` commits.
+pub fn first_parents(cache: &Cache, tip: &str, max: usize) -> Result<Vec<String>> {
+    let count = format!("--max-count={max}");
+    let out = run(
+        &cache.dir,
+        &["rev-list", "--first-parent", &count, tip, "--"],
+        None,
+        "read the ref's history from the cache",
+    )?;
+    Ok(String::from_utf8_lossy(&out)
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect())
+}
+
+/// The blobs named by `specs` (`<rev>:<path>`), in order, each `None` when there is no such
+/// blob (no such commit or file, a parentless commit's `^1`) or it is larger than a board may
+/// be. Reading stops before the blob that would bring the bytes read past `budget`: the result
+/// is then shorter than `specs`.
+pub fn read_blobs(cache: &Cache, specs: &[String], budget: u64) -> Result<Vec<Option<Vec<u8>>>> {
+    if specs.is_empty() {
+        return Ok(vec![]);
+    }
+    let what = "read earlier versions of the board from the cache";
+    let input: String = specs.iter().map(|s| format!("{s}\n")).collect();
+    let out = run(
+        &cache.dir,
+        &["cat-file", "--batch-check"],
+        Some(input.as_bytes()),
+        what,
+    )?;
+    let text = String::from_utf8_lossy(&out);
+    // (oid, size) of each spec that names a blob a board may be.
+    let mut found: Vec<Option<(String, u64)>> = Vec::with_capacity(specs.len());
+    for line in text.lines().take(specs.len()) {
+        let f: Vec<&str> = line.split(' ').collect();
+        let blob = match f.as_slice() {
+            [oid, "blob", size] if oid.bytes().all(|b| b.is_ascii_hexdigit()) => size
+                .parse::<u64>()
+                .ok()
+                .filter(|n| *n <= crate::law::validate::MAX_BOARD_BYTES)
+                .map(|n| (oid.to_string(), n)),
+            _ => None,
+        };
+        found.push(blob);
+    }
+    let mut spent = 0u64;
+    let mut take = 0;
+    for f in &found {
+        let size = f.as_ref().map_or(0, |(_, n)| *n);
+        if spent + size > budget {
+            break;
+        }
+        spent += size;
+        take += 1;
+    }
+    let wanted: String = found[..take]
+        .iter()
+        .flatten()
+        .map(|(oid, _)| format!("{oid}\n"))
+        .collect();
+    let mut blobs = std::collections::VecDeque::new();
+    if !wanted.is_empty() {
+        let out = run(
+            &cache.dir,
+            &["cat-file", "--batch"],
+            Some(wanted.as_bytes()),
+            what,
+        )?;
+        let mut rest = &out[..];
+        while !rest.is_empty() {
+            let nl = rest.iter().position(|b| *b == b'\n').unwrap_or(rest.len());
+            let header = String::from_utf8_lossy(&rest[..nl]).to_string();
+            let size: usize = header
+                .rsplit(' ')
+                .next()
+                .and_then(|n| n.parse().ok())
+                .filter(|_| header.split(' ').nth(1) == Some("blob"))
+                .ok_or_else(|| Error::Git {
+                    message: format!("cannot {what}: git answered {header:?}"),
+                })?;
+            let body = rest.get(nl + 1..nl + 1 + size).ok_or_else(|| Error::Git {
+                message: format!("cannot {what}: git's answer ends early"),
+            })?;
+            blobs.push_back(body.to_vec());
+            rest = rest.get(nl + 2 + size..).unwrap_or_default();
+        }
+    }
+    Ok(found[..take]
+        .iter()
+        .map(|f| f.as_ref().and_then(|_| blobs.pop_front()))
+        .collect())
+}
+
 /// `OsStr` of a string, for environment values.
 pub fn os(s: &str) -> &OsStr {
     OsStr::new(s)

@@ -646,6 +646,37 @@ pub fn remove_top(content: &str, key: &str) -> String {
     out.join("\n")
 }
 
+/// A board made by hand from another's text (format 1): its `format` and its journal's seal
+/// (`journal`) dropped, since a board of format 2 without the journal its seal describes is
+/// invalid. Used with [`Board::content`] (the board without its journal).
+pub fn unsealed(content: &str) -> String {
+    content
+        .split('\n')
+        .filter(|l| !(l.starts_with("format:") || l.starts_with("journal:")))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The seal a board of format 2 carries (`journal: {records, head}`) set to match its journal as
+/// it stands: what an editor with write access who rewrites the journal consistently would
+/// write (the digest is the first 16 hex digits of the SHA-256 of the last record's line
+/// without its `after=` word).
+pub fn reseal(content: &str) -> String {
+    let records = journal_lines(content.as_bytes());
+    let last = records.last().expect("test bug: a journal to seal");
+    let start = last.find(" after=").unwrap();
+    let end = last[start + 1..]
+        .find(' ')
+        .map_or(last.len(), |e| start + 1 + e);
+    let unsealed = format!("{}{}", &last[..start], &last[end..]);
+    let head = &sha256_hex(unsealed.as_bytes())[..16];
+    set_top(
+        content,
+        "journal",
+        &format!("{{records: {}, head: \"{head}\"}}", records.len()),
+    )
+}
+
 /// Inserts lines just before the closing `---` of the frontmatter (i.e. at the end of the
 /// `agents` map when `text` is indented by two spaces, or as top-level keys when not).
 #[track_caller]

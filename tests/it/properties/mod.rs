@@ -2,3 +2,4 @@
 
 mod ledger;
 mod protocol;
+mod settle;

@@ -1,0 +1,414 @@
+//! `pair mcp`: the commands an agent runs, as the tools of an MCP server over stdio.
+//!
+//! The official Rust SDK (`rmcp`) speaks the protocol. This module lists the tools that
+//! [`crate::cli::mcp`] reads from the command line's definitions, turns each call into the
+//! command line it stands for, parses that with the command line's own parser and runs the
+//! resulting [`crate::cli::Cli`] with [`super::run_with`]: the same handler, the same JSON as
+//! `--json` (docs/json.md), the same refusals.
+//!
+//! A call runs on a thread of its own while the server goes on reading: a waiting `poll`
+//! reports progress each time it goes to sleep (and every few seconds), and a client's
+//! `notifications/cancelled` fires the call's [`Interrupt`], which ends the wait at once.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, Prompt, PromptMessage, Role,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Map, Value as Json, json};
+
+use super::{Call, Outcome};
+use crate::cli::mcp::{self as tools, Fixed, McpArgs, Tool};
+use crate::cli::{Cli, Cmd};
+use crate::error::{Error, Result};
+use crate::render::report::SCHEMA;
+use crate::store::wait::Interrupt;
+
+/// The server's instructions: the protocol in short, for an agent that has only the server.
+const INSTRUCTIONS: &str = include_str!("../../templates/mcp/instructions.md");
+
+/// The prompt that carries the skill (`pair skill`).
+const PROMPT: &str = "pair";
+
+/// How often a call that is still running says so (besides each time a wait goes to sleep).
+const PROGRESS_EVERY: Duration = Duration::from_secs(10);
+
+pub fn serve(a: McpArgs) -> Result<Outcome> {
+    super::agent_arg("--agent", &a.agent)?;
+    super::timeout(a.timeout)?;
+    let server = Server::new(Fixed {
+        board: a.board,
+        agent: a.agent,
+        timeout: a.timeout,
+    });
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .enable_io()
+        .build()
+        .map_err(|e| Error::io(&stdio(), "start the MCP server", e))?;
+    let served = runtime.block_on(async move {
+        // Made inside the runtime: a pipe registers with its reactor.
+        let (input, output) = protocol_streams()?;
+        let running = match server.serve((input, output)).await {
+            Ok(running) => running,
+            // The client went away before it said anything: nothing to serve.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            Err(e) => {
+                return Err(Error::io(
+                    &stdio(),
+                    "start the MCP session",
+                    std::io::Error::other(e),
+                ));
+            }
+        };
+        running
+            .waiting()
+            .await
+            .map(drop)
+            .map_err(|e| Error::io(&stdio(), "serve MCP", std::io::Error::other(e)))
+    });
+    // A call still running (a write under way when the client went away) ends before the
+    // process does: its interrupt has fired, so a wait ends at once.
+    drop(runtime);
+    served?;
+    Ok(Outcome {
+        json: json!({"schema": SCHEMA}),
+        text: String::new(),
+        code: 0,
+        warnings: vec![],
+        printed: true,
+    })
+}
+
+fn stdio() -> PathBuf {
+    PathBuf::from("(standard input and output)")
+}
+
+/// The protocol's streams: this process's standard input and output, moved to descriptors of
+/// their own. Standard input becomes `/dev/null` and standard output goes to standard error, so
+/// that nothing a command does (a child that inherits them, a stray print) can read from or
+/// write into the protocol.
+///
+/// A pipe (what clients give) is read and written without blocking, on the protocol's own
+/// thread; anything else (a file, a terminal) through the runtime's blocking pool.
+fn protocol_streams() -> Result<(Input, Output)> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    let moved = |fd: libc::c_int, what: &'static str| {
+        // SAFETY: F_DUPFD_CLOEXEC duplicates a descriptor this process owns.
+        let new = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
+        if new < 0 {
+            return Err(Error::io(&stdio(), what, std::io::Error::last_os_error()));
+        }
+        // SAFETY: `new` was just made and is owned by nothing else.
+        Ok(unsafe { std::fs::File::from_raw_fd(new) })
+    };
+    let input = moved(0, "keep standard input for the protocol")?;
+    let output = moved(1, "keep standard output for the protocol")?;
+    let null = std::fs::File::open("/dev/null")
+        .map_err(|e| Error::io(std::path::Path::new("/dev/null"), "open", e))?;
+    // SAFETY: dup2 onto this process's own standard descriptors.
+    let replaced = unsafe { libc::dup2(null.as_raw_fd(), 0) >= 0 && libc::dup2(2, 1) >= 0 };
+    if !replaced {
+        return Err(Error::io(
+            &stdio(),
+            "set standard input and output aside",
+            std::io::Error::last_os_error(),
+        ));
+    }
+    let is_pipe = |f: &std::fs::File| {
+        use std::os::unix::fs::FileTypeExt;
+        f.metadata().is_ok_and(|m| m.file_type().is_fifo())
+    };
+    Ok((
+        if is_pipe(&input) {
+            Box::new(
+                tokio::net::unix::pipe::Receiver::from_file(input)
+                    .map_err(|e| Error::io(&stdio(), "read standard input", e))?,
+            )
+        } else {
+            Box::new(tokio::fs::File::from_std(input))
+        },
+        if is_pipe(&output) {
+            Box::new(
+                tokio::net::unix::pipe::Sender::from_file(output)
+                    .map_err(|e| Error::io(&stdio(), "write standard output", e))?,
+            )
+        } else {
+            Box::new(tokio::fs::File::from_std(output))
+        },
+    ))
+}
+
+type Input = Box<dyn tokio::io::AsyncRead + Send + Unpin>;
+type Output = Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
+
+#[derive(Clone)]
+struct Server(Arc<State>);
+
+struct State {
+    fixed: Fixed,
+    tools: Vec<Tool>,
+    listed: Vec<rmcp::model::Tool>,
+    instructions: String,
+}
+
+impl Server {
+    fn new(fixed: Fixed) -> Server {
+        let tools = tools::tools();
+        let listed = listing(&tools);
+        let instructions = instructions(&fixed);
+        Server(Arc::new(State {
+            fixed,
+            tools,
+            listed,
+            instructions,
+        }))
+    }
+}
+
+/// The `tools/list` answer: each tool's name, one-line description and input schema.
+pub fn listing(tools: &[Tool]) -> Vec<rmcp::model::Tool> {
+    tools
+        .iter()
+        .map(|t| rmcp::model::Tool::new(t.name.clone(), t.description.clone(), t.schema()))
+        .collect()
+}
+
+/// The server's instructions for the agent and blackboard it was started for.
+pub fn instructions(fixed: &Fixed) -> String {
+    let shared = tools::SHARED_ARGS
+        .iter()
+        .map(|(name, what)| format!("`{name}`: {what}"))
+        .collect::<Vec<_>>()
+        .join("; ");
+    INSTRUCTIONS
+        .trim_end()
+        .replace("{agent}", &fixed.agent)
+        .replace("{shared}", &shared)
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_prompts()
+                .build(),
+        )
+        .with_server_info(Implementation::new("pair", env!("CARGO_PKG_VERSION")))
+        .with_instructions(self.0.instructions.clone())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.0.listed.clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        self.0.listed.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListPromptsResult, McpError> {
+        Ok(ListPromptsResult::with_all_items(vec![Prompt::new(
+            PROMPT,
+            Some("How a doer or reviewer agent runs the pair protocol (the skill)"),
+            None,
+        )]))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<GetPromptResponse, McpError> {
+        if request.name != PROMPT {
+            return Err(McpError::invalid_params(
+                format!(
+                    "no prompt named {:?}; the prompt is {PROMPT:?}",
+                    request.name
+                ),
+                None,
+            ));
+        }
+        Ok(GetPromptResult::new(vec![PromptMessage::new_text(
+            Role::User,
+            super::skill::SKILL,
+        )])
+        .with_description("How a doer or reviewer agent runs the pair protocol")
+        .into())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<CallToolResponse, McpError> {
+        let started = Instant::now();
+        let Some(tool) = self.0.tools.iter().find(|t| t.name == request.name) else {
+            return Err(McpError::invalid_params(
+                format!(
+                    "no tool named {:?}: tools/list names the tools this server has",
+                    request.name
+                ),
+                None,
+            ));
+        };
+        let args = request.arguments.unwrap_or_default();
+        let (cli, argv) = match prepare(tool, &args, &self.0.fixed) {
+            Ok(prepared) => prepared,
+            Err(e) => return Ok(self.refusal(&e).into()),
+        };
+        let total = match &cli.command {
+            Cmd::Poll(p) if p.wait => Some(p.timeout),
+            _ => None,
+        };
+        let (tx, mut waiting) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let interrupt = Interrupt::new(move |what| {
+            let _ = tx.send(what.to_string());
+        });
+        let call = Call {
+            argv: Some(argv),
+            interrupt: Some(interrupt.clone()),
+        };
+        let mut task = tokio::task::spawn_blocking(move || super::run_with(cli, call));
+        let progress = context.meta.get_progress_token();
+        let mut ticks =
+            tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
+        let mut cancelled = false;
+        let mut said = format!("{} is running", tool.name);
+        let joined = loop {
+            tokio::select! {
+                joined = &mut task => break joined,
+                _ = context.ct.cancelled(), if !cancelled => {
+                    // The client cancelled (or went away): end the wait; the call's answer
+                    // is not sent.
+                    interrupt.fire();
+                    cancelled = true;
+                }
+                Some(what) = waiting.recv() => {
+                    said = format!("waiting: {what}");
+                    notify(&context, &progress, started, total, &said).await;
+                }
+                _ = ticks.tick() => notify(&context, &progress, started, total, &said).await,
+            }
+        };
+        let result = match joined {
+            Ok(Ok(outcome)) => self.result(outcome),
+            Ok(Err(e)) => self.refusal(&e),
+            Err(e) => {
+                return Err(McpError::internal_error(
+                    format!("{} did not finish: {e}", tool.name),
+                    None,
+                ));
+            }
+        };
+        if crate::text::settings().verbose {
+            eprintln!(
+                "pair: verbose: mcp: {} took {:.1} ms",
+                tool.name,
+                started.elapsed().as_secs_f64() * 1000.0
+            );
+        }
+        Ok(result.into())
+    }
+}
+
+/// Say that a call is still running, when the client asked for progress.
+async fn notify(
+    context: &RequestContext<RoleServer>,
+    token: &Option<ProgressToken>,
+    started: Instant,
+    total: Option<f64>,
+    message: &str,
+) {
+    let Some(token) = token else { return };
+    let mut param = ProgressNotificationParam::new(token.clone(), started.elapsed().as_secs_f64())
+        .with_message(message.to_string());
+    if let Some(total) = total {
+        param = param.with_total(total);
+    }
+    let _ = context.peer.notify_progress(param).await;
+}
+
+/// A call as the command it stands for: its command line (after `pair`) and the parsed
+/// [`Cli`], with what the server fixes (JSON output; `poll`'s shorter default wait).
+pub fn prepare(tool: &Tool, args: &Map<String, Json>, fixed: &Fixed) -> Result<(Cli, Vec<String>)> {
+    let argv = tool.command_line(args, fixed)?;
+    let mut cli = tools::parse(&argv)?;
+    cli.global.json = true;
+    if let Cmd::Poll(p) = &mut cli.command
+        && p.wait
+        && !args.contains_key("timeout")
+    {
+        p.timeout = tools::POLL_TIMEOUT_S;
+    }
+    cli.resolve()?;
+    Ok((cli, argv))
+}
+
+impl Server {
+    /// A command's result: its JSON, with the exit code its command line would have exited
+    /// with (`exit`), its warnings, and each suggested command also as a call.
+    fn result(&self, outcome: Outcome) -> CallToolResult {
+        let mut json = outcome.json;
+        if let Some(obj) = json.as_object_mut() {
+            obj.insert("exit".into(), json!(outcome.code));
+            if !outcome.warnings.is_empty() && !obj.contains_key("warnings") {
+                obj.insert("warnings".into(), json!(outcome.warnings));
+            }
+        }
+        calls(&self.0.tools, &mut json);
+        CallToolResult::success(vec![ContentBlock::text(json.to_string())])
+    }
+
+    /// A refusal: the command line's JSON error envelope, its hint also as a call.
+    fn refusal(&self, e: &Error) -> CallToolResult {
+        let mut envelope = crate::render::output::envelope(e);
+        calls(&self.0.tools, &mut envelope);
+        CallToolResult::error(vec![ContentBlock::text(envelope.to_string())])
+    }
+}
+
+/// Beside each suggested command line in a result (`command`, or a hint's `argv`: a list of
+/// words starting with `pair`), the call of the tool that stands for it (`tool`: `{name,
+/// arguments}`, null when its command is no tool).
+pub fn calls(tools: &[Tool], json: &mut Json) {
+    match json {
+        Json::Object(obj) => {
+            let suggested = ["command", "argv"].iter().find_map(|key| {
+                let words: Vec<String> = obj
+                    .get(*key)?
+                    .as_array()?
+                    .iter()
+                    .map(|w| w.as_str().map(String::from))
+                    .collect::<Option<_>>()?;
+                (words.first().map(String::as_str) == Some("pair")).then_some(words)
+            });
+            if let Some(words) = suggested {
+                obj.insert(
+                    "tool".into(),
+                    tools::call_of(tools, &words).unwrap_or(Json::Null),
+                );
+            }
+            for (_, v) in obj.iter_mut() {
+                calls(tools, v);
+            }
+        }
+        Json::Array(items) => items.iter_mut().for_each(|v| calls(tools, v)),
+        _ => {}
+    }
+}
