@@ -24,6 +24,142 @@ use serde::Serialize;
 use crate::board::frontmatter::{Phase, Target, Timestamp};
 use crate::board::journal::{Record, cost_number};
 
+/// One figure `pair stats` prints: the name it is printed under, where `--json` has it, and what
+/// it measures. `stats --help`, docs/stats.md and the text output all read [`FIGURES`].
+#[derive(Debug, Clone, Copy)]
+pub struct Figure {
+    pub name: &'static str,
+    pub json: &'static str,
+    pub means: &'static str,
+}
+
+/// The figures, each named after what it measures.
+pub mod figure {
+    use super::Figure;
+
+    pub const ELAPSED: Figure = Figure {
+        name: "elapsed",
+        json: "seconds",
+        means: "From the board's first journal record to its last one on a terminal board, else \
+                to now.",
+    };
+    pub const RECORDS: Figure = Figure {
+        name: "records",
+        json: "records",
+        means: "Journal records: one per write, `report-usage` included.",
+    };
+    pub const TIME_IN_PHASE: Figure = Figure {
+        name: "time in phase",
+        json: "phases.PHASE.seconds",
+        means: "Wall-clock time the board spent in the phase, all its visits together: each \
+                record's interval (until the next record) counts in the phase the write left \
+                the board in.",
+    };
+    pub const USAGE: Figure = Figure {
+        name: "usage",
+        json: "tokens, cost",
+        means: "Tokens and cost the writes reported (`--tokens`, `--cost`), counted in the phase \
+                the work was done in: the phase before the write, or `report-usage --phase`. \
+                Left out where no write reported any.",
+    };
+    pub const TIME_IN_GATE: Figure = Figure {
+        name: "time in gate",
+        json: "gates.GATE.seconds",
+        means: "The time in phase of one artifact's phases together: writing it, submitted, in \
+                review and the outcome (`PLANNING` through `PLAN_APPROVED` or \
+                `PLAN_CHANGES_REQUESTED`).",
+    };
+    pub const ROUND: Figure = Figure {
+        name: "round",
+        json: "gates.GATE.rounds",
+        means: "One review round, printed `#N OUTCOME DURATION`: from the submission that raised \
+                the gate's counter to N to the first write that left the gate's review phases. \
+                The outcome is the phase it went to, `resubmitted`, or `open`.",
+    };
+    pub const WRITES: Figure = Figure {
+        name: "writes",
+        json: "agents.ID.writes",
+        means: "Journal records the agent wrote.",
+    };
+    pub const TURN_TIME: Figure = Figure {
+        name: "turn time",
+        json: "agents.ID.turn_seconds",
+        means: "Wall-clock time during which it was the agent's turn (the records' `turn` named \
+                it). Reviewers that hold the turn together each count it in full.",
+    };
+    pub const RESPONSES: Figure = Figure {
+        name: "responses",
+        json: "agents.ID.handoffs",
+        means: "How often the turn passed to the agent (a write by someone else made it the \
+                agent's turn when it was not) and the agent then wrote.",
+    };
+    pub const RESPONSE_TIME: Figure = Figure {
+        name: "response time",
+        json: "agents.ID.handoff_seconds, max_handoff_seconds",
+        means: "Printed as total / longest. For each response, from the write that handed the \
+                agent the turn to the agent's next write: noticing, reading, the work itself and \
+                the write. It is not the wake-up of `poll --wait`, which writes nothing: a \
+                reviewer that wakes in 3 s and reviews for a minute responds in about a minute.",
+    };
+    pub const WAITED_ON_SINCE: Figure = Figure {
+        name: "waited on since",
+        json: "agents.ID.waiting_since",
+        means: "A response still due: when the turn passed to the agent, which has not written \
+                since.",
+    };
+    pub const SLA_BREACH: Figure = Figure {
+        name: "SLA breach",
+        json: "sla_breaches",
+        means: "A stretch of an SLA (from the write that entered its phases to the write that \
+                left them, or now) longer than the limit the board carries now; printed with \
+                the phase, start, length, excess and whose turn it was. Only on boards that set \
+                SLAs.",
+    };
+}
+
+/// Every figure, in the order `pair stats` prints them.
+pub const FIGURES: &[Figure] = &[
+    figure::ELAPSED,
+    figure::RECORDS,
+    figure::TIME_IN_PHASE,
+    figure::USAGE,
+    figure::TIME_IN_GATE,
+    figure::ROUND,
+    figure::WRITES,
+    figure::TURN_TIME,
+    figure::RESPONSES,
+    figure::RESPONSE_TIME,
+    figure::WAITED_ON_SINCE,
+    figure::SLA_BREACH,
+];
+
+/// The figures for `pair stats --help`.
+pub fn help() -> String {
+    let mut t = String::from(
+        "Examples:\n  pair stats task.md\n  pair stats boards/*.md --json\n  pair stats task.md \
+         --svg timeline.svg\n\nFigures (docs/stats.md):\n",
+    );
+    for f in FIGURES {
+        t.push_str(&format!("  {} ({}): {}\n", f.name, f.json, f.means));
+    }
+    t
+}
+
+/// The figures as a Markdown table, for docs/stats.md (checked against it by a test).
+pub fn markdown_table() -> String {
+    let mut t = String::from("| figure | `--json` | what it measures |\n|---|---|---|\n");
+    for f in FIGURES {
+        let json: Vec<String> = f.json.split(", ").map(|k| format!("`{k}`")).collect();
+        t.push_str(&format!(
+            "| {} | {} | {} |\n",
+            f.name,
+            json.join(", "),
+            f.means
+        ));
+    }
+    t
+}
+
 /// The gate a phase belongs to: the artifact being written, submitted, reviewed or approved.
 pub fn gate_of(p: Phase) -> Option<Target> {
     match p {

@@ -82,6 +82,75 @@ pub fn sanitize(s: &str, keep_sgr: bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// One line of a program's output as a terminal would leave it, in plain text: escape sequences
+/// removed (CSI such as colours and cursor moves, OSC such as titles and links, and the other
+/// `ESC` sequences, in their 7-bit and C1 forms), a carriage return starting the line over (a
+/// progress bar keeps its last state), a backspace taking back the character before it, and
+/// every other control character, DEL and bidi override dropped. Tabs stay.
+pub fn strip_terminal(line: &str) -> String {
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    let line = match line.rfind('\r') {
+        Some(i) => &line[i + 1..],
+        None => line,
+    };
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            // CSI: parameters and intermediates, then one final byte.
+            '\x1b' if chars.peek() == Some(&'[') => {
+                chars.next();
+                skip_csi(&mut chars);
+            }
+            '\u{9b}' => skip_csi(&mut chars),
+            // OSC (and the other string sequences: DCS, SOS, PM, APC): up to BEL or ST.
+            '\x1b' if matches!(chars.peek(), Some(']' | 'P' | 'X' | '^' | '_')) => {
+                chars.next();
+                skip_string(&mut chars);
+            }
+            '\u{9d}' | '\u{90}' | '\u{98}' | '\u{9e}' | '\u{9f}' => skip_string(&mut chars),
+            // Any other escape: intermediates, then one final character.
+            '\x1b' => {
+                while chars.peek().is_some_and(|c| (' '..='/').contains(c)) {
+                    chars.next();
+                }
+                chars.next();
+            }
+            '\x08' => {
+                out.pop();
+            }
+            '\t' => out.push(c),
+            c if is_unsafe(c) => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    for c in chars.by_ref() {
+        if ('@'..='~').contains(&c) {
+            break;
+        }
+        if !(' '..='?').contains(&c) {
+            // Not a CSI after all: stop at the first character it cannot hold.
+            break;
+        }
+    }
+}
+
+fn skip_string(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    while let Some(c) = chars.next() {
+        if c == '\x07' || c == '\u{9c}' {
+            break;
+        }
+        if c == '\x1b' && chars.peek() == Some(&'\\') {
+            chars.next();
+            break;
+        }
+    }
+}
+
 /// The length of a Select Graphic Rendition sequence at the start of `s`, if there is one.
 fn sgr_len(s: &str) -> Option<usize> {
     let params = s.strip_prefix("\x1b[")?;

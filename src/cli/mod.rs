@@ -409,12 +409,8 @@ Examples:
   pair log task.md --follow")]
     Log(LogArgs),
 
-    /// Where the time and the tokens went: phases, gates, rounds, turns and handoffs.
-    #[command(after_help = "\
-Examples:
-  pair stats task.md
-  pair stats boards/*.md --json
-  pair stats task.md --svg timeline.svg")]
+    /// Where the time and the tokens went: phases, gates, rounds, turns and responses.
+    #[command(after_help = crate::stats::help())]
     Stats(StatsArgs),
 
     /// Change SLAs with the user's approval (recorded in Decisions with the reason).
@@ -600,7 +596,8 @@ pub struct StatsArgs {
     pub board: Vec<PathBuf>,
     #[command(flatten)]
     pub caller: Caller,
-    /// Also draw a timeline (one lane per agent, phases as bands, verdicts as marks) to FILE.
+    /// Also draw a timeline to FILE: a band per visit of a phase, a lane per agent with its
+    /// turns, writes and verdicts, a time axis and a legend (docs/stats.md).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
 }

@@ -470,9 +470,17 @@ fn stats_text(s: &Json) -> String {
     }
     if let Some(agents) = s["agents"].as_object() {
         for (id, a) in agents {
+            use crate::stats::figure::{RESPONSE_TIME, RESPONSES, TURN_TIME, WRITES};
             out.push_str(&format!(
-                "  {id:<6} {} writes, held the turn {} s, {} handoffs taking {} s in all\n",
-                a["writes"], a["turn_seconds"], a["handoffs"], a["handoff_seconds"]
+                "  {id:<6} {} {}, {} {} s, {} {}, {} {} s in total\n",
+                a["writes"],
+                WRITES.name,
+                TURN_TIME.name,
+                a["turn_seconds"],
+                a["handoffs"],
+                RESPONSES.name,
+                RESPONSE_TIME.name,
+                a["handoff_seconds"]
             ));
         }
     }

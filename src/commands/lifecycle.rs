@@ -33,10 +33,6 @@ use crate::store::Session;
 use crate::text::shell_arg;
 use crate::transaction;
 
-/// The most output a check's record keeps: its last lines, up to this many bytes.
-const TAIL_LINES: usize = 30;
-const TAIL_BYTES: usize = 4000;
-
 fn text_of(p: &Path) -> Result<String> {
     p.to_str().map(str::to_string).ok_or_else(|| {
         Error::Usage(format!(
@@ -157,7 +153,10 @@ pub fn worktree_create(a: WorktreeCreateArgs, s: &Session) -> Result<Outcome> {
         Err(e) => {
             return Err(
                 match repo::remove_worktree_and_branch(&root, &real, &branch) {
-                    Ok(()) => e,
+                    Ok(()) => {
+                        worktree::remove_empty_base(&root, &real);
+                        e
+                    }
                     Err(undo) => Error::Git {
                         message: format!(
                             "{e}\nThe worktree {} and branch {branch} that were made for it could \
@@ -169,18 +168,65 @@ pub fn worktree_create(a: WorktreeCreateArgs, s: &Session) -> Result<Outcome> {
             );
         }
     };
+    // The default worktrees' directory kept out of the main checkout's untracked files.
+    let mut notes = String::new();
+    let mut excluded = None;
+    if worktree::in_base(&root, &real) {
+        match repo::exclude_worktrees(&root) {
+            Ok(Some(file)) => {
+                notes.push_str(&format!(
+                    "added /.worktrees/ to {} so that the checkout does not list it as \
+                     untracked\n",
+                    crate::text::escape(&file.display().to_string())
+                ));
+                excluded = Some(file.display().to_string());
+            }
+            Ok(None) => {}
+            Err(e) => out.warnings.push(format!(
+                "could not keep .worktrees/ out of the untracked files ({e}): add `.worktrees/` \
+                 to the repository's .gitignore"
+            )),
+        }
+    }
+    // What the checkout has that the new worktree has not: files the repository ignores.
+    // The board itself, when the repository ignores it, is not the work's.
+    let board_rel = std::fs::canonicalize(&a.board).ok().and_then(|b| {
+        let r = std::fs::canonicalize(&root).ok()?;
+        Some(b.strip_prefix(r).ok()?.to_string_lossy().into_owned())
+    });
+    let ignored = match repo::ignored_untracked(&root) {
+        Ok(list) => list
+            .into_iter()
+            .filter(|p| Some(p) != board_rel.as_ref())
+            .collect(),
+        Err(e) => {
+            out.warnings.push(format!(
+                "could not list the ignored files of {} ({e})",
+                crate::render::output::path(&root)
+            ));
+            Vec::new()
+        }
+    };
+    if !ignored.is_empty() {
+        notes.push_str(&ignored_note(&root, &real, &ignored));
+    }
     let info = json!({
         "repo_root": created.repo_root,
         "base_branch": created.base_branch,
         "base_sha": created.base_sha,
         "topic_branch": created.topic_branch,
         "worktree": created.worktree,
+        "excluded": excluded,
+        "ignored_not_copied": {
+            "count": ignored.len(),
+            "paths": ignored.iter().take(IGNORED_SHOWN).collect::<Vec<_>>(),
+        },
     });
     if let Some(o) = out.json.as_object_mut() {
         o.insert("worktree".into(), info);
     }
     out.text = format!(
-        "worktree {} on {} (from {} {})\n{}",
+        "worktree {} on {} (from {} {})\n{notes}{}",
         crate::text::escape(&created.worktree),
         crate::text::escape(&created.topic_branch),
         created.base_branch.as_deref().unwrap_or("HEAD"),
@@ -188,6 +234,43 @@ pub fn worktree_create(a: WorktreeCreateArgs, s: &Session) -> Result<Outcome> {
         out.text
     );
     Ok(out)
+}
+
+/// How many of the ignored files `worktree create` names.
+const IGNORED_SHOWN: usize = 10;
+
+/// The ignored, untracked files of the checkout that the new worktree lacks, bounded, and how
+/// to copy one.
+fn ignored_note(root: &Path, wt: &Path, ignored: &[String]) -> String {
+    let shown: Vec<String> = ignored
+        .iter()
+        .take(IGNORED_SHOWN)
+        .map(|p| crate::text::escape(p).into_owned())
+        .collect();
+    let more = ignored.len().saturating_sub(IGNORED_SHOWN);
+    let first = ignored[0].trim_end_matches('/');
+    format!(
+        "not in the new worktree: {} {} that {} ignores (a generated file its tests need may be \
+         among them): {}{}; copy what the work needs, e.g. `cp -a {} {}`\n",
+        ignored.len(),
+        if ignored.len() == 1 {
+            "file or directory"
+        } else {
+            "files and directories"
+        },
+        crate::text::escape(&root.display().to_string()),
+        shown.join(", "),
+        if more > 0 {
+            format!(
+                " and {more} more (`git -C {} status --ignored`)",
+                shell_arg(&root.display().to_string())
+            )
+        } else {
+            String::new()
+        },
+        shell_arg(&root.join(first).display().to_string()),
+        shell_arg(&wt.join(first).parent().unwrap_or(wt).display().to_string()),
+    )
 }
 
 /// Which check to run, and how.
@@ -288,45 +371,15 @@ fn names(fm: &Frontmatter) -> String {
     }
 }
 
-/// The last lines of some output, bounded, as text that can sit in a code block.
-fn tail(output: &[u8]) -> String {
-    let text = String::from_utf8_lossy(output);
-    let text = crate::board::document::normalize_newlines(&text);
-    let lines: Vec<&str> = text.trim_end().lines().collect();
-    let start = lines.len().saturating_sub(TAIL_LINES);
-    let mut out: String = lines[start..]
-        .iter()
-        .map(|l| {
-            let l: String = l
-                .chars()
-                .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
-                .collect();
-            // A line that reads as a git conflict marker may not stand in a blackboard.
-            if crate::board::document::conflict_marker(&l).is_some() {
-                format!(" {l}")
-            } else {
-                l
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    if out.len() > TAIL_BYTES {
-        let mut cut = out.len() - TAIL_BYTES;
-        while !out.is_char_boundary(cut) {
-            cut += 1;
-        }
-        out = out[cut..].to_string();
-    }
-    out
-}
-
 /// How a check's command ended.
 struct Ran {
     /// The exit code (`None`: ended by a signal).
     code: Option<i32>,
     duration_ms: u64,
-    /// Its output's tail.
+    /// Its output's tail, with the summary lines from earlier ([`super::check_output`]).
     output: String,
+    /// The lines of its output that say what passed or failed.
+    summary: Vec<String>,
     /// It was stopped by `--time-limit`.
     timed_out: bool,
 }
@@ -375,17 +428,12 @@ fn run_command(worktree: &Path, argv: &[String], limit: Option<Duration>) -> Res
             }
         })
     });
-    let mut kept: Vec<u8> = Vec::new();
+    let mut kept = super::check_output::Collector::default();
     let mut buf = [0u8; 16 * 1024];
     loop {
         match reader.read(&mut buf) {
             Ok(0) => break,
-            Ok(n) => {
-                kept.extend_from_slice(&buf[..n]);
-                if kept.len() > 256 * 1024 {
-                    kept.drain(..kept.len() - 64 * 1024);
-                }
-            }
+            Ok(n) => kept.push(&buf[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => break,
         }
@@ -397,10 +445,12 @@ fn run_command(worktree: &Path, argv: &[String], limit: Option<Duration>) -> Res
     if let Some(w) = watchdog {
         let _ = w.join();
     }
+    let (output, summary) = kept.finish();
     Ok(Ran {
         code: status.code(),
         duration_ms: u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX),
-        output: tail(&kept),
+        output,
+        summary,
         timed_out: timed_out.load(std::sync::atomic::Ordering::SeqCst),
     })
 }
@@ -583,6 +633,7 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
         "duration_ms": run.duration_ms,
         "timed_out": ran.timed_out,
         "output_tail": out_tail,
+        "summary": ran.summary,
         "required": fm.required_checks.iter().any(|c| c.name == run.name),
         "reproduce": plan.reproduce,
         "comparison": comparison,
@@ -670,28 +721,4 @@ fn pinned_checkout(
         "Ran in a temporary checkout of the pinned tree, removed afterwards, on tree `{tree}`"
             .to_string(),
     )))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_output_tail_is_bounded_and_cannot_break_the_blackboard() {
-        let many: String = (0..100).map(|i| format!("line {i}\n")).collect();
-        let t = tail(many.as_bytes());
-        assert_eq!(t.lines().count(), TAIL_LINES);
-        assert!(t.ends_with("line 99"));
-        let long = "x".repeat(10_000);
-        assert_eq!(tail(long.as_bytes()).len(), TAIL_BYTES);
-        let markers = tail(b"<<<<<<< HEAD\n=======\n>>>>>>> other\n\x1b[31mred\n");
-        assert!(
-            markers
-                .lines()
-                .all(|l| crate::board::document::conflict_marker(l).is_none()),
-            "{markers}"
-        );
-        assert!(markers.contains("?[31mred"));
-        assert!(crate::board::document::check_note(&semantic::fenced(&markers)).is_ok());
-    }
 }

@@ -13,6 +13,7 @@ use crate::store::Session;
 
 mod attend;
 mod brief;
+pub mod check_output;
 pub mod demo;
 mod diff;
 mod docs;

@@ -528,6 +528,8 @@ pub fn advance(a: AdvanceArgs, s: &Session) -> Result<Outcome> {
         facts: None,
     };
     observe_step(&a.board, &a.common.agent, to, &mut args, s)?;
+    // The worktree and repository the board records, for the clean-up after CLEANED_UP.
+    let recorded: std::cell::RefCell<Option<(String, String)>> = Default::default();
     let mut out = apply(
         &a.board,
         &a.common,
@@ -535,6 +537,9 @@ pub fn advance(a: AdvanceArgs, s: &Session) -> Result<Outcome> {
         consent(a.user_approved, a.waive.clone()),
         s,
         |fm, ctx| {
+            if let (Some(w), Some(r)) = (&fm.worktree, &fm.audit.repo_root) {
+                *recorded.borrow_mut() = Some((w.clone(), r.clone()));
+            }
             let edit = ops::advance(fm, ctx, to, &args)?;
             // The move that records the worktree records a git worktree: the code under review
             // is its diff.
@@ -548,6 +553,24 @@ pub fn advance(a: AdvanceArgs, s: &Session) -> Result<Outcome> {
         },
     )?;
     add_warnings(&mut out, note_warnings);
+    // The last worktree gone from `.worktrees/`: the directory goes too.
+    if to == Phase::CleanedUp {
+        let removed = recorded
+            .into_inner()
+            .and_then(|(w, r)| super::worktree::remove_empty_base(Path::new(&r), Path::new(&w)));
+        if let Some(dir) = &removed {
+            out.text.push_str(&format!(
+                "removed the empty {}\n",
+                crate::text::escape(&dir.display().to_string())
+            ));
+        }
+        if let Some(o) = out.json.as_object_mut() {
+            o.insert(
+                "removed_dir".into(),
+                json!(removed.map(|d| d.display().to_string())),
+            );
+        }
+    }
     Ok(out)
 }
 

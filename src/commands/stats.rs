@@ -12,7 +12,7 @@ use crate::cli::StatsArgs;
 use crate::error::{Error, Result};
 use crate::render::output;
 use crate::render::report::SCHEMA;
-use crate::stats::{self, BoardStats, Secs, Usage};
+use crate::stats::{self, BoardStats, Secs, Usage, figure};
 use crate::store::Session;
 
 fn usage_text(u: &Usage) -> String {
@@ -47,9 +47,11 @@ fn board_text(b: &BoardStats) -> String {
     let mut t = String::new();
     let _ = writeln!(
         t,
-        "{}: {} records, {} in all, now {}",
+        "{}: {} {}, {} {}, now {}",
         crate::text::escape(&b.path),
         b.records,
+        figure::RECORDS.name,
+        figure::ELAPSED.name,
         duration(b.seconds),
         b.phase
     );
@@ -57,17 +59,30 @@ fn board_text(b: &BoardStats) -> String {
         t.push_str("  no journal yet: the next write starts it\n");
         return t;
     }
-    t.push_str("  phase                        time        usage\n");
+    let _ = writeln!(
+        t,
+        "  {:<28} {:>13}  {}",
+        "phase",
+        figure::TIME_IN_PHASE.name,
+        figure::USAGE.name
+    );
     for (p, s) in &b.phases {
         let _ = writeln!(
             t,
-            "  {:<28} {:>10}  {}",
+            "  {:<28} {:>13}  {}",
             p.as_str(),
             duration(s.seconds),
             usage_text(&s.usage)
         );
     }
-    t.push_str("  gate        time        rounds (how each ended)                usage\n");
+    let _ = writeln!(
+        t,
+        "  {:<10} {:>12}  {:<38} {}",
+        "gate",
+        figure::TIME_IN_GATE.name,
+        format!("{}s (#N outcome duration)", figure::ROUND.name),
+        figure::USAGE.name
+    );
     for (g, s) in &b.gates {
         let rounds: Vec<String> = s
             .rounds
@@ -76,7 +91,7 @@ fn board_text(b: &BoardStats) -> String {
             .collect();
         let _ = writeln!(
             t,
-            "  {:<10} {:>10}  {:<38} {}",
+            "  {:<10} {:>12}  {:<38} {}",
             g.as_str(),
             duration(s.seconds),
             if rounds.is_empty() {
@@ -87,11 +102,20 @@ fn board_text(b: &BoardStats) -> String {
             usage_text(&s.usage)
         );
     }
-    t.push_str("  agent         writes   turn held   handoffs (total / max latency)   usage\n");
+    let _ = writeln!(
+        t,
+        "  {:<12} {:>7} {:>11}   {} ({} total / longest)   {}",
+        "agent",
+        figure::WRITES.name,
+        figure::TURN_TIME.name,
+        figure::RESPONSES.name,
+        figure::RESPONSE_TIME.name,
+        figure::USAGE.name
+    );
     for (id, a) in &b.agents {
         let waiting = a
             .waiting_since
-            .map(|w| format!(", waited on since {w}"))
+            .map(|w| format!(", {} {w}", figure::WAITED_ON_SINCE.name))
             .unwrap_or_default();
         let _ = writeln!(
             t,
@@ -107,7 +131,7 @@ fn board_text(b: &BoardStats) -> String {
     }
     let u = usage_text(&b.usage);
     if !u.is_empty() {
-        let _ = writeln!(t, "  usage: {u}");
+        let _ = writeln!(t, "  {}: {u}", figure::USAGE.name);
     }
     match &b.sla_breaches {
         None => {}
@@ -191,9 +215,11 @@ pub fn run(a: StatsArgs, s: &Session) -> Result<Outcome> {
     if boards.len() > 1 {
         let _ = writeln!(
             text,
-            "total: {} boards, {} records, {} in all",
+            "total: {} boards, {} {}, {} {} (summed over the boards)",
             total.boards,
             total.records,
+            figure::RECORDS.name,
+            figure::ELAPSED.name,
             duration(total.seconds)
         );
         for (g, s) in &total.gates {
@@ -211,7 +237,7 @@ pub fn run(a: StatsArgs, s: &Session) -> Result<Outcome> {
         }
         let u = usage_text(&total.usage);
         if !u.is_empty() {
-            let _ = writeln!(text, "  usage: {u}");
+            let _ = writeln!(text, "  {}: {u}", figure::USAGE.name);
         }
         for (name, x) in total.sla_breaches.iter().flatten() {
             let _ = writeln!(
@@ -224,6 +250,9 @@ pub fn run(a: StatsArgs, s: &Session) -> Result<Outcome> {
     }
     if let Some(f) = &a.svg {
         let _ = writeln!(text, "timeline written to {}", output::path(f));
+    }
+    if !boards.is_empty() {
+        text.push_str("what each figure measures: pair stats --help\n");
     }
     Ok(Outcome::ok(json, text))
 }

@@ -89,6 +89,39 @@ fn git_stem(g: &crate::store::location::GitBoard) -> String {
     }
 }
 
+/// Whether `path` is in the default worktrees' directory `<root>/.worktrees`.
+pub(crate) fn in_base(root: &Path, path: &Path) -> bool {
+    let base = std::fs::canonicalize(root)
+        .unwrap_or_else(|_| root.to_path_buf())
+        .join(".worktrees");
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    real.parent() == Some(base.as_path())
+        || path.parent() == Some(root.join(".worktrees").as_path())
+}
+
+/// Once the worktree `path` of `<root>/.worktrees` is gone, remove `.worktrees` if nothing else
+/// is in it (never a directory with anything inside). Returns the directory removed.
+pub(crate) fn remove_empty_base(root: &Path, path: &Path) -> Option<PathBuf> {
+    if std::fs::symlink_metadata(path).is_ok() {
+        return None;
+    }
+    let base = match path.parent() {
+        Some(p) if p.file_name().is_some_and(|n| n == ".worktrees") => p.to_path_buf(),
+        _ => return None,
+    };
+    let real_base = std::fs::canonicalize(&base).ok()?;
+    let real_root = std::fs::canonicalize(root).ok()?;
+    if real_base != real_root.join(".worktrees") {
+        return None;
+    }
+    // remove_dir removes an empty directory only; a symlink is not one.
+    if std::fs::symlink_metadata(&base).ok()?.is_dir() && std::fs::remove_dir(&base).is_ok() {
+        Some(base)
+    } else {
+        None
+    }
+}
+
 /// The default coding worktree of a blackboard, as `pair worktree-path` finds it.
 #[derive(Debug, Clone)]
 pub struct DefaultWorktree {

@@ -1,17 +1,45 @@
-//! `pair stats --svg`: a timeline of one or more boards that a browser opens. Each board has a
-//! band row of its phases and one lane per agent, in which the agent's turns are bars, its
-//! writes dots and its verdicts diamonds (green approved, red changes requested, grey comment).
+//! `pair stats --svg`: a timeline of one or more boards that a browser opens.
+//!
+//! Each board has a title, a row of phase bands (one band per visit of a phase: the writes that
+//! keep the board in its phase do not split it), one lane per agent in which the agent's turns
+//! are bars, its writes dots and its verdicts diamonds (green approved, red changes requested,
+//! grey comment), and a time axis with ticks at round intervals since the board's first write.
+//! A legend under the boards explains the marks and keys every phase drawn by colour and number.
+//!
+//! Every text is laid out as a box, for a monospace font whose glyphs are at most
+//! [`GLYPH`] em wide: no label overlaps another or leaves the canvas. A phase's name is written
+//! in its band when it fits, else its number from the key when that fits, else nothing (the
+//! colour, the key and the band's tooltip name it); an agent id or a path too long for its place
+//! is shortened with `…` (the tooltip has it whole). Times may carry fractions of a second.
 //! Every text goes through [`escape`].
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::board::frontmatter::{Phase, Timestamp};
 use crate::board::journal::Record;
 use crate::stats::BoardStats;
 
-const WIDTH: f64 = 1000.0;
-const LEFT: f64 = 150.0;
+/// The canvas width.
+pub const WIDTH: f64 = 1100.0;
+/// The left gutter (lane names), and where the plot starts.
+const LEFT: f64 = 170.0;
+/// The plot's width: time runs from `LEFT` to `LEFT + PLOT`.
+const PLOT: f64 = 860.0;
+const BAND: f64 = 22.0;
 const LANE: f64 = 24.0;
+/// Font sizes: titles, lane names and legend, small labels.
+const TITLE: f64 = 12.0;
+const TEXT: f64 = 11.0;
+const SMALL: f64 = 9.0;
+/// The widest glyph of the monospace font the SVG asks for, in em (DejaVu Sans Mono and
+/// Liberation Mono: 0.60), with a margin.
+pub const GLYPH: f64 = 0.62;
+
+const TURN: &str = "#4a7fd4";
+const APPROVED: &str = "#2e9d48";
+const CHANGES: &str = "#d43d3d";
+const COMMENT: &str = "#888";
 
 /// Escape text for XML content and attribute values.
 pub fn escape(s: &str) -> String {
@@ -31,10 +59,138 @@ pub fn escape(s: &str) -> String {
     out
 }
 
-/// A stable colour per phase.
-fn colour(p: Phase) -> String {
-    let i = Phase::ALL.iter().position(|q| *q == p).unwrap_or(0);
-    format!("hsl({}, 55%, 80%)", (i * 47) % 360)
+/// What the board is doing in a phase, which its colour says: the legend names each kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Draft,
+    Working,
+    Submitted,
+    Review,
+    Changes,
+    Approved,
+    Lifecycle,
+    Waiting,
+    Stopped,
+}
+
+impl Kind {
+    const ALL: [Kind; 9] = [
+        Kind::Draft,
+        Kind::Working,
+        Kind::Submitted,
+        Kind::Review,
+        Kind::Changes,
+        Kind::Approved,
+        Kind::Lifecycle,
+        Kind::Waiting,
+        Kind::Stopped,
+    ];
+
+    fn of(p: Phase) -> Kind {
+        use Phase::*;
+        match p {
+            Draft => Kind::Draft,
+            Analyzing | Planning | RedTesting | Coding => Kind::Working,
+            AnalysisSubmitted | PlanningSubmitted | RedTestSubmitted | CodeSubmitted => {
+                Kind::Submitted
+            }
+            ReviewingAnalysis | ReviewingPlan | ReviewingRedTest | ReviewingCode
+            | FollowupReview => Kind::Review,
+            AnalysisChangesRequested
+            | PlanChangesRequested
+            | RedTestChangesRequested
+            | CodeChangesRequested => Kind::Changes,
+            AnalysisApproved | PlanApproved | RedTestApproved | ReadyToCommit => Kind::Approved,
+            Committed | Merged | CleanedUp => Kind::Lifecycle,
+            Blocked | AwaitingDecision => Kind::Waiting,
+            Stopped => Kind::Stopped,
+        }
+    }
+
+    fn colour(self) -> &'static str {
+        match self {
+            Kind::Draft => "#e4e4e4",
+            Kind::Working => "#bcd4f2",
+            Kind::Submitted => "#f3e19a",
+            Kind::Review => "#f6c48f",
+            Kind::Changes => "#f0a8a8",
+            Kind::Approved => "#b6e0a8",
+            Kind::Lifecycle => "#9fd8cf",
+            Kind::Waiting => "#d6bdee",
+            Kind::Stopped => "#b8b8b8",
+        }
+    }
+
+    fn words(self) -> &'static str {
+        match self {
+            Kind::Draft => "draft",
+            Kind::Working => "the doer works",
+            Kind::Submitted => "submitted",
+            Kind::Review => "in review",
+            Kind::Changes => "changes requested",
+            Kind::Approved => "approved",
+            Kind::Lifecycle => "committed, merged, cleaned up",
+            Kind::Waiting => "blocked, or waiting for a decision",
+            Kind::Stopped => "stopped",
+        }
+    }
+}
+
+/// A phase's colour: the colour of its kind.
+fn colour(p: Phase) -> &'static str {
+    Kind::of(p).colour()
+}
+
+/// The width of a text at a font size.
+fn text_width(s: &str, size: f64) -> f64 {
+    s.chars().count() as f64 * size * GLYPH
+}
+
+/// The most characters that fit in `width` at `size`.
+fn chars_in(width: f64, size: f64) -> usize {
+    (width / (size * GLYPH)).floor().max(0.0) as usize
+}
+
+/// `s` cut to fit `width`, its end replaced by `…`.
+fn fit_end(s: &str, width: f64, size: f64) -> String {
+    let max = chars_in(width, size);
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// `s` cut to fit `width`, its middle replaced by `…` (a path keeps its file name).
+fn fit_middle(s: &str, width: f64, size: f64) -> String {
+    let max = chars_in(width, size);
+    let n = s.chars().count();
+    if n <= max {
+        return s.to_string();
+    }
+    let keep = max.saturating_sub(1);
+    let tail = keep * 2 / 3;
+    let head = keep - tail;
+    let mut out: String = s.chars().take(head).collect();
+    out.push('…');
+    out.extend(s.chars().skip(n - tail));
+    out
+}
+
+/// Seconds from `a` to `b`, to the millisecond.
+fn seconds(a: Timestamp, b: Timestamp) -> f64 {
+    (b.0 - a.0).num_milliseconds() as f64 / 1000.0
+}
+
+/// A text element; `anchor` is `start`, `middle` or `end`.
+fn text(out: &mut String, x: f64, y: f64, size: f64, anchor: &str, class: &str, body: &str) {
+    let _ = writeln!(
+        out,
+        "<text class=\"{class}\" x=\"{x:.1}\" y=\"{y:.1}\" font-size=\"{size}\" \
+         text-anchor=\"{anchor}\">{}</text>",
+        escape(body)
+    );
 }
 
 /// One board's records and figures.
@@ -43,128 +199,232 @@ pub struct Board<'a> {
     pub records: &'a [Record],
 }
 
+/// A stretch of a board in one phase: from the write that entered it to the write that left it.
+struct Visit {
+    phase: Phase,
+    from: Timestamp,
+    to: Timestamp,
+    writes: usize,
+}
+
+/// The visits of the phases, in order: consecutive records in the same phase are one visit.
+fn visits(records: &[Record], end: Timestamp) -> Vec<Visit> {
+    let mut out: Vec<Visit> = Vec::new();
+    for r in records {
+        match out.last_mut() {
+            Some(v) if v.phase == r.to => v.writes += 1,
+            last => {
+                if let Some(v) = last {
+                    v.to = r.at;
+                }
+                out.push(Visit {
+                    phase: r.to,
+                    from: r.at,
+                    to: end,
+                    writes: 1,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The key number of each phase drawn, in the order the phases first appear.
+fn phase_key(boards: &[Board]) -> BTreeMap<Phase, usize> {
+    let mut key = BTreeMap::new();
+    for b in boards {
+        for r in b.records {
+            let n = key.len() + 1;
+            key.entry(r.to).or_insert(n);
+        }
+    }
+    key
+}
+
 /// Draw the timeline of the boards.
 pub fn timeline(boards: &[Board]) -> String {
+    let key = phase_key(boards);
     let mut body = String::new();
-    let mut y = 10.0;
+    let mut y = 8.0;
     for b in boards {
-        y = board(&mut body, b, y) + 20.0;
+        y = board(&mut body, b, &key, y) + 18.0;
     }
-    let height = y.max(40.0);
+    y = legend(&mut body, &key, y);
+    let height = (y + 8.0).ceil();
     format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" \
-         width=\"{w}\" height=\"{height}\" viewBox=\"0 0 {w} {height}\" font-family=\"sans-serif\" \
-         font-size=\"11\">\n<title>pair stats timeline</title>\n{body}</svg>\n",
-        w = WIDTH + LEFT + 10.0
+         width=\"{WIDTH}\" height=\"{height}\" viewBox=\"0 0 {WIDTH} {height}\" \
+         font-family=\"DejaVu Sans Mono, Liberation Mono, monospace\" font-size=\"{TEXT}\">\n\
+         <title>pair stats timeline</title>\n<rect class=\"canvas\" x=\"0\" y=\"0\" \
+         width=\"{WIDTH}\" height=\"{height}\" fill=\"#fff\"/>\n{body}</svg>\n"
     )
 }
 
-fn board(out: &mut String, b: &Board, top: f64) -> f64 {
+fn board(out: &mut String, b: &Board, key: &BTreeMap<Phase, usize>, top: f64) -> f64 {
     let s = b.stats;
-    let _ = writeln!(
-        out,
-        "<text x=\"4\" y=\"{}\" font-weight=\"bold\">{}</text>",
-        top + 12.0,
-        escape(&s.path)
-    );
+    let title_y = top + TITLE;
     let (Some(start), Some(end)) = (s.start, s.end) else {
-        let _ = writeln!(
+        text(
             out,
-            "<text x=\"{LEFT}\" y=\"{}\">no journal yet</text>",
-            top + 30.0
+            4.0,
+            title_y,
+            TITLE,
+            "start",
+            "title",
+            &fit_middle(&s.path, WIDTH - 8.0, TITLE),
         );
-        return top + 40.0;
+        text(
+            out,
+            LEFT,
+            title_y + 18.0,
+            TEXT,
+            "start",
+            "note",
+            "no journal yet",
+        );
+        return title_y + 24.0;
     };
-    let span = ((end.0 - start.0).num_seconds().max(1)) as f64;
-    let x = |t: Timestamp| LEFT + ((t.0 - start.0).num_seconds() as f64 / span) * WIDTH;
-    let agents: Vec<&String> = s.agents.keys().collect();
-    let band_top = top + 18.0;
-    let lanes_top = band_top + LANE + 4.0;
-    let bottom = lanes_top + LANE * agents.len() as f64;
-    // Phases as bands over the whole board, labelled in the band row.
-    let _ = writeln!(
-        out,
-        "<text x=\"4\" y=\"{}\">phase</text>",
-        band_top + LANE * 0.65
+    // The title: the path, shortened in the middle to leave room for what follows it.
+    let tail = format!(
+        " · now {} · {} {}",
+        s.phase,
+        crate::stats::figure::ELAPSED.name,
+        elapsed_text(s.start.zip(s.end).map_or(0.0, |(a, b)| seconds(a, b)))
     );
-    for (i, r) in b.records.iter().enumerate() {
-        let until = b.records.get(i + 1).map_or(end, |n| n.at);
-        let (x0, x1) = (x(r.at), x(until));
+    let room = WIDTH - 8.0 - text_width(&tail, TITLE);
+    let _ = writeln!(out, "<g><title>{}</title>", escape(&s.path));
+    text(
+        out,
+        4.0,
+        title_y,
+        TITLE,
+        "start",
+        "title",
+        &format!("{}{tail}", fit_middle(&s.path, room.max(0.0), TITLE)),
+    );
+    out.push_str("</g>\n");
+    let span = seconds(start, end).max(0.001);
+    let x = |t: Timestamp| LEFT + (seconds(start, t) / span).clamp(0.0, 1.0) * PLOT;
+    let agents: Vec<&String> = s.agents.keys().collect();
+    let band_top = title_y + 8.0;
+    let lanes_top = band_top + BAND + 2.0;
+    let bottom = lanes_top + LANE * agents.len() as f64;
+    text(out, 4.0, band_top + 15.0, TEXT, "start", "gutter", "phase");
+    // One band per visit of a phase, shaded on through the lanes.
+    for v in visits(b.records, end) {
+        let (x0, x1) = (x(v.from), x(v.to).max(x(v.from)));
+        let w = (x1 - x0).max(0.5);
+        let fill = colour(v.phase);
+        let n = key.get(&v.phase).copied().unwrap_or(0);
+        let tip = format!(
+            "{} ({n}) from {} to {}, {} write{}",
+            v.phase,
+            v.from,
+            v.to,
+            v.writes,
+            if v.writes == 1 { "" } else { "s" }
+        );
         let _ = writeln!(
             out,
-            "<rect x=\"{x0:.1}\" y=\"{band_top}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\" \
-             opacity=\"0.6\"><title>{} from {} to {until}</title></rect>",
-            (x1 - x0).max(0.5),
-            bottom - band_top,
-            colour(r.to),
-            escape(r.to.as_str()),
-            r.at
+            "<rect class=\"shade\" x=\"{x0:.2}\" y=\"{lanes_top:.1}\" width=\"{w:.2}\" \
+             height=\"{:.1}\" fill=\"{fill}\" opacity=\"0.35\"/>",
+            bottom - lanes_top
         );
-        if b.records
-            .get(i.wrapping_sub(1))
-            .is_none_or(|p| p.to != r.to)
-        {
-            let _ = writeln!(
+        let _ = writeln!(
+            out,
+            "<rect class=\"band\" data-phase=\"{}\" x=\"{x0:.2}\" y=\"{band_top:.1}\" \
+             width=\"{w:.2}\" height=\"{BAND}\" fill=\"{fill}\" stroke=\"#fff\" \
+             stroke-width=\"0.5\"><title>{}</title></rect>",
+            v.phase,
+            escape(&tip)
+        );
+        let name = v.phase.as_str().to_string();
+        let number = n.to_string();
+        let label = [name, number]
+            .into_iter()
+            .find(|l| text_width(l, SMALL) + 6.0 <= w);
+        if let Some(l) = label {
+            text(
                 out,
-                "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"9\">{}</text>",
-                x0 + 2.0,
-                band_top + LANE * 0.65,
-                escape(r.to.as_str())
+                x0 + 3.0,
+                band_top + 15.0,
+                SMALL,
+                "start",
+                "band-label",
+                &l,
             );
         }
     }
     // One lane per agent: its turns, its writes and its verdicts.
     for (k, id) in agents.iter().enumerate() {
         let ly = lanes_top + LANE * k as f64;
+        let mid = ly + LANE / 2.0;
+        let _ = writeln!(out, "<g><title>{}</title>", escape(id));
+        text(
+            out,
+            4.0,
+            mid + 4.0,
+            TEXT,
+            "start",
+            "gutter",
+            &fit_end(id, LEFT - 10.0, TEXT),
+        );
+        out.push_str("</g>\n");
         let _ = writeln!(
             out,
-            "<text x=\"4\" y=\"{:.1}\">{}</text>",
-            ly + LANE * 0.65,
-            escape(id)
+            "<line x1=\"{LEFT}\" y1=\"{mid:.1}\" x2=\"{:.1}\" y2=\"{mid:.1}\" stroke=\"#bbb\"/>",
+            LEFT + PLOT
         );
-        let _ = writeln!(
-            out,
-            "<line x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#999\"/>",
-            LEFT + WIDTH,
-            y = ly + LANE / 2.0
-        );
-        for (i, r) in b.records.iter().enumerate() {
-            if r.turn.iter().any(|t| t == *id) {
-                let until = b.records.get(i + 1).map_or(end, |n| n.at);
-                let _ = writeln!(
-                    out,
-                    "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" \
-                     fill=\"#4a7fd4\" opacity=\"0.5\"><title>{}: turn from {} to {until}\
-                     </title></rect>",
-                    x(r.at),
-                    ly + LANE * 0.3,
-                    (x(until) - x(r.at)).max(0.5),
-                    LANE * 0.4,
-                    escape(id),
-                    r.at
-                );
+        // Turns: from the write that made it the agent's turn to the one that passed it on.
+        let mut since: Option<Timestamp> = None;
+        let mut turns = Vec::new();
+        for r in b.records {
+            let holds = r.turn.iter().any(|t| t == *id);
+            match (holds, since) {
+                (true, None) => since = Some(r.at),
+                (false, Some(from)) => {
+                    turns.push((from, r.at));
+                    since = None;
+                }
+                _ => {}
             }
-            if r.by.as_deref() != Some(id.as_str()) {
-                continue;
-            }
-            let (cx, cy) = (x(r.at), ly + LANE / 2.0);
+        }
+        if let Some(from) = since {
+            turns.push((from, end));
+        }
+        for (from, to) in turns {
+            let (x0, x1) = (x(from), x(to).max(x(from)));
+            let _ = writeln!(
+                out,
+                "<rect class=\"turn\" x=\"{x0:.2}\" y=\"{:.1}\" width=\"{:.2}\" height=\"{:.1}\" \
+                 fill=\"{TURN}\" opacity=\"0.6\"><title>{}: its turn from {from} to {to}\
+                 </title></rect>",
+                ly + LANE * 0.3,
+                (x1 - x0).max(0.5),
+                LANE * 0.4,
+                escape(id)
+            );
+        }
+        for r in b
+            .records
+            .iter()
+            .filter(|r| r.by.as_deref() == Some(id.as_str()))
+        {
+            let cx = x(r.at);
             match &r.verdict {
                 Some(v) => {
                     let fill = if v.ends_with("CHANGES_REQUESTED") {
-                        "#d43d3d"
+                        CHANGES
                     } else if v.ends_with("APPROVED") {
-                        "#2e9d48"
+                        APPROVED
                     } else {
-                        "#888"
+                        COMMENT
                     };
                     let _ = writeln!(
                         out,
-                        "<path d=\"M{cx:.1} {:.1} L{:.1} {cy:.1} L{cx:.1} {:.1} L{:.1} {cy:.1} Z\" \
-                         fill=\"{fill}\"><title>{} at {}: verdict {}</title></path>",
-                        cy - 7.0,
-                        cx + 7.0,
-                        cy + 7.0,
-                        cx - 7.0,
+                        "<path class=\"verdict\" d=\"{}\" fill=\"{fill}\" stroke=\"#fff\" \
+                         stroke-width=\"0.8\"><title>{} at {}: verdict {}</title></path>",
+                        diamond(cx, mid),
                         escape(id),
                         r.at,
                         escape(v)
@@ -173,23 +433,306 @@ fn board(out: &mut String, b: &Board, top: f64) -> f64 {
                 None => {
                     let _ = writeln!(
                         out,
-                        "<circle cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"3.5\" fill=\"#222\"><title>{} \
-                         at {}: {}</title></circle>",
+                        "<circle class=\"write\" cx=\"{cx:.2}\" cy=\"{mid:.1}\" r=\"3.5\" \
+                         fill=\"#222\"><title>{} at {}: {} ({} → {})</title></circle>",
                         escape(id),
                         r.at,
-                        escape(&r.command)
+                        escape(&r.command),
+                        r.from.map_or("-", |p| p.as_str()),
+                        r.to
                     );
                 }
             }
         }
     }
+    axis(out, start, end, span, band_top, bottom)
+}
+
+fn diamond(cx: f64, cy: f64) -> String {
+    format!(
+        "M{cx:.2} {:.1} L{:.2} {cy:.1} L{cx:.2} {:.1} L{:.2} {cy:.1} Z",
+        cy - 7.0,
+        cx + 7.0,
+        cy + 7.0,
+        cx - 7.0
+    )
+}
+
+/// Round intervals for the ticks, in seconds.
+const STEPS: &[f64] = &[
+    0.001,
+    0.002,
+    0.005,
+    0.01,
+    0.02,
+    0.05,
+    0.1,
+    0.2,
+    0.5,
+    1.0,
+    2.0,
+    5.0,
+    10.0,
+    15.0,
+    30.0,
+    60.0,
+    120.0,
+    300.0,
+    600.0,
+    900.0,
+    1800.0,
+    3600.0,
+    7200.0,
+    10800.0,
+    21600.0,
+    43200.0,
+    86400.0,
+    172_800.0,
+    432_000.0,
+    604_800.0,
+    1_209_600.0,
+    2_592_000.0,
+    7_776_000.0,
+    31_536_000.0,
+];
+
+/// A tick's time since the start: `0`, `500ms`, `1.5s`, `2m30s`, `1h30m`, `2d6h`.
+fn tick_text(t: f64) -> String {
+    if t <= 0.0 {
+        return "0".into();
+    }
+    if t < 1.0 {
+        return format!("{}ms", (t * 1000.0).round());
+    }
+    if t < 60.0 {
+        let s = format!("{t:.3}");
+        let s = s.trim_end_matches('0').trim_end_matches('.');
+        return format!("{s}s");
+    }
+    let s = t.round() as i64;
+    let (d, h, m, sec) = (s / 86400, (s % 86400) / 3600, (s % 3600) / 60, s % 60);
+    let mut out = String::new();
+    for (n, unit) in [(d, "d"), (h, "h"), (m, "m"), (sec, "s")] {
+        if n > 0 {
+            let _ = write!(out, "{n}{unit}");
+        }
+    }
+    out
+}
+
+/// A length of time to the millisecond: `0s`, `2.5s`, `1m30s`.
+fn elapsed_text(t: f64) -> String {
+    if t <= 0.0 { "0s".into() } else { tick_text(t) }
+}
+
+/// The tick interval: the smallest round one whose labels keep apart.
+fn tick_step(span: f64) -> f64 {
+    for &step in STEPS {
+        let count = (span / step).floor() as usize;
+        if count > 40 {
+            continue;
+        }
+        let widest = (0..=count)
+            .map(|i| text_width(&tick_text(i as f64 * step), SMALL))
+            .fold(0.0, f64::max);
+        if step / span * PLOT >= widest + 12.0 {
+            return step;
+        }
+    }
+    span
+}
+
+/// The time axis under the lanes: ticks at round intervals labelled with the time since the
+/// first write, and a caption with the start and end times.
+fn axis(
+    out: &mut String,
+    start: Timestamp,
+    end: Timestamp,
+    span: f64,
+    top: f64,
+    bottom: f64,
+) -> f64 {
+    let y = bottom + 2.0;
     let _ = writeln!(
         out,
-        "<text x=\"{LEFT}\" y=\"{:.1}\" font-size=\"9\">{start}</text>\n<text x=\"{:.1}\" \
-         y=\"{:.1}\" font-size=\"9\" text-anchor=\"end\">{end}</text>",
-        bottom + 12.0,
-        LEFT + WIDTH,
-        bottom + 12.0
+        "<line class=\"axis\" x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" \
+         stroke=\"#333\"/>",
+        LEFT + PLOT
     );
-    bottom + 16.0
+    let step = tick_step(span);
+    let mut placed_right = f64::MIN;
+    let mut i = 0usize;
+    loop {
+        let t = i as f64 * step;
+        if t > span * (1.0 + 1e-9) {
+            break;
+        }
+        let tx = LEFT + (t / span) * PLOT;
+        let _ = writeln!(
+            out,
+            "<line class=\"grid\" x1=\"{tx:.2}\" y1=\"{top:.1}\" x2=\"{tx:.2}\" y2=\"{y:.1}\" \
+             stroke=\"#000\" stroke-opacity=\"0.12\"/>"
+        );
+        let _ = writeln!(
+            out,
+            "<line class=\"tick\" x1=\"{tx:.2}\" y1=\"{y:.1}\" x2=\"{tx:.2}\" y2=\"{:.1}\" \
+             stroke=\"#333\"/>",
+            y + 4.0
+        );
+        let label = tick_text(t);
+        let w = text_width(&label, SMALL);
+        let cx = tx.clamp(w / 2.0 + 2.0, WIDTH - w / 2.0 - 2.0);
+        if cx - w / 2.0 >= placed_right + 4.0 {
+            text(out, cx, y + 14.0, SMALL, "middle", "tick-label", &label);
+            placed_right = cx + w / 2.0;
+        }
+        i += 1;
+    }
+    let caption = format!(
+        "ticks: time since the first write ({start}); the timeline ends {end} ({} {})",
+        crate::stats::figure::ELAPSED.name,
+        elapsed_text(seconds(start, end))
+    );
+    text(
+        out,
+        LEFT,
+        y + 28.0,
+        SMALL,
+        "start",
+        "caption",
+        &fit_end(&caption, WIDTH - LEFT - 4.0, SMALL),
+    );
+    y + 32.0
+}
+
+/// A legend's sample of a mark.
+enum Swatch {
+    Block(String, f64),
+    Dot,
+    Diamond(&'static str),
+}
+
+const SWATCH: f64 = 16.0;
+
+impl Swatch {
+    fn draw(&self, out: &mut String, x: f64, cy: f64) {
+        let _ = match self {
+            Swatch::Block(fill, opacity) => writeln!(
+                out,
+                "<rect class=\"swatch\" x=\"{x:.1}\" y=\"{:.1}\" width=\"{SWATCH}\" \
+                 height=\"12\" fill=\"{fill}\" opacity=\"{opacity}\"/>",
+                cy - 6.0
+            ),
+            Swatch::Dot => writeln!(
+                out,
+                "<circle class=\"swatch\" cx=\"{:.1}\" cy=\"{cy:.1}\" r=\"3.5\" \
+                 fill=\"#222\"/>",
+                x + SWATCH / 2.0
+            ),
+            Swatch::Diamond(fill) => writeln!(
+                out,
+                "<path class=\"swatch\" d=\"M{:.1} {:.1} l6 6 l-6 6 l-6 -6 Z\" \
+                 fill=\"{fill}\"/>",
+                x + SWATCH / 2.0,
+                cy - 6.0
+            ),
+        };
+    }
+}
+
+/// A heading of the legend on a row of its own; returns the y under it.
+fn heading(out: &mut String, top: f64, words: &str) -> f64 {
+    text(
+        out,
+        4.0,
+        top + TEXT + 2.0,
+        TEXT,
+        "start",
+        "legend-title",
+        words,
+    );
+    top + TEXT + 6.0
+}
+
+/// Swatches and their labels laid out left to right, wrapping at the canvas edge. Returns the
+/// y under the last row.
+fn flow(out: &mut String, top: f64, items: &[(Swatch, String)], class: &str) -> f64 {
+    const ROW: f64 = 18.0;
+    let (mut x, mut y) = (4.0, top);
+    for (swatch, label) in items {
+        let label = fit_end(label, WIDTH - 8.0 - SWATCH - 4.0, TEXT);
+        let w = SWATCH + 4.0 + text_width(&label, TEXT);
+        if x > 4.0 && x + w > WIDTH - 4.0 {
+            x = 4.0;
+            y += ROW;
+        }
+        let cy = y + ROW / 2.0;
+        swatch.draw(out, x, cy);
+        text(
+            out,
+            x + SWATCH + 4.0,
+            cy + 4.0,
+            TEXT,
+            "start",
+            class,
+            &label,
+        );
+        x += w + 18.0;
+    }
+    y + ROW
+}
+
+/// The legend: what the marks mean, and the key of the phases drawn.
+fn legend(out: &mut String, key: &BTreeMap<Phase, usize>, top: f64) -> f64 {
+    let y = heading(out, top, "Legend");
+    let marks = vec![
+        (
+            Swatch::Block(TURN.to_string(), 0.6),
+            "the agent's turn".to_string(),
+        ),
+        (Swatch::Dot, "a write".to_string()),
+        (Swatch::Diamond(APPROVED), "verdict: approved".to_string()),
+        (
+            Swatch::Diamond(CHANGES),
+            "verdict: changes requested".to_string(),
+        ),
+        (Swatch::Diamond(COMMENT), "verdict: comment".to_string()),
+    ];
+    let y = flow(out, y, &marks, "legend");
+    if key.is_empty() {
+        return y;
+    }
+    let y = heading(
+        out,
+        y + 4.0,
+        "Phase bands, one per visit of a phase, coloured by what the board is doing:",
+    );
+    let kinds: Vec<(Swatch, String)> = Kind::ALL
+        .iter()
+        .filter(|k| key.keys().any(|p| Kind::of(*p) == **k))
+        .map(|k| {
+            (
+                Swatch::Block(k.colour().to_string(), 1.0),
+                k.words().to_string(),
+            )
+        })
+        .collect();
+    let y = flow(out, y, &kinds, "legend");
+    let mut phases: Vec<(Phase, usize)> = key.iter().map(|(p, n)| (*p, *n)).collect();
+    phases.sort_by_key(|(_, n)| *n);
+    let items: Vec<(Swatch, String)> = phases
+        .into_iter()
+        .map(|(p, n)| {
+            (
+                Swatch::Block(colour(p).to_string(), 1.0),
+                format!("{n} {p}"),
+            )
+        })
+        .collect();
+    let y = heading(
+        out,
+        y + 4.0,
+        "Phases, numbered: a band shows its phase's name, or its number when the name does not fit",
+    );
+    flow(out, y, &items, "key")
 }

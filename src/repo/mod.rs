@@ -335,6 +335,78 @@ pub fn remove_worktree_and_branch(repo: &Path, path: &Path, branch: &str) -> Res
     Ok(())
 }
 
+/// Keep the default worktrees' directory out of the main checkout's untracked files: unless git,
+/// as the user runs it in `root`, already ignores `.worktrees/`, add `/.worktrees/` to the
+/// repository's `info/exclude` (in its common git directory, shared by its worktrees and never
+/// committed). Returns the file changed, `None` when nothing needed to change.
+pub fn exclude_worktrees(root: &Path) -> Result<Option<PathBuf>> {
+    let ignored = git::as_user(root, &["check-ignore", "-q", "--", ".worktrees/"])
+        .map_err(|e| Error::io(root, "ask git whether .worktrees/ is ignored in", e))?;
+    if ignored.status.success() {
+        return Ok(None);
+    }
+    let info = common_dir(root)?.join("info");
+    let file = info.join("exclude");
+    let old = match std::fs::read_to_string(&file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(Error::io(&file, "read", e)),
+    };
+    const LINE: &str = "/.worktrees/";
+    if old.lines().any(|l| l.trim() == LINE) {
+        return Ok(None);
+    }
+    std::fs::create_dir_all(&info).map_err(|e| Error::io(&info, "create", e))?;
+    let mut new = old;
+    if !new.is_empty() && !new.ends_with('\n') {
+        new.push('\n');
+    }
+    new.push_str("# pair's default coding worktrees\n");
+    new.push_str(LINE);
+    new.push('\n');
+    std::fs::write(&file, new).map_err(|e| Error::io(&file, "write", e))?;
+    Ok(Some(file))
+}
+
+/// The files and directories of the checkout at `root` that git, as the user runs it there,
+/// ignores and does not track (`git ls-files --others --ignored --exclude-standard
+/// --directory`: an ignored directory is one entry): a new worktree has none of them. `pair`'s
+/// own files (the default worktrees, a board's lock files and state) are left out.
+pub fn ignored_untracked(root: &Path) -> Result<Vec<String>> {
+    let out = git::as_user(
+        root,
+        &[
+            "ls-files",
+            "-z",
+            "--others",
+            "--ignored",
+            "--exclude-standard",
+            "--directory",
+        ],
+    )
+    .map_err(|e| Error::io(root, "list the ignored files of", e))?;
+    if !out.status.success() {
+        return Err(Error::Git {
+            message: format!("cannot list the ignored files of {}", root.display()),
+        });
+    }
+    let pairs_own = |p: &str| {
+        let name = p.trim_end_matches('/').rsplit('/').next().unwrap_or(p);
+        p.starts_with(".worktrees/")
+            || name.ends_with(".md.lock")
+            || name.ends_with(".md.lock.owner.json")
+            || (name.starts_with('.')
+                && (name.ends_with(".md.pair") || name.contains(".md.pair-tmp-")))
+    };
+    Ok(out
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .filter(|p| !pairs_own(p))
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -246,3 +246,74 @@ fn a_check_past_its_time_limit_is_killed_with_everything_it_started_and_recorded
     );
     pair(["validate", lc.board.as_str()]).code(0);
 }
+
+#[test]
+fn the_record_is_plain_text_and_keeps_the_test_runners_summary_printed_before_the_noise() {
+    let lc = Lc::new(&[]);
+    lc.ok("doer", &["worktree", "create", "--user-approved"]);
+    // A runner's coloured output, its summary line, then more than a tail of noise that moves
+    // the cursor, sets the terminal's title and redraws a progress line.
+    let script = "printf 'running 3 tests\\n\\033[1mtest a ... \\033[32mok\\033[0m\\n\\n'; \
+         printf 'test result: \\033[32mok\\033[0m. 3 passed; 0 failed; 0 ignored\\n\\n'; \
+         i=0; while [ $i -lt 40 ]; do i=$((i+1)); \
+         printf '\\033]0;building\\007\\033[2K  50%%\\r\\033[1m\\033[36mDoc-tests\\033[0m noise %s\\n' $i; \
+         done";
+    let out = lc.ok(
+        "doer",
+        &[
+            "check", "--name", "tests", "--json", "--", "sh", "-c", script,
+        ],
+    );
+    let j = out.json();
+    assert_eq!(j["check"]["passed"], true);
+    assert_eq!(
+        j["check"]["summary"],
+        serde_json::json!(["test result: ok. 3 passed; 0 failed; 0 ignored"])
+    );
+    let tail = j["check"]["output_tail"].as_str().unwrap();
+    assert!(
+        tail.starts_with("test result: ok. 3 passed; 0 failed; 0 ignored\n[… "),
+        "{tail}"
+    );
+    assert!(tail.ends_with("Doc-tests noise 40"), "{tail}");
+    assert!(
+        !tail.contains("50%") && !tail.contains("building"),
+        "{tail}"
+    );
+    let validation = section_text(&lc.text(), "Validation").unwrap();
+    // (The command line itself is recorded as it was given, escapes and all.)
+    let output = &validation[validation.find("Last lines of its output").unwrap()..];
+    for bad in ["\x1b", "?[", "[1m", "[0m", "\x07", "\r", "building"] {
+        assert!(!output.contains(bad), "{bad:?} in {validation}");
+    }
+    assert!(
+        validation.contains("test result: ok. 3 passed; 0 failed; 0 ignored"),
+        "{validation}"
+    );
+    assert!(validation.contains("Doc-tests noise 40"), "{validation}");
+    // pytest's closing line, in colour, before a teardown log; and a summary in the tail.
+    let script = "printf '\\033[32m============ \\033[32m\\033[1m3 passed\\033[0m\\033[32m in 0.12s \
+         ============\\033[0m\\n'; i=0; while [ $i -lt 35 ]; do i=$((i+1)); \
+         echo teardown $i; done; printf 'Tests:       \\033[1m\\033[32m3 passed\\033[0m, 3 total\\n'";
+    let j = lc
+        .ok(
+            "doer",
+            &[
+                "check", "--name", "pytest", "--json", "--", "sh", "-c", script,
+            ],
+        )
+        .json();
+    assert_eq!(
+        j["check"]["summary"],
+        serde_json::json!([
+            "============ 3 passed in 0.12s ============",
+            "Tests:       3 passed, 3 total"
+        ])
+    );
+    let tail = j["check"]["output_tail"].as_str().unwrap();
+    assert!(
+        tail.starts_with("============ 3 passed in 0.12s ============\n[… 7 lines"),
+        "{tail}"
+    );
+    pair(["validate", lc.board.as_str()]).code(0);
+}

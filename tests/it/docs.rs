@@ -60,6 +60,40 @@ fn documented_sla_table_is_the_sla_table() {
     );
 }
 
+#[test]
+fn documented_stats_figures_are_the_figures_table() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/stats.md"))
+        .expect("docs/stats.md");
+    let start = doc
+        .find("<!-- stats-figures:start -->\n")
+        .expect("start marker")
+        + "<!-- stats-figures:start -->\n".len();
+    let end = doc.find("<!-- stats-figures:end -->").expect("end marker");
+    assert_eq!(
+        doc[start..end].trim(),
+        pair::stats::markdown_table().trim(),
+        "the figures table of docs/stats.md is out of date: copy pair::stats::markdown_table() into it"
+    );
+}
+
+#[test]
+fn documented_check_summaries_are_the_summary_table() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/commands.md"))
+        .expect("docs/commands.md");
+    let start = doc
+        .find("<!-- check-summaries:start -->\n")
+        .expect("start marker")
+        + "<!-- check-summaries:start -->\n".len();
+    let end = doc
+        .find("<!-- check-summaries:end -->")
+        .expect("end marker");
+    assert_eq!(
+        doc[start..end].trim(),
+        pair::commands::check_output::markdown_table().trim(),
+        "the summary table of docs/commands.md is out of date: copy pair::commands::check_output::markdown_table() into it"
+    );
+}
+
 /// GitHub's anchor for a heading: lower case, punctuation other than `-` and `_` dropped, spaces
 /// as `-`.
 fn anchor(heading: &str) -> String {

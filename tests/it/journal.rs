@@ -574,6 +574,63 @@ fn stats_figures_match_the_times_and_usage_the_writes_recorded() {
         .mentions(&["PLAN_CHANGES_REQUESTED", "alice", "2150 tokens"]);
 }
 
+/// Runs of whitespace as one space: help text is wrapped to the terminal.
+fn words(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn every_stats_figure_is_named_for_what_it_measures_and_defined_in_the_help() {
+    // `stats --help` defines each figure the way docs/stats.md does (one table in the code).
+    let help = pair(["stats", "--help"]);
+    help.code(0);
+    let help = words(&help.stdout);
+    for f in pair::stats::FIGURES {
+        assert!(
+            help.contains(&words(&format!("{} ({}): {}", f.name, f.json, f.means))),
+            "stats --help does not define {:?}:\n{help}",
+            f.name
+        );
+    }
+    // The response time says what it spans and what it is not.
+    assert!(
+        help.contains("from the write that handed the agent the turn to the agent's next write")
+    );
+    assert!(help.contains("not the wake-up of `poll --wait`"));
+    // The table a person reads uses the same names, and no undefined one.
+    let b = lifecycle();
+    let out = pair(["stats", b.p()]);
+    out.code(0);
+    for name in [
+        "records",
+        "elapsed 1h30m00s",
+        "time in phase",
+        "time in gate",
+        "rounds (#N outcome duration)",
+        "writes",
+        "turn time",
+        "responses (response time total / longest)",
+        "usage",
+        "what each figure measures: pair stats --help",
+    ] {
+        assert!(out.stdout.contains(name), "{name:?}\n{}", out.report());
+    }
+    for undefined in ["latency", "handoff", "in all", "turn held"] {
+        assert!(
+            !out.stdout.contains(undefined),
+            "{undefined:?}\n{}",
+            out.report()
+        );
+    }
+    // alice responded twice, in 5 min each: the row says so under those names.
+    let alice = out
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("alice"))
+        .unwrap();
+    assert!(alice.contains("2 (10m00s / 5m00s)"), "{alice}");
+}
+
 #[test]
 fn stats_of_an_open_board_counts_up_to_now_and_names_who_is_waited_on() {
     let b = Board::absent();

@@ -45,6 +45,7 @@ mod seal;
 mod status;
 mod submit;
 mod suite;
+mod timeline;
 mod users;
 mod validate;
 mod verdict;

@@ -491,6 +491,187 @@ fn worktree_create_refuses_a_branch_given_as_a_ref_and_a_path_inside_dot_git() {
     lc.ok("doer", &["worktree", "create", "--user-approved"]);
 }
 
+#[test]
+fn worktree_create_keeps_dot_worktrees_out_of_the_checkouts_status_and_names_what_it_lacks() {
+    // The repository does not ignore .worktrees/; it ignores a generated version file and a
+    // build directory, which its tests would need.
+    let lc = Lc::new_ignoring(
+        "*.md.lock\n*.md.lock.owner.json\ntask.md\nversion.txt\nbuild/\n",
+        &[],
+    );
+    fs::write(lc.root.join("version.txt"), "1.2.3\n").unwrap();
+    fs::create_dir_all(lc.root.join("build")).unwrap();
+    fs::write(lc.root.join("build/out.o"), "x").unwrap();
+    let status = |dir: &Path| git(dir, &["status", "--porcelain", "--untracked-files=all"]);
+    assert_eq!(status(&lc.root), "");
+    let out = lc.ok("doer", &["worktree", "create", "--user-approved", "--json"]);
+    let j = out.json();
+    // The main checkout lists nothing new: .worktrees/ is in the repository's info/exclude.
+    assert_eq!(status(&lc.root), "", "{}", out.report());
+    let common = git(
+        &lc.root,
+        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+    );
+    let exclude = Path::new(common.trim()).join("info/exclude");
+    assert!(
+        fs::read_to_string(&exclude)
+            .unwrap()
+            .lines()
+            .any(|l| l == "/.worktrees/")
+    );
+    assert_eq!(
+        j["worktree"]["excluded"],
+        exclude.canonicalize().unwrap().to_str().unwrap()
+    );
+    // What the checkout has and the new worktree lacks, and how to copy it; not pair's files.
+    assert!(!lc.wt().join("version.txt").exists());
+    let ignored = &j["worktree"]["ignored_not_copied"];
+    assert_eq!(ignored["count"], 2, "{ignored}");
+    assert_eq!(
+        ignored["paths"],
+        serde_json::json!(["build/", "version.txt"])
+    );
+    // In the text: a second repository, with one ignored file, and a command that copies it.
+    let other = Lc::new_ignoring(
+        "*.md.lock\n*.md.lock.owner.json\ntask.md\nversion.txt\n",
+        &[],
+    );
+    fs::write(other.root.join("version.txt"), "1.2.3\n").unwrap();
+    let out = other.ok("doer", &["worktree", "create", "--user-approved"]);
+    out.mentions(&[
+        "added /.worktrees/ to",
+        "not in the new worktree: 1 file or directory that",
+        "version.txt",
+        "a generated file its tests need may be among them",
+    ]);
+    let cp = format!(
+        "`cp -a {} {}`",
+        other.root.join("version.txt").display(),
+        other.wt().display()
+    );
+    assert!(out.stdout.contains(&cp), "{cp}\n{}", out.report());
+    // The copy it proposes makes the worktree whole.
+    let status = Command::new("cp")
+        .args([other.root.join("version.txt"), other.wt()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(other.wt().join("version.txt").exists());
+    // A repository that ignores .worktrees/ already is left as it is.
+    let ignoring = Lc::new(&[]);
+    let j = ignoring
+        .ok("doer", &["worktree", "create", "--user-approved", "--json"])
+        .json();
+    assert_eq!(j["worktree"]["excluded"], serde_json::Value::Null);
+    assert_eq!(j["worktree"]["ignored_not_copied"]["count"], 0);
+}
+
+#[test]
+fn cleaning_up_the_last_worktree_removes_the_empty_dot_worktrees() {
+    let lc = Lc::approved(&[]);
+    lc.g(&["commit", "-q", "-m", "fix"]);
+    lc.ok("doer", &["advance", "COMMITTED", "--user-approved"]);
+    git(&lc.root, &["merge", "-q", "--ff-only", "pair/task"]);
+    lc.ok(
+        "doer",
+        &[
+            "advance",
+            "MERGED",
+            "--merged-into",
+            "main",
+            "--user-approved",
+        ],
+    );
+    git(&lc.root, &["worktree", "remove", lc.wt().to_str().unwrap()]);
+    git(&lc.root, &["branch", "-d", "-q", "pair/task"]);
+    // `git worktree remove` leaves the directory that held the worktree.
+    assert!(lc.root.join(".worktrees").is_dir());
+    let out = lc.ok("doer", &["advance", "CLEANED_UP", "--json"]);
+    assert!(!lc.root.join(".worktrees").exists(), "{}", out.report());
+    assert_eq!(
+        out.json()["removed_dir"],
+        lc.root.join(".worktrees").to_str().unwrap()
+    );
+
+    // A .worktrees/ with anything else in it stays.
+    let lc = Lc::approved(&[]);
+    fs::create_dir_all(lc.root.join(".worktrees/other")).unwrap();
+    lc.g(&["commit", "-q", "-m", "fix"]);
+    lc.ok("doer", &["advance", "COMMITTED", "--user-approved"]);
+    git(&lc.root, &["merge", "-q", "--ff-only", "pair/task"]);
+    lc.ok(
+        "doer",
+        &[
+            "advance",
+            "MERGED",
+            "--merged-into",
+            "main",
+            "--user-approved",
+        ],
+    );
+    git(&lc.root, &["worktree", "remove", lc.wt().to_str().unwrap()]);
+    let out = lc.ok("doer", &["advance", "CLEANED_UP", "--keep-branch"]);
+    assert!(lc.root.join(".worktrees/other").is_dir());
+    assert!(
+        !out.stdout.contains("removed the empty"),
+        "{}",
+        out.report()
+    );
+}
+
+#[test]
+fn the_skill_names_repo_root_where_the_worktree_step_is_and_it_works_for_a_board_outside() {
+    // The skill's worktree step says what to add when the board is outside the repository.
+    let skill = pair::commands::skill::SKILL;
+    let step = skill
+        .lines()
+        .find(|l| l.starts_with("| `PLAN_APPROVED` |"))
+        .expect("the PLAN_APPROVED step");
+    assert!(step.contains("pair worktree create task.md"), "{step}");
+    assert!(
+        step.contains(
+            "add `--repo-root /abs/path/to/repo` when the blackboard is outside the repository"
+        ),
+        "{step}"
+    );
+    let prose = &skill[skill
+        .find("`worktree create` runs `git worktree add`")
+        .unwrap()..];
+    let prose = &prose[..prose.find("\n\n").unwrap()];
+    assert!(prose.contains("`--repo-root /abs/path/to/repo`"), "{prose}");
+    // A board kept outside the repository, driven to PLAN_APPROVED.
+    let lc = Lc::new(&[]);
+    let outside = tempfile::tempdir().unwrap();
+    let board = outside.path().join("task.md");
+    fs::copy(&lc.board, &board).unwrap();
+    let b = board.to_str().unwrap();
+    // Without --repo-root: refused (exit 4), saying to pass it; nothing made.
+    pair([
+        "worktree",
+        "create",
+        b,
+        "--agent",
+        "doer",
+        "--user-approved",
+    ])
+    .code(4)
+    .mentions(&["not inside a git repository", "--repo-root"]);
+    // As the skill says: the step runs.
+    let root = lc.root.to_str().unwrap();
+    pair([
+        "worktree",
+        "create",
+        b,
+        "--agent",
+        "doer",
+        "--user-approved",
+        "--repo-root",
+        root,
+    ])
+    .code(0);
+    assert!(lc.root.join(".worktrees/task/lib.txt").exists());
+}
+
 /// Stderr names `escaped` (the path with its newline shown as `\n`), and no line of it starts
 /// with what followed the newline.
 #[track_caller]

@@ -16,7 +16,15 @@ pub(crate) struct Lc {
 
 impl Lc {
     pub(crate) fn new(init: &[&str]) -> Lc {
-        let lc = Lc::bare(init);
+        Lc::new_ignoring(
+            "*.md.lock\n*.md.lock.owner.json\n.worktrees/\ntask.md\n",
+            init,
+        )
+    }
+
+    /// [`Lc::new`] in a repository whose `.gitignore` is `ignore`.
+    pub(crate) fn new_ignoring(ignore: &str, init: &[&str]) -> Lc {
+        let lc = Lc::bare_ignoring(ignore, init);
         lc.ok("alice", &["register"]);
         lc.ok("doer", &["advance", "PLANNING", "--user-approved"]);
         lc.ok(
@@ -32,16 +40,19 @@ impl Lc {
 
     /// The repository and the blackboard, in DRAFT.
     pub(crate) fn bare(init: &[&str]) -> Lc {
+        Lc::bare_ignoring(
+            "*.md.lock\n*.md.lock.owner.json\n.worktrees/\ntask.md\n",
+            init,
+        )
+    }
+
+    fn bare_ignoring(ignore: &str, init: &[&str]) -> Lc {
         let dir = tempfile::tempdir().unwrap();
         let root = fs::canonicalize(dir.path()).unwrap().join("repo");
         fs::create_dir_all(&root).unwrap();
         git(&root, &["init", "-q", "-b", "main"]);
         fs::write(root.join("lib.txt"), "one\n").unwrap();
-        fs::write(
-            root.join(".gitignore"),
-            "*.md.lock\n*.md.lock.owner.json\n.worktrees/\ntask.md\n",
-        )
-        .unwrap();
+        fs::write(root.join(".gitignore"), ignore).unwrap();
         git(&root, &["add", "lib.txt", ".gitignore"]);
         git(&root, &["commit", "-q", "-m", "base"]);
         let board = root.join("task.md").to_str().unwrap().to_string();

@@ -1,0 +1,461 @@
+//! The SVG timeline of `pair stats --svg`, read back as geometry: on real boards with short
+//! phases, revisited phases, writes that keep a phase, a long path and a long agent id, every
+//! label's box lies inside the canvas and no two overlap; there is one phase band per visit, a
+//! time axis with ticks, and a legend that names every mark and keys every phase drawn. Times
+//! with milliseconds are drawn to the millisecond.
+
+use crate::common::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fs;
+
+/// The widest glyph of the monospace font the SVG asks for, in em, with a margin (DejaVu Sans
+/// Mono and Liberation Mono advance 0.60 em), and a text's extent above and below its baseline.
+const GLYPH: f64 = 0.62;
+const ASCENT: f64 = 0.8;
+const DESCENT: f64 = 0.25;
+
+#[track_caller]
+fn at(time: &str, args: &[&str]) {
+    pair_env(args, &[("PAIR_NOW", time)]).code(0);
+}
+
+fn t(hms: &str) -> String {
+    format!("2026-01-01T{hms}Z")
+}
+
+const LONG_ID: &str = "reviewer-with-a-rather-long-agent-identifier-x";
+
+/// A plan gate of three rounds over an hour: phases of a second or two, the review phases
+/// visited three times, writes that keep the board in its phase (registrations, the first of
+/// two verdicts, a usage report), a long directory and file name and a long reviewer id.
+fn long_board(dir: &std::path::Path) -> String {
+    let d = dir
+        .join("a-directory-with-a-long-name")
+        .join("and-another-one-below-it");
+    fs::create_dir_all(&d).unwrap();
+    let b = d
+        .join("the-board-of-a-task-with-a-very-long-file-name-for-the-timeline.md")
+        .to_str()
+        .unwrap()
+        .to_string();
+    let p = b.as_str();
+    let reviewers = format!("alice,{LONG_ID}");
+    let verdict = |time: &str, who: &str, v: &str, rev: &str| {
+        at(
+            &t(time),
+            &[
+                "verdict",
+                p,
+                v,
+                "--revision",
+                rev,
+                "--note",
+                "n",
+                "--agent",
+                who,
+            ],
+        )
+    };
+    let submit = |time: &str, note: &str| {
+        at(
+            &t(time),
+            &[
+                "submit",
+                p,
+                "plan",
+                "--note",
+                note,
+                "--agent",
+                "doer",
+                "--user-approved",
+            ],
+        )
+    };
+    at(
+        &t("00:00:00"),
+        &["init", p, "--reviewers", &reviewers, "--goal", "g"],
+    );
+    at(&t("00:00:05"), &["register", p, "--agent", "alice"]);
+    at(&t("00:00:07"), &["register", p, "--agent", LONG_ID]);
+    at(
+        &t("00:01:00"),
+        &[
+            "advance",
+            p,
+            "PLANNING",
+            "--agent",
+            "doer",
+            "--user-approved",
+        ],
+    );
+    submit("00:01:02", "v1");
+    at(&t("00:01:03"), &["claim", p, "--agent", "alice"]);
+    verdict("00:05:00", "alice", "APPROVED", "1");
+    verdict("00:20:00", LONG_ID, "CHANGES_REQUESTED", "1");
+    submit("00:30:00", "v2");
+    at(&t("00:30:01"), &["claim", p, "--agent", LONG_ID]);
+    verdict("00:31:00", "alice", "APPROVED", "2");
+    verdict("00:40:00", LONG_ID, "COMMENT", "2");
+    submit("00:45:00", "v3");
+    at(&t("00:45:01"), &["claim", p, "--agent", "alice"]);
+    verdict("00:46:00", "alice", "APPROVED", "3");
+    verdict("00:50:00", LONG_ID, "APPROVED", "3");
+    at(
+        &t("00:50:30"),
+        &["report-usage", p, "--agent", "alice", "--tokens", "50"],
+    );
+    at(
+        &t("01:00:00"),
+        &["stop", p, "--agent", "doer", "--reason", "done"],
+    );
+    b
+}
+
+/// A board whose writes are milliseconds apart: 2.5 s in all.
+fn quick_board(dir: &std::path::Path) -> String {
+    let b = dir.join("quick.md").to_str().unwrap().to_string();
+    let p = b.as_str();
+    at(
+        &t("00:00:00.000"),
+        &["init", p, "--reviewers", "alice", "--goal", "g"],
+    );
+    at(&t("00:00:00.120"), &["register", p, "--agent", "alice"]);
+    at(
+        &t("00:00:00.300"),
+        &[
+            "advance",
+            p,
+            "PLANNING",
+            "--agent",
+            "doer",
+            "--user-approved",
+        ],
+    );
+    at(
+        &t("00:00:00.350"),
+        &[
+            "submit",
+            p,
+            "plan",
+            "--note",
+            "v1",
+            "--agent",
+            "doer",
+            "--user-approved",
+        ],
+    );
+    at(&t("00:00:00.900"), &["claim", p, "--agent", "alice"]);
+    at(
+        &t("00:00:02.100"),
+        &[
+            "verdict",
+            p,
+            "APPROVED",
+            "--revision",
+            "1",
+            "--note",
+            "ok",
+            "--agent",
+            "alice",
+        ],
+    );
+    at(
+        &t("00:00:02.500"),
+        &["stop", p, "--agent", "doer", "--reason", "done"],
+    );
+    b
+}
+
+/// An element of the SVG: its name, attributes, and text up to its closing tag.
+#[derive(Debug, Clone)]
+struct Element {
+    name: String,
+    attrs: BTreeMap<String, String>,
+    text: String,
+}
+
+impl Element {
+    fn attr(&self, k: &str) -> &str {
+        self.attrs.get(k).map(String::as_str).unwrap_or("")
+    }
+    fn num(&self, k: &str) -> f64 {
+        self.attr(k)
+            .parse()
+            .unwrap_or_else(|_| panic!("{k} of {self:?} is not a number"))
+    }
+    fn class(&self) -> &str {
+        self.attr("class")
+    }
+}
+
+fn unescape(s: &str) -> String {
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&apos;", "'")
+        .replace("&amp;", "&")
+}
+
+/// Every opening tag of the SVG with its attributes, and for `<text>` its content.
+fn elements(svg: &str) -> Vec<Element> {
+    let mut out = Vec::new();
+    let mut rest = svg;
+    while let Some(i) = rest.find('<') {
+        rest = &rest[i + 1..];
+        if rest.starts_with('/') || rest.starts_with('?') || rest.starts_with('!') {
+            continue;
+        }
+        let end = rest.find('>').expect("a closed tag");
+        let tag = rest[..end].trim_end_matches('/');
+        let name: String = tag.chars().take_while(|c| c.is_alphanumeric()).collect();
+        let mut attrs = BTreeMap::new();
+        let mut a = &tag[name.len()..];
+        while let Some(eq) = a.find("=\"") {
+            let key = a[..eq].trim().to_string();
+            let v_end = a[eq + 2..].find('"').expect("a quoted value");
+            attrs.insert(key, unescape(&a[eq + 2..eq + 2 + v_end]));
+            a = &a[eq + 2 + v_end + 1..];
+        }
+        let body = &rest[end + 1..];
+        let text = if name == "text" || name == "title" {
+            unescape(&body[..body.find("</").expect("a closing tag")])
+        } else {
+            String::new()
+        };
+        out.push(Element { name, attrs, text });
+        rest = body;
+    }
+    out
+}
+
+/// A label's box: left, top, right, bottom.
+type Extent = (f64, f64, f64, f64);
+
+fn text_box(e: &Element) -> Extent {
+    let (x, y, size) = (e.num("x"), e.num("y"), e.num("font-size"));
+    let w = e.text.chars().count() as f64 * size * GLYPH;
+    let left = match e.attr("text-anchor") {
+        "middle" => x - w / 2.0,
+        "end" => x - w,
+        _ => x,
+    };
+    (left, y - size * ASCENT, left + w, y + size * DESCENT)
+}
+
+/// The runs of one phase in a board's journal: its visits, in order.
+fn visits(board: &str) -> Vec<String> {
+    let log = pair(["log", board, "--json"]);
+    log.code(0);
+    let mut out: Vec<String> = Vec::new();
+    for r in log.json()["records"].as_array().unwrap() {
+        let to = r["to"].as_str().unwrap().to_string();
+        if out.last() != Some(&to) {
+            out.push(to);
+        }
+    }
+    out
+}
+
+/// Draw `boards` and check the picture's geometry; returns its elements.
+#[track_caller]
+fn drawn(boards: &[&str], svg: &std::path::Path) -> Vec<Element> {
+    let mut args = vec!["stats"];
+    args.extend_from_slice(boards);
+    args.extend_from_slice(&["--svg", svg.to_str().unwrap()]);
+    pair(args).code(0);
+    let text = fs::read_to_string(svg).unwrap();
+    let els = elements(&text);
+    let root = els.iter().find(|e| e.name == "svg").expect("an svg root");
+    let (width, height) = (root.num("width"), root.num("height"));
+    assert_eq!(
+        root.attr("viewBox"),
+        format!("0 0 {} {}", root.attr("width"), root.attr("height"))
+    );
+    assert!(
+        root.attr("font-family").contains("monospace"),
+        "{:?}",
+        root.attrs
+    );
+    let labels: Vec<(&Element, Extent)> = els
+        .iter()
+        .filter(|e| e.name == "text")
+        .map(|e| (e, text_box(e)))
+        .collect();
+    assert!(labels.len() > 20, "{text}");
+    for (e, b) in &labels {
+        assert!(
+            b.0 >= 0.0 && b.1 >= 0.0 && b.2 <= width && b.3 <= height,
+            "the label {:?} ({b:?}) leaves the canvas {width}×{height}",
+            e.text
+        );
+    }
+    for (i, (a, ba)) in labels.iter().enumerate() {
+        for (c, bc) in &labels[i + 1..] {
+            let apart = ba.2 <= bc.0 || bc.2 <= ba.0 || ba.3 <= bc.1 || bc.3 <= ba.1;
+            assert!(
+                apart,
+                "the labels {:?} {ba:?} and {:?} {bc:?} overlap",
+                a.text, c.text
+            );
+        }
+    }
+    // Shapes stay on the canvas too.
+    for e in els.iter().filter(|e| e.name == "rect") {
+        let (x, y, w, h) = (e.num("x"), e.num("y"), e.num("width"), e.num("height"));
+        assert!(
+            x >= 0.0 && y >= 0.0 && x + w <= width + 0.01 && y + h <= height + 0.01,
+            "{e:?}"
+        );
+    }
+    // One band per visit of a phase, in order, for each board together.
+    let bands: Vec<String> = els
+        .iter()
+        .filter(|e| e.class() == "band")
+        .map(|e| e.attr("data-phase").to_string())
+        .collect();
+    let want: Vec<String> = boards.iter().flat_map(|b| visits(b)).collect();
+    assert_eq!(bands, want, "one band per visit of a phase");
+    // A time axis with ticks for each board, labelled.
+    let ticks = els.iter().filter(|e| e.class() == "tick").count();
+    assert!(ticks >= 4 * boards.len(), "{ticks} ticks");
+    let tick_labels = labels
+        .iter()
+        .filter(|(e, _)| e.class() == "tick-label")
+        .count();
+    assert!(tick_labels >= 3 * boards.len(), "{tick_labels} tick labels");
+    // The legend names each mark and keys every phase drawn.
+    let words: Vec<&str> = labels.iter().map(|(e, _)| e.text.as_str()).collect();
+    for needed in [
+        "Legend",
+        "the agent's turn",
+        "a write",
+        "verdict: approved",
+        "verdict: changes requested",
+        "verdict: comment",
+    ] {
+        assert!(words.contains(&needed), "the legend lacks {needed:?}");
+    }
+    for (n, phase) in bands
+        .iter()
+        .fold(Vec::<&String>::new(), |mut seen, p| {
+            if !seen.contains(&p) {
+                seen.push(p);
+            }
+            seen
+        })
+        .iter()
+        .enumerate()
+    {
+        let entry = format!("{} {phase}", n + 1);
+        assert!(words.contains(&entry.as_str()), "the key lacks {entry:?}");
+    }
+    els
+}
+
+#[test]
+fn the_timeline_has_a_legend_an_axis_one_band_per_visit_and_labels_that_never_collide() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = long_board(dir.path());
+    let svg = dir.path().join("timeline.svg");
+    let els = drawn(&[&long], &svg);
+    let bands: Vec<&str> = els
+        .iter()
+        .filter(|e| e.class() == "band")
+        .map(|e| e.attr("data-phase"))
+        .collect();
+    // The registrations, the first verdicts and the usage report keep their phase: one band
+    // each for DRAFT, every visit of REVIEWING_PLAN and PLAN_APPROVED.
+    assert_eq!(
+        bands,
+        [
+            "DRAFT",
+            "PLANNING",
+            "PLANNING_SUBMITTED",
+            "REVIEWING_PLAN",
+            "PLAN_CHANGES_REQUESTED",
+            "PLANNING_SUBMITTED",
+            "REVIEWING_PLAN",
+            "PLAN_CHANGES_REQUESTED",
+            "PLANNING_SUBMITTED",
+            "REVIEWING_PLAN",
+            "PLAN_APPROVED",
+            "STOPPED"
+        ]
+    );
+    let labels: Vec<&str> = els
+        .iter()
+        .filter(|e| e.name == "text")
+        .map(|e| e.text.as_str())
+        .collect();
+    // The long id is shortened in its lane (whole in the tooltip); alice is written whole.
+    assert!(labels.contains(&"alice"));
+    assert!(!labels.contains(&LONG_ID));
+    assert!(
+        labels
+            .iter()
+            .any(|l| l.ends_with('…') && LONG_ID.starts_with(l.trim_end_matches('…'))),
+        "{labels:?}"
+    );
+    assert!(els.iter().any(|e| e.name == "title" && e.text == LONG_ID));
+    // The path is shortened in the middle: it keeps its file name.
+    assert!(
+        labels.iter().any(
+            |l| l.contains('…') && l.contains("for-the-timeline.md · now STOPPED · elapsed 1h")
+        ),
+        "{labels:?}"
+    );
+    // Ticks at round times since the first write, to the hour's end.
+    for tick in ["0", "10m", "30m", "1h"] {
+        assert!(labels.contains(&tick), "no tick {tick}: {labels:?}");
+    }
+    // The phases of a second or two keep no name that would not fit their band.
+    assert!(
+        !labels.contains(&"PLANNING_SUBMITTED"),
+        "a 1-second band cannot hold its name: {labels:?}"
+    );
+    // Every verdict is a mark: three approvals of alice's, a request for changes, a comment and
+    // an approval of the long id's.
+    let verdicts = els.iter().filter(|e| e.class() == "verdict").count();
+    assert_eq!(verdicts, 6);
+}
+
+#[test]
+fn the_timeline_draws_milliseconds_and_several_boards_without_collisions() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = quick_board(dir.path());
+    let long = long_board(dir.path());
+    let svg = dir.path().join("timeline.svg");
+    let els = drawn(&[&quick], &svg);
+    let band = |phase: &str| {
+        els.iter()
+            .find(|e| e.class() == "band" && e.attr("data-phase") == phase)
+            .unwrap_or_else(|| panic!("no band of {phase}"))
+            .num("width")
+    };
+    // PLANNING_SUBMITTED lasted 550 ms and REVIEWING_PLAN 1200 ms: drawn to the millisecond.
+    let ratio = band("REVIEWING_PLAN") / band("PLANNING_SUBMITTED");
+    assert!((ratio - 1200.0 / 550.0).abs() < 0.02, "{ratio}");
+    let labels: Vec<&str> = els
+        .iter()
+        .filter(|e| e.name == "text")
+        .map(|e| e.text.as_str())
+        .collect();
+    assert!(
+        labels.iter().any(|l| l.ends_with("ms")),
+        "ticks under a second: {labels:?}"
+    );
+    assert!(
+        labels.iter().any(|l| l.ends_with("elapsed 2.5s")),
+        "{labels:?}"
+    );
+    // Two boards, each on its own axis, one legend and key for both.
+    let els = drawn(&[&quick, &long], &svg);
+    let legends = els
+        .iter()
+        .filter(|e| e.name == "text" && e.text == "Legend")
+        .count();
+    assert_eq!(legends, 1);
+    let stats: Value = pair(["stats", &quick, &long, "--json"]).json();
+    assert_eq!(stats["boards"].as_array().unwrap().len(), 2);
+}
