@@ -103,6 +103,21 @@ pub fn run_with(cli: Cli, call: Call) -> Result<Outcome> {
     run_call(cli, call.interrupt)
 }
 
+/// `$PAIR_GIT_TIMEOUT`: how long a command with no `--timeout` gives each read of a git
+/// board's remote, in seconds, instead of the default (a slow link, a very large board).
+fn git_timeout_env() -> Result<Option<Duration>> {
+    match std::env::var("PAIR_GIT_TIMEOUT") {
+        Ok(v) if !v.trim().is_empty() => timeout(v.trim().parse().map_err(|_| {
+            Error::Usage(format!(
+                "PAIR_GIT_TIMEOUT={v:?} is not a number of seconds: set it to one (e.g. \
+                 PAIR_GIT_TIMEOUT=60) or unset it for the default of 10 s"
+            ))
+        })?)
+        .map(Some),
+        _ => Ok(None),
+    }
+}
+
 fn run_call(cli: Cli, interrupt: Option<crate::store::wait::Interrupt>) -> Result<Outcome> {
     // `status` and `validate` list a board's warnings themselves, a newer format's included.
     let lists_warnings = matches!(cli.command, Cmd::Status(_) | Cmd::Validate(_));
@@ -115,6 +130,8 @@ fn run_call(cli: Cli, interrupt: Option<crate::store::wait::Interrupt>) -> Resul
     // A write's --timeout bounds each of its exchanges with a git board's remote, the reads
     // before the write included (an invalid value is the command's own error to report).
     if let Some(limit) = write_timeout(&cli.command).and_then(|t| timeout(t).ok()) {
+        session.limit_remote(limit);
+    } else if let Some(limit) = git_timeout_env()? {
         session.limit_remote(limit);
     }
     let mut out = run_command(cli, &session)?;

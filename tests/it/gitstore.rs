@@ -1723,9 +1723,16 @@ fn a_git_board_over_the_size_limit_is_refused_before_it_is_read() {
             "Evidence",
             "--note",
             "x",
+            "--timeout",
+            "600",
         ],
     ] {
-        m.pair(&cmd)
+        // Fetching the blob (its size is asked of the fetched object) takes a few seconds of
+        // CPU; on a loaded machine that is more than the default limit, which is not what
+        // this test is about.
+        let mut c = m.command(&cmd);
+        c.env("PAIR_GIT_TIMEOUT", "600");
+        run_bounded(&mut c, &cmd)
             .code(5)
             .mentions(&["over the 64 MiB limit", "67108865 bytes"]);
     }
