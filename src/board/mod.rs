@@ -14,3 +14,4 @@ pub mod rewrite;
 pub mod sla;
 pub mod suggest;
 pub mod yaml;
+pub mod yaml_plain;

@@ -133,6 +133,18 @@ pub fn parse(text: &str, line_offset: u32) -> Result<Node, YamlError> {
             raw: None,
         });
     }
+    if let Some(node) = super::yaml_plain::parse(text, line_offset) {
+        return Ok(node);
+    }
+    parse_general(text, line_offset)
+}
+
+/// [`parse`] by the general YAML parser alone, whatever the form of the text (the reference
+/// [`super::yaml_plain`] is checked against).
+pub fn parse_general(text: &str, line_offset: u32) -> Result<Node, YamlError> {
+    if text.trim().is_empty() {
+        return parse(text, line_offset);
+    }
     let mut budget = serde_saphyr::Budget::default();
     budget.max_depth = 32;
     budget.max_nodes = 100_000;
@@ -472,7 +484,7 @@ pub fn quoted(s: &str) -> String {
 }
 
 /// YAML's printable set (c-printable), less the BOM.
-fn yaml_printable(c: char) -> bool {
+pub(crate) fn yaml_printable(c: char) -> bool {
     matches!(c as u32,
         0x20..=0x7E | 0x85 | 0xA0..=0xD7FF | 0xE000..=0xFEFE | 0xFF00..=0xFFFD | 0x10000..=0x10FFFF)
 }
@@ -498,54 +510,77 @@ fn is_plain_safe(s: &str) -> bool {
 /// Emit an arbitrary value as the value part of `key: <value>` at the given indentation, one
 /// string ending in a newline. Scalars stay on the key's line; collections go below it.
 pub fn emit_entry(out: &mut String, indent: usize, key: &str, node: &Node) {
-    let pad = " ".repeat(indent);
+    push_pad(out, indent);
+    emit_entry_rest(out, indent, key, node);
+}
+
+fn push_pad(out: &mut String, indent: usize) {
+    out.extend(std::iter::repeat_n(' ', indent));
+}
+
+/// [`emit_entry`] from the key on (the indentation is already written).
+fn emit_entry_rest(out: &mut String, indent: usize, key: &str, node: &Node) {
+    push_scalar(out, key);
     match &node.value {
-        Value::Seq(items) if items.is_empty() => {
-            out.push_str(&format!("{pad}{}: []\n", scalar(key)));
-        }
-        Value::Map(entries) if entries.is_empty() => {
-            out.push_str(&format!("{pad}{}: {{}}\n", scalar(key)));
-        }
+        Value::Seq(items) if items.is_empty() => out.push_str(": []\n"),
+        Value::Map(entries) if entries.is_empty() => out.push_str(": {}\n"),
         Value::Seq(items) => {
-            out.push_str(&format!("{pad}{}:\n", scalar(key)));
+            out.push_str(":\n");
             for item in items {
                 emit_seq_item(out, indent + 2, item);
             }
         }
         Value::Map(entries) => {
-            out.push_str(&format!("{pad}{}:\n", scalar(key)));
+            out.push_str(":\n");
             for (k, v) in entries {
                 emit_entry(out, indent + 2, k, v);
             }
         }
-        other => out.push_str(&format!("{pad}{}: {}\n", scalar(key), emit_scalar(other))),
+        Value::Str(s) => {
+            out.push_str(": ");
+            push_scalar(out, s);
+            out.push('\n');
+        }
+        other => {
+            out.push_str(": ");
+            out.push_str(&emit_scalar(other));
+            out.push('\n');
+        }
+    }
+}
+
+/// [`scalar`], appended to `out`.
+fn push_scalar(out: &mut String, s: &str) {
+    if is_plain_safe(s) {
+        out.push_str(s);
+    } else {
+        out.push_str(&quoted(s));
     }
 }
 
 fn emit_seq_item(out: &mut String, indent: usize, node: &Node) {
-    let pad = " ".repeat(indent);
+    push_pad(out, indent);
+    out.push_str("- ");
     match &node.value {
         Value::Seq(items) if !items.is_empty() => {
             // Nested lists are rare in frontmatter; flow style keeps them on one line.
-            out.push_str(&format!("{pad}- {}\n", flow(&node.value)));
+            out.push_str(&flow(&node.value));
+            out.push('\n');
         }
         Value::Map(entries) if !entries.is_empty() => {
-            let mut first = true;
-            for (k, v) in entries {
-                let mut tmp = String::new();
-                emit_entry(&mut tmp, indent + 2, k, v);
-                if first {
-                    // Replace the first entry's indentation with "- ".
-                    out.push_str(&pad);
-                    out.push_str("- ");
-                    out.push_str(&tmp[indent + 2..]);
-                    first = false;
+            for (i, (k, v)) in entries.iter().enumerate() {
+                // The first entry sits on the item's line, after "- ".
+                if i == 0 {
+                    emit_entry_rest(out, indent + 2, k, v);
                 } else {
-                    out.push_str(&tmp);
+                    emit_entry(out, indent + 2, k, v);
                 }
             }
         }
-        other => out.push_str(&format!("{pad}- {}\n", flow(other))),
+        other => {
+            out.push_str(&flow(other));
+            out.push('\n');
+        }
     }
 }
 

@@ -573,3 +573,147 @@ proptest! {
         prop_assert_eq!(pair::board::rewrite::render(&text, &old, &old).text, text);
     }
 }
+
+/// The same tree, lines included.
+fn same_tree(a: &Node, b: &Node) -> Result<(), String> {
+    if a.line != b.line {
+        return Err(format!(
+            "line {} against {} at {:?}",
+            a.line, b.line, a.value
+        ));
+    }
+    match (&a.value, &b.value) {
+        (Value::Seq(x), Value::Seq(y)) if x.len() == y.len() => {
+            x.iter().zip(y).try_for_each(|(a, b)| same_tree(a, b))
+        }
+        (Value::Map(x), Value::Map(y)) if x.len() == y.len() => {
+            x.iter().zip(y).try_for_each(|((ka, a), (kb, b))| {
+                if ka == kb {
+                    same_tree(a, b)
+                } else {
+                    Err(format!("key {ka:?} against {kb:?}"))
+                }
+            })
+        }
+        (Value::Seq(_) | Value::Map(_), _) => Err(format!("{:?} against {:?}", a.value, b.value)),
+        (x, y) if x == y => Ok(()),
+        (x, y) => Err(format!("{x:?} against {y:?}")),
+    }
+}
+
+/// What the frontmatter's own reader accepts, it reads as the general parser does (lines
+/// included); `None` when it leaves the text to the general parser.
+fn plain_agrees(text: &str, offset: u32) -> Result<Option<()>, String> {
+    let Some(plain) = pair::board::yaml_plain::parse(text, offset) else {
+        return Ok(None);
+    };
+    let general = yaml::parse_general(text, offset)
+        .map_err(|e| format!("the general parser refuses what the plain one read: {e}\n{text}"))?;
+    same_tree(&plain, &general).map_err(|e| format!("{e}\n{text}"))?;
+    Ok(Some(()))
+}
+
+#[test]
+fn the_plain_reader_reads_every_fixture_as_the_general_parser_does() {
+    let mut read = 0;
+    for dir in [
+        "tests/fixtures",
+        "tests/fixtures/formats/1",
+        "tests/fixtures/formats/2",
+    ] {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "md") {
+                continue;
+            }
+            let Ok(doc) = Document::parse(&fs::read(&path).unwrap()) else {
+                continue;
+            };
+            if plain_agrees(&doc.fm_text, doc.fm_first_line - 1)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+                .is_some()
+            {
+                read += 1;
+            }
+        }
+    }
+    assert!(read > 20, "the plain reader read only {read} fixtures");
+}
+
+#[test]
+fn a_written_board_with_objections_is_read_by_the_plain_reader() {
+    let b = init_board(&["--reviewers", "alice"]);
+    pair(["register", "--agent", "alice", b.p()]).code(0);
+    pair([
+        "advance",
+        b.p(),
+        "--agent",
+        "doer",
+        "PLANNING",
+        "--user-approved",
+    ])
+    .code(0);
+    pair([
+        "submit",
+        "--agent",
+        "doer",
+        b.p(),
+        "plan",
+        "--note",
+        "the plan",
+        "--user-approved",
+    ])
+    .code(0);
+    for i in 0..3 {
+        pair([
+            "object",
+            b.p(),
+            "--agent",
+            "alice",
+            "--severity",
+            "blocking",
+            "--anchor",
+            "## Plan Revisions",
+            "--title",
+            &format!("t: {i} \"q\" ü"),
+            "--evidence",
+            "e",
+            "--fix",
+            "f",
+        ])
+        .code(0);
+    }
+    let doc = Document::parse(b.read_string().as_bytes()).unwrap();
+    assert_eq!(
+        plain_agrees(&doc.fm_text, doc.fm_first_line - 1),
+        Ok(Some(())),
+        "{}",
+        doc.fm_text
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn the_plain_reader_reads_every_emitted_frontmatter_as_the_general_parser_does(
+        fm in frontmatter(),
+        offset in 0u32..3,
+    ) {
+        let emitted = fm.emit();
+        match plain_agrees(&emitted, offset) {
+            Ok(_) => {}
+            Err(e) => prop_assert!(false, "{}", e),
+        }
+    }
+
+    #[test]
+    fn the_plain_reader_reads_any_tree_as_the_general_parser_does(v in value()) {
+        let mut text = String::new();
+        yaml::emit_entry(&mut text, 0, "x", &node(v));
+        match plain_agrees(&text, 1) {
+            Ok(_) => {}
+            Err(e) => prop_assert!(false, "{}", e),
+        }
+    }
+}

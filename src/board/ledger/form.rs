@@ -136,12 +136,12 @@ impl Reader<'_> {
             }
         }
     }
-    fn count(&mut self, path: String, n: &Node) -> Option<u32> {
+    fn count(&mut self, path: impl FnOnce() -> String, n: &Node) -> Option<u32> {
         match &n.value {
             Value::Int(i) if *i >= 0 && *i <= i128::from(u32::MAX) => Some(*i as u32),
             other => {
                 self.err(
-                    path,
+                    path(),
                     n,
                     format!("expected a whole number >= 0, found {}", other.describe()),
                 );
@@ -149,12 +149,12 @@ impl Reader<'_> {
             }
         }
     }
-    fn text(&mut self, path: String, n: &Node) -> Option<String> {
+    fn text(&mut self, path: impl FnOnce() -> String, n: &Node) -> Option<String> {
         match &n.value {
             Value::Str(v) => Some(v.clone()),
             other => {
                 self.err(
-                    path,
+                    path(),
                     n,
                     format!("expected a string, found {}", other.describe()),
                 );
@@ -164,28 +164,33 @@ impl Reader<'_> {
     }
     fn word<T: std::str::FromStr + Copy + fmt::Display>(
         &mut self,
-        path: String,
+        path: impl FnOnce() -> String,
         n: &Node,
         all: &[T],
     ) -> Option<T> {
-        let words = all
-            .iter()
-            .map(|w| w.to_string())
-            .collect::<Vec<_>>()
-            .join(", ");
+        let words = || {
+            all.iter()
+                .map(|w| w.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         match &n.value {
             Value::Str(v) => match v.parse::<T>() {
                 Ok(w) => Some(w),
                 Err(_) => {
-                    self.err(path, n, format!("expected one of {words}, found {v:?}"));
+                    self.err(
+                        path(),
+                        n,
+                        format!("expected one of {}, found {v:?}", words()),
+                    );
                     None
                 }
             },
             other => {
                 self.err(
-                    path,
+                    path(),
                     n,
-                    format!("expected one of {words}, found {}", other.describe()),
+                    format!("expected one of {}, found {}", words(), other.describe()),
                 );
                 None
             }
@@ -217,7 +222,7 @@ pub fn from_node(n: &Node, errors: &mut Vec<FieldError>) -> Ledger {
     };
     for (k, v) in entries {
         match k.as_str() {
-            "max_rounds" => match r.count("ledger.max_rounds".into(), v) {
+            "max_rounds" => match r.count(|| "ledger.max_rounds".into(), v) {
                 Some(0) => r.err(
                     "ledger.max_rounds".into(),
                     v,
@@ -283,17 +288,17 @@ fn gate_from(r: &mut Reader<'_>, path: &str, n: &Node) -> Option<Gate> {
     for (k, v) in entries {
         let p = format!("{path}.{k}");
         match k.as_str() {
-            "since" => g.since = r.count(p, v).unwrap_or(0),
+            "since" => g.since = r.count(|| p, v).unwrap_or(0),
             "stop_reason" if v.value == Value::Null => {}
-            "stop_reason" => g.stop_reason = r.word(p, v, StopReason::ALL),
+            "stop_reason" => g.stop_reason = r.word(|| p, v, StopReason::ALL),
             "escalation" if v.value == Value::Null => {}
-            "escalation" => g.escalation = r.text(p, v),
+            "escalation" => g.escalation = r.text(|| p, v),
             "reworked_from" if v.value == Value::Null => {}
-            "reworked_from" => g.reworked_from = r.count(p, v),
+            "reworked_from" => g.reworked_from = r.count(|| p, v),
             "open" => match &v.value {
                 Value::Seq(items) => {
                     for (i, item) in items.iter().enumerate() {
-                        if let Some(c) = r.count(format!("{p}.{}", i + 1), item) {
+                        if let Some(c) = r.count(|| format!("{p}.{}", i + 1), item) {
                             g.open.push(c);
                         }
                     }
@@ -325,28 +330,28 @@ fn objection_from(r: &mut Reader<'_>, path: &str, n: &Node) -> Option<Objection>
     )?;
     let before = r.errors.len();
     let get = |k: &str| entries.iter().find(|(key, _)| key == k).map(|(_, v)| v);
-    let req = |r: &mut Reader<'_>, k: &str| -> Option<Node> {
+    let req = |r: &mut Reader<'_>, k: &str| -> Option<&Node> {
         match get(k) {
-            Some(v) => Some(v.clone()),
+            Some(v) => Some(v),
             None => {
                 r.err(format!("{path}.{k}"), n, "required field is missing".into());
                 None
             }
         }
     };
-    let id = req(r, "id").and_then(|v| r.text(format!("{path}.id"), &v));
-    let by = req(r, "by").and_then(|v| r.text(format!("{path}.by"), &v));
-    let gate = req(r, "gate").and_then(|v| r.word(format!("{path}.gate"), &v, Target::ALL));
-    let round = req(r, "round").and_then(|v| r.count(format!("{path}.round"), &v));
+    let id = req(r, "id").and_then(|v| r.text(|| format!("{path}.id"), v));
+    let by = req(r, "by").and_then(|v| r.text(|| format!("{path}.by"), v));
+    let gate = req(r, "gate").and_then(|v| r.word(|| format!("{path}.gate"), v, Target::ALL));
+    let round = req(r, "round").and_then(|v| r.count(|| format!("{path}.round"), v));
     let severity =
-        req(r, "severity").and_then(|v| r.word(format!("{path}.severity"), &v, Severity::ALL));
-    let state = req(r, "state").and_then(|v| r.word(format!("{path}.state"), &v, State::ALL));
-    let anchor = req(r, "anchor").and_then(|v| r.text(format!("{path}.anchor"), &v));
-    let title = req(r, "title").and_then(|v| r.text(format!("{path}.title"), &v));
+        req(r, "severity").and_then(|v| r.word(|| format!("{path}.severity"), v, Severity::ALL));
+    let state = req(r, "state").and_then(|v| r.word(|| format!("{path}.state"), v, State::ALL));
+    let anchor = req(r, "anchor").and_then(|v| r.text(|| format!("{path}.anchor"), v));
+    let title = req(r, "title").and_then(|v| r.text(|| format!("{path}.title"), v));
     let cause = match get("cause") {
         None => None,
         Some(v) if v.value == Value::Null => None,
-        Some(v) => r.text(format!("{path}.cause"), v),
+        Some(v) => r.text(|| format!("{path}.cause"), v),
     };
     for (k, v) in entries {
         if !OBJECTION_KEYS.contains(&k.as_str()) {

@@ -24,7 +24,8 @@ pub fn invariants(p: &Parsed) -> Vec<FieldError> {
     if l.is_empty() && fm.phase != Phase::AwaitingDecision {
         return errors;
     }
-    let mut seen: Vec<&str> = Vec::new();
+    let mut seen: std::collections::HashSet<&str> =
+        std::collections::HashSet::with_capacity(l.objections.len());
     for (i, o) in l.objections.iter().enumerate() {
         let path = format!("ledger.objections.{}", i + 1);
         match Kind::parse_id(&o.id) {
@@ -49,7 +50,7 @@ pub fn invariants(p: &Parsed) -> Vec<FieldError> {
                         o.id
                     ),
                 ),
-                (Some(c), Kind::Regression) if !seen.contains(&c.as_str()) => err(
+                (Some(c), Kind::Regression) if !seen.contains(c.as_str()) => err(
                     format!("{path}.cause"),
                     format!("{} names {c}, which is not an earlier objection", o.id),
                 ),
@@ -60,10 +61,9 @@ pub fn invariants(p: &Parsed) -> Vec<FieldError> {
                 _ => {}
             },
         }
-        if seen.contains(&o.id.as_str()) {
+        if !seen.insert(&o.id) {
             err(format!("{path}.id"), format!("{} is listed twice", o.id));
         }
-        seen.push(&o.id);
         if o.round == 0 || o.round > fm.counter(o.gate) {
             err(
                 format!("{path}.round"),

@@ -1,0 +1,337 @@
+//! The frontmatter's own form, read without the general YAML parser.
+//!
+//! Every write emits the frontmatter in one block form: `key: value` lines indented by two,
+//! `- ` sequence items, plain words, double-quoted strings, `null`, booleans, integers and
+//! one-line flow collections of scalars. [`parse`] reads exactly that subset, about twenty times
+//! faster than the general parser, and gives up (`None`) on anything else — a comment, an
+//! anchor, a tag, a single-quoted or multi-line scalar, a tab, a duplicate key, a word YAML could
+//! read as something other than a string — so that [`super::yaml::parse`] reads it instead, with
+//! its budgets and its error messages. Whatever this module accepts, it reads as the general
+//! parser does, lines included (a test compares the two on every fixture and generated board).
+
+use super::yaml::{Node, Value};
+
+/// Deeper than this, or with more nodes than this, the general parser (and its budgets) decide.
+const MAX_DEPTH: usize = 16;
+const MAX_NODES: usize = 50_000;
+
+struct Line<'a> {
+    indent: usize,
+    text: &'a str,
+    number: u32,
+}
+
+struct Reader<'a> {
+    lines: Vec<Line<'a>>,
+    at: usize,
+    nodes: usize,
+}
+
+/// Read `text` (the frontmatter, `line_offset` lines into the file) when it is in the form pair
+/// writes; `None` for anything else.
+pub fn parse(text: &str, line_offset: u32) -> Option<Node> {
+    let mut lines = Vec::with_capacity(text.len() / 16 + 1);
+    for (i, raw) in text.split('\n').enumerate() {
+        if raw.is_empty() {
+            continue;
+        }
+        if raw.ends_with(' ') || raw.contains(['\t', '\r']) {
+            return None;
+        }
+        let indent = raw.len() - raw.trim_start_matches(' ').len();
+        let body = &raw[indent..];
+        if body.is_empty() || (indent == 0 && (body.starts_with("---") || body.starts_with("...")))
+        {
+            return None;
+        }
+        lines.push(Line {
+            indent,
+            text: body,
+            number: u32::try_from(i).ok()? + 1 + line_offset,
+        });
+    }
+    let first = lines.first()?;
+    if first.indent != 0 || first.text.starts_with('-') {
+        return None;
+    }
+    let mut r = Reader {
+        lines,
+        at: 0,
+        nodes: 0,
+    };
+    let root = r.mapping(0, None, 0)?;
+    (r.at == r.lines.len()).then_some(root)
+}
+
+impl<'a> Reader<'a> {
+    fn count(&mut self) -> Option<()> {
+        self.nodes += 1;
+        (self.nodes <= MAX_NODES).then_some(())
+    }
+
+    /// A block mapping whose keys sit at `indent`; `first` is an entry already cut from a
+    /// sequence item's line (`- key: value`).
+    fn mapping(
+        &mut self,
+        indent: usize,
+        first: Option<(&'a str, u32)>,
+        depth: usize,
+    ) -> Option<Node> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.count()?;
+        let mut entries: Vec<(String, Node)> = Vec::new();
+        let mut line_no = None;
+        let mut pending = first;
+        loop {
+            let (text, number) = match pending.take() {
+                Some(p) => p,
+                None => match self.lines.get(self.at) {
+                    Some(l) if l.indent == indent && !is_item(l.text) => {
+                        self.at += 1;
+                        (l.text, l.number)
+                    }
+                    Some(l) if l.indent > indent => return None,
+                    _ => break,
+                },
+            };
+            line_no.get_or_insert(number);
+            let (key, rest) = split_key(text)?;
+            if entries.iter().any(|(k, _)| *k == key) {
+                return None;
+            }
+            let value = if rest.is_empty() {
+                self.nested(indent, number, depth)?
+            } else {
+                let v = inline(rest.strip_prefix(' ')?, number)?;
+                self.count()?;
+                v
+            };
+            entries.push((key, value));
+        }
+        Some(Node {
+            value: Value::Map(entries),
+            line: line_no?,
+            raw: None,
+        })
+    }
+
+    /// The block below `key:` (on line `number`, keys at `indent`): a deeper mapping or
+    /// sequence, or a sequence at the key's own indentation.
+    fn nested(&mut self, indent: usize, _number: u32, depth: usize) -> Option<Node> {
+        let next = self.lines.get(self.at)?;
+        if next.indent > indent {
+            if is_item(next.text) {
+                self.sequence(next.indent, depth + 1)
+            } else {
+                self.mapping(next.indent, None, depth + 1)
+            }
+        } else if next.indent == indent && is_item(next.text) {
+            self.sequence(indent, depth + 1)
+        } else {
+            None
+        }
+    }
+
+    fn sequence(&mut self, indent: usize, depth: usize) -> Option<Node> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.count()?;
+        let mut items = Vec::new();
+        let mut line_no = None;
+        while let Some(l) = self.lines.get(self.at) {
+            if l.indent != indent || !is_item(l.text) {
+                if l.indent > indent {
+                    return None;
+                }
+                break;
+            }
+            self.at += 1;
+            let (text, number) = (&l.text[2..], l.number);
+            line_no.get_or_insert(number);
+            if text.starts_with(['-', ' ']) || text.is_empty() {
+                return None;
+            }
+            let item = if split_key(text).is_some() {
+                self.mapping(indent + 2, Some((text, number)), depth + 1)?
+            } else {
+                let v = inline(text, number)?;
+                self.count()?;
+                v
+            };
+            items.push(item);
+        }
+        Some(Node {
+            value: Value::Seq(items),
+            line: line_no?,
+            raw: None,
+        })
+    }
+}
+
+fn is_item(text: &str) -> bool {
+    text.starts_with("- ") || text == "-"
+}
+
+/// `key: rest` or `key:` → the key and what follows the colon.
+fn split_key(text: &str) -> Option<(String, &str)> {
+    let (key, rest) = if text.starts_with('"') {
+        let (s, used) = quoted(text)?;
+        (s, &text[used..])
+    } else {
+        let end = text
+            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-')))
+            .unwrap_or(text.len());
+        let word = &text[..end];
+        if !plain_string(word) {
+            return None;
+        }
+        (word.to_string(), &text[end..])
+    };
+    let rest = rest.strip_prefix(':')?;
+    (rest.is_empty() || rest.starts_with(' ')).then_some((key, rest))
+}
+
+/// A value on its key's line: a scalar or a one-line flow collection of scalars.
+fn inline(text: &str, line: u32) -> Option<Node> {
+    let node = |value| Node {
+        value,
+        line,
+        raw: None,
+    };
+    match text.as_bytes().first()? {
+        b'[' => {
+            let inner = text.strip_prefix('[')?.strip_suffix(']')?;
+            let mut items = Vec::new();
+            for part in flow_parts(inner)? {
+                items.push(node(scalar(part)?));
+            }
+            Some(node(Value::Seq(items)))
+        }
+        b'{' => {
+            let inner = text.strip_prefix('{')?.strip_suffix('}')?;
+            let mut entries: Vec<(String, Node)> = Vec::new();
+            for part in flow_parts(inner)? {
+                let (key, rest) = split_key(part)?;
+                if entries.iter().any(|(k, _)| *k == key) {
+                    return None;
+                }
+                entries.push((key, node(scalar(rest.strip_prefix(' ')?)?)));
+            }
+            Some(node(Value::Map(entries)))
+        }
+        _ => Some(node(scalar(text)?)),
+    }
+}
+
+/// The comma-separated parts of a flow collection's inside (`a, "b, c", d`); none for `[]`.
+fn flow_parts(inner: &str) -> Option<Vec<&str>> {
+    let mut parts = Vec::new();
+    if inner.is_empty() {
+        return Some(parts);
+    }
+    let bytes = inner.as_bytes();
+    let (mut start, mut i, mut in_quote) = (0, 0, false);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if in_quote => i += 1,
+            b'"' => in_quote = !in_quote,
+            b'[' | b']' | b'{' | b'}' if !in_quote => return None,
+            b',' if !in_quote => {
+                parts.push(&inner[start..i]);
+                if bytes.get(i + 1) != Some(&b' ') {
+                    return None;
+                }
+                i += 1;
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    parts.push(&inner[start..]);
+    parts
+        .iter()
+        .all(|p| !p.is_empty() && !p.starts_with(' ') && !p.ends_with(' '))
+        .then_some(parts)
+}
+
+/// A whole scalar: a double-quoted string, or a plain `null`, boolean, integer or word.
+fn scalar(text: &str) -> Option<Value> {
+    if text.starts_with('"') {
+        let (s, used) = quoted(text)?;
+        return (used == text.len()).then_some(Value::Str(s));
+    }
+    match text {
+        "null" => return Some(Value::Null),
+        "true" => return Some(Value::Bool(true)),
+        "false" => return Some(Value::Bool(false)),
+        _ => {}
+    }
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        if digits.len() > 1 && digits.starts_with('0') || text == "-0" {
+            return None;
+        }
+        return text.parse::<i64>().ok().map(|i| Value::Int(i.into()));
+    }
+    plain_string(text).then(|| Value::Str(text.to_string()))
+}
+
+/// A plain word every YAML reader takes for this very string (the set pair emits unquoted).
+fn plain_string(s: &str) -> bool {
+    let Some(first) = s.bytes().next() else {
+        return false;
+    };
+    if !(first.is_ascii_alphabetic() || first == b'/' || first == b'_') {
+        return false;
+    }
+    if !s
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'-'))
+    {
+        return false;
+    }
+    const RESERVED: &[&str] = &[
+        "null", "true", "false", "yes", "no", "on", "off", "y", "n", "inf", "nan", "infinity",
+    ];
+    !RESERVED.iter().any(|r| r.eq_ignore_ascii_case(s))
+}
+
+/// A double-quoted string at the start of `text`: its value and the bytes it took.
+fn quoted(text: &str) -> Option<(String, usize)> {
+    let body = text.strip_prefix('"')?;
+    let mut out = String::new();
+    let mut chars = body.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '"' => return Some((out, i + 2)),
+            '\\' => {
+                let (_, e) = chars.next()?;
+                match e {
+                    '"' => out.push('"'),
+                    '\\' => out.push('\\'),
+                    '/' => out.push('/'),
+                    'n' => out.push('\n'),
+                    't' => out.push('\t'),
+                    'r' => out.push('\r'),
+                    'u' | 'U' => {
+                        let n = if e == 'u' { 4 } else { 8 };
+                        let mut v = 0u32;
+                        for _ in 0..n {
+                            let (_, h) = chars.next()?;
+                            v = v * 16 + h.to_digit(16)?;
+                        }
+                        out.push(char::from_u32(v)?);
+                    }
+                    _ => return None,
+                }
+            }
+            c if super::yaml::yaml_printable(c) => out.push(c),
+            _ => return None,
+        }
+    }
+    None
+}
