@@ -934,8 +934,8 @@ pub struct InitArgs {
     /// Use the objection ledger with at most N review rounds per gate (then a decision).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_rounds: Option<u32>,
-    /// Service levels: NAME=DURATION, comma-separated or repeated (review=2h,revision=4h; the
-    /// names are in the SLA table of docs/protocol.md).
+    /// Service levels: NAME=DURATION, comma-separated or repeated (review=2h,revision=4h; NAME is
+    /// review, revision, analysis, plan, red_test, code, decision, advance or stall).
     #[arg(long, value_name = "NAME=DURATION")]
     pub sla: Vec<String>,
     /// The board's format (the newest this pair writes by default, or 1 for a board that agents

@@ -133,7 +133,11 @@ fn phase_part(fm: &Frontmatter) -> Part {
         fm.code_review_round
     );
     if let Some(w) = &fm.worktree {
-        text.push_str(&format!("Worktree: `{w}`.\n"));
+        text.push_str(&if fm.phase == Phase::CleanedUp {
+            format!("Worktree: `{w}` (removed at the clean-up).\n")
+        } else {
+            format!("Worktree: `{w}`.\n")
+        });
     }
     if let (Phase::Blocked, Some(from)) = (fm.phase, fm.blocked_from) {
         text.push_str(&format!("Blocked from `{from}`.\n"));

@@ -473,14 +473,28 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
     let fm = &valid.parsed.fm;
     law::admit(fm, &a.common.agent, Command::Check)?;
     let Some(wt) = fm.worktree.clone() else {
-        return Err(Error::protocol(
-            "the blackboard records no worktree, and `pair check` runs the command in it; the \
-             doer makes one with `pair worktree create`",
-        ));
+        let doer = fm.doer().unwrap_or("DOER");
+        return Err(Error::protocol(match law::protocol::worktree_step(fm) {
+            Some(to) => format!(
+                "the blackboard records no worktree, and `pair check` runs the command in \
+                     it; the doer makes it now, with the user's approval, moving to {to}: `pair \
+                     worktree create {} --agent {} --user-approved`",
+                shell_arg(&super::shown(&a.board)),
+                shell_arg(doer)
+            ),
+            None => format!(
+                "the blackboard records no worktree, and `pair check` runs the command in \
+                     it; in {} there is none to make: the doer makes it with `pair worktree \
+                     create` out of PLAN_APPROVED or RED_TEST_APPROVED, and checks run from then \
+                     on",
+                fm.phase
+            ),
+        }));
     };
     let plan = plan(&a, fm)?;
     // A reproduction, and any check a reviewer runs, runs in a temporary checkout of the pinned
-    // tree, never in the doer's worktree; a check of the doer's runs in the worktree.
+    // tree when a tree is pinned; a check of the doer's, and one on a red test pinned as files
+    // (no tree: the files are in the worktree), runs in the worktree, as its record says.
     let by_doer = fm.doer() == Some(a.common.agent.as_str());
     let checkout = if plan.reproduce || !by_doer {
         pinned_checkout(&a.board, fm)?

@@ -30,9 +30,10 @@ pub fn record_text(r: &Record) -> String {
         Some(f) => format!("{f} → {}", r.to),
         None => format!("(new) → {}", r.to),
     };
+    // Every time with its milliseconds (a whole second too), so that the columns line up.
     let mut s = format!(
-        "{}  {:<12} {:<14} {phase}",
-        r.at,
+        "{}  {:<12} {:<16} {phase}",
+        r.at.0.format("%Y-%m-%dT%H:%M:%S%.3fZ"),
         r.by.as_deref().unwrap_or("(anonymous)"),
         r.command
     );

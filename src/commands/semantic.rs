@@ -258,6 +258,16 @@ pub fn submit(a: SubmitArgs, s: &Session) -> Result<Outcome> {
     let key = published::board_key(&a.board);
     let message = format!("pair: the {} submitted for review", artifact.as_str());
     let mut publish = Vec::new();
+    // A relative test file is taken from the recorded worktree, where the test is written.
+    let worktree = if a.files.is_empty() {
+        None
+    } else {
+        store::load_frontmatter(&a.board, s)?
+            .parsed
+            .fm
+            .worktree
+            .map(std::path::PathBuf::from)
+    };
     let (observed, seen) = match artifact {
         Artifact::Code | Artifact::Followup => {
             match observe_diff(
@@ -277,14 +287,23 @@ pub fn submit(a: SubmitArgs, s: &Session) -> Result<Outcome> {
         }
         Artifact::RedTest if !a.files.is_empty() => match &key {
             Some(k) => {
-                let (mut o, made, paths) =
-                    pin::publish_files(&note, &a.files, None, &message, &a.common.agent)?;
+                let (mut o, made, paths) = pin::publish_files(
+                    &note,
+                    &a.files,
+                    worktree.as_deref(),
+                    None,
+                    &message,
+                    &a.common.agent,
+                )?;
                 let (publication, push) = published::publication(k, artifact, &made, paths);
                 o.published = Some(publication);
                 publish.push(push);
                 (Some(o), None)
             }
-            None => (Some(pin::files(&note, &a.files)?), None),
+            None => (
+                Some(pin::files(&note, &a.files, worktree.as_deref())?),
+                None,
+            ),
         },
         _ => (Some(pin::text(&note)), None),
     };

@@ -63,7 +63,8 @@ pub fn run(a: ShowArgs, s: &Session) -> Result<Outcome> {
             noun.to_lowercase()
         )),
     }
-    if target == Target::Code && artifact.is_some() {
+    // `pair diff` reads the artifact of an open review only: suggested only then.
+    if target == Target::Code && artifact.is_some() && fm.phase.review_target() == Some(target) {
         text.push_str(&format!(
             "\nThe diff under review: `pair diff {}`.\n",
             crate::text::shell_word(&board)

@@ -119,12 +119,16 @@ pub fn not_registered(id: &str) -> Error {
     )
 }
 
-/// Whether `id` may run `command` on this board at all: the phase first (the terminal
-/// permissions, then whether the command applies in this phase at all), then the agent's
-/// standing (on the blackboard, in the role the command needs). Commands call this before they
-/// build their change, so a refusal names the real reason, and its hint is a step the caller
-/// may take; [`judge`] then checks the change itself.
+/// Whether `id` may run `command` on this board at all: an agent on the blackboard in a role
+/// that never runs the command is told so first (no phase would let it); then the phase (the
+/// terminal permissions, then whether the command applies in this phase at all), then the
+/// standing of an agent not on the blackboard. Commands call this before they build their
+/// change, so a refusal names the real reason, and its hint is a step the caller may take;
+/// [`judge`] then checks the change itself.
 pub fn admit(fm: &Frontmatter, id: &str, command: Command) -> Result<()> {
+    if fm.agent(id).is_some() {
+        admit_standing(fm, id, command)?;
+    }
     admit_phase(fm, id, command)?;
     admit_standing(fm, id, command)
 }

@@ -700,15 +700,54 @@ impl Line {
     }
 }
 
-/// Whether the doer's next move needs a worktree that is not recorded yet: then the caller
-/// looks up the default one for [`Place::default_worktree`].
+/// The phase `pair worktree create` moves to, when it is a step out of the board's phase: from
+/// PLAN_APPROVED, RED_TESTING when a red test is required (the test is written in the worktree
+/// too), CODING otherwise; from RED_TEST_APPROVED (a red test written before any worktree),
+/// CODING. `None` in every other phase, and once a worktree or repository is recorded.
+pub fn worktree_step(fm: &Frontmatter) -> Option<Phase> {
+    if fm.worktree.is_some() || fm.audit.repo_root.is_some() {
+        return None;
+    }
+    match fm.phase {
+        P::PlanApproved if fm.red_test_required => Some(P::RedTesting),
+        P::PlanApproved | P::RedTestApproved => Some(P::Coding),
+        _ => None,
+    }
+}
+
+/// Whether the doer's next move is [`worktree_step`]'s: the move of the table's row, made by
+/// `pair worktree create` when the board is in a git repository.
+fn creates_worktree(fm: &Frontmatter, t: &Transition) -> bool {
+    t.command == Command::Advance && matches!(t.to, To::Phase(p) if worktree_step(fm) == Some(p))
+}
+
+/// Whether the doer's next move needs a worktree that is not recorded yet (or can make one):
+/// then the caller looks up the default one for [`Place::default_worktree`].
 pub fn wants_default_worktree(fm: &Frontmatter) -> bool {
-    fm.worktree.is_none() && doer_next(fm).is_some_and(|t| t.needs == Needs::Worktree)
+    fm.worktree.is_none()
+        && doer_next(fm).is_some_and(|t| t.needs == Needs::Worktree || creates_worktree(fm, t))
 }
 
 /// The doer's command for a row of the table.
 fn row_command(t: &Transition, doer: &str, fm: &Frontmatter, place: &Place) -> Line {
     let mut line = match t.command {
+        Command::Submit(Artifact::RedTest) if fm.worktree.is_some() => Line::new("submit", place)
+            .flag("--agent", doer)
+            .arg(Artifact::RedTest.as_str())
+            .arg("--note-file")
+            .hole(
+                "FILE",
+                "a file holding the red-test (Markdown; no `#` or `##` headings)",
+            )
+            .arg("--files")
+            .hole(
+                "TEST_FILES",
+                format!(
+                    "the test files, comma-separated (a relative path is taken from the \
+                         worktree {}), pinned with the text",
+                    fm.worktree.as_deref().unwrap_or_default()
+                ),
+            ),
         Command::Submit(a) => Line::new("submit", place)
             .flag("--agent", doer)
             .arg(a.as_str())
@@ -814,6 +853,9 @@ pub fn next(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
 
 /// The step of [`next`] without the optional one: the agent's own on its turn, else the wait.
 fn waited(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
+    if let Some(asked) = mistyped(fm, agent, place) {
+        return asked;
+    }
     let next = crate::law::ledger::next::steer(fm, agent, place, decide(fm, agent, place));
     if next.actor == NextActor::None || next.handoff_to.iter().any(|h| h == agent) {
         return next;
@@ -830,6 +872,33 @@ fn waited(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
     step(next.actor, next.handoff_to, action, Some(line))
 }
 
+/// An id that is not on the blackboard but close to one that is: a mistyped id would register
+/// and wait forever, so it is not told it is its turn; its next command is the poll under the
+/// id it probably meant (a new reviewer registers instead, as the action says).
+fn mistyped(fm: &Frontmatter, agent: &str, place: &Place) -> Option<Next> {
+    if fm.phase.is_terminal()
+        || fm.agent(agent).is_some()
+        || fm.required_reviewers.iter().any(|r| r == agent)
+    {
+        return None;
+    }
+    let near = crate::board::suggest::agent(fm, agent)?;
+    let b = shell_word(&place.board);
+    let line = Line::new("poll", place).flag("--agent", near);
+    Some(step(
+        NextActor::Reviewer,
+        vec![],
+        format!(
+            "Not your turn: {agent:?} is not on the blackboard; did you mean `{near}`? If so, \
+             poll with that id: `{}`. Only if you are a new reviewer, register: `pair register \
+             {b} --agent {}`.",
+            line.shell(),
+            shell_arg(agent)
+        ),
+        Some(line),
+    ))
+}
+
 /// Who acts next and the step of the agent that asked.
 fn decide(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
     let doer = fm.doer().unwrap_or("doer").to_string();
@@ -838,22 +907,6 @@ fn decide(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
         return terminal(fm, agent, &doer, place);
     }
     if fm.agent(agent).is_none() {
-        // A mistyped id would register and wait forever: ask which id was meant instead.
-        if let Some(near) = crate::board::suggest::agent(fm, agent)
-            && !fm.required_reviewers.iter().any(|r| r == agent)
-        {
-            return step(
-                NextActor::Reviewer,
-                vec![agent.to_string()],
-                format!(
-                    "{agent:?} is not on the blackboard; did you mean `{near}`? If so, poll again \
-                     with --agent {near}. Only if you are a new reviewer, register: `pair \
-                     register {b} --agent {}`.",
-                    shell_arg(agent)
-                ),
-                None,
-            );
-        }
         let line = Line::new("register", place).flag("--agent", agent);
         return step(
             NextActor::Reviewer,
@@ -987,11 +1040,7 @@ fn decide(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
     }
     match doer_next(fm) {
         // A worktree to make, in a git repository: `pair worktree create` makes and records it.
-        Some(t)
-            if t.needs == Needs::Worktree
-                && fm.worktree.is_none()
-                && place.default_worktree.is_some() =>
-        {
+        Some(t) if creates_worktree(fm, t) && place.default_worktree.is_some() => {
             let mut line = Line::new("worktree", place);
             line.argv.insert(2, "create".into());
             line = line.flag("--agent", &doer);
@@ -1034,15 +1083,19 @@ fn decide(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
                     "fix it in {wt} without staging (reviewers read the unstaged diff) and \
                      submit the follow-up"
                 ),
+                Command::Submit(Artifact::RedTest) if fm.worktree.is_some() => format!(
+                    "write the failing test in {wt} and submit it with its files (`--files` pins \
+                     them with the text)"
+                ),
                 Command::Submit(a) => format!("write the {} and submit it", a.as_str()),
                 // A verified commit: the tree of what is committed must be the approved one.
                 Command::Advance if t.needs == Needs::CommitSha && fm.audit.repo_root.is_some() => {
                     // After a follow-up the approved tree holds the unstaged changes too.
                     let git = match fm.pins.get(Target::Code).map(|p| p.kind) {
                         Some(PinKind::Unstaged) => {
-                            format!("git -C {wt} add -u && git -C {wt} commit")
+                            format!("git -C {wt} add -u && git -C {wt} commit -m 'MESSAGE'")
                         }
-                        _ => format!("git -C {wt} commit"),
+                        _ => format!("git -C {wt} commit -m 'MESSAGE'"),
                     };
                     format!(
                         "commit exactly the approved content in {wt} (`{git}`), then move to \
@@ -1134,7 +1187,17 @@ fn terminal(fm: &Frontmatter, agent: &str, doer: &str, place: &Place) -> Next {
         }
         (P::Merged, Some(line)) if is_doer => {
             let optional = format!(
-                "Once the worktree is removed, record the clean-up: `{}`.",
+                "Once the worktree is removed and the topic branch deleted{}, record the \
+                 clean-up: `{}`.",
+                match (fm.worktree.as_deref(), fm.audit.topic_branch.as_deref()) {
+                    (Some(w), Some(br)) => format!(
+                        " (`git worktree remove {}`, `git branch -d {}`)",
+                        shell_arg(w),
+                        shell_arg(br)
+                    ),
+                    (Some(w), None) => format!(" (`git worktree remove {}`)", shell_arg(w)),
+                    _ => String::new(),
+                },
                 line.shell()
             );
             let action = "The work is MERGED, which is terminal: stop polling. Recording the \

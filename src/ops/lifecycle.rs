@@ -20,21 +20,32 @@ pub struct Created {
     pub worktree: String,
 }
 
-/// The phase `pair worktree create` moves to: from PLAN_APPROVED, RED_TESTING when a red test
-/// is required (it is written in the worktree too), CODING otherwise; from RED_TEST_APPROVED (a
-/// red test written before any worktree), CODING.
+/// The phase `pair worktree create` moves to (the law's [`law::protocol::worktree_step`]).
 pub fn worktree_target(fm: &Frontmatter) -> Phase {
-    if fm.red_test_required && fm.phase == Phase::PlanApproved {
-        Phase::RedTesting
-    } else {
-        Phase::Coding
-    }
+    law::protocol::worktree_step(fm).unwrap_or(Phase::Coding)
 }
 
 /// Whether the doer may create the worktree now (phase, standing, nothing recorded yet, the
 /// user's approval of the human gate): checked before git makes anything, and again in the write.
 pub fn admit_create(fm: &Frontmatter, ctx: &Ctx) -> Result<Phase> {
     law::admit_phase(fm, &ctx.agent, Command::Advance)?;
+    let red_test = matches!(
+        fm.phase,
+        Phase::RedTesting
+            | Phase::RedTestChangesRequested
+            | Phase::RedTestSubmitted
+            | Phase::ReviewingRedTest
+    );
+    if red_test && fm.worktree.is_none() {
+        return Err(Error::protocol(format!(
+            "`pair worktree create` is the step out of PLAN_APPROVED or RED_TEST_APPROVED; the \
+             blackboard is {} with no worktree (it left PLAN_APPROVED by `advance`): write the \
+             red test where it is, submit it with `--files` naming the test files, and create \
+             the worktree once the red test is approved (RED_TEST_APPROVED), copying the test \
+             into it",
+            fm.phase
+        )));
+    }
     if !matches!(fm.phase, Phase::PlanApproved | Phase::RedTestApproved) {
         return Err(Error::protocol(format!(
             "`pair worktree create` is the step out of PLAN_APPROVED (or RED_TEST_APPROVED); \

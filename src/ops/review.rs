@@ -123,6 +123,15 @@ pub fn verdict(
     let counter = fm.counter(target);
     let (noun, unit) = target_noun(target);
     let noun_lc = noun.to_lowercase();
+    // A revision that does not exist yet was never read: a mistake in the call, not a change
+    // on the board since it was read.
+    if revision > counter {
+        return Err(Error::Usage(format!(
+            "--revision {revision}: {noun_lc} {unit} {revision} does not exist; the current \
+             {noun_lc} {unit} is {counter}. Read it and give your verdict with --revision \
+             {counter}"
+        )));
+    }
     if revision != counter {
         return Err(Error::StaleCounter {
             message: format!(

@@ -138,12 +138,13 @@ pub fn repair_command(board: &Path, sha256: Option<&str>) -> String {
 }
 
 /// The lines a repository's `.gitignore` should have for `pair`'s files beside a blackboard:
-/// the lock and its owner file, the temporary file a killed writer may leave, and the default
-/// worktrees. The lock patterns name `.md` files so that `Cargo.lock` and friends stay tracked.
+/// the lock and its owner file, the temporary file a killed writer may leave, the side
+/// directory where `poll` keeps who is watching (`.<board>.pair/`), and the default worktrees. The lock patterns name `.md` files so that `Cargo.lock` and friends stay tracked.
 pub const GITIGNORE_LINES: &[(&str, &str)] = &[
     ("*.md.lock", "task.md.lock"),
     ("*.md.lock.owner.json", "task.md.lock.owner.json"),
     (".*.md.pair-tmp-*", ".task.md.pair-tmp-x"),
+    (".*.md.pair/", ".task.md.pair/watch.json"),
     (".worktrees/", ".worktrees/task/x"),
 ];
 
@@ -184,7 +185,8 @@ pub fn gitignore_hint(board: &Path) -> Option<String> {
     }
     let mut text = format!(
         "hint: {} is in a git work tree; add these lines to its .gitignore so that pair's \
-         lock files and worktrees are not committed:\n",
+         lock files, side directory and worktrees are not committed (the blackboard {name} \
+         itself may be committed, or ignored too: pair never commits it):\n",
         path(&top)
     );
     for line in missing {

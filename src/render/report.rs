@@ -214,7 +214,16 @@ impl Turn {
     pub fn render_where(&self) -> String {
         let mut out = String::new();
         if let Some(w) = &self.worktree {
-            out.push_str(&format!("worktree    {}\n", escape(w)));
+            // After the clean-up the worktree is gone: named as what it was.
+            out.push_str(&format!(
+                "worktree    {}{}\n",
+                escape(w),
+                if self.phase == Phase::CleanedUp {
+                    " (removed at the clean-up)"
+                } else {
+                    ""
+                }
+            ));
         }
         if let Some(cmd) = self.review.as_ref().and_then(|r| r.diff_command.as_ref()) {
             out.push_str(&format!("diff        {}\n", escape(&shell_line(cmd))));

@@ -68,30 +68,72 @@ fn read_files(paths: &[String]) -> std::result::Result<Vec<(String, Vec<u8>)>, S
         .collect()
 }
 
-/// The files named with `--files`, as absolute paths (relative ones are taken from the working
-/// directory), each a regular file, UTF-8, named once.
-fn resolve_files(paths: &[PathBuf]) -> Result<Vec<String>> {
+/// Where a relative `--files` path is taken from: the working directory when it is inside the
+/// recorded worktree `worktree` (or none is recorded), else the worktree, where the doer writes
+/// the test; `None` when the working directory cannot be read.
+fn relative_base(worktree: Option<&Path>) -> Option<PathBuf> {
+    let cwd = std::env::current_dir().ok()?;
+    let Some(wt) = worktree else {
+        return Some(cwd);
+    };
+    let real_cwd = std::fs::canonicalize(&cwd).unwrap_or_else(|_| cwd.clone());
+    let real_wt = std::fs::canonicalize(wt).unwrap_or_else(|_| wt.to_path_buf());
+    if real_cwd.starts_with(&real_wt) {
+        Some(cwd)
+    } else {
+        Some(wt.to_path_buf())
+    }
+}
+
+/// The files named with `--files`, as absolute paths (a relative one is taken from the recorded
+/// worktree, or from the working directory when it is inside that worktree or none is recorded),
+/// each a regular file, UTF-8, named once.
+fn resolve_files(paths: &[PathBuf], worktree: Option<&Path>) -> Result<Vec<String>> {
     let mut names = Vec::with_capacity(paths.len());
-    for p in paths {
-        let meta = std::fs::metadata(p)
-            .map_err(|_| Error::Usage(format!("--files {}: no such file", p.display())))?;
+    let base = relative_base(worktree);
+    for given in paths {
+        let joined = match &base {
+            Some(b) if given.is_relative() => b.join(given),
+            _ => given.clone(),
+        };
+        let p = &joined;
+        let meta = std::fs::metadata(p).map_err(|_| {
+            Error::Usage(format!(
+                "--files {}: no such file (looked for {}{})",
+                given.display(),
+                p.display(),
+                match worktree {
+                    Some(w) if !p.starts_with(w) => format!(
+                        "; the recorded worktree is {}: name the test file in it, by its path \
+                         from there or by its absolute path",
+                        w.display()
+                    ),
+                    Some(w) => format!(
+                        "; a relative path is taken from the recorded worktree {} (or the \
+                         working directory when it is inside it)",
+                        w.display()
+                    ),
+                    None => "; a relative path is taken from the working directory".into(),
+                }
+            ))
+        })?;
         if !meta.is_file() {
             return Err(Error::Usage(format!(
                 "--files {}: not a regular file",
-                p.display()
+                given.display()
             )));
         }
         let abs = std::fs::canonicalize(p).map_err(|e| Error::io(p, "resolve", e))?;
         let Some(name) = abs.to_str().filter(|s| !s.chars().any(char::is_control)) else {
             return Err(Error::Usage(format!(
                 "--files {}: the path must be UTF-8 without control characters",
-                p.display()
+                given.display()
             )));
         };
         if names.iter().any(|n| n == name) {
             return Err(Error::Usage(format!(
                 "--files {}: named twice",
-                p.display()
+                given.display()
             )));
         }
         names.push(name.to_string());
@@ -100,9 +142,9 @@ fn resolve_files(paths: &[PathBuf]) -> Result<Vec<String>> {
 }
 
 /// What a red test submitted with `--files` pins: the text and the files, named by absolute
-/// path (relative ones are taken from the working directory).
-pub fn files(note: &str, paths: &[PathBuf]) -> Result<Observed> {
-    let names = resolve_files(paths)?;
+/// path (relative ones as [`resolve_files`] takes them, from the recorded `worktree`).
+pub fn files(note: &str, paths: &[PathBuf], worktree: Option<&Path>) -> Result<Observed> {
+    let names = resolve_files(paths, worktree)?;
     let read = read_files(&names).map_err(|e| Error::Usage(format!("--files {e}")))?;
     Ok(Observed {
         kind: PinKind::Files,
@@ -120,11 +162,12 @@ pub fn files(note: &str, paths: &[PathBuf]) -> Result<Observed> {
 pub fn publish_files(
     note: &str,
     paths: &[PathBuf],
+    worktree: Option<&Path>,
     base: Option<&str>,
     message: &str,
     agent: &str,
 ) -> Result<(Observed, Made, Vec<String>)> {
-    let names = resolve_files(paths)?;
+    let names = resolve_files(paths, worktree)?;
     let read = read_files(&names).map_err(|e| Error::Usage(format!("--files {e}")))?;
     let first = Path::new(&names[0]);
     let dir = first.parent().unwrap_or(Path::new("/"));

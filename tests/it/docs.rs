@@ -235,3 +235,15 @@ fn every_error_kind_the_code_reports_is_documented_in_json_md() {
         "docs/json.md's `error` row does not name these kinds: {missing:?}"
     );
 }
+
+/// `init --help` names every SLA, so that an agent with only the binary can set one.
+#[test]
+fn init_help_names_every_sla() {
+    let out = crate::common::pair(["init", "--help"]);
+    out.code(0);
+    for row in pair::board::sla::TABLE {
+        let name = row.name.to_string();
+        assert!(out.stdout.contains(&name), "{name}: {}", out.report());
+    }
+    assert!(!out.stdout.contains("docs/protocol.md"), "{}", out.report());
+}

@@ -201,6 +201,12 @@ fn next_is_runnable_as_given_from_another_directory_until_committed() {
                 if w == "/tmp/note.md" {
                     *w = note.display().to_string();
                 }
+                // The red test, written in the worktree and named from there.
+                if w == "TEST_FILES" {
+                    let wt = std::path::Path::new(&expected_worktree);
+                    std::fs::write(wt.join("red_test.txt"), "fails\n").unwrap();
+                    *w = "red_test.txt".to_string();
+                }
             }
             let creates = argv.get(1).is_some_and(|w| w == "worktree");
             if argv.iter().any(|w| w == "COMMITTED") {
@@ -249,10 +255,19 @@ fn next_is_runnable_as_given_from_another_directory_until_committed() {
 fn a_mistyped_agent_id_is_asked_about_warned_on_register_and_can_withdraw() {
     let b = init_board(&["--reviewers", "alice"]);
     pair(["register", b.p(), "--agent", "alice"]).code(0);
-    let (_, v) = poll_json(b.p(), "alcie");
+    // Not its turn (an agent reading the exit code must not act): its next command is the poll
+    // under the id it probably meant.
+    let (out, v) = poll_json(b.p(), "alcie");
+    out.code(10);
+    assert_eq!(v["your_turn"], false, "{v:#}");
     let action = v["next"]["action"].as_str().unwrap();
     assert!(action.contains("did you mean `alice`?"), "{action}");
-    assert_eq!(v["next"]["command"], Value::Null, "{v:#}");
+    assert!(action.contains("pair register"), "{action}");
+    assert_eq!(v["next"]["command"][1], "poll", "{v:#}");
+    assert_eq!(v["next"]["command"][4], "alice", "{v:#}");
+    let text = pair(["poll", b.p(), "--agent", "alcie"]);
+    text.code(10);
+    assert!(!text.stdout.contains("(your turn"), "{}", text.report());
     // Registering anyway works, but says what it may be and how to take it back.
     let out = pair(["register", b.p(), "--agent", "alcie", "--json"]);
     out.code(0);
@@ -1137,6 +1152,15 @@ fn every_command_line_of_the_skill_runs_as_given_through_a_whole_lifecycle() {
         0,
     );
     approve("bob");
+    // The test is written in the worktree, as the skill says; a relative `--files` path is
+    // taken from there.
+    let red_wt = root.join(".worktrees/task");
+    std::fs::create_dir_all(red_wt.join("tests")).unwrap();
+    std::fs::copy(
+        root.join("tests/upload_test.rs"),
+        red_wt.join("tests/upload_test.rs"),
+    )
+    .unwrap();
     s.run(r, "pair submit task.md --agent doer red-test --note-file red-test.md --files tests/upload_test.rs", &[], 0);
     run_filled(verdict, 0);
     approve("bob");
@@ -1840,7 +1864,11 @@ fn walk_with_objections(w: &Walk, repo: &std::path::Path) {
         "{}",
         s.report()
     );
-    // Commit exactly what was reviewed, as the action says, then record it.
+    // Commit exactly what was reviewed, as the action says (with a message: no editor opens in
+    // an agent's shell), then record it.
+    let v = w.poll("doer", 0);
+    let action = v["next"]["action"].as_str().unwrap();
+    assert!(action.contains("commit -m 'MESSAGE'"), "{action}");
     git(&wt, &["add", "-u"]);
     git(&wt, &["commit", "-q", "-m", "the fix"]);
     w.next("doer", "advance", None, &[]);
@@ -1852,10 +1880,35 @@ fn walk_with_objections(w: &Walk, repo: &std::path::Path) {
         .to_string();
     git(repo, &["merge", "-q", "--no-edit", &branch]);
     w.optional("doer", 11, "advance", &[("BRANCH", "main")]);
+    // MERGED: the clean-up needs both the worktree and the branch gone, as the step says.
+    let v = w.poll("doer", 11);
+    let optional = v["next"]["optional"]["action"].as_str().unwrap();
+    assert!(
+        optional.contains("git worktree remove") && optional.contains("git branch -d"),
+        "{optional}"
+    );
     git(repo, &["worktree", "remove", wt.to_str().unwrap()]);
     git(repo, &["branch", "-d", &branch]);
     w.optional("doer", 11, "advance", &[]);
     assert_eq!(w.phase(), "CLEANED_UP");
+    // After the clean-up: no `pair diff` (refused now), the worktree named as removed, and
+    // every record of the log with its milliseconds, in aligned columns.
+    let show = w.pair("doer", &["show".into(), w.board.clone()]);
+    assert_eq!(show.code, Some(0), "{}", show.report());
+    assert!(!show.stdout.contains("pair diff"), "{}", show.report());
+    let status = w.pair("doer", &["status".into(), w.board.clone()]);
+    assert!(
+        status.stdout.contains("(removed at the clean-up)"),
+        "{}",
+        status.report()
+    );
+    let log = w.pair("doer", &["log".into(), w.board.clone()]);
+    assert_eq!(log.code, Some(0), "{}", log.report());
+    for line in log.stdout.lines().filter(|l| l.starts_with("20")) {
+        let time = line.split_whitespace().next().unwrap();
+        assert_eq!(time.len(), "2026-01-01T00:00:00.000Z".len(), "{line}");
+        assert_eq!(&line[24..26], "  ", "{line}");
+    }
     // Nothing was left unsettled, and the board is valid.
     let open = w.pair(
         "doer",
@@ -1978,4 +2031,234 @@ fn every_next_command_of_a_lifecycle_with_objections_runs_as_given_on_a_git_boar
     };
     let repo = top.join("doer");
     walk_with_objections(&w, &repo);
+}
+
+/// A debugging task with a red test, every step of an agent's turn its `next.command`: at
+/// PLAN_APPROVED the step is `worktree create` (the red test is written in the worktree), and in
+/// RED_TESTING the submission pins the test file, named by its path in the worktree from the
+/// repository's top, where the doer runs.
+#[test]
+fn a_red_test_is_written_in_the_worktree_next_makes_and_pinned_with_its_files() {
+    if !require(&GIT, on_path("git")) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap().join("repo");
+    seeded(&root);
+    let board = root.join("task.md");
+    let seat = || Seat {
+        dir: root.clone(),
+        env: vec![],
+    };
+    let w = Walk {
+        board: board.display().to_string(),
+        seats: [("doer", seat()), ("alice", seat())].into_iter().collect(),
+        restorable: Some(board.clone()),
+        note: tmp.path().join("note.md"),
+        trail: Default::default(),
+    };
+    w.own(
+        "doer",
+        &[
+            "init",
+            "--work-type",
+            "debugging",
+            "--reviewers",
+            "alice",
+            "--max-rounds",
+            "3",
+            "--require-check",
+            "tests=sh test_lib.sh",
+            "--goal",
+            "Fix the missing line",
+        ],
+    );
+    w.next("alice", "register", None, &[]);
+    w.next("doer", "advance", None, &[]);
+    std::fs::write(&w.note, "The cause.\n").unwrap();
+    w.next("doer", "submit", None, &[]);
+    w.next("alice", "verdict", Some("APPROVED"), &[]);
+    w.next("doer", "advance", None, &[]);
+    w.next("doer", "submit", None, &[]);
+    w.next("alice", "verdict", Some("APPROVED"), &[]);
+    assert_eq!(w.phase(), "PLAN_APPROVED");
+    // The worktree is the step out of PLAN_APPROVED, a human gate.
+    let v = w.next("doer", "worktree", None, &[]);
+    assert_eq!(v["next"]["actor"], "user", "{v:#}");
+    assert_eq!(w.phase(), "RED_TESTING");
+    let wt = std::path::PathBuf::from(
+        w.frontmatter()["worktree"]
+            .as_str()
+            .expect("the worktree is recorded"),
+    );
+    std::fs::write(wt.join("test_lib.sh"), "grep -q two lib.txt\n").unwrap();
+    // The submission names the test file; relative, it is taken from the worktree.
+    let v = w.next("doer", "submit", None, &[("TEST_FILES", "test_lib.sh")]);
+    assert!(
+        v["next"]["placeholders"]["TEST_FILES"]
+            .as_str()
+            .unwrap()
+            .contains(wt.to_str().unwrap()),
+        "{v:#}"
+    );
+    let fm = w.frontmatter();
+    assert_eq!(w.phase(), "RED_TEST_SUBMITTED");
+    assert!(
+        fm.to_string()
+            .contains(&wt.join("test_lib.sh").display().to_string()),
+        "the worktree's file is pinned: {fm:#}"
+    );
+    w.next("alice", "verdict", Some("APPROVED"), &[]);
+    w.next("doer", "advance", None, &[]);
+    assert_eq!(w.phase(), "CODING");
+    // The check runs in the worktree, on the test.
+    let out = w.own("doer", &["check", "--name", "tests"]);
+    assert!(out.stdout.contains("failed (exit 1)"), "{}", out.report());
+}
+
+/// A board moved to RED_TESTING by `advance` (no worktree): `worktree create` and `check` say
+/// what to do instead of pointing at a step that is refused.
+#[test]
+fn without_a_worktree_in_red_testing_the_refusals_say_what_to_do() {
+    if !require(&GIT, on_path("git")) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap().join("repo");
+    seeded(&root);
+    let b = root.join("task.md");
+    let b = b.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let mut c = assert_cmd::Command::new(pair_bin());
+        c.args(args)
+            .current_dir(&root)
+            .env_remove("PAIR_AGENT")
+            .env_remove("PAIR_BOARD")
+            .timeout(PROCESS_TIMEOUT);
+        run(&mut c, format!("pair {}", args.join(" ")))
+    };
+    for args in [
+        vec!["init", b, "--red-test", "--yolo", "--reviewers", "alice"],
+        vec!["register", b, "--agent", "alice"],
+        vec!["advance", b, "--agent", "doer", "PLANNING"],
+        vec!["submit", b, "--agent", "doer", "plan", "--note", "p"],
+        vec![
+            "verdict",
+            b,
+            "--agent",
+            "alice",
+            "APPROVED",
+            "--revision",
+            "1",
+            "--note",
+            "ok",
+        ],
+        vec!["advance", b, "--agent", "doer", "RED_TESTING"],
+    ] {
+        let out = run(&args);
+        assert_eq!(out.code, Some(0), "{}", out.report());
+    }
+    let out = run(&["worktree", "create", b, "--agent", "doer"]);
+    assert_eq!(out.code, Some(6), "{}", out.report());
+    assert!(
+        out.stderr.contains("--files") && out.stderr.contains("RED_TEST_APPROVED"),
+        "{}",
+        out.report()
+    );
+    let out = run(&["check", b, "--agent", "doer", "--name", "t", "--", "true"]);
+    assert_eq!(out.code, Some(6), "{}", out.report());
+    assert!(
+        out.stderr.contains("in RED_TESTING there is none to make"),
+        "{}",
+        out.report()
+    );
+    // A test file that is not there: the error says where it looked.
+    let out = run(&[
+        "submit", b, "--agent", "doer", "red-test", "--note", "t", "--files", "nope.sh",
+    ]);
+    assert_eq!(out.code, Some(4), "{}", out.report());
+    assert!(
+        out.stderr
+            .contains(&format!("looked for {}", root.join("nope.sh").display())),
+        "{}",
+        out.report()
+    );
+}
+
+/// A reviewer running `submit` during a review is told its role, not the phase; a verdict for a
+/// revision that does not exist yet is a usage error naming the current one, an older one is
+/// stale.
+#[test]
+fn a_role_refusal_comes_before_the_phase_and_a_future_revision_is_a_usage_error() {
+    let p = Proto::init(&["--reviewers", "rev", "--rca", "--yolo"]);
+    p.ok("rev", &["register"]);
+    p.ok("doer", &["advance", "ANALYZING"]);
+    p.ok("doer", &["submit", "analysis", "--note", "The cause."]);
+    let out = p.refused("rev", &["submit", "analysis", "--note", "x"], 6);
+    let message = out.stderr.clone();
+    assert!(
+        message.contains("only the doer") && message.contains("is a reviewer"),
+        "{message}"
+    );
+    let out = p.refused(
+        "rev",
+        &["verdict", "APPROVED", "--revision", "2", "--note", "ok"],
+        4,
+    );
+    assert!(
+        out.stderr.contains("does not exist") && out.stderr.contains("--revision 1"),
+        "{}",
+        out.report()
+    );
+    p.refused(
+        "rev",
+        &["verdict", "APPROVED", "--revision", "0", "--note", "ok"],
+        3,
+    );
+}
+
+/// In PLAN_CHANGES_REQUESTED with a blocking objection open, the step is a resolution, which
+/// needs no approval: `next.actor` is the doer, as the command says.
+#[test]
+fn the_actor_of_a_resolution_step_is_the_doer() {
+    let p = Proto::init(&["--reviewers", "alice", "--max-rounds", "3"]);
+    p.ok("alice", &["register"]);
+    p.ok("doer", &["advance", "PLANNING", "--user-approved"]);
+    p.ok(
+        "doer",
+        &["submit", "plan", "--note", "The plan.", "--user-approved"],
+    );
+    p.ok(
+        "alice",
+        &[
+            "object",
+            "--severity",
+            "blocking",
+            "--anchor",
+            "## Goal",
+            "--title",
+            "Unbounded",
+            "--evidence",
+            "It loops.",
+            "--fix",
+            "Bound it.",
+        ],
+    );
+    p.ok(
+        "alice",
+        &[
+            "verdict",
+            "CHANGES_REQUESTED",
+            "--revision",
+            "1",
+            "--objections",
+            "BLK-1",
+            "--note",
+            "See BLK-1.",
+        ],
+    );
+    let (_, v) = poll_json(p.p(), "doer");
+    assert_eq!(v["phase"], "PLAN_CHANGES_REQUESTED", "{v:#}");
+    assert_eq!(v["next"]["command"][1], "resolve", "{v:#}");
+    assert_eq!(v["next"]["actor"], "doer", "{v:#}");
 }

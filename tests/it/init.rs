@@ -64,10 +64,16 @@ fn init_suggests_gitignore_lines_inside_a_git_work_tree_until_they_are_there() {
     fs::create_dir_all(board.parent().unwrap()).unwrap();
     let out = pair(["init", board.to_str().unwrap()]);
     out.code(0);
+    assert!(
+        out.stdout.contains("the blackboard task.md itself"),
+        "{}",
+        out.report()
+    );
     for line in [
         "*.md.lock",
         "*.md.lock.owner.json",
         ".*.md.pair-tmp-*",
+        ".*.md.pair/",
         ".worktrees/",
     ] {
         assert!(
@@ -84,7 +90,7 @@ fn init_suggests_gitignore_lines_inside_a_git_work_tree_until_they_are_there() {
     fs::remove_file(&board).unwrap();
     fs::write(
         dir.path().join(".gitignore"),
-        "*.md.lock\n*.md.lock.owner.json\n.*.md.pair-tmp-*\n.worktrees/\n",
+        "*.md.lock\n*.md.lock.owner.json\n.*.md.pair-tmp-*\n.*.md.pair/\n.worktrees/\n",
     )
     .unwrap();
     let out = pair(["init", board.to_str().unwrap()]);

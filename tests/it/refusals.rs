@@ -492,8 +492,9 @@ const ROWS: &[Row] = &[
     (
         REVIEW_PHASES,
         "alice",
+        // A revision that does not exist yet: a usage error naming the current one.
         "verdict APPROVED --revision {rev+1} --note n",
-        &[3],
+        &[4],
     ),
     (
         REVIEW_PHASES,

@@ -291,7 +291,7 @@ fn verdict_on_stale_revision_is_refused_with_exit_3() {
     p.refused(
         "alice",
         &["verdict", "APPROVED", "--revision", "3", "--note", "future"],
-        3,
+        4,
     );
 }
 

@@ -59,6 +59,8 @@ pub fn steer(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
             command: Some(line),
             choices: None,
             placeholders,
+            // A resolution needs no approval: the doer acts, whatever gate the submission has.
+            actor: NextActor::Doer,
             ..next
         };
     }
