@@ -21,6 +21,8 @@ pub enum Field {
     RcaRequired,
     RedTestRequired,
     RequiredReviewers,
+    ReviewerPool,
+    PoolReviews,
     NoReview,
     AnalysisRevision,
     PlanRevision,
@@ -87,6 +89,8 @@ impl Field {
         Field::RcaRequired,
         Field::RedTestRequired,
         Field::RequiredReviewers,
+        Field::ReviewerPool,
+        Field::PoolReviews,
         Field::NoReview,
         Field::AnalysisRevision,
         Field::PlanRevision,
@@ -122,6 +126,8 @@ impl Field {
             Field::RcaRequired => "rca_required",
             Field::RedTestRequired => "red_test_required",
             Field::RequiredReviewers => "required_reviewers",
+            Field::ReviewerPool => crate::board::pool::MEMBERS_FIELD,
+            Field::PoolReviews => crate::board::pool::REVIEWS_FIELD,
             Field::NoReview => "no_review",
             Field::AnalysisRevision => "analysis_revision",
             Field::PlanRevision => "plan_revision",
@@ -163,7 +169,9 @@ impl Field {
             | Field::WorkType
             | Field::RcaRequired
             | Field::RedTestRequired
-            | Field::RequiredChecks => Owner::Settings,
+            | Field::RequiredChecks
+            | Field::ReviewerPool
+            | Field::PoolReviews => Owner::Settings,
             Field::CheckRuns => Owner::Checks,
             Field::RequiredReviewers => Owner::ReviewerList,
             Field::NoReview => Owner::NoReview,
@@ -205,6 +213,17 @@ impl Field {
                     .collect::<Vec<_>>()
                     .join(", ")
             )),
+            Field::ReviewerPool => fm.pool.as_ref().map(|p| {
+                format!(
+                    "[{}]",
+                    p.members
+                        .iter()
+                        .map(|r| yaml::scalar(r))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }),
+            Field::PoolReviews => fm.pool.as_ref().map(|p| p.reviews.to_string()),
             Field::NoReview => Some(fm.no_review.to_string()),
             Field::AnalysisRevision => Some(fm.analysis_revision.to_string()),
             Field::PlanRevision => Some(fm.plan_revision.to_string()),

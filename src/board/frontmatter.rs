@@ -468,6 +468,9 @@ pub struct Agent {
     /// A planned absence the agent declared (`pair away`): the watchdog does not call it stalled
     /// before `until`.
     pub away: Option<Away>,
+    /// The round of the reviewer pool this agent took (`pool_claim`), see
+    /// [`crate::board::pool`].
+    pub pool_claim: Option<crate::board::pool::Claim>,
     /// Keys this version does not know, in file order.
     pub extra: Vec<(String, Node)>,
 }
@@ -490,6 +493,7 @@ impl Agent {
             red_test: Review::default(),
             code: Review::default(),
             away: None,
+            pool_claim: None,
             extra: Vec::new(),
         }
     }
@@ -540,6 +544,9 @@ pub struct Frontmatter {
     pub rca_required: bool,
     pub red_test_required: bool,
     pub required_reviewers: Vec<String>,
+    /// The reviewer pool (`reviewer_pool`, `pool_reviews`), absent when the board names its
+    /// reviewers, see [`crate::board::pool`].
+    pub pool: Option<crate::board::pool::Pool>,
     pub no_review: bool,
     pub analysis_revision: u32,
     pub plan_revision: u32,
@@ -749,6 +756,9 @@ fn emit_agent(out: &mut String, a: &Agent) {
         line("away_until", yaml::quoted(&away.until.to_string()));
         line("away_reason", yaml::quoted(&away.reason));
     }
+    if let Some(c) = a.pool_claim {
+        line(crate::board::pool::CLAIM_FIELD, c.value());
+    }
     for (k, v) in &a.extra {
         yaml::emit_entry(out, 4, k, v);
     }
@@ -792,6 +802,7 @@ const AGENT_KEYS: &[&str] = &[
     "reviewed_code_sha256",
     "away_until",
     "away_reason",
+    crate::board::pool::CLAIM_FIELD,
 ];
 
 /// Walks one mapping, converting fields and collecting errors with their paths and lines.
@@ -1330,6 +1341,70 @@ fn conv_worktree(v: &Value) -> Result<Option<String>, String> {
     }
 }
 
+fn conv_opt_agent_ids(v: &Value) -> Result<Option<Vec<String>>, String> {
+    conv_agent_ids(v).map(Some)
+}
+
+fn conv_opt_claim(v: &Value) -> Result<Option<crate::board::pool::Claim>, String> {
+    match v {
+        Value::Null => Ok(None),
+        Value::Str(s) => crate::board::pool::Claim::parse(s).map(Some),
+        other => Err(format!(
+            "expected `TARGET COUNTER` (a string) or null, {}",
+            found(other)
+        )),
+    }
+}
+
+/// The pool from its two fields: both or neither, with 1 ≤ reviews ≤ members.
+fn pool_from(
+    members: Option<Vec<String>>,
+    reviews: Option<u32>,
+    lines: &HashMap<String, u32>,
+    errors: &mut Vec<FieldError>,
+) -> Option<crate::board::pool::Pool> {
+    use crate::board::pool::{MEMBERS_FIELD, Pool, REVIEWS_FIELD};
+    let error = |field: &str, message: String| FieldError {
+        field: field.to_string(),
+        line: lines.get(field).copied(),
+        message,
+    };
+    match (members, reviews) {
+        (None, None) => None,
+        (Some(members), Some(reviews)) => {
+            if members.is_empty() {
+                errors.push(error(
+                    MEMBERS_FIELD,
+                    "a reviewer pool has at least one member".into(),
+                ));
+            } else if reviews == 0 || reviews as usize > members.len() {
+                errors.push(error(
+                    REVIEWS_FIELD,
+                    format!(
+                        "expected from 1 to {} (the pool's members), found {reviews}",
+                        members.len()
+                    ),
+                ));
+            }
+            Some(Pool { members, reviews })
+        }
+        (Some(_), None) => {
+            errors.push(error(
+                MEMBERS_FIELD,
+                format!("a reviewer pool needs `{REVIEWS_FIELD}` (how many reviews a round takes from it)"),
+            ));
+            None
+        }
+        (None, Some(_)) => {
+            errors.push(error(
+                REVIEWS_FIELD,
+                format!("`{REVIEWS_FIELD}` needs `{MEMBERS_FIELD}` (the pool's members)"),
+            ));
+            None
+        }
+    }
+}
+
 fn conv_agent_ids(v: &Value) -> Result<Vec<String>, String> {
     let Value::Seq(items) = v else {
         return Err(format!("expected a list of agent ids, {}", found(v)));
@@ -1400,6 +1475,8 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
     let rca_required = f.req("rca_required", conv_bool);
     let red_test_required = f.req("red_test_required", conv_bool);
     let required_reviewers = f.req("required_reviewers", conv_agent_ids);
+    let pool_members = f.opt(crate::board::pool::MEMBERS_FIELD, None, conv_opt_agent_ids);
+    let pool_reviews = f.opt(crate::board::pool::REVIEWS_FIELD, None, conv_opt_count);
     let no_review = f.opt("no_review", false, conv_bool);
     let analysis_revision = f.req("analysis_revision", conv_count);
     let plan_revision = f.req("plan_revision", conv_count);
@@ -1449,6 +1526,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
     let sla = sla_node
         .map(|n| crate::board::sla::from_node(&n, &mut errors))
         .unwrap_or_default();
+    let pool = pool_from(pool_members, pool_reviews, &lines, &mut errors);
     let format_line = lines.get(crate::board::format::FIELD).copied();
     crate::board::format::on_read(format, format_line, &mut warnings, &mut errors);
     if !errors.is_empty() {
@@ -1498,6 +1576,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
             rca_required,
             red_test_required,
             required_reviewers,
+            pool,
             no_review,
             analysis_revision,
             plan_revision,
@@ -1603,6 +1682,7 @@ fn agent_from_node(
     }
     let away_until = f.opt("away_until", None, conv_opt_timestamp);
     let away_reason = f.opt("away_reason", None, conv_opt_string);
+    let pool_claim = f.opt(crate::board::pool::CLAIM_FIELD, None, conv_opt_claim);
     let extra = f.unknown(AGENT_KEYS);
     if away_reason.is_some() && away_until.is_none() {
         errors.push(FieldError {
@@ -1633,6 +1713,7 @@ fn agent_from_node(
             until,
             reason: away_reason.unwrap_or_default(),
         }),
+        pool_claim,
         extra,
     })
 }

@@ -10,6 +10,7 @@ pub mod format;
 pub mod frontmatter;
 pub mod journal;
 pub mod ledger;
+pub mod pool;
 pub mod rewrite;
 pub mod sla;
 pub mod suggest;

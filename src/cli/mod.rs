@@ -101,7 +101,8 @@ Examples:
   pair init bug.md --goal-file issue.txt --work-type debugging --reviewers alice,bob
   pair init task.md --doer builder --yolo
   pair init task.md --require-check 'tests=cargo test' --require-check 'lint=cargo clippy'
-  pair init task.md --reviewers alice,bob --max-rounds 3")]
+  pair init task.md --reviewers alice,bob --max-rounds 3
+  pair init task.md --reviewer-pool alice,bob,carol --reviews 1")]
     Init(InitArgs),
 
     /// Read the frontmatter and say whose turn it is (exit 0 your turn, 10 not, 11 terminal,
@@ -924,6 +925,12 @@ pub struct InitArgs {
     /// Reviewers required from the start (comma-separated ids).
     #[arg(long, value_delimiter = ',', value_name = "A,B")]
     pub reviewers: Vec<String>,
+    /// Pool of reviewers (each round takes --reviews of them, by `claim`).
+    #[arg(long, value_delimiter = ',', value_name = "A,B")]
+    pub reviewer_pool: Vec<String>,
+    /// Reviews per round from the pool.
+    #[arg(long, requires = "reviewer_pool", value_name = "N")]
+    pub reviews: Option<u32>,
     /// Use this blackboard file as the template (instead of the built-in one).
     #[arg(long, value_name = "FILE")]
     pub template: Option<PathBuf>,

@@ -21,16 +21,45 @@ pub const TEMPLATE: &str = include_str!("../../templates/blackboard.md");
 
 /// `--reviewers`: valid ids, not the doer, each once, in the order given.
 fn reviewer_list(a: &InitArgs) -> Result<Vec<String>> {
+    ids("--reviewers", &a.reviewers, &a.doer)
+}
+
+/// `--reviewer-pool` and `--reviews`: the pool's members (as `--reviewers`) and 1 ≤ N ≤ members.
+fn reviewer_pool(a: &InitArgs) -> Result<Option<crate::board::pool::Pool>> {
+    let members = ids("--reviewer-pool", &a.reviewer_pool, &a.doer)?;
+    if members.is_empty() {
+        return Ok(None);
+    }
+    let reviews = a.reviews.unwrap_or(1);
+    if reviews == 0 || reviews as usize > members.len() {
+        return Err(Error::Usage(format!(
+            "--reviews: expected from 1 to {} (the pool's members), found {reviews}",
+            members.len()
+        )));
+    }
+    if let Some(r) = members
+        .iter()
+        .find(|m| a.reviewers.iter().any(|x| x.trim() == *m))
+    {
+        return Err(Error::Usage(format!(
+            "--reviewer-pool: {r:?} is also in --reviewers; a named reviewer reviews every round, \
+             a pool member the rounds it claims: name it in one of them"
+        )));
+    }
+    Ok(Some(crate::board::pool::Pool { members, reviews }))
+}
+
+fn ids(flag: &str, list: &[String], doer: &str) -> Result<Vec<String>> {
     let mut reviewers: Vec<String> = Vec::new();
-    for r in &a.reviewers {
+    for r in list {
         let r = r.trim();
         if r.is_empty() {
             continue;
         }
-        super::agent_arg("--reviewers", r)?;
-        if r == a.doer {
+        super::agent_arg(flag, r)?;
+        if r == doer {
             return Err(Error::Usage(format!(
-                "--reviewers: {r:?} is the doer; the doer cannot review its own work"
+                "{flag}: {r:?} is the doer; the doer cannot review its own work"
             )));
         }
         if !reviewers.iter().any(|x| x == r) {
@@ -84,6 +113,7 @@ pub fn run(a: InitArgs, s: &Session) -> Result<Outcome> {
         )));
     }
     let reviewers = reviewer_list(&a)?;
+    let pool = reviewer_pool(&a)?;
     let goal = goal_text(&a)?;
     let required_checks = required_checks(&a)?;
     let sla = crate::board::sla::parse_assignments(&a.sla)
@@ -131,6 +161,9 @@ pub fn run(a: InitArgs, s: &Session) -> Result<Outcome> {
     fm.red_test_required = fm.red_test_required || a.red_test || debugging;
     fm.yolo = fm.yolo || a.yolo;
     fm.required_reviewers = reviewers;
+    if pool.is_some() {
+        fm.pool = pool;
+    }
     fm.check_runs = Vec::new();
     if !sla.is_empty() {
         fm.sla = crate::board::sla::sorted(sla);
@@ -196,6 +229,7 @@ pub fn run(a: InitArgs, s: &Session) -> Result<Outcome> {
         "yolo": fm.yolo,
         "doer": a.doer,
         "required_reviewers": fm.required_reviewers,
+        "reviewer_pool": fm.pool.as_ref().map(|p| json!({"members": p.members, "reviews": p.reviews})),
         "required_checks": fm.required_checks.iter().map(|c| json!({"name": c.name, "command": c.command})).collect::<Vec<_>>(),
         "next": next,
     });

@@ -402,7 +402,7 @@ fn judge_artifact(
         return Ok((None, vec![]));
     };
     if fm.counter(target) != revision
-        || !fm.required_reviewers.iter().any(|r| r == agent)
+        || !fm.is_required_now(agent)
         || law::admit(fm, agent, Command::Verdict).is_err()
     {
         return Ok((None, vec![]));

@@ -14,6 +14,7 @@
 pub mod agreement;
 pub mod ledger;
 pub mod lifecycle;
+pub mod pool;
 pub mod protocol;
 pub mod sla;
 pub mod unrequire;
@@ -293,6 +294,7 @@ pub fn judge(
         Writer::Agent(id) => {
             let role = role_of(old, new, id)?;
             check_agents(old, new, id)?;
+            crate::law::pool::judge(old, new, id)?;
             check_fields(old, new, &changed, id, role, consent, now, &mut ruling)?;
             if old.phase == new.phase && !is_resubmission(old, new) {
                 check_unmoved(old, new)?;
@@ -655,7 +657,7 @@ fn check_no_review(
     now: Timestamp,
     ruling: &mut Ruling,
 ) -> Result<()> {
-    let nobody = |fm: &Frontmatter| fm.required_reviewers.is_empty() && fm.reviewers().is_empty();
+    let nobody = |fm: &Frontmatter| !fm.has_reviewers() && fm.reviewers().is_empty();
     if role != Role::Doer || old.no_review || !nobody(old) || !nobody(new) {
         return Err(refuse(
             "field `no_review` may only be turned on, by the doer with the user's approval, while \
@@ -822,7 +824,7 @@ fn find_row(
     }
     let allowed = |t: &Transition| match t.actor {
         Actor::Doer => role == Role::Doer,
-        Actor::Reviewer => role == Role::Reviewer && new.required_reviewers.iter().any(|r| r == id),
+        Actor::Reviewer => role == Role::Reviewer && new.is_required_now(id),
         Actor::Any | Actor::Auto => true,
     };
     let Some(t) = rows.iter().copied().find(|t| allowed(t)) else {
@@ -1048,7 +1050,7 @@ fn check_snapshot(old: &Frontmatter, new: &Frontmatter, t: &Transition) -> Resul
              registered reviewers",
         ));
     }
-    if is_submit && old.required_reviewers.is_empty() && !new.no_review {
+    if is_submit && old.required_reviewers.is_empty() && !new.no_review && new.pool.is_none() {
         let registered: Vec<String> = new.reviewers().into_iter().map(String::from).collect();
         if new.required_reviewers != registered {
             return Err(refuse(format!(

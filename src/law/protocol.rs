@@ -523,6 +523,9 @@ pub struct Round {
     pub approved_by: Vec<String>,
     pub changes_requested_by: Vec<String>,
     pub comment_by: Vec<String>,
+    /// The reviews of this round no member of the reviewer pool has taken yet (0 without a
+    /// pool).
+    pub unclaimed: u32,
 }
 
 /// Evaluate the round of `target` on its current counter.
@@ -541,8 +544,10 @@ pub fn round(fm: &Frontmatter, target: Target) -> Round {
         approved_by: vec![],
         changes_requested_by: vec![],
         comment_by: vec![],
+        unclaimed: 0,
     };
-    for id in &fm.required_reviewers {
+    r.unclaimed = fm.pool_unclaimed(target);
+    for id in &fm.round_reviewers(target) {
         let Some(agent) = fm.agent(id) else {
             r.missing.push(id.clone());
             r.pending.push(id.clone());
@@ -562,7 +567,7 @@ pub fn round(fm: &Frontmatter, target: Target) -> Round {
             (None, None) => r.pending.push(id.clone()),
         }
     }
-    r.complete = r.pending.is_empty() && (counter > 0);
+    r.complete = r.pending.is_empty() && r.unclaimed == 0 && (counter > 0);
     r.approved = r.complete && r.changes_requested_by.is_empty() && r.comment_by.is_empty();
     r.changes_requested = r.complete && !r.approved;
     r.comment_only = r.changes_requested && r.changes_requested_by.is_empty();
@@ -879,6 +884,7 @@ fn mistyped(fm: &Frontmatter, agent: &str, place: &Place) -> Option<Next> {
     if fm.phase.is_terminal()
         || fm.agent(agent).is_some()
         || fm.required_reviewers.iter().any(|r| r == agent)
+        || fm.in_pool(agent)
     {
         return None;
     }
@@ -899,6 +905,64 @@ fn mistyped(fm: &Frontmatter, agent: &str, place: &Place) -> Option<Next> {
     ))
 }
 
+/// The reviewer pool's step, while a round has reviews no member took: a free member claims
+/// one; everyone else waits for the takers and the free members.
+fn pool_step(
+    fm: &Frontmatter,
+    agent: &str,
+    target: Target,
+    r: &Round,
+    place: &Place,
+) -> Option<Next> {
+    if r.unclaimed == 0 {
+        return None;
+    }
+    let taken = fm.round_reviewers(target);
+    let free: Vec<String> = fm
+        .pool
+        .as_ref()?
+        .members
+        .iter()
+        .filter(|m| !taken.contains(m))
+        .cloned()
+        .collect();
+    let mut waiting_on = r.pending.clone();
+    waiting_on.extend(free.iter().cloned());
+    if free.iter().any(|m| m == agent) {
+        let line = Line::new("claim", place).flag("--agent", agent);
+        let (noun, unit) = crate::board::entry::target_noun(target);
+        return Some(step(
+            NextActor::Reviewer,
+            waiting_on,
+            format!(
+                "A review of {} {unit} {} is open to the reviewer pool ({} of {} to take): take \
+                 it with `{}` (exclusive: a claim after the last review is taken is refused), \
+                 then poll for your verdict.",
+                noun.to_lowercase(),
+                r.counter,
+                r.unclaimed,
+                fm.pool.as_ref().map_or(0, |p| p.reviews),
+                line.shell()
+            ),
+            Some(line),
+        ));
+    }
+    if r.pending.iter().any(|p| p == agent) {
+        // A taker's own verdict: the usual step.
+        return None;
+    }
+    Some(step(
+        NextActor::Reviewer,
+        waiting_on,
+        format!(
+            "Waiting for the reviewer pool: {} more review{} of this round to be claimed.",
+            r.unclaimed,
+            if r.unclaimed == 1 { "" } else { "s" }
+        ),
+        None,
+    ))
+}
+
 /// Who acts next and the step of the agent that asked.
 fn decide(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
     let doer = fm.doer().unwrap_or("doer").to_string();
@@ -911,10 +975,10 @@ fn decide(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
         return step(
             NextActor::Reviewer,
             vec![agent.to_string()],
-            if fm.required_reviewers.iter().any(|r| r == agent) {
+            if fm.required_reviewers.iter().any(|r| r == agent) || fm.in_pool(agent) {
                 format!(
-                    "Register first: `{}` (you are already a required reviewer; --required is \
-                     not needed).",
+                    "Register first: `{}` (you are already a required reviewer or in the \
+                     reviewer pool; --required is not needed).",
                     line.shell()
                 )
             } else {
@@ -928,7 +992,7 @@ fn decide(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
         );
     }
     if let Some(target) = fm.phase.review_target() {
-        if fm.required_reviewers.is_empty() {
+        if !fm.has_reviewers() {
             return step(
                 NextActor::Doer,
                 vec![doer.clone()],
@@ -941,6 +1005,9 @@ fn decide(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
             );
         }
         let r = round(fm, target);
+        if let Some(next) = pool_step(fm, agent, target, &r, place) {
+            return next;
+        }
         if !r.pending.is_empty() {
             // A pinned round: read exactly what was pinned, and name its hash with the verdict.
             let pin = fm.pin(target);

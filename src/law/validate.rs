@@ -435,7 +435,7 @@ fn blocked_bookkeeping(fm: &frontmatter::Frontmatter, err: &mut dyn FnMut(&str, 
 /// Reviewable phases need reviewers (or an approved no-review workflow).
 fn review_has_reviewers(fm: &frontmatter::Frontmatter, err: &mut dyn FnMut(&str, String)) {
     if let Some(target) = fm.phase.review_target() {
-        if fm.required_reviewers.is_empty() && !fm.no_review {
+        if !fm.has_reviewers() && !fm.no_review {
             err(
                 "required_reviewers",
                 format!(
@@ -446,7 +446,7 @@ fn review_has_reviewers(fm: &frontmatter::Frontmatter, err: &mut dyn FnMut(&str,
             );
         }
         let r = protocol::round(fm, target);
-        if r.complete && !fm.required_reviewers.is_empty() {
+        if r.complete && fm.has_reviewers() {
             err(
                 "phase",
                 format!(

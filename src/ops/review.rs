@@ -39,7 +39,7 @@ pub fn register(fm: &mut Frontmatter, ctx: &Ctx, required: bool) -> Result<Edit>
 
 /// Only required reviewers' claims and verdicts count.
 fn require_required(fm: &Frontmatter, ctx: &Ctx) -> Result<()> {
-    if fm.required_reviewers.contains(&ctx.agent) {
+    if fm.is_required_now(&ctx.agent) {
         return Ok(());
     }
     Err(Error::protocol(format!(
@@ -60,7 +60,19 @@ fn require_required(fm: &Frontmatter, ctx: &Ctx) -> Result<()> {
 pub fn claim(fm: &mut Frontmatter, ctx: &Ctx) -> Result<Edit> {
     admit(fm, ctx, Command::Claim)?;
     let from = fm.phase;
-    require_required(fm, ctx)?;
+    // A pool member takes one of the round's reviews (the law refuses one too many).
+    match from.review_target() {
+        Some(t) if fm.in_pool(&ctx.agent) && !fm.is_required_now(&ctx.agent) => {
+            let claim = crate::board::pool::Claim {
+                target: t,
+                counter: fm.counter(t),
+            };
+            if let Some(a) = fm.agent_mut(&ctx.agent) {
+                a.pool_claim = Some(claim);
+            }
+        }
+        _ => require_required(fm, ctx)?,
+    }
     let row = TRANSITIONS
         .iter()
         .find(|t| t.command == Command::Claim && t.from.matches(from));

@@ -96,7 +96,7 @@ pub fn submit(
     );
     // Nobody to review (an approved no-review workflow): the row completes the empty round.
     let r = protocol::round(fm, target);
-    if t.completes_empty_round && r.complete && fm.required_reviewers.is_empty() {
+    if t.completes_empty_round && r.complete && !fm.has_reviewers() {
         let out = protocol::outcome_phase(target, r.approved);
         set_phase(fm, ctx, out);
         touch(fm, ctx, Some(Status::Working));
@@ -117,10 +117,11 @@ fn snapshot_reviewers(
     artifact: Artifact,
     no_review: bool,
 ) -> Result<()> {
-    if fm.required_reviewers.is_empty() && !fm.no_review {
+    // A pool gives the reviews: the members take them one by one, nobody is snapshotted.
+    if fm.required_reviewers.is_empty() && !fm.no_review && fm.pool.is_none() {
         fm.required_reviewers = fm.reviewers().into_iter().map(String::from).collect();
     }
-    if fm.required_reviewers.is_empty() && !fm.no_review {
+    if !fm.has_reviewers() && !fm.no_review {
         if !no_review {
             let mut add = vec![Flag::bare("--no-review")];
             if t.human_gate && !fm.yolo {
@@ -137,7 +138,7 @@ fn snapshot_reviewers(
             ));
         }
         fm.no_review = true;
-    } else if no_review && !fm.required_reviewers.is_empty() {
+    } else if no_review && fm.has_reviewers() {
         return Err(Error::protocol(format!(
             "--no-review applies only when no reviewers are registered; required reviewers: {}",
             fm.required_reviewers.join(", ")

@@ -2262,3 +2262,63 @@ fn the_actor_of_a_resolution_step_is_the_doer() {
     assert_eq!(v["next"]["command"][1], "resolve", "{v:#}");
     assert_eq!(v["next"]["actor"], "doer", "{v:#}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// a reviewer pool
+
+#[test]
+fn every_next_command_through_a_pool_claim_runs_as_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let note = dir.path().join("note.md");
+    std::fs::write(&note, "As the action says.\n").unwrap();
+    let board = dir.path().join("board.md").display().to_string();
+    pair([
+        "init",
+        &board,
+        "--yolo",
+        "--reviewer-pool",
+        "alice,bob,carol",
+        "--reviews",
+        "2",
+    ])
+    .code(0);
+    let mut trail = Vec::new();
+    let mut claims = 0;
+    for _ in 0..30 {
+        if pair(["status", &board, "--json"]).json()["phase"] == "PLAN_APPROVED" {
+            break;
+        }
+        let mut acted = false;
+        for who in ["alice", "bob", "carol", "doer"] {
+            let out = pair(["poll", &board, "--agent", who, "--json"]);
+            if out.code != Some(0) {
+                continue;
+            }
+            let v: Value = serde_json::from_str(&out.stdout).unwrap();
+            let mut argv = check_next(&v, &board, who).expect("a command on one's turn");
+            for w in argv.iter_mut() {
+                if w == "/tmp/note.md" {
+                    *w = note.display().to_string();
+                }
+            }
+            claims += usize::from(argv[1] == "claim");
+            trail.push(format!("[{}] {}", v["phase"], argv.join(" ")));
+            let run = pair(&argv[1..]);
+            assert_eq!(run.code, Some(0), "{}\n{}", run.report(), trail.join("\n"));
+            acted = true;
+            break;
+        }
+        assert!(acted, "nobody has a move\n{}", trail.join("\n"));
+    }
+    let status = pair(["status", &board, "--json"]).json();
+    assert_eq!(status["phase"], "PLAN_APPROVED", "{}", trail.join("\n"));
+    assert_eq!(
+        claims,
+        2,
+        "two pool reviews, each claimed once\n{}",
+        trail.join("\n")
+    );
+    // The member left out was never offered a verdict: it was told to wait.
+    let v = pair(["poll", &board, "--agent", "carol", "--json"]).json();
+    assert_eq!(v["your_turn"], false, "{v:#}");
+}

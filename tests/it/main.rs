@@ -37,6 +37,7 @@ mod note;
 mod paths;
 mod pins;
 mod poll;
+mod pool;
 mod properties;
 mod refusals;
 mod repair;

@@ -307,9 +307,13 @@ fn agent(role: Role) -> impl Strategy<Value = Agent> {
         proptest::sample::select(Status::ALL.to_vec()),
         proptest::option::of(timestamp()),
         [review(), review(), review(), review()],
-        (extras(&[]), proptest::option::of((timestamp(), text()))),
+        (
+            extras(&[]),
+            proptest::option::of((timestamp(), text())),
+            proptest::option::of((proptest::sample::select(Target::ALL.to_vec()), 0u32..5)),
+        ),
     )
-        .prop_map(move |(status, last_seen, r, (extra, away))| Agent {
+        .prop_map(move |(status, last_seen, r, (extra, away, claim))| Agent {
             role,
             status,
             last_seen,
@@ -318,6 +322,7 @@ fn agent(role: Role) -> impl Strategy<Value = Agent> {
             red_test: r[2],
             code: r[3],
             away: away.map(|(until, reason)| pair::board::frontmatter::Away { until, reason }),
+            pool_claim: claim.map(|(target, counter)| pair::board::pool::Claim { target, counter }),
             extra,
         })
 }
@@ -401,6 +406,7 @@ fn frontmatter() -> impl Strategy<Value = Frontmatter> {
                     rca_required: rca,
                     red_test_required: red,
                     required_reviewers: required.into_iter().collect(),
+                    pool: None,
                     no_review,
                     analysis_revision: a,
                     plan_revision: p,

@@ -381,7 +381,7 @@ pub fn objection_gate(fm: &Frontmatter, agent: &str) -> Result<Target> {
             },
         ));
     };
-    if !fm.required_reviewers.iter().any(|r| r == agent) {
+    if !fm.is_required_now(agent) {
         return Err(refuse(format!(
             "{agent:?} is not a required reviewer; only required reviewers raise objections (a \
              reviewer the user named joins them with `pair register --required`)"
