@@ -515,6 +515,9 @@ fn the_docs_show_the_stage_and_mode_tables_the_code_runs_on() {
         assert_eq!(doc[from..to], table, "docs/protocol.md's {name}");
     }
     for reason in pair::board::debate::StopReason::ALL {
-        assert!(doc.contains(&format!("| `{}` |", reason.as_str())), "{reason:?}");
+        assert!(
+            doc.contains(&format!("| `{}` |", reason.as_str())),
+            "{reason:?}"
+        );
     }
 }
