@@ -1501,7 +1501,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
     let sla_node = f.get("sla").cloned();
     let extra = f.unknown_top();
     let agents_node = f.get("agents").cloned();
-    for (k, n) in &extra {
+    for (k, n) in extra.iter().filter(|(k, _)| k != crate::board::debate::KEY) {
         warnings.push(FieldError {
             field: k.clone(),
             line: (n.line > 0).then_some(n.line),

@@ -3,6 +3,7 @@
 //! ledger, SLAs, pins, the journal). Nothing here judges a change or touches the disk.
 
 pub mod checks;
+pub mod debate;
 pub mod document;
 pub mod entry;
 pub mod field;

@@ -112,6 +112,8 @@ pub enum RulingArg {
     Uphold,
     Overrule,
     RejectRework,
+    Confirm,
+    Dismiss,
 }
 
 /// A reason, inline or in a file: one of the two is required (the usage line shows it).
@@ -134,7 +136,8 @@ pub struct RuleArgs {
     /// The challenged objection, or `rework` for reject-rework.
     #[arg(value_name = "ID")]
     pub id: String,
-    /// uphold (the doer must address it), overrule (struck from the record) or reject-rework.
+    /// uphold (the doer must address it), overrule (struck from the record) or reject-rework;
+    /// on a review-only board, confirm or dismiss (the finding holds, or not).
     #[arg(value_enum, value_name = "RULING")]
     pub ruling: RulingArg,
     #[command(flatten)]

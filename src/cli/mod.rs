@@ -956,6 +956,12 @@ pub struct InitArgs {
     pub timeout: f64,
     #[command(flatten)]
     pub usage: UsageArgs,
+    /// Create a review-only board of TARGET (a file, A..B or `staged`; no doer).
+    #[arg(long, value_name = "TARGET", conflicts_with = "from_review")]
+    pub review: Option<String>,
+    /// Seed the goal with a review board's confirmed findings.
+    #[arg(long, value_name = "BOARD")]
+    pub from_review: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

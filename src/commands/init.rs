@@ -114,7 +114,10 @@ pub fn run(a: InitArgs, s: &Session) -> Result<Outcome> {
     }
     let reviewers = reviewer_list(&a)?;
     let pool = reviewer_pool(&a)?;
-    let goal = goal_text(&a)?;
+    let goal = match &a.from_review {
+        Some(review) => Some(super::debate::goal_from(review, s)?),
+        None => goal_text(&a)?,
+    };
     let required_checks = required_checks(&a)?;
     let sla = crate::board::sla::parse_assignments(&a.sla)
         .map_err(|e| Error::Usage(format!("--sla: {e}")))?;

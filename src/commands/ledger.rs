@@ -188,6 +188,13 @@ pub fn rule(a: RuleArgs, s: &Session) -> Result<Outcome> {
         RulingArg::Uphold => Ruling::Uphold,
         RulingArg::Overrule => Ruling::Overrule,
         RulingArg::RejectRework => Ruling::RejectRework,
+        RulingArg::Confirm | RulingArg::Dismiss => {
+            return Err(Error::Usage(
+                "confirm and dismiss rule on a review-only board's findings; on this board a \
+                 challenged objection is upheld or overruled"
+                    .into(),
+            ));
+        }
     };
     super::semantic::apply(
         &a.board,

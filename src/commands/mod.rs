@@ -14,6 +14,7 @@ use crate::store::Session;
 mod attend;
 mod brief;
 pub mod check_output;
+mod debate;
 pub mod demo;
 mod diff;
 mod docs;
@@ -150,7 +151,16 @@ fn run_call(cli: Cli, interrupt: Option<crate::store::wait::Interrupt>) -> Resul
 fn run_command(cli: Cli, s: &Session) -> Result<Outcome> {
     let json = cli.global.json;
     match cli.command {
-        Cmd::Init(a) => init::run(a, s),
+        Cmd::Init(a) => match a.review.clone() {
+            Some(target) => debate::init(&a, &target, s),
+            None => init::run(a, s),
+        },
+        Cmd::Poll(a) if debate::is_review(&a.board, s) => debate::poll(a, s),
+        Cmd::Verdict(a) if debate::is_review(&a.board, s) => debate::verdict(a, s),
+        Cmd::Object(a) if debate::is_review(&a.board, s) => debate::object(a, s),
+        Cmd::Challenge(a) if debate::is_review(&a.board, s) => debate::challenge(a, s),
+        Cmd::Rule(a) if debate::is_review(&a.board, s) => debate::rule(a, s),
+        Cmd::Show(a) if debate::is_review(&a.board, s) => debate::show(a, s),
         Cmd::Poll(a) => read::poll(a, s),
         Cmd::Status(a) => read::status(a, s),
         Cmd::Validate(a) => {
@@ -462,6 +472,19 @@ pub(crate) fn place(
     crate::law::protocol::Place {
         board: absolute.display().to_string(),
         default_worktree,
+    }
+}
+
+/// The board as a `next` command names it: a file by its absolute path, a git board by its
+/// address.
+pub(crate) fn place_of(board: &Path) -> String {
+    if crate::store::location::is_git(board) {
+        board.display().to_string()
+    } else {
+        std::path::absolute(board)
+            .unwrap_or_else(|_| board.to_path_buf())
+            .display()
+            .to_string()
     }
 }
 

@@ -12,6 +12,7 @@
 //! approval, a newly required reviewer), which the transaction appends in the same write.
 
 pub mod agreement;
+pub mod debate;
 pub mod ledger;
 pub mod lifecycle;
 pub mod pool;

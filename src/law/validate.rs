@@ -299,6 +299,13 @@ fn one_doer(fm: &frontmatter::Frontmatter, err: &mut dyn FnMut(&str, String)) {
         .filter(|(_, a)| a.role == Role::Doer)
         .map(|(k, _)| k.as_str())
         .collect();
+    // A review-only board has no doer: its agents are the debate's, under `review:`.
+    if let Some(review) = crate::board::debate::of(fm) {
+        if let Err(e) = review {
+            err("review", format!("not a valid review: {e}"));
+        }
+        return;
+    }
     match doers.len() {
         1 => {}
         0 => err(

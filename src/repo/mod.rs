@@ -11,6 +11,7 @@ pub mod artifact;
 pub mod git;
 pub mod lifecycle;
 pub mod pin;
+pub mod review;
 
 use std::path::{Path, PathBuf};
 

@@ -1496,6 +1496,52 @@ fn every_command_line_of_the_skill_runs_as_given_through_a_whole_lifecycle() {
         .status();
     let ended = watch.wait().unwrap();
     assert_eq!(ended.code(), Some(0), "watch ended with {ended:?}");
+    // A review-only debate, in a directory of its own: the skill's lines, then a second round
+    // with no finding, which stops it, so that its findings can seed a doer's board.
+    let deb = top.join("debate");
+    std::fs::create_dir_all(&deb).unwrap();
+    std::fs::write(deb.join("lib.rs"), "fn a() {}\nloop {}\nfn c() {}\n").unwrap();
+    for (line, want) in [
+        ("pair init debate.md --review lib.rs", 0),
+        ("pair poll debate.md --agent enthusiast", 0),
+        (
+            "pair object debate.md --agent enthusiast --severity blocking --anchor lib.rs:2 --title 'Loop never ends' --evidence 'No exit condition'",
+            0,
+        ),
+        (
+            "pair verdict debate.md --agent enthusiast COMMENT --revision 1 --note 'Read all of lib.rs'",
+            0,
+        ),
+        (
+            "pair challenge debate.md BLK-1 --agent adversary --grounds 'The caller bounds it'",
+            0,
+        ),
+        (
+            "pair verdict debate.md --agent adversary COMMENT --revision 1 --note 'Lines 1 and 3 are safe'",
+            0,
+        ),
+        (
+            "pair rule debate.md BLK-1 confirm --agent judge --reason 'No caller bounds it'",
+            0,
+        ),
+    ] {
+        s.run(&deb, line, &[], want);
+    }
+    let deb_board = deb.join("debate.md").display().to_string();
+    for who in ["enthusiast", "adversary"] {
+        pair([
+            "verdict",
+            &deb_board,
+            "--agent",
+            who,
+            "COMMENT",
+            "--revision",
+            "2",
+        ])
+        .code(0);
+    }
+    s.run(&deb, "pair show debate.md", &[], 0);
+    s.run(&deb, "pair init fixes.md --from-review debate.md", &[], 0);
     let missing: Vec<&String> = s
         .lines
         .iter()
@@ -2321,4 +2367,59 @@ fn every_next_command_through_a_pool_claim_runs_as_given() {
     // The member left out was never offered a verdict: it was told to wait.
     let v = pair(["poll", &board, "--agent", "carol", "--json"]).json();
     assert_eq!(v["your_turn"], false, "{v:#}");
+}
+
+/// A review-only debate in which each role runs, to the letter, the `next.command` (and, for the
+/// enthusiast's findings and the adversary's disputes, the `next.optional`) its `poll` gives,
+/// placeholders filled in: nothing is refused, and the debate stops by itself.
+#[test]
+fn each_debate_role_following_next_command_to_the_letter_is_never_refused() {
+    let e = crate::debate::target("lib.rs", 60);
+    e.ok(0, &["init", "review.md", "--review", "lib.rs"]);
+    let board = e.path("review.md").display().to_string();
+    let fill = |argv: &Value, v: &Value, round: u64| -> Vec<String> {
+        argv.as_array()
+            .unwrap()
+            .iter()
+            .skip(1)
+            .map(|w| match w.as_str().unwrap() {
+                "SEVERITY" => "blocking".to_string(),
+                "ANCHOR" => format!("lib.rs:{}", round * 20),
+                "TITLE" | "EVIDENCE" | "GROUNDS" | "TEXT" | "REASON" => "as read".to_string(),
+                "RULING" => v["next"]["choices"][0].as_str().unwrap().to_string(),
+                w => w.to_string(),
+            })
+            .collect()
+    };
+    let mut steps = 0;
+    'debate: loop {
+        steps += 1;
+        assert!(steps < 50, "the debate never stopped");
+        for agent in ["enthusiast", "adversary", "judge"] {
+            let out = pair(["poll", &board, "--agent", agent, "--json"]);
+            if out.code == Some(11) {
+                break 'debate;
+            }
+            let v = out.json();
+            if out.code == Some(10) {
+                assert_eq!(v["next"]["command"][1], "poll", "{v:#}");
+                continue;
+            }
+            assert_eq!(out.code, Some(0), "{}", out.report());
+            let round = v["review"]["round"].as_u64().unwrap();
+            let optional = &v["next"]["optional"]["command"];
+            if optional.is_array() && round <= 2 {
+                pair(fill(optional, &v, round)).code(0);
+            }
+            // The adversary's optional names the finding: poll again for the judge's view.
+            let v = pair(["poll", &board, "--agent", agent, "--json"]).json();
+            pair(fill(&v["next"]["command"], &v, round)).code(0);
+        }
+    }
+    let shown = pair(["show", &board, "--json"]).json();
+    assert_eq!(
+        shown["review"]["stop"]["reason"], "zero-findings",
+        "{shown:#}"
+    );
+    assert_eq!(shown["confirmed"].as_array().unwrap().len(), 2);
 }

@@ -1,0 +1,136 @@
+//! What a review-only board pins: the target's bytes (a file's, or a diff's in the pinned form),
+//! its files and its size, read again to re-verify the pin before the result is written.
+
+use std::path::{Path, PathBuf};
+
+use crate::board::debate::TargetKind;
+use crate::error::{Error, Result};
+use crate::repo::git;
+
+/// A target as read now.
+#[derive(Debug, Clone)]
+pub struct Read {
+    pub kind: TargetKind,
+    /// The file's absolute path, or the repository's top level.
+    pub root: PathBuf,
+    pub files: Vec<String>,
+    pub bytes: Vec<u8>,
+    pub lines: u32,
+}
+
+/// The word `init --review` takes for the staged diff.
+pub const STAGED: &str = "staged";
+
+/// Read a target as `init --review` names it: `staged`, a commit range `A..B`, or a file.
+pub fn read(target: &str, cwd: &Path) -> Result<Read> {
+    let path = cwd.join(target);
+    if target == STAGED {
+        let root = top(cwd)?;
+        let bytes = git::staged_diff(&root, None)?;
+        return diff(TargetKind::Staged, root, bytes, target);
+    }
+    if !path.exists()
+        && let Some((a, b)) = target.split_once("..")
+    {
+        let root = top(cwd)?;
+        let from = commit(&root, a)?;
+        let to = commit(&root, b.trim_start_matches('.'))?;
+        let bytes = git::tree_diff(&root, &from, &to)?;
+        return diff(TargetKind::Range, root, bytes, target);
+    }
+    let bytes = std::fs::read(&path).map_err(|e| {
+        Error::Usage(format!(
+            "--review {target:?}: cannot read it ({e}); the target is a file, a commit range \
+             A..B or `staged`"
+        ))
+    })?;
+    if bytes.is_empty() {
+        return Err(Error::Usage(format!(
+            "--review {target:?}: the file is empty; there is nothing to review"
+        )));
+    }
+    let root = std::fs::canonicalize(&path).unwrap_or(path);
+    Ok(Read {
+        kind: TargetKind::File,
+        files: vec![root.to_string_lossy().into_owned()],
+        lines: count_lines(&bytes),
+        root,
+        bytes,
+    })
+}
+
+/// Read the target again, as pinned (`target` as given, from where it was resolved).
+pub fn reread(kind: TargetKind, target: &str, root: &Path) -> Result<Vec<u8>> {
+    match kind {
+        TargetKind::File => std::fs::read(root).map_err(|e| Error::Io {
+            path: root.to_path_buf(),
+            op: "read the review target",
+            source: e,
+        }),
+        TargetKind::Staged => git::staged_diff(root, None),
+        TargetKind::Range => {
+            let (a, b) = target.split_once("..").unwrap_or((target, "HEAD"));
+            let from = commit(root, a)?;
+            let to = commit(root, b.trim_start_matches('.'))?;
+            git::tree_diff(root, &from, &to)
+        }
+    }
+}
+
+fn top(cwd: &Path) -> Result<PathBuf> {
+    crate::repo::toplevel_of(cwd)?.ok_or_else(|| {
+        Error::Usage(format!(
+            "{}: not inside a git repository; a diff target is read from one",
+            cwd.display()
+        ))
+    })
+}
+
+fn commit(root: &Path, rev: &str) -> Result<String> {
+    let rev = if rev.is_empty() { "HEAD" } else { rev };
+    if rev.starts_with('-') {
+        return Err(Error::Usage(format!("--review: {rev:?} is not a revision")));
+    }
+    crate::repo::commit(root, rev)?.ok_or_else(|| {
+        Error::Usage(format!(
+            "--review: {rev:?} names no commit of {}",
+            root.display()
+        ))
+    })
+}
+
+fn diff(kind: TargetKind, root: PathBuf, bytes: Vec<u8>, target: &str) -> Result<Read> {
+    if bytes.is_empty() {
+        return Err(Error::Usage(format!(
+            "--review {target:?}: the diff is empty; there is nothing to review"
+        )));
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let mut files: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if let Some(p) = line
+            .strip_prefix("+++ b/")
+            .or_else(|| line.strip_prefix("--- a/"))
+            && !files.iter().any(|f| f == p)
+        {
+            files.push(p.to_string());
+        }
+    }
+    Ok(Read {
+        kind,
+        root,
+        files,
+        lines: count_lines(&bytes),
+        bytes,
+    })
+}
+
+fn count_lines(bytes: &[u8]) -> u32 {
+    let n = bytes.iter().filter(|b| **b == b'\n').count();
+    let n = if bytes.last() == Some(&b'\n') {
+        n
+    } else {
+        n + 1
+    };
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
