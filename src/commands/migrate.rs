@@ -32,15 +32,7 @@ pub fn run(a: MigrateArgs, s: &Session) -> Result<Outcome> {
         )));
     }
     let bytes = store::read(&a.from, s)?;
-    let opts = WriteOptions {
-        description: super::invocation(),
-        timeout: timeout(a.timeout)?,
-        agent: None,
-        operation: "migrate".to_string(),
-        usage: Default::default(),
-        publish: Vec::new(),
-        repair: false,
-    };
+    let opts = options(a.timeout)?;
     store::create_copy(&to_path, &bytes, &opts, s)?;
     let sha256 = crate::text::sha256_hex(&bytes);
     let json = json!({
@@ -85,15 +77,7 @@ fn upgrade(a: &MigrateArgs, s: &Session) -> Result<Outcome> {
     if found >= CURRENT {
         return Ok(unchanged(found));
     }
-    let opts = WriteOptions {
-        description: super::invocation(),
-        timeout: timeout(a.timeout)?,
-        agent: None,
-        operation: "migrate".to_string(),
-        usage: Default::default(),
-        publish: Vec::new(),
-        repair: false,
-    };
+    let opts = options(a.timeout)?;
     let mut from_format = found;
     let written = store::update(board, Expect::Present, &opts, s, |current| {
         let Some(current) = current else {
@@ -151,4 +135,17 @@ fn upgrade(a: &MigrateArgs, s: &Session) -> Result<Outcome> {
         written.new_sha256
     );
     Ok(Outcome::ok(json, text))
+}
+
+/// How `migrate` writes, copying or upgrading: a recorded `migrate` by nobody in particular.
+fn options(seconds: f64) -> Result<WriteOptions> {
+    Ok(WriteOptions {
+        description: super::invocation(),
+        timeout: timeout(seconds)?,
+        agent: None,
+        operation: "migrate".to_string(),
+        usage: Default::default(),
+        publish: Vec::new(),
+        repair: false,
+    })
 }
