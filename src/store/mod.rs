@@ -422,8 +422,20 @@ impl Session {
         *self.last_read.borrow_mut() = Some((address.into(), tip.into(), bytes.to_vec()));
     }
 
-    pub(crate) fn observe(&self, o: gitref::Observed) {
-        *self.remote.borrow_mut() = Some(o);
+    pub(crate) fn observe(&self, mut o: gitref::Observed) {
+        let mut seen = self.remote.borrow_mut();
+        // A command that reads the board twice (to learn what kind of board it is, then to
+        // work on it) reports what its first read found: a rewrite or a fetch is seen once,
+        // by the read that met it, and the second read of the same tip finds nothing new.
+        if let Some(before) = seen.as_ref()
+            && before.tip == o.tip
+        {
+            o.fetched |= before.fetched;
+            if o.rewritten_from.is_none() {
+                o.rewritten_from = before.rewritten_from.clone();
+            }
+        }
+        *seen = Some(o);
     }
 
     /// The newest format among the boards read, when it is newer than this `pair` knows.
