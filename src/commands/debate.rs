@@ -24,7 +24,7 @@ use crate::law::debate as law;
 use crate::law::protocol::{Next, NextActor};
 use crate::law::validate;
 use crate::render::report::SCHEMA;
-use crate::store::{self, Expect, Session, WriteOptions};
+use crate::store::{self, Expect, Session};
 use crate::text::{escape, shell_word};
 
 /// The body of a new review-only board.
@@ -149,15 +149,12 @@ pub fn init(a: &InitArgs, target: &str, s: &Session) -> Result<Outcome> {
             review.max_rounds
         ),
     );
-    let opts = WriteOptions {
-        description: super::invocation(),
-        timeout: timeout(a.timeout)?,
-        agent: Some(review.roles[0].clone()),
-        operation: "init".to_string(),
-        usage: (&a.usage).try_into()?,
-        publish: Vec::new(),
-        repair: false,
-    };
+    let opts = super::write_options(
+        "init",
+        a.timeout,
+        Some(review.roles[0].clone()),
+        (&a.usage).try_into()?,
+    )?;
     let written = store::update(&a.board, Expect::Absent, &opts, s, |_| {
         fm.phase_updated_at = Timestamp::now();
         Ok(doc.render(&fm.emit()).into_bytes())
@@ -215,15 +212,12 @@ where
     F: FnMut(&mut Review, &mut Document, Timestamp) -> Result<Did>,
 {
     super::agent_arg("--agent", &common.agent)?;
-    let opts = WriteOptions {
-        description: super::invocation(),
-        timeout: timeout(common.timeout)?,
-        agent: Some(common.agent.clone()),
-        operation: operation.to_string(),
-        usage: (&common.usage).try_into()?,
-        publish: Vec::new(),
-        repair: false,
-    };
+    let opts = super::write_options(
+        operation,
+        common.timeout,
+        Some(common.agent.clone()),
+        (&common.usage).try_into()?,
+    )?;
     let expect = match &common.expect_sha256 {
         Some(h) => Expect::Sha256(h.to_ascii_lowercase()),
         None => Expect::Present,

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use super::{Outcome, read_text, shown, timeout};
+use super::{Outcome, read_text, shown};
 use crate::board::document::{Document, check_note};
 use crate::board::frontmatter::{
     Agent, Audit, Phase, Role, Status, Target, Timestamp, is_work_type,
@@ -13,7 +13,7 @@ use crate::law::protocol;
 use crate::law::validate;
 use crate::render::report::SCHEMA;
 use crate::store::Session;
-use crate::store::{self, Expect, WriteOptions};
+use crate::store::{self, Expect};
 use crate::text::escape;
 
 /// The built-in template, embedded so the binary works on its own.
@@ -195,15 +195,12 @@ pub fn run(a: InitArgs, s: &Session) -> Result<Outcome> {
         }
     }
 
-    let opts = WriteOptions {
-        description: super::invocation(),
-        timeout: timeout(a.timeout)?,
-        agent: Some(a.doer.clone()),
-        operation: "init".to_string(),
-        usage: (&a.usage).try_into()?,
-        publish: Vec::new(),
-        repair: false,
-    };
+    let opts = super::write_options(
+        "init",
+        a.timeout,
+        Some(a.doer.clone()),
+        (&a.usage).try_into()?,
+    )?;
     let written = store::update(&a.board, Expect::Absent, &opts, s, |_| {
         // The creation time is taken under the lock, like every write's.
         fm.phase_updated_at = Timestamp::now();

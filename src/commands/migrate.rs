@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::{Outcome, shown, timeout};
+use super::{Outcome, shown};
 use crate::board::entry::DECISIONS;
 use crate::board::format::{self, CURRENT};
 use crate::board::frontmatter::Timestamp;
@@ -139,13 +139,5 @@ fn upgrade(a: &MigrateArgs, s: &Session) -> Result<Outcome> {
 
 /// How `migrate` writes, copying or upgrading: a recorded `migrate` by nobody in particular.
 fn options(seconds: f64) -> Result<WriteOptions> {
-    Ok(WriteOptions {
-        description: super::invocation(),
-        timeout: timeout(seconds)?,
-        agent: None,
-        operation: "migrate".to_string(),
-        usage: Default::default(),
-        publish: Vec::new(),
-        repair: false,
-    })
+    super::write_options("migrate", seconds, None, Default::default())
 }

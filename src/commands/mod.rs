@@ -104,6 +104,26 @@ pub fn run_with(cli: Cli, call: Call) -> Result<Outcome> {
     run_call(cli, call.interrupt)
 }
 
+/// How a command writes: its command line as the description, its `--timeout`, the agent
+/// it writes as, the journal's operation and the usage it reports; nothing published, no
+/// repair.
+pub(crate) fn write_options(
+    operation: &str,
+    seconds: f64,
+    agent: Option<String>,
+    usage: crate::board::journal::Usage,
+) -> Result<crate::store::WriteOptions> {
+    Ok(crate::store::WriteOptions {
+        description: invocation(),
+        timeout: timeout(seconds)?,
+        agent,
+        operation: operation.to_string(),
+        usage,
+        publish: Vec::new(),
+        repair: false,
+    })
+}
+
 /// `$PAIR_GIT_TIMEOUT`: how long a command with no `--timeout` gives each read of a git
 /// board's remote, in seconds, instead of the default (a slow link, a very large board).
 fn git_timeout_env() -> Result<Option<Duration>> {

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::{Outcome, published, read_text, shown, timeout};
+use super::{Outcome, published, read_text, shown};
 use crate::board::frontmatter::{Frontmatter, Observed, Phase, PinKind, Sha256, Verdict};
 use crate::cli::{
     AdvanceArgs, ArtifactArg, ClaimArgs, CorrectArgs, NoteArgs, NoteText, ReasonArgs, RegisterArgs,
@@ -114,13 +114,13 @@ where
     super::agent_arg("--agent", &common.agent)?;
     let shown_board = shown(board);
     let opts = WriteOptions {
-        description: super::invocation(),
-        timeout: timeout(common.timeout)?,
-        agent: Some(common.agent.clone()),
-        operation: operation.to_string(),
-        usage: (&common.usage).try_into()?,
         publish,
-        repair: false,
+        ..super::write_options(
+            operation,
+            common.timeout,
+            Some(common.agent.clone()),
+            (&common.usage).try_into()?,
+        )?
     };
     let committed = transaction::transact(
         board,

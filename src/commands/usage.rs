@@ -3,14 +3,14 @@
 
 use serde_json::json;
 
-use super::{Outcome, shown, timeout};
+use super::{Outcome, shown};
 use crate::board::frontmatter::Phase;
 use crate::board::journal::{Usage, cost_number, cost_text};
 use crate::cli::ReportUsageArgs;
 use crate::error::{Error, Result};
 use crate::render::report::SCHEMA;
 use crate::store::Session;
-use crate::store::{self, Built, Expect, WriteOptions};
+use crate::store::{self, Built, Expect};
 
 pub fn run(a: ReportUsageArgs, s: &Session) -> Result<Outcome> {
     let agent = &a.common.agent;
@@ -37,15 +37,12 @@ pub fn run(a: ReportUsageArgs, s: &Session) -> Result<Outcome> {
         Some(h) => Expect::Sha256(h.clone()),
         None => Expect::Present,
     };
-    let opts = WriteOptions {
-        description: super::invocation(),
-        timeout: timeout(a.common.timeout)?,
-        agent: Some(agent.clone()),
-        operation: "report-usage".into(),
-        usage: usage.clone(),
-        publish: Vec::new(),
-        repair: false,
-    };
+    let opts = super::write_options(
+        "report-usage",
+        a.common.timeout,
+        Some(agent.clone()),
+        usage.clone(),
+    )?;
     let written = store::update(&a.board, expect, &opts, s, |current| {
         let Some(current) = current else {
             return Err(Error::Missing {

@@ -2017,12 +2017,9 @@ fn seeded(dir: &std::path::Path) {
     git(dir, &["commit", "-q", "-m", "base"]);
 }
 
-#[test]
-fn every_next_command_of_a_lifecycle_with_objections_runs_as_given_on_a_file_board() {
-    if !require(&GIT, on_path("git")) {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
+/// A seeded repository in `tmp` with a file board `task.md` at its top, and a walk of it by
+/// the doer and alice, both running in the repository.
+fn seeded_file_walk(tmp: &tempfile::TempDir) -> (std::path::PathBuf, Walk) {
     let root = std::fs::canonicalize(tmp.path()).unwrap().join("repo");
     seeded(&root);
     let board = root.join("task.md");
@@ -2033,10 +2030,20 @@ fn every_next_command_of_a_lifecycle_with_objections_runs_as_given_on_a_file_boa
     let w = Walk {
         board: board.display().to_string(),
         seats: [("doer", seat()), ("alice", seat())].into_iter().collect(),
-        restorable: Some(board.clone()),
+        restorable: Some(board),
         note: tmp.path().join("note.md"),
         trail: Default::default(),
     };
+    (root, w)
+}
+
+#[test]
+fn every_next_command_of_a_lifecycle_with_objections_runs_as_given_on_a_file_board() {
+    if !require(&GIT, on_path("git")) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, w) = seeded_file_walk(&tmp);
     walk_with_objections(&w, &root);
 }
 
@@ -2089,20 +2096,7 @@ fn a_red_test_is_written_in_the_worktree_next_makes_and_pinned_with_its_files() 
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let root = std::fs::canonicalize(tmp.path()).unwrap().join("repo");
-    seeded(&root);
-    let board = root.join("task.md");
-    let seat = || Seat {
-        dir: root.clone(),
-        env: vec![],
-    };
-    let w = Walk {
-        board: board.display().to_string(),
-        seats: [("doer", seat()), ("alice", seat())].into_iter().collect(),
-        restorable: Some(board.clone()),
-        note: tmp.path().join("note.md"),
-        trail: Default::default(),
-    };
+    let (_, w) = seeded_file_walk(&tmp);
     w.own(
         "doer",
         &[
