@@ -25,8 +25,10 @@
 //! 9. [`stats`] — where the time and tokens went, from the journal;
 //! 10. [`watch`] — presence records and the watchdog's findings;
 //! 11. [`render`] — human text, the whose-turn report, the SVG timeline;
-//! 12. [`cli`] — the command line's definitions (clap): every command's `Args`;
-//! 13. [`commands`] — one handler per command, from typed arguments to an outcome.
+//! 12. [`project`] — a set of boards read as one (a directory, or a git remote's board
+//!     namespace): listing, reading and waiting for a change in any;
+//! 13. [`cli`] — the command line's definitions (clap): every command's `Args`;
+//! 14. [`commands`] — one handler per command, from typed arguments to an outcome.
 //!
 //! The binary (`main.rs`) is the edge over all of them: parse, run, print, exit code.
 
@@ -51,6 +53,8 @@ pub mod stats;
 pub mod watch;
 
 pub mod render;
+
+pub mod project;
 
 pub mod cli;
 

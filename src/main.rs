@@ -227,6 +227,7 @@ impl Plan {
             Cmd::Migrate(a) => (Some(a.to.clone().unwrap_or_else(|| a.from.clone())), false),
             // Its standard output is the protocol's, written as it goes.
             Cmd::Mcp(a) => (Some(a.board.clone()), true),
+            Cmd::Ls(_) | Cmd::Next(_) => (None, false),
         };
         Plan {
             name,

@@ -66,6 +66,10 @@ pub const NOT_TOOLS: &[(&str, &str)] = &[
     ),
     ("stats", "a report for a person"),
     (
+        "ls",
+        "a listing of a project's boards for a person: an agent asks `next`",
+    ),
+    (
         "report-usage",
         "tokens and cost are in no tool's schema (see docs/spec-reading.md)",
     ),
@@ -97,9 +101,9 @@ pub const SERVER_ARGS: &[(&str, &str)] = &[
     ),
 ];
 
-/// Arguments a tool keeps although [`SERVER_ARGS`] names them: `poll`'s timeout bounds its
-/// wait, not a lock.
-pub const OWN_ARGS: &[(&str, &str)] = &[("poll", "timeout")];
+/// Arguments a tool keeps although [`SERVER_ARGS`] names them: `poll`'s and `next`'s timeouts
+/// bound their waits, not a lock.
+pub const OWN_ARGS: &[(&str, &str)] = &[("poll", "timeout"), ("next", "timeout")];
 
 /// Arguments several tools take, described once in the server's instructions and in no schema.
 pub const SHARED_ARGS: &[(&str, &str)] = &[
@@ -113,11 +117,18 @@ pub const SHARED_ARGS: &[(&str, &str)] = &[
 ];
 
 /// Arguments a tool leaves out although its command takes them: (tool, argument, why).
-pub const LEFT_OUT: &[(&str, &str, &str)] = &[(
-    "poll",
-    "interval",
-    "how often a wait re-reads where it cannot be told of a change: the defaults fit an agent",
-)];
+pub const LEFT_OUT: &[(&str, &str, &str)] = &[
+    (
+        "poll",
+        "interval",
+        "how often a wait re-reads where it cannot be told of a change: the defaults fit an agent",
+    ),
+    (
+        "next",
+        "interval",
+        "how often a wait asks a git remote: the default fits an agent",
+    ),
+];
 
 /// How long a waiting `poll` waits through the server when the call names no timeout, in
 /// seconds: within what common clients allow one request (about 60 s). An agent calls it
@@ -125,7 +136,10 @@ pub const LEFT_OUT: &[(&str, &str, &str)] = &[(
 pub const POLL_TIMEOUT_S: f64 = 45.0;
 
 /// Defaults a tool has that differ from the command line's: (tool, argument, value).
-pub const SERVER_DEFAULTS: &[(&str, &str, f64)] = &[("poll", "timeout", POLL_TIMEOUT_S)];
+pub const SERVER_DEFAULTS: &[(&str, &str, f64)] = &[
+    ("poll", "timeout", POLL_TIMEOUT_S),
+    ("next", "timeout", POLL_TIMEOUT_S),
+];
 
 /// What the server fixes when it starts, for every call.
 #[derive(Debug, Clone)]

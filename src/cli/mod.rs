@@ -4,6 +4,7 @@
 pub mod ledger;
 pub mod mcp;
 pub mod migrate;
+pub mod project;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -460,6 +461,23 @@ Examples:
   pair mcp --board task.md --agent doer --timeout 30
   claude mcp add pair -- pair mcp --board task.md --agent alice")]
     Mcp(crate::cli::mcp::McpArgs),
+
+    /// One line per board of a project: phase, whose turn, time in phase, round, blocking
+    /// objections, stalled or breached.
+    #[command(after_help = "\
+Examples:
+  pair ls boards/
+  pair ls boards/ --sort age --state open
+  pair ls 'git+file:///srv/repo.git#refs/pair/' --agent alice --json")]
+    Ls(crate::cli::project::LsArgs),
+
+    /// The one step you should take next anywhere in a project (reviews waiting longest first,
+    /// then your own work), with its command (exit 0 one found, 10 none).
+    #[command(after_help = "\
+Examples:
+  pair next boards/ --agent alice
+  pair next boards/ --agent alice --wait --timeout 600 --json")]
+    Next(crate::cli::project::NextArgs),
 }
 
 #[derive(Debug, Args)]
@@ -1545,6 +1563,9 @@ impl Cli {
             Cmd::Unrequire(a) => not_stdin("unrequire", &a.board),
             Cmd::Watch(a) => a.board.iter().try_for_each(|b| not_stdin("watch", b)),
             Cmd::Mcp(a) => not_stdin("mcp", &a.board),
+            // A project's address is checked when it is opened (a prefix, not a board's ref).
+            Cmd::Ls(a) => not_stdin_project("ls", &a.project),
+            Cmd::Next(a) => not_stdin_project("next", &a.project),
             Cmd::Validate(_)
             | Cmd::Demo(_)
             | Cmd::Skill(_)
@@ -1594,6 +1615,14 @@ pub fn no_board(command: &str) -> Error {
         "no blackboard given: name it (`pair {command} BOARD …`), pass --board PATH, or set \
          PAIR_BOARD"
     ))
+}
+
+/// `-` as a project is refused as it is for a board.
+fn not_stdin_project(command: &str, project: &Path) -> Result<()> {
+    if crate::store::location::is_git(project) {
+        return Ok(());
+    }
+    not_stdin(command, project)
 }
 
 /// `-` as a blackboard would be a file literally named `-`, which is never what was meant.

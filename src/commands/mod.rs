@@ -24,6 +24,7 @@ mod lifecycle;
 mod log;
 pub mod mcp;
 pub mod migrate;
+pub mod project;
 mod published;
 mod read;
 mod semantic;
@@ -235,6 +236,8 @@ fn run_command(cli: Cli, s: &Session) -> Result<Outcome> {
         Cmd::Watch(a) => watch::run(a, json, s),
         Cmd::Migrate(a) => migrate::run(a, s),
         Cmd::Mcp(a) => mcp::serve(a),
+        Cmd::Ls(a) => project::ls(a, s),
+        Cmd::Next(a) => project::next(a, s),
     }
 }
 
@@ -286,7 +289,9 @@ fn write_timeout(cmd: &Cmd) -> Option<f64> {
         | Cmd::Log(_)
         | Cmd::Stats(_)
         | Cmd::Watch(_)
-        | Cmd::Mcp(_) => return None,
+        | Cmd::Mcp(_)
+        | Cmd::Ls(_)
+        | Cmd::Next(_) => return None,
     })
 }
 

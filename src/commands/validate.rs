@@ -203,102 +203,25 @@ impl FileReport {
     }
 }
 
-/// Directories never searched: version control, build output, dependencies.
-const SKIP_DIRS: &[&str] = &[
-    ".git",
-    ".hg",
-    ".svn",
-    "target",
-    "node_modules",
-    ".worktrees",
-];
-
-/// Top-level frontmatter keys that make a Markdown file a blackboard, even one so broken that
-/// it lost its `phase:` line: a CI check must not skip it.
-const BOARD_KEYS: &[&str] = &[
-    "phase",
-    "phase_updated_at",
-    "agents",
-    "required_reviewers",
-    "no_review",
-    "rca_required",
-    "red_test_required",
-    "analysis_revision",
-    "plan_revision",
-    "red_test_round",
-    "code_review_round",
-    "blocked_from",
-    "yolo",
-    "work_type",
-];
-
-/// Whether a file found in a directory walk is a blackboard: a `.md` file with frontmatter
-/// that has any of [`BOARD_KEYS`] at the top level. Other Markdown (with or without
-/// frontmatter) is not ours.
-fn looks_like_blackboard(path: &Path, s: &Session) -> bool {
-    if path.extension().and_then(|e| e.to_str()) != Some("md") {
-        return false;
-    }
-    let Ok(head) = store::read_head(path, s) else {
-        return false;
-    };
-    let head = head
-        .strip_prefix(crate::board::document::BOM.as_bytes())
-        .unwrap_or(&head);
-    if !head.starts_with(b"---") {
-        return false;
-    }
-    head.split(|b| *b == b'\n').skip(1).any(|line| {
-        BOARD_KEYS.iter().any(|k| {
-            line.strip_prefix(k.as_bytes())
-                .is_some_and(|rest| rest.starts_with(b":"))
-        })
-    })
-}
-
 /// The blackboards in a directory (recursively, as `validate DIR` finds them), and one message
 /// per part of it that could not be read.
 pub(crate) fn boards_in(dir: &Path, s: &Session) -> (Vec<PathBuf>, Vec<String>) {
-    let mut out = Vec::new();
-    let mut errors = Vec::new();
-    walk(dir, &mut out, &mut errors, s);
+    let (out, errors) = crate::project::walk(dir, s);
     let messages = errors
-        .iter()
-        .flat_map(|r| {
-            r.errors
-                .iter()
-                .map(move |e| format!("{}: {}", r.path, e.message))
-        })
+        .into_iter()
+        .map(|(p, m)| format!("{}: {m}", p.display()))
         .collect();
     (out, messages)
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<FileReport>, s: &Session) {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) => {
-            errors.push(FileReport::failed(
-                dir,
-                "path",
-                format!("cannot read the directory: {e}"),
-            ));
-            return;
-        }
-    };
-    let mut entries: Vec<_> = entries.flatten().collect();
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        let path = entry.path();
-        let Ok(ft) = entry.file_type() else { continue };
-        if ft.is_dir() {
-            let name = entry.file_name();
-            if !SKIP_DIRS.contains(&name.to_string_lossy().as_ref()) {
-                walk(&path, out, errors, s);
-            }
-        } else if ft.is_file() && looks_like_blackboard(&path, s) {
-            out.push(path);
-        }
-    }
+    let (found, unreadable) = crate::project::walk(dir, s);
+    out.extend(found);
+    errors.extend(
+        unreadable
+            .into_iter()
+            .map(|(p, m)| FileReport::failed(&p, "path", m)),
+    );
 }
 
 /// Add to a git board's report what its ref's history says of its journal: records lost are

@@ -29,6 +29,8 @@ pub struct Waiter {
     /// interrupt can end.
     tx: Sender<Wake>,
     name: OsString,
+    /// Watching a directory tree ([`Waiter::tree`]): any `.md` file under it counts.
+    tree: bool,
 }
 
 impl Waiter {
@@ -54,6 +56,27 @@ impl Waiter {
             rx,
             tx,
             name,
+            tree: false,
+        }
+    }
+
+    /// Watch every blackboard under `dir`, recursively (a project): a change to any `.md` file
+    /// under it wakes the waiter.
+    pub fn tree(dir: &Path) -> Waiter {
+        let (tx, rx) = channel();
+        let events = tx.clone();
+        let watcher = (|| {
+            let mut watcher =
+                notify::recommended_watcher(move |e| drop(events.send(Wake::Fs(e)))).ok()?;
+            watcher.watch(dir, RecursiveMode::Recursive).ok()?;
+            Some(watcher)
+        })();
+        Waiter {
+            watcher,
+            rx,
+            tx,
+            name: OsString::new(),
+            tree: true,
         }
     }
 
@@ -65,6 +88,7 @@ impl Waiter {
             rx,
             tx,
             name: OsString::new(),
+            tree: false,
         }
     }
 
@@ -92,9 +116,10 @@ impl Waiter {
                 };
                 e.need_rescan()
                     || (may_change
-                        && e.paths
-                            .iter()
-                            .any(|p| p.file_name().is_some_and(|n| n == self.name)))
+                        && e.paths.iter().any(|p| match self.tree {
+                            true => p.extension().is_some_and(|x| x == "md"),
+                            false => p.file_name().is_some_and(|n| n == self.name),
+                        }))
             }
             // An error from the watcher: re-check rather than miss a change.
             Err(_) => true,

@@ -1542,6 +1542,25 @@ fn every_command_line_of_the_skill_runs_as_given_through_a_whole_lifecycle() {
     }
     s.run(&deb, "pair show debate.md", &[], 0);
     s.run(&deb, "pair init fixes.md --from-review debate.md", &[], 0);
+    // An agent serving a project of boards: a board that names alice gives her a step.
+    let proj = top.join("project");
+    std::fs::create_dir_all(proj.join("boards")).unwrap();
+    pair([
+        "init",
+        &proj.join("boards/t.md").display().to_string(),
+        "--goal",
+        "T",
+        "--reviewers",
+        "alice",
+    ])
+    .code(0);
+    s.run(&proj, "pair next boards/ --agent alice --json", &[], 0);
+    s.run(
+        &proj,
+        "pair next boards/ --agent alice --wait --timeout 600 --json",
+        &[],
+        0,
+    );
     let missing: Vec<&String> = s
         .lines
         .iter()

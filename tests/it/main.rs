@@ -39,6 +39,7 @@ mod paths;
 mod pins;
 mod poll;
 mod pool;
+mod project;
 mod properties;
 mod refusals;
 mod repair;

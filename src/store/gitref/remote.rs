@@ -450,6 +450,31 @@ pub fn ls_remote(cache: &Cache, g: &GitBoard) -> Result<Option<String>> {
     }))
 }
 
+/// Every ref under `prefix` (ending in `/`) on the remote and its tip, in name order: one
+/// `git ls-remote`.
+pub fn list_refs(cache: &Cache, url: &str, prefix: &str) -> Result<Vec<(String, String)>> {
+    let pattern = format!("{prefix}*");
+    let out = run_to(
+        &cache.dir,
+        &["ls-remote", "--refs", "--", url, &pattern],
+        None,
+        cache.remote_deadline(),
+        &format!("reach the remote {url}"),
+    )?;
+    let text = String::from_utf8_lossy(&out);
+    let mut refs: Vec<(String, String)> = text
+        .lines()
+        .filter_map(|l| {
+            let (oid, name) = l.split_once('\t')?;
+            let name = name.trim();
+            name.starts_with(prefix)
+                .then(|| (name.to_string(), oid.trim().to_string()))
+        })
+        .collect();
+    refs.sort();
+    Ok(refs)
+}
+
 /// Fetch the ref into the cache; the commit it now points at there. When the fetch fails
 /// though the remote answers (in time), the cache is taken for damaged: it is rebuilt and
 /// fetched again.

@@ -1,0 +1,455 @@
+//! `pair ls PROJECT` (one line per board, for a person) and `pair next --agent ID PROJECT` (the
+//! one step an agent should take next anywhere in the project).
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::json;
+
+use super::{Outcome, agent_arg};
+use crate::board::frontmatter::{Frontmatter, Phase, Timestamp};
+use crate::cli::project::{LsArgs, LsSort, LsState, NextArgs};
+use crate::error::{Error, Result, exit};
+use crate::law::protocol::{Next, NextActor};
+use crate::project::{Member, Project};
+use crate::render::report::SCHEMA;
+use crate::store::Session;
+use crate::text::{escape, shell_line};
+
+/// How often `next --wait` asks a git remote for its refs' tips, by default.
+pub const GIT_INTERVAL_S: f64 = 1.0;
+
+/// How often `next --wait` re-reads a directory where no file notifications can be had.
+const FILE_INTERVAL_S: f64 = 60.0;
+
+/// One board as `ls` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub name: String,
+    pub board: String,
+    /// `null` when the board cannot be read (see `error`).
+    pub phase: Option<Phase>,
+    pub terminal: bool,
+    /// Whose turn it is.
+    pub turn: Vec<String>,
+    /// Seconds since the phase was entered.
+    pub in_phase_s: Option<i64>,
+    /// The round (revision) of the phase's gate.
+    pub round: Option<u32>,
+    /// Open blocking objections.
+    pub blocking: usize,
+    /// Someone holds the turn longer than the stall limit.
+    pub stalled: bool,
+    /// Past the phase's own SLA.
+    pub breached: bool,
+    /// How many journal records the board holds: the position `poll --after` counts from.
+    pub cursor: Option<u64>,
+    pub agents: Vec<String>,
+    pub error: Option<String>,
+}
+
+fn row(m: &Member, now: Timestamp) -> Row {
+    let Some(fm) = &m.fm else {
+        return Row {
+            name: m.name.clone(),
+            board: m.board.display().to_string(),
+            phase: None,
+            terminal: false,
+            turn: vec![],
+            in_phase_s: None,
+            round: None,
+            blocking: 0,
+            stalled: false,
+            breached: false,
+            cursor: None,
+            agents: vec![],
+            error: m.error.clone(),
+        };
+    };
+    let secs = fm.phase_updated_at.millis_until(now).max(0) / 1000;
+    let terminal = fm.phase.is_terminal();
+    let (stall, _) = crate::board::sla::stall_limit(&fm.sla, fm.phase);
+    let limit = crate::board::sla::phase_limit(&fm.sla, fm.phase);
+    let summary = crate::board::ledger::summary_of(fm);
+    Row {
+        name: m.name.clone(),
+        board: m.board.display().to_string(),
+        phase: Some(fm.phase),
+        terminal,
+        turn: crate::law::protocol::turn(fm),
+        in_phase_s: Some(secs),
+        round: crate::stats::gate_of(fm.phase).map(|t| fm.counter(t)),
+        blocking: summary
+            .unsettled
+            .iter()
+            .filter(|u| u.severity == crate::board::ledger::Severity::Blocking)
+            .count(),
+        stalled: !terminal && secs as u64 > stall,
+        breached: !terminal && limit.is_some_and(|l| secs as u64 > l.seconds),
+        cursor: fm.journal.as_ref().map(|j| j.records),
+        agents: fm.agents.iter().map(|(id, _)| id.clone()).collect(),
+        error: None,
+    }
+}
+
+fn keep(r: &Row, a: &LsArgs) -> Result<bool> {
+    if let Some(agent) = &a.agent
+        && !r.agents.contains(agent)
+        && !r.turn.contains(agent)
+    {
+        return Ok(false);
+    }
+    let Some(state) = &a.state else {
+        return Ok(true);
+    };
+    if let Ok(s) = LsState::from_str(state, true) {
+        return Ok(match s {
+            LsState::Open => r.phase.is_some() && !r.terminal,
+            LsState::Terminal => r.terminal,
+            LsState::Stalled => r.stalled,
+            LsState::Breached => r.breached,
+            LsState::Invalid => r.error.is_some(),
+        });
+    }
+    match Phase::ALL
+        .iter()
+        .find(|p| p.as_str().eq_ignore_ascii_case(state))
+    {
+        Some(p) => Ok(r.phase == Some(*p)),
+        None => Err(Error::Usage(format!(
+            "--state {state:?} is neither a state (open, terminal, stalled, breached, invalid) \
+             nor a phase (such as REVIEWING_CODE); run `pair ls --help`"
+        ))),
+    }
+}
+
+use clap::ValueEnum;
+
+fn phase_rank(p: Option<Phase>) -> usize {
+    p.and_then(|p| Phase::ALL.iter().position(|q| *q == p))
+        .unwrap_or(usize::MAX)
+}
+
+/// `pair ls PROJECT`.
+pub fn ls(a: LsArgs, s: &Session) -> Result<Outcome> {
+    if let Some(agent) = &a.agent {
+        agent_arg("--agent", agent)?;
+    }
+    let project = Project::open(&a.project)?;
+    let members = project.read(s)?;
+    let now = Timestamp::now_ms();
+    let mut rows = Vec::new();
+    for m in &members {
+        let r = row(m, now);
+        if keep(&r, &a)? {
+            rows.push(r);
+        }
+    }
+    match a.sort {
+        LsSort::Name => {}
+        LsSort::Phase => rows.sort_by_key(|r| phase_rank(r.phase)),
+        LsSort::Age => rows.sort_by_key(|r| std::cmp::Reverse(r.in_phase_s)),
+        LsSort::Round => rows.sort_by_key(|r| std::cmp::Reverse(r.round)),
+        LsSort::Turn => rows.sort_by(|x, y| x.turn.cmp(&y.turn)),
+    }
+    let text = render_rows(&rows);
+    Ok(Outcome {
+        json: json!({
+            "schema": SCHEMA,
+            "project": project.name(),
+            "boards": rows,
+        }),
+        text,
+        code: exit::OK,
+        warnings: vec![],
+        printed: false,
+    })
+}
+
+fn age(secs: Option<i64>) -> String {
+    secs.map_or_else(
+        || "-".to_string(),
+        |s| crate::board::sla::format_duration(s.max(0) as u64),
+    )
+}
+
+fn render_rows(rows: &[Row]) -> String {
+    let mut table = vec![[
+        "BOARD".to_string(),
+        "PHASE".into(),
+        "TURN".into(),
+        "IN PHASE".into(),
+        "ROUND".into(),
+        "BLOCKING".into(),
+        "FLAGS".into(),
+    ]];
+    for r in rows {
+        let mut flags = Vec::new();
+        if r.stalled {
+            flags.push("stalled".to_string());
+        }
+        if r.breached {
+            flags.push("breached".to_string());
+        }
+        if let Some(e) = &r.error {
+            flags.push(format!("invalid: {}", e.lines().next().unwrap_or("")));
+        }
+        table.push([
+            escape(&r.name).into_owned(),
+            r.phase.map_or("-".into(), |p| p.to_string()),
+            if r.turn.is_empty() {
+                "-".into()
+            } else {
+                escape(&r.turn.join(",")).into_owned()
+            },
+            age(r.in_phase_s),
+            r.round.map_or("-".into(), |n| n.to_string()),
+            r.blocking.to_string(),
+            escape(&flags.join(" ")).into_owned(),
+        ]);
+    }
+    let widths: Vec<usize> = (0..7)
+        .map(|i| {
+            table
+                .iter()
+                .map(|r| r[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for r in &table {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    if rows.is_empty() {
+        out.push_str("(no board)\n");
+    }
+    out
+}
+
+/// What kind of step a candidate is: reviews come first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Review,
+    Work,
+}
+
+/// One step an agent may take on a board of the project.
+#[derive(Debug, Clone, Serialize)]
+pub struct Step {
+    pub name: String,
+    pub board: String,
+    pub kind: Kind,
+    pub phase: Phase,
+    /// When the step became the agent's (the phase was entered).
+    pub since: String,
+    pub next: Next,
+    #[serde(skip)]
+    since_ts: Timestamp,
+}
+
+/// Whether a board is the agent's business: it is on it, named as a required reviewer, or in
+/// its reviewer pool. A project's `next` never signs an agent up for a board it is not on.
+fn concerns(fm: &Frontmatter, agent: &str) -> bool {
+    fm.agents.iter().any(|(id, _)| id == agent)
+        || fm.required_reviewers.iter().any(|r| r == agent)
+        || fm
+            .pool
+            .as_ref()
+            .is_some_and(|p| p.members.iter().any(|m| m == agent))
+}
+
+fn step(m: &Member, fm: &Frontmatter, agent: &str) -> Option<Step> {
+    if !concerns(fm, agent) {
+        return None;
+    }
+    let place = super::place(&m.board, fm);
+    let next = crate::law::protocol::next(fm, agent, &place);
+    if !next.handoff_to.iter().any(|h| h == agent) || next.command.is_none() {
+        return None;
+    }
+    let kind = match next.actor {
+        NextActor::Reviewer => Kind::Review,
+        // The doer's own step, also one it takes once the user agreed.
+        NextActor::Doer | NextActor::User => Kind::Work,
+        NextActor::None => return None,
+    };
+    Some(Step {
+        name: m.name.clone(),
+        board: place.board.clone(),
+        kind,
+        phase: fm.phase,
+        since: fm.phase_updated_at.to_string(),
+        since_ts: fm.phase_updated_at,
+        next,
+    })
+}
+
+/// Every step the agent may take in the project, the one to take first first: reviews before
+/// the agent's own doer work, each oldest first, then by name.
+pub fn steps(members: &[Member], agent: &str) -> Vec<Step> {
+    let mut out: Vec<Step> = members
+        .iter()
+        .filter_map(|m| step(m, m.fm.as_ref()?, agent))
+        .collect();
+    out.sort_by(|a, b| {
+        a.kind
+            .cmp(&b.kind)
+            .then_with(|| 0.cmp(&a.since_ts.millis_until(b.since_ts)))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    out
+}
+
+fn wait_command(a: &NextArgs) -> Vec<String> {
+    let project = if crate::store::location::is_git(&a.project) {
+        a.project.display().to_string()
+    } else {
+        std::path::absolute(&a.project)
+            .unwrap_or_else(|_| a.project.clone())
+            .display()
+            .to_string()
+    };
+    [
+        "pair",
+        "next",
+        "--agent",
+        &a.agent,
+        &project,
+        "--wait",
+        "--timeout",
+        crate::law::protocol::WAIT_SECONDS,
+    ]
+    .iter()
+    .map(|w| w.to_string())
+    .collect()
+}
+
+fn next_outcome(
+    a: &NextArgs,
+    project: &Project,
+    steps: Vec<Step>,
+    boards: usize,
+    waited: Option<Duration>,
+) -> Outcome {
+    let first = steps.first().cloned();
+    let mut json = json!({
+        "schema": SCHEMA,
+        "project": project.name(),
+        "agent": a.agent,
+        "boards": boards,
+        "found": first.is_some(),
+        "waiting": steps.len(),
+    });
+    let mut text = String::new();
+    match &first {
+        Some(st) => {
+            json["step"] = serde_json::to_value(st).unwrap_or_default();
+            json["next"] = serde_json::to_value(&st.next).unwrap_or_default();
+            text.push_str(&format!(
+                "board       {}\nphase       {}\nkind        {}\naction      {}\n",
+                escape(&st.name),
+                st.phase,
+                match st.kind {
+                    Kind::Review => "review",
+                    Kind::Work => "work",
+                },
+                escape(&st.next.action)
+            ));
+            if let Some(c) = &st.next.command {
+                text.push_str(&format!("command     {}\n", escape(&shell_line(c))));
+            }
+            if steps.len() > 1 {
+                text.push_str(&format!("also        {} more waiting\n", steps.len() - 1));
+            }
+        }
+        None => {
+            let command = wait_command(a);
+            let action = format!(
+                "Nothing for you on the {boards} board(s) of the project. Wait with `{}`.",
+                shell_line(&command)
+            );
+            json["step"] = serde_json::Value::Null;
+            json["next"] = json!({
+                "actor": "none",
+                "handoff_to": [],
+                "action": action,
+                "command": command,
+                "choices": null,
+                "placeholders": {},
+                "optional": null,
+            });
+            text.push_str(&format!("action      {}\n", escape(&action)));
+        }
+    }
+    if let Some(w) = waited {
+        json["waited_ms"] = json!(w.as_millis() as u64);
+        text.push_str(&format!("waited      {:.1} s\n", w.as_secs_f64()));
+    }
+    Outcome {
+        json,
+        text,
+        code: if first.is_some() {
+            exit::OK
+        } else {
+            exit::NOT_YOUR_TURN
+        },
+        warnings: vec![],
+        printed: false,
+    }
+}
+
+/// `pair next --agent ID PROJECT [--wait]`.
+pub fn next(a: NextArgs, s: &Session) -> Result<Outcome> {
+    agent_arg("--agent", &a.agent)?;
+    let project = Project::open(&a.project)?;
+    if !a.wait {
+        let members = project.read(s)?;
+        let found = steps(&members, &a.agent);
+        return Ok(next_outcome(&a, &project, found, members.len(), None));
+    }
+    let timeout = super::timeout(a.timeout)?;
+    let interval = a.interval.unwrap_or(if project.is_remote() {
+        GIT_INTERVAL_S
+    } else {
+        FILE_INTERVAL_S
+    });
+    let interval = super::seconds_flag("--interval", interval)?.max(Duration::from_millis(10));
+    let start = Instant::now();
+    let deadline = start + timeout;
+    // Watch first, then read: a change between the two cannot be missed.
+    let mut waiter = project.waiter(interval);
+    if let Some(i) = s.interrupt() {
+        waiter.interrupted_by(i);
+    }
+    loop {
+        s.limit_remote(
+            deadline
+                .saturating_duration_since(Instant::now())
+                .min(crate::store::DEFAULT_TIMEOUT),
+        );
+        let members = project.read(s)?;
+        let found = steps(&members, &a.agent);
+        let now = Instant::now();
+        if !found.is_empty() || now >= deadline || s.interrupt().is_some_and(|i| i.fired()) {
+            return Ok(next_outcome(
+                &a,
+                &project,
+                found,
+                members.len(),
+                Some(start.elapsed()),
+            ));
+        }
+        if let Some(i) = s.interrupt() {
+            i.waiting(&format!("work in {}", project.name()));
+        }
+        waiter.wait(deadline - now, s);
+    }
+}

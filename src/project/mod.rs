@@ -1,0 +1,452 @@
+//! A project: a set of blackboards read as one, for the commands that answer across boards
+//! (`ls`, `next`). A project is
+//!
+//! * a directory: the blackboards under it, recursively, as `validate DIR` finds them
+//!   ([`walk`]); or
+//! * a git remote's board namespace, `git+<remote-url>#<ref-prefix>/[:<path-in-tree>]`: every
+//!   ref under the prefix (`refs/pair/`), each holding a board at `<path-in-tree>` (default
+//!   [`crate::store::location::DEFAULT_PATH`]), listed by one `git ls-remote`.
+//!
+//! [`Project`] is the one type every project command uses: [`Project::read`] lists the boards
+//! with their frontmatter, [`Project::waiter`] waits for a change in any of them (file
+//! notifications on the directory tree; one `ls-remote` per interval for a remote).
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::board::frontmatter::Frontmatter;
+use crate::error::{Error, Result};
+use crate::store::Session;
+use crate::store::location::{self, GitBoard, PREFIX};
+use crate::store::wait::Waiter;
+
+/// Directories never searched: version control, build output, dependencies.
+pub const SKIP_DIRS: &[&str] = &[
+    ".git",
+    ".hg",
+    ".svn",
+    "target",
+    "node_modules",
+    ".worktrees",
+];
+
+/// Top-level frontmatter keys that make a Markdown file a blackboard, even one so broken that
+/// it lost its `phase:` line: a CI check must not skip it.
+pub const BOARD_KEYS: &[&str] = &[
+    "phase",
+    "phase_updated_at",
+    "agents",
+    "required_reviewers",
+    "no_review",
+    "rca_required",
+    "red_test_required",
+    "analysis_revision",
+    "plan_revision",
+    "red_test_round",
+    "code_review_round",
+    "blocked_from",
+    "yolo",
+    "work_type",
+];
+
+/// Whether a file found in a directory walk is a blackboard: a `.md` file with frontmatter
+/// that has any of [`BOARD_KEYS`] at the top level. Other Markdown (with or without
+/// frontmatter) is not ours.
+pub fn looks_like_board(path: &Path, s: &Session) -> bool {
+    if path.extension().and_then(|e| e.to_str()) != Some("md") {
+        return false;
+    }
+    let Ok(head) = crate::store::read_head(path, s) else {
+        return false;
+    };
+    head_is_board(&head)
+}
+
+fn head_is_board(head: &[u8]) -> bool {
+    let head = head
+        .strip_prefix(crate::board::document::BOM.as_bytes())
+        .unwrap_or(head);
+    if !head.starts_with(b"---") {
+        return false;
+    }
+    head.split(|b| *b == b'\n').skip(1).any(|line| {
+        BOARD_KEYS.iter().any(|k| {
+            line.strip_prefix(k.as_bytes())
+                .is_some_and(|rest| rest.starts_with(b":"))
+        })
+    })
+}
+
+/// The blackboards under `dir`, recursively, in name order (as `validate DIR` finds them), and
+/// each directory that could not be read with why.
+pub fn walk(dir: &Path, s: &Session) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    walk_into(dir, &mut out, &mut errors, s);
+    (out, errors)
+}
+
+fn walk_into(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<(PathBuf, String)>, s: &Session) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            errors.push((dir.to_path_buf(), format!("cannot read the directory: {e}")));
+            return;
+        }
+    };
+    let mut entries: Vec<_> = entries.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let path = entry.path();
+        let Ok(ft) = entry.file_type() else { continue };
+        if ft.is_dir() {
+            let name = entry.file_name();
+            if !SKIP_DIRS.contains(&name.to_string_lossy().as_ref()) {
+                walk_into(&path, out, errors, s);
+            }
+        } else if ft.is_file() && looks_like_board(&path, s) {
+            out.push(path);
+        }
+    }
+}
+
+/// A git remote's board namespace: every ref under `prefix`, each holding a board at `path`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Namespace {
+    pub url: String,
+    /// The ref prefix, ending in `/` (`refs/pair/`).
+    pub prefix: String,
+    pub path: String,
+}
+
+impl Namespace {
+    /// The address of the board kept in `refname`.
+    pub fn board(&self, refname: &str) -> GitBoard {
+        GitBoard {
+            url: self.url.clone(),
+            refname: refname.to_string(),
+            path: self.path.clone(),
+        }
+    }
+
+    /// The address the namespace is named by.
+    pub fn address(&self) -> String {
+        format!("{PREFIX}{}#{}:{}", self.url, self.prefix, self.path)
+    }
+}
+
+/// Where a project's boards are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    Dir(PathBuf),
+    Remote(Namespace),
+}
+
+/// One board of a project as last read.
+#[derive(Debug, Clone)]
+pub struct Member {
+    /// How commands name the board: its path, or its git address.
+    pub board: PathBuf,
+    /// Its name in the project: the path under the directory without `.md`, or the ref under
+    /// the prefix.
+    pub name: String,
+    /// Its frontmatter, when it could be read and is valid.
+    pub fm: Option<Frontmatter>,
+    /// Why it could not be read, when it could not.
+    pub error: Option<String>,
+    /// What identifies this version of the board: the file's modification time and size, or
+    /// the ref's tip.
+    pub stamp: String,
+}
+
+/// A set of blackboards read as one.
+#[derive(Debug)]
+pub struct Project {
+    pub source: Source,
+    /// The last read of each board, by stamp: unchanged boards are not parsed again.
+    memo: RefCell<BTreeMap<PathBuf, Member>>,
+    /// The remote's tips at the last read (a remote only).
+    tips: RefCell<Option<Vec<(String, String)>>>,
+}
+
+/// Whether `spec` names a project rather than a board: a directory, or a git address whose ref
+/// part ends in `/`.
+pub fn is_project(spec: &Path) -> bool {
+    if location::is_git(spec) {
+        return spec
+            .to_str()
+            .and_then(|t| t.rsplit_once('#'))
+            .is_some_and(|(_, target)| {
+                target
+                    .split_once(':')
+                    .map_or(target, |(r, _)| r)
+                    .ends_with('/')
+            });
+    }
+    spec.is_dir()
+}
+
+fn bad(spec: &str, what: &str) -> Error {
+    Error::Usage(format!(
+        "{spec:?} is not a project: {what}. A project is a directory of blackboards, or a git \
+         remote's board namespace git+<remote-url>#<ref-prefix>/[:<path-in-tree>], e.g. \
+         git+file:///srv/repo.git#refs/pair/"
+    ))
+}
+
+impl Project {
+    /// The project named by `spec`: a directory, or `git+<url>#<prefix>/[:<path>]`.
+    pub fn open(spec: &Path) -> Result<Project> {
+        let source = if location::is_git(spec) {
+            let text = spec
+                .to_str()
+                .ok_or_else(|| bad(&spec.to_string_lossy(), "it is not valid UTF-8"))?;
+            let Some((head, target)) = text.rsplit_once('#') else {
+                return Err(bad(
+                    text,
+                    "there is no `#<ref-prefix>/` after the remote URL",
+                ));
+            };
+            let (prefix, path) = target
+                .split_once(':')
+                .map_or((target, None), |(r, p)| (r, Some(p)));
+            if !prefix.ends_with('/') || !prefix.starts_with("refs/") {
+                return Err(bad(
+                    text,
+                    "the ref part must be a prefix under refs/ ending in `/` (refs/pair/)",
+                ));
+            }
+            // Check the URL and path as a board address would be checked.
+            let sample = format!(
+                "{head}#{prefix}x:{}",
+                path.unwrap_or(location::DEFAULT_PATH)
+            );
+            let g = location::parse(&sample)?;
+            Source::Remote(Namespace {
+                url: g.url,
+                prefix: prefix.to_string(),
+                path: g.path,
+            })
+        } else {
+            match std::fs::metadata(spec) {
+                Ok(m) if m.is_dir() => Source::Dir(spec.to_path_buf()),
+                Ok(_) => return Err(bad(&spec.display().to_string(), "it is a file")),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(Error::Missing {
+                        path: spec.to_path_buf(),
+                    });
+                }
+                Err(e) => return Err(Error::io(spec, "read", e)),
+            }
+        };
+        Ok(Project {
+            source,
+            memo: RefCell::default(),
+            tips: RefCell::default(),
+        })
+    }
+
+    /// How the project is named.
+    pub fn name(&self) -> String {
+        match &self.source {
+            Source::Dir(d) => d.display().to_string(),
+            Source::Remote(ns) => ns.address(),
+        }
+    }
+
+    /// Whether the project's boards are on a git remote.
+    pub fn is_remote(&self) -> bool {
+        matches!(self.source, Source::Remote(_))
+    }
+
+    /// The project's boards with their frontmatter, in name order; a board that cannot be read
+    /// is listed with its error. A remote that cannot be reached is an error.
+    pub fn read(&self, s: &Session) -> Result<Vec<Member>> {
+        let members = match &self.source {
+            Source::Dir(dir) => self.read_dir(dir, s),
+            Source::Remote(ns) => self.read_remote(ns, s)?,
+        };
+        let mut memo = self.memo.borrow_mut();
+        memo.clear();
+        for m in &members {
+            memo.insert(m.board.clone(), m.clone());
+        }
+        Ok(members)
+    }
+
+    /// The whole bytes of one board of the project (its journal included).
+    pub fn read_whole(&self, board: &Path, s: &Session) -> Result<Vec<u8>> {
+        crate::store::read(board, s)
+    }
+
+    fn remembered(&self, board: &Path, stamp: &str) -> Option<Member> {
+        self.memo
+            .borrow()
+            .get(board)
+            .filter(|m| m.stamp == stamp)
+            .cloned()
+    }
+
+    fn read_dir(&self, dir: &Path, s: &Session) -> Vec<Member> {
+        let (paths, _) = walk(dir, s);
+        paths
+            .into_iter()
+            .map(|p| {
+                let stamp = std::fs::metadata(&p)
+                    .ok()
+                    .map(|m| {
+                        let t = m
+                            .modified()
+                            .ok()
+                            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                            .map_or(0, |d| d.as_nanos());
+                        format!("{t}:{}", m.len())
+                    })
+                    .unwrap_or_default();
+                if let Some(m) = self.remembered(&p, &stamp) {
+                    return m;
+                }
+                let name = p
+                    .strip_prefix(dir)
+                    .unwrap_or(&p)
+                    .with_extension("")
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                let read = crate::store::load_frontmatter(&p, s);
+                member(p, name, stamp, read.map(|v| v.parsed.fm))
+            })
+            .collect()
+    }
+
+    /// The refs under the namespace's prefix and their tips: one `git ls-remote`.
+    fn list(&self, ns: &Namespace, s: &Session) -> Result<Vec<(String, String)>> {
+        let g = ns.board(&format!("{}x", ns.prefix));
+        let cache =
+            crate::store::gitref::remote::Cache::open(&g, Instant::now() + s.remote_limit())?;
+        crate::store::gitref::remote::list_refs(&cache, &ns.url, &ns.prefix)
+    }
+
+    fn read_remote(&self, ns: &Namespace, s: &Session) -> Result<Vec<Member>> {
+        use crate::store::gitref::remote;
+        let tips = self.list(ns, s)?;
+        *self.tips.borrow_mut() = Some(tips.clone());
+        let g = ns.board(&format!("{}x", ns.prefix));
+        let cache = remote::Cache::open(&g, Instant::now() + s.remote_limit())?;
+        let address = |r: &str| PathBuf::from(ns.board(r).address());
+        let mut out: Vec<Option<Member>> = tips
+            .iter()
+            .map(|(r, tip)| self.remembered(&address(r), tip))
+            .collect();
+        let missing: Vec<usize> = (0..tips.len()).filter(|i| out[*i].is_none()).collect();
+        if !missing.is_empty() {
+            let specs: Vec<String> = missing
+                .iter()
+                .map(|&i| format!("{}:{}", tips[i].1, ns.path))
+                .collect();
+            let mut blobs = remote::read_blobs(&cache, &specs, u64::MAX)?;
+            if blobs.len() < specs.len() || blobs.iter().any(Option::is_none) {
+                // The cache lacks some tips: fetch the whole namespace once, then read again.
+                let refspec = format!("+{p}*:refs/pair-cache/{p}*", p = ns.prefix);
+                remote::fetch_spec(&cache, &ns.url, &refspec, "fetch the project's boards")?;
+                blobs = remote::read_blobs(&cache, &specs, u64::MAX)?;
+            }
+            for (k, &i) in missing.iter().enumerate() {
+                let (r, tip) = &tips[i];
+                let name = r.strip_prefix(&ns.prefix).unwrap_or(r).to_string();
+                let board = address(r);
+                let read = match blobs.get(k).cloned().flatten() {
+                    Some(bytes) => crate::law::validate::check_frontmatter_bytes(&bytes)
+                        .map(|v| v.parsed.fm)
+                        .map_err(|rep| Error::invalid(&board, rep.errors, false)),
+                    None => Err(Error::Missing {
+                        path: board.clone(),
+                    }),
+                };
+                out[i] = Some(member(board, name, tip.clone(), read));
+            }
+        }
+        Ok(out.into_iter().flatten().collect())
+    }
+
+    /// A waiter that wakes when any board of the project may have changed.
+    pub fn waiter(&self, interval: Duration) -> ProjectWaiter<'_> {
+        let waiter = match &self.source {
+            Source::Dir(d) => Waiter::tree(d),
+            Source::Remote(_) => Waiter::polling(),
+        };
+        ProjectWaiter {
+            project: self,
+            waiter,
+            interval,
+        }
+    }
+}
+
+fn member(board: PathBuf, name: String, stamp: String, read: Result<Frontmatter>) -> Member {
+    let (fm, error) = match read {
+        Ok(fm) => (Some(fm), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    Member {
+        board,
+        name,
+        fm,
+        error,
+        stamp,
+    }
+}
+
+/// Waits for a change in any board of a project (see [`Project::waiter`]).
+pub struct ProjectWaiter<'a> {
+    project: &'a Project,
+    waiter: Waiter,
+    interval: Duration,
+}
+
+impl ProjectWaiter<'_> {
+    /// Let `interrupt` end the waits early.
+    pub fn interrupted_by(&self, interrupt: &crate::store::wait::Interrupt) {
+        self.waiter.interrupted_by(interrupt);
+    }
+
+    /// Block until a board may have changed or `timeout` passed: on a directory, until a file
+    /// notification about a `.md` file under it (or the interval, where notifications cannot be
+    /// had); on a remote, every interval one `ls-remote`, until a tip moved. Returns whether
+    /// something may have changed.
+    pub fn wait(&mut self, timeout: Duration, s: &Session) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            let slice = if self.waiter.is_notified() {
+                deadline - now
+            } else {
+                (deadline - now).min(self.interval)
+            };
+            let woke = self.waiter.wait(slice);
+            if s.interrupt().is_some_and(|i| i.fired()) {
+                return true;
+            }
+            match &self.project.source {
+                Source::Dir(_) => {
+                    if woke {
+                        return true;
+                    }
+                }
+                Source::Remote(ns) => {
+                    let before = self.project.tips.borrow().clone();
+                    match self.project.list(ns, s) {
+                        Ok(now) if Some(&now) != before.as_ref() => return true,
+                        Ok(_) => {}
+                        // A remote that cannot be reached now is asked again next interval.
+                        Err(_) => {}
+                    }
+                }
+            }
+        }
+    }
+}

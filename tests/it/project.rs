@@ -1,0 +1,226 @@
+//! A project: a set of boards (a directory, or a git remote's board namespace) read as one by
+//! `pair ls` and `pair next`.
+
+use crate::common::{git, pair, pair_bin, pair_env};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A board in PLANNING_SUBMITTED with `r1` registered, its plan submitted at `at`.
+fn submitted(board: &str, at: &str, env: &[(&str, &str)]) {
+    let now = [env, &[("PAIR_NOW", at)]].concat();
+    pair_env(
+        ["init", board, "--goal", "A task", "--reviewers", "r1"],
+        &now,
+    )
+    .code(0);
+    pair_env(["register", board, "--agent", "r1"], &now).code(0);
+    pair_env(
+        [
+            "advance",
+            board,
+            "--agent",
+            "doer",
+            "PLANNING",
+            "--user-approved",
+        ],
+        &now,
+    )
+    .code(0);
+    pair_env(
+        [
+            "submit",
+            board,
+            "--agent",
+            "doer",
+            "plan",
+            "--note",
+            "The plan",
+            "--user-approved",
+        ],
+        &now,
+    )
+    .code(0);
+}
+
+#[test]
+fn ls_lists_every_board_under_a_directory_sorted_and_filtered() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("team/sub")).unwrap();
+    let a = dir.path().join("team/a.md");
+    let b = dir.path().join("team/sub/b.md");
+    std::fs::write(dir.path().join("team/README.md"), "# not a board\n").unwrap();
+    pair(["init", s(&a), "--goal", "A"]).code(0);
+    submitted(s(&b), "2026-01-01T00:00:00Z", &[]);
+    let v = pair(["ls", s(dir.path()), "--json"]).code(0).json();
+    let rows = v["boards"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["team/a", "team/sub/b"], "{v:#}");
+    assert_eq!(rows[0]["phase"], "DRAFT");
+    assert_eq!(rows[1]["phase"], "PLANNING_SUBMITTED");
+    assert_eq!(rows[1]["turn"], serde_json::json!(["r1"]));
+    assert_eq!(rows[1]["round"], 1);
+    // Entered in 2026: stalled past the default hour.
+    assert_eq!(rows[1]["stalled"], true);
+    assert_eq!(rows[0]["cursor"], 1);
+    let v = pair(["ls", s(dir.path()), "--agent", "r1", "--json"])
+        .code(0)
+        .json();
+    assert_eq!(v["boards"].as_array().unwrap().len(), 1, "{v:#}");
+    let v = pair([
+        "ls",
+        s(dir.path()),
+        "--sort",
+        "phase",
+        "--state",
+        "stalled",
+        "--json",
+    ])
+    .code(0)
+    .json();
+    assert_eq!(v["boards"][0]["name"], "team/sub/b", "{v:#}");
+    pair(["ls", s(dir.path()), "--state", "nonsense"]).code(4);
+    let text = pair(["ls", s(dir.path())]).code(0).stdout.clone();
+    assert!(
+        text.contains("team/sub/b") && text.contains("stalled"),
+        "{text}"
+    );
+}
+
+#[test]
+fn next_gives_the_oldest_waiting_review_first_and_its_command_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b, c) = (
+        dir.path().join("a.md"),
+        dir.path().join("b.md"),
+        dir.path().join("c.md"),
+    );
+    // b waits longest, then a; c is the doer's only.
+    submitted(s(&a), "2026-01-01T00:00:05Z", &[]);
+    submitted(s(&b), "2026-01-01T00:00:01Z", &[]);
+    pair(["init", s(&c), "--goal", "C"]).code(0);
+    let note = dir.path().join("note.txt");
+    std::fs::write(&note, "Fine.\n").unwrap();
+    let mut taken = Vec::new();
+    for _ in 0..2 {
+        let v = pair(["next", "--agent", "r1", s(dir.path()), "--json"])
+            .code(0)
+            .json();
+        assert_eq!(v["step"]["kind"], "review", "{v:#}");
+        taken.push(v["step"]["name"].as_str().unwrap().to_string());
+        // Run the command as given, with the placeholders filled.
+        let cmd: Vec<String> = v["next"]["command"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| match w.as_str().unwrap() {
+                "VERDICT" => "APPROVED".to_string(),
+                "NOTE" | "TEXT" => "Fine.".to_string(),
+                "FILE" => s(&note).to_string(),
+                w => w.to_string(),
+            })
+            .collect();
+        assert_eq!(cmd[0], "pair");
+        let out = Command::new(pair_bin())
+            .args(&cmd[1..])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{cmd:?}: {out:?}");
+    }
+    assert_eq!(taken, ["b", "a"]);
+    // Nothing left for r1: exit 10 and the command to wait.
+    let v = pair(["next", "--agent", "r1", s(dir.path()), "--json"])
+        .code(10)
+        .json();
+    assert_eq!(v["found"], false);
+    assert_eq!(v["next"]["command"][1], "next");
+    // The doer's work: the oldest first.
+    let v = pair(["next", "--agent", "doer", s(dir.path()), "--json"])
+        .code(0)
+        .json();
+    assert_eq!(v["step"]["kind"], "work", "{v:#}");
+}
+
+#[test]
+fn next_wait_wakes_when_any_board_gives_the_agent_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("deep/er");
+    std::fs::create_dir_all(&sub).unwrap();
+    let a = sub.join("a.md");
+    pair(["init", s(&a), "--goal", "A", "--reviewers", "r1"]).code(0);
+    pair(["register", s(&a), "--agent", "r1"]).code(0);
+    let waiter = Command::new(pair_bin())
+        .args(["next", "--agent", "r1", s(dir.path()), "--wait"])
+        .args(["--timeout", "60", "--json"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    pair([
+        "advance",
+        s(&a),
+        "--agent",
+        "doer",
+        "PLANNING",
+        "--user-approved",
+    ])
+    .code(0);
+    pair([
+        "submit",
+        s(&a),
+        "--agent",
+        "doer",
+        "plan",
+        "--note",
+        "Plan",
+        "--user-approved",
+    ])
+    .code(0);
+    let out = waiter.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["step"]["name"], "deep/er/a", "{v:#}");
+    assert_eq!(v["step"]["phase"], "PLANNING_SUBMITTED", "{v:#}");
+}
+
+#[test]
+fn a_git_remote_namespace_is_a_project_read_with_one_listing() {
+    let remote = tempfile::tempdir().unwrap();
+    git(remote.path(), &["init", "-q", "--bare", "remote.git"]);
+    let cache = tempfile::tempdir().unwrap();
+    let env = [("PAIR_CACHE_DIR", s(cache.path()))];
+    let url = format!("file://{}/remote.git", remote.path().display());
+    let board = |r: &str| format!("git+{url}#refs/pair/{r}:task.md");
+    submitted(&board("one"), "2026-01-01T00:00:03Z", &env);
+    submitted(&board("two"), "2026-01-01T00:00:01Z", &env);
+    pair_env(["init", &board("three"), "--goal", "T"], &env).code(0);
+    let project = format!("git+{url}#refs/pair/:task.md");
+    let v = pair_env(["ls", &project, "--json"], &env).code(0).json();
+    let names: Vec<&str> = v["boards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["one", "three", "two"], "{v:#}");
+    let v = pair_env(["next", "--agent", "r1", &project, "--json"], &env)
+        .code(0)
+        .json();
+    assert_eq!(v["step"]["name"], "two", "{v:#}");
+    assert_eq!(v["step"]["board"], board("two"), "{v:#}");
+    // Another machine (its own cache) reads the same.
+    let other = tempfile::tempdir().unwrap();
+    let v = pair_env(
+        ["ls", &project, "--json"],
+        &[("PAIR_CACHE_DIR", s(other.path()))],
+    )
+    .code(0)
+    .json();
+    assert_eq!(v["boards"].as_array().unwrap().len(), 3);
+    pair_env(["ls", &format!("git+{url}#refs/pair")], &env).code(4);
+}
