@@ -224,6 +224,7 @@ impl Plan {
             Cmd::Away(a) => (Some(a.board.clone()), false),
             Cmd::Unrequire(a) => (Some(a.board.clone()), false),
             Cmd::Watch(a) => (a.board.first().cloned(), false),
+            Cmd::Top(_) => (None, false),
             Cmd::Migrate(a) => (Some(a.to.clone().unwrap_or_else(|| a.from.clone())), false),
             // Its standard output is the protocol's, written as it goes.
             Cmd::Mcp(a) => (Some(a.board.clone()), true),

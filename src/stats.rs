@@ -17,6 +17,8 @@
 //!
 //! SLA breaches belong to the watchdog: [`BoardStats::sla_breaches`] is `None` until SLAs exist.
 
+pub mod objections;
+
 use std::collections::BTreeMap;
 
 use serde::Serialize;

@@ -65,6 +65,7 @@ pub const NOT_TOOLS: &[(&str, &str)] = &[
          rebuilds an agent's context",
     ),
     ("stats", "a report for a person"),
+    ("top", "a live dashboard for a person at a terminal"),
     (
         "ls",
         "a listing of a project's boards for a person: an agent asks `next`",

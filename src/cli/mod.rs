@@ -445,6 +445,16 @@ Examples:
   pair watch task.md --once --json --on-breach ./escalate.sh")]
     Watch(WatchArgs),
 
+    /// A live dashboard of a project's boards, for a person at a terminal (whose turn, phase,
+    /// time in phase, stalls and SLA breaches, the selected board's latest entries).
+    #[command(after_help = "\
+Keys: up/down or j/k select a board, g/G the first/last, q or Esc quits.
+
+Examples:
+  pair top boards/
+  pair top task.md")]
+    Top(TopArgs),
+
     /// Copy a blackboard between a file and a git board, byte for byte (never clobbering); or,
     /// given one board, upgrade it to the newest format this pair writes (a recorded write).
     #[command(after_help = "\
@@ -569,6 +579,13 @@ pub struct WatchArgs {
     /// Kill a hook still running after this many seconds.
     #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
     pub hook_timeout: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct TopArgs {
+    /// The project: a directory whose blackboards are shown (recursively), or one board.
+    #[arg(value_name = "PROJECT", value_hint = ValueHint::AnyPath)]
+    pub project: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -1534,7 +1551,10 @@ impl Cli {
             Cmd::Brief(a) => not_stdin("brief", &a.board),
             Cmd::ReportUsage(a) => not_stdin("report-usage", &a.board),
             Cmd::Log(a) => not_stdin("log", &a.board),
-            Cmd::Stats(a) => a.board.iter().try_for_each(|b| not_stdin("stats", b)),
+            Cmd::Stats(a) => a
+                .board
+                .iter()
+                .try_for_each(|b| not_stdin_project("stats", b)),
             Cmd::Migrate(a) => {
                 not_stdin("migrate", &a.from)?;
                 a.to.iter().try_for_each(|to| not_stdin("migrate", to))
@@ -1562,6 +1582,7 @@ impl Cli {
             Cmd::Away(a) => not_stdin("away", &a.board),
             Cmd::Unrequire(a) => not_stdin("unrequire", &a.board),
             Cmd::Watch(a) => a.board.iter().try_for_each(|b| not_stdin("watch", b)),
+            Cmd::Top(a) => not_stdin_project("top", &a.project),
             Cmd::Mcp(a) => not_stdin("mcp", &a.board),
             // A project's address is checked when it is opened (a prefix, not a board's ref).
             Cmd::Ls(a) => not_stdin_project("ls", &a.project),
@@ -1617,9 +1638,10 @@ pub fn no_board(command: &str) -> Error {
     ))
 }
 
-/// `-` as a project is refused as it is for a board.
+/// `-` as a project is refused as it is for a board; a git address is a board's unless it names
+/// a namespace (its ref part ends in `/`), which is checked when the project is opened.
 fn not_stdin_project(command: &str, project: &Path) -> Result<()> {
-    if crate::store::location::is_git(project) {
+    if crate::store::location::is_git(project) && crate::project::is_project(project) {
         return Ok(());
     }
     not_stdin(command, project)

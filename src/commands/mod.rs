@@ -31,6 +31,8 @@ mod semantic;
 mod show;
 pub mod skill;
 mod stats;
+mod stats_cross;
+mod top;
 mod usage;
 mod validate;
 mod watch;
@@ -234,6 +236,7 @@ fn run_command(cli: Cli, s: &Session) -> Result<Outcome> {
         Cmd::Away(a) => attend::away(a, s),
         Cmd::Unrequire(a) => attend::unrequire(a, s),
         Cmd::Watch(a) => watch::run(a, json, s),
+        Cmd::Top(a) => top::run(a, s),
         Cmd::Migrate(a) => migrate::run(a, s),
         Cmd::Mcp(a) => mcp::serve(a),
         Cmd::Ls(a) => project::ls(a, s),
@@ -291,7 +294,8 @@ fn write_timeout(cmd: &Cmd) -> Option<f64> {
         | Cmd::Watch(_)
         | Cmd::Mcp(_)
         | Cmd::Ls(_)
-        | Cmd::Next(_) => return None,
+        | Cmd::Next(_)
+        | Cmd::Top(_) => return None,
     })
 }
 

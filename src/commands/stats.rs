@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde_json::json;
 
-use super::{Outcome, shown};
+use super::{Outcome, shown, stats_cross as cross};
 use crate::board::frontmatter::Timestamp;
 use crate::board::journal::cost_text;
 use crate::cli::StatsArgs;
@@ -170,7 +170,9 @@ pub fn run(a: StatsArgs, s: &Session) -> Result<Outcome> {
     let now = Timestamp::now();
     let mut boards = Vec::new();
     let mut all_records = Vec::new();
-    for path in &a.board {
+    let paths = cross::expand(&a.board, s)?;
+    let mut objections = Vec::new();
+    for path in &paths {
         // The journal is streamed through the figures; only a timeline to draw keeps its records.
         let mut history = crate::store::history(path, s)?;
         let fm = &history.parsed.fm;
@@ -189,6 +191,7 @@ pub fn run(a: StatsArgs, s: &Session) -> Result<Outcome> {
         }
         let mut b = fold.finish();
         b.sla_breaches = sla.map(|f| f.finish(phase, now));
+        objections.push(cross::objections_of(path, &b, now, s)?);
         boards.push(b);
         all_records.push(records);
     }
@@ -208,6 +211,7 @@ pub fn run(a: StatsArgs, s: &Session) -> Result<Outcome> {
         "total": total,
         "svg": a.svg.as_ref().map(|f| f.display().to_string()),
     });
+    let (json, cross_text) = cross::add(json, &boards, &total, &objections);
     let mut text = String::new();
     for b in &boards {
         text.push_str(&board_text(b));
@@ -248,6 +252,7 @@ pub fn run(a: StatsArgs, s: &Session) -> Result<Outcome> {
             );
         }
     }
+    text.push_str(&cross_text);
     if let Some(f) = &a.svg {
         let _ = writeln!(text, "timeline written to {}", output::path(f));
     }

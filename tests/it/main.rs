@@ -49,6 +49,7 @@ mod status;
 mod submit;
 mod suite;
 mod timeline;
+mod top;
 mod users;
 mod validate;
 mod verdict;

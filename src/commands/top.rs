@@ -1,0 +1,400 @@
+//! `pair top PROJECT`: a live dashboard of every board of a project, for a person at a terminal
+//! ([`crate::render::top`] draws it).
+//!
+//! It redraws when a board changes: a file notification on the project's directory tree wakes
+//! it (a thread of `notify`), as does a key (a thread reading the terminal's events) and the
+//! moment the shortest time-in-phase shown next changes its text; between those it sleeps in
+//! one blocking receive, so an idle dashboard costs nothing. Leaving it — `q`, Esc, Ctrl-C, or
+//! an error — restores the terminal (raw mode off, the main screen back, the cursor shown), by
+//! a guard that runs on every way out.
+
+use std::io::{IsTerminal, Stdout};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::time::Duration;
+
+use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::terminal::{self, EnterAlternateScreen, LeaveAlternateScreen};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use serde_json::json;
+
+use super::Outcome;
+use crate::board::entry;
+use crate::board::frontmatter::Timestamp;
+use crate::board::journal;
+use crate::cli::TopArgs;
+use crate::error::{Error, Result};
+use crate::render::report::{SCHEMA, current_target};
+use crate::render::top::{BoardRow, EntryLine, View, draw, next_change, short_duration};
+use crate::store::Session;
+
+/// How many of the selected board's newest entries are kept for the entries pane.
+const ENTRIES: usize = 12;
+
+/// What wakes the loop.
+enum Wake {
+    Key(KeyEvent),
+    Resize,
+    /// A board may have changed.
+    Changed,
+    /// The terminal's events cannot be read any more.
+    Gone(String),
+}
+
+/// The boards of a project: the `.md` blackboards under a directory (as `validate DIR` finds
+/// them), or one board; each with its name in the project.
+pub fn boards(project: &Path, s: &Session) -> Result<Vec<(String, PathBuf)>> {
+    if crate::store::location::is_git(project) {
+        if !crate::project::is_project(project) {
+            return Ok(vec![(project.display().to_string(), project.to_path_buf())]);
+        }
+        let members = crate::project::Project::open(project)?.read(s)?;
+        return Ok(members.into_iter().map(|m| (m.name, m.board)).collect());
+    }
+    let meta = std::fs::metadata(project).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Error::Missing {
+                path: project.to_path_buf(),
+            }
+        } else {
+            Error::io(project, "read", e)
+        }
+    })?;
+    if !meta.is_dir() {
+        let name = project
+            .file_stem()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        return Ok(vec![(name, project.to_path_buf())]);
+    }
+    let (paths, _) = super::validate::boards_in(project, s);
+    Ok(paths
+        .into_iter()
+        .map(|p| {
+            let name = p
+                .strip_prefix(project)
+                .unwrap_or(&p)
+                .with_extension("")
+                .to_string_lossy()
+                .replace('\\', "/");
+            (name, p)
+        })
+        .collect())
+}
+
+/// One board as a row, its latest entries, and the seconds until its row's text next changes.
+fn read_board(
+    name: &str,
+    path: &Path,
+    now: Timestamp,
+    s: &Session,
+) -> (BoardRow, Vec<EntryLine>, u64) {
+    let loaded = match crate::store::load(path, s) {
+        Ok(l) => l,
+        Err(e) => {
+            let first = e.to_string().lines().next().unwrap_or_default().to_string();
+            return (
+                BoardRow {
+                    name: name.to_string(),
+                    phase: "?".into(),
+                    flags: vec![format!("ERROR {first}")],
+                    ..BoardRow::default()
+                },
+                Vec::new(),
+                u64::MAX,
+            );
+        }
+    };
+    let doc = &loaded.valid.doc;
+    let fm = &loaded.valid.parsed.fm;
+    let records = journal::records(doc).unwrap_or_default();
+    let held = fm.phase_updated_at.millis_until(now) / 1000;
+    let terminal = fm.phase.is_terminal();
+    let turn = if terminal {
+        Vec::new()
+    } else {
+        crate::law::protocol::turn(fm)
+    };
+    let found = crate::watch::findings(
+        fm,
+        &records,
+        &[],
+        &journal::host(),
+        now,
+        &crate::watch::pid_alive,
+    );
+    let mut flags: Vec<String> = Vec::new();
+    for f in &found {
+        let word = match f.kind {
+            crate::watch::Kind::Stall => "STALL",
+            crate::watch::Kind::Unregistered => "UNREGISTERED",
+            crate::watch::Kind::Breach => "SLA",
+            crate::watch::Kind::Dead => "DEAD",
+            crate::watch::Kind::Unable => "UNABLE",
+        };
+        let who = f
+            .agent
+            .clone()
+            .or_else(|| f.sla.map(|n| n.to_string()))
+            .unwrap_or_default();
+        let flag = format!("{word} {who}").trim().to_string();
+        if !flags.contains(&flag) {
+            flags.push(flag);
+        }
+    }
+    let round = current_target(fm)
+        .filter(|_| !terminal)
+        .map(|t| format!("{t} {}", fm.counter(t)))
+        .unwrap_or_default();
+    let all = entry::entries(doc);
+    let skip = all.len().saturating_sub(ENTRIES);
+    let entries = all[skip..]
+        .iter()
+        .map(|e| EntryLine {
+            heading: crate::text::escape(&e.heading).into_owned(),
+            first: crate::text::escape(e.text.lines().find(|l| !l.trim().is_empty()).unwrap_or(""))
+                .into_owned(),
+        })
+        .collect();
+    // Findings appear as time passes: redraw when the row's clock text changes, which is at
+    // least every minute for the first hour.
+    let next = if terminal {
+        u64::MAX
+    } else {
+        next_change(held)
+    };
+    (
+        BoardRow {
+            name: name.to_string(),
+            phase: fm.phase.to_string(),
+            turn,
+            in_phase: short_duration(held),
+            round,
+            flags,
+        },
+        entries,
+        next,
+    )
+}
+
+/// Read every board: the view (entries of the selected one) and when to redraw unasked.
+fn read_view(a: &TopArgs, selected: &mut usize, s: &Session) -> (View, Option<Duration>) {
+    let now = Timestamp::now();
+    let list = boards(&a.project, s).unwrap_or_default();
+    let mut rows = Vec::with_capacity(list.len());
+    let mut all_entries = Vec::with_capacity(list.len());
+    let mut next = u64::MAX;
+    for (name, path) in &list {
+        let (row, entries, n) = read_board(name, path, now, s);
+        rows.push(row);
+        all_entries.push(entries);
+        next = next.min(n);
+    }
+    *selected = (*selected).min(rows.len().saturating_sub(1));
+    let entries = all_entries.get(*selected).cloned().unwrap_or_default();
+    let view = View {
+        title: crate::text::escape(&a.project.display().to_string()).into_owned(),
+        rows,
+        selected: *selected,
+        entries,
+        at: now.to_string().chars().take(19).collect::<String>() + "Z",
+    };
+    if crate::store::location::is_git(&a.project) {
+        // No notification comes from a remote: ask it again every few seconds (one ls-remote;
+        // only boards whose tips moved are fetched).
+        next = next.min(REMOTE_INTERVAL_S);
+    }
+    (view, (next != u64::MAX).then(|| Duration::from_secs(next)))
+}
+
+/// How often the dashboard of a git remote's namespace asks the remote again, in seconds.
+pub const REMOTE_INTERVAL_S: u64 = 2;
+
+/// The terminal in the dashboard's state; dropping it puts the terminal back.
+struct Screen {
+    term: Terminal<CrosstermBackend<Stdout>>,
+}
+
+impl Screen {
+    fn open() -> Result<Screen> {
+        let fail = |e: std::io::Error| {
+            Error::Usage(format!(
+                "`pair top` cannot set up the terminal ({e}); run it in a terminal, or use \
+                 `pair stats` or `pair watch --once` for a report"
+            ))
+        };
+        terminal::enable_raw_mode().map_err(fail)?;
+        let mut out = std::io::stdout();
+        if let Err(e) = crossterm::execute!(out, EnterAlternateScreen, crossterm::cursor::Hide) {
+            let _ = terminal::disable_raw_mode();
+            return Err(fail(e));
+        }
+        let term = match Terminal::new(CrosstermBackend::new(out)) {
+            Ok(t) => t,
+            Err(e) => {
+                restore();
+                return Err(fail(e));
+            }
+        };
+        Ok(Screen { term })
+    }
+}
+
+fn restore() {
+    let _ = terminal::disable_raw_mode();
+    let _ = crossterm::execute!(
+        std::io::stdout(),
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
+}
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        restore();
+    }
+}
+
+fn keys(tx: Sender<Wake>) {
+    loop {
+        let sent = match event::read() {
+            Ok(Event::Key(k)) => tx.send(Wake::Key(k)),
+            Ok(Event::Resize(..)) => tx.send(Wake::Resize),
+            Ok(_) => Ok(()),
+            Err(e) => {
+                let _ = tx.send(Wake::Gone(e.to_string()));
+                return;
+            }
+        };
+        if sent.is_err() {
+            return;
+        }
+    }
+}
+
+/// Watch the project's directory (or the board's) for changes to `.md` files.
+fn watcher(project: &Path, tx: Sender<Wake>) -> Option<notify::RecommendedWatcher> {
+    use notify::Watcher as _;
+    let dir = if project.is_dir() {
+        project.to_path_buf()
+    } else {
+        project
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+    };
+    let mut w = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
+        let md = ev.as_ref().map_or(true, |e| {
+            e.paths
+                .iter()
+                .any(|p| p.extension().is_some_and(|x| x == "md"))
+        });
+        if md {
+            let _ = tx.send(Wake::Changed);
+        }
+    })
+    .ok()?;
+    w.watch(&dir, notify::RecursiveMode::Recursive).ok()?;
+    Some(w)
+}
+
+pub fn run(a: TopArgs, s: &Session) -> Result<Outcome> {
+    // Check the project before taking over the terminal, so a wrong path is a plain error.
+    let count = boards(&a.project, s)?.len();
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        return Err(Error::Usage(
+            "`pair top` is a live dashboard for a terminal; its input or output is not one. \
+             For a report, run `pair stats PROJECT` (or `pair watch PROJECT --once`)"
+                .into(),
+        ));
+    }
+    let (tx, rx): (Sender<Wake>, Receiver<Wake>) = mpsc::channel();
+    let _watch = watcher(&a.project, tx.clone());
+    let mut screen = Screen::open()?;
+    {
+        let tx = tx.clone();
+        std::thread::spawn(move || keys(tx));
+    }
+    drop(tx);
+    let mut selected = 0usize;
+    let (mut view, mut tick) = read_view(&a, &mut selected, s);
+    let mut redraws = 0u64;
+    loop {
+        screen
+            .term
+            .draw(|f| draw(f, &view))
+            .map_err(|e| Error::io(Path::new("<terminal>"), "draw the dashboard", e))?;
+        redraws += 1;
+        let woke = match tick {
+            Some(t) => rx.recv_timeout(t),
+            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+        };
+        let mut reread = true;
+        let mut quit = false;
+        let mut handle = |w: std::result::Result<Wake, RecvTimeoutError>| -> Result<()> {
+            match w {
+                Ok(Wake::Key(k)) if k.kind != KeyEventKind::Release => {
+                    match key(k, &mut selected, view.rows.len()) {
+                        Some(true) => quit = true,
+                        Some(false) => {}
+                        None => reread = false,
+                    }
+                }
+                Ok(Wake::Key(_)) => reread = false,
+                Ok(Wake::Resize) | Ok(Wake::Changed) | Err(RecvTimeoutError::Timeout) => {}
+                Ok(Wake::Gone(e)) => {
+                    return Err(Error::Usage(format!("`pair top` lost its terminal ({e})")));
+                }
+                Err(RecvTimeoutError::Disconnected) => quit = true,
+            }
+            Ok(())
+        };
+        handle(woke)?;
+        // A burst of notifications (one write is several events) makes one read.
+        let mut more = false;
+        while let Ok(w) = rx.try_recv() {
+            handle(Ok(w))?;
+            more = true;
+        }
+        reread |= more;
+        if quit {
+            break;
+        }
+        if reread {
+            (view, tick) = read_view(&a, &mut selected, s);
+        }
+    }
+    Ok(done(screen, &a, count, redraws))
+}
+
+/// Apply a key: `Some(true)` to quit, `Some(false)` when it moved the selection, `None` when
+/// it means nothing here.
+fn key(k: KeyEvent, selected: &mut usize, n: usize) -> Option<bool> {
+    let last = n.saturating_sub(1);
+    match k.code {
+        KeyCode::Char('q') | KeyCode::Esc => return Some(true),
+        KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => return Some(true),
+        KeyCode::Down | KeyCode::Char('j') => *selected = (*selected + 1).min(last),
+        KeyCode::Up | KeyCode::Char('k') => *selected = selected.saturating_sub(1),
+        KeyCode::Home | KeyCode::Char('g') => *selected = 0,
+        KeyCode::End | KeyCode::Char('G') => *selected = last,
+        KeyCode::PageDown => *selected = (*selected + 10).min(last),
+        KeyCode::PageUp => *selected = selected.saturating_sub(10),
+        _ => return None,
+    }
+    Some(false)
+}
+
+fn done(screen: Screen, a: &TopArgs, boards: usize, redraws: u64) -> Outcome {
+    drop(screen);
+    Outcome::ok(
+        json!({
+            "schema": SCHEMA,
+            "project": a.project.display().to_string(),
+            "boards": boards,
+            "redraws": redraws,
+        }),
+        String::new(),
+    )
+}

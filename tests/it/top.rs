@@ -1,0 +1,256 @@
+//! `pair top`: the live dashboard, run in a real terminal — a detached tmux session of 80×24,
+//! driven with `send-keys` and read with `capture-pane`. It shows every board of the project,
+//! redraws after another process writes a board, moves the selection, and quits with the
+//! terminal restored (the shell's screen back, no raw mode).
+
+use crate::common::prereq::on_path;
+use crate::common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command as StdCommand;
+use std::time::{Duration, Instant};
+
+/// A tmux server of its own (its own socket), killed when dropped.
+struct Tmux {
+    socket: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Tmux {
+    fn start(width: u16, height: u16, command: &str) -> Tmux {
+        assert!(
+            on_path("tmux"),
+            "this test runs `pair top` in a real terminal and needs tmux on PATH: \
+             apt-get install tmux (.ci/run installs it)"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("tmux.sock").display().to_string();
+        let t = Tmux { socket, _dir: dir };
+        let ok = t
+            .cmd()
+            .args([
+                "new-session",
+                "-d",
+                "-x",
+                &width.to_string(),
+                "-y",
+                &height.to_string(),
+                "sh",
+            ])
+            .env("TERM", "xterm")
+            .status()
+            .expect("tmux runs");
+        assert!(ok.success(), "tmux new-session failed");
+        // A plain shell line to come back to, then the dashboard.
+        t.keys(&["clear; echo shell-before-top", "Enter"]);
+        t.wait_for("shell-before-top", |s| s.contains("shell-before-top"));
+        t.keys(&[command, "Enter"]);
+        t
+    }
+
+    fn cmd(&self) -> StdCommand {
+        let mut c = StdCommand::new("tmux");
+        c.args(["-S", &self.socket, "-f", "/dev/null"]);
+        c
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut c = self.cmd();
+        c.args(["send-keys", "-t", "0"]);
+        c.args(keys);
+        assert!(c.status().unwrap().success(), "send-keys {keys:?}");
+    }
+
+    fn screen(&self) -> String {
+        let out = self
+            .cmd()
+            .args(["capture-pane", "-p", "-t", "0"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Wait until the screen satisfies `ok` (reading it again as it changes); fail with the
+    /// last screen after 20 s.
+    #[track_caller]
+    fn wait_for(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let s = self.screen();
+            if ok(&s) {
+                return s;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the terminal never showed {what}; it shows:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd().arg("kill-server").status();
+    }
+}
+
+fn init(dir: &Path, name: &str, reviewers: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.md"));
+    let p = path.to_str().unwrap().to_string();
+    pair([
+        "init",
+        &p,
+        "--goal",
+        &format!("Task {name}"),
+        "--reviewers",
+        reviewers,
+    ])
+    .code(0);
+    path
+}
+
+/// The line of the screen that names `board`.
+fn row<'a>(screen: &'a str, board: &str) -> &'a str {
+    screen
+        .lines()
+        .find(|l| l.split_whitespace().any(|w| w == board))
+        .unwrap_or_else(|| panic!("no row for {board} in:\n{screen}"))
+}
+
+#[test]
+fn top_shows_every_board_redraws_on_a_write_moves_and_quits_restoring_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let projects = dir.path().join("boards");
+    std::fs::create_dir_all(projects.join("team")).unwrap();
+    let alpha = init(&projects, "alpha", "alice");
+    init(&projects, "beta", "bob");
+    init(&projects.join("team"), "gamma", "alice,bob");
+    let command = format!("{} top {}", pair_bin().display(), projects.display());
+    let t = Tmux::start(80, 24, &command);
+    let s = t.wait_for("the three boards", |s| {
+        s.contains("alpha") && s.contains("beta") && s.contains("team/gamma")
+    });
+    assert!(s.contains("3 boards"), "{s}");
+    assert!(row(&s, "alpha").contains("DRAFT"), "{s}");
+    // The first board is selected, and its entries are shown.
+    assert!(row(&s, "alpha").trim_start().starts_with('>'), "{s}");
+    assert!(s.contains("alpha: latest entries"), "{s}");
+
+    // Another process writes a board: the dashboard redraws by itself.
+    let a = alpha.to_str().unwrap();
+    pair(["register", a, "--agent", "alice"]).code(0);
+    pair([
+        "advance",
+        a,
+        "PLANNING",
+        "--agent",
+        "doer",
+        "--user-approved",
+    ])
+    .code(0);
+    let s = t.wait_for("alpha in PLANNING", |s| {
+        s.lines()
+            .any(|l| l.contains("alpha") && l.contains("PLANNING"))
+    });
+    assert!(row(&s, "alpha").contains("doer"), "whose turn: {s}");
+
+    // Down moves the selection to the next board, and the entries pane follows.
+    t.keys(&["Down"]);
+    let s = t.wait_for("beta selected", |s| s.contains("beta: latest entries"));
+    assert!(row(&s, "beta").trim_start().starts_with('>'), "{s}");
+    t.keys(&["j"]);
+    t.wait_for("gamma selected", |s| {
+        s.contains("team/gamma: latest entries")
+    });
+    t.keys(&["k"]);
+    t.wait_for("beta selected again", |s| {
+        s.contains("beta: latest entries")
+    });
+
+    // q quits: the shell's screen is back and the terminal answers like a terminal again
+    // (a line typed now is echoed and run: raw mode is off).
+    t.keys(&["q"]);
+    let s = t.wait_for("the shell again", |s| s.contains("shell-before-top"));
+    assert!(!s.contains("latest entries"), "{s}");
+    t.keys(&["echo typed-after-$((40+2))", "Enter"]);
+    t.wait_for("the shell running a command", |s| {
+        s.contains("typed-after-42")
+    });
+}
+
+#[test]
+fn top_degrades_on_a_small_terminal_and_refuses_a_missing_project() {
+    let dir = tempfile::tempdir().unwrap();
+    init(dir.path(), "alpha", "alice");
+    init(dir.path(), "beta", "bob");
+    let command = format!("{} top {}", pair_bin().display(), dir.path().display());
+    let t = Tmux::start(40, 8, &command);
+    let s = t.wait_for("both boards in 40×8", |s| {
+        s.contains("alpha") && s.contains("beta")
+    });
+    // No entries pane at this height; each line fits the width.
+    assert!(!s.contains("latest entries"), "{s}");
+    assert!(s.lines().all(|l| l.chars().count() <= 40), "{s}");
+    t.keys(&["q"]);
+    t.wait_for("the shell again", |s| s.contains("shell-before-top"));
+
+    let missing = dir.path().join("nowhere");
+    let out = pair(["top", missing.to_str().unwrap()]);
+    out.code(7);
+    // Outside a terminal it says what to run instead.
+    let out = pair(["top", dir.path().to_str().unwrap()]);
+    out.code(4).mentions(&["pair stats"]);
+}
+
+#[test]
+fn top_and_stats_read_a_git_remotes_board_namespace_and_top_sees_a_push() {
+    let remote = tempfile::tempdir().unwrap();
+    git(remote.path(), &["init", "-q", "--bare", "remote.git"]);
+    let cache = tempfile::tempdir().unwrap();
+    let env = [("PAIR_CACHE_DIR", cache.path().to_str().unwrap())];
+    let url = format!("file://{}/remote.git", remote.path().display());
+    let board = |r: &str| format!("git+{url}#refs/pair/{r}:task.md");
+    for (name, who) in [("alpha", "alice"), ("beta", "bob")] {
+        pair_env(
+            ["init", &board(name), "--goal", "A task", "--reviewers", who],
+            &env,
+        )
+        .code(0);
+    }
+    let project = format!("git+{url}#refs/pair/:task.md");
+    // stats takes the namespace as it takes a directory: both boards.
+    let v = pair_env(["stats", &project, "--json"], &env).code(0).json();
+    assert_eq!(v["total"]["boards"], 2, "{v:#}");
+
+    // top, in its own cache (another machine), shows both and redraws after a push elsewhere.
+    let other = tempfile::tempdir().unwrap();
+    let command = format!(
+        "PAIR_CACHE_DIR={} {} top '{}'",
+        other.path().display(),
+        pair_bin().display(),
+        project
+    );
+    let t = Tmux::start(100, 24, &command);
+    let s = t.wait_for("both boards of the remote", |s| {
+        s.contains("alpha") && s.contains("beta")
+    });
+    assert!(row(&s, "alpha").contains("DRAFT"), "{s}");
+    pair_env(
+        [
+            "advance",
+            &board("alpha"),
+            "PLANNING",
+            "--agent",
+            "doer",
+            "--user-approved",
+        ],
+        &env,
+    )
+    .code(0);
+    t.wait_for("alpha in PLANNING after the push", |s| {
+        s.lines()
+            .any(|l| l.contains("alpha") && l.contains("PLANNING"))
+    });
+    t.keys(&["q"]);
+    t.wait_for("the shell again", |s| s.contains("shell-before-top"));
+}
