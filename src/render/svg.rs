@@ -8,8 +8,9 @@
 //!
 //! Every text is laid out as a box, for a monospace font whose glyphs are at most
 //! [`GLYPH`] em wide: no label overlaps another or leaves the canvas. A phase's name is written
-//! in its band when it fits, else its number from the key when that fits, else nothing (the
-//! colour, the key and the band's tooltip name it); an agent id or a path too long for its place
+//! in its band when it fits, else its number from the key when that fits, else its number above
+//! the band row with a stroke down to the band, in up to three rows where the numbers keep
+//! apart (a band left over is named by its colour, the key and its tooltip); an agent id or a path too long for its place
 //! is shortened with `…` (the tooltip has it whole). Times may carry fractions of a second.
 //! Every text goes through [`escape`].
 
@@ -229,6 +230,72 @@ fn visits(records: &[Record], end: Timestamp) -> Vec<Visit> {
     out
 }
 
+/// The height of a row of band numbers above the bands.
+const CALLOUT: f64 = 11.0;
+/// At most this many rows of band numbers: a band left over is named by its colour, the key
+/// and its tooltip.
+const CALLOUT_ROWS: usize = 3;
+
+/// A band's number written above the band row.
+struct Callout {
+    label: String,
+    /// Where the text starts.
+    x: f64,
+    /// The middle of its band.
+    mid: f64,
+    row: usize,
+}
+
+/// Where each band's label goes: its phase's name in the band when it fits, else its number in
+/// the band when that fits, else its number above the band row, in the first of
+/// [`CALLOUT_ROWS`] rows where it keeps apart from the others (and within the plot). Returns
+/// the labels in the bands, the callouts and how many callout rows are used.
+fn band_labels(
+    visits: &[Visit],
+    key: &BTreeMap<Phase, usize>,
+    x: &dyn Fn(Timestamp) -> f64,
+) -> (Vec<Option<String>>, Vec<Callout>, usize) {
+    let mut in_band = Vec::with_capacity(visits.len());
+    let mut callouts: Vec<Callout> = Vec::new();
+    // The right edge of the last label in each row.
+    let mut rows: Vec<f64> = Vec::new();
+    for v in visits {
+        let (x0, x1) = (x(v.from), x(v.to).max(x(v.from)));
+        let w = (x1 - x0).max(0.5);
+        let number = key.get(&v.phase).copied().unwrap_or(0).to_string();
+        let label = [v.phase.as_str().to_string(), number.clone()]
+            .into_iter()
+            .find(|l| text_width(l, SMALL) + 6.0 <= w);
+        if label.is_some() {
+            in_band.push(label);
+            continue;
+        }
+        in_band.push(None);
+        let mid = x0 + w / 2.0;
+        let width = text_width(&number, SMALL);
+        let at = (mid - width / 2.0).clamp(LEFT, WIDTH - 4.0 - width);
+        let row = rows
+            .iter()
+            .position(|right| *right + 3.0 <= at)
+            .or_else(|| {
+                (rows.len() < CALLOUT_ROWS).then(|| {
+                    rows.push(f64::NEG_INFINITY);
+                    rows.len() - 1
+                })
+            });
+        if let Some(row) = row {
+            rows[row] = at + width;
+            callouts.push(Callout {
+                label: number,
+                x: at,
+                mid,
+                row,
+            });
+        }
+    }
+    (in_band, callouts, rows.len())
+}
+
 /// The key number of each phase drawn, in the order the phases first appear.
 fn phase_key(boards: &[Board]) -> BTreeMap<Phase, usize> {
     let mut key = BTreeMap::new();
@@ -306,12 +373,15 @@ fn board(out: &mut String, b: &Board, key: &BTreeMap<Phase, usize>, top: f64) ->
     let span = seconds(start, end).max(0.001);
     let x = |t: Timestamp| LEFT + (seconds(start, t) / span).clamp(0.0, 1.0) * PLOT;
     let agents: Vec<&String> = s.agents.keys().collect();
-    let band_top = title_y + 8.0;
+    let visits = visits(b.records, end);
+    let (in_band, callouts, rows) = band_labels(&visits, key, &x);
+    let callout_top = title_y + 8.0;
+    let band_top = callout_top + CALLOUT * rows as f64;
     let lanes_top = band_top + BAND + 2.0;
     let bottom = lanes_top + LANE * agents.len() as f64;
     text(out, 4.0, band_top + 15.0, TEXT, "start", "gutter", "phase");
     // One band per visit of a phase, shaded on through the lanes.
-    for v in visits(b.records, end) {
+    for (i, v) in visits.iter().enumerate() {
         let (x0, x1) = (x(v.from), x(v.to).max(x(v.from)));
         let w = (x1 - x0).max(0.5);
         let fill = colour(v.phase);
@@ -338,12 +408,7 @@ fn board(out: &mut String, b: &Board, key: &BTreeMap<Phase, usize>, top: f64) ->
             v.phase,
             escape(&tip)
         );
-        let name = v.phase.as_str().to_string();
-        let number = n.to_string();
-        let label = [name, number]
-            .into_iter()
-            .find(|l| text_width(l, SMALL) + 6.0 <= w);
-        if let Some(l) = label {
+        if let Some(l) = &in_band[i] {
             text(
                 out,
                 x0 + 3.0,
@@ -351,9 +416,23 @@ fn board(out: &mut String, b: &Board, key: &BTreeMap<Phase, usize>, top: f64) ->
                 SMALL,
                 "start",
                 "band-label",
-                &l,
+                l,
             );
         }
+    }
+    // The numbers of the bands too narrow for one, above the bands, each with a stroke down to
+    // the middle of its band.
+    for c in &callouts {
+        let y = callout_top + CALLOUT * (c.row + 1) as f64 - 2.0;
+        text(out, c.x, y, SMALL, "start", "band-callout", &c.label);
+        let _ = writeln!(
+            out,
+            "<line class=\"callout\" x1=\"{:.2}\" y1=\"{:.1}\" x2=\"{:.2}\" y2=\"{band_top:.1}\" \
+             stroke=\"#999\" stroke-width=\"0.5\"/>",
+            c.mid,
+            y + 1.0,
+            c.mid
+        );
     }
     // One lane per agent: its turns, its writes and its verdicts.
     for (k, id) in agents.iter().enumerate() {
@@ -732,7 +811,7 @@ fn legend(out: &mut String, key: &BTreeMap<Phase, usize>, top: f64) -> f64 {
     let y = heading(
         out,
         y + 4.0,
-        "Phases, numbered: a band shows its phase's name, or its number when the name does not fit",
+        "Phases, numbered: a band shows its phase's name, or its number (above a narrow band)",
     );
     flow(out, y, &items, "key")
 }

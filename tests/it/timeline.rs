@@ -414,6 +414,23 @@ fn the_timeline_has_a_legend_an_axis_one_band_per_visit_and_labels_that_never_co
         !labels.contains(&"PLANNING_SUBMITTED"),
         "a 1-second band cannot hold its name: {labels:?}"
     );
+    // Every band is named: by its phase or number inside it, or by its number above it with a
+    // stroke down to it; the short ones are all of the latter.
+    let inside = els.iter().filter(|e| e.class() == "band-label").count();
+    let above: Vec<&str> = els
+        .iter()
+        .filter(|e| e.class() == "band-callout")
+        .map(|e| e.text.as_str())
+        .collect();
+    assert_eq!(inside + above.len(), bands.len(), "{labels:?}");
+    assert!(
+        !above.is_empty(),
+        "no band is too narrow for its number: {labels:?}"
+    );
+    assert_eq!(
+        els.iter().filter(|e| e.class() == "callout").count(),
+        above.len()
+    );
     // Every verdict is a mark: three approvals of alice's, a request for changes, a comment and
     // an approval of the long id's.
     let verdicts = els.iter().filter(|e| e.class() == "verdict").count();
