@@ -8,9 +8,25 @@
 # build needs --target, because +crt-static cannot build the proc-macro crates for the host).
 # Otherwise, first, what the journal costs a write (examples/bench_journal.rs: a note against the
 # journal's own work, measured in the same run; PAIR_BENCH_JOURNAL_REPS sets its repetitions).
+# --matrix: only the cost sweep (examples/bench_matrix.rs): `poll --json` and `note` over board
+# size (4 KB to 50 MB) x ledger size (0 to 1,000 objections) x store (file, git board on a local
+# bare repository), against the floors in the same run, with callgrind instruction counts when
+# valgrind is installed. Its options follow: --quick (a few minutes), --reps N, --no-git,
+# --no-callgrind, --keep.
 set -eu
 cd "$(dirname "$0")/.."
-cargo build --release --quiet --bin pair --example floor_read --example floor_write --example bench_pair --example bench_journal
+if [ "${1:-}" = --matrix ]; then
+    shift
+    # The examples first and `pair` alone after: built together, `pair` would get the test-only
+    # fault injection that the examples' dev-dependency turns on.
+    cargo build --release --quiet --example floor_read --example floor_write --example bench_matrix
+    cargo build --release --quiet --bin pair
+    exec "${CARGO_TARGET_DIR:-target}/release/examples/bench_matrix" "$@"
+fi
+# The examples first and `pair` alone after: built together, `pair` would get the test-only fault
+# injection that the examples' dev-dependency turns on.
+cargo build --release --quiet --example floor_read --example floor_write --example bench_pair --example bench_journal
+cargo build --release --quiet --bin pair
 startup=
 for a in "$@"; do
     if [ "$a" = --startup ]; then

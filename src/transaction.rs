@@ -26,6 +26,8 @@ pub struct Applied {
     pub bytes: Vec<u8>,
     pub parsed: Parsed,
     pub old_phase: Phase,
+    /// The frontmatter of the board found.
+    pub old: Frontmatter,
     pub summary: String,
     /// Hand comments of the frontmatter that the write could not keep.
     pub warnings: Vec<String>,
@@ -127,6 +129,7 @@ where
         bytes,
         parsed,
         old_phase: old_fm.phase,
+        old: old_fm,
         summary: edit.summary,
         warnings: rendered.dropped,
     })
@@ -176,11 +179,16 @@ pub fn replace(
     // The new content was validated above, and the records append generated entries to its body
     // without touching its frontmatter: the store need not check it again.
     let parsed = Some(parsed.parsed);
+    let old = Some(old.parsed.fm);
     if ruling.records.is_empty() {
-        return Ok(Built { bytes: new, parsed });
+        return Ok(Built {
+            bytes: new,
+            parsed,
+            old,
+        });
     }
     let bytes = append_records(path, &new, ruling.records.into_iter().map(record_entry))?;
-    Ok(Built { bytes, parsed })
+    Ok(Built { bytes, parsed, old })
 }
 
 /// Append entries to the `## Decisions` of content about to be written, keeping its frontmatter
@@ -236,6 +244,7 @@ where
         Ok(Built {
             bytes: applied.bytes,
             parsed: Some(applied.parsed),
+            old: Some(applied.old),
         })
     })?;
     let (old_phase, summary, warnings) =

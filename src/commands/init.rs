@@ -212,6 +212,7 @@ pub fn run(a: InitArgs, s: &Session) -> Result<Outcome> {
         Ok(store::Built {
             bytes,
             parsed: Some(valid.parsed),
+            old: None,
         })
     })?;
     let fm = &written.parsed.fm;

@@ -53,9 +53,11 @@ pub fn run(a: ReportUsageArgs, s: &Session) -> Result<Outcome> {
             .map_err(|r| Error::invalid(&a.board, r.errors, false))?;
         crate::law::may_report_usage(&valid.parsed.fm, agent)?;
         // Nothing changes but the journal: the content is checked, so is not checked again.
+        let old = Some(valid.parsed.fm.clone());
         Ok(Built {
             bytes: current.bytes.clone(),
             parsed: Some(valid.parsed),
+            old,
         })
     })
     .map_err(|e| e.suggest(&super::argv(), Some(&shown(&a.board))))?;

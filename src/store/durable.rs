@@ -147,12 +147,11 @@ pub(super) fn take_like(file: &File, target: &Path, tpath: &Path, like: &Like<'_
 
 /// Create a temporary file beside `target` with the owner, group and extended attributes of
 /// `like`, write `bytes`, give it the mode of `like` (a new file's when there is none), and
-/// fsync it. `board`: this is the blackboard's temporary file, where the test-only faults apply.
+/// fsync it. The test-only faults of the blackboard's temporary file apply here.
 pub(super) fn write_temp(
     target: &Path,
     bytes: &[u8],
     like: Option<&Like<'_>>,
-    board: bool,
 ) -> Result<tempfile::NamedTempFile> {
     let dir = parent_dir(target);
     let mut tmp = tempfile::Builder::new()
@@ -164,36 +163,25 @@ pub(super) fn write_temp(
         Some(like) => take_like(tmp.as_file(), target, &tpath, like)?,
         None => 0o666 & !current_umask(),
     };
-    let set_mode = |tmp: &tempfile::NamedTempFile| {
-        tmp.as_file()
-            .set_permissions(fs::Permissions::from_mode(mode))
-            .map_err(|e| Error::io(&tpath, "set permissions of", e))
-    };
     #[cfg(feature = "fault-injection")]
-    if board {
+    {
         let half = bytes.len() / 2;
         tmp.write_all(&bytes[..half])
             .map_err(|e| Error::io(&tpath, "write", e))?;
         fault!("temp-write", &tpath, "write");
         tmp.write_all(&bytes[half..])
             .map_err(|e| Error::io(&tpath, "write", e))?;
-        set_mode(&tmp)?;
-        fault!("temp-fsync", &tpath, "fsync");
-        tmp.as_file()
-            .sync_all()
-            .map_err(|e| Error::io(&tpath, "fsync", e))?;
-        return Ok(tmp);
     }
+    #[cfg(not(feature = "fault-injection"))]
     tmp.write_all(bytes)
         .map_err(|e| Error::io(&tpath, "write", e))?;
-    set_mode(&tmp)?;
-    // The owner file only names the lock holder for a timeout message: it needs an atomic
-    // rename, not durability, and an fsync under the lock would double every write's cost.
-    if board {
-        tmp.as_file()
-            .sync_all()
-            .map_err(|e| Error::io(&tpath, "fsync", e))?;
-    }
+    tmp.as_file()
+        .set_permissions(fs::Permissions::from_mode(mode))
+        .map_err(|e| Error::io(&tpath, "set permissions of", e))?;
+    fault!("temp-fsync", &tpath, "fsync");
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| Error::io(&tpath, "fsync", e))?;
     Ok(tmp)
 }
 

@@ -8,7 +8,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use super::durable::{Like, fsync_dir, parent_dir, write_temp};
-use super::file::{open_board, read_bounded};
+use super::file::{open_board_meta, read_bounded};
 use super::lock::{lock_like, remove_orphans, write_owner};
 use super::*;
 use crate::error::{Error, Result};
@@ -63,14 +63,11 @@ pub(super) fn read_locked(target: &Path) -> Result<Option<(Current, Held)>> {
         Err(e) => return Err(Error::io(target, "stat the blackboard", e)),
         Ok(_) => {}
     }
-    let mut file = match open_board(target) {
+    let (mut file, meta) = match open_board_meta(target) {
         Ok(f) => f,
         Err(Error::Missing { .. }) => return Ok(None),
         Err(e) => return Err(e),
     };
-    let meta = file
-        .metadata()
-        .map_err(|e| Error::io(target, "stat the blackboard", e))?;
     // A write replaces the file by a rename: the other names of a hard-linked blackboard would
     // keep the old content, and the copies would drift apart without a word.
     if meta.nlink() > 1 {
@@ -207,8 +204,12 @@ pub(super) fn acquire(
     // New sidecar files take the board's owner, group and mode.
     let board_meta = lstat.ok().filter(|m| m.file_type().is_file());
     let lock = lock_like(&target, opts.timeout, board_meta.as_ref())?;
-    // Orphans first: a writer killed while recording itself as owner leaves at most one behind.
-    remove_orphans(&target);
+    // Orphans first, when a writer before may have left any: killed (its mark is still on the
+    // lock file), before the machine last booted, or unknown (a new or unmarkable lock file).
+    if lock.after_crash {
+        remove_orphans(&target);
+    }
+    lock.mark_busy();
     if !matches!(expect, Expect::Absent) && missing(&target) {
         return Err(Error::Missing {
             path: path.to_path_buf(),
@@ -234,7 +235,7 @@ pub(super) fn replace(
         meta: &h.meta,
         file: Some(&h.file),
     });
-    let tmp = write_temp(target, new_bytes, like.as_ref(), true)?;
+    let tmp = write_temp(target, new_bytes, like.as_ref())?;
     fault!("before-rename", target, "rename the new content over");
     // The last moment to back out. Our lock only excludes other writers while the lock file we
     // hold is still the one at its path, and the file we read is still the blackboard: if

@@ -8,7 +8,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::durable::{Like, parent_dir, temp_prefix, write_temp};
+use super::durable::{parent_dir, temp_prefix};
 use super::*;
 use crate::error::{Error, Result};
 
@@ -36,6 +36,11 @@ pub struct Lock {
     identity: (u64, u64),
     /// How long taking the lock took.
     pub waited: Duration,
+    /// Whether a writer before this one may have left temporary files behind (see
+    /// [`Lock::mark_busy`]).
+    pub(super) after_crash: bool,
+    /// Whether this holder marked the lock file busy, to be cleared when it is done.
+    marked: std::cell::Cell<bool>,
 }
 
 impl Lock {
@@ -43,6 +48,46 @@ impl Lock {
     /// replaced) it, a newcomer can lock the new file while we hold the old one.
     pub fn still_held(&self) -> bool {
         lstat_identity(&self.path) == Some(self.identity)
+    }
+
+    /// Mark the lock file busy (one byte written into it) before this holder makes a temporary
+    /// file beside the blackboard; [`Lock::mark_done`] empties it again once the write is over,
+    /// landed or refused. A writer killed in between leaves the mark, so the next holder knows
+    /// it must look for orphaned temporary files ([`Lock::after_crash`]) and every other write
+    /// need not list the directory. Not synced: a power loss since the last write is told by the
+    /// lock file's modification time, older than the machine's boot.
+    pub(super) fn mark_busy(&self) {
+        use std::os::unix::fs::FileExt;
+        self.marked.set(self._file.write_at(b"w", 0).is_ok());
+    }
+
+    /// Empty the lock file this holder marked busy.
+    pub(super) fn mark_done(&self) {
+        if self.marked.replace(false) {
+            let _ = self._file.set_len(0);
+        }
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        // A write that ended in an error has removed its temporary file (or made none).
+        self.mark_done();
+    }
+}
+
+/// Whether `meta` (the lock file's) was last modified before this machine booted: writes made
+/// before a power loss may have left temporary files that no mark recorded.
+fn before_boot(meta: &fs::Metadata) -> bool {
+    let clock = |id| {
+        // SAFETY: clock_gettime fills in plain data.
+        let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+        (unsafe { libc::clock_gettime(id, &mut ts) } == 0).then_some(ts.tv_sec)
+    };
+    match (clock(libc::CLOCK_REALTIME), clock(libc::CLOCK_BOOTTIME)) {
+        // A minute of slack for the clock's own steps.
+        (Some(now), Some(up)) => meta.mtime() < now - up + 60,
+        _ => true,
     }
 }
 
@@ -53,10 +98,18 @@ pub(super) fn lstat_identity(path: &Path) -> Option<(u64, u64)> {
         .map(|m| (m.dev(), m.ino()))
 }
 
+/// The host name (`uname`, one system call, no file to open).
 pub(super) fn this_host() -> String {
-    fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_default()
+    // SAFETY: uname fills in plain data.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return String::new();
+    }
+    // SAFETY: uname NUL-terminates the field.
+    unsafe { std::ffi::CStr::from_ptr(u.nodename.as_ptr()) }
+        .to_string_lossy()
+        .trim()
+        .to_string()
 }
 
 /// Whether a process with this pid exists on this machine. `EPERM` means it exists but
@@ -138,7 +191,10 @@ pub(super) fn lock_open_error(path: &Path, e: io::Error) -> Error {
 /// users out: `flock` works on a read-only descriptor too, so when read-write access is denied
 /// the file is opened read-only. A new lock file gets the board's group and read/write bits
 /// (`like`), so that everyone who may write the board may lock it.
-pub(super) fn open_lock_file(path: &Path, like: Option<&fs::Metadata>) -> Result<File> {
+///
+/// Also says whether the file was opened read-write and already existed: a lock file just made,
+/// or one this user cannot mark, tells nothing of the writers before ([`Lock::mark_busy`]).
+pub(super) fn open_lock_file(path: &Path, like: Option<&fs::Metadata>) -> Result<(File, bool)> {
     let flags = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
     for _ in 0..100 {
         match OpenOptions::new()
@@ -147,13 +203,14 @@ pub(super) fn open_lock_file(path: &Path, like: Option<&fs::Metadata>) -> Result
             .custom_flags(flags)
             .open(path)
         {
-            Ok(f) => return Ok(f),
+            Ok(f) => return Ok((f, true)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM)) => {
                 return OpenOptions::new()
                     .read(true)
                     .custom_flags(flags)
                     .open(path)
+                    .map(|f| (f, false))
                     .map_err(|_| lock_open_error(path, e));
             }
             Err(e) => return Err(lock_open_error(path, e)),
@@ -170,7 +227,7 @@ pub(super) fn open_lock_file(path: &Path, like: Option<&fs::Metadata>) -> Result
                 if let Some(meta) = like {
                     share_like(&f, meta);
                 }
-                return Ok(f);
+                return Ok((f, false));
             }
             // Someone else created it meanwhile: open theirs.
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -214,7 +271,7 @@ pub(super) fn lock_like(
     let deadline = started + timeout;
     let mut pause = Duration::from_millis(1);
     loop {
-        let file = open_lock_file(&path, like)?;
+        let (file, markable) = open_lock_file(&path, like)?;
         let meta = file
             .metadata()
             .map_err(|e| Error::io(&path, "stat the lock file", e))?;
@@ -256,36 +313,76 @@ pub(super) fn lock_like(
         if lstat_identity(&path) == Some(identity) {
             #[cfg(feature = "fault-injection")]
             fault::trace_lock_wait(started.elapsed());
+            // The size and time are read again now that the lock is ours: the holder before
+            // may have marked or cleared the file meanwhile.
+            let after_crash = !markable
+                || file
+                    .metadata()
+                    .map_or(true, |m| m.len() > 0 || before_boot(&m));
             return Ok(Lock {
                 _file: file,
                 path,
                 identity,
                 waited: started.elapsed(),
+                after_crash,
+                marked: std::cell::Cell::new(false),
             });
         }
     }
 }
 
-/// Record who holds the lock, atomically, never following a symlink at the owner path. The
-/// record only names the holder in a timeout message, so failing to write it (another user's
-/// record in a sticky directory, say) does not stop the write; something other than a regular
-/// file in its place does.
+/// Record who holds the lock, never following a symlink at the owner path. The record only names
+/// the holder in a timeout message, so failing to write it (another user's record in a sticky
+/// directory, say) does not stop the write; something other than a regular file in its place
+/// does. It is written in place (the new record over the old one, then cut to its length): a
+/// waiter that reads it at that very moment finds no record it can parse, and names no holder.
 pub(super) fn write_owner(
     target: &Path,
     opts: &WriteOptions,
     like: Option<&fs::Metadata>,
 ) -> Result<()> {
+    use std::os::unix::fs::FileExt;
     let path = owner_path(target);
-    if let Ok(meta) = fs::symlink_metadata(&path)
-        && !meta.file_type().is_file()
+    let refuse = |path: PathBuf, kind: &str| Error::UnsafePath {
+        path,
+        why: format!(
+            "the lock owner file is {kind}; refusing to touch it. Remove it (pair recreates it)"
+        ),
+    };
+    let existed = match fs::symlink_metadata(&path) {
+        Ok(meta) if !meta.file_type().is_file() => {
+            return Err(refuse(path, kind_of(&meta.file_type())));
+        }
+        Ok(_) => true,
+        Err(_) => false,
+    };
+    let file = match OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o666)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(&path)
     {
-        return Err(Error::UnsafePath {
-            path,
-            why: format!(
-                "the lock owner file is {}; refusing to touch it. Remove it (pair recreates it)",
-                kind_of(&meta.file_type())
-            ),
-        });
+        Ok(f) => f,
+        // Swapped for a symlink, a FIFO or a directory since the look above.
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::ELOOP | libc::ENXIO | libc::EISDIR)
+            ) =>
+        {
+            return Err(refuse(path, "not a regular file"));
+        }
+        Err(_) => return Ok(()),
+    };
+    match file.metadata() {
+        Ok(m) if m.file_type().is_file() => {}
+        Ok(m) => return Err(refuse(path, kind_of(&m.file_type()))),
+        Err(_) => return Ok(()),
+    }
+    if !existed && let Some(meta) = like {
+        share_like(&file, meta);
     }
     let record = serde_json::json!({
         "pid": std::process::id(),
@@ -296,9 +393,8 @@ pub(super) fn write_owner(
     });
     let mut text = serde_json::to_string_pretty(&record).unwrap_or_default();
     text.push('\n');
-    let like = like.map(|meta| Like { meta, file: None });
-    if let Ok(tmp) = write_temp(&path, text.as_bytes(), like.as_ref(), false) {
-        let _ = tmp.persist(&path);
+    if file.write_all_at(text.as_bytes(), 0).is_ok() {
+        let _ = file.set_len(text.len() as u64);
     }
     Ok(())
 }

@@ -134,6 +134,10 @@ pub struct Current {
 pub struct Built {
     pub bytes: Vec<u8>,
     pub parsed: Option<Parsed>,
+    /// The frontmatter of the board found, when the builder parsed it already: the journal
+    /// record names the phase and counters before the write, and the frontmatter is then not
+    /// parsed a second time for them.
+    pub old: Option<crate::board::frontmatter::Frontmatter>,
 }
 
 impl From<Vec<u8>> for Built {
@@ -141,6 +145,7 @@ impl From<Vec<u8>> for Built {
         Built {
             bytes,
             parsed: None,
+            old: None,
         }
     }
 }
@@ -240,6 +245,10 @@ pub(super) fn check_presence(path: &Path, expect: &Expect, exists: bool) -> Resu
     }
 }
 
+/// The size from which a write hashes the old content on a second thread while it builds the
+/// new one: below it, starting the thread costs more than the hash.
+const HASH_THREAD_FROM: usize = 256 * 1024;
+
 /// The new content of a write, checked and sealed, ready to be stored.
 pub(crate) struct Composed {
     pub old_sha256: Option<String>,
@@ -278,15 +287,17 @@ where
         return Err(Error::invalid(path, c.history.clone(), false));
     }
     let (old_sha256, built) = std::thread::scope(|s| -> Result<(Option<String>, Built)> {
-        let mut old_hash = current.as_ref().map(|c| s.spawn(|| sha256_hex(&c.bytes)));
+        // A small board is hashed in less time than a thread takes to start.
+        let mut old_hash = current
+            .as_ref()
+            .filter(|c| c.bytes.len() >= HASH_THREAD_FROM)
+            .map(|c| s.spawn(|| sha256_hex(&c.bytes)));
         let mut join = || {
-            old_hash.take().map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    current
-                        .as_ref()
-                        .map_or_else(String::new, |c| sha256_hex(&c.bytes))
-                })
-            })
+            let hash = || current.as_ref().map(|c| sha256_hex(&c.bytes));
+            match old_hash.take() {
+                Some(h) => h.join().ok().or_else(hash),
+                None => hash(),
+            }
         };
         // A compare-and-swap needs the hash before anything is built; otherwise it is computed
         // while the new content is built.
@@ -308,18 +319,22 @@ where
         }
         Ok((old_sha256, built))
     })?;
-    // The phase and counters before the write, for its journal record.
-    let old_fm = current
-        .as_ref()
-        .and_then(|c| validate::check_frontmatter_bytes(&c.bytes).ok())
-        .map(|v| v.parsed.fm);
-    // Keep only the old hash from here on: holding the old bytes through validation and the
-    // write would put a third copy of a large blackboard in memory.
-    drop(current);
     let Built {
         bytes: new_bytes,
         parsed,
+        old,
     } = built;
+    // The phase and counters before the write, for its journal record: as the builder parsed
+    // them, or parsed here.
+    let old_fm = old.or_else(|| {
+        current
+            .as_ref()
+            .and_then(|c| validate::check_frontmatter_bytes(&c.bytes).ok())
+            .map(|v| v.parsed.fm)
+    });
+    // Keep only the old hash from here on: holding the old bytes through validation and the
+    // write would put a third copy of a large blackboard in memory.
+    drop(current);
     let checked = parsed.is_some();
     let parsed = check_new(path, &new_bytes, parsed)?;
     crate::board::format::check_new(path, &parsed.fm)?;

@@ -617,3 +617,57 @@ fn temporary_files_of_killed_creations_are_removed_by_the_next_write() {
         b.assert_clean_dir(&[]);
     }
 }
+
+/// Only a writer that may follow a crash lists the directory for orphans: a write marks the lock
+/// file busy before it makes its temporary file and empties it when it is done, so a lock file
+/// left marked (a writer killed), or last written before the machine booted (a power loss), is
+/// what sends the next writer looking. Any other write leaves the directory as it found it.
+#[test]
+fn only_a_write_after_a_crash_looks_for_orphaned_temporary_files() {
+    let b = Board::minimal();
+    let dir = b.dir.path();
+    let lock = dir.join("board.md.lock");
+    let decoy = dir.join(format!("{TEMP_PREFIX}decoy"));
+    // the first write finds no lock file (nothing is known of the writers before): it looks
+    fs::write(&decoy, "x").unwrap();
+    pair(checked_note_args(&b)).code(0);
+    assert!(
+        !decoy.exists(),
+        "a new lock file tells nothing: the first write looks"
+    );
+    assert_eq!(
+        fs::metadata(&lock).unwrap().len(),
+        0,
+        "a finished write clears its mark"
+    );
+    // after a clean write, the next one does not list the directory
+    fs::write(&decoy, "x").unwrap();
+    pair(checked_note_args(&b)).code(0);
+    assert!(
+        decoy.exists(),
+        "no crash since the last write: no look for orphans"
+    );
+    // a killed writer leaves its mark and its temporary file; the next writer removes both
+    let new = format!("{}\nnew\n", b.read_string());
+    let out = with_fault(&raw_args(&b, new.as_bytes()), "before-rename:kill");
+    assert_eq!(out.signal, Some(libc::SIGKILL), "{}", out.report());
+    assert!(
+        fs::metadata(&lock).unwrap().len() > 0,
+        "the killed writer's mark"
+    );
+    assert_eq!(entries_with_prefix(dir, TEMP_PREFIX).len(), 2);
+    pair(checked_note_args(&b)).code(0);
+    assert!(entries_with_prefix(dir, TEMP_PREFIX).is_empty());
+    assert_eq!(fs::metadata(&lock).unwrap().len(), 0);
+    // a lock file last written before the machine booted: a power loss may have left orphans
+    fs::write(&decoy, "x").unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&lock)
+        .unwrap()
+        .set_modified(std::time::UNIX_EPOCH + Duration::from_secs(1_000_000))
+        .unwrap();
+    pair(checked_note_args(&b)).code(0);
+    assert!(!decoy.exists(), "a write after a reboot looks for orphans");
+    pair(["validate", b.p()]).code(0);
+}
