@@ -55,7 +55,7 @@ const RECORD_START: &str = "- at=";
 /// The keys of a record's words, in their order.
 const KEYS: &[&str] = &[
     "at", "by", "cmd", "phase", "counters", "verdict", "turn", "wait_us", "uid", "host", "pid",
-    "tokens", "cost", "for", "mended", "before", "after", "prev",
+    "tokens", "cost", "for", "mended", "session", "model", "before", "after", "prev",
 ];
 
 /// How many hex digits of the previous line's SHA-256 a record carries.
@@ -182,12 +182,46 @@ pub fn cost_number(micros: u64) -> f64 {
     micros as f64 / 1_000_000.0
 }
 
+/// Where a write comes from beyond the agent id: the writer's session (one context of an agent
+/// program: a conversation, a process that keeps its memory) and its model, as the writer gave
+/// them (`--session`/`PAIR_SESSION`, `--model`/`PAIR_MODEL`). Recorded in the write's journal
+/// record (`session=`, `model=`), so a board shows whether its reviews came from another
+/// context than the artifact they judged ([`crate::law::independence`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Origin {
+    pub session: Option<String>,
+    pub model: Option<String>,
+}
+
+/// The longest session or model name a record takes.
+pub const ORIGIN_MAX: usize = 128;
+
+impl Origin {
+    /// Check a `--session` or `--model` value (`flag` names it): one word of 1 to
+    /// [`ORIGIN_MAX`] printable ASCII characters, as a record's word must be.
+    pub fn check(flag: &str, value: &str) -> std::result::Result<String, String> {
+        if !value.is_empty()
+            && value.len() <= ORIGIN_MAX
+            && value.bytes().all(|b| b.is_ascii_graphic())
+        {
+            Ok(value.to_string())
+        } else {
+            Err(format!(
+                "{flag} {value:?} is not usable: give one word of 1 to {ORIGIN_MAX} printable \
+                 ASCII characters, no spaces (e.g. the agent program's session id)"
+            ))
+        }
+    }
+}
+
 /// What the writer knows about a write beyond the content: who, which command, the usage.
 #[derive(Debug, Clone, Default)]
 pub struct Intent {
     pub agent: Option<String>,
     pub command: String,
     pub usage: Usage,
+    /// The writer's session and model, when given.
+    pub origin: Origin,
     /// A repair: its record lists the breaks of the chain it found ([`Record::mended`]).
     pub repair: bool,
 }
@@ -228,6 +262,10 @@ pub struct Record {
     /// them when the repair was made. The repair recorded the journal as it stood; those breaks
     /// are said by `validate` as warnings, any other as an error.
     pub mended: Vec<u32>,
+    /// The writer's session (`session=`), when it gave one ([`Origin`]).
+    pub session: Option<String>,
+    /// The writer's model (`model=`), when it gave one.
+    pub model: Option<String>,
     pub before: Option<String>,
     pub after: String,
     pub prev: Option<String>,
@@ -286,6 +324,12 @@ impl Record {
         if !self.mended.is_empty() {
             let m: Vec<String> = self.mended.iter().map(u32::to_string).collect();
             let _ = write!(s, " mended={}", m.join(","));
+        }
+        if let Some(v) = &self.session {
+            let _ = write!(s, " session={v}");
+        }
+        if let Some(v) = &self.model {
+            let _ = write!(s, " model={v}");
         }
         let _ = write!(
             s,
@@ -409,6 +453,11 @@ impl Record {
                 .ok_or(format!("mended={m:?} is not a list of record numbers"))?,
             None => vec![],
         };
+        let origin = |k: &str, v: Option<&str>| -> std::result::Result<Option<String>, String> {
+            v.map(|v| Origin::check(&format!("{k}="), v)).transpose()
+        };
+        let session = origin("session", take("session", true)?)?;
+        let model = origin("model", take("model", true)?)?;
         let hex =
             |k: &str, v: Option<&str>, len: usize| -> std::result::Result<Option<String>, String> {
                 match v.unwrap_or_default() {
@@ -443,6 +492,8 @@ impl Record {
             cost_micros,
             usage_phase,
             mended,
+            session,
+            model,
             before,
             after,
             prev,
@@ -661,6 +712,8 @@ pub fn seal(bytes: Vec<u8>, facts: &Facts) -> std::result::Result<Sealed, String
         } else {
             vec![]
         },
+        session: intent.origin.session.clone(),
+        model: intent.origin.model.clone(),
         before: facts.old_sha256.map(str::to_string),
         // Set below, once the frontmatter holds the seal.
         after: "0".repeat(64),

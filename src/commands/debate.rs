@@ -672,6 +672,7 @@ pub fn next(r: &Review, agent: &str, board: &str) -> (bool, Next) {
         choices: None,
         placeholders: BTreeMap::new(),
         optional: None,
+        unable: None,
     };
     let poll = |agent: &str| {
         vec![

@@ -21,6 +21,7 @@ mod docs;
 mod formats;
 mod gitstore;
 mod guidance;
+mod independence;
 mod init;
 mod journal;
 mod json;
