@@ -133,6 +133,7 @@ Examples:
   pair poll task.md --agent alice
   pair poll task.md --agent alice --wait --timeout 600
   pair poll task.md --agent alice --wait --through-blocked --json
+  pair poll task.md --agent alice --wait --after 12 --json
   PAIR_AGENT=doer pair poll task.md --json")]
     Poll(PollArgs),
 
@@ -935,8 +936,8 @@ pub struct InitArgs {
     /// Pre-approve the doer-side human gates.
     #[arg(long)]
     pub yolo: bool,
-    /// Refuse a verdict from the session that wrote the artifact (verdicts then need
-    /// --session or PAIR_SESSION).
+    /// Refuse same-session verdicts (from the session that wrote the artifact; verdicts then
+    /// need --session or PAIR_SESSION).
     #[arg(long)]
     pub independent_review: bool,
     /// The doer's agent id (`--agent ID` says the same: the doer creates the blackboard).
@@ -1018,6 +1019,10 @@ pub struct PollArgs {
     /// (default 60).
     #[arg(long, value_name = "SECONDS", requires = "waiting")]
     pub interval: Option<f64>,
+    /// Journal records after this position (0: the whole journal; the answer's `position` is
+    /// the next one to pass; with --wait, any new record wakes the wait).
+    #[arg(long, value_name = "SEQ", allow_negative_numbers = true)]
+    pub after: Option<i64>,
 }
 
 #[derive(Debug, Args)]

@@ -15,6 +15,7 @@ mod check;
 mod cli;
 mod concurrency;
 mod crash;
+mod cursor;
 mod debate;
 mod demo;
 mod docs;
