@@ -55,8 +55,13 @@ const RECORD_START: &str = "- at=";
 /// The keys of a record's words, in their order.
 const KEYS: &[&str] = &[
     "at", "by", "cmd", "phase", "counters", "verdict", "turn", "wait_us", "uid", "host", "pid",
-    "tokens", "cost", "for", "mended", "session", "model", "before", "after", "prev",
+    "tokens", "cost", "for", "mended", "before", "after", "prev",
 ];
+
+/// The keys of words read wherever they stand in a record (this version writes them after
+/// `mended=`, before `before=`): the writer's session and model ([`Origin`]), which boards
+/// written elsewhere may place otherwise.
+const FREE_KEYS: &[&str] = &["session", "model"];
 
 /// How many hex digits of the previous line's SHA-256 a record carries.
 const PREV_HEX: usize = 16;
@@ -346,6 +351,16 @@ impl Record {
         let rest = line
             .strip_prefix("- ")
             .ok_or("a journal record starts with `- `")?;
+        // The session and model, wherever they stand (the first of each counts).
+        let mut free: [Option<String>; 2] = [None, None];
+        for (k, v) in rest.split(' ').filter_map(|w| w.split_once('=')) {
+            if let Some(i) = FREE_KEYS.iter().position(|f| *f == k)
+                && free[i].is_none()
+            {
+                free[i] = Some(Origin::check(&format!("{k}="), v)?);
+            }
+        }
+        let [session, model] = free;
         // A later version's words are skipped (SPEC §2.1); the known ones keep their order.
         let mut words = crate::board::format::known_words(rest, KEYS).peekable();
         let mut take = |key: &str, optional: bool| -> std::result::Result<Option<&str>, String> {
@@ -453,11 +468,6 @@ impl Record {
                 .ok_or(format!("mended={m:?} is not a list of record numbers"))?,
             None => vec![],
         };
-        let origin = |k: &str, v: Option<&str>| -> std::result::Result<Option<String>, String> {
-            v.map(|v| Origin::check(&format!("{k}="), v)).transpose()
-        };
-        let session = origin("session", take("session", true)?)?;
-        let model = origin("model", take("model", true)?)?;
         let hex =
             |k: &str, v: Option<&str>, len: usize| -> std::result::Result<Option<String>, String> {
                 match v.unwrap_or_default() {
@@ -1210,5 +1220,30 @@ mod tests {
         ] {
             assert_eq!(journal_is_last(not_last.as_bytes()), None, "{not_last:?}");
         }
+    }
+
+    #[test]
+    fn session_and_model_round_trip_and_are_read_wherever_they_stand() {
+        use super::Record;
+        let h = "0".repeat(64);
+        let tail = format!("before=- after={h} prev=-");
+        let head = "- at=2026-01-01T00:00:00.000Z by=a cmd=note phase=PLANNING>PLANNING turn=a \
+                    wait_us=1 uid=0 host=h pid=2";
+        let line = format!("{head} session=s-1 model=m/2 {tail}");
+        let r = Record::parse(&line, 1).unwrap();
+        assert_eq!(r.session.as_deref(), Some("s-1"));
+        assert_eq!(r.model.as_deref(), Some("m/2"));
+        assert_eq!(r.render(), line);
+        // Elsewhere in the record, as another writer may put them: read the same.
+        let moved = format!("- model=m/2 {} {tail} session=s-1", &head[2..]);
+        let r = Record::parse(&moved, 1).unwrap();
+        assert_eq!(
+            (r.session.as_deref(), r.model.as_deref()),
+            (Some("s-1"), Some("m/2"))
+        );
+        // Without them, nothing is recorded.
+        let r = Record::parse(&format!("{head} {tail}"), 1).unwrap();
+        assert_eq!((r.session, r.model), (None, None));
+        assert!(Record::parse(&format!("{head} session= {tail}"), 1).is_err());
     }
 }

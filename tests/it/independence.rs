@@ -73,6 +73,13 @@ fn a_verdict_from_the_authors_session_is_refused_under_the_policy_and_taken_from
     let last = journal_lines(&p.b.read()).pop().unwrap();
     assert!(last.contains(" session=alice-7 "), "{last}");
     assert!(!last.contains(" model="), "no model given: {last}");
+    pair(["log", p.p()])
+        .code(0)
+        .mentions(&["session doer-1  model model-a", "session alice-7"]);
+    let log = pair(["log", p.p(), "--json"]).json();
+    let records = log["records"].as_array().unwrap();
+    assert_eq!(records[records.len() - 1]["session"], "alice-7", "{log:#}");
+    assert!(records[0]["session"].is_null(), "{log:#}");
     assert_eq!(
         stats(&p)["boards"][0]["gates"]["plan"]["independence"],
         "independent"
@@ -238,6 +245,73 @@ fn the_mcp_server_records_the_session_it_started_with_on_every_write() {
     );
     assert_eq!(
         stats(&p)["boards"][0]["gates"]["plan"]["independence"],
+        "independent"
+    );
+}
+
+/// Under the policy, agents that name their own sessions (`PAIR_SESSION`, as the skill says)
+/// and run each `next.command` as given, placeholders filled in, are never refused, from
+/// `init` to the plan's approval.
+#[test]
+fn agents_with_their_own_sessions_following_next_command_are_never_refused_under_the_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let board = dir.path().join("board.md").display().to_string();
+    let note = dir.path().join("note.md");
+    std::fs::write(&note, "As asked.\n").unwrap();
+    pair_env(
+        [
+            "init",
+            &board,
+            "--reviewers",
+            "alice",
+            "--independent-review",
+        ],
+        &[("PAIR_SESSION", "doer-session")],
+    )
+    .code(0);
+    let mut trail = Vec::new();
+    for _ in 0..12 {
+        if pair(["status", &board, "--json"]).json()["phase"] == "PLAN_APPROVED" {
+            break;
+        }
+        let mut acted = false;
+        for who in ["doer", "alice"] {
+            let session = format!("{who}-session");
+            let env = [("PAIR_SESSION", session.as_str())];
+            let out = pair_env(["poll", &board, "--agent", who, "--json"], &env);
+            if out.code != Some(0) {
+                continue;
+            }
+            let v = out.json();
+            let choice = v["next"]["choices"][0].as_str().unwrap_or("").to_string();
+            let argv: Vec<String> = v["next"]["command"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .skip(1)
+                .map(|w| match w.as_str().unwrap() {
+                    "FILE" => note.display().to_string(),
+                    "VERDICT" => choice.clone(),
+                    w => w.to_string(),
+                })
+                .collect();
+            trail.push(format!("{who}: {}", argv.join(" ")));
+            let run = pair_env(&argv, &env);
+            assert_eq!(run.code, Some(0), "{}\n{}", run.report(), trail.join("\n"));
+            acted = true;
+            break;
+        }
+        assert!(acted, "nobody has a move\n{}", trail.join("\n"));
+    }
+    assert_eq!(
+        pair(["status", &board, "--json"]).json()["phase"],
+        "PLAN_APPROVED",
+        "{}",
+        trail.join("\n")
+    );
+    let s = pair(["stats", &board, "--json"]).json();
+    assert_eq!(
+        s["boards"][0]["gates"]["plan"]["independence"],
         "independent"
     );
 }
