@@ -34,6 +34,7 @@ fn journal_ms(bytes: &[u8]) -> f64 {
         command: "note".into(),
         usage: Default::default(),
         repair: false,
+        origin: Default::default(),
     };
     let facts = Facts {
         intent: &intent,
@@ -127,6 +128,7 @@ fn main() {
         command: "note".into(),
         usage: Default::default(),
         repair: false,
+        origin: Default::default(),
     };
     for _ in 0..5000 {
         let facts = Facts {

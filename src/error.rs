@@ -104,6 +104,13 @@ pub enum Error {
     #[error("{message}")]
     ArtifactMismatch { message: String },
 
+    /// A board that asks for independent review refuses a verdict from the session that wrote
+    /// the artifact under review, or from a writer that named no session
+    /// ([`crate::law::independence`]). The message says what to do: review from a fresh
+    /// session.
+    #[error("{message}")]
+    NotIndependent { message: String },
+
     /// `git` could not be run, or failed on a worktree it was pointed at.
     #[error("{message}")]
     Git { message: String },
@@ -197,7 +204,7 @@ impl Error {
             }
             Error::Usage(_) => exit::USAGE,
             Error::Invalid { .. } => exit::INVALID,
-            Error::Protocol { .. } => exit::PROTOCOL,
+            Error::Protocol { .. } | Error::NotIndependent { .. } => exit::PROTOCOL,
             Error::Missing { .. } | Error::Exists { .. } => exit::MISSING,
             Error::Format { .. } => exit::FORMAT,
             Error::ArtifactUnavailable { .. } | Error::ArtifactMismatch { .. } => exit::ARTIFACT,
@@ -223,6 +230,7 @@ impl Error {
             Error::Format { .. } => "format",
             Error::ArtifactUnavailable { .. } => "artifact_unavailable",
             Error::ArtifactMismatch { .. } => "artifact_mismatch",
+            Error::NotIndependent { .. } => "not_independent",
         }
     }
 

@@ -25,6 +25,7 @@ use serde::Serialize;
 
 use crate::board::frontmatter::{Phase, Target, Timestamp};
 use crate::board::journal::{Record, cost_number};
+pub use crate::law::independence::Independence;
 
 /// One figure `pair stats` prints: the name it is printed under, where `--json` has it, and what
 /// it measures. `stats --help`, docs/stats.md and the text output all read [`FIGURES`].
@@ -78,6 +79,15 @@ pub mod figure {
                 the gate's counter to N to the first write that left the gate's review phases. \
                 The outcome is the phase it went to, `resubmitted`, or `open`.",
     };
+    pub const INDEPENDENCE: Figure = Figure {
+        name: "reviews",
+        json: "gates.GATE.independence",
+        means: "Whether the gate's verdicts came from another session than the artifact each \
+                judged (the session of the submission before it): `independent` when every \
+                one did, `same session` (`same_session`) when one came from the author's, \
+                `unknown` when a verdict or its submission named no session (`--session`, \
+                `PAIR_SESSION`). Left out of a gate with no verdict.",
+    };
     pub const WRITES: Figure = Figure {
         name: "writes",
         json: "agents.ID.writes",
@@ -127,6 +137,7 @@ pub const FIGURES: &[Figure] = &[
     figure::USAGE,
     figure::TIME_IN_GATE,
     figure::ROUND,
+    figure::INDEPENDENCE,
     figure::WRITES,
     figure::TURN_TIME,
     figure::RESPONSES,
@@ -274,6 +285,9 @@ pub struct Gate {
     #[serde(flatten)]
     pub usage: Usage,
     pub rounds: Vec<Round>,
+    /// Whether its verdicts came from another session than their artifacts' ([`figure::INDEPENDENCE`]):
+    /// the least independent of them; `None` before its first verdict.
+    pub independence: Option<Independence>,
 }
 
 /// One agent's share.
@@ -474,6 +488,8 @@ pub struct Fold {
     pending: BTreeMap<String, Timestamp>,
     /// Open rounds: gate → index in its rounds.
     open: BTreeMap<Target, usize>,
+    /// The session that wrote each gate's current artifact (`None` inside: it named none).
+    authors: BTreeMap<Target, Option<String>>,
     prev_turn: Vec<String>,
 }
 
@@ -497,6 +513,7 @@ impl Fold {
             held: None,
             pending: BTreeMap::new(),
             open: BTreeMap::new(),
+            authors: BTreeMap::new(),
             prev_turn: Vec::new(),
         }
     }
@@ -599,6 +616,19 @@ impl Fold {
                 unable: Vec::new(),
             });
             self.open.insert(t, gate.rounds.len() - 1);
+            self.authors.insert(t, r.session.clone());
+        }
+        // A verdict, against the session that wrote what it judged.
+        if let Some(t) = r
+            .verdict
+            .as_deref()
+            .and_then(|v| v.split_once(':'))
+            .and_then(|(t, _)| t.parse::<Target>().ok())
+        {
+            let author = self.authors.get(&t).cloned().flatten();
+            let now = Independence::of(r.session.as_deref(), author.as_deref());
+            let gate = s.gates.entry(t).or_default();
+            gate.independence = Some(gate.independence.map_or(now, |was| was.max(now)));
         }
         // A reviewer that could not review: on the record of the open round, not a verdict.
         if r.command == UNABLE
@@ -648,6 +678,8 @@ pub struct GateTotal {
     pub rounds: usize,
     /// How many rounds ended each way.
     pub outcomes: BTreeMap<String, usize>,
+    /// How many of the boards' gates had each [`Gate::independence`].
+    pub independence: BTreeMap<Independence, usize>,
 }
 
 /// The figures of several boards together.
@@ -694,6 +726,9 @@ pub fn total(boards: &[BoardStats]) -> Total {
             e.rounds += gate.rounds.len();
             for r in &gate.rounds {
                 *e.outcomes.entry(r.outcome.clone()).or_default() += 1;
+            }
+            if let Some(i) = gate.independence {
+                *e.independence.entry(i).or_default() += 1;
             }
         }
         for (id, a) in &b.agents {

@@ -14,6 +14,7 @@ use std::path::Path;
 use crate::board::document::Document;
 use crate::board::entry::DECISIONS;
 use crate::board::frontmatter::{Frontmatter, Parsed, Phase, Timestamp};
+use crate::board::journal::Origin;
 use crate::error::{Error, Result};
 use crate::law::validate;
 use crate::law::{self, Body, Consent, Record, Writer};
@@ -83,6 +84,7 @@ pub fn apply<F>(
     old: &[u8],
     agent: &str,
     consent: &Consent,
+    origin: &Origin,
     now: Timestamp,
     op: F,
 ) -> Result<Applied>
@@ -110,6 +112,7 @@ where
         consent,
         now,
     )?;
+    independent(&old_fm, &fm, agent, origin, &doc)?;
     // The law's records (a passed gate, a waiver) come before the step they allowed.
     for e in ruling
         .records
@@ -135,6 +138,21 @@ where
     })
 }
 
+/// The board's independence policy on an agent's write ([`law::independence`]): the author of
+/// a gate's artifact is read from the old board's journal only when a verdict needs it.
+fn independent(
+    old: &Frontmatter,
+    new: &Frontmatter,
+    agent: &str,
+    origin: &Origin,
+    doc: &Document,
+) -> Result<()> {
+    law::independence::judge(old, new, agent, origin.session.as_deref(), |t| {
+        let records = crate::board::journal::records(doc).ok()?;
+        law::independence::authors(&records).remove(&t).flatten()
+    })
+}
+
 /// How a raw write is judged.
 #[derive(Debug, Clone)]
 pub enum RawMode {
@@ -153,6 +171,7 @@ pub fn replace(
     new: Vec<u8>,
     mode: &RawMode,
     consent: &Consent,
+    origin: &Origin,
     now: Timestamp,
 ) -> Result<Built> {
     let old = validate::check_found(old).map_err(|r| invalid(path, r.errors, false))?;
@@ -172,6 +191,9 @@ pub fn replace(
         consent,
         now,
     )?;
+    if let RawMode::As(id) = mode {
+        independent(&old.parsed.fm, &parsed.parsed.fm, id, origin, &old.doc)?;
+    }
     // What the law allowed must also tell one story, body and frontmatter (the law's refusal,
     // when there is one, is the better answer, so it is asked first).
     let parsed =
@@ -237,6 +259,7 @@ where
             &current.bytes,
             agent,
             consent,
+            s.origin(),
             Timestamp::now(),
             &mut op,
         )?;

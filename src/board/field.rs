@@ -23,6 +23,7 @@ pub enum Field {
     RequiredReviewers,
     ReviewerPool,
     PoolReviews,
+    IndependentReview,
     NoReview,
     AnalysisRevision,
     PlanRevision,
@@ -91,6 +92,7 @@ impl Field {
         Field::RequiredReviewers,
         Field::ReviewerPool,
         Field::PoolReviews,
+        Field::IndependentReview,
         Field::NoReview,
         Field::AnalysisRevision,
         Field::PlanRevision,
@@ -128,6 +130,7 @@ impl Field {
             Field::RequiredReviewers => "required_reviewers",
             Field::ReviewerPool => crate::board::pool::MEMBERS_FIELD,
             Field::PoolReviews => crate::board::pool::REVIEWS_FIELD,
+            Field::IndependentReview => crate::board::frontmatter::INDEPENDENT_REVIEW,
             Field::NoReview => "no_review",
             Field::AnalysisRevision => "analysis_revision",
             Field::PlanRevision => "plan_revision",
@@ -171,7 +174,8 @@ impl Field {
             | Field::RedTestRequired
             | Field::RequiredChecks
             | Field::ReviewerPool
-            | Field::PoolReviews => Owner::Settings,
+            | Field::PoolReviews
+            | Field::IndependentReview => Owner::Settings,
             Field::CheckRuns => Owner::Checks,
             Field::RequiredReviewers => Owner::ReviewerList,
             Field::NoReview => Owner::NoReview,
@@ -224,6 +228,8 @@ impl Field {
                 )
             }),
             Field::PoolReviews => fm.pool.as_ref().map(|p| p.reviews.to_string()),
+            // Written only when set: a board without the policy carries no such key.
+            Field::IndependentReview => fm.independent_review.then(|| "true".to_string()),
             Field::NoReview => Some(fm.no_review.to_string()),
             Field::AnalysisRevision => Some(fm.analysis_revision.to_string()),
             Field::PlanRevision => Some(fm.plan_revision.to_string()),

@@ -547,6 +547,10 @@ pub struct Frontmatter {
     /// The reviewer pool (`reviewer_pool`, `pool_reviews`), absent when the board names its
     /// reviewers, see [`crate::board::pool`].
     pub pool: Option<crate::board::pool::Pool>,
+    /// `independent_review: true`: a verdict from the session that wrote the artifact under
+    /// review is refused ([`crate::law::independence`]); absent (false) unless `init
+    /// --independent-review` set it.
+    pub independent_review: bool,
     pub no_review: bool,
     pub analysis_revision: u32,
     pub plan_revision: u32,
@@ -891,6 +895,9 @@ fn found(v: &Value) -> String {
         _ => format!("found {} {}", v.kind(), v.describe()),
     }
 }
+
+/// The key of [`Frontmatter::independent_review`].
+pub const INDEPENDENT_REVIEW: &str = "independent_review";
 
 fn conv_bool(v: &Value) -> Result<bool, String> {
     match v {
@@ -1477,6 +1484,11 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
     let required_reviewers = f.req("required_reviewers", conv_agent_ids);
     let pool_members = f.opt(crate::board::pool::MEMBERS_FIELD, None, conv_opt_agent_ids);
     let pool_reviews = f.opt(crate::board::pool::REVIEWS_FIELD, None, conv_opt_count);
+    let independent_review = f.opt(
+        crate::board::frontmatter::INDEPENDENT_REVIEW,
+        false,
+        conv_bool,
+    );
     let no_review = f.opt("no_review", false, conv_bool);
     let analysis_revision = f.req("analysis_revision", conv_count);
     let plan_revision = f.req("plan_revision", conv_count);
@@ -1577,6 +1589,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
             red_test_required,
             required_reviewers,
             pool,
+            independent_review,
             no_review,
             analysis_revision,
             plan_revision,

@@ -58,6 +58,11 @@ const KEYS: &[&str] = &[
     "tokens", "cost", "for", "mended", "before", "after", "prev",
 ];
 
+/// The keys of words read wherever they stand in a record (this version writes them after
+/// `mended=`, before `before=`): the writer's session and model ([`Origin`]), which boards
+/// written elsewhere may place otherwise.
+const FREE_KEYS: &[&str] = &["session", "model"];
+
 /// How many hex digits of the previous line's SHA-256 a record carries.
 const PREV_HEX: usize = 16;
 
@@ -182,12 +187,46 @@ pub fn cost_number(micros: u64) -> f64 {
     micros as f64 / 1_000_000.0
 }
 
+/// Where a write comes from beyond the agent id: the writer's session (one context of an agent
+/// program: a conversation, a process that keeps its memory) and its model, as the writer gave
+/// them (`--session`/`PAIR_SESSION`, `--model`/`PAIR_MODEL`). Recorded in the write's journal
+/// record (`session=`, `model=`), so a board shows whether its reviews came from another
+/// context than the artifact they judged ([`crate::law::independence`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Origin {
+    pub session: Option<String>,
+    pub model: Option<String>,
+}
+
+/// The longest session or model name a record takes.
+pub const ORIGIN_MAX: usize = 128;
+
+impl Origin {
+    /// Check a `--session` or `--model` value (`flag` names it): one word of 1 to
+    /// [`ORIGIN_MAX`] printable ASCII characters, as a record's word must be.
+    pub fn check(flag: &str, value: &str) -> std::result::Result<String, String> {
+        if !value.is_empty()
+            && value.len() <= ORIGIN_MAX
+            && value.bytes().all(|b| b.is_ascii_graphic())
+        {
+            Ok(value.to_string())
+        } else {
+            Err(format!(
+                "{flag} {value:?} is not usable: give one word of 1 to {ORIGIN_MAX} printable \
+                 ASCII characters, no spaces (e.g. the agent program's session id)"
+            ))
+        }
+    }
+}
+
 /// What the writer knows about a write beyond the content: who, which command, the usage.
 #[derive(Debug, Clone, Default)]
 pub struct Intent {
     pub agent: Option<String>,
     pub command: String,
     pub usage: Usage,
+    /// The writer's session and model, when given.
+    pub origin: Origin,
     /// A repair: its record lists the breaks of the chain it found ([`Record::mended`]).
     pub repair: bool,
 }
@@ -228,6 +267,10 @@ pub struct Record {
     /// them when the repair was made. The repair recorded the journal as it stood; those breaks
     /// are said by `validate` as warnings, any other as an error.
     pub mended: Vec<u32>,
+    /// The writer's session (`session=`), when it gave one ([`Origin`]).
+    pub session: Option<String>,
+    /// The writer's model (`model=`), when it gave one.
+    pub model: Option<String>,
     pub before: Option<String>,
     pub after: String,
     pub prev: Option<String>,
@@ -287,6 +330,12 @@ impl Record {
             let m: Vec<String> = self.mended.iter().map(u32::to_string).collect();
             let _ = write!(s, " mended={}", m.join(","));
         }
+        if let Some(v) = &self.session {
+            let _ = write!(s, " session={v}");
+        }
+        if let Some(v) = &self.model {
+            let _ = write!(s, " model={v}");
+        }
         let _ = write!(
             s,
             " before={} after={} prev={}",
@@ -302,6 +351,16 @@ impl Record {
         let rest = line
             .strip_prefix("- ")
             .ok_or("a journal record starts with `- `")?;
+        // The session and model, wherever they stand (the first of each counts).
+        let mut free: [Option<String>; 2] = [None, None];
+        for (k, v) in rest.split(' ').filter_map(|w| w.split_once('=')) {
+            if let Some(i) = FREE_KEYS.iter().position(|f| *f == k)
+                && free[i].is_none()
+            {
+                free[i] = Some(Origin::check(&format!("{k}="), v)?);
+            }
+        }
+        let [session, model] = free;
         // A later version's words are skipped (SPEC §2.1); the known ones keep their order.
         let mut words = crate::board::format::known_words(rest, KEYS).peekable();
         let mut take = |key: &str, optional: bool| -> std::result::Result<Option<&str>, String> {
@@ -443,6 +502,8 @@ impl Record {
             cost_micros,
             usage_phase,
             mended,
+            session,
+            model,
             before,
             after,
             prev,
@@ -661,6 +722,8 @@ pub fn seal(bytes: Vec<u8>, facts: &Facts) -> std::result::Result<Sealed, String
         } else {
             vec![]
         },
+        session: intent.origin.session.clone(),
+        model: intent.origin.model.clone(),
         before: facts.old_sha256.map(str::to_string),
         // Set below, once the frontmatter holds the seal.
         after: "0".repeat(64),
@@ -1157,5 +1220,30 @@ mod tests {
         ] {
             assert_eq!(journal_is_last(not_last.as_bytes()), None, "{not_last:?}");
         }
+    }
+
+    #[test]
+    fn session_and_model_round_trip_and_are_read_wherever_they_stand() {
+        use super::Record;
+        let h = "0".repeat(64);
+        let tail = format!("before=- after={h} prev=-");
+        let head = "- at=2026-01-01T00:00:00.000Z by=a cmd=note phase=PLANNING>PLANNING turn=a \
+                    wait_us=1 uid=0 host=h pid=2";
+        let line = format!("{head} session=s-1 model=m/2 {tail}");
+        let r = Record::parse(&line, 1).unwrap();
+        assert_eq!(r.session.as_deref(), Some("s-1"));
+        assert_eq!(r.model.as_deref(), Some("m/2"));
+        assert_eq!(r.render(), line);
+        // Elsewhere in the record, as another writer may put them: read the same.
+        let moved = format!("- model=m/2 {} {tail} session=s-1", &head[2..]);
+        let r = Record::parse(&moved, 1).unwrap();
+        assert_eq!(
+            (r.session.as_deref(), r.model.as_deref()),
+            (Some("s-1"), Some("m/2"))
+        );
+        // Without them, nothing is recorded.
+        let r = Record::parse(&format!("{head} {tail}"), 1).unwrap();
+        assert_eq!((r.session, r.model), (None, None));
+        assert!(Record::parse(&format!("{head} session= {tail}"), 1).is_err());
     }
 }

@@ -414,6 +414,8 @@ mod tests {
             cost_micros: None,
             usage_phase: None,
             mended: vec![],
+            session: None,
+            model: None,
             before: None,
             after: String::new(),
             prev: None,

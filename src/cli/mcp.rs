@@ -149,6 +149,10 @@ pub struct Fixed {
     pub agent: String,
     /// The lock timeout, in seconds.
     pub timeout: f64,
+    /// The writer's session and model every write records: the server's own (`pair mcp
+    /// --session ID --model NAME`, or `PAIR_SESSION`, `PAIR_MODEL` as it started), whatever
+    /// a call's environment says.
+    pub origin: crate::board::journal::Origin,
 }
 
 /// One tool: a command an agent runs, its schema, and how a call becomes its command line.

@@ -91,6 +91,26 @@ pub struct Global {
         value_hint = ValueHint::FilePath
     )]
     pub default_board: Option<PathBuf>,
+
+    /// The writer's session, recorded with every write (one context of the agent program: a
+    /// conversation; a review board may refuse a verdict from the session that wrote the
+    /// artifact) [env: PAIR_SESSION].
+    #[arg(long, global = true, value_name = "ID")]
+    pub session: Option<String>,
+
+    /// The writer's model, recorded with every write [env: PAIR_MODEL].
+    #[arg(long, global = true, value_name = "NAME")]
+    pub model: Option<String>,
+}
+
+impl Global {
+    /// The writer's session and model as [`Cli::resolve`] checked them.
+    pub fn origin(&self) -> crate::board::journal::Origin {
+        crate::board::journal::Origin {
+            session: self.session.clone(),
+            model: self.model.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -103,7 +123,8 @@ Examples:
   pair init task.md --doer builder --yolo
   pair init task.md --require-check 'tests=cargo test' --require-check 'lint=cargo clippy'
   pair init task.md --reviewers alice,bob --max-rounds 3
-  pair init task.md --reviewer-pool alice,bob,carol --reviews 1")]
+  pair init task.md --reviewer-pool alice,bob,carol --reviews 1
+  pair init task.md --reviewers alice --independent-review")]
     Init(InitArgs),
 
     /// Read the frontmatter and say whose turn it is (exit 0 your turn, 10 not, 11 terminal,
@@ -113,6 +134,7 @@ Examples:
   pair poll task.md --agent alice
   pair poll task.md --agent alice --wait --timeout 600
   pair poll task.md --agent alice --wait --through-blocked --json
+  pair poll task.md --agent alice --wait --after 12 --json
   PAIR_AGENT=doer pair poll task.md --json")]
     Poll(PollArgs),
 
@@ -949,6 +971,10 @@ pub struct InitArgs {
     /// Pre-approve the doer-side human gates.
     #[arg(long)]
     pub yolo: bool,
+    /// Refuse same-session verdicts (from the session that wrote the artifact; verdicts then
+    /// need --session or PAIR_SESSION).
+    #[arg(long)]
+    pub independent_review: bool,
     /// The doer's agent id (`--agent ID` says the same: the doer creates the blackboard).
     #[arg(
         long,
@@ -1028,6 +1054,10 @@ pub struct PollArgs {
     /// (default 60).
     #[arg(long, value_name = "SECONDS", requires = "waiting")]
     pub interval: Option<f64>,
+    /// Journal records after this position (0: the whole journal; the answer's `position` is
+    /// the next one to pass; with --wait, any new record wakes the wait).
+    #[arg(long, value_name = "SEQ", allow_negative_numbers = true)]
+    pub after: Option<i64>,
 }
 
 #[derive(Debug, Args)]
@@ -1445,7 +1475,7 @@ fn command_words(args: &[std::ffi::OsString]) -> Option<(usize, Vec<&str>)> {
 }
 
 /// The global options that take a value (and so may stand before the command's name).
-const GLOBAL_VALUE_OPTIONS: &[&str] = &["--color", "--board"];
+const GLOBAL_VALUE_OPTIONS: &[&str] = &["--color", "--board", "--session", "--model"];
 
 /// The default blackboard of a command line: the last `--board PATH` on it, else a non-empty
 /// `$PAIR_BOARD` (as `env` gives it).
@@ -1522,6 +1552,21 @@ impl Cli {
             self.global.default_board = std::env::var_os("PAIR_BOARD")
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from);
+        }
+        // `$PAIR_SESSION` and `$PAIR_MODEL` likewise (an empty one is none), read once here:
+        // the command carries them typed to every write it makes.
+        for (value, flag, var) in [
+            (&mut self.global.session, "--session", "PAIR_SESSION"),
+            (&mut self.global.model, "--model", "PAIR_MODEL"),
+        ] {
+            if value.is_none() {
+                *value = std::env::var(var).ok().filter(|v| !v.is_empty());
+                if let Some(v) = value.as_deref() {
+                    crate::board::journal::Origin::check(var, v).map_err(Error::Usage)?;
+                }
+            } else if let Some(v) = value.as_deref() {
+                crate::board::journal::Origin::check(flag, v).map_err(Error::Usage)?;
+            }
         }
         if let Cmd::Show(a) = &mut self.command {
             lone_section(a, self.global.default_board.as_deref());

@@ -672,6 +672,7 @@ pub fn next(r: &Review, agent: &str, board: &str) -> (bool, Next) {
         choices: None,
         placeholders: BTreeMap::new(),
         optional: None,
+        unable: None,
     };
     let poll = |agent: &str| {
         vec![
@@ -869,6 +870,13 @@ pub fn next(r: &Review, agent: &str, board: &str) -> (bool, Next) {
 /// `pair poll` on a review-only board.
 pub fn poll(a: PollArgs, s: &Session) -> Result<Outcome> {
     super::agent_arg("--agent", &a.agent)?;
+    if a.after.is_some() {
+        return Err(Error::Usage(format!(
+            "--after reads a pairing board's journal; {} is a review-only board: poll it without \
+             --after (its rounds are in `pair show`)",
+            super::shown(&a.board)
+        )));
+    }
     let start = std::time::Instant::now();
     let deadline = start + timeout(a.timeout)?;
     let interval = std::time::Duration::from_secs_f64(a.interval.unwrap_or(0.5).max(0.01));

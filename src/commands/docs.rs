@@ -89,6 +89,9 @@ The default of \fB\-\-agent\fR: this agent's id.
 \fBPAIR_BOARD\fR
 The default of \fB\-\-board\fR: the blackboard of every command whose \fIBOARD\fR is left out.
 .TP
+\fBPAIR_SESSION\fR, \fBPAIR_MODEL\fR
+The defaults of \fB\-\-session\fR and \fB\-\-model\fR: the writer's session and model, recorded with every write.
+.TP
 \fBNO_COLOR\fR
 When set to a non\-empty value, human output is not coloured (unless \fB\-\-color always\fR).
 .TP

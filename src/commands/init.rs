@@ -163,6 +163,7 @@ pub fn run(a: InitArgs, s: &Session) -> Result<Outcome> {
     fm.rca_required = fm.rca_required || a.rca || debugging;
     fm.red_test_required = fm.red_test_required || a.red_test || debugging;
     fm.yolo = fm.yolo || a.yolo;
+    fm.independent_review = fm.independent_review || a.independent_review;
     fm.required_reviewers = reviewers;
     if pool.is_some() {
         fm.pool = pool;
@@ -228,6 +229,7 @@ pub fn run(a: InitArgs, s: &Session) -> Result<Outcome> {
         "rca_required": fm.rca_required,
         "red_test_required": fm.red_test_required,
         "yolo": fm.yolo,
+        "independent_review": fm.independent_review,
         "doer": a.doer,
         "required_reviewers": fm.required_reviewers,
         "reviewer_pool": fm.pool.as_ref().map(|p| json!({"members": p.members, "reviews": p.reviews})),

@@ -131,6 +131,7 @@ pub fn worktree_create(a: WorktreeCreateArgs, s: &Session) -> Result<Outcome> {
         &loaded.bytes,
         &ctx.agent,
         &consent,
+        s.origin(),
         ctx.now,
         |fm: &mut Frontmatter, ctx: &Ctx| ops::create_worktree(fm, ctx, &created),
     )?;

@@ -52,6 +52,12 @@ pub fn record_text(r: &Record) -> String {
     if let Some(p) = r.usage_phase {
         s.push_str(&format!("  for {p}"));
     }
+    if let Some(v) = &r.session {
+        s.push_str(&format!("  session {v}"));
+    }
+    if let Some(v) = &r.model {
+        s.push_str(&format!("  model {v}"));
+    }
     s
 }
 

@@ -40,13 +40,14 @@ const PROMPT: &str = "pair";
 /// How often a call that is still running says so (besides each time a wait goes to sleep).
 const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
-pub fn serve(a: McpArgs) -> Result<Outcome> {
+pub fn serve(a: McpArgs, origin: crate::board::journal::Origin) -> Result<Outcome> {
     super::agent_arg("--agent", &a.agent)?;
     super::timeout(a.timeout)?;
     let server = Server::new(Fixed {
         board: a.board,
         agent: a.agent,
         timeout: a.timeout,
+        origin,
     });
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -357,6 +358,9 @@ pub fn prepare(tool: &Tool, args: &Map<String, Json>, fixed: &Fixed) -> Result<(
         p.timeout = tools::POLL_TIMEOUT_S;
     }
     cli.resolve()?;
+    // The session and model were fixed when the server started.
+    cli.global.session = fixed.origin.session.clone();
+    cli.global.model = fixed.origin.model.clone();
     Ok((cli, argv))
 }
 

@@ -124,6 +124,7 @@ pub(crate) fn write_options(
         usage,
         publish: Vec::new(),
         repair: false,
+        origin: Default::default(),
     })
 }
 
@@ -147,7 +148,8 @@ fn run_call(cli: Cli, interrupt: Option<crate::store::wait::Interrupt>) -> Resul
     let lists_warnings = matches!(cli.command, Cmd::Status(_) | Cmd::Validate(_));
     // `status` is for a person looking at a board: a git board's cache stands in for a remote
     // that cannot be reached.
-    let mut session = Session::new(matches!(cli.command, Cmd::Status(_)));
+    let mut session =
+        Session::new(matches!(cli.command, Cmd::Status(_))).with_origin(cli.global.origin());
     if let Some(interrupt) = interrupt {
         session = session.with_interrupt(interrupt);
     }
@@ -238,7 +240,7 @@ fn run_command(cli: Cli, s: &Session) -> Result<Outcome> {
         Cmd::Watch(a) => watch::run(a, json, s),
         Cmd::Top(a) => top::run(a, s),
         Cmd::Migrate(a) => migrate::run(a, s),
-        Cmd::Mcp(a) => mcp::serve(a),
+        Cmd::Mcp(a) => mcp::serve(a, s.origin().clone()),
         Cmd::Ls(a) => project::ls(a, s),
         Cmd::Next(a) => project::next(a, s),
     }

@@ -54,6 +54,79 @@ fn poll_once(a: &PollArgs, s: &Session) -> Result<Turn> {
     ))
 }
 
+/// The journal past an agent's position (`poll --after SEQ`): the records after it, each with
+/// its position, and the position of the last one, to pass back next time.
+struct Cursor {
+    /// The first position returned is `after + 1`.
+    after: u64,
+    records: Vec<crate::board::journal::Record>,
+    position: u64,
+}
+
+/// `--after`: a position from 0 up.
+fn after_arg(a: &PollArgs) -> Result<Option<u64>> {
+    match a.after {
+        Some(n) if n < 0 => Err(Error::Usage(format!(
+            "--after {n}: a position in the journal is 0 or more (0 reads the whole journal); \
+             pass back the `position` a poll returned"
+        ))),
+        n => Ok(n.map(|n| n as u64)),
+    }
+}
+
+/// Read the journal past `after`: the one read of `poll` past the frontmatter. A position
+/// beyond the journal's end is refused: it was not one this board gave.
+fn cursor(a: &PollArgs, after: u64, s: &Session) -> Result<Cursor> {
+    let bytes = store::read(&a.board, s)?;
+    let doc = crate::board::document::Document::parse(&bytes)
+        .map_err(|e| crate::transaction::unsplittable(&a.board, "file", &e))?;
+    let records = crate::board::journal::records(&doc)
+        .map_err(|e| Error::invalid(&a.board, vec![e], false))?;
+    let position = records.len() as u64;
+    if after > position {
+        return Err(Error::Usage(format!(
+            "--after {after} is beyond the end of the journal of {}, which holds {position} \
+             records: pass back the `position` a poll of this board returned (after a \
+             `write --repair` that removed records, read it again from --after 0)",
+            shown(&a.board)
+        )));
+    }
+    Ok(Cursor {
+        after,
+        records: records.into_iter().skip(after as usize).collect(),
+        position,
+    })
+}
+
+/// Add the records past the position, and the new position, to a poll's outcome.
+fn with_cursor(mut out: Outcome, c: &Cursor) -> Outcome {
+    if let Some(obj) = out.json.as_object_mut() {
+        let records: Vec<serde_json::Value> = c
+            .records
+            .iter()
+            .zip(c.after + 1..)
+            .map(|(r, seq)| {
+                let mut v = super::log::record_json(r);
+                v["seq"] = seq.into();
+                v
+            })
+            .collect();
+        obj.insert("records".into(), json!(records));
+        obj.insert("position".into(), json!(c.position));
+    }
+    for (r, seq) in c.records.iter().zip(c.after + 1..) {
+        out.text.push_str(&format!(
+            "record      #{seq} {}\n",
+            super::log::record_text(r)
+        ));
+    }
+    out.text.push_str(&format!(
+        "position    {} (pass --after {} next time)\n",
+        c.position, c.position
+    ));
+    out
+}
+
 fn turn_outcome(turn: &Turn, waited: Option<Duration>) -> Outcome {
     let mut json = serde_json::to_value(turn).unwrap_or_default();
     let mut text = turn.render_styled(&Style::for_stdout());
@@ -72,9 +145,14 @@ fn turn_outcome(turn: &Turn, waited: Option<Duration>) -> Outcome {
 
 pub fn poll(a: PollArgs, s: &Session) -> Result<Outcome> {
     agent_arg("--agent", &a.agent)?;
+    let after = after_arg(&a)?;
     // Sleeping through a block is a way of waiting: --through-blocked implies --wait.
     if !a.wait && !a.through_blocked {
-        return Ok(turn_outcome(&poll_once(&a, s)?, None));
+        let out = turn_outcome(&poll_once(&a, s)?, None);
+        return match after {
+            Some(after) => Ok(with_cursor(out, &cursor(&a, after, s)?)),
+            None => Ok(out),
+        };
     }
     let timeout = super::timeout(a.timeout)?;
     let git = crate::store::location::is_git(&a.board);
@@ -96,13 +174,24 @@ pub fn poll(a: PollArgs, s: &Session) -> Result<Outcome> {
     }
     // Without --interval a git board's wait asks often at first (see GIT_SCHEDULE).
     let adaptive = git && a.interval.is_none();
-    let result = wait_loop(&a, &mut waiter, start, deadline, interval, adaptive, s);
+    let result = wait_loop(
+        &a,
+        after,
+        &mut waiter,
+        start,
+        deadline,
+        interval,
+        adaptive,
+        s,
+    );
     release(waiter, s);
     result
 }
 
+#[allow(clippy::too_many_arguments)]
 fn wait_loop(
     a: &PollArgs,
+    after: Option<u64>,
     waiter: &mut Waiter,
     start: Instant,
     deadline: Instant,
@@ -123,15 +212,30 @@ fn wait_loop(
                 .saturating_duration_since(Instant::now())
                 .min(store::DEFAULT_TIMEOUT),
         );
+        // With --after, what the journal holds past the position: any record wakes the wait.
+        let ended = |turn: &Turn, c: Option<Cursor>| {
+            let out = turn_outcome(turn, Some(start.elapsed()));
+            match c {
+                Some(c) => with_cursor(out, &c),
+                None => out,
+            }
+        };
         let last = match poll_once(a, s) {
             Ok(turn)
                 if turn.your_turn
                     || (turn.terminal && !(a.through_blocked && turn.phase == Phase::Blocked)) =>
             {
-                return Ok(turn_outcome(&turn, Some(start.elapsed())));
+                let c = after.map(|n| cursor(a, n, s)).transpose()?;
+                return Ok(ended(&turn, c));
             }
             Ok(turn) => {
                 reached = true;
+                if let Some(n) = after {
+                    let c = cursor(a, n, s)?;
+                    if !c.records.is_empty() || Instant::now() >= deadline {
+                        return Ok(ended(&turn, Some(c)));
+                    }
+                }
                 Ok(turn)
             }
             // A reviewer started before the doer created the blackboard waits for it.
@@ -155,7 +259,7 @@ fn wait_loop(
         let now = Instant::now();
         if now >= deadline {
             return match last {
-                Ok(turn) => Ok(turn_outcome(&turn, Some(start.elapsed()))),
+                Ok(turn) => Ok(ended(&turn, after.map(|n| cursor(a, n, s)).transpose()?)),
                 Err(e) => Err(e),
             };
         }
@@ -169,7 +273,10 @@ fn wait_loop(
         waiter.wait(slice);
         // An interrupted wait ends as one that timed out: with what it read last.
         if s.interrupt().is_some_and(|i| i.fired()) {
-            return last.map(|turn| turn_outcome(&turn, Some(start.elapsed())));
+            return match last {
+                Ok(turn) => Ok(ended(&turn, after.map(|n| cursor(a, n, s)).transpose()?)),
+                Err(e) => Err(e),
+            };
         }
         if !waiter.is_notified() && !crate::store::location::is_git(&a.board) {
             // Polling mode: the board may have appeared in a directory created meanwhile.

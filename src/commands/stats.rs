@@ -77,10 +77,11 @@ fn board_text(b: &BoardStats) -> String {
     }
     let _ = writeln!(
         t,
-        "  {:<10} {:>12}  {:<38} {}",
+        "  {:<10} {:>12}  {:<38} {:<14} {}",
         "gate",
         figure::TIME_IN_GATE.name,
         format!("{}s (#N outcome duration)", figure::ROUND.name),
+        figure::INDEPENDENCE.name,
         figure::USAGE.name
     );
     for (g, s) in &b.gates {
@@ -91,7 +92,7 @@ fn board_text(b: &BoardStats) -> String {
             .collect();
         let _ = writeln!(
             t,
-            "  {:<10} {:>12}  {:<38} {}",
+            "  {:<10} {:>12}  {:<38} {:<14} {}",
             g.as_str(),
             duration(s.seconds),
             if rounds.is_empty() {
@@ -99,6 +100,7 @@ fn board_text(b: &BoardStats) -> String {
             } else {
                 rounds.join("; ")
             },
+            s.independence.map_or("-", |i| i.as_str()),
             usage_text(&s.usage)
         );
     }
@@ -231,12 +233,22 @@ pub fn run(a: StatsArgs, s: &Session) -> Result<Outcome> {
                 s.outcomes.iter().map(|(o, n)| format!("{n} {o}")).collect();
             let _ = writeln!(
                 text,
-                "  {:<10} {:>10}  {} rounds ({})  {}",
+                "  {:<10} {:>10}  {} rounds ({})  {}{}",
                 g.as_str(),
                 duration(s.seconds),
                 s.rounds,
                 outcomes.join(", "),
-                usage_text(&s.usage)
+                usage_text(&s.usage),
+                if s.independence.is_empty() {
+                    String::new()
+                } else {
+                    let n: Vec<String> = s
+                        .independence
+                        .iter()
+                        .map(|(i, n)| format!("{n} {}", i.as_str()))
+                        .collect();
+                    format!("  reviews: {}", n.join(", "))
+                }
             );
         }
         let u = usage_text(&total.usage);

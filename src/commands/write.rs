@@ -71,6 +71,7 @@ pub fn run(a: WriteArgs, s: &Session) -> Result<Outcome> {
         usage: (&a.usage).try_into()?,
         publish: Vec::new(),
         repair: a.repair,
+        origin: s.origin().clone(),
     };
     let mode = if a.repair {
         Mode::Repair(a.reason.clone().unwrap_or_default())
@@ -106,6 +107,7 @@ pub fn run(a: WriteArgs, s: &Session) -> Result<Outcome> {
                 content.clone(),
                 &RawMode::Anonymous,
                 &consent,
+                s.origin(),
                 now,
             ),
             Mode::As(id) => transaction::replace(
@@ -114,6 +116,7 @@ pub fn run(a: WriteArgs, s: &Session) -> Result<Outcome> {
                 content.clone(),
                 &RawMode::As(id.clone()),
                 &consent,
+                s.origin(),
                 now,
             ),
             Mode::Repair(reason) => repair(

@@ -13,6 +13,7 @@
 
 pub mod agreement;
 pub mod debate;
+pub mod independence;
 pub mod ledger;
 pub mod lifecycle;
 pub mod pool;

@@ -629,6 +629,10 @@ pub struct Next {
     /// uses the ledger, settling what is left open on a gate that has closed. A terminal phase
     /// is nobody's turn, so this is never [`Next::command`] there.
     pub optional: Option<Optional>,
+    /// Where a verdict is due: the reviewer's other answer when it could not review (its tools
+    /// failed, a check could not run), `verdict … UNABLE --reason REASON`, complete once
+    /// REASON is filled in. Not a verdict: it costs no round and asks the doer for nothing.
+    pub unable: Option<Optional>,
 }
 
 /// An optional step (see [`Next::optional`]).
@@ -828,6 +832,29 @@ fn wait_command(agent: &str, fm: &Frontmatter, place: &Place) -> Line {
     }
 }
 
+/// A reviewer's answer when it could not review `target` `counter` ([`Next::unable`]).
+fn unable_step(agent: &str, target: Target, counter: u32, place: &Place) -> Optional {
+    let line = Line::new("verdict", place)
+        .flag("--agent", agent)
+        .arg("UNABLE")
+        .flag("--revision", counter.to_string())
+        .arg("--reason")
+        .hole(
+            "REASON",
+            "what kept you from reviewing (e.g. the tests could not run: disk full)",
+        );
+    Optional {
+        action: format!(
+            "If you could not review {target} {counter} (your tools failed, a check could not \
+             run), say so instead of giving a verdict: `{}`. It is no verdict: it costs no \
+             round and asks the doer for nothing; give the verdict once you can.",
+            line.shell()
+        ),
+        command: line.argv,
+        placeholders: line.placeholders,
+    }
+}
+
 fn step(actor: NextActor, handoff_to: Vec<String>, action: String, line: Option<Line>) -> Next {
     let (command, choices, placeholders) = match line {
         Some(l) => (Some(l.argv), l.choices, l.placeholders),
@@ -841,6 +868,7 @@ fn step(actor: NextActor, handoff_to: Vec<String>, action: String, line: Option<
         choices,
         placeholders,
         optional: None,
+        unable: None,
     }
 }
 
@@ -1070,7 +1098,8 @@ fn decide(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
                     .to_string()
             };
             line.choices = Some(choices.clone());
-            return step(
+            let unable = unable_step(agent, target, r.counter, place);
+            let mut next = step(
                 NextActor::Reviewer,
                 r.pending.clone(),
                 format!(
@@ -1089,9 +1118,19 @@ fn decide(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
                     } else {
                         String::new()
                     }
-                ),
+                ) + &if fm.independent_review {
+                    format!(
+                        " This board asks for independent review: give the verdict from a \
+                         session that did not write the {target}, naming it (PAIR_SESSION or \
+                         --session)."
+                    )
+                } else {
+                    String::new()
+                },
                 Some(line),
             );
+            next.unable = Some(unable);
+            return next;
         }
         // A complete round that did not move the phase: only a broken raw write leaves this.
         return step(

@@ -90,6 +90,10 @@ pub struct WriteOptions {
     /// A human repair (`pair write --repair`): the one write that may start from a board whose
     /// history lost journal records ([`Current::history`]).
     pub repair: bool,
+    /// The writer's session and model for the write's journal record. [`update`] takes them
+    /// from the command's [`Session`] ([`Session::with_origin`]), where the edge put what the
+    /// command line (or the MCP server's start) gave.
+    pub origin: crate::board::journal::Origin,
 }
 
 /// A commit a write publishes on the board's remote (a submitted artifact).
@@ -112,6 +116,7 @@ impl Default for WriteOptions {
             usage: crate::board::journal::Usage::default(),
             publish: Vec::new(),
             repair: false,
+            origin: crate::board::journal::Origin::default(),
         }
     }
 }
@@ -190,6 +195,7 @@ pub(super) fn seal(
         command: opts.operation.clone(),
         usage: opts.usage.clone(),
         repair: opts.repair,
+        origin: opts.origin.clone(),
     };
     let facts = crate::board::journal::Facts {
         intent: &intent,
@@ -384,6 +390,8 @@ pub struct Session {
     /// What may end a wait early and hears when it sleeps: set when a server runs the command
     /// (see [`Session::with_interrupt`]).
     interrupt: Option<wait::Interrupt>,
+    /// The writer's session and model, recorded with every write the command makes.
+    origin: crate::board::journal::Origin,
 }
 
 impl Session {
@@ -401,6 +409,17 @@ impl Session {
     pub fn with_interrupt(mut self, interrupt: wait::Interrupt) -> Session {
         self.interrupt = Some(interrupt);
         self
+    }
+
+    /// Record `origin` (the writer's session and model) with every write of this command.
+    pub fn with_origin(mut self, origin: crate::board::journal::Origin) -> Session {
+        self.origin = origin;
+        self
+    }
+
+    /// The writer's session and model, as the edge gave them.
+    pub fn origin(&self) -> &crate::board::journal::Origin {
+        &self.origin
     }
 
     /// The interrupt of this command's waits, when a server runs it.
@@ -539,6 +558,17 @@ where
     F: FnMut(Option<&Current>) -> Result<B>,
     B: Into<Built>,
 {
+    // The writer's session and model come with the command (the options may name their own).
+    let from_session;
+    let opts = if opts.origin == Default::default() && s.origin() != &Default::default() {
+        from_session = WriteOptions {
+            origin: s.origin().clone(),
+            ..opts.clone()
+        };
+        &from_session
+    } else {
+        opts
+    };
     match Location::of(path)? {
         Location::Local(_) if !opts.publish.is_empty() => Err(Error::Usage(format!(
             "{}: only a board kept in a git ref publishes its artifacts",

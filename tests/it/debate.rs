@@ -521,3 +521,15 @@ fn the_docs_show_the_stage_and_mode_tables_the_code_runs_on() {
         );
     }
 }
+
+#[test]
+fn poll_after_is_refused_on_a_review_only_board_rather_than_ignored() {
+    let e = target("lib.rs", 20);
+    e.ok(0, &["init", B, "--review", "lib.rs"]);
+    let r = e.ok(4, &["poll", B, "--agent", "judge", "--after", "0"]);
+    assert!(
+        r.stderr.contains("--after") && r.stderr.contains("review-only"),
+        "{}",
+        r.stderr
+    );
+}

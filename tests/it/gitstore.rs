@@ -2163,3 +2163,54 @@ fn validate_walks_the_refs_history_past_later_commits_to_a_truncation() {
         "{errors}"
     );
 }
+
+/// `poll --after SEQ` on a git board: the positions are the journal's on the ref, the same from
+/// every clone, and an agent passing back the position it got sees each record once.
+#[test]
+fn journal_positions_on_a_git_board_are_the_same_from_every_clone() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let (doer, alice) = (Machine::new(&remote), Machine::new(&remote));
+    init(&doer, &b, "alice");
+    let read = |m: &Machine, after: u64| -> (Vec<(u64, String)>, u64) {
+        let out = m.pair(&[
+            "poll",
+            &b,
+            "--agent",
+            "alice",
+            "--after",
+            &after.to_string(),
+            "--json",
+        ]);
+        out.code_in(&[0, 10]);
+        let v = json(&out);
+        let records = v["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["seq"].as_u64().unwrap(),
+                    r["command"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        (records, v["position"].as_u64().unwrap())
+    };
+    let (mut seen, position) = read(&alice, 0);
+    doer.note(&b, "doer", "one").code(0);
+    alice.pair(&["register", &b, "--agent", "alice"]).code(0);
+    doer.note(&b, "doer", "two").code(0);
+    let (more, position) = read(&alice, position);
+    seen.extend(more);
+    assert!(read(&alice, position).0.is_empty());
+    // The doer's clone reads the same positions.
+    assert_eq!(read(&doer, 0).0, seen);
+    let journal = crate::common::journal_lines(&fetch_board(&doer, &b));
+    assert_eq!(seen.len(), journal.len());
+    for ((seq, cmd), (i, line)) in seen.iter().zip(journal.iter().enumerate()) {
+        assert_eq!(*seq, i as u64 + 1);
+        assert!(line.contains(&format!(" cmd={cmd} ")), "{cmd}: {line}");
+    }
+    assert_eq!(position, journal.len() as u64);
+}

@@ -304,7 +304,9 @@ fn run_lifecycle(
             ..Consent::default()
         };
         now = Timestamp(now.0 + chrono::Duration::seconds(1));
-        let Ok(applied) = transaction::apply(path, &bytes, &who, &consent, now, op) else {
+        let Ok(applied) =
+            transaction::apply(path, &bytes, &who, &consent, &Default::default(), now, op)
+        else {
             continue;
         };
         accepted += 1;
@@ -318,6 +320,7 @@ fn run_lifecycle(
             applied.bytes.clone(),
             &RawMode::As(who.clone()),
             &consent,
+            &Default::default(),
             now,
         );
         prop_assert!(
@@ -343,6 +346,7 @@ fn run_lifecycle(
             applied.bytes.clone(),
             &RawMode::As(who.clone()),
             &bare,
+            &Default::default(),
             now,
         );
         prop_assert_eq!(
@@ -363,6 +367,7 @@ fn run_lifecycle(
                 applied.bytes.clone(),
                 &RawMode::Anonymous,
                 &consent,
+                &Default::default(),
                 now,
             );
             prop_assert!(

@@ -35,6 +35,7 @@ fn surface(agent: &str) -> (String, String) {
         board: PathBuf::from("/home/user/src/app/task.md"),
         agent: agent.into(),
         timeout: 10.0,
+        origin: Default::default(),
     };
     (
         answer.to_string(),
@@ -211,6 +212,7 @@ fn a_waiting_poll_defaults_to_a_timeout_clients_allow_and_keeps_its_own() {
         board: "t.md".into(),
         agent: "alice".into(),
         timeout: 10.0,
+        origin: Default::default(),
     };
     let call = |args: Json| {
         let Json::Object(args) = args else { panic!() };
@@ -333,6 +335,7 @@ fn every_documented_example_is_a_call_that_runs_the_same_command() {
                 .filter(|_| name != "poll")
                 .map(|t| t.parse().unwrap())
                 .unwrap_or(10.0),
+            origin: Default::default(),
         };
         let argv = tool
             .command_line(args, &fixed)
@@ -428,6 +431,7 @@ fn a_call_is_refused_before_it_runs_when_its_arguments_are_wrong() {
         board: "t.md".into(),
         agent: "doer".into(),
         timeout: 10.0,
+        origin: Default::default(),
     };
     let refused = |t: &str, args: Json| {
         let Json::Object(args) = args else { panic!() };

@@ -154,6 +154,7 @@ pub fn steer(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
         choices,
         placeholders,
         optional: next.optional,
+        unable: next.unable,
     }
 }
 
@@ -334,6 +335,7 @@ fn decision(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
         choices: Some(vec!["accept".into(), "reject".into()]),
         placeholders,
         optional: Some(optional),
+        unable: None,
     }
 }
 

@@ -100,6 +100,8 @@ pub fn pair_cmd() -> Command {
     let mut c = Command::cargo_bin("pair").expect("the `pair` binary must be built");
     c.timeout(PROCESS_TIMEOUT);
     c.env_remove("PAIR_AGENT");
+    c.env_remove("PAIR_SESSION");
+    c.env_remove("PAIR_MODEL");
     c
 }
 

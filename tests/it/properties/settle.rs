@@ -71,6 +71,7 @@ fn try_apply(bytes: &[u8], op: &Op, now: &Cell<i64>) -> pair::Result<Vec<u8>> {
         bytes,
         &op.who,
         &consent,
+        &Default::default(),
         at,
         |fm, ctx| (op.f)(fm, ctx),
     )?;
