@@ -44,6 +44,8 @@ pub enum Field {
     Agents,
     Ledger,
     Sla,
+    DissentGates,
+    DissentRounds,
 }
 
 /// Who may change a field (SPEC §5), as the law reads it.
@@ -72,6 +74,9 @@ pub enum Owner {
     Ledger,
     /// `sla`: the user's; changed only with the user's approval (`pair extend`), recorded.
     User,
+    /// `dissent_rounds`: each dissenter adds its own verdict (`pair dissent`), under the dissent
+    /// stage's rules ([`crate::law::dissent`]).
+    Dissent,
     /// `journal`: the journal's seal, set by `pair` at every write of a board of format 2 after
     /// the law allowed it: whatever a raw write's content says, the seal replaces it.
     Store,
@@ -111,6 +116,8 @@ impl Field {
         Field::CheckRuns,
         Field::Ledger,
         Field::Sla,
+        Field::DissentGates,
+        Field::DissentRounds,
         Field::Agents,
     ];
 
@@ -149,6 +156,8 @@ impl Field {
             Field::Agents => "agents",
             Field::Ledger => "ledger",
             Field::Sla => "sla",
+            Field::DissentGates => crate::board::dissent::GATES_FIELD,
+            Field::DissentRounds => crate::board::dissent::ROUNDS_FIELD,
         }
     }
 
@@ -171,7 +180,9 @@ impl Field {
             | Field::RedTestRequired
             | Field::RequiredChecks
             | Field::ReviewerPool
-            | Field::PoolReviews => Owner::Settings,
+            | Field::PoolReviews
+            | Field::DissentGates => Owner::Settings,
+            Field::DissentRounds => Owner::Dissent,
             Field::CheckRuns => Owner::Checks,
             Field::RequiredReviewers => Owner::ReviewerList,
             Field::NoReview => Owner::NoReview,
@@ -256,6 +267,11 @@ impl Field {
             Field::Ledger if fm.ledger.is_empty() => None,
             Field::Ledger => Some(format!("{{{}}}", crate::board::ledger::summary(&fm.ledger))),
             Field::Sla => crate::board::sla::value(&fm.sla),
+            Field::DissentGates => fm.dissent.gates_value(),
+            Field::DissentRounds => (!fm.dissent.rounds.is_empty()).then(|| {
+                let lines: Vec<String> = fm.dissent.rounds.iter().map(|r| r.value()).collect();
+                format!("[{}]", lines.join("; "))
+            }),
         }
     }
 

@@ -113,11 +113,18 @@ pub const SHARED_ARGS: &[(&str, &str)] = &[
 ];
 
 /// Arguments a tool leaves out although its command takes them: (tool, argument, why).
-pub const LEFT_OUT: &[(&str, &str, &str)] = &[(
-    "poll",
-    "interval",
-    "how often a wait re-reads where it cannot be told of a change: the defaults fit an agent",
-)];
+pub const LEFT_OUT: &[(&str, &str, &str)] = &[
+    (
+        "poll",
+        "interval",
+        "how often a wait re-reads where it cannot be told of a change: the defaults fit an agent",
+    ),
+    (
+        "init",
+        "dissent",
+        "the dissent stage is the user's choice when the board is made, on the command line",
+    ),
+];
 
 /// How long a waiting `poll` waits through the server when the call names no timeout, in
 /// seconds: within what common clients allow one request (about 60 s). An agent calls it

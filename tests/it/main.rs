@@ -17,6 +17,7 @@ mod concurrency;
 mod crash;
 mod debate;
 mod demo;
+mod dissent;
 mod docs;
 mod formats;
 mod gitstore;
