@@ -420,3 +420,102 @@ fn the_dissenters_brief_is_the_bundle_and_nothing_else() {
     assert!(md.contains("- uploader.rs"), "{md}");
     assert!(md.contains("Retries never end"), "{md}");
 }
+
+/// Whether a board text approves the plan without a passing dissent on its current revision
+/// (and without the arbiter's `decide accept`).
+fn approved_without_dissent(text: &str) -> bool {
+    if !text.contains("\nphase: PLAN_APPROVED\n") {
+        return false;
+    }
+    let n = text
+        .lines()
+        .find_map(|l| l.strip_prefix("plan_revision: "))
+        .unwrap_or("0");
+    let passed = text.lines().any(|l| {
+        let l = l.trim();
+        l.starts_with(&format!("- \"plan {n} "))
+            && (l.ends_with(" none\"") || l.ends_with(" advisory\""))
+    });
+    !passed && !text.contains("stop_reason: accepted")
+}
+
+fn current_revision(b: &str) -> String {
+    json(&pair(["status", b, "--json"]))["counters"]["plan"]
+        .as_u64()
+        .map_or_else(
+            || {
+                let text = std::fs::read_to_string(b).unwrap();
+                text.lines()
+                    .find_map(|l| l.strip_prefix("plan_revision: "))
+                    .unwrap_or("0")
+                    .to_string()
+            },
+            |n| n.to_string(),
+        )
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 12, max_shrink_iters: 16, failure_persistence: None, ..Default::default() })]
+    /// Random sequences of the commands of every agent (reviews, dissents, objections,
+    /// resolutions, decisions, and raw writes that try to approve the plan) never leave the plan
+    /// approved without a passing dissent on its current revision, and every board stays valid.
+    #[test]
+    fn random_commands_never_approve_a_dissent_gate_without_its_dissent(
+        steps in proptest::collection::vec(0u8..10, 1..24)
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let b = dir.path().join("task.md").to_str().unwrap().to_string();
+        pair(["init", &b, "--goal", "g", "--yolo", "--reviewers", "alice", "--dissent", "plan"]).code(0);
+        pair(["register", &b, "--agent", "alice"]).code(0);
+        pair(["advance", &b, "--agent", "doer", "PLANNING"]).code(0);
+        for (i, s) in steps.iter().enumerate() {
+            let d = format!("d{}", i % 3);
+            let n = current_revision(&b);
+            let _ = match s {
+                0 => pair(["submit", &b, "--agent", "doer", "plan", "--note", "p"]),
+                1 => pair(["verdict", &b, "--agent", "alice", "APPROVED", "--revision", &n, "--note", "ok"]),
+                2 => pair(["verdict", &b, "--agent", "alice", "CHANGES_REQUESTED", "--no-objection-ids", "--revision", &n, "--note", "no"]),
+                3 => pair(["register", &b, "--agent", &d]),
+                4 => pair(["dissent", &b, "--agent", &d, "none", "--revision", &n]),
+                5 => {
+                    pair(["object", &b, "--agent", &d, "--severity", "blocking", "--anchor", "## Goal", "--title", "t", "--evidence", "e", "--fix", "f"]);
+                    let open = json(&pair(["objections", &b, "--open", "--json"]));
+                    let ids: Vec<String> = open["objections"].as_array().map(|a| a.iter()
+                        .filter(|o| o["state"] == "open" || o["state"] == "reopened")
+                        .map(|o| o["id"].as_str().unwrap().to_string()).collect()).unwrap_or_default();
+                    pair(["dissent", &b, "--agent", &d, "blocking", "--revision", &n, "--objections", &ids.join(",")])
+                }
+                6 => {
+                    for k in 1..=3 {
+                        pair(["resolve", &b, &format!("BLK-{k}"), "--agent", "doer", "--resolution", "r"]);
+                    }
+                    pair(["advance", &b, "--agent", "doer", "PLANNING"])
+                }
+                7 => {
+                    for k in 1..=3 {
+                        pair(["accept", &b, &format!("BLK-{k}"), "--agent", &d]);
+                    }
+                    pair(["decide", &b, "accept", "--agent", "alice", "--reason", "r"])
+                }
+                8 => {
+                    // A raw write that says the plan is approved, by each agent in turn.
+                    let text = std::fs::read_to_string(&b).unwrap();
+                    let forged = dir.path().join("forged.md");
+                    let start = text.find("\nphase: ").map(|p| p + 1).unwrap();
+                    let end = start + text[start..].find('\n').unwrap();
+                    let mut f = text.clone();
+                    f.replace_range(start..end, "phase: PLAN_APPROVED");
+                    std::fs::write(&forged, f).unwrap();
+                    let sha = json(&pair(["status", &b, "--json"]))["sha256"].as_str().unwrap().to_string();
+                    let who = ["alice", "doer", d.as_str()][i % 3];
+                    pair(["write", &b, "--as", who, "--content-file", forged.to_str().unwrap(), "--expect-sha256", &sha])
+                }
+                _ => pair(["unblock", &b, "--agent", "doer", "--reason", "go on"]),
+            };
+            let text = std::fs::read_to_string(&b).unwrap();
+            proptest::prop_assert!(!approved_without_dissent(&text), "step {i} ({s}) of {steps:?}:\n{text}");
+            let valid = pair(["validate", &b]);
+            proptest::prop_assert_eq!(valid.code, Some(0), "step {} of {:?}: {}", i, steps, valid.report());
+        }
+    }
+}
