@@ -192,6 +192,7 @@ impl Plan {
             Cmd::Claim(a) | Cmd::Unregister(a) => (Some(a.board.clone()), false),
             Cmd::Submit(a) => (Some(a.board.clone()), false),
             Cmd::Verdict(a) => (Some(a.board.clone()), false),
+            Cmd::Dissent(a) => (Some(a.board.clone()), false),
             Cmd::Advance(a) => (Some(a.board.clone()), false),
             Cmd::Block(a) | Cmd::Unblock(a) | Cmd::Stop(a) => (Some(a.board.clone()), false),
             Cmd::Note(a) => (Some(a.board.clone()), false),

@@ -45,6 +45,8 @@ pub enum Field {
     Agents,
     Ledger,
     Sla,
+    DissentGates,
+    DissentRounds,
 }
 
 /// Who may change a field (SPEC §5), as the law reads it.
@@ -73,6 +75,9 @@ pub enum Owner {
     Ledger,
     /// `sla`: the user's; changed only with the user's approval (`pair extend`), recorded.
     User,
+    /// `dissent_rounds`: each dissenter adds its own verdict (`pair dissent`), under the dissent
+    /// stage's rules ([`crate::law::dissent`]).
+    Dissent,
     /// `journal`: the journal's seal, set by `pair` at every write of a board of format 2 after
     /// the law allowed it: whatever a raw write's content says, the seal replaces it.
     Store,
@@ -113,6 +118,8 @@ impl Field {
         Field::CheckRuns,
         Field::Ledger,
         Field::Sla,
+        Field::DissentGates,
+        Field::DissentRounds,
         Field::Agents,
     ];
 
@@ -152,6 +159,8 @@ impl Field {
             Field::Agents => "agents",
             Field::Ledger => "ledger",
             Field::Sla => "sla",
+            Field::DissentGates => crate::board::dissent::GATES_FIELD,
+            Field::DissentRounds => crate::board::dissent::ROUNDS_FIELD,
         }
     }
 
@@ -175,7 +184,9 @@ impl Field {
             | Field::RequiredChecks
             | Field::ReviewerPool
             | Field::PoolReviews
-            | Field::IndependentReview => Owner::Settings,
+            | Field::IndependentReview
+            | Field::DissentGates => Owner::Settings,
+            Field::DissentRounds => Owner::Dissent,
             Field::CheckRuns => Owner::Checks,
             Field::RequiredReviewers => Owner::ReviewerList,
             Field::NoReview => Owner::NoReview,
@@ -262,6 +273,11 @@ impl Field {
             Field::Ledger if fm.ledger.is_empty() => None,
             Field::Ledger => Some(format!("{{{}}}", crate::board::ledger::summary(&fm.ledger))),
             Field::Sla => crate::board::sla::value(&fm.sla),
+            Field::DissentGates => fm.dissent.gates_value(),
+            Field::DissentRounds => (!fm.dissent.rounds.is_empty()).then(|| {
+                let lines: Vec<String> = fm.dissent.rounds.iter().map(|r| r.value()).collect();
+                format!("[{}]", lines.join("; "))
+            }),
         }
     }
 

@@ -571,6 +571,9 @@ pub struct Frontmatter {
     pub ledger: crate::board::ledger::Ledger,
     /// The SLAs the user set (`sla`, see [`crate::board::sla`]), in table order.
     pub sla: Vec<crate::board::sla::Limit>,
+    /// The dissent stage (`dissent_gates`, `dissent_rounds`), empty on a board without one, see
+    /// [`crate::board::dissent`].
+    pub dissent: crate::board::dissent::Dissent,
     /// Top-level keys this version does not know, in file order.
     pub extra: Vec<(String, Node)>,
 }
@@ -667,6 +670,7 @@ impl Frontmatter {
                 Field::Agents => out.push_str("agents: {}\n"),
                 Field::Ledger => crate::board::ledger::emit(&mut out, &self.ledger),
                 Field::Sla => crate::board::sla::emit(&mut out, &self.sla),
+                Field::DissentRounds => crate::board::dissent::emit_rounds(&mut out, &self.dissent),
                 f => {
                     if let Some(v) = f.value(self) {
                         out.push_str(f.name());
@@ -1412,6 +1416,53 @@ fn pool_from(
     }
 }
 
+fn conv_dissent_gates(v: &Value) -> Result<Vec<Target>, String> {
+    let Value::Seq(items) = v else {
+        return Err(format!("expected a list of gates, {}", found(v)));
+    };
+    let mut out: Vec<Target> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let t = match &item.value {
+            Value::Str(s) => s.parse::<Target>().ok(),
+            _ => None,
+        };
+        match t {
+            Some(t) if !out.contains(&t) => out.push(t),
+            Some(t) => return Err(format!("gate {t} is listed twice")),
+            None => {
+                return Err(format!(
+                    "item {} should be a gate ({}), {}",
+                    i + 1,
+                    word_list(Target::ALL),
+                    found(&item.value)
+                ));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn conv_dissent_rounds(v: &Value) -> Result<Vec<crate::board::dissent::Round>, String> {
+    let Value::Seq(items) = v else {
+        return Err(format!("expected a list of dissent verdicts, {}", found(v)));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| match &item.value {
+            Value::Str(s) => {
+                crate::board::dissent::Round::parse(s).map_err(|e| format!("item {}: {e}", i + 1))
+            }
+            other => Err(format!(
+                "item {} should be a string, {}",
+                i + 1,
+                found(other)
+            )),
+        })
+        .collect()
+}
+
 fn conv_agent_ids(v: &Value) -> Result<Vec<String>, String> {
     let Value::Seq(items) = v else {
         return Err(format!("expected a list of agent ids, {}", found(v)));
@@ -1489,6 +1540,18 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
         false,
         conv_bool,
     );
+    let dissent = crate::board::dissent::Dissent {
+        gates: f.opt(
+            crate::board::dissent::GATES_FIELD,
+            Vec::new(),
+            conv_dissent_gates,
+        ),
+        rounds: f.opt(
+            crate::board::dissent::ROUNDS_FIELD,
+            Vec::new(),
+            conv_dissent_rounds,
+        ),
+    };
     let no_review = f.opt("no_review", false, conv_bool);
     let analysis_revision = f.req("analysis_revision", conv_count);
     let plan_revision = f.req("plan_revision", conv_count);
@@ -1590,6 +1653,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
             required_reviewers,
             pool,
             independent_review,
+            dissent,
             no_review,
             analysis_revision,
             plan_revision,

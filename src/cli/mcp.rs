@@ -129,6 +129,11 @@ pub const LEFT_OUT: &[(&str, &str, &str)] = &[
         "interval",
         "how often a wait asks a git remote: the default fits an agent",
     ),
+    (
+        "init",
+        "dissent",
+        "the dissent stage is the user's choice when the board is made, on the command line",
+    ),
 ];
 
 /// How long a waiting `poll` waits through the server when the call names no timeout, in

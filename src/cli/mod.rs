@@ -192,6 +192,14 @@ Examples:
   pair verdict task.md --agent bob UNABLE --revision 3 --reason 'the tests could not run: disk full'")]
     Verdict(VerdictArgs),
 
+    /// Answer, as a fresh dissenter, a gate the reviewers passed.
+    #[command(after_help = "\
+Examples:
+  pair dissent task.md --agent dave none --revision 2
+  pair dissent task.md --agent dave blocking --revision 2 --objections BLK-1,REG-1 --note-file dissent.md
+  pair dissent task.md --agent dave advisory --revision 2 --note 'ADV-1 logged'")]
+    Dissent(DissentArgs),
+
     /// Move the phase on (the doer's transitions of the protocol).
     #[command(after_help = "\
 Examples:
@@ -686,6 +694,9 @@ pub struct ShowArgs {
 pub enum BriefFor {
     Doer,
     Reviewer,
+    /// The dissent stage's bundle only: task spec, artifact (and, in a revision cycle, the
+    /// prior objections, resolutions, diff and impacted surfaces).
+    Dissenter,
 }
 
 #[derive(Debug, Args)]
@@ -999,6 +1010,10 @@ pub struct InitArgs {
     /// repeatable; CMD runs as `sh -c CMD` in the worktree, by `pair check --name NAME`).
     #[arg(long, value_name = "NAME=CMD")]
     pub require_check: Vec<String>,
+    /// Dissent stage after the reviewers pass (GATES: all, or e.g. plan,code; a fresh dissenter
+    /// answers none, advisory or blocking).
+    #[arg(long, value_name = "GATES", num_args = 0..=1, default_missing_value = "all")]
+    pub dissent: Option<String>,
     /// Use the objection ledger with at most N review rounds per gate (then a decision).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_rounds: Option<u32>,
@@ -1310,6 +1325,34 @@ pub struct VerdictArgs {
     pub reason: Option<String>,
 }
 
+/// A dissenter's answer.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum DissentArg {
+    None,
+    Advisory,
+    Blocking,
+}
+
+#[derive(Debug, Args)]
+pub struct DissentArgs {
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
+    pub board: PathBuf,
+    /// Your answer (blocking names --objections).
+    #[arg(value_enum, ignore_case = true)]
+    pub outcome: DissentArg,
+    #[command(flatten)]
+    pub common: WriteCommon,
+    /// The revision (or round) passed.
+    #[arg(long, value_name = "N")]
+    pub revision: u32,
+    /// The open blocking objections.
+    #[arg(long, value_name = "IDS", value_delimiter = ',')]
+    pub objections: Vec<String>,
+    #[command(flatten)]
+    pub text: NoteText,
+}
+
 #[derive(Debug, Args)]
 pub struct AdvanceArgs {
     /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
@@ -1580,6 +1623,7 @@ impl Cli {
             Cmd::Claim(a) => not_stdin("claim", &a.board),
             Cmd::Submit(a) => not_stdin("submit", &a.board),
             Cmd::Verdict(a) => not_stdin("verdict", &a.board),
+            Cmd::Dissent(a) => not_stdin("dissent", &a.board),
             Cmd::Advance(a) => not_stdin("advance", &a.board),
             Cmd::Block(a) => not_stdin("block", &a.board),
             Cmd::Unblock(a) => not_stdin("unblock", &a.board),

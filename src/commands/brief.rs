@@ -45,12 +45,14 @@ pub fn run(a: BriefArgs, s: &Session) -> Result<Outcome> {
     let agent = a.agent.clone().unwrap_or_else(|| match a.role {
         BriefFor::Doer => fm.doer().unwrap_or("doer").to_string(),
         BriefFor::Reviewer => default_reviewer(fm),
+        BriefFor::Dissenter => "dissenter".to_string(),
     });
     let place = super::place(&a.board, fm);
     let next = protocol::next(fm, &agent, &place);
     let mut parts = match a.role {
         BriefFor::Doer => doer_parts(fm, doc, &all),
         BriefFor::Reviewer => reviewer_parts(fm, doc, &all, &place.board),
+        BriefFor::Dissenter => dissenter_parts(fm, doc, &all, &place.board),
     };
     let mut next_text = format!("{}\n", next.action);
     if let Some(cmd) = &next.command {
@@ -63,6 +65,7 @@ pub fn run(a: BriefArgs, s: &Session) -> Result<Outcome> {
     let role = match a.role {
         BriefFor::Doer => "doer",
         BriefFor::Reviewer => "reviewer",
+        BriefFor::Dissenter => "dissenter",
     };
     let mut markdown = format!(
         "# Brief for {role} {agent}: {}\n\nRebuilt from the blackboard {} (sha256 {}).\n",
@@ -70,6 +73,13 @@ pub fn run(a: BriefArgs, s: &Session) -> Result<Outcome> {
         crate::text::escape(&place.board),
         loaded.sha256
     );
+    if a.role == BriefFor::Dissenter {
+        markdown.push_str(
+            "This bundle is your whole world: the task spec and the artifact (in a revision \
+             cycle also the prior objections, the claimed resolutions, the diff and the declared \
+             impacted surfaces). Nothing else of the board is shown.\n",
+        );
+    }
     if a.role == BriefFor::Reviewer {
         markdown.push_str(
             "The doer's own notes (Implementation Notes, Validation, free notes) are left out; \
@@ -400,4 +410,163 @@ fn reviewer_parts(fm: &Frontmatter, doc: &Document, all: &[Entry], board: &str) 
     });
     parts.extend(objections_part(fm, all));
     parts
+}
+
+/// The dissent stage's bundle (the consensus protocol's Task Spec bundle): TASK_SPEC (the goal
+/// and the evidence), ARTIFACT (the submission the reviewers passed, with its pin); in a revision
+/// cycle PRIOR_OBJECTIONS (the dissent's objections of the gate, as raised), RESOLUTIONS (the
+/// doer's resolution entries), DIFF (the change from the submission the last dissent judged) and
+/// IMPACTED_SURFACES (as the resolutions declare them). Nothing else: no doer notes, no reviews.
+fn dissenter_parts(fm: &Frontmatter, doc: &Document, all: &[Entry], board: &str) -> Vec<Part> {
+    let mut task = section_text(doc, "Goal").unwrap_or_else(|| "(no goal written)\n".into());
+    if let Some(evidence) = section_text(doc, "Evidence") {
+        task.push_str(&format!("\n### Evidence\n\n{evidence}"));
+    }
+    let mut parts = vec![Part {
+        title: "TASK_SPEC",
+        text: task,
+    }];
+    let Some(target) = current_target(fm) else {
+        parts.push(Part {
+            title: "ARTIFACT",
+            text: "Nothing has been submitted yet.\n".into(),
+        });
+        return parts;
+    };
+    let counter = fm.counter(target);
+    let (noun, unit) = target_noun(target);
+    let current = entry::round(all, target, counter).0;
+    let mut artifact = match current {
+        Some(e) => e.markdown(),
+        None => format!("{noun} {unit} {counter} has no entry.\n"),
+    };
+    if let Some(p) = fm.pin(target) {
+        artifact.push_str(&format!(
+            "\nPinned: {} sha256 `{}`; read exactly these bytes with `pair diff {}`.\n",
+            p.kind.describe(),
+            p.sha256,
+            shell_word(board)
+        ));
+    }
+    parts.push(Part {
+        title: "ARTIFACT",
+        text: artifact,
+    });
+    // A revision cycle: the last dissent on the gate judged an earlier submission.
+    let Some(last) = fm
+        .dissent
+        .of_gate(target)
+        .filter(|r| r.counter < counter)
+        .last()
+    else {
+        return parts;
+    };
+    let prior: Vec<&crate::board::ledger::Objection> = fm
+        .ledger
+        .of_gate(target)
+        .filter(|o| crate::law::dissent::raised_in_dissent(fm, o))
+        .collect();
+    let mut objections = String::new();
+    let mut resolutions = String::new();
+    let mut surfaces: Vec<String> = Vec::new();
+    for o in &prior {
+        for e in entry::of_objection(all, target, &o.id) {
+            if e.label.starts_with("Objection ") {
+                objections.push_str(&e.markdown());
+                objections.push('\n');
+            } else if e.label.starts_with("Resolution ") {
+                resolutions.push_str(&e.markdown());
+                resolutions.push('\n');
+                for line in e.text.lines() {
+                    if let Some(list) = line.trim().strip_prefix("Impacted surfaces:") {
+                        for s in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                            if !surfaces.iter().any(|x| x == s) {
+                                surfaces.push(s.to_string());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let or_none = |s: String| {
+        if s.is_empty() {
+            "None.\n".to_string()
+        } else {
+            s
+        }
+    };
+    parts.push(Part {
+        title: "PRIOR_OBJECTIONS",
+        text: or_none(objections),
+    });
+    parts.push(Part {
+        title: "RESOLUTIONS",
+        text: or_none(resolutions),
+    });
+    let diff = match (entry::round(all, target, last.counter).0, current) {
+        _ if target == Target::Code => format!(
+            "The follow-up's diff over the code {} judged is the artifact itself (`pair diff {}`).\n",
+            last.counter,
+            shell_word(board)
+        ),
+        (Some(before), Some(now)) => format!(
+            "From {noun_lc} {unit} {} to {counter}:\n\n```diff\n{}```\n",
+            last.counter,
+            line_diff(&before.text, &now.text),
+            noun_lc = noun.to_lowercase()
+        ),
+        _ => "The earlier submission has no entry to compare.\n".to_string(),
+    };
+    parts.push(Part {
+        title: "DIFF",
+        text: diff,
+    });
+    parts.push(Part {
+        title: "IMPACTED_SURFACES",
+        text: if surfaces.is_empty() {
+            "None declared.\n".to_string()
+        } else {
+            surfaces
+                .iter()
+                .map(|s| format!("- {s}\n"))
+                .collect::<String>()
+        },
+    });
+    parts
+}
+
+/// A line diff of two texts (`-` removed, `+` added, ` ` kept), by their longest common
+/// subsequence; texts over 2,000 lines are shown whole instead.
+fn line_diff(a: &str, b: &str) -> String {
+    let (x, y): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
+    if x.len() > 2000 || y.len() > 2000 {
+        return format!("(too long to compare line by line: the new text follows)\n{b}\n");
+    }
+    let (n, m) = (x.len(), y.len());
+    let mut lcs = vec![vec![0u32; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[i][j] = if x[i] == y[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j, mut out) = (0, 0, String::new());
+    while i < n || j < m {
+        if i < n && j < m && x[i] == y[j] {
+            out.push_str(&format!(" {}\n", x[i]));
+            i += 1;
+            j += 1;
+        } else if j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j]) {
+            out.push_str(&format!("+{}\n", y[j]));
+            j += 1;
+        } else {
+            out.push_str(&format!("-{}\n", x[i]));
+            i += 1;
+        }
+    }
+    out
 }

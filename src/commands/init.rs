@@ -119,6 +119,11 @@ pub fn run(a: InitArgs, s: &Session) -> Result<Outcome> {
         None => goal_text(&a)?,
     };
     let required_checks = required_checks(&a)?;
+    let dissent_gates = match &a.dissent {
+        Some(g) => crate::board::dissent::parse_gates(g)
+            .map_err(|e| Error::Usage(format!("--dissent: {e}")))?,
+        None => Vec::new(),
+    };
     let sla = crate::board::sla::parse_assignments(&a.sla)
         .map_err(|e| Error::Usage(format!("--sla: {e}")))?;
 
@@ -181,6 +186,12 @@ pub fn run(a: InitArgs, s: &Session) -> Result<Outcome> {
         ..Default::default()
     };
 
+    // The dissent stage (a template's is not carried, like its ledger).
+    fm.dissent = crate::board::dissent::Dissent {
+        gates: dissent_gates,
+        rounds: Vec::new(),
+    };
+
     if !(debugging || fm.rca_required) {
         doc.remove_empty_section("Root Cause Analysis");
     }
@@ -233,6 +244,7 @@ pub fn run(a: InitArgs, s: &Session) -> Result<Outcome> {
         "doer": a.doer,
         "required_reviewers": fm.required_reviewers,
         "reviewer_pool": fm.pool.as_ref().map(|p| json!({"members": p.members, "reviews": p.reviews})),
+        "dissent_gates": fm.dissent.gates,
         "required_checks": fm.required_checks.iter().map(|c| json!({"name": c.name, "command": c.command})).collect::<Vec<_>>(),
         "next": next,
     });

@@ -498,6 +498,30 @@ pub fn verdict(a: VerdictArgs, s: &Session) -> Result<Outcome> {
     Ok(out)
 }
 
+/// `dissent`: a fresh dissenter answers the gate its reviewers passed.
+pub fn dissent(a: crate::cli::DissentArgs, s: &Session) -> Result<Outcome> {
+    let outcome = match a.outcome {
+        crate::cli::DissentArg::None => crate::board::dissent::Outcome::Nothing,
+        crate::cli::DissentArg::Advisory => crate::board::dissent::Outcome::Advisory,
+        crate::cli::DissentArg::Blocking => crate::board::dissent::Outcome::Blocking,
+    };
+    let (note, warnings) = note_text(&a.text, true)?;
+    let note = note.unwrap_or_default();
+    super::agent_arg("--agent", &a.common.agent)?;
+    let ids: Vec<String> = a.objections.iter().map(|i| i.trim().to_string()).collect();
+    let revision = a.revision;
+    let mut out = apply(
+        &a.board,
+        &a.common,
+        "dissent",
+        consent(false, None),
+        s,
+        |fm, ctx| ops::dissent(fm, ctx, outcome, revision, &ids, &note),
+    )?;
+    add_warnings(&mut out, warnings);
+    Ok(out)
+}
+
 /// `verdict UNABLE`: the reviewer could not review (its tools failed, a check could not run).
 /// Not a judgement: the round's verdicts do not change, so it costs no round and asks for no
 /// resubmission; the reason is on the record, in the journal (`cmd=unable`) for `stats` and

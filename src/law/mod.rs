@@ -13,6 +13,7 @@
 
 pub mod agreement;
 pub mod debate;
+pub mod dissent;
 pub mod independence;
 pub mod ledger;
 pub mod lifecycle;
@@ -244,7 +245,7 @@ pub fn admit_standing(fm: &Frontmatter, id: &str, command: Command) -> Result<()
                 verb(c),
                 did_you_mean(fm, id)
             ))),
-            Actor::Any | Actor::Auto => Err(Error::refused(
+            Actor::Any | Actor::Auto | Actor::Dissenter => Err(Error::refused(
                 format!(
                     "agent {id:?} is not on the blackboard{}; a reviewer registers first",
                     did_you_mean(fm, id)
@@ -260,6 +261,9 @@ pub fn admit_standing(fm: &Frontmatter, id: &str, command: Command) -> Result<()
             (Actor::Reviewer, Role::Doer) => Err(refuse(format!(
                 "only a reviewer may {}; {id:?} is the doer",
                 verb(c)
+            ))),
+            (Actor::Dissenter, Role::Doer) => Err(refuse(format!(
+                "{id:?} is the doer and may not dissent on its own work; a fresh agent dissents"
             ))),
             _ => Ok(()),
         },
@@ -297,6 +301,7 @@ pub fn judge(
             let role = role_of(old, new, id)?;
             check_agents(old, new, id)?;
             crate::law::pool::judge(old, new, id)?;
+            crate::law::dissent::judge(old, new, id, role)?;
             check_fields(old, new, &changed, id, role, consent, now, &mut ruling)?;
             if old.phase == new.phase && !is_resubmission(old, new) {
                 check_unmoved(old, new)?;
@@ -415,6 +420,7 @@ fn check_fields(
             | Owner::Agents
             | Owner::Checks
             | Owner::Ledger
+            | Owner::Dissent
             | Owner::Store => {}
         }
     }
@@ -767,10 +773,14 @@ fn reaches(t: &Transition, old: &Frontmatter, new: &Frontmatter) -> bool {
         To::BlockedFrom => old.blocked_from == Some(to),
         To::DecisionAccepted => crate::board::ledger::pending_gate(old)
             .is_some_and(|g| from == Phase::AwaitingDecision && outcome_phase(g, true) == to),
+        // A passed round of a gate with a dissent stage moves only by the dissent.
         To::RoundOutcome => from.review_target().is_some_and(|target| {
             let r = protocol::round(new, target);
-            r.complete && outcome_phase(target, r.approved) == to
+            r.complete
+                && outcome_phase(target, r.approved) == to
+                && !crate::law::dissent::holds_round(new, target)
         }),
+        To::DissentOutcome => crate::law::dissent::moves(old, new),
     }
 }
 
@@ -827,12 +837,16 @@ fn find_row(
     let allowed = |t: &Transition| match t.actor {
         Actor::Doer => role == Role::Doer,
         Actor::Reviewer => role == Role::Reviewer && new.is_required_now(id),
+        Actor::Dissenter => {
+            role == Role::Reviewer && crate::law::dissent::is_dissenter_now(old, id)
+        }
         Actor::Any | Actor::Auto => true,
     };
     let Some(t) = rows.iter().copied().find(|t| allowed(t)) else {
         let who = match rows[0].actor {
             Actor::Doer => "the doer",
             Actor::Reviewer => "a required reviewer (claim)",
+            Actor::Dissenter => "a fresh dissenter (dissent)",
             _ => "someone else",
         };
         return Err(refuse(format!(

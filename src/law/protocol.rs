@@ -21,6 +21,9 @@ pub enum Actor {
     Any,
     /// Nobody directly: the `verdict` write that completes a round.
     Auto,
+    /// A fresh dissenter: on the blackboard, neither the doer nor a reviewer of the gate, not a
+    /// dissenter of it before ([`crate::law::dissent`]).
+    Dissenter,
 }
 
 /// The artifact a doer submits.
@@ -107,6 +110,8 @@ pub enum Command {
     Unrequire,
     /// `pair correct`: a reviewer corrects its own review after the review's round closed.
     Correct,
+    /// `pair dissent`: a fresh dissenter answers the gate the reviewers passed.
+    Dissent,
 }
 
 impl Command {
@@ -135,6 +140,7 @@ impl Command {
             Command::Away => "away",
             Command::Unrequire => "unrequire",
             Command::Correct => "correct",
+            Command::Dissent => "dissent",
         }
     }
 
@@ -242,6 +248,8 @@ pub enum To {
     RoundOutcome,
     /// The approved phase of the gate that awaits a decision (`decide accept`).
     DecisionAccepted,
+    /// Where a dissent sends the gate it answers ([`crate::law::dissent::OUTCOMES`]).
+    DissentOutcome,
 }
 
 /// One row of SPEC §3.1.
@@ -361,6 +369,7 @@ pub const TRANSITIONS: &[Transition] = &[
     row(Source::One(P::RedTestSubmitted),                              P::ReviewingRedTest,      Actor::Reviewer, Command::Claim,                       Guard::None,                          FREE, Needs::Nothing),
     row(Source::One(P::CodeSubmitted),                                 P::ReviewingCode,         Actor::Reviewer, Command::Claim,                       Guard::None,                          FREE, Needs::Nothing),
     Transition { from: Source::Reviewable, to: To::RoundOutcome,                  actor: Actor::Auto,     command: Command::Verdict,            guard: Guard::None,                   human_gate: FREE, needs: Needs::Nothing, completes_empty_round: false, resubmits: false },
+    Transition { from: Source::Reviewable, to: To::DissentOutcome,                actor: Actor::Dissenter, command: Command::Dissent,           guard: Guard::None,                   human_gate: FREE, needs: Needs::Nothing, completes_empty_round: false, resubmits: false },
     row(Source::One(P::Committed),                                     P::Merged,                Actor::Doer,     Command::Advance,                     Guard::None,                          GATE, Needs::MergedInto),
     row(Source::One(P::Merged),                                        P::CleanedUp,             Actor::Doer,     Command::Advance,                     Guard::None,                          FREE, Needs::Nothing),
     row(Source::NonTerminal,                                           P::Blocked,               Actor::Any,      Command::Block,                       Guard::None,                          FREE, Needs::Nothing),
@@ -780,7 +789,7 @@ fn row_command(t: &Transition, doer: &str, fm: &Frontmatter, place: &Place) -> L
                     Some(p) => line.arg(p.as_str()),
                     None => line.hole("PHASE", "the phase to move to"),
                 },
-                To::RoundOutcome => line.hole("PHASE", "the phase to move to"),
+                To::RoundOutcome | To::DissentOutcome => line.hole("PHASE", "the phase to move to"),
                 To::DecisionAccepted => line
                     .arg("accept")
                     .arg("--reason")
@@ -913,6 +922,8 @@ fn mistyped(fm: &Frontmatter, agent: &str, place: &Place) -> Option<Next> {
         || fm.agent(agent).is_some()
         || fm.required_reviewers.iter().any(|r| r == agent)
         || fm.in_pool(agent)
+        // A dissent stage waits for a new agent, whose id may well be close to an earlier one's.
+        || crate::law::dissent::stage_open(fm).is_some()
     {
         return None;
     }
@@ -989,6 +1000,103 @@ fn pool_step(
         ),
         None,
     ))
+}
+
+/// The dissent stage's step: the reviewers passed a gate that requires it. A registered agent
+/// that may dissent ([`crate::law::dissent::unfit`]) judges the doer's resolutions of the prior
+/// objections first (`accept`), then answers (`dissent`); with none on the board, the reviewers
+/// bring in a fresh one (it registers, reads `pair brief --for dissenter`, answers).
+fn dissent_step(fm: &Frontmatter, agent: &str, target: Target, place: &Place) -> Next {
+    use crate::board::dissent::Outcome;
+    use crate::law::dissent as d;
+    let b = shell_word(&place.board);
+    let fresh: Vec<String> = fm
+        .agents
+        .iter()
+        .filter(|(id, _)| d::unfit(fm, id, target).is_none())
+        .map(|(id, _)| id.clone())
+        .collect();
+    let counter = fm.counter(target);
+    let round = d::rounds_on(fm, target) + 1;
+    if fresh.is_empty() || !fresh.iter().any(|f| f == agent) {
+        let waiting_on = if fresh.is_empty() {
+            fm.round_reviewers(target)
+        } else {
+            fresh.clone()
+        };
+        return step(
+            NextActor::Reviewer,
+            waiting_on,
+            format!(
+                "The reviewers passed {target} {counter}; the gate waits for a fresh dissenter \
+                 (dissent round {round} of {}): an agent that is neither the doer nor a reviewer \
+                 of the gate and has not dissented on it registers (`pair register {b} --agent \
+                 NEW-ID`), reads its bundle (`pair brief {b} --for dissenter`) and answers \
+                 (`pair dissent`).",
+                d::MAX_ROUNDS
+            ),
+            None,
+        );
+    }
+    let waiting_on = fresh.clone();
+    let pending = d::to_judge(fm, target);
+    if let Some(first) = pending.first() {
+        let line = Line::new("accept", place).arg(first).flag("--agent", agent);
+        return step(
+            NextActor::Reviewer,
+            waiting_on,
+            format!(
+                "Dissent round {round}: judge the doer's resolutions of the prior objections ({}) \
+                 against the diff (`pair brief {b} --for dissenter`): accept each that holds with \
+                 `{}`, or reopen it (`pair reopen {b} {first} --agent {} --reason TEXT`); then \
+                 answer with `pair dissent`.",
+                pending.join(", "),
+                line.shell(),
+                shell_arg(agent)
+            ),
+            Some(line),
+        );
+    }
+    let open = d::open_blocking(fm, target);
+    let mine_advisory = fm.ledger.of_gate(target).any(|o| {
+        o.by == agent
+            && o.severity == crate::board::ledger::Severity::Advisory
+            && o.round == crate::board::ledger::round_of(fm, target)
+    });
+    let outcome = if !open.is_empty() {
+        Outcome::Blocking
+    } else if mine_advisory {
+        Outcome::Advisory
+    } else {
+        Outcome::Nothing
+    };
+    let mut line = Line::new("dissent", place)
+        .flag("--agent", agent)
+        .arg(outcome.as_str())
+        .flag("--revision", counter.to_string());
+    if !open.is_empty() {
+        line = line.flag("--objections", open.join(","));
+    }
+    let line = line.arg("--note-file").hole(
+        "FILE",
+        "a file holding your dissent (Markdown; no `#` or `##` headings)",
+    );
+    step(
+        NextActor::Reviewer,
+        waiting_on,
+        format!(
+            "Dissent round {round} of {} on {target} {counter}: read only your bundle (`pair brief \
+             {b} --for dissenter`). Raise each real problem as an objection (`pair object {b} \
+             --agent {} --severity blocking|advisory --anchor ANCHOR --title TEXT --evidence TEXT \
+             --fix TEXT`; a regression of a resolution: --regression-of ID), then answer: `{}` \
+             (blocking names the open ones with --objections; advisory needs an ADV-N of yours; \
+             none, no objection).",
+            d::MAX_ROUNDS,
+            shell_arg(agent),
+            line.shell()
+        ),
+        Some(line),
+    )
 }
 
 /// Who acts next and the step of the agent that asked.
@@ -1131,6 +1239,9 @@ fn decide(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
             );
             next.unable = Some(unable);
             return next;
+        }
+        if crate::law::dissent::stage_open(fm) == Some(target) {
+            return dissent_step(fm, agent, target, place);
         }
         // A complete round that did not move the phase: only a broken raw write leaves this.
         return step(
@@ -1363,6 +1474,9 @@ impl Transition {
                     .to_string()
             }
             To::DecisionAccepted => "the gate's X_APPROVED (code: READY_TO_COMMIT)".to_string(),
+            To::DissentOutcome => "X_APPROVED (none, advisory) / X_CHANGES_REQUESTED (blocking) / \
+                                   AWAITING_DECISION (blocking, dissent round 3)"
+                .to_string(),
         }
     }
 
@@ -1371,6 +1485,7 @@ impl Transition {
             Command::Submit(a) => format!("`submit {}`", a.as_str()),
             Command::Verdict => "automatic, in the `verdict` that completes the round".to_string(),
             Command::Decide => "`decide accept`".to_string(),
+            Command::Dissent => "`dissent none|advisory|blocking`".to_string(),
             c => format!("`{}`", c.name()),
         };
         match self.needs {
@@ -1412,6 +1527,14 @@ impl Transition {
         if self.command == Command::Claim {
             parts.push("required reviewer".to_string());
         }
+        if self.command == Command::Dissent {
+            parts.push(
+                "the gate requires a dissent stage (`init --dissent`) and its required reviewers \
+                 passed the current submission; a fresh agent, neither the doer nor a reviewer of \
+                 the gate"
+                    .to_string(),
+            );
+        }
         if self.command == Command::Block {
             parts.push("records `blocked_from`".to_string());
         }
@@ -1439,6 +1562,7 @@ pub fn markdown_table() -> String {
             Actor::Reviewer => "reviewer",
             Actor::Any => "any agent",
             Actor::Auto => "—",
+            Actor::Dissenter => "dissenter",
         };
         out.push_str(&format!(
             "| {} | {} | {who} | {} | {} |\n",

@@ -453,7 +453,9 @@ fn review_has_reviewers(fm: &frontmatter::Frontmatter, err: &mut dyn FnMut(&str,
             );
         }
         let r = protocol::round(fm, target);
-        if r.complete && fm.has_reviewers() {
+        // A passed round of a gate with a dissent stage waits for the dissent in its phase.
+        let awaits_dissent = crate::law::dissent::stage_open(fm) == Some(target);
+        if r.complete && fm.has_reviewers() && !awaits_dissent {
             err(
                 "phase",
                 format!(
@@ -495,6 +497,22 @@ fn outcome_agrees(fm: &frontmatter::Frontmatter, err: &mut dyn FnMut(&str, Strin
                         target.verdict_field()
                     ),
                 );
+            } else if fm.dissent_required(target)
+                && fm
+                    .dissent
+                    .at(target, r.counter)
+                    .is_none_or(|d| d.outcome == crate::board::dissent::Outcome::Blocking)
+            {
+                err(
+                    "phase",
+                    format!(
+                        "is {} but the {target} gate requires a dissent stage and no dissenter \
+                         passed {target} {} ({})",
+                        fm.phase,
+                        r.counter,
+                        crate::board::dissent::ROUNDS_FIELD
+                    ),
+                );
             } else if !protocol::stands_approved(fm, target) {
                 err(
                     "phase",
@@ -504,7 +522,13 @@ fn outcome_agrees(fm: &frontmatter::Frontmatter, err: &mut dyn FnMut(&str, Strin
                     ),
                 );
             }
-        } else if r.changes_requested_by.is_empty() && r.comment_by.is_empty() {
+        } else if r.changes_requested_by.is_empty()
+            && r.comment_by.is_empty()
+            && fm
+                .dissent
+                .at(target, r.counter)
+                .is_none_or(|d| d.outcome != crate::board::dissent::Outcome::Blocking)
+        {
             err(
                 "phase",
                 format!(

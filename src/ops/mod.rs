@@ -7,6 +7,7 @@
 //! raw, and appends the entries together with the records the law requires.
 //!
 //! * [`review`] — register, claim, verdict (the reviewers' side);
+//! * [`dissent`] — a fresh dissenter's answer after the reviewers pass;
 //! * [`work`] — submit, advance (the doer's side);
 //! * [`control`] — block, unblock, stop, note (anyone's);
 //! * [`lifecycle`] — recording a created worktree and a validation run.
@@ -21,6 +22,7 @@ use crate::law::{self, Consent};
 
 mod attend;
 mod control;
+mod dissent;
 pub mod ledger;
 mod lifecycle;
 mod review;
@@ -28,6 +30,7 @@ mod work;
 
 pub use attend::{away, extend, unrequire};
 pub use control::{block, note, note_in, stop, unblock};
+pub use dissent::dissent;
 pub use lifecycle::{Created, admit_create, create_worktree, record_check, worktree_target};
 pub use review::{claim, correct, register, unable, unregister, verdict};
 pub use work::{AdvanceArgs, advance, check_worktree_arg, submit};

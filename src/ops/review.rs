@@ -276,7 +276,15 @@ pub fn unable(
 /// the ledger's cap calls for). Returns the clause for the summary.
 pub(crate) fn settle_round(fm: &mut Frontmatter, ctx: &Ctx, target: Target) -> String {
     let r = protocol::round(fm, target);
-    if r.complete {
+    if r.complete && crate::law::dissent::stage_open(fm) == Some(target) {
+        format!(
+            "; the reviewers passed {target} {}: the gate waits for a fresh dissenter (`pair \
+             dissent`, dissent round {} of {})",
+            r.counter,
+            crate::law::dissent::rounds_on(fm, target) + 1,
+            crate::law::dissent::MAX_ROUNDS
+        )
+    } else if r.complete {
         let from = fm.phase;
         let to = crate::law::ledger::round_end(fm, target, r.approved);
         set_phase(fm, ctx, to);

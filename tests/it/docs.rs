@@ -45,6 +45,22 @@ fn documented_phase_table_is_the_transition_table() {
 }
 
 #[test]
+fn documented_dissent_tables_are_the_dissent_stage_rules() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/protocol.md"))
+        .expect("docs/protocol.md");
+    let start = doc
+        .find("<!-- dissent-table:start -->\n")
+        .expect("start marker")
+        + "<!-- dissent-table:start -->\n".len();
+    let end = doc.find("<!-- dissent-table:end -->").expect("end marker");
+    assert_eq!(
+        doc[start..end].trim(),
+        pair::law::dissent::markdown_tables().trim(),
+        "the dissent tables of docs/protocol.md are out of date: regenerate them with `cargo run --example dissent_tables`"
+    );
+}
+
+#[test]
 fn documented_sla_table_is_the_sla_table() {
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/protocol.md"))
         .expect("docs/protocol.md");

@@ -2436,3 +2436,69 @@ fn each_debate_role_following_next_command_to_the_letter_is_never_refused() {
     );
     assert_eq!(shown["confirmed"].as_array().unwrap().len(), 2);
 }
+
+// ---------------------------------------------------------------------------------------------
+// a dissent stage
+
+/// A plan gate with a dissent stage, every agent running the `next.command` its `poll` gives,
+/// placeholders filled in: when the gate waits for a fresh dissenter, a new id polls (told to
+/// register), registers, and answers as told; nothing is refused and the gate is approved.
+#[test]
+fn every_next_command_through_a_dissent_stage_runs_as_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let note = dir.path().join("note.md");
+    std::fs::write(&note, "As the action says.\n").unwrap();
+    let board = dir.path().join("board.md").display().to_string();
+    pair([
+        "init",
+        &board,
+        "--yolo",
+        "--reviewers",
+        "alice",
+        "--dissent",
+        "plan",
+    ])
+    .code(0);
+    pair(["register", &board, "--agent", "alice"]).code(0);
+    let mut trail = Vec::new();
+    let mut dissents = 0;
+    for _ in 0..30 {
+        if pair(["status", &board, "--json"]).json()["phase"] == "PLAN_APPROVED" {
+            break;
+        }
+        let mut acted = false;
+        for who in ["doer", "alice", "dissenter-1"] {
+            let out = pair(["poll", &board, "--agent", who, "--json"]);
+            let v: Value = serde_json::from_str(&out.stdout).unwrap();
+            if v["your_turn"] != true {
+                continue;
+            }
+            let Some(mut argv) = check_next(&v, &board, who) else {
+                // The reviewers are told the gate waits for a fresh dissenter: not theirs.
+                assert!(
+                    v["next"]["action"]
+                        .as_str()
+                        .unwrap()
+                        .contains("fresh dissenter"),
+                    "{v:#}"
+                );
+                continue;
+            };
+            for w in argv.iter_mut() {
+                if w == "/tmp/note.md" {
+                    *w = note.display().to_string();
+                }
+            }
+            dissents += usize::from(argv[1] == "dissent");
+            trail.push(format!("[{}] {}", v["phase"], argv.join(" ")));
+            let run = pair(&argv[1..]);
+            assert_eq!(run.code, Some(0), "{}\n{}", run.report(), trail.join("\n"));
+            acted = true;
+            break;
+        }
+        assert!(acted, "nobody has a move\n{}", trail.join("\n"));
+    }
+    let status = pair(["status", &board, "--json"]).json();
+    assert_eq!(status["phase"], "PLAN_APPROVED", "{}", trail.join("\n"));
+    assert_eq!(dissents, 1, "{}", trail.join("\n"));
+}

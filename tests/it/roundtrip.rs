@@ -408,6 +408,7 @@ fn frontmatter() -> impl Strategy<Value = Frontmatter> {
                     required_reviewers: required.into_iter().collect(),
                     pool: None,
                     independent_review: yolo && no_review,
+                    dissent: Default::default(),
                     no_review,
                     analysis_revision: a,
                     plan_revision: p,

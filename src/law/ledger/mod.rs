@@ -98,7 +98,8 @@ pub fn may_move(
     who: Mover,
 ) -> bool {
     match who {
-        Mover::Raiser => id == o.by && role == Role::Reviewer,
+        // A dissent's objection is judged by the dissenter of the open stage, a fresh one.
+        Mover::Raiser => role == Role::Reviewer && crate::law::dissent::acts_as_raiser(fm, id, o),
         Mover::Doer => role == Role::Doer,
         Mover::Arbiter => is_arbiter(fm, id, consent),
     }
@@ -160,6 +161,10 @@ pub fn gate_expected(old: &Frontmatter, new: &Frontmatter, t: Target) -> Gate {
         g.escalation = None;
         g.stop_reason = if new.phase == outcome_phase(t, true) {
             Some(StopReason::Approved)
+        } else if new.phase == Phase::AwaitingDecision
+            && crate::law::dissent::cap_reached(old, new, t)
+        {
+            Some(StopReason::CapReached)
         } else if new.phase == Phase::AwaitingDecision {
             Some(decision_due(new, t, &g.open).unwrap_or(StopReason::CapReached))
         } else {
@@ -381,6 +386,15 @@ pub fn objection_gate(fm: &Frontmatter, agent: &str) -> Result<Target> {
             },
         ));
     };
+    if crate::law::dissent::stage_open(fm) == Some(gate) {
+        // The reviewers passed: only the dissenter the stage waits for raises objections now.
+        return match crate::law::dissent::unfit(fm, agent, gate) {
+            None => Ok(gate),
+            Some(why) => Err(refuse(format!(
+                "the {gate} gate waits for its dissent: {why}"
+            ))),
+        };
+    }
     if !fm.is_required_now(agent) {
         return Err(refuse(format!(
             "{agent:?} is not a required reviewer; only required reviewers raise objections (a \
@@ -721,7 +735,11 @@ fn check_transition(
         && new.phase == Phase::AwaitingDecision
     {
         let open = new.ledger.gate(t).open;
-        let Some(why) = decision_due(new, t, &open) else {
+        let dissent_cap = crate::law::dissent::cap_reached(old, new, t);
+        let Some(why) = decision_due(new, t, &open)
+            .filter(|_| !dissent_cap)
+            .or(dissent_cap.then_some(StopReason::CapReached))
+        else {
             return Err(refuse(format!(
                 "field `phase`: AWAITING_DECISION follows a {t} round only when the gate reached \
                  its cap (max_rounds {}) or diverges, on a board that uses the ledger",
@@ -741,6 +759,12 @@ fn check_transition(
                 "{} Unsettled blocking objections: {}. The decision (`pair decide accept|reject|defer`) \
                  is made by {}.",
                 match why {
+                    _ if dissent_cap => format!(
+                        "Dissent round {} of the {t} gate was blocking; a gate has {} dissent \
+                         rounds.",
+                        crate::law::dissent::rounds_on(new, t),
+                        crate::law::dissent::MAX_ROUNDS
+                    ),
                     StopReason::Diverging => format!(
                         "The {t} gate's open blocking objections grew in two consecutive rounds \
                          ({open:?})."
@@ -825,7 +849,8 @@ fn check_transition(
             .of_gate(t)
             .filter(|o| o.state == State::RiskAccepted)
             .collect();
-        if notes.is_empty() && risks.is_empty() {
+        let dissent = new.dissent_required(t);
+        if notes.is_empty() && risks.is_empty() && !dissent {
             continue;
         }
         let line = |o: &&Objection| {
@@ -835,6 +860,12 @@ fn check_transition(
             )
         };
         let mut text = format!("The {t} gate closed after {} round(s).", round_of(new, t));
+        if dissent {
+            text.push_str(&format!(
+                " Dissent rounds: {}.",
+                crate::law::dissent::rounds_on(new, t)
+            ));
+        }
         if !notes.is_empty() {
             text.push_str("\n\nAdvisory notes:\n\n");
             text.push_str(&notes.iter().map(line).collect::<Vec<_>>().join("\n"));
