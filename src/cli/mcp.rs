@@ -129,12 +129,22 @@ pub const LEFT_OUT: &[(&str, &str, &str)] = &[
         "interval",
         "how often a wait asks a git remote: the default fits an agent",
     ),
-    (
-        "init",
-        "dissent",
-        "the dissent stage is the user's choice when the board is made, on the command line",
-    ),
+    ("init", "dissent", USERS_CHOICE),
+    ("init", "yolo", USERS_CHOICE),
+    ("init", "independent_review", USERS_CHOICE),
+    ("init", "sla", USERS_CHOICE),
+    ("init", "require_check", USERS_CHOICE),
+    ("init", "format", USERS_CHOICE),
+    ("init", "template", USERS_CHOICE),
+    ("init", "from_review", USERS_CHOICE),
 ];
+
+/// Why a board's policies are no tool's arguments: pre-approving the human gates, the dissent
+/// stage, the independence policy, SLAs, required checks, an older format, a template and a
+/// debate's findings as the goal are the user's choices, made on the command line when the
+/// board is created, never an agent's.
+const USERS_CHOICE: &str =
+    "a board's policy is the user's choice when the board is made, on the command line";
 
 /// How long a waiting `poll` waits through the server when the call names no timeout, in
 /// seconds: within what common clients allow one request (about 60 s). An agent calls it
@@ -632,7 +642,8 @@ impl Tool {
     }
 
     /// A command line (starting with `pair`) of this tool's command as a call: the arguments
-    /// it gives, less what the server fixes. `None` when it is not this tool's command.
+    /// it gives, less what the server fixes. `None` when it is not this tool's command, or uses an
+    /// argument the tool leaves out ([`LEFT_OUT`]).
     fn call_of(&self, argv: &[String]) -> Option<Map<String, Json>> {
         let rest = argv.get(1..)?;
         if rest.len() < self.words.len() || rest[..self.words.len()] != self.words[..] {
@@ -653,6 +664,14 @@ impl Tool {
                     None => (flag, None),
                 };
                 let param = self.params.iter().find(|p| p.long.as_deref() == Some(long));
+                // A command line with an argument the tool leaves out is no call of it.
+                if param.is_none()
+                    && LEFT_OUT
+                        .iter()
+                        .any(|(t, a, _)| *t == self.name && *a == long.replace('-', "_"))
+                {
+                    return None;
+                }
                 let value = if param.is_some_and(|p| p.kind == Kind::Flag) {
                     None
                 } else if inline.is_some() {
