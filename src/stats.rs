@@ -88,6 +88,14 @@ pub mod figure {
                 `unknown` when a verdict or its submission named no session (`--session`, \
                 `PAIR_SESSION`). Left out of a gate with no verdict.",
     };
+    pub const DISSENT: Figure = Figure {
+        name: "dissent",
+        json: "gates.GATE.dissent",
+        means: "The gate's dissent rounds (`pair dissent`: a fresh dissenter's answer after the \
+                reviewers passed), printed `DISSENTER OUTCOME`: the phase the answer left the \
+                board in (approved: none or advisory; changes requested: blocking; \
+                AWAITING_DECISION: blocking at the last round). Left out of a gate without one.",
+    };
     pub const WRITES: Figure = Figure {
         name: "writes",
         json: "agents.ID.writes",
@@ -138,6 +146,7 @@ pub const FIGURES: &[Figure] = &[
     figure::TIME_IN_GATE,
     figure::ROUND,
     figure::INDEPENDENCE,
+    figure::DISSENT,
     figure::WRITES,
     figure::TURN_TIME,
     figure::RESPONSES,
@@ -288,7 +297,22 @@ pub struct Gate {
     /// Whether its verdicts came from another session than their artifacts' ([`figure::INDEPENDENCE`]):
     /// the least independent of them; `None` before its first verdict.
     pub independence: Option<Independence>,
+    /// Its dissent rounds, in order ([`figure::DISSENT`]).
+    pub dissent: Vec<DissentRound>,
 }
+
+/// One answer of a dissenter.
+#[derive(Debug, Clone, Serialize)]
+pub struct DissentRound {
+    /// The dissenter.
+    pub by: Option<String>,
+    pub at: Timestamp,
+    /// The phase the answer left the board in.
+    pub outcome: Phase,
+}
+
+/// The journal's command word of a `pair dissent` write.
+pub const DISSENT: &str = "dissent";
 
 /// One agent's share.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -630,6 +654,16 @@ impl Fold {
             let gate = s.gates.entry(t).or_default();
             gate.independence = Some(gate.independence.map_or(now, |was| was.max(now)));
         }
+        // A dissenter's answer, on the gate whose review phase it was given in.
+        if r.command == DISSENT
+            && let Some(t) = r.from.and_then(|p| p.review_target())
+        {
+            s.gates.entry(t).or_default().dissent.push(DissentRound {
+                by: r.by.clone(),
+                at: r.at,
+                outcome: r.to,
+            });
+        }
         // A reviewer that could not review: on the record of the open round, not a verdict.
         if r.command == UNABLE
             && let Some(by) = &r.by
@@ -680,6 +714,8 @@ pub struct GateTotal {
     pub outcomes: BTreeMap<String, usize>,
     /// How many of the boards' gates had each [`Gate::independence`].
     pub independence: BTreeMap<Independence, usize>,
+    /// Dissent rounds across the boards.
+    pub dissent: usize,
 }
 
 /// The figures of several boards together.
@@ -727,6 +763,7 @@ pub fn total(boards: &[BoardStats]) -> Total {
             for r in &gate.rounds {
                 *e.outcomes.entry(r.outcome.clone()).or_default() += 1;
             }
+            e.dissent += gate.dissent.len();
             if let Some(i) = gate.independence {
                 *e.independence.entry(i).or_default() += 1;
             }

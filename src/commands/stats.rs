@@ -103,6 +103,26 @@ fn board_text(b: &BoardStats) -> String {
             s.independence.map_or("-", |i| i.as_str()),
             usage_text(&s.usage)
         );
+        if !s.dissent.is_empty() {
+            let answers: Vec<String> = s
+                .dissent
+                .iter()
+                .map(|d| {
+                    format!(
+                        "{} {}",
+                        crate::text::escape(d.by.as_deref().unwrap_or("?")),
+                        d.outcome
+                    )
+                })
+                .collect();
+            let _ = writeln!(
+                t,
+                "  {:<10} {} {}",
+                "",
+                figure::DISSENT.name,
+                answers.join("; ")
+            );
+        }
     }
     let _ = writeln!(
         t,

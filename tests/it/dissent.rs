@@ -182,6 +182,32 @@ fn a_dissent_stage_that_blocks_twice_passes_on_round_three() {
     let text = std::fs::read_to_string(&b).unwrap();
     assert!(text.contains("Dissent rounds: 3."), "{text}");
     assert!(text.contains("\"plan 3 d3 none\""), "{text}");
+    // stats counts the three dissent rounds of the plan gate, each with where it sent the board.
+    let v = json(&pair(["stats", &b, "--json"]));
+    let answers: Vec<(String, String)> = v["boards"][0]["gates"]["plan"]["dissent"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["by"].as_str().unwrap().to_string(),
+                d["outcome"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            ("d1".to_string(), "PLAN_CHANGES_REQUESTED".to_string()),
+            ("d2".to_string(), "PLAN_CHANGES_REQUESTED".to_string()),
+            ("d3".to_string(), "PLAN_APPROVED".to_string()),
+        ]
+    );
+    assert_eq!(v["total"]["gates"]["plan"]["dissent"], 3, "{v:#}");
+    let out = pair(["stats", &b]);
+    out.code(0).mentions(&[
+        "dissent d1 PLAN_CHANGES_REQUESTED; d2 PLAN_CHANGES_REQUESTED; d3 PLAN_APPROVED",
+    ]);
 }
 
 #[test]
