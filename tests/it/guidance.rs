@@ -1542,6 +1542,88 @@ fn every_command_line_of_the_skill_runs_as_given_through_a_whole_lifecycle() {
     }
     s.run(&deb, "pair show debate.md", &[], 0);
     s.run(&deb, "pair init fixes.md --from-review debate.md", &[], 0);
+    // The dissenter's lines, on a board whose plan gate has a dissent stage: a first dissenter
+    // blocks, the doer revises, and the next cycle's fresh dissenter passes the revision.
+    let dis = top.join("dissent");
+    std::fs::create_dir_all(&dis).unwrap();
+    let dis_board = dis.join("task.md").display().to_string();
+    let dis_pair = |args: &[&str]| {
+        let mut argv = vec![args[0], dis_board.as_str()];
+        argv.extend(&args[1..]);
+        pair(&argv).code(0);
+    };
+    pair([
+        "init",
+        &dis_board,
+        "--goal",
+        "Add retries",
+        "--yolo",
+        "--reviewers",
+        "alice",
+        "--dissent",
+        "plan",
+    ])
+    .code(0);
+    dis_pair(&["register", "--agent", "alice"]);
+    dis_pair(&["advance", "--agent", "doer", "PLANNING"]);
+    let approve = |rev: &str| {
+        dis_pair(&[
+            "verdict",
+            "--agent",
+            "alice",
+            "APPROVED",
+            "--revision",
+            rev,
+            "--note",
+            "ok",
+        ])
+    };
+    dis_pair(&[
+        "submit",
+        "--agent",
+        "doer",
+        "plan",
+        "--note",
+        "Step 1: retry.",
+    ]);
+    approve("1");
+    for line in [
+        "pair register task.md --agent dissenter-1",
+        "pair brief task.md --for dissenter --agent dissenter-1",
+        "pair poll task.md --agent dissenter-1",
+        "pair object task.md --agent dissenter-1 --severity blocking --anchor '## Goal' --title 'Retries never stop' --evidence 'Offline, step 1 loops forever' --fix 'Cap the retries'",
+        "pair dissent task.md --agent dissenter-1 blocking --revision 1 --objections BLK-1 --note 'Step 1 has no cap'",
+    ] {
+        s.run(&dis, line, &[], 0);
+    }
+    dis_pair(&[
+        "resolve",
+        "BLK-1",
+        "--agent",
+        "doer",
+        "--resolution",
+        "capped at 5",
+    ]);
+    dis_pair(&[
+        "submit",
+        "--agent",
+        "doer",
+        "plan",
+        "--note",
+        "Step 1: retry 5 times.",
+    ]);
+    approve("2");
+    for line in [
+        "pair register task.md --agent dissenter-2",
+        "pair accept task.md BLK-1 --agent dissenter-2",
+        "pair dissent task.md --agent dissenter-2 none --revision 2 --note 'The cap holds; nothing else found'",
+    ] {
+        s.run(&dis, line, &[], 0);
+    }
+    assert_eq!(
+        pair(["status", &dis_board, "--json"]).json()["phase"],
+        "PLAN_APPROVED"
+    );
     // An agent serving a project of boards: a board that names alice gives her a step.
     let proj = top.join("project");
     std::fs::create_dir_all(proj.join("boards")).unwrap();

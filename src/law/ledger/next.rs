@@ -120,9 +120,15 @@ pub fn steer(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
     }
     if !open.is_empty() {
         said.push(format!(
-            "Your open blocking objections: {} (CHANGES_REQUESTED names them with --objections; \
-             APPROVED is refused while they are open)",
-            open.join(", ")
+            "Your open blocking objections: {} ({})",
+            open.join(", "),
+            if crate::law::dissent::is_dissenter_now(fm, agent) {
+                "a blocking dissent names them with --objections; none and advisory are refused \
+                 while they are open"
+            } else {
+                "CHANGES_REQUESTED names them with --objections; APPROVED is refused while they \
+                 are open"
+            }
         ));
     }
     if said.is_empty() {
