@@ -86,6 +86,11 @@ pub fn run(a: BriefArgs, s: &Session) -> Result<Outcome> {
              judge the artifact itself.\n",
         );
     }
+    if matches!(a.role, BriefFor::Reviewer | BriefFor::Dissenter)
+        && let Some(text) = independence_text(fm, doc)
+    {
+        markdown.push_str(&text);
+    }
     for p in &parts {
         markdown.push_str(&format!("\n## {}\n\n{}", p.title, p.text));
         if !p.text.ends_with('\n') {
@@ -104,6 +109,35 @@ pub fn run(a: BriefArgs, s: &Session) -> Result<Outcome> {
         "markdown": markdown,
     });
     Ok(Outcome::ok(json, markdown))
+}
+
+/// Which session wrote the artifact under judgement, when the journal says, and what the
+/// board's independence policy asks of the judge ([`crate::law::independence`]).
+fn independence_text(fm: &Frontmatter, doc: &Document) -> Option<String> {
+    let t = current_target(fm)?;
+    let records = crate::board::journal::records(doc).ok()?;
+    let author = crate::law::independence::authors(&records)
+        .remove(&t)
+        .flatten();
+    let (noun, unit) = target_noun(t);
+    let n = fm.counter(t);
+    let wrote = match &author {
+        Some(s) => format!(
+            "{noun} {unit} {n} was written from session {}",
+            crate::text::escape(s)
+        ),
+        None => format!("{noun} {unit} {n} names no session it was written from"),
+    };
+    Some(if fm.independent_review {
+        format!(
+            "This board asks for independent review: {wrote}; judge it from another session, \
+             named with --session ID (or PAIR_SESSION).\n"
+        )
+    } else if author.is_some() {
+        format!("{wrote}; `stats` reports whether its judges were independent of it.\n")
+    } else {
+        return None;
+    })
 }
 
 fn board_name(board: &std::path::Path) -> String {

@@ -29,12 +29,22 @@ pub enum Judging {
     /// A reviewer's verdict on the gate's current artifact (`verdict APPROVED`, …; `verdict
     /// UNABLE` judges nothing and is not held).
     Verdict,
-    // The dissent stage, when it exists, adds `Dissent` here: a dissenter's answer on the
-    // gate's artifact, found by [`judged`] and held like a verdict.
+    /// A dissenter's answer on the gate's current artifact (`dissent none|advisory|blocking`).
+    Dissent,
+}
+
+impl Judging {
+    /// As the refusal names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Judging::Verdict => "a verdict",
+            Judging::Dissent => "a dissent",
+        }
+    }
 }
 
 /// The judging writes the policy holds, in the order they are looked for.
-pub const JUDGED: &[Judging] = &[Judging::Verdict];
+pub const JUDGED: &[Judging] = &[Judging::Verdict, Judging::Dissent];
 
 /// How a judgement stands to the artifact's author.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -69,16 +79,21 @@ impl Independence {
 }
 
 /// The gate and kind of the judgement agent `id`'s write makes (its review of a gate changed to
-/// a verdict), if it makes one.
+/// a verdict, or a dissent round of its own added), if it makes one.
 pub fn judged(old: &Frontmatter, new: &Frontmatter, id: &str) -> Option<(Target, Judging)> {
-    let now = new.agent(id)?;
-    let before = old.agent(id);
     JUDGED.iter().find_map(|j| match j {
-        Judging::Verdict => Target::ALL.iter().copied().find_map(|t| {
-            let r = now.review(t);
-            let changed = before.is_none_or(|b| b.review(t) != r);
-            (changed && r.verdict.is_some()).then_some((t, *j))
-        }),
+        Judging::Verdict => {
+            let now = new.agent(id)?;
+            let before = old.agent(id);
+            Target::ALL.iter().copied().find_map(|t| {
+                let r = now.review(t);
+                let changed = before.is_none_or(|b| b.review(t) != r);
+                (changed && r.verdict.is_some()).then_some((t, *j))
+            })
+        }
+        Judging::Dissent => crate::law::dissent::added(old, new)
+            .filter(|r| r.by == id)
+            .map(|r| (r.gate, *j)),
     })
 }
 
@@ -110,16 +125,17 @@ pub fn judge(
     if !old.independent_review {
         return Ok(());
     }
-    let Some((t, _)) = judged(old, new, id) else {
+    let Some((t, kind)) = judged(old, new, id) else {
         return Ok(());
     };
     let n = old.counter(t);
     let Some(session) = session else {
         return Err(Error::NotIndependent {
             message: format!(
-                "this board asks for independent review (`{FIELD}: true`): a verdict on {t} {n} \
+                "this board asks for independent review (`{FIELD}: true`): {} on {t} {n} \
                  must say which session it comes from; run it again with --session ID (or \
-                 PAIR_SESSION set), from a session that did not write the {t}"
+                 PAIR_SESSION set), from a session that did not write the {t}",
+                kind.as_str()
             ),
         });
     };

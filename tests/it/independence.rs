@@ -88,6 +88,42 @@ fn a_verdict_from_the_authors_session_is_refused_under_the_policy_and_taken_from
 }
 
 #[test]
+fn a_dissent_from_the_authors_session_is_refused_under_the_policy_and_taken_from_another() {
+    let p = submitted(&["--independent-review", "--dissent", "plan"]);
+    p.ok("alice", &approve(Some("alice-7")));
+    p.assert_phase("PLANNING_SUBMITTED");
+    p.ok("d1", &["register"]);
+    // The bundle says which session wrote what it judges, and what the policy asks.
+    pair(["brief", p.p(), "--for", "dissenter", "--agent", "d1"])
+        .code(0)
+        .mentions(&[
+            "independent review",
+            "written from session doer-1",
+            "--session",
+        ]);
+    let before = p.b.read();
+    fn answer(session: &str) -> Vec<&str> {
+        vec![
+            "dissent",
+            "none",
+            "--revision",
+            "1",
+            "--note",
+            "nothing found",
+            "--session",
+            session,
+        ]
+    }
+    // The dissenter writing from the doer's session is no fresh context: refused, untouched.
+    p.refused("d1", &answer("doer-1"), 6)
+        .mentions(&["doer-1", "wrote plan 1", "fresh session"]);
+    p.b.assert_untouched(&before);
+    // From a session of its own: accepted, and the gate is approved.
+    p.ok("d1", &answer("d1-1"));
+    p.assert_phase("PLAN_APPROVED");
+}
+
+#[test]
 fn without_the_policy_the_authors_session_may_review_and_stats_say_same_session() {
     let p = submitted(&[]);
     assert_eq!(p.top("independent_review"), None, "absent when unused");
