@@ -157,6 +157,23 @@ pub fn stage_open(fm: &Frontmatter) -> Option<Target> {
     .then_some(t)
 }
 
+/// Why a board may not work without reviewers (`None`: it may): a dissent stage follows the
+/// reviewers' pass, and a submission nobody reviews would be approved by itself, past its
+/// dissenter.
+pub fn no_review_refusal(fm: &Frontmatter) -> Option<String> {
+    let gates = &fm.dissent.gates;
+    (!gates.is_empty()).then(|| {
+        let names: Vec<&str> = gates.iter().map(|g| g.as_str()).collect();
+        format!(
+            "this board's {} gate{} require{} a dissent stage, which follows the reviewers' pass: \
+             it cannot work without reviewers (no_review); have a reviewer run `pair register`",
+            names.join(" and "),
+            if names.len() == 1 { "" } else { "s" },
+            if names.len() == 1 { "s" } else { "" },
+        )
+    })
+}
+
 /// Whether the reviewers' pass on `t`'s current submission waits for a dissent (or got one):
 /// such a round does not move the phase by itself.
 pub fn holds_round(fm: &Frontmatter, t: Target) -> bool {

@@ -666,6 +666,9 @@ fn check_no_review(
     ruling: &mut Ruling,
 ) -> Result<()> {
     let nobody = |fm: &Frontmatter| !fm.has_reviewers() && fm.reviewers().is_empty();
+    if let Some(why) = dissent::no_review_refusal(new) {
+        return Err(refuse(&why));
+    }
     if role != Role::Doer || old.no_review || !nobody(old) || !nobody(new) {
         return Err(refuse(
             "field `no_review` may only be turned on, by the doer with the user's approval, while \

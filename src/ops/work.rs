@@ -122,6 +122,15 @@ fn snapshot_reviewers(
         fm.required_reviewers = fm.reviewers().into_iter().map(String::from).collect();
     }
     if !fm.has_reviewers() && !fm.no_review {
+        if let Some(why) = crate::law::dissent::no_review_refusal(fm) {
+            return Err(Error::refused(
+                why,
+                Hint::Run {
+                    command: "poll",
+                    args: vec!["--wait".into()],
+                },
+            ));
+        }
         if !no_review {
             let mut add = vec![Flag::bare("--no-review")];
             if t.human_gate && !fm.yolo {

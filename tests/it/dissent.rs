@@ -545,3 +545,48 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn a_board_with_a_dissent_stage_cannot_work_without_reviewers() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = dir.path().join("task.md").to_str().unwrap().to_string();
+    pair(["init", &b, "--goal", "G", "--yolo", "--dissent", "plan"]).code(0);
+    pair(["advance", &b, "--agent", "doer", "PLANNING"]).code(0);
+    let before = std::fs::read(&b).unwrap();
+    // Nobody reviews, so the submission would approve itself past the dissenter.
+    let out = pair([
+        "submit",
+        &b,
+        "--agent",
+        "doer",
+        "plan",
+        "--note",
+        "Step 1.",
+        "--no-review",
+    ]);
+    assert_eq!(out.code, Some(6), "{}", out.report());
+    assert!(
+        out.stderr.contains("dissent stage") && out.stderr.contains("pair register"),
+        "{}",
+        out.report()
+    );
+    assert_eq!(std::fs::read(&b).unwrap(), before, "the board was changed");
+    // A raw write that turns no_review on is refused by the same rule.
+    let text = String::from_utf8(before.clone()).unwrap();
+    let raw = dir.path().join("raw.md");
+    std::fs::write(&raw, text.replace("no_review: false", "no_review: true")).unwrap();
+    let sha = crate::common::sha256_hex(&before);
+    let out = pair([
+        "write",
+        &b,
+        "--as",
+        "doer",
+        "--content-file",
+        raw.to_str().unwrap(),
+        "--expect-sha256",
+        &sha,
+    ]);
+    assert_ne!(out.code, Some(0), "{}", out.report());
+    assert!(out.stderr.contains("dissent stage"), "{}", out.report());
+    assert_eq!(std::fs::read(&b).unwrap(), before);
+}
