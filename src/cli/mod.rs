@@ -270,7 +270,8 @@ Examples:
   generate-board | pair write task.md --content-file - --create-if-missing")]
     Write(WriteArgs),
 
-    /// Run a scripted debugging task: a doer and two reviewers, each a separate `pair` process.
+    /// Run a scripted debugging task: a doer, two reviewers and a dissenter, each a separate
+    /// `pair` process.
     #[command(after_help = "\
 Examples:
   pair demo
@@ -893,11 +894,12 @@ pub struct DemoArgs {
 pub enum DemoRole {
     Doer,
     Reviewer,
+    Dissenter,
 }
 
 #[derive(Debug, Args)]
 pub struct DemoAgentArgs {
-    /// Doer or reviewer.
+    /// Doer, reviewer or dissenter.
     #[arg(long, value_enum)]
     pub role: DemoRole,
     /// This agent's id.

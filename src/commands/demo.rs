@@ -1,6 +1,6 @@
 //! `pair demo`: a scripted debugging task run by three real agents.
 //!
-//! The demo starts a doer and two reviewers as separate processes of this same binary
+//! The demo starts a doer, two reviewers and a dissenter as separate processes of this same binary
 //! (`pair demo-agent`, hidden). Each agent acts only by running `pair` as a subprocess — `init`,
 //! `register`, `poll --wait`, `claim`, `submit`, `verdict`, `advance`, `note` — exactly as an AI
 //! agent would from its prompt, and reports what it did as one JSON line per event on stdout.
@@ -10,7 +10,8 @@
 //! The script: in a throwaway git repository (the demo directory, with a local identity), a
 //! debugging task goes through root cause analysis, a plan that one reviewer sends back once,
 //! `pair worktree create` (a real worktree on the topic branch `pair/task`), a red test written
-//! there, code that gets a `COMMENT` (so the doer submits a follow-up), a real commit that
+//! there, code that gets a `COMMENT` (so the doer submits a follow-up) and, once the reviewers pass
+//! it, an advisory answer from a fresh dissenter (the code gate's dissent stage), a real commit that
 //! `advance COMMITTED` holds to the approved tree, the merge into `main`, and the removal of the
 //! worktree and branch that `CLEANED_UP` checks. The human gates are approved by a scripted
 //! user: the doer passes `--user-approved` (the blackboard is not `yolo`).
@@ -35,6 +36,8 @@ use crate::render::report::{SCHEMA, Style};
 const BOARD: &str = "task.md";
 const DOER: &str = "doer";
 const REVIEWERS: [&str; 2] = ["alice", "bob"];
+/// The fresh dissenter of the code gate's dissent stage: neither the doer nor a reviewer.
+const DISSENTER: &str = "dana";
 /// How often `poll --wait` re-checks where file notifications are unavailable.
 const INTERVAL: &str = "0.25";
 
@@ -237,7 +240,7 @@ pub fn run(a: DemoArgs) -> Result<Outcome> {
     let order: Vec<(&str, &str)> = REVIEWERS
         .iter()
         .map(|r| (*r, "reviewer"))
-        .chain([(DOER, "doer")])
+        .chain([(DISSENTER, "dissenter"), (DOER, "doer")])
         .collect();
     for (id, role) in &order {
         let mut child = Command::new(&exe)
@@ -344,7 +347,8 @@ pub fn run(a: DemoArgs) -> Result<Outcome> {
     let style = Style::for_stdout();
     let mut text = String::new();
     text.push_str(&style.bold(&format!(
-        "pair demo: a debugging task, one doer ({DOER}) and two reviewers ({})\n",
+        "pair demo: a debugging task, one doer ({DOER}), two reviewers ({}) and a dissenter \
+         ({DISSENTER})\n",
         REVIEWERS.join(", ")
     )));
     text.push_str(&format!(
@@ -444,7 +448,7 @@ fn stats_text(s: &Json) -> String {
         return "`pair stats`: no figures (the board has no journal)\n".to_string();
     }
     let mut out = format!(
-        "`pair stats`: {} journal records over {} s (whole seconds, as the journal keeps time)\n",
+        "`pair stats`: {} journal records over {} s\n",
         s["records"], s["seconds"]
     );
     if let Some(gates) = s["gates"].as_object() {
@@ -457,13 +461,32 @@ fn stats_text(s: &Json) -> String {
                         .collect()
                 })
                 .unwrap_or_default();
+            let dissent: Vec<String> = v["dissent"]
+                .as_array()
+                .map(|d| {
+                    d.iter()
+                        .map(|d| {
+                            format!(
+                                "{} → {}",
+                                d["by"].as_str().unwrap_or("?"),
+                                d["outcome"].as_str().unwrap_or("?")
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
             out.push_str(&format!(
-                "  gate {g:<9} {:>4} s, rounds: {}\n",
+                "  gate {g:<9} {:>4} s, rounds: {}{}\n",
                 v["seconds"],
                 if rounds.is_empty() {
                     "-".to_string()
                 } else {
                     rounds.join(", ")
+                },
+                if dissent.is_empty() {
+                    String::new()
+                } else {
+                    format!("; dissent: {}", dissent.join(", "))
                 }
             ));
         }
@@ -721,6 +744,7 @@ pub fn agent(a: DemoAgentArgs) -> Result<Outcome> {
     let result = match a.role {
         DemoRole::Doer => doer(&me, &a.reviewers),
         DemoRole::Reviewer => reviewer(&me),
+        DemoRole::Dissenter => dissenter(&me),
     };
     let ok = result.is_ok();
     Ok(Outcome {
@@ -758,9 +782,12 @@ fn doer(me: &Agent, reviewers: &[String]) -> Result<()> {
             &reviewers.join(","),
             "--max-rounds",
             "2",
+            "--dissent",
+            "code",
         ],
         &[0],
-        "creates the blackboard (debugging: RCA and red test required; at most 2 review rounds per gate)",
+        "creates the blackboard (debugging: RCA and red test required; at most 2 review rounds per \
+         gate; the code's approval waits for a fresh dissenter)",
     )?;
     loop {
         let turn = me.wait_turn()?;
@@ -1045,6 +1072,70 @@ fn reviewer(me: &Agent) -> Result<()> {
             args.extend(["--objections", ids.as_str()]);
         }
         me.pair(&args, &[0], &format!("on {target} {counter}"))?;
+    }
+}
+
+/// The code gate's dissenter: registers (it is named nowhere, so it never becomes a required
+/// reviewer), wakes when the reviewers have passed the code, reads only its bundle, and answers
+/// advisory with one low-likelihood risk, which goes into the consensus record.
+fn dissenter(me: &Agent) -> Result<()> {
+    loop {
+        let turn = me.wait_turn()?;
+        if turn.code == exit::TERMINAL {
+            return Ok(());
+        }
+        if turn.json["agent"]["registered"] != json!(true) {
+            me.pair(
+                &["register", BOARD],
+                &[0],
+                "a fresh agent, neither the doer nor a reviewer: the dissent stage's",
+            )?;
+            continue;
+        }
+        let counter = turn.json["review"]["counter"].as_u64().unwrap_or(0);
+        me.pair(
+            &["brief", BOARD, "--for", "dissenter"],
+            &[0],
+            "reads its bundle: the task spec and the artifact, nothing else of the board",
+        )?;
+        let raised = me.pair(
+            &[
+                "object",
+                BOARD,
+                "--severity",
+                "advisory",
+                "--anchor",
+                "## Goal",
+                "--title",
+                "per_page 0 divides by zero",
+                "--evidence",
+                "search_pages(total, 0) panics; no caller passes 0 today",
+                "--fix",
+                "reject per_page 0 where the query is parsed",
+            ],
+            &[0],
+            "a low-likelihood risk, not a blocker",
+        )?;
+        let id = raised.json["id"].as_str().unwrap_or("ADV-1").to_string();
+        let f = me.note_file(
+            &format!("{}-code-{counter}", me.id),
+            "Read the task spec and the pinned fix: the last page is counted right. One \
+             advisory risk for the consensus record.\n",
+        )?;
+        let rev = counter.to_string();
+        me.pair(
+            &[
+                "dissent",
+                BOARD,
+                "advisory",
+                "--revision",
+                &rev,
+                "--note-file",
+                &f,
+            ],
+            &[0],
+            &format!("on code {counter}: advisory {id}, the gate is approved"),
+        )?;
     }
 }
 
