@@ -889,6 +889,25 @@ pub struct DemoArgs {
     pub timeout: f64,
 }
 
+/// What `init --review` refuses: a pairing board's settings, which a review-only board (no doer,
+/// three debate roles, its own stop) has no use for; given, they would be silently dropped.
+pub const REVIEW_ONLY_REFUSES: [&str; 14] = [
+    "from_review",
+    "goal",
+    "goal_file",
+    "rca",
+    "red_test",
+    "yolo",
+    "independent_review",
+    "reviewer_pool",
+    "reviews",
+    "template",
+    "require_check",
+    "dissent",
+    "max_rounds",
+    "sla",
+];
+
 /// The part an agent plays in the demo.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum DemoRole {
@@ -1035,7 +1054,7 @@ pub struct InitArgs {
     #[command(flatten)]
     pub usage: UsageArgs,
     /// Create a review-only board of TARGET (a file, A..B or `staged`; no doer).
-    #[arg(long, value_name = "TARGET", conflicts_with = "from_review")]
+    #[arg(long, value_name = "TARGET", conflicts_with_all = REVIEW_ONLY_REFUSES)]
     pub review: Option<String>,
     /// Seed the goal with a review board's confirmed findings.
     #[arg(long, value_name = "BOARD")]

@@ -533,3 +533,28 @@ fn poll_after_is_refused_on_a_review_only_board_rather_than_ignored() {
         r.stderr
     );
 }
+
+#[test]
+fn a_review_only_board_refuses_a_pairing_boards_settings_instead_of_dropping_them() {
+    let e = target("lib.rs", 3);
+    for extra in [
+        &["--independent-review"][..],
+        &["--dissent"],
+        &["--max-rounds", "2"],
+        &["--yolo"],
+        &["--reviewer-pool", "a,b"],
+        &["--sla", "review=2h"],
+        &["--goal", "G"],
+    ] {
+        let mut args = vec!["init", B, "--review", "lib.rs"];
+        args.extend_from_slice(extra);
+        let r = e.ok(4, &args);
+        assert!(
+            r.stderr.contains("cannot be used with") && r.stderr.contains(extra[0]),
+            "{extra:?}: {}",
+            r.stderr
+        );
+        assert!(!e.path(B).exists(), "{extra:?} made a board");
+    }
+    e.ok(0, &["init", B, "--review", "lib.rs"]);
+}
