@@ -35,6 +35,7 @@ fn journal_ms(bytes: &[u8]) -> f64 {
         usage: Default::default(),
         repair: false,
         origin: Default::default(),
+        transcript: None,
     };
     let facts = Facts {
         intent: &intent,
@@ -129,6 +130,7 @@ fn main() {
         usage: Default::default(),
         repair: false,
         origin: Default::default(),
+        transcript: None,
     };
     for _ in 0..5000 {
         let facts = Facts {

@@ -61,8 +61,9 @@ pub mod figure {
     pub const USAGE: Figure = Figure {
         name: "usage",
         json: "tokens, cost",
-        means: "Tokens and cost the writes reported (`--tokens`, `--cost`), counted in the phase \
-                the work was done in: the phase before the write, or `report-usage --phase`. \
+        means: "Tokens and cost the writes reported (`--tokens`, `--cost`, or the tokens a \
+                writer's transcript gained since its previous write: \
+                `--transcript`/`PAIR_TRANSCRIPT`), counted in the phase the work was done in: the phase before the write, or `report-usage --phase`. \
                 Left out where no write reported any.",
     };
     pub const TIME_IN_GATE: Figure = Figure {

@@ -54,8 +54,25 @@ const RECORD_START: &str = "- at=";
 
 /// The keys of a record's words, in their order.
 const KEYS: &[&str] = &[
-    "at", "by", "cmd", "phase", "counters", "verdict", "turn", "wait_us", "uid", "host", "pid",
-    "tokens", "cost", "for", "mended", "before", "after", "prev",
+    "at",
+    "by",
+    "cmd",
+    "phase",
+    "counters",
+    "verdict",
+    "turn",
+    "wait_us",
+    "uid",
+    "host",
+    "pid",
+    "tokens",
+    "cost",
+    "for",
+    "mended",
+    "transcript",
+    "before",
+    "after",
+    "prev",
 ];
 
 /// The keys of words read wherever they stand in a record (this version writes them after
@@ -229,6 +246,9 @@ pub struct Intent {
     pub origin: Origin,
     /// A repair: its record lists the breaks of the chain it found ([`Record::mended`]).
     pub repair: bool,
+    /// Where the write stopped reading its writer's transcript (`transcript=`), when it read
+    /// one ([`crate::board::transcript`]).
+    pub transcript: Option<crate::board::transcript::Position>,
 }
 
 /// One counter a write moved.
@@ -271,6 +291,9 @@ pub struct Record {
     pub session: Option<String>,
     /// The writer's model (`model=`), when it gave one.
     pub model: Option<String>,
+    /// Where the write stopped reading its writer's transcript (`transcript=OFFSET:HEAD`).
+    #[serde(skip)]
+    pub transcript: Option<crate::board::transcript::Position>,
     pub before: Option<String>,
     pub after: String,
     pub prev: Option<String>,
@@ -335,6 +358,9 @@ impl Record {
         }
         if let Some(v) = &self.model {
             let _ = write!(s, " model={v}");
+        }
+        if let Some(p) = &self.transcript {
+            let _ = write!(s, " transcript={}", p.value());
         }
         let _ = write!(
             s,
@@ -468,6 +494,9 @@ impl Record {
                 .ok_or(format!("mended={m:?} is not a list of record numbers"))?,
             None => vec![],
         };
+        let transcript = take("transcript", true)?
+            .map(crate::board::transcript::Position::parse)
+            .transpose()?;
         let hex =
             |k: &str, v: Option<&str>, len: usize| -> std::result::Result<Option<String>, String> {
                 match v.unwrap_or_default() {
@@ -504,6 +533,7 @@ impl Record {
             mended,
             session,
             model,
+            transcript,
             before,
             after,
             prev,
@@ -724,6 +754,7 @@ pub fn seal(bytes: Vec<u8>, facts: &Facts) -> std::result::Result<Sealed, String
         },
         session: intent.origin.session.clone(),
         model: intent.origin.model.clone(),
+        transcript: intent.transcript.clone(),
         before: facts.old_sha256.map(str::to_string),
         // Set below, once the frontmatter holds the seal.
         after: "0".repeat(64),

@@ -16,5 +16,6 @@ pub mod pool;
 pub mod rewrite;
 pub mod sla;
 pub mod suggest;
+pub mod transcript;
 pub mod yaml;
 pub mod yaml_plain;

@@ -416,6 +416,7 @@ mod tests {
             mended: vec![],
             session: None,
             model: None,
+            transcript: None,
             before: None,
             after: String::new(),
             prev: None,

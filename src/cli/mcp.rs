@@ -168,6 +168,9 @@ pub struct Fixed {
     /// --session ID --model NAME`, or `PAIR_SESSION`, `PAIR_MODEL` as it started), whatever
     /// a call's environment says.
     pub origin: crate::board::journal::Origin,
+    /// The writer's transcript every write reads: the server's own (`pair mcp --transcript
+    /// FILE`, or `PAIR_TRANSCRIPT` as it started), whatever a call's environment says.
+    pub transcript: Option<PathBuf>,
 }
 
 /// One tool: a command an agent runs, its schema, and how a call becomes its command line.

@@ -101,6 +101,12 @@ pub struct Global {
     /// The writer's model, recorded with every write [env: PAIR_MODEL].
     #[arg(long, global = true, value_name = "NAME")]
     pub model: Option<String>,
+
+    /// The writer's own transcript (a Claude Code session log or a Codex rollout file): every
+    /// write records the tokens it gained since the writer's previous write [env:
+    /// PAIR_TRANSCRIPT].
+    #[arg(long, global = true, value_name = "FILE", value_hint = ValueHint::FilePath)]
+    pub transcript: Option<PathBuf>,
 }
 
 impl Global {
@@ -1539,7 +1545,8 @@ fn command_words(args: &[std::ffi::OsString]) -> Option<(usize, Vec<&str>)> {
 }
 
 /// The global options that take a value (and so may stand before the command's name).
-const GLOBAL_VALUE_OPTIONS: &[&str] = &["--color", "--board", "--session", "--model"];
+const GLOBAL_VALUE_OPTIONS: &[&str] =
+    &["--color", "--board", "--session", "--model", "--transcript"];
 
 /// The default blackboard of a command line: the last `--board PATH` on it, else a non-empty
 /// `$PAIR_BOARD` (as `env` gives it).
@@ -1631,6 +1638,12 @@ impl Cli {
             } else if let Some(v) = value.as_deref() {
                 crate::board::journal::Origin::check(flag, v).map_err(Error::Usage)?;
             }
+        }
+        // `$PAIR_TRANSCRIPT` likewise (an empty one is none).
+        if self.global.transcript.is_none() {
+            self.global.transcript = std::env::var_os("PAIR_TRANSCRIPT")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from);
         }
         if let Cmd::Show(a) = &mut self.command {
             lone_section(a, self.global.default_board.as_deref());

@@ -92,6 +92,9 @@ The default of \fB\-\-board\fR: the blackboard of every command whose \fIBOARD\f
 \fBPAIR_SESSION\fR, \fBPAIR_MODEL\fR
 The defaults of \fB\-\-session\fR and \fB\-\-model\fR: the writer's session and model, recorded with every write.
 .TP
+\fBPAIR_TRANSCRIPT\fR
+The default of \fB\-\-transcript\fR: the writer's own transcript, whose tokens since its previous write every write records.
+.TP
 \fBNO_COLOR\fR
 When set to a non\-empty value, human output is not coloured (unless \fB\-\-color always\fR).
 .TP

@@ -40,7 +40,11 @@ const PROMPT: &str = "pair";
 /// How often a call that is still running says so (besides each time a wait goes to sleep).
 const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
-pub fn serve(a: McpArgs, origin: crate::board::journal::Origin) -> Result<Outcome> {
+pub fn serve(
+    a: McpArgs,
+    origin: crate::board::journal::Origin,
+    transcript: Option<std::path::PathBuf>,
+) -> Result<Outcome> {
     super::agent_arg("--agent", &a.agent)?;
     super::timeout(a.timeout)?;
     let server = Server::new(Fixed {
@@ -48,6 +52,7 @@ pub fn serve(a: McpArgs, origin: crate::board::journal::Origin) -> Result<Outcom
         agent: a.agent,
         timeout: a.timeout,
         origin,
+        transcript,
     });
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -361,6 +366,7 @@ pub fn prepare(tool: &Tool, args: &Map<String, Json>, fixed: &Fixed) -> Result<(
     // The session and model were fixed when the server started.
     cli.global.session = fixed.origin.session.clone();
     cli.global.model = fixed.origin.model.clone();
+    cli.global.transcript = fixed.transcript.clone();
     Ok((cli, argv))
 }
 

@@ -125,6 +125,7 @@ pub(crate) fn write_options(
         publish: Vec::new(),
         repair: false,
         origin: Default::default(),
+        transcript: None,
     })
 }
 
@@ -148,8 +149,9 @@ fn run_call(cli: Cli, interrupt: Option<crate::store::wait::Interrupt>) -> Resul
     let lists_warnings = matches!(cli.command, Cmd::Status(_) | Cmd::Validate(_));
     // `status` is for a person looking at a board: a git board's cache stands in for a remote
     // that cannot be reached.
-    let mut session =
-        Session::new(matches!(cli.command, Cmd::Status(_))).with_origin(cli.global.origin());
+    let mut session = Session::new(matches!(cli.command, Cmd::Status(_)))
+        .with_origin(cli.global.origin())
+        .with_transcript(cli.global.transcript.clone());
     if let Some(interrupt) = interrupt {
         session = session.with_interrupt(interrupt);
     }
@@ -241,7 +243,7 @@ fn run_command(cli: Cli, s: &Session) -> Result<Outcome> {
         Cmd::Watch(a) => watch::run(a, json, s),
         Cmd::Top(a) => top::run(a, s),
         Cmd::Migrate(a) => migrate::run(a, s),
-        Cmd::Mcp(a) => mcp::serve(a, s.origin().clone()),
+        Cmd::Mcp(a) => mcp::serve(a, s.origin().clone(), s.transcript().map(Into::into)),
         Cmd::Ls(a) => project::ls(a, s),
         Cmd::Next(a) => project::next(a, s),
     }
@@ -463,6 +465,10 @@ fn invocation_of(argv: Vec<String>) -> String {
             words.push(format!("--note {}", note(&text)));
         } else if let Some(text) = a.strip_prefix("--note=") {
             words.push(format!("--note={}", note(text)));
+        } else if a == "--transcript" {
+            // The writer's transcript is its own file: the board records only what was read.
+            args.next();
+        } else if a.starts_with("--transcript=") {
         } else {
             words.push(crate::text::shell_arg(&unsecret(&a)));
         }

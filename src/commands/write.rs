@@ -72,6 +72,7 @@ pub fn run(a: WriteArgs, s: &Session) -> Result<Outcome> {
         publish: Vec::new(),
         repair: a.repair,
         origin: s.origin().clone(),
+        transcript: s.transcript().map(Into::into),
     };
     let mode = if a.repair {
         Mode::Repair(a.reason.clone().unwrap_or_default())

@@ -101,15 +101,28 @@ fn names(text: &str, id: &str) -> bool {
         .any(|w| w == id)
 }
 
-/// The records of the write that made `e` (by its agent, within the second of its time).
-fn usage_of(e: &Entry, records: &[Record]) -> Usage {
+/// The records of the write that made `e` (by its agent, within the second of its time). An
+/// agent may write several times in one second (entries carry whole seconds): the record whose
+/// command is the entry's (`object` for an `Objection`, `resolve` for a `Resolution`, `rule`
+/// for a `Ruling`, …: the same first three letters) is taken before the first of that second.
+/// `raiser` is the objection's author, the writer of its `Objection` entry (whose heading puts
+/// the severity where other entries put the agent).
+fn usage_of(e: &Entry, raiser: &str, records: &[Record]) -> Usage {
     let mut u = Usage::default();
-    for r in records {
-        let d = e.time.millis_until(r.at);
-        if r.by.as_deref() == e.agent.as_deref() && (0..1000).contains(&d) {
-            u.add(r.tokens, r.cost_micros);
-            break;
-        }
+    let agent = if e.label.starts_with("Objection ") {
+        Some(raiser)
+    } else {
+        e.agent.as_deref()
+    };
+    let candidates = || {
+        records
+            .iter()
+            .filter(|r| r.by.as_deref() == agent && (0..1000).contains(&e.time.millis_until(r.at)))
+    };
+    let stem = e.label.get(..3).map(str::to_ascii_lowercase);
+    let same = candidates().find(|r| r.command.get(..3).map(str::to_ascii_lowercase) == stem);
+    if let Some(r) = same.or_else(|| candidates().next()) {
+        u.add(r.tokens, r.cost_micros);
     }
     u
 }
@@ -136,7 +149,7 @@ pub fn objections(
             let reopened = about.iter().filter(|e| word(e) == "Reopened").count();
             let mut usage = Usage::default();
             for e in &about {
-                usage.merge(&usage_of(e, records));
+                usage.merge(&usage_of(e, &o.by, records));
             }
             let settled = if o.state.is_unsettled() {
                 None

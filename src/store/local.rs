@@ -143,7 +143,7 @@ where
     }
     let exists = current.is_some();
     let composed = compose(path, &expect, current, opts, lock.waited, build)?;
-    let warnings = replace(
+    let mut warnings = replace(
         path,
         &target,
         &lock,
@@ -152,6 +152,7 @@ where
         exists,
         composed.old_sha256.as_deref(),
     )?;
+    warnings.extend(composed.warnings);
     Ok(Written {
         target,
         old_sha256: composed.old_sha256,

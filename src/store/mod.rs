@@ -39,6 +39,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 pub mod fault;
 pub mod gitref;
 pub mod location;
+pub mod transcript;
 pub mod wait;
 
 /// Apply the test-only fault configured for a step (nothing at all without the
@@ -94,6 +95,9 @@ pub struct WriteOptions {
     /// from the command's [`Session`] ([`Session::with_origin`]), where the edge put what the
     /// command line (or the MCP server's start) gave.
     pub origin: crate::board::journal::Origin,
+    /// The writer's transcript, whose usage since the writer's previous write the record counts
+    /// ([`transcript`]); taken from the command's [`Session`] like the origin.
+    pub transcript: Option<PathBuf>,
 }
 
 /// A commit a write publishes on the board's remote (a submitted artifact).
@@ -117,6 +121,7 @@ impl Default for WriteOptions {
             publish: Vec::new(),
             repair: false,
             origin: crate::board::journal::Origin::default(),
+            transcript: None,
         }
     }
 }
@@ -189,14 +194,30 @@ pub(super) fn seal(
     old: Option<&crate::board::frontmatter::Frontmatter>,
     old_sha256: Option<&str>,
     parsed: &Parsed,
-) -> Result<crate::board::journal::Sealed> {
-    let intent = crate::board::journal::Intent {
+) -> Result<(crate::board::journal::Sealed, Vec<String>)> {
+    let mut warnings = Vec::new();
+    let mut intent = crate::board::journal::Intent {
         agent: opts.agent.clone(),
         command: opts.operation.clone(),
         usage: opts.usage.clone(),
         repair: opts.repair,
         origin: opts.origin.clone(),
+        transcript: None,
     };
+    // The writer's transcript: the usage since its previous write on this board, unless it
+    // gave --tokens itself (which wins; the position is recorded all the same, so the next
+    // write does not count that stretch again).
+    if let (Some(file), Some(agent)) = (&opts.transcript, &opts.agent)
+        && crate::board::frontmatter::is_agent_id(agent)
+    {
+        let previous = crate::board::transcript::previous(&bytes, agent);
+        let measured = transcript::measure(file, previous.as_ref());
+        if intent.usage.tokens.is_none() {
+            intent.usage.tokens = measured.tokens;
+        }
+        intent.transcript = measured.position;
+        warnings.extend(measured.warnings);
+    }
     let facts = crate::board::journal::Facts {
         intent: &intent,
         old,
@@ -220,7 +241,7 @@ pub(super) fn seal(
     if sealed.bytes.len() as u64 > MAX_BOARD_BYTES {
         return Err(too_large_content(path, sealed.bytes.len() as u64, true));
     }
-    Ok(sealed)
+    Ok((sealed, warnings))
 }
 
 /// The new content's size and, unless its builder checked it, its validity.
@@ -261,6 +282,8 @@ pub(crate) struct Composed {
     pub bytes: Vec<u8>,
     pub sha256: String,
     pub parsed: Parsed,
+    /// What the writer is told beside the write (a transcript that could not be read).
+    pub warnings: Vec<String>,
 }
 
 /// The part of a write that does not depend on where the board is kept: check the
@@ -345,7 +368,7 @@ where
     let parsed = check_new(path, &new_bytes, parsed)?;
     crate::board::format::check_new(path, &parsed.fm)?;
     let mut parsed = parsed;
-    let sealed = seal(
+    let (sealed, warnings) = seal(
         path,
         new_bytes,
         opts,
@@ -368,6 +391,7 @@ where
         bytes: sealed.bytes,
         sha256: sealed.sha256,
         parsed,
+        warnings,
     })
 }
 
@@ -392,6 +416,8 @@ pub struct Session {
     interrupt: Option<wait::Interrupt>,
     /// The writer's session and model, recorded with every write the command makes.
     origin: crate::board::journal::Origin,
+    /// The writer's transcript, read by every write the command makes.
+    transcript: Option<PathBuf>,
 }
 
 impl Session {
@@ -415,6 +441,18 @@ impl Session {
     pub fn with_origin(mut self, origin: crate::board::journal::Origin) -> Session {
         self.origin = origin;
         self
+    }
+
+    /// Read `transcript` (the writer's own log of what it spent) with every write of this
+    /// command.
+    pub fn with_transcript(mut self, transcript: Option<PathBuf>) -> Session {
+        self.transcript = transcript;
+        self
+    }
+
+    /// The writer's transcript, as the edge gave it.
+    pub fn transcript(&self) -> Option<&Path> {
+        self.transcript.as_deref()
     }
 
     /// The writer's session and model, as the edge gave them.
@@ -558,13 +596,20 @@ where
     F: FnMut(Option<&Current>) -> Result<B>,
     B: Into<Built>,
 {
-    // The writer's session and model come with the command (the options may name their own).
+    // The writer's session, model and transcript come with the command (the options may name
+    // their own).
     let from_session;
-    let opts = if opts.origin == Default::default() && s.origin() != &Default::default() {
-        from_session = WriteOptions {
-            origin: s.origin().clone(),
-            ..opts.clone()
-        };
+    let opts = if (opts.origin == Default::default() && s.origin() != &Default::default())
+        || (opts.transcript.is_none() && s.transcript.is_some())
+    {
+        let mut o = opts.clone();
+        if o.origin == Default::default() {
+            o.origin = s.origin().clone();
+        }
+        if o.transcript.is_none() {
+            o.transcript = s.transcript.clone();
+        }
+        from_session = o;
         &from_session
     } else {
         opts

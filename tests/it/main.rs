@@ -53,6 +53,7 @@ mod submit;
 mod suite;
 mod timeline;
 mod top;
+mod transcript;
 mod users;
 mod validate;
 mod verdict;

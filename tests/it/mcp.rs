@@ -36,6 +36,7 @@ fn surface(agent: &str) -> (String, String) {
         agent: agent.into(),
         timeout: 10.0,
         origin: Default::default(),
+        transcript: None,
     };
     (
         answer.to_string(),
@@ -213,6 +214,7 @@ fn a_waiting_poll_defaults_to_a_timeout_clients_allow_and_keeps_its_own() {
         agent: "alice".into(),
         timeout: 10.0,
         origin: Default::default(),
+        transcript: None,
     };
     let call = |args: Json| {
         let Json::Object(args) = args else { panic!() };
@@ -336,6 +338,7 @@ fn every_documented_example_is_a_call_that_runs_the_same_command() {
                 .map(|t| t.parse().unwrap())
                 .unwrap_or(10.0),
             origin: Default::default(),
+            transcript: None,
         };
         let argv = tool
             .command_line(args, &fixed)
@@ -432,6 +435,7 @@ fn a_call_is_refused_before_it_runs_when_its_arguments_are_wrong() {
         agent: "doer".into(),
         timeout: 10.0,
         origin: Default::default(),
+        transcript: None,
     };
     let refused = |t: &str, args: Json| {
         let Json::Object(args) = args else { panic!() };

@@ -473,7 +473,7 @@ fn accepted(
         new_sha256: composed.sha256,
         created: matches!(expect, Expect::Absent),
         parsed: composed.parsed,
-        warnings: vec![],
+        warnings: composed.warnings,
     }
 }
 
