@@ -374,3 +374,51 @@ fn a_deferral_blocked_pending_a_board_waits_for_it_and_free_text_still_works() {
         .json();
     assert_eq!(names(&v, "boards"), ["b"], "{v:#}");
 }
+
+#[test]
+fn a_git_namespace_board_waits_for_a_ref_beside_it() {
+    if !require(&GIT, on_path("git")) {
+        return;
+    }
+    let remote = tempfile::tempdir().unwrap();
+    git_in(remote.path(), &["init", "-q", "--bare", "remote.git"]);
+    let cache = tempfile::tempdir().unwrap();
+    let env = [("PAIR_CACHE_DIR", s(cache.path()))];
+    let url = format!("file://{}/remote.git", remote.path().display());
+    let board = |r: &str| format!("git+{url}#refs/pair/{r}:task.md");
+    pair_env(["init", &board("a"), "--goal", "A"], &env).code(0);
+    pair_env(
+        ["init", &board("b"), "--goal", "B", "--after", "nope"],
+        &env,
+    )
+    .code(4);
+    pair_env(["init", &board("b"), "--goal", "B", "--after", "a"], &env).code(0);
+    let out = pair_env(["poll", &board("b"), "--agent", "doer", "--json"], &env);
+    let v = out.code(10).json();
+    assert_eq!(v["waits_for"][0]["address"], board("a"), "{v:#}");
+    assert_eq!(v["waits_for"][0]["state"], "waiting", "{v:#}");
+    let project = format!("git+{url}#refs/pair/:task.md");
+    let v = pair_env(["ls", &project, "--json"], &env).code(0).json();
+    assert_eq!(names(&v, "critical_path"), ["a", "b"], "{v:#}");
+    let v = pair_env(["next", "--agent", "doer", &project, "--json"], &env)
+        .code(0)
+        .json();
+    assert_eq!(v["step"]["name"], "a", "{v:#}");
+    assert_eq!(names(&v, "held"), ["b"], "{v:#}");
+    pair_env(
+        [
+            "stop",
+            &board("a"),
+            "--agent",
+            "doer",
+            "--reason",
+            "Dropped",
+        ],
+        &env,
+    )
+    .code(0);
+    let v = pair_env(["poll", &board("b"), "--agent", "doer", "--json"], &env)
+        .code(10)
+        .json();
+    assert_eq!(v["waits_for"][0]["state"], "held", "{v:#}");
+}
