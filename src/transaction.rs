@@ -91,6 +91,24 @@ pub fn apply<F>(
 where
     F: FnOnce(&mut Frontmatter, &Ctx) -> Result<Edit>,
 {
+    apply_with(path, old, agent, consent, origin, now, &|_| Vec::new(), op)
+}
+
+/// [`apply`], with what reads the boards the board waits for ([`Waits`]).
+#[allow(clippy::too_many_arguments)]
+pub fn apply_with<F>(
+    path: &Path,
+    old: &[u8],
+    agent: &str,
+    consent: &Consent,
+    origin: &Origin,
+    now: Timestamp,
+    waits: Waits<'_>,
+    op: F,
+) -> Result<Applied>
+where
+    F: FnOnce(&mut Frontmatter, &Ctx) -> Result<Edit>,
+{
     let valid = validate::check_found(old).map_err(|r| invalid(path, r.errors, false))?;
     let mut doc = valid.doc;
     let old_fm = valid.parsed.fm;
@@ -113,6 +131,7 @@ where
         now,
     )?;
     independent(&old_fm, &fm, agent, origin, &doc)?;
+    gate(&old_fm, &ruling, agent, waits)?;
     // The law's records (a passed gate, a waiver) come before the step they allowed.
     for e in ruling
         .records
@@ -153,6 +172,21 @@ fn independent(
     })
 }
 
+/// What reads the boards a board waits for ([`crate::store::depend::read`]), asked only when a
+/// write takes a step a waiting board refuses.
+pub type Waits<'a> = &'a dyn Fn(&Frontmatter) -> Vec<crate::law::depend::Dep>;
+
+/// A board's dependencies on a write ([`law::depend`]): a gated step is refused while any
+/// board it waits for is not released.
+fn gate(old: &Frontmatter, ruling: &law::Ruling, agent: &str, waits: Waits<'_>) -> Result<()> {
+    match ruling.transition {
+        Some(t) if !old.dependencies().is_empty() => {
+            law::depend::judge(t.command.name(), old.phase, agent, || waits(old))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// How a raw write is judged.
 #[derive(Debug, Clone)]
 pub enum RawMode {
@@ -174,6 +208,21 @@ pub fn replace(
     origin: &Origin,
     now: Timestamp,
 ) -> Result<Built> {
+    replace_with(path, old, new, mode, consent, origin, now, &|_| Vec::new())
+}
+
+/// [`replace`], with what reads the boards the board waits for ([`Waits`]).
+#[allow(clippy::too_many_arguments)]
+pub fn replace_with(
+    path: &Path,
+    old: &[u8],
+    new: Vec<u8>,
+    mode: &RawMode,
+    consent: &Consent,
+    origin: &Origin,
+    now: Timestamp,
+    waits: Waits<'_>,
+) -> Result<Built> {
     let old = validate::check_found(old).map_err(|r| invalid(path, r.errors, false))?;
     let parsed = validate::check_bytes(&new).map_err(|r| invalid(path, r.errors, true))?;
     let writer = match mode {
@@ -193,6 +242,7 @@ pub fn replace(
     )?;
     if let RawMode::As(id) = mode {
         independent(&old.parsed.fm, &parsed.parsed.fm, id, origin, &old.doc)?;
+        gate(&old.parsed.fm, &ruling, id, waits)?;
     }
     // What the law allowed must also tell one story, body and frontmatter (the law's refusal,
     // when there is one, is the better answer, so it is asked first).
@@ -254,13 +304,14 @@ where
                 path: path.to_path_buf(),
             });
         };
-        let applied = apply(
+        let applied = apply_with(
             path,
             &current.bytes,
             agent,
             consent,
             s.origin(),
             Timestamp::now(),
+            &|fm| store::depend::read(path, fm),
             &mut op,
         )?;
         outcome = Some((applied.old_phase, applied.summary, applied.warnings));

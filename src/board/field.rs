@@ -23,6 +23,7 @@ pub enum Field {
     RequiredReviewers,
     ReviewerPool,
     PoolReviews,
+    After,
     IndependentReview,
     NoReview,
     AnalysisRevision,
@@ -97,6 +98,7 @@ impl Field {
         Field::RequiredReviewers,
         Field::ReviewerPool,
         Field::PoolReviews,
+        Field::After,
         Field::IndependentReview,
         Field::NoReview,
         Field::AnalysisRevision,
@@ -137,6 +139,7 @@ impl Field {
             Field::RequiredReviewers => "required_reviewers",
             Field::ReviewerPool => crate::board::pool::MEMBERS_FIELD,
             Field::PoolReviews => crate::board::pool::REVIEWS_FIELD,
+            Field::After => crate::board::depend::FIELD,
             Field::IndependentReview => crate::board::frontmatter::INDEPENDENT_REVIEW,
             Field::NoReview => "no_review",
             Field::AnalysisRevision => "analysis_revision",
@@ -184,6 +187,7 @@ impl Field {
             | Field::RequiredChecks
             | Field::ReviewerPool
             | Field::PoolReviews
+            | Field::After
             | Field::IndependentReview
             | Field::DissentGates => Owner::Settings,
             Field::DissentRounds => Owner::Dissent,
@@ -239,6 +243,17 @@ impl Field {
                 )
             }),
             Field::PoolReviews => fm.pool.as_ref().map(|p| p.reviews.to_string()),
+            // Written only when the board waits for another.
+            Field::After => (!fm.after.is_empty()).then(|| {
+                format!(
+                    "[{}]",
+                    fm.after
+                        .iter()
+                        .map(|r| yaml::scalar(r))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }),
             // Written only when set: a board without the policy carries no such key.
             Field::IndependentReview => fm.independent_review.then(|| "true".to_string()),
             Field::NoReview => Some(fm.no_review.to_string()),

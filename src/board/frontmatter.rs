@@ -547,6 +547,9 @@ pub struct Frontmatter {
     /// The reviewer pool (`reviewer_pool`, `pool_reviews`), absent when the board names its
     /// reviewers, see [`crate::board::pool`].
     pub pool: Option<crate::board::pool::Pool>,
+    /// The boards this board waits for (`after`, `init --after`), empty when it waits for
+    /// none, see [`crate::board::depend`].
+    pub after: Vec<String>,
     /// `independent_review: true`: a verdict from the session that wrote the artifact under
     /// review is refused ([`crate::law::independence`]); absent (false) unless `init
     /// --independent-review` set it.
@@ -1463,6 +1466,33 @@ fn conv_dissent_rounds(v: &Value) -> Result<Vec<crate::board::dissent::Round>, S
         .collect()
 }
 
+/// `after`: the boards a board waits for, each named once.
+fn conv_after(v: &Value) -> Result<Vec<String>, String> {
+    let Value::Seq(items) = v else {
+        return Err(format!("expected a list of boards, {}", found(v)));
+    };
+    let mut out: Vec<String> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        match &item.value {
+            Value::Str(s) => {
+                crate::board::depend::check_name(s).map_err(|e| format!("item {}: {e}", i + 1))?;
+                if out.contains(s) {
+                    return Err(format!("board {s:?} is listed twice"));
+                }
+                out.push(s.clone());
+            }
+            other => {
+                return Err(format!(
+                    "item {} should be a board, {}",
+                    i + 1,
+                    found(other)
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
 fn conv_agent_ids(v: &Value) -> Result<Vec<String>, String> {
     let Value::Seq(items) = v else {
         return Err(format!("expected a list of agent ids, {}", found(v)));
@@ -1535,6 +1565,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
     let required_reviewers = f.req("required_reviewers", conv_agent_ids);
     let pool_members = f.opt(crate::board::pool::MEMBERS_FIELD, None, conv_opt_agent_ids);
     let pool_reviews = f.opt(crate::board::pool::REVIEWS_FIELD, None, conv_opt_count);
+    let after = f.opt(crate::board::depend::FIELD, Vec::new(), conv_after);
     let independent_review = f.opt(
         crate::board::frontmatter::INDEPENDENT_REVIEW,
         false,
@@ -1652,6 +1683,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
             red_test_required,
             required_reviewers,
             pool,
+            after,
             independent_review,
             dissent,
             no_review,

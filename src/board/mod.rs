@@ -4,6 +4,7 @@
 
 pub mod checks;
 pub mod debate;
+pub mod depend;
 pub mod dissent;
 pub mod document;
 pub mod entry;

@@ -137,6 +137,7 @@ pub const LEFT_OUT: &[(&str, &str, &str)] = &[
     ("init", "format", USERS_CHOICE),
     ("init", "template", USERS_CHOICE),
     ("init", "from_review", USERS_CHOICE),
+    ("init", "after", USERS_CHOICE),
 ];
 
 /// Why a board's policies are no tool's arguments: pre-approving the human gates, the dissent

@@ -1030,6 +1030,10 @@ pub struct InitArgs {
     /// Reviews per round from the pool.
     #[arg(long, requires = "reviewer_pool", value_name = "N")]
     pub reviews: Option<u32>,
+    /// Wait for this board before the work starts (until it is COMMITTED or later; a path from
+    /// this board's directory, or a ref in its git namespace; repeatable or comma-separated).
+    #[arg(long, value_delimiter = ',', value_name = "BOARD")]
+    pub after: Vec<String>,
     /// Use this blackboard file as the template (instead of the built-in one).
     #[arg(long, value_name = "FILE")]
     pub template: Option<PathBuf>,

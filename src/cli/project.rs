@@ -33,6 +33,8 @@ pub enum LsState {
     Breached,
     /// Unreadable or invalid.
     Invalid,
+    /// Waits for a board not yet COMMITTED or later.
+    Waiting,
 }
 
 #[derive(Debug, clap::Args)]

@@ -119,6 +119,8 @@ pub fn run(a: InitArgs, s: &Session) -> Result<Outcome> {
         None => goal_text(&a)?,
     };
     let required_checks = required_checks(&a)?;
+    // The boards it waits for exist, and waiting for them closes no cycle.
+    crate::store::depend::check_new(&a.board, &a.after)?;
     let dissent_gates = match &a.dissent {
         Some(g) => crate::board::dissent::parse_gates(g)
             .map_err(|e| Error::Usage(format!("--dissent: {e}")))?,
@@ -174,6 +176,7 @@ pub fn run(a: InitArgs, s: &Session) -> Result<Outcome> {
         fm.pool = pool;
     }
     fm.check_runs = Vec::new();
+    fm.after = a.after.clone();
     if !sla.is_empty() {
         fm.sla = crate::board::sla::sorted(sla);
     }
@@ -245,6 +248,7 @@ pub fn run(a: InitArgs, s: &Session) -> Result<Outcome> {
         "required_reviewers": fm.required_reviewers,
         "reviewer_pool": fm.pool.as_ref().map(|p| json!({"members": p.members, "reviews": p.reviews})),
         "dissent_gates": fm.dissent.gates,
+        "after": fm.after,
         "required_checks": fm.required_checks.iter().map(|c| json!({"name": c.name, "command": c.command})).collect::<Vec<_>>(),
         "next": next,
     });

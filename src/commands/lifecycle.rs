@@ -126,13 +126,14 @@ pub fn worktree_create(a: WorktreeCreateArgs, s: &Session) -> Result<Outcome> {
         worktree: text_of(&path)?,
     };
     // 1. The same operation and law, on the bytes read, before git makes anything.
-    transaction::apply(
+    transaction::apply_with(
         &a.board,
         &loaded.bytes,
         &ctx.agent,
         &consent,
         s.origin(),
         ctx.now,
+        &|fm| crate::store::depend::read(&a.board, fm),
         |fm: &mut Frontmatter, ctx: &Ctx| ops::create_worktree(fm, ctx, &created),
     )?;
     // 2. The worktree.

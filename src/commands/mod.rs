@@ -494,6 +494,16 @@ pub(crate) fn place(
     board: &Path,
     fm: &crate::board::frontmatter::Frontmatter,
 ) -> crate::law::protocol::Place {
+    place_with(board, fm, crate::store::depend::read(board, fm))
+}
+
+/// [`place`] with the board's dependencies as already read (a project's `next` reads every
+/// board once).
+pub(crate) fn place_with(
+    board: &Path,
+    fm: &crate::board::frontmatter::Frontmatter,
+    waits: Vec<crate::law::depend::Dep>,
+) -> crate::law::protocol::Place {
     // A git board is named by its address wherever the command runs; its default worktree is
     // in the clone the command runs in (none outside a repository).
     let absolute = if crate::store::location::is_git(board) {
@@ -511,6 +521,7 @@ pub(crate) fn place(
     crate::law::protocol::Place {
         board: absolute.display().to_string(),
         default_worktree,
+        waits,
     }
 }
 

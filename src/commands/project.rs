@@ -1,6 +1,7 @@
 //! `pair ls PROJECT` (one line per board, for a person) and `pair next --agent ID PROJECT` (the
 //! one step an agent should take next anywhere in the project).
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -10,6 +11,7 @@ use super::{Outcome, agent_arg};
 use crate::board::frontmatter::{Frontmatter, Phase, Timestamp};
 use crate::cli::project::{LsArgs, LsSort, LsState, NextArgs};
 use crate::error::{Error, Result, exit};
+use crate::law::depend::Dep;
 use crate::law::protocol::{Next, NextActor};
 use crate::project::{Member, Project};
 use crate::render::report::SCHEMA;
@@ -46,9 +48,27 @@ pub struct Row {
     pub cursor: Option<u64>,
     pub agents: Vec<String>,
     pub error: Option<String>,
+    /// The boards it waits for, each with its phase and standing.
+    pub waits_for: Vec<Dep>,
+    /// It waits: a board it waits for is not released, and it is not finished itself.
+    pub waiting: bool,
 }
 
-fn row(m: &Member, now: Timestamp) -> Row {
+fn row(m: &Member, now: Timestamp, deps: Vec<Dep>) -> Row {
+    let waiting =
+        m.fm.as_ref()
+            .is_some_and(|fm| crate::law::depend::is_waiting(fm.phase, &deps));
+    let mut r = row_of(m, now);
+    if waiting && let Some(doer) = m.fm.as_ref().and_then(|fm| fm.doer()) {
+        // The doer's work waits: it is not the doer's turn.
+        r.turn.retain(|t| t != doer);
+    }
+    r.waits_for = deps;
+    r.waiting = waiting;
+    r
+}
+
+fn row_of(m: &Member, now: Timestamp) -> Row {
     let Some(fm) = &m.fm else {
         return Row {
             name: m.name.clone(),
@@ -64,6 +84,8 @@ fn row(m: &Member, now: Timestamp) -> Row {
             cursor: None,
             agents: vec![],
             error: m.error.clone(),
+            waits_for: vec![],
+            waiting: false,
         };
     };
     let secs = fm.phase_updated_at.millis_until(now).max(0) / 1000;
@@ -89,6 +111,8 @@ fn row(m: &Member, now: Timestamp) -> Row {
         cursor: fm.journal.as_ref().map(|j| j.records),
         agents: fm.agents.iter().map(|(id, _)| id.clone()).collect(),
         error: None,
+        waits_for: vec![],
+        waiting: false,
     }
 }
 
@@ -109,6 +133,7 @@ fn keep(r: &Row, a: &LsArgs) -> Result<bool> {
             LsState::Stalled => r.stalled,
             LsState::Breached => r.breached,
             LsState::Invalid => r.error.is_some(),
+            LsState::Waiting => r.waiting,
         });
     }
     match Phase::ALL
@@ -117,7 +142,8 @@ fn keep(r: &Row, a: &LsArgs) -> Result<bool> {
     {
         Some(p) => Ok(r.phase == Some(*p)),
         None => Err(Error::Usage(format!(
-            "--state {state:?} is neither a state (open, terminal, stalled, breached, invalid) \
+            "--state {state:?} is neither a state (open, terminal, stalled, breached, invalid, \
+             waiting) \
              nor a phase (such as REVIEWING_CODE); run `pair ls --help`"
         ))),
     }
@@ -138,9 +164,11 @@ pub fn ls(a: LsArgs, s: &Session) -> Result<Outcome> {
     let project = Project::open(&a.project)?;
     let members = project.read(s)?;
     let now = Timestamp::now_ms();
+    let deps = crate::project::dependencies(&members);
+    let critical = critical_path(&members, &deps)?;
     let mut rows = Vec::new();
-    for m in &members {
-        let r = row(m, now);
+    for (m, d) in members.iter().zip(deps) {
+        let r = row(m, now, d);
         if keep(&r, &a)? {
             rows.push(r);
         }
@@ -152,18 +180,76 @@ pub fn ls(a: LsArgs, s: &Session) -> Result<Outcome> {
         LsSort::Round => rows.sort_by_key(|r| std::cmp::Reverse(r.round)),
         LsSort::Turn => rows.sort_by(|x, y| x.turn.cmp(&y.turn)),
     }
-    let text = render_rows(&rows);
+    let mut text = render_rows(&rows);
+    if !critical.is_empty() {
+        text.push_str(&format!(
+            "critical path: {} ({} boards, the first to finish first)\n",
+            escape(&critical.join(" <- ")),
+            critical.len()
+        ));
+    }
     Ok(Outcome {
         json: json!({
             "schema": SCHEMA,
             "project": project.name(),
             "boards": rows,
+            "critical_path": critical,
         }),
         text,
         code: exit::OK,
         warnings: vec![],
         printed: false,
     })
+}
+
+/// The edges of the project's dependency graph, by board name: each board with the boards of
+/// the project it waits for.
+fn edges(members: &[Member], deps: &[Vec<Dep>]) -> BTreeMap<String, Vec<String>> {
+    members
+        .iter()
+        .zip(deps)
+        .map(|(m, d)| {
+            let names = d
+                .iter()
+                .filter_map(|d| crate::project::name_of(members, &d.address))
+                .collect();
+            (m.name.clone(), names)
+        })
+        .collect()
+}
+
+/// The longest chain of unfinished boards each waiting for the one before, by name; a cycle
+/// (a board edited by hand can close one) is refused, naming its boards.
+fn critical_path(members: &[Member], deps: &[Vec<Dep>]) -> Result<Vec<String>> {
+    let edges = edges(members, deps);
+    if let Some(c) = crate::law::depend::cycle(&edges) {
+        let first = members
+            .iter()
+            .find(|m| m.name == c[0])
+            .map_or_else(|| std::path::PathBuf::from(&c[0]), |m| m.board.clone());
+        return Err(Error::invalid(
+            &first,
+            vec![crate::error::FieldError {
+                field: crate::board::depend::FIELD.into(),
+                line: None,
+                message: format!(
+                    "the boards wait for each other in a cycle: {}; none of them can start. \
+                     Remove one of these dependencies with `pair write --repair`",
+                    c.join(" waits for ")
+                ),
+            }],
+            false,
+        ));
+    }
+    let unfinished: BTreeSet<String> = members
+        .iter()
+        .filter(|m| {
+            m.fm.as_ref()
+                .is_none_or(|fm| !crate::law::depend::RELEASES.contains(&fm.phase))
+        })
+        .map(|m| m.name.clone())
+        .collect();
+    Ok(crate::law::depend::critical_path(&edges, &unfinished))
 }
 
 fn age(secs: Option<i64>) -> String {
@@ -190,6 +276,15 @@ fn render_rows(rows: &[Row]) -> String {
         }
         if r.breached {
             flags.push("breached".to_string());
+        }
+        if r.waiting {
+            let on: Vec<&str> = r
+                .waits_for
+                .iter()
+                .filter(|d| d.waits())
+                .map(|d| d.board.as_str())
+                .collect();
+            flags.push(format!("waiting for {}", on.join(",")));
         }
         if let Some(e) = &r.error {
             flags.push(format!("invalid: {}", e.lines().next().unwrap_or("")));
@@ -266,46 +361,71 @@ fn concerns(fm: &Frontmatter, agent: &str) -> bool {
             .is_some_and(|p| p.members.iter().any(|m| m == agent))
 }
 
-fn step(m: &Member, fm: &Frontmatter, agent: &str) -> Option<Step> {
+/// A board of the agent's that waits for others: its doer's step is held until they are
+/// released.
+#[derive(Debug, Clone, Serialize)]
+pub struct Held {
+    pub name: String,
+    pub board: String,
+    pub waits_for: Vec<Dep>,
+}
+
+fn step(m: &Member, fm: &Frontmatter, agent: &str, deps: &[Dep]) -> (Option<Step>, Option<Held>) {
     if !concerns(fm, agent) {
-        return None;
+        return (None, None);
     }
-    let place = super::place(&m.board, fm);
+    let place = super::place_with(&m.board, fm, deps.to_vec());
     let next = crate::law::protocol::next(fm, agent, &place);
+    let held = || {
+        (crate::law::depend::is_waiting(fm.phase, deps) && fm.doer() == Some(agent)).then(|| Held {
+            name: m.name.clone(),
+            board: place.board.clone(),
+            waits_for: deps.iter().filter(|d| d.waits()).cloned().collect(),
+        })
+    };
     if !next.handoff_to.iter().any(|h| h == agent) || next.command.is_none() {
-        return None;
+        return (None, held());
     }
     let kind = match next.actor {
         NextActor::Reviewer => Kind::Review,
         // The doer's own step, also one it takes once the user agreed.
         NextActor::Doer | NextActor::User => Kind::Work,
-        NextActor::None => return None,
+        NextActor::None => return (None, held()),
     };
-    Some(Step {
-        name: m.name.clone(),
-        board: place.board.clone(),
-        kind,
-        phase: fm.phase,
-        since: fm.phase_updated_at.to_string(),
-        since_ts: fm.phase_updated_at,
-        next,
-    })
+    (
+        Some(Step {
+            name: m.name.clone(),
+            board: place.board.clone(),
+            kind,
+            phase: fm.phase,
+            since: fm.phase_updated_at.to_string(),
+            since_ts: fm.phase_updated_at,
+            next,
+        }),
+        None,
+    )
 }
 
 /// Every step the agent may take in the project, the one to take first first: reviews before
-/// the agent's own doer work, each oldest first, then by name.
-pub fn steps(members: &[Member], agent: &str) -> Vec<Step> {
-    let mut out: Vec<Step> = members
-        .iter()
-        .filter_map(|m| step(m, m.fm.as_ref()?, agent))
-        .collect();
+/// the agent's own doer work, each oldest first, then by name; and the agent's boards held by
+/// what they wait for.
+pub fn steps(members: &[Member], agent: &str) -> (Vec<Step>, Vec<Held>) {
+    let deps = crate::project::dependencies(members);
+    let mut out = Vec::new();
+    let mut held = Vec::new();
+    for (m, d) in members.iter().zip(&deps) {
+        let Some(fm) = &m.fm else { continue };
+        let (st, h) = step(m, fm, agent, d);
+        out.extend(st);
+        held.extend(h);
+    }
     out.sort_by(|a, b| {
         a.kind
             .cmp(&b.kind)
             .then_with(|| 0.cmp(&a.since_ts.millis_until(b.since_ts)))
             .then_with(|| a.name.cmp(&b.name))
     });
-    out
+    (out, held)
 }
 
 fn wait_command(a: &NextArgs) -> Vec<String> {
@@ -335,7 +455,7 @@ fn wait_command(a: &NextArgs) -> Vec<String> {
 fn next_outcome(
     a: &NextArgs,
     project: &Project,
-    steps: Vec<Step>,
+    (steps, held): (Vec<Step>, Vec<Held>),
     boards: usize,
     waited: Option<Duration>,
 ) -> Outcome {
@@ -347,6 +467,7 @@ fn next_outcome(
         "boards": boards,
         "found": first.is_some(),
         "waiting": steps.len(),
+        "held": held,
     });
     let mut text = String::new();
     match &first {
@@ -372,8 +493,25 @@ fn next_outcome(
         }
         None => {
             let command = wait_command(a);
+            let held_text = if held.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " ({} of yours wait{} for other boards: {})",
+                    held.len(),
+                    if held.len() == 1 { "s" } else { "" },
+                    held.iter()
+                        .map(|h| {
+                            let on: Vec<&str> =
+                                h.waits_for.iter().map(|d| d.board.as_str()).collect();
+                            format!("{} for {}", h.name, on.join(", "))
+                        })
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                )
+            };
             let action = format!(
-                "Nothing for you on the {boards} board(s) of the project. Wait with `{}`.",
+                "Nothing for you on the {boards} board(s) of the project{held_text}. Wait with `{}`.",
                 shell_line(&command)
             );
             json["step"] = serde_json::Value::Null;
@@ -388,6 +526,13 @@ fn next_outcome(
             });
             text.push_str(&format!("action      {}\n", escape(&action)));
         }
+    }
+    for h in &held {
+        text.push_str(&format!(
+            "held        {} waits for {}\n",
+            escape(&h.name),
+            escape(&crate::render::report::waits_text(&h.waits_for))
+        ));
     }
     if let Some(w) = waited {
         json["waited_ms"] = json!(w.as_millis() as u64);
@@ -438,7 +583,7 @@ pub fn next(a: NextArgs, s: &Session) -> Result<Outcome> {
         let members = project.read(s)?;
         let found = steps(&members, &a.agent);
         let now = Instant::now();
-        if !found.is_empty() || now >= deadline || s.interrupt().is_some_and(|i| i.fired()) {
+        if !found.0.is_empty() || now >= deadline || s.interrupt().is_some_and(|i| i.fired()) {
             return Ok(next_outcome(
                 &a,
                 &project,

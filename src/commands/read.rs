@@ -204,6 +204,7 @@ fn wait_loop(
     // network blip must not end a long wait); one that never answered is an error at once.
     let mut reached = false;
     let mut lost = false;
+    let mut fresh = false;
     loop {
         // Each ask of a git board's remote gets what is left of the wait, at most the default
         // limit, so that one that stalls is given up in time for the next.
@@ -230,6 +231,11 @@ fn wait_loop(
             }
             Ok(turn) => {
                 reached = true;
+                // A board that waits for others wakes when one of them moves; a watch just set
+                // is followed by a read, before any sleep.
+                for d in &turn.waits_for {
+                    fresh |= waiter.also(std::path::Path::new(&d.address));
+                }
                 if let Some(n) = after {
                     let c = cursor(a, n, s)?;
                     if !c.records.is_empty() || Instant::now() >= deadline {
@@ -262,6 +268,9 @@ fn wait_loop(
                 Ok(turn) => Ok(ended(&turn, after.map(|n| cursor(a, n, s)).transpose()?)),
                 Err(e) => Err(e),
             };
+        }
+        if std::mem::take(&mut fresh) {
+            continue;
         }
         if let Some(interrupt) = s.interrupt() {
             interrupt.waiting(&match &last {

@@ -102,7 +102,7 @@ pub fn run(a: WriteArgs, s: &Session) -> Result<Outcome> {
         };
         let now = Timestamp::now();
         match &mode {
-            Mode::Raw => transaction::replace(
+            Mode::Raw => transaction::replace_with(
                 &board_for_errors,
                 &current.bytes,
                 content.clone(),
@@ -110,8 +110,9 @@ pub fn run(a: WriteArgs, s: &Session) -> Result<Outcome> {
                 &consent,
                 s.origin(),
                 now,
+                &|fm| store::depend::read(&board_for_errors, fm),
             ),
-            Mode::As(id) => transaction::replace(
+            Mode::As(id) => transaction::replace_with(
                 &board_for_errors,
                 &current.bytes,
                 content.clone(),
@@ -119,6 +120,7 @@ pub fn run(a: WriteArgs, s: &Session) -> Result<Outcome> {
                 &consent,
                 s.origin(),
                 now,
+                &|fm| store::depend::read(&board_for_errors, fm),
             ),
             Mode::Repair(reason) => repair(
                 &board_for_errors,

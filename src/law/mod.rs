@@ -13,6 +13,7 @@
 
 pub mod agreement;
 pub mod debate;
+pub mod depend;
 pub mod dissent;
 pub mod independence;
 pub mod ledger;

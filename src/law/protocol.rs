@@ -664,6 +664,9 @@ pub struct Place {
     /// The default coding worktree (`pair worktree-path`), when the next step needs one and it
     /// could be found.
     pub default_worktree: Option<String>,
+    /// The boards this one waits for, as read where they are kept ([`crate::law::depend`]):
+    /// while any is not released, the doer's gated step is a wait.
+    pub waits: Vec<crate::law::depend::Dep>,
 }
 
 /// How long the `poll --wait` that `next` proposes waits, in seconds.
@@ -890,7 +893,16 @@ pub fn next(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
         next.optional = crate::law::ledger::next::optional(fm, agent, place)
             .filter(|o| next.command.as_ref() != Some(&o.command));
     }
-    next
+    if place.waits.is_empty() {
+        return next;
+    }
+    // A board waiting for others: the doer's gated step waits for them.
+    crate::law::depend::hold(
+        next,
+        fm.phase,
+        &place.waits,
+        wait_command(agent, fm, place).argv,
+    )
 }
 
 /// The step of [`next`] without the optional one: the agent's own on its turn, else the wait.

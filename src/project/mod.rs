@@ -450,3 +450,50 @@ impl ProjectWaiter<'_> {
         }
     }
 }
+
+/// The boards each member waits for, in member order, with each one's phase: read from the
+/// project's own boards where they are among them (no second read), else where they are kept
+/// ([`crate::store::depend`]). A deferral's text that names no board is no dependency.
+pub fn dependencies(members: &[Member]) -> Vec<Vec<crate::law::depend::Dep>> {
+    use crate::board::depend::By;
+    use crate::store::depend::{dep, normal, resolve};
+    let index: BTreeMap<PathBuf, &Member> = members.iter().map(|m| (normal(&m.board), m)).collect();
+    let s = Session::new(false);
+    members
+        .iter()
+        .map(|m| {
+            let Some(fm) = &m.fm else {
+                return Vec::new();
+            };
+            fm.dependencies()
+                .iter()
+                .filter_map(|n| {
+                    let address = match resolve(&m.board, &n.name) {
+                        Ok(a) => a,
+                        Err(_) if n.by != By::After => return None,
+                        Err(e) => return dep(n, Path::new(&n.name), Err(e)),
+                    };
+                    let read = match index.get(&normal(&address)) {
+                        Some(other) => match (&other.fm, &other.error) {
+                            (Some(fm), _) => Ok(Some(fm.clone())),
+                            (None, e) => Err(Error::Usage(e.clone().unwrap_or_default())),
+                        },
+                        None => {
+                            crate::store::load_frontmatter(&address, &s).map(|v| Some(v.parsed.fm))
+                        }
+                    };
+                    dep(n, &address, read)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The name in the project of the board at `address`, if it is one of the project's.
+pub fn name_of(members: &[Member], address: &str) -> Option<String> {
+    let wanted = crate::store::depend::normal(Path::new(address));
+    members
+        .iter()
+        .find(|m| crate::store::depend::normal(&m.board) == wanted)
+        .map(|m| m.name.clone())
+}

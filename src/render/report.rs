@@ -79,6 +79,10 @@ pub struct Turn {
     pub agent: AgentBlock,
     pub next: Next,
     pub your_turn: bool,
+    /// The boards this one waits for, with each one's phase and standing (left out when it
+    /// waits for none), see [`crate::law::depend`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub waits_for: Vec<crate::law::depend::Dep>,
     /// Whether the board uses the objection ledger, and its open items, gates and stop reason.
     pub objections: crate::board::ledger::Summary,
     /// The ledger in one line, for the text output.
@@ -111,6 +115,24 @@ pub fn review_diff_command(fm: &Frontmatter, target: Target, board: &str) -> Opt
         scope == protocol::DiffScope::Staged,
         fm.audit.base_sha.as_deref(),
     )
+}
+
+/// The boards waited for, each with its phase and standing: `a (DRAFT, waiting), b
+/// (COMMITTED, released)`.
+pub fn waits_text(deps: &[crate::law::depend::Dep]) -> String {
+    deps.iter()
+        .map(|d| {
+            let state = serde_json::to_value(d.state)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            match d.phase {
+                Some(p) => format!("{} ({p}, {state})", d.board),
+                None => format!("{} ({state})", d.board),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl Turn {
@@ -173,6 +195,7 @@ impl Turn {
             },
             your_turn: next.handoff_to.iter().any(|h| h == agent),
             next,
+            waits_for: place.waits.clone(),
             objections: crate::board::ledger::summary_of(fm),
             ledger_line: crate::board::ledger::line(fm),
             asked_by_agent: true,
@@ -265,6 +288,12 @@ impl Turn {
             }
         ));
         out.push_str(&format!("action      {}\n", escape(&self.next.action)));
+        if !self.waits_for.is_empty() {
+            out.push_str(&format!(
+                "waits for   {}\n",
+                escape(&waits_text(&self.waits_for))
+            ));
+        }
         if let Some(o) = &self.next.optional {
             out.push_str(&format!("optional    {}\n", escape(&o.action)));
         }

@@ -35,6 +35,7 @@ use crate::store::location::Location;
 /// The lock wait used when the caller gives none (SPEC §6).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
+pub mod depend;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
 pub mod gitref;

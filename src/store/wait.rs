@@ -29,6 +29,9 @@ pub struct Waiter {
     /// interrupt can end.
     tx: Sender<Wake>,
     name: OsString,
+    /// Other boards watched too ([`Waiter::also`]): their names, and the directories watched.
+    also: Vec<OsString>,
+    dirs: Vec<PathBuf>,
     /// Watching a directory tree ([`Waiter::tree`]): any `.md` file under it counts.
     tree: bool,
 }
@@ -56,8 +59,41 @@ impl Waiter {
             rx,
             tx,
             name,
+            also: Vec::new(),
+            dirs: vec![dir],
             tree: false,
         }
+    }
+
+    /// Wake on a change of `board` too (a board the watched one waits for): its directory is
+    /// watched, its name counts. Nothing changes for a waiter that polls, or a git board.
+    /// Returns whether the watch is new: the caller reads again before it sleeps, as a change
+    /// before the watch was set would not wake it.
+    pub fn also(&mut self, board: &Path) -> bool {
+        if crate::store::location::is_git(board) {
+            return false;
+        }
+        let Some(watcher) = self.watcher.as_mut() else {
+            return false;
+        };
+        let target = crate::store::resolve(board).unwrap_or_else(|_| board.to_path_buf());
+        let Some(name) = target.file_name().map(OsString::from) else {
+            return false;
+        };
+        let mut new = false;
+        let dir = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        if !self.dirs.contains(&dir) && watcher.watch(&dir, RecursiveMode::NonRecursive).is_ok() {
+            self.dirs.push(dir);
+            new = true;
+        }
+        if !self.also.contains(&name) && name != self.name {
+            self.also.push(name);
+            new = true;
+        }
+        new
     }
 
     /// Watch every blackboard under `dir`, recursively (a project): a change to any `.md` file
@@ -76,6 +112,8 @@ impl Waiter {
             rx,
             tx,
             name: OsString::new(),
+            also: Vec::new(),
+            dirs: Vec::new(),
             tree: true,
         }
     }
@@ -88,6 +126,8 @@ impl Waiter {
             rx,
             tx,
             name: OsString::new(),
+            also: Vec::new(),
+            dirs: Vec::new(),
             tree: false,
         }
     }
@@ -118,7 +158,9 @@ impl Waiter {
                     || (may_change
                         && e.paths.iter().any(|p| match self.tree {
                             true => p.extension().is_some_and(|x| x == "md"),
-                            false => p.file_name().is_some_and(|n| n == self.name),
+                            false => p.file_name().is_some_and(|n| {
+                                n == self.name || self.also.iter().any(|a| a == n)
+                            }),
                         }))
             }
             // An error from the watcher: re-check rather than miss a change.

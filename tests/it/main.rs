@@ -18,6 +18,7 @@ mod crash;
 mod cursor;
 mod debate;
 mod demo;
+mod depend;
 mod dissent;
 mod docs;
 mod formats;

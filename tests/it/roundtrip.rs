@@ -407,6 +407,7 @@ fn frontmatter() -> impl Strategy<Value = Frontmatter> {
                     red_test_required: red,
                     required_reviewers: required.into_iter().collect(),
                     pool: None,
+                    after: Vec::new(),
                     independent_review: yolo && no_review,
                     dissent: Default::default(),
                     no_review,
