@@ -409,6 +409,7 @@ fn frontmatter() -> impl Strategy<Value = Frontmatter> {
                     pool: None,
                     independent_review: yolo && no_review,
                     dissent: Default::default(),
+                    handoffs: Vec::new(),
                     no_review,
                     analysis_revision: a,
                     plan_revision: p,
