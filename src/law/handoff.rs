@@ -7,7 +7,7 @@
 //! documentation test that keeps docs/protocol.md's table of them in step; [`MID_CYCLE`] by the
 //! law, `pair handoff`'s refusal and docs/spec-reading.md.
 
-use crate::board::frontmatter::{Frontmatter, Role, Timestamp, Verdict};
+use crate::board::frontmatter::{Frontmatter, Role, Timestamp};
 use crate::board::handoff::{self, Handoff, State};
 use crate::error::{Error, Hint, Result};
 use crate::law::protocol::Command;
@@ -87,24 +87,6 @@ pub const MID_CYCLE: &[MidCycle] = &[
             fm.phase
                 .review_target()
                 .is_some_and(|t| fm.round_reviewers(t).iter().any(|r| r == id))
-        },
-    },
-    MidCycle {
-        role: Role::Reviewer,
-        when: "the doer is answering changes the reviewer requested (a *_CHANGES_REQUESTED \
-               phase whose round the reviewer voted CHANGES_REQUESTED or COMMENT)",
-        holds: |fm, id| {
-            fm.phase.outcome_of().is_some_and(|(t, approved)| {
-                !approved
-                    && fm.agent(id).is_some_and(|a| {
-                        let r = a.review(t);
-                        r.reviewed == Some(fm.counter(t))
-                            && matches!(
-                                r.verdict,
-                                Some(Verdict::ChangesRequested | Verdict::Comment)
-                            )
-                    })
-            })
         },
     },
 ];
@@ -330,6 +312,20 @@ pub fn check_offer(old: &Frontmatter, id: &str, to: &str, user_approved: bool) -
             }
         )));
     };
+    if role == Role::Reviewer && old.phase.outcome_of().is_some() {
+        return Err(Error::refused(
+            format!(
+                "phase {} records a round's outcome, which rests on the required reviewers' own \
+                 verdicts: a reviewer's place is handed over during a round (with the user's \
+                 approval) or once the doer has moved on to the next step",
+                old.phase
+            ),
+            Hint::Run {
+                command: "poll",
+                args: vec!["--agent".into(), id.into(), "--wait".into()],
+            },
+        ));
+    }
     if to == id
         || old.agent(to).is_some()
         || old.required_reviewers.iter().any(|r| r == to)

@@ -308,6 +308,7 @@ pub fn judge(
             // judged against the board as it leaves it.
             let moved = handoff::judge(old, new, id, consent.user_approved, now)?;
             let old = moved.as_ref().unwrap_or(old);
+            let changed = field::changed(old, new);
             let role = role_of(old, new, id)?;
             check_agents(old, new, id)?;
             crate::law::pool::judge(old, new, id)?;
