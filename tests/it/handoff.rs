@@ -77,6 +77,15 @@ fn a_doer_rotation_mid_stream_is_acknowledged_before_the_new_doer_resubmits() {
         "alice: changes_requested on plan revision 1",
         "plan_changes_requested",
     ]);
+    let v = json(&pair(["status", &b, "--json"]));
+    assert_eq!(
+        v["handoff"],
+        serde_json::json!({"role": "doer", "from": "doer", "to": "carol"}),
+        "{v:#}"
+    );
+    pair(["status", &b])
+        .code(0)
+        .mentions(&["doer hands the doer role over to carol"]);
     // The outgoing doer still holds the role until then.
     let v = json(&pair(["poll", &b, "--agent", "doer", "--json"]));
     assert_eq!(v["next"]["command"][1], "submit", "{v:#}");
