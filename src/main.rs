@@ -193,6 +193,8 @@ impl Plan {
             Cmd::Submit(a) => (Some(a.board.clone()), false),
             Cmd::Verdict(a) => (Some(a.board.clone()), false),
             Cmd::Dissent(a) => (Some(a.board.clone()), false),
+            Cmd::Handoff(a) => (Some(a.board.clone()), false),
+            Cmd::Acknowledge(a) => (Some(a.board.clone()), false),
             Cmd::Advance(a) => (Some(a.board.clone()), false),
             Cmd::Block(a) | Cmd::Unblock(a) | Cmd::Stop(a) => (Some(a.board.clone()), false),
             Cmd::Note(a) => (Some(a.board.clone()), false),

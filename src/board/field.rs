@@ -48,6 +48,7 @@ pub enum Field {
     Sla,
     DissentGates,
     DissentRounds,
+    Handoffs,
 }
 
 /// Who may change a field (SPEC §5), as the law reads it.
@@ -79,6 +80,9 @@ pub enum Owner {
     /// `dissent_rounds`: each dissenter adds its own verdict (`pair dissent`), under the dissent
     /// stage's rules ([`crate::law::dissent`]).
     Dissent,
+    /// `handoffs`: a role handed over, acknowledged or withdrawn, under the handoff's rules
+    /// ([`crate::law::handoff`]).
+    Handoff,
     /// `journal`: the journal's seal, set by `pair` at every write of a board of format 2 after
     /// the law allowed it: whatever a raw write's content says, the seal replaces it.
     Store,
@@ -122,6 +126,7 @@ impl Field {
         Field::Sla,
         Field::DissentGates,
         Field::DissentRounds,
+        Field::Handoffs,
         Field::Agents,
     ];
 
@@ -164,6 +169,7 @@ impl Field {
             Field::Sla => "sla",
             Field::DissentGates => crate::board::dissent::GATES_FIELD,
             Field::DissentRounds => crate::board::dissent::ROUNDS_FIELD,
+            Field::Handoffs => crate::board::handoff::FIELD,
         }
     }
 
@@ -191,6 +197,7 @@ impl Field {
             | Field::IndependentReview
             | Field::DissentGates => Owner::Settings,
             Field::DissentRounds => Owner::Dissent,
+            Field::Handoffs => Owner::Handoff,
             Field::CheckRuns => Owner::Checks,
             Field::RequiredReviewers => Owner::ReviewerList,
             Field::NoReview => Owner::NoReview,
@@ -293,6 +300,7 @@ impl Field {
                 let lines: Vec<String> = fm.dissent.rounds.iter().map(|r| r.value()).collect();
                 format!("[{}]", lines.join("; "))
             }),
+            Field::Handoffs => crate::board::handoff::value(&fm.handoffs),
         }
     }
 

@@ -577,6 +577,9 @@ pub struct Frontmatter {
     /// The dissent stage (`dissent_gates`, `dissent_rounds`), empty on a board without one, see
     /// [`crate::board::dissent`].
     pub dissent: crate::board::dissent::Dissent,
+    /// Every handoff of a role (`handoffs`), oldest first, empty on a board whose roles never
+    /// rotated, see [`crate::board::handoff`].
+    pub handoffs: Vec<crate::board::handoff::Handoff>,
     /// Top-level keys this version does not know, in file order.
     pub extra: Vec<(String, Node)>,
 }
@@ -674,6 +677,7 @@ impl Frontmatter {
                 Field::Ledger => crate::board::ledger::emit(&mut out, &self.ledger),
                 Field::Sla => crate::board::sla::emit(&mut out, &self.sla),
                 Field::DissentRounds => crate::board::dissent::emit_rounds(&mut out, &self.dissent),
+                Field::Handoffs => crate::board::handoff::emit(&mut out, &self.handoffs),
                 f => {
                     if let Some(v) = f.value(self) {
                         out.push_str(f.name());
@@ -1493,6 +1497,38 @@ fn conv_after(v: &Value) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
+fn conv_handoffs(v: &Value) -> Result<Vec<crate::board::handoff::Handoff>, String> {
+    let Value::Seq(items) = v else {
+        return Err(format!("expected a list of handoffs, {}", found(v)));
+    };
+    let out = items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| match &item.value {
+            Value::Str(s) => {
+                crate::board::handoff::Handoff::parse(s).map_err(|e| format!("item {}: {e}", i + 1))
+            }
+            other => Err(format!(
+                "item {} should be a string, {}",
+                i + 1,
+                found(other)
+            )),
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let last = out.len().saturating_sub(1);
+    if let Some(i) = out
+        .iter()
+        .position(|h| h.state == crate::board::handoff::State::Pending)
+        .filter(|i| *i != last)
+    {
+        return Err(format!(
+            "item {} is pending but is not the last; at most one handoff is pending, the latest",
+            i + 1
+        ));
+    }
+    Ok(out)
+}
+
 fn conv_agent_ids(v: &Value) -> Result<Vec<String>, String> {
     let Value::Seq(items) = v else {
         return Err(format!("expected a list of agent ids, {}", found(v)));
@@ -1583,6 +1619,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
             conv_dissent_rounds,
         ),
     };
+    let handoffs = f.opt(crate::board::handoff::FIELD, Vec::new(), conv_handoffs);
     let no_review = f.opt("no_review", false, conv_bool);
     let analysis_revision = f.req("analysis_revision", conv_count);
     let plan_revision = f.req("plan_revision", conv_count);
@@ -1686,6 +1723,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
             after,
             independent_review,
             dissent,
+            handoffs,
             no_review,
             analysis_revision,
             plan_revision,

@@ -11,6 +11,7 @@ pub mod entry;
 pub mod field;
 pub mod format;
 pub mod frontmatter;
+pub mod handoff;
 pub mod journal;
 pub mod ledger;
 pub mod pool;

@@ -24,11 +24,11 @@ pub struct ObjectArgs {
     /// blocking (keeps the gate from approval) or advisory (collected on approval).
     #[arg(long, value_enum)]
     pub severity: SeverityArg,
-    /// This is a regression (REG-N) caused by the resolution of this objection.
+    /// The objection whose resolution caused this regression (REG-N).
     #[arg(long, value_name = "ID")]
     pub regression_of: Option<String>,
-    /// Where in the artifact: `path:line`, `path#symbol`, `## Heading`, `commit SHA` or
-    /// `sha256:HASH`.
+    /// Where in the artifact (`path:line`, `path#symbol`, `## Heading`, `commit SHA` or
+    /// `sha256:HASH`).
     #[arg(long, value_name = "ANCHOR")]
     pub anchor: String,
     /// The objection in one line.
@@ -49,7 +49,7 @@ pub struct ObjectArgs {
     /// Read the fix from a file (`-` for stdin).
     #[arg(long, value_name = "FILE")]
     pub fix_file: Option<PathBuf>,
-    /// The anchor is outside the artifact: name the coupling that brings it in scope.
+    /// The coupling that brings an outside anchor in scope.
     #[arg(long, value_name = "TEXT", conflicts_with = "undeclared_impact_file")]
     pub undeclared_impact: Option<String>,
     /// Read the coupling from a file (`-` for stdin).
@@ -73,7 +73,7 @@ pub struct ResolveArgs {
     /// Read the resolution from a file (`-` for stdin).
     #[arg(long, value_name = "FILE")]
     pub resolution_file: Option<PathBuf>,
-    /// The areas the fix touched (comma-separated), for the regression check.
+    /// The areas the fix touched (comma-separated, for the regression check).
     #[arg(long, value_name = "A,B", value_delimiter = ',')]
     pub surfaces: Vec<String>,
     /// The submission that fixed it, as GATE:N (e.g. code:2, for an objection whose gate has

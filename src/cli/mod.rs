@@ -198,6 +198,25 @@ Examples:
   pair verdict task.md --agent bob UNABLE --revision 3 --reason 'the tests could not run: disk full'")]
     Verdict(VerdictArgs),
 
+    /// Hand your role to another agent.
+    ///
+    /// (The doer's role or a required reviewer's place; it stays yours until the incoming
+    /// agent runs `acknowledge`, and the record carries your summary with the brief material.)
+    #[command(after_help = "\
+Examples:
+  pair handoff task.md --agent alice --to carol --summary 'Plan 2 is next; BLK-1 still open'
+  pair handoff task.md --agent bob --to dave --user-approved
+  pair handoff task.md --agent alice --withdraw")]
+    Handoff(HandoffArgs),
+
+    /// Take a role handed to you.
+    ///
+    /// (Read `brief` first: it carries the outgoing agent's summary.)
+    #[command(after_help = "\
+Examples:
+  pair acknowledge task.md --agent carol")]
+    Acknowledge(ClaimArgs),
+
     /// Answer, as a fresh dissenter, a gate the reviewers passed.
     #[command(after_help = "\
 Examples:
@@ -683,8 +702,8 @@ pub struct ShowArgs {
     pub board: PathBuf,
     #[command(flatten)]
     pub caller: Caller,
-    /// A section of the body, spelled as its `## ` heading (default: the artifact of the current
-    /// round, the round's reviews and the objections still to be settled).
+    /// A section of the body (spelled as its `## ` heading; default: the artifact of the
+    /// current round, the round's reviews and the objections still to be settled).
     #[arg(value_name = "SECTION")]
     pub section: Option<String>,
     /// Only the newest entry (the artifact alone, or the section's last entry).
@@ -774,7 +793,7 @@ pub struct CheckArgs {
     /// recorded command.
     #[arg(long, value_name = "NAME", conflicts_with = "reproduce")]
     pub name: Option<String>,
-    /// Re-run the named check (its recorded command) and compare with its previous run.
+    /// Re-run the named check (its recorded command, and compare with its previous run).
     #[arg(long, value_name = "NAME")]
     pub reproduce: Option<String>,
     /// Stop the command after this many seconds (its whole process group, SIGKILL, and record
@@ -1045,7 +1064,7 @@ pub struct InitArgs {
     /// answers none, advisory or blocking).
     #[arg(long, value_name = "GATES", num_args = 0..=1, default_missing_value = "all")]
     pub dissent: Option<String>,
-    /// Use the objection ledger with at most N review rounds per gate (then a decision).
+    /// Objection ledger: at most N rounds per gate (then a decision).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_rounds: Option<u32>,
     /// Service levels: NAME=DURATION, comma-separated or repeated (review=2h,revision=4h; NAME is
@@ -1080,7 +1099,7 @@ pub struct PollArgs {
     /// Your agent id.
     #[arg(long, env = "PAIR_AGENT", value_name = "ID")]
     pub agent: String,
-    /// Block until it is your turn or the phase is terminal (or the blackboard appears).
+    /// Block until it is your turn (or the phase is terminal, or the blackboard appears).
     #[arg(long)]
     pub wait: bool,
     /// Wait, and keep waiting while the work is BLOCKED (it implies --wait; until the doer
@@ -1257,6 +1276,33 @@ pub struct RegisterArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct HandoffArgs {
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
+    pub board: PathBuf,
+    #[command(flatten)]
+    pub common: WriteCommon,
+    /// (The incoming agent, new to the board.)
+    #[arg(
+        long,
+        value_name = "ID",
+        required_unless_present = "withdraw",
+        conflicts_with = "withdraw"
+    )]
+    pub to: Option<String>,
+    /// (What the incoming agent needs to know; recorded in Decisions with the open objections,
+    /// the pending work, the phase and the next step.)
+    #[arg(long, value_name = "TEXT")]
+    pub summary: Option<String>,
+    /// (The user approved a handoff in the middle of a review cycle.)
+    #[arg(long)]
+    pub user_approved: bool,
+    /// (Take back your pending handoff, before it is acknowledged.)
+    #[arg(long)]
+    pub withdraw: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct ClaimArgs {
     /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
     #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
@@ -1300,8 +1346,8 @@ pub struct SubmitArgs {
     /// verdict is refused if they change after the submission).
     #[arg(long, value_name = "FILE", value_delimiter = ',')]
     pub files: Vec<PathBuf>,
-    /// Restart this gate's review rounds with a fresh objection ledger (old objections stay on
-    /// the record, superseded); needs --reason.
+    /// Restart this gate's rounds (with a fresh objection ledger; old objections stay on the
+    /// record, superseded; needs --reason).
     #[arg(long, requires = "rework_reason")]
     pub rework: bool,
     /// Why incremental fixes will not do (with --rework; recorded).
@@ -1338,8 +1384,8 @@ pub struct VerdictArgs {
     /// The revision (or round) you reviewed, as `poll` reported it.
     #[arg(long, value_name = "N")]
     pub revision: u32,
-    /// The SHA-256 of the artifact you read, checked against the pin (as `pair diff` or `poll`'s
-    /// `review.artifact` gave it; a stale one is refused, exit 3).
+    /// The SHA-256 of the artifact you read (checked against the pin, as `pair diff` or
+    /// `poll`'s `review.artifact` gave it; a stale one is refused, exit 3).
     #[arg(long, value_name = "SHA256")]
     pub artifact_sha256: Option<String>,
     #[command(flatten)]
@@ -1453,11 +1499,11 @@ pub struct NoteArgs {
     pub board: PathBuf,
     #[command(flatten)]
     pub common: WriteCommon,
-    /// The section to append to: one of the template's or the body's (created at its template
+    /// The section to append to (one of the template's or the body's, created at its template
     /// position if missing).
     #[arg(long, value_name = "NAME")]
     pub section: String,
-    /// Create a section that neither the template nor the blackboard has yet.
+    /// Create a new section (one neither the template nor the blackboard has yet).
     #[arg(long)]
     pub new_section: bool,
     #[command(flatten)]
@@ -1662,6 +1708,8 @@ impl Cli {
             Cmd::Submit(a) => not_stdin("submit", &a.board),
             Cmd::Verdict(a) => not_stdin("verdict", &a.board),
             Cmd::Dissent(a) => not_stdin("dissent", &a.board),
+            Cmd::Handoff(a) => not_stdin("handoff", &a.board),
+            Cmd::Acknowledge(a) => not_stdin("acknowledge", &a.board),
             Cmd::Advance(a) => not_stdin("advance", &a.board),
             Cmd::Block(a) => not_stdin("block", &a.board),
             Cmd::Unblock(a) => not_stdin("unblock", &a.board),

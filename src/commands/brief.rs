@@ -54,6 +54,9 @@ pub fn run(a: BriefArgs, s: &Session) -> Result<Outcome> {
         BriefFor::Reviewer => reviewer_parts(fm, doc, &all, &place.board),
         BriefFor::Dissenter => dissenter_parts(fm, doc, &all, &place.board),
     };
+    if let Some(p) = handoff_part(fm, &all, &agent) {
+        parts.insert(0, p);
+    }
     let mut next_text = format!("{}\n", next.action);
     if let Some(cmd) = &next.command {
         next_text.push_str(&format!("\n```sh\n{}\n```\n", shell_line(cmd)));
@@ -603,4 +606,107 @@ fn line_diff(a: &str, b: &str) -> String {
         }
     }
     out
+}
+
+/// What a handoff hands over, from the brief's own data: the phase, the open review points
+/// and objections (one line each), and the role's next step as the outgoing agent would be
+/// told it. It goes into the handoff's Decisions record under the outgoing agent's summary.
+pub(super) fn handoff_material(
+    fm: &Frontmatter,
+    outgoing: &str,
+    place: &protocol::Place,
+) -> String {
+    let mut text = format!("#### Phase\n\n{}", phase_part(fm).text);
+    let mut points = String::new();
+    for t in Target::ALL {
+        let r = protocol::round(fm, *t);
+        if r.counter == 0 {
+            continue;
+        }
+        let (noun, unit) = target_noun(*t);
+        for id in r.changes_requested_by.iter().chain(&r.comment_by) {
+            let v = fm.agent(id).and_then(|a| a.review(*t).verdict);
+            points.push_str(&format!(
+                "- {id}: {} on {} {unit} {}\n",
+                v.map_or("?", Verdict::as_str),
+                noun.to_lowercase(),
+                r.counter
+            ));
+        }
+        if fm.phase.review_target() == Some(*t) && !r.pending.is_empty() {
+            points.push_str(&format!(
+                "- verdicts still due on {} {unit} {}: {}\n",
+                noun.to_lowercase(),
+                r.counter,
+                r.pending.join(", ")
+            ));
+        }
+    }
+    text.push_str("\n#### Open review points\n\n");
+    text.push_str(if points.is_empty() {
+        "None: no current verdict asks for changes or comments.\n"
+    } else {
+        &points
+    });
+    let open: Vec<String> = fm
+        .ledger
+        .objections
+        .iter()
+        .filter(|o| o.state.is_unsettled())
+        .map(|o| {
+            format!(
+                "- {} — {} {} on the {} gate (round {}, by {}): {}\n",
+                o.id,
+                o.state,
+                o.severity,
+                o.gate,
+                o.round,
+                o.by,
+                one_line(&o.title)
+            )
+        })
+        .collect();
+    if !open.is_empty() {
+        text.push_str("\n#### Open objections\n\n");
+        text.push_str(&open.concat());
+    }
+    let next = protocol::next(fm, outgoing, place);
+    text.push_str(&format!(
+        "\n#### Next step of the role (as {outgoing} was told it)\n\n{}\n",
+        next.action
+    ));
+    text
+}
+
+/// The Decisions record of the latest handoff to `agent`, when one is pending to it or it was
+/// the last one it acknowledged: the part of the brief that carries the outgoing agent's
+/// summary.
+fn handoff_part(fm: &Frontmatter, all: &[Entry], agent: &str) -> Option<Part> {
+    let h = crate::board::handoff::pending_to(fm, agent).or_else(|| {
+        fm.handoffs
+            .iter()
+            .rev()
+            .find(|h| h.state == crate::board::handoff::State::Acknowledged && h.to == agent)
+    })?;
+    let wanted = format!("{} role to {agent}", h.role);
+    let e = all.iter().rev().find(|e| {
+        e.kind == Kind::Record
+            && e.label == "Handoff"
+            && e.agent.as_deref() == Some(h.from.as_str())
+            && e.heading.contains(&wanted)
+    })?;
+    let state = match h.state {
+        crate::board::handoff::State::Pending => format!(
+            "{} hands the {} role over to you; it is {}'s until you acknowledge it (`pair \
+             acknowledge --agent {agent}`).",
+            h.from, h.role, h.from
+        ),
+        crate::board::handoff::State::Acknowledged => {
+            format!("You took the {} role over from {}.", h.role, h.from)
+        }
+    };
+    Some(Part {
+        title: "Handoff",
+        text: format!("{state}\n\n{}\n", e.text),
+    })
 }

@@ -18,6 +18,7 @@ mod debate;
 pub mod demo;
 mod diff;
 mod docs;
+mod handoff;
 mod init;
 pub mod ledger;
 mod lifecycle;
@@ -205,6 +206,8 @@ fn run_command(cli: Cli, s: &Session) -> Result<Outcome> {
         Cmd::Submit(a) => semantic::submit(a, s),
         Cmd::Verdict(a) => semantic::verdict(a, s),
         Cmd::Dissent(a) => semantic::dissent(a, s),
+        Cmd::Handoff(a) => handoff::handoff(a, s),
+        Cmd::Acknowledge(a) => handoff::acknowledge(a, s),
         Cmd::Advance(a) => semantic::advance(a, s),
         Cmd::Block(a) => semantic::block(a, s),
         Cmd::Unblock(a) => semantic::unblock(a, s),
@@ -262,6 +265,8 @@ fn write_timeout(cmd: &Cmd) -> Option<f64> {
         Cmd::Submit(a) => a.common.timeout,
         Cmd::Verdict(a) => a.common.timeout,
         Cmd::Dissent(a) => a.common.timeout,
+        Cmd::Handoff(a) => a.common.timeout,
+        Cmd::Acknowledge(a) => a.common.timeout,
         Cmd::Advance(a) => a.common.timeout,
         Cmd::Block(a) | Cmd::Unblock(a) | Cmd::Stop(a) => a.common.timeout,
         Cmd::Note(a) => a.common.timeout,

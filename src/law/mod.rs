@@ -15,6 +15,7 @@ pub mod agreement;
 pub mod debate;
 pub mod depend;
 pub mod dissent;
+pub mod handoff;
 pub mod independence;
 pub mod ledger;
 pub mod lifecycle;
@@ -131,6 +132,11 @@ pub fn not_registered(id: &str) -> Error {
 /// change, so a refusal names the real reason, and its hint is a step the caller may take;
 /// [`judge`] then checks the change itself.
 pub fn admit(fm: &Frontmatter, id: &str, command: Command) -> Result<()> {
+    handoff::admit(fm, id, command)?;
+    if matches!(command, Command::Handoff | Command::Acknowledge) {
+        // The handoff's own rules say who offers and who acknowledges ([`handoff::judge`]).
+        return admit_phase(fm, id, command);
+    }
     if fm.agent(id).is_some() {
         admit_standing(fm, id, command)?;
     }
@@ -299,6 +305,11 @@ pub fn judge(
     match writer {
         Writer::Anonymous => judge_anonymous(old, new, &changed)?,
         Writer::Agent(id) => {
+            // An acknowledged handoff moves the role first; the write's other changes are
+            // judged against the board as it leaves it.
+            let moved = handoff::judge(old, new, id, consent.user_approved, now)?;
+            let old = moved.as_ref().unwrap_or(old);
+            let changed = field::changed(old, new);
             let role = role_of(old, new, id)?;
             check_agents(old, new, id)?;
             crate::law::pool::judge(old, new, id)?;
@@ -422,6 +433,7 @@ fn check_fields(
             | Owner::Checks
             | Owner::Ledger
             | Owner::Dissent
+            | Owner::Handoff
             | Owner::Store => {}
         }
     }

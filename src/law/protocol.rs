@@ -112,6 +112,11 @@ pub enum Command {
     Correct,
     /// `pair dissent`: a fresh dissenter answers the gate the reviewers passed.
     Dissent,
+    /// `pair handoff`: the doer or a required reviewer offers its role to an incoming agent (or
+    /// withdraws the offer), see [`crate::law::handoff`].
+    Handoff,
+    /// `pair acknowledge`: the incoming agent takes the role handed to it.
+    Acknowledge,
 }
 
 impl Command {
@@ -141,6 +146,8 @@ impl Command {
             Command::Unrequire => "unrequire",
             Command::Correct => "correct",
             Command::Dissent => "dissent",
+            Command::Handoff => "handoff",
+            Command::Acknowledge => "acknowledge",
         }
     }
 
@@ -907,6 +914,9 @@ pub fn next(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
 
 /// The step of [`next`] without the optional one: the agent's own on its turn, else the wait.
 fn waited(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
+    if let Some(h) = handoff_step(fm, agent, place) {
+        return h;
+    }
     if let Some(asked) = mistyped(fm, agent, place) {
         return asked;
     }
@@ -924,6 +934,50 @@ fn waited(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
         line.shell()
     );
     step(next.actor, next.handoff_to, action, Some(line))
+}
+
+/// A handoff's step: the incoming agent of a pending handoff acknowledges it (after reading the
+/// brief that carries the summary); an agent that handed its role over has nothing left to do.
+fn handoff_step(fm: &Frontmatter, agent: &str, place: &Place) -> Option<Next> {
+    use crate::board::handoff;
+    if let Some(h) = handoff::pending_to(fm, agent) {
+        let line = Line::new("acknowledge", place).flag("--agent", agent);
+        let actor = match h.role {
+            crate::board::frontmatter::Role::Doer => NextActor::Doer,
+            crate::board::frontmatter::Role::Reviewer => NextActor::Reviewer,
+        };
+        return Some(step(
+            actor,
+            vec![agent.to_string()],
+            format!(
+                "{} hands the {} role over to you. Read its summary with `pair brief {} --for \
+                 {} --agent {}`, then take the role with `{}`; until then it is {}'s.",
+                h.from,
+                h.role,
+                shell_word(&place.board),
+                h.role,
+                shell_arg(agent),
+                line.shell(),
+                h.from
+            ),
+            Some(line),
+        ));
+    }
+    let h = handoff::handed_away(fm, agent)?;
+    if crate::law::handoff::role_held(fm, agent).is_some() {
+        return None;
+    }
+    Some(step(
+        NextActor::None,
+        vec![],
+        format!(
+            "You handed the {} role over to {} (acknowledged): nothing on this board is yours \
+             to do any more.",
+            h.role,
+            handoff::holder(fm, agent)
+        ),
+        None,
+    ))
 }
 
 /// An id that is not on the blackboard but close to one that is: a mistyped id would register

@@ -57,6 +57,14 @@ pub struct AgentBlock {
     pub required: bool,
 }
 
+/// A role offered by one agent to another and not yet acknowledged.
+#[derive(Debug, Clone, Serialize)]
+pub struct HandoffBlock {
+    pub role: crate::board::frontmatter::Role,
+    pub from: String,
+    pub to: String,
+}
+
 /// Everything `poll` reports.
 #[derive(Debug, Clone, Serialize)]
 pub struct Turn {
@@ -75,6 +83,8 @@ pub struct Turn {
     pub counters: Counters,
     pub required_reviewers: Vec<String>,
     pub registered_reviewers: Vec<String>,
+    /// The pending handoff of a role (`{role, from, to}`), or null.
+    pub handoff: Option<HandoffBlock>,
     pub review: Option<ReviewBlock>,
     pub agent: AgentBlock,
     pub next: Next,
@@ -185,6 +195,11 @@ impl Turn {
             },
             required_reviewers: fm.required_reviewers.clone(),
             registered_reviewers: fm.reviewers().into_iter().map(String::from).collect(),
+            handoff: crate::board::handoff::pending(fm).map(|h| HandoffBlock {
+                role: h.role,
+                from: h.from.clone(),
+                to: h.to.clone(),
+            }),
             review,
             agent: AgentBlock {
                 id: agent.to_string(),
@@ -302,6 +317,12 @@ impl Turn {
             "counters    analysis {} · plan {} · red test {} · code {}\n",
             c.analysis_revision, c.plan_revision, c.red_test_round, c.code_review_round
         ));
+        if let Some(h) = &self.handoff {
+            out.push_str(&format!(
+                "handoff     {} hands the {} role over to {}: pending until {} acknowledges\n",
+                h.from, h.role, h.to, h.to
+            ));
+        }
         out
     }
 

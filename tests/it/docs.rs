@@ -263,3 +263,33 @@ fn init_help_names_every_sla() {
     }
     assert!(!out.stdout.contains("docs/protocol.md"), "{}", out.report());
 }
+
+#[test]
+fn the_handoff_tables_are_the_law_s() {
+    let protocol =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/protocol.md"))
+            .expect("docs/protocol.md");
+    for r in pair::law::handoff::RULES {
+        let row = format!(
+            "| `{}` | {} |",
+            r.name,
+            r.says.split_whitespace().collect::<Vec<_>>().join(" ")
+        );
+        assert!(
+            protocol.contains(&row),
+            "docs/protocol.md lacks the handoff rule row {row}"
+        );
+    }
+    let reading =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/spec-reading.md"))
+            .expect("docs/spec-reading.md");
+    for m in pair::law::handoff::MID_CYCLE {
+        let when = m.when.split_whitespace().collect::<Vec<_>>().join(" ");
+        let plain = reading.replace('`', "");
+        assert!(
+            plain.contains(&format!("| {} | {when} |", m.role)),
+            "docs/spec-reading.md lacks the mid-cycle row for the {}: {when}",
+            m.role
+        );
+    }
+}

@@ -24,6 +24,7 @@ mod docs;
 mod formats;
 mod gitstore;
 mod guidance;
+mod handoff;
 mod independence;
 mod init;
 mod journal;

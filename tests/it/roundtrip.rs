@@ -410,6 +410,7 @@ fn frontmatter() -> impl Strategy<Value = Frontmatter> {
                     after: Vec::new(),
                     independent_review: yolo && no_review,
                     dissent: Default::default(),
+                    handoffs: Vec::new(),
                     no_review,
                     analysis_revision: a,
                     plan_revision: p,

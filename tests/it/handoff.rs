@@ -1,0 +1,334 @@
+//! Rotation with an explicit handoff (`pair handoff`, `pair acknowledge`): the doer's role and a
+//! required reviewer's place change hands only when the incoming agent acknowledges, each agent a
+//! process of its own, on a file board and on a git board from two clones.
+
+use crate::common::daemon::{Daemon, daemon_installed};
+use crate::common::prereq::{GIT_DAEMON, require};
+use crate::common::{Out, git, pair, pair_bin};
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+fn json(out: &Out) -> Value {
+    serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{}", out.report()))
+}
+
+/// A board with reviewer alice, plan 1 submitted and sent back with changes requested.
+fn sent_back(dir: &Path) -> String {
+    let b = dir.join("task.md").to_str().unwrap().to_string();
+    pair(["init", &b, "--goal", "g", "--yolo"]).code(0);
+    pair(["register", &b, "--agent", "alice"]).code(0);
+    pair(["advance", &b, "--agent", "doer", "PLANNING"]).code(0);
+    pair(["submit", &b, "--agent", "doer", "plan", "--note", "p1"]).code(0);
+    pair([
+        "verdict",
+        &b,
+        "--agent",
+        "alice",
+        "CHANGES_REQUESTED",
+        "--revision",
+        "1",
+        "--note",
+        "step 2 is missing",
+    ])
+    .code(0);
+    b
+}
+
+#[test]
+fn a_doer_rotation_mid_stream_is_acknowledged_before_the_new_doer_resubmits() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = sent_back(dir.path());
+    // Changes requested and not answered: mid-cycle, refused without the user's word.
+    let before = std::fs::read(&b).unwrap();
+    pair(["handoff", &b, "--agent", "doer", "--to", "carol"])
+        .code(6)
+        .mentions(&["middle of a review cycle", "--user-approved"]);
+    assert_eq!(
+        std::fs::read(&b).unwrap(),
+        before,
+        "a refusal leaves the board"
+    );
+    pair([
+        "handoff",
+        &b,
+        "--agent",
+        "doer",
+        "--to",
+        "carol",
+        "--summary",
+        "Add step 2 as alice asked",
+        "--user-approved",
+    ])
+    .code(0);
+    // The incoming agent is told to acknowledge, and is refused anything else until it does.
+    let v = json(&pair(["poll", &b, "--agent", "carol", "--json"]));
+    assert_eq!(
+        v["next"]["command"],
+        serde_json::json!(["pair", "acknowledge", b, "--agent", "carol"]),
+        "{v:#}"
+    );
+    pair(["submit", &b, "--agent", "carol", "plan", "--note", "p2"])
+        .code(6)
+        .mentions(&["not acknowledged", "pair acknowledge"]);
+    let brief = pair(["brief", &b, "--for", "doer", "--agent", "carol"]);
+    brief.code(0).mentions(&[
+        "add step 2 as alice asked",
+        "alice: changes_requested on plan revision 1",
+        "plan_changes_requested",
+    ]);
+    let v = json(&pair(["status", &b, "--json"]));
+    assert_eq!(
+        v["handoff"],
+        serde_json::json!({"role": "doer", "from": "doer", "to": "carol"}),
+        "{v:#}"
+    );
+    pair(["status", &b])
+        .code(0)
+        .mentions(&["doer hands the doer role over to carol"]);
+    // The outgoing doer still holds the role until then.
+    let v = json(&pair(["poll", &b, "--agent", "doer", "--json"]));
+    assert_eq!(v["next"]["command"][1], "submit", "{v:#}");
+    pair(["acknowledge", &b, "--agent", "carol"]).code(0);
+    let v = json(&pair(["status", &b, "--json"]));
+    assert_eq!(v["phase"], "PLAN_CHANGES_REQUESTED", "{v:#}");
+    pair(["submit", &b, "--agent", "carol", "plan", "--note", "p2"]).code(0);
+    pair(["submit", &b, "--agent", "doer", "plan", "--note", "p3"])
+        .code(6)
+        .mentions(&["handed the doer role over to carol", "carol"]);
+    pair([
+        "verdict",
+        &b,
+        "--agent",
+        "alice",
+        "APPROVED",
+        "--revision",
+        "2",
+        "--note",
+        "ok",
+    ])
+    .code(0);
+    let v = json(&pair(["poll", &b, "--agent", "carol", "--json"]));
+    assert_eq!(v["phase"], "PLAN_APPROVED", "{v:#}");
+    let text = std::fs::read_to_string(&b).unwrap();
+    assert!(text.contains("\"doer doer carol acknowledged\""), "{text}");
+    assert!(
+        text.contains("### Handoff — doer role to carol — doer — "),
+        "{text}"
+    );
+    assert!(text.contains("### Handoff acknowledged — doer role from doer — carol — "));
+    assert!(text.contains("by=doer cmd=handoff"), "{text}");
+    assert!(text.contains("by=carol cmd=acknowledge"), "{text}");
+    pair(["validate", &b]).code(0);
+}
+
+#[test]
+fn a_reviewer_place_changes_hands_and_the_old_reviewer_votes_no_more() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = sent_back(dir.path());
+    // The outcome of alice's round stands on her verdict: her place waits for the next step.
+    pair(["handoff", &b, "--agent", "alice", "--to", "dave"])
+        .code(6)
+        .mentions(&["records a round's outcome"]);
+    pair(["submit", &b, "--agent", "doer", "plan", "--note", "p2"]).code(0);
+    // A round is open: mid-cycle, refused without the user's word.
+    pair(["handoff", &b, "--agent", "alice", "--to", "dave"])
+        .code(6)
+        .mentions(&["middle of a review cycle", "--user-approved"]);
+    let offer = [
+        "handoff",
+        &b,
+        "--agent",
+        "alice",
+        "--to",
+        "dave",
+        "--summary",
+        "step 2 was my point",
+        "--user-approved",
+    ];
+    pair(offer).code(0);
+    pair(["register", &b, "--agent", "dave"])
+        .code(6)
+        .mentions(&["acknowledge"]);
+    // Only the incoming agent acknowledges; only the outgoing one withdraws.
+    pair(["acknowledge", &b, "--agent", "erin"]).code(6);
+    pair(["handoff", &b, "--agent", "dave", "--withdraw"]).code(6);
+    pair(["handoff", &b, "--agent", "alice", "--withdraw"]).code(0);
+    pair(["acknowledge", &b, "--agent", "dave"]).code(6);
+    pair(offer).code(0);
+    pair(["acknowledge", &b, "--agent", "dave"]).code(0);
+    let v = json(&pair(["status", &b, "--json"]));
+    assert_eq!(
+        v["required_reviewers"],
+        serde_json::json!(["dave"]),
+        "{v:#}"
+    );
+    // The open round waits for dave's verdict; alice's is refused.
+    pair([
+        "verdict",
+        &b,
+        "--agent",
+        "alice",
+        "APPROVED",
+        "--revision",
+        "2",
+        "--note",
+        "ok",
+    ])
+    .code(6)
+    .mentions(&["handed the reviewer role over to dave"]);
+    pair([
+        "verdict",
+        &b,
+        "--agent",
+        "dave",
+        "APPROVED",
+        "--revision",
+        "2",
+        "--note",
+        "ok",
+    ])
+    .code(0);
+    let v = json(&pair(["status", &b, "--json"]));
+    assert_eq!(v["phase"], "PLAN_APPROVED", "{v:#}");
+    let text = std::fs::read_to_string(&b).unwrap();
+    assert!(
+        text.contains("\"reviewer alice dave acknowledged\""),
+        "{text}"
+    );
+    pair(["validate", &b]).code(0);
+    pair([
+        "note",
+        &b,
+        "--agent",
+        "alice",
+        "--section",
+        "Decisions",
+        "--note",
+        "bye",
+    ])
+    .code(0);
+    pair(["block", &b, "--agent", "alice", "--reason", "x"])
+        .code(6)
+        .mentions(&["handed the reviewer role over to dave"]);
+}
+
+#[test]
+fn a_raw_write_cannot_move_a_role_without_the_acknowledgement() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = sent_back(dir.path());
+    pair(["submit", &b, "--agent", "doer", "plan", "--note", "p2"]).code(0);
+    pair([
+        "verdict",
+        &b,
+        "--agent",
+        "alice",
+        "APPROVED",
+        "--revision",
+        "2",
+        "--note",
+        "ok",
+    ])
+    .code(0);
+    pair(["handoff", &b, "--agent", "doer", "--to", "carol"]).code(0);
+    let text = std::fs::read_to_string(&b).unwrap();
+    // carol marks the handoff acknowledged but leaves the doer in the role.
+    let forged = text.replace(
+        "\"doer doer carol pending\"",
+        "\"doer doer carol acknowledged\"",
+    );
+    let path = dir.path().join("forged.md");
+    std::fs::write(&path, &forged).unwrap();
+    pair([
+        "write",
+        &b,
+        "--as",
+        "carol",
+        "--content-file",
+        path.to_str().unwrap(),
+    ])
+    .code_in(&[4, 6]);
+    assert_eq!(std::fs::read_to_string(&b).unwrap(), text);
+    // The doer cannot acknowledge its own handoff by hand either.
+    pair([
+        "write",
+        &b,
+        "--as",
+        "doer",
+        "--content-file",
+        path.to_str().unwrap(),
+    ])
+    .code_in(&[4, 6]);
+    assert_eq!(std::fs::read_to_string(&b).unwrap(), text);
+}
+
+#[test]
+fn through_git_daemon_a_handoff_from_one_clone_is_acknowledged_from_another() {
+    if !require(&GIT_DAEMON, daemon_installed()) {
+        return;
+    }
+    let remote = tempfile::tempdir().unwrap();
+    git(remote.path(), &["init", "-q", "--bare", "remote.git"]);
+    let daemon = Daemon::start(remote.path(), None);
+    let b = daemon.board("refs/pair/task");
+    let home = tempfile::tempdir().unwrap();
+    let run = |who: &str, args: &[&str]| -> std::process::Output {
+        let cache = home.path().join(format!("cache-{who}"));
+        Command::new(pair_bin())
+            .args(args)
+            .current_dir(home.path())
+            .env("PAIR_CACHE_DIR", cache)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env_remove("PAIR_AGENT")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let ok = |who: &str, args: &[&str]| {
+        let out = run(who, args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    ok("doer", &["init", &b, "--goal", "g", "--yolo"]);
+    ok("alice", &["register", &b, "--agent", "alice"]);
+    ok("doer", &["advance", &b, "--agent", "doer", "PLANNING"]);
+    ok(
+        "doer",
+        &[
+            "handoff",
+            &b,
+            "--agent",
+            "doer",
+            "--to",
+            "carol",
+            "--summary",
+            "plan it",
+        ],
+    );
+    let refused = run(
+        "carol",
+        &["submit", &b, "--agent", "carol", "plan", "--note", "p"],
+    );
+    assert_eq!(refused.status.code(), Some(6));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("acknowledge"));
+    ok("carol", &["acknowledge", &b, "--agent", "carol"]);
+    ok(
+        "carol",
+        &["submit", &b, "--agent", "carol", "plan", "--note", "p"],
+    );
+    let late = run(
+        "doer",
+        &["block", &b, "--agent", "doer", "--reason", "late"],
+    );
+    assert_eq!(late.status.code(), Some(6));
+    let said = String::from_utf8_lossy(&late.stderr);
+    assert!(
+        said.contains("handed the doer role over to carol"),
+        "{said}"
+    );
+    ok("alice", &["validate", &b]);
+}
