@@ -305,60 +305,76 @@ fn a_cycle_is_refused_at_init_and_by_ls_naming_the_boards() {
 
 #[test]
 fn a_deferral_blocked_pending_a_board_waits_for_it_and_free_text_still_works() {
-    let dir = tempfile::tempdir().unwrap();
-    let (a, b) = (dir.path().join("a.md"), dir.path().join("b.md"));
+    let Some(dir) = repo() else { return };
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let (a, b, c) = (root.join("a.md"), root.join("b.md"), root.join("c.md"));
     init(&a, &[]);
-    init(&b, &["--max-rounds", "1"]);
-    pair(["advance", s(&b), "--agent", "doer", "PLANNING"]).code(0);
-    pair(["submit", s(&b), "--agent", "doer", "plan", "--note", "Plan"]).code(0);
-    pair([
-        "object",
-        s(&b),
-        "--agent",
-        "r1",
-        "--severity",
-        "blocking",
-        "--anchor",
-        "## Goal",
-        "--title",
-        "Needs the schema",
-        "--evidence",
-        "It needs the schema of a",
-        "--fix",
-        "Wait for a",
-    ])
-    .code(0);
-    pair([
-        "verdict",
-        s(&b),
-        "--agent",
-        "r1",
-        "CHANGES_REQUESTED",
-        "--revision",
-        "1",
-        "--objections",
-        "BLK-1",
-        "--note",
-        "See BLK-1",
-    ])
-    .code(0);
-    assert_eq!(
-        pair(["status", s(&b), "--json"]).json()["phase"],
-        "AWAITING_DECISION"
-    );
-    pair([
-        "decide",
-        s(&b),
-        "defer",
-        "--agent",
-        "doer",
-        "--user-approved",
-        "--reason",
-        "Needs a",
-        "--escalation",
-        "blocked-pending:a",
-    ])
-    .code(0);
+    // b's plan gate is deferred pending the board a; c's pending free text, which names no board.
+    let defer_pending = |board: &Path, pending: &str| {
+        init(board, &["--max-rounds", "1"]);
+        pair(["advance", s(board), "--agent", "doer", "PLANNING"]).code(0);
+        pair([
+            "submit",
+            s(board),
+            "--agent",
+            "doer",
+            "plan",
+            "--note",
+            "Plan",
+        ])
+        .code(0);
+        pair([
+            "object",
+            s(board),
+            "--agent",
+            "r1",
+            "--severity",
+            "blocking",
+            "--anchor",
+            "## Goal",
+            "--title",
+            "Needs the schema",
+            "--evidence",
+            "It needs the schema of a",
+            "--fix",
+            "Wait for a",
+        ])
+        .code(0);
+        pair([
+            "verdict",
+            s(board),
+            "--agent",
+            "r1",
+            "CHANGES_REQUESTED",
+            "--revision",
+            "1",
+            "--objections",
+            "BLK-1",
+            "--note",
+            "See BLK-1",
+        ])
+        .code(0);
+        assert_eq!(
+            pair(["status", s(board), "--json"]).json()["phase"],
+            "AWAITING_DECISION"
+        );
+        let escalation = format!("blocked-pending:{pending}");
+        pair([
+            "decide",
+            s(board),
+            "defer",
+            "--agent",
+            "doer",
+            "--user-approved",
+            "--reason",
+            "Needs a",
+            "--escalation",
+            &escalation,
+        ])
+        .code(0);
+    };
+    defer_pending(&b, "a");
+    defer_pending(&c, "schema-v2");
     let (_, v) = poll(s(&b), "doer");
     assert_eq!(v["waits_for"][0]["board"], "a", "{v:#}");
     assert_eq!(v["waits_for"][0]["by"], "deferral:plan", "{v:#}");
@@ -366,13 +382,26 @@ fn a_deferral_blocked_pending_a_board_waits_for_it_and_free_text_still_works() {
     pair(["unblock", s(&b), "--agent", "doer", "--reason", "Go"])
         .code(6)
         .mentions(&["a (DRAFT)"]);
-    // a released: b may be resumed.
-    repair(&a, "phase: DRAFT\n", "phase: STOPPED\n");
-    pair(["unblock", s(&b), "--agent", "doer", "--reason", "Go"]).code(6);
-    let v = pair(["ls", s(dir.path()), "--state", "waiting", "--json"])
+    let v = pair(["ls", s(&root), "--state", "waiting", "--json"])
         .code(0)
         .json();
     assert_eq!(names(&v, "boards"), ["b"], "{v:#}");
+    // Free text names no board: c waits for nothing and is resumed as any blocked board.
+    let (_, v) = poll(s(&c), "doer");
+    assert!(
+        v["waits_for"].is_null() || v["waits_for"] == serde_json::json!([]),
+        "{v:#}"
+    );
+    pair(["unblock", s(&c), "--agent", "doer", "--reason", "Go"]).code(0);
+    // a committed releases b, with nobody editing b: the unblock it refused now lands.
+    commit_by_next(&root, s(&a));
+    let (_, v) = poll(s(&b), "doer");
+    assert_eq!(v["waits_for"][0]["state"], "released", "{v:#}");
+    pair(["unblock", s(&b), "--agent", "doer", "--reason", "Go"]).code(0);
+    let v = pair(["ls", s(&root), "--state", "waiting", "--json"])
+        .code(0)
+        .json();
+    assert!(names(&v, "boards").is_empty(), "{v:#}");
 }
 
 #[test]
