@@ -118,6 +118,23 @@ pub fn holder(fm: &Frontmatter, id: &str) -> String {
     who
 }
 
+/// Every id whose place `id` holds: `id` itself and each agent that handed its place over to it
+/// (directly or along a chain of acknowledged handoffs). What one of them raised is `id`'s to
+/// judge as its raiser.
+pub fn places_of(fm: &Frontmatter, id: &str) -> Vec<String> {
+    let mut out = vec![id.to_string()];
+    for h in fm
+        .handoffs
+        .iter()
+        .filter(|h| h.state == State::Acknowledged)
+    {
+        if !out.contains(&h.from) && holder(fm, &h.from) == id {
+            out.push(h.from.clone());
+        }
+    }
+    out
+}
+
 /// The board as an acknowledgement of the pending handoff leaves it, before anything else the
 /// write changes: the handoff acknowledged, the incoming agent's entry added in the role (a
 /// doer keeps the outgoing doer's status; a reviewer starts with no verdict, its place's verdict

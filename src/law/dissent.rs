@@ -231,7 +231,7 @@ pub fn acts_as_raiser(fm: &Frontmatter, id: &str, o: &Objection) -> bool {
     if raised_in_dissent(fm, o) {
         stage_open(fm) == Some(o.gate) && is_dissenter_now(fm, id)
     } else {
-        id == o.by
+        crate::board::handoff::holder(fm, &o.by) == id
     }
 }
 

@@ -737,7 +737,10 @@ pub fn named(
         }
     }
     if verdict == Verdict::ChangesRequested && fm.ledger.in_use() && ids.is_empty() && !no_ids {
-        let open = fm.ledger.open_blocking(gate, Some(&ctx.agent));
+        let open = fm.ledger.open_blocking(
+            gate,
+            Some(&crate::board::handoff::places_of(fm, &ctx.agent)),
+        );
         return Err(Error::Usage(format!(
             "CHANGES_REQUESTED on a board that uses the objection ledger names the open blocking \
              objections it is about: --objections {}{}; for free-text-only changes pass \

@@ -332,3 +332,92 @@ fn through_git_daemon_a_handoff_from_one_clone_is_acknowledged_from_another() {
     );
     ok("alice", &["validate", &b]);
 }
+
+#[test]
+fn the_successor_judges_the_objections_its_predecessor_raised_as_its_poll_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = dir.path().join("task.md").to_str().unwrap().to_string();
+    pair(["init", &b, "--goal", "g", "--yolo", "--max-rounds", "3"]).code(0);
+    pair(["register", &b, "--agent", "alice"]).code(0);
+    pair(["advance", &b, "--agent", "doer", "PLANNING"]).code(0);
+    pair(["submit", &b, "--agent", "doer", "plan", "--note", "p1"]).code(0);
+    pair([
+        "object",
+        &b,
+        "--agent",
+        "alice",
+        "--severity",
+        "blocking",
+        "--anchor",
+        "## Goal",
+        "--title",
+        "Step 2 is missing",
+        "--evidence",
+        "the plan stops at step 1",
+        "--fix",
+        "add step 2",
+    ])
+    .code(0);
+    pair([
+        "verdict",
+        &b,
+        "--agent",
+        "alice",
+        "CHANGES_REQUESTED",
+        "--revision",
+        "1",
+        "--objections",
+        "BLK-1",
+        "--note",
+        "see BLK-1",
+    ])
+    .code(0);
+    pair([
+        "resolve",
+        &b,
+        "BLK-1",
+        "--agent",
+        "doer",
+        "--resolution",
+        "step 2 added",
+    ])
+    .code(0);
+    pair(["submit", &b, "--agent", "doer", "plan", "--note", "p2"]).code(0);
+    pair([
+        "handoff",
+        &b,
+        "--agent",
+        "alice",
+        "--to",
+        "dave",
+        "--user-approved",
+    ])
+    .code(0);
+    pair(["acknowledge", &b, "--agent", "dave"]).code(0);
+    // alice's resolved objection is dave's to judge: his poll offers it, and it runs as given.
+    let v = json(&pair(["poll", &b, "--agent", "dave", "--json"]));
+    let argv: Vec<String> = v["next"]["command"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no next.command: {v:#}"))
+        .iter()
+        .map(|w| w.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(argv[1], "accept", "{v:#}");
+    assert!(argv.contains(&"BLK-1".to_string()), "{v:#}");
+    pair(&argv[1..]).code(0);
+    pair([
+        "verdict",
+        &b,
+        "--agent",
+        "dave",
+        "APPROVED",
+        "--revision",
+        "2",
+        "--note",
+        "step 2 is there",
+    ])
+    .code(0);
+    let v = json(&pair(["status", &b, "--json"]));
+    assert_eq!(v["phase"], "PLAN_APPROVED", "{v:#}");
+    pair(["validate", &b]).code(0);
+}

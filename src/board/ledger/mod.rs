@@ -223,10 +223,10 @@ impl Ledger {
             .filter(move |o| o.gate == t && o.state != State::Superseded)
     }
     /// Ids of the gate's open blocking objections, optionally only those of one reviewer.
-    pub fn open_blocking(&self, t: Target, by: Option<&str>) -> Vec<String> {
+    pub fn open_blocking(&self, t: Target, by: Option<&[String]>) -> Vec<String> {
         self.of_gate(t)
             .filter(|o| o.severity == Severity::Blocking && o.state.is_open())
-            .filter(|o| by.is_none_or(|b| o.by == b))
+            .filter(|o| by.is_none_or(|b| b.contains(&o.by)))
             .map(|o| o.id.clone())
             .collect()
     }

@@ -10,6 +10,7 @@ pub mod next;
 pub mod valid;
 
 use crate::board::frontmatter::{Frontmatter, Phase, Role, Target, Timestamp, Verdict};
+use crate::board::handoff::places_of;
 use crate::board::ledger::{
     Gate, Kind, Ledger, MOVES, Mover, Objection, Severity, State, StopReason, Verb, allowed_phases,
     anchor, decision_due, describe_when, holds, pending_gate, revising, round_of,
@@ -621,11 +622,14 @@ fn check_verdicts(
     if was == is || is.reviewed != Some(new.counter(t)) {
         return approvals_stand(old, new, t, id);
     }
-    let open = new.ledger.open_blocking(t, Some(id));
+    let mine = places_of(new, id);
+    let open = new.ledger.open_blocking(t, Some(&mine));
     let challenged: Vec<&str> = new
         .ledger
         .of_gate(t)
-        .filter(|o| o.by == id && o.severity == Severity::Blocking && o.state == State::Challenged)
+        .filter(|o| {
+            mine.contains(&o.by) && o.severity == Severity::Blocking && o.state == State::Challenged
+        })
         .map(|o| o.id.as_str())
         .collect();
     match is.verdict {
@@ -693,8 +697,8 @@ fn approvals_stand(old: &Frontmatter, new: &Frontmatter, t: Target, writer: &str
         if r.reviewed != Some(new.counter(t)) || r.verdict != Some(Verdict::Approved) {
             continue;
         }
-        let open = new.ledger.open_blocking(t, Some(rid));
-        if open.is_empty() || old.ledger.open_blocking(t, Some(rid)) == open {
+        let open = new.ledger.open_blocking(t, Some(&places_of(new, rid)));
+        if open.is_empty() || old.ledger.open_blocking(t, Some(&places_of(old, rid))) == open {
             continue;
         }
         return Err(refuse(if rid == writer {

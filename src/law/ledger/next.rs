@@ -72,7 +72,7 @@ pub fn steer(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
         .ledger
         .objections
         .iter()
-        .filter(|o| o.by == agent && o.state == State::Resolved)
+        .filter(|o| crate::board::handoff::holder(fm, &o.by) == agent && o.state == State::Resolved)
         .filter(|o| o.gate == t || Stage::Closed.holds(fm, o.gate))
         .map(|o| o.id.as_str())
         .collect();
@@ -85,7 +85,9 @@ pub fn steer(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
     } else {
         Vec::new()
     };
-    let open = fm.ledger.open_blocking(t, Some(agent));
+    let open = fm
+        .ledger
+        .open_blocking(t, Some(&crate::board::handoff::places_of(fm, agent)));
     let mut said = Vec::new();
     let mut accept_line = None;
     let mut rule_line = None;
@@ -229,7 +231,11 @@ pub fn optional(fm: &Frontmatter, agent: &str, place: &Place) -> Option<Optional
         .ledger
         .objections
         .iter()
-        .filter(|o| o.by == agent && o.state == State::Resolved && closed(o.gate))
+        .filter(|o| {
+            crate::board::handoff::holder(fm, &o.by) == agent
+                && o.state == State::Resolved
+                && closed(o.gate)
+        })
         .map(|o| o.id.as_str())
         .collect();
     let first = resolved.first()?;
@@ -362,17 +368,20 @@ pub fn verdict_options(fm: &Frontmatter, t: Target, agent: &str) -> (Vec<Verdict
             Vec::new(),
         );
     }
-    let open = fm.ledger.open_blocking(t, Some(agent));
+    let open = fm
+        .ledger
+        .open_blocking(t, Some(&crate::board::handoff::places_of(fm, agent)));
     if !open.is_empty() {
         return (
             vec![Verdict::ChangesRequested],
             vec!["--objections".into(), open.join(",")],
         );
     }
-    let challenged = fm
-        .ledger
-        .of_gate(t)
-        .any(|o| o.by == agent && o.severity == Severity::Blocking && o.state == State::Challenged);
+    let challenged = fm.ledger.of_gate(t).any(|o| {
+        crate::board::handoff::holder(fm, &o.by) == agent
+            && o.severity == Severity::Blocking
+            && o.state == State::Challenged
+    });
     if challenged {
         (vec![Verdict::Comment], Vec::new())
     } else {

@@ -294,7 +294,7 @@ fn guided(fm: &Frontmatter, pick: usize, verdict: usize) -> Vec<Op> {
         if !r.pending.is_empty() {
             let who = r.pending[pick % r.pending.len()].clone();
             let counter = r.counter;
-            let open = fm.ledger.open_blocking(t, Some(&who));
+            let open = fm.ledger.open_blocking(t, Some(std::slice::from_ref(&who)));
             let v = match verdict {
                 _ if !open.is_empty() => Verdict::ChangesRequested,
                 1 => {
