@@ -76,8 +76,9 @@ pub fn acknowledge(fm: &mut Frontmatter, ctx: &Ctx, note: &str) -> Result<Edit> 
     admit(fm, ctx, Command::Acknowledge)?;
     let Some(h) = handoff::pending_to(fm, &ctx.agent).cloned() else {
         return Err(Error::Usage(format!(
-            "no handoff is offered to {}: nothing to acknowledge",
-            ctx.agent
+            "no handoff is offered to {}: nothing to acknowledge; `pair poll --agent {}` says \
+             what is yours to do",
+            ctx.agent, ctx.agent
         )));
     };
     if let Some(moved) = handoff::acknowledged(fm, ctx.now) {
