@@ -1248,31 +1248,79 @@ fn the_users_git_configuration_and_hooks_do_not_change_a_git_board() {
     assert_eq!(remote.commits(REF), 3);
 }
 
+/// Every file of the cache's object store.
+fn cache_objects(cache: &Path) -> Vec<PathBuf> {
+    let mut found = vec![];
+    let mut dirs = vec![cache.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p
+                .parent()
+                .and_then(|q| q.parent())
+                .is_some_and(|q| q.ends_with("objects"))
+            {
+                found.push(p);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn a_damaged_cache_is_not_moved_from_under_a_process_using_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let m = Machine::new(&remote);
+    init(&m, &b, "alice");
+    let before = remote.text(REF);
+    let all = cache_objects(&m.cache);
+    assert!(!all.is_empty());
+    for o in all {
+        fs::set_permissions(&o, fs::Permissions::from_mode(0o644)).unwrap();
+        fs::write(&o, b"garbage").unwrap();
+    }
+    // Another process uses the cache: it holds the cache's lock shared, as `pair` does.
+    let locks: Vec<fs::File> = fs::read_dir(&m.cache)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "lock"))
+        .map(|p| fs::File::open(p).unwrap())
+        .collect();
+    assert!(!locks.is_empty(), "no lock file beside the cache");
+    for l in &locks {
+        l.lock_shared().unwrap();
+    }
+    let cache_dirs = || -> Vec<PathBuf> {
+        fs::read_dir(&m.cache)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "git"))
+            .collect()
+    };
+    let kept = cache_dirs();
+    m.note(&b, "doer", "while in use").code(1);
+    assert_eq!(cache_dirs(), kept, "the cache was moved while in use");
+    assert_eq!(remote.text(REF), before, "a failed write changed the board");
+    drop(locks);
+    m.note(&b, "doer", "once alone").code(0);
+    let text = remote.text(REF);
+    assert_eq!(text.matches("once alone").count(), 1);
+    assert!(!text.contains("while in use"));
+}
+
 #[test]
 fn a_damaged_cache_is_rebuilt_from_the_remote_not_an_error_forever() {
     let remote = Remote::new();
     let b = remote.board(REF);
     let m = Machine::new(&remote);
     init(&m, &b, "alice");
-    let objects = || -> Vec<PathBuf> {
-        let mut found = vec![];
-        let mut dirs = vec![m.cache.clone()];
-        while let Some(d) = dirs.pop() {
-            for e in fs::read_dir(&d).unwrap().flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    dirs.push(p);
-                } else if p
-                    .parent()
-                    .and_then(|q| q.parent())
-                    .is_some_and(|q| q.ends_with("objects"))
-                {
-                    found.push(p);
-                }
-            }
-        }
-        found
-    };
+    let objects = || cache_objects(&m.cache);
     let garble = || {
         use std::os::unix::fs::PermissionsExt;
         let all = objects();

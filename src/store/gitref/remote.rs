@@ -276,6 +276,11 @@ pub struct Cache {
     /// command's limit, counted from the start of the read or write (each call is given at
     /// least [`MIN_CALL`]: [`Cache::remote_deadline`]).
     pub deadline: Instant,
+    /// A shared lock on the cache's lock file (`KEY.lock` beside it), held while this process
+    /// uses the cache: [`Cache::rebuild`] moves a cache aside only when it can take the lock
+    /// exclusively, so a cache is never moved from under a process using it. `None` when the
+    /// lock file cannot be opened (a read-only cache directory): the cache is then never rebuilt.
+    user: Option<std::fs::File>,
 }
 
 impl Cache {
@@ -289,6 +294,18 @@ impl Cache {
         if !dir.join("HEAD").is_file() {
             init(&root, &dir, g)?;
         }
+        let user = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(root.join(format!("{key}.lock")))
+            .ok()
+            .filter(|f| f.lock_shared().is_ok());
+        // A rebuild may have moved the cache between the check above and the lock.
+        if !dir.join("HEAD").is_file() {
+            init(&root, &dir, g)?;
+        }
         let marker_dir = dir.join("pair-synced");
         let _ = std::fs::create_dir_all(&marker_dir);
         let ref_key = &crate::text::sha256_hex(g.refname.as_bytes())[..24];
@@ -297,14 +314,35 @@ impl Cache {
             synced_marker: marker_dir.join(ref_key),
             dir,
             deadline,
+            user,
         })
     }
 
     /// Replace a damaged cache (objects deleted or garbled, as `git fsck` finds) with an empty
     /// one, which the next fetch fills from the remote; an undamaged one is left alone (an
     /// error): the cache only ever holds copies of what the remote has
-    /// and commits already pushed, so nothing is lost.
+    /// and commits already pushed, so nothing is lost. It is left alone too (an error) while
+    /// another process uses it: a fetch that failed because of that process is no damage, and
+    /// moving the cache would pull it from under that process.
     pub fn rebuild(&self, g: &GitBoard) -> Result<()> {
+        let alone = self
+            .user
+            .as_ref()
+            .is_some_and(|f| matches!(f.try_lock(), Ok(())));
+        let done = if alone {
+            self.rebuild_alone(g)
+        } else {
+            Err(Error::Git {
+                message: "the cache is in use by another process".into(),
+            })
+        };
+        if let Some(f) = &self.user {
+            let _ = f.lock_shared();
+        }
+        done
+    }
+
+    fn rebuild_alone(&self, g: &GitBoard) -> Result<()> {
         if !self.damaged() {
             return Err(Error::Git {
                 message: "the cache is not damaged".into(),
@@ -513,8 +551,10 @@ fn fetch_into(cache: &Cache, g: &GitBoard) -> Result<String> {
     let refspec = format!("+{}:{}", g.refname, cache.cache_ref);
     let what = format!("fetch {} from {}", g.refname, g.url);
     let mut last = None;
-    // Two fetches into one cache at once may collide on the cache's ref lock: try again.
-    for _ in 0..3 {
+    // Fetches into one cache at once may collide on the cache's ref lock: try again, waiting
+    // longer each time (20 ms doubling, at most six tries, never past the deadline).
+    let mut pause = Duration::from_millis(20);
+    for _ in 0..6 {
         match fetch_spec(cache, &g.url, &refspec, &what) {
             Ok(_) => {
                 return cache.cached_tip().ok_or_else(|| Error::Git {
@@ -523,10 +563,11 @@ fn fetch_into(cache: &Cache, g: &GitBoard) -> Result<String> {
             }
             Err(e) => last = Some(e),
         }
-        if Instant::now() >= cache.deadline {
+        if Instant::now() + pause >= cache.deadline {
             break;
         }
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(pause);
+        pause *= 2;
     }
     Err(last.unwrap_or(Error::Git { message: what }))
 }
