@@ -160,12 +160,36 @@ pub fn conflict_marker(line: &str) -> Option<&'static str> {
     None
 }
 
+/// Where the first line that is a conflict marker starts, and the marker: only a line starting
+/// with seven of one marker's characters can be one, so each is looked for by a whole-text
+/// search, not line by line.
+fn first_conflict_marker(text: &str) -> Option<(usize, &'static str)> {
+    let line_at = |start: usize| {
+        let end =
+            memchr::memchr(b'\n', &text.as_bytes()[start..]).map_or(text.len(), |i| start + i);
+        conflict_marker(&text[start..end])
+    };
+    let mut first: Option<(usize, &'static str)> = None;
+    for pattern in ["<<<<<<<", ">>>>>>>", "======="] {
+        let needle = format!("\n{pattern}");
+        let starts = std::iter::once(0)
+            .filter(|_| text.starts_with(pattern))
+            .chain(memchr::memmem::find_iter(text.as_bytes(), needle.as_bytes()).map(|i| i + 1));
+        for start in starts {
+            if first.is_some_and(|(at, _)| at <= start) {
+                break;
+            }
+            if let Some(marker) = line_at(start) {
+                first = Some((start, marker));
+                break;
+            }
+        }
+    }
+    first
+}
+
 fn line_of_offset(bytes: &[u8], offset: usize) -> u32 {
-    bytes[..offset.min(bytes.len())]
-        .iter()
-        .filter(|b| **b == b'\n')
-        .count() as u32
-        + 1
+    memchr::memchr_iter(b'\n', &bytes[..offset.min(bytes.len())]).count() as u32 + 1
 }
 
 impl Document {
@@ -191,9 +215,7 @@ impl Document {
             None => (false, bytes),
         };
         // First line.
-        let first_end = rest
-            .iter()
-            .position(|b| *b == b'\n')
+        let first_end = memchr::memchr(b'\n', rest)
             .map(|i| i + 1)
             .unwrap_or(rest.len());
         let first = &rest[..first_end];
@@ -222,9 +244,7 @@ impl Document {
         let mut close: Option<(usize, usize)> = None;
         let mut doubled_cr: Option<usize> = None;
         while pos < rest.len() {
-            let end = rest[pos..]
-                .iter()
-                .position(|b| *b == b'\n')
+            let end = memchr::memchr(b'\n', &rest[pos..])
                 .map(|i| pos + i + 1)
                 .unwrap_or(rest.len());
             let line = &rest[pos..end];
@@ -273,19 +293,13 @@ impl Document {
         };
         // Conflict markers anywhere: in the frontmatter always, in the body when it was read.
         let scan = |text: &str, first_line: u32| -> Result<(), SplitError> {
-            for (i, line) in raw_lines(text).enumerate() {
-                // Only a line starting with one of the markers' characters can be one.
-                if !matches!(line.as_bytes().first(), Some(b'<' | b'=' | b'>')) {
-                    continue;
-                }
-                if let Some(marker) = conflict_marker(line) {
-                    return Err(SplitError::ConflictMarkers {
-                        line: first_line + i as u32,
-                        marker: marker.to_string(),
-                    });
-                }
+            match first_conflict_marker(text) {
+                Some((at, marker)) => Err(SplitError::ConflictMarkers {
+                    line: first_line + line_of_offset(text.as_bytes(), at) - 1,
+                    marker: marker.to_string(),
+                }),
+                None => Ok(()),
             }
-            Ok(())
         };
         scan(&fm_text, 2)?;
         if with_body {
@@ -1130,6 +1144,37 @@ mod tests {
                 marker: "<<<<<<<".into()
             }
         );
+    }
+
+    #[test]
+    fn the_first_conflict_marker_line_is_the_one_reported_whatever_its_kind() {
+        let cases = [
+            ("a\n======= x\n>>>>>>> b\n<<<<<<< c\n", 3, ">>>>>>>"),
+            ("=======\n<<<<<<< HEAD\n", 1, "======="),
+            ("x\n<<<<<<<<\n<<<<<<<\n", 3, "<<<<<<<"),
+            ("x=======\n>>>>>>>\t\n", 2, ">>>>>>>"),
+        ];
+        for (body, line, marker) in cases {
+            let text = format!("---\nphase: DRAFT\n---\n{body}");
+            let err = Document::parse(text.as_bytes()).unwrap_err();
+            assert_eq!(
+                err,
+                SplitError::ConflictMarkers {
+                    line: line + 3,
+                    marker: marker.into()
+                },
+                "{body:?}"
+            );
+        }
+        let fm = "---\nphase: DRAFT\n=======\n---\nok\n";
+        assert_eq!(
+            Document::parse_frontmatter_only(fm.as_bytes()).unwrap_err(),
+            SplitError::ConflictMarkers {
+                line: 3,
+                marker: "=======".into()
+            }
+        );
+        assert!(Document::parse(b"---\nphase: DRAFT\n---\n==\n>>> x\n").is_ok());
     }
 
     #[test]

@@ -120,7 +120,49 @@ pub fn declared(bytes: &[u8]) -> Option<u32> {
     let doc = crate::board::document::Document::parse_frontmatter_only(bytes).ok()?;
     // Boards without the key cost one scan of the frontmatter, not a second parse.
     memchr::memmem::find(doc.fm_text.as_bytes(), FIELD.as_bytes())?;
-    let node = crate::board::yaml::parse(&doc.fm_text, 0).ok()?;
+    // The form every write emits (`format: N` on a line of its own at the top level) is read
+    // from that line; any other form is left to the YAML parser.
+    if let Some(n) = declared_line(&doc.fm_text) {
+        return Some(n);
+    }
+    declared_by_parse(&doc.fm_text)
+}
+
+/// `N` when the frontmatter has exactly one top-level line `format: N` (a whole number from
+/// one written in decimal without a leading zero, optionally followed by a comment), which is
+/// what the YAML parser reads from such a frontmatter too.
+fn declared_line(fm: &str) -> Option<u32> {
+    let mut found = None;
+    let key = "format:";
+    let starts = std::iter::once(0)
+        .filter(|_| fm.starts_with(key))
+        .chain(memchr::memmem::find_iter(fm.as_bytes(), "\nformat:").map(|i| i + 1));
+    for start in starts {
+        let rest = &fm[start + key.len()..];
+        let rest = &rest[..rest.find('\n').unwrap_or(rest.len())];
+        let rest = rest.strip_suffix('\r').unwrap_or(rest);
+        if found.is_some() {
+            return None;
+        }
+        let value = match rest.find(" #") {
+            Some(i) => &rest[..i],
+            None => rest,
+        };
+        let value = value.trim_matches(' ');
+        let digits = !value.is_empty()
+            && !value.starts_with('0')
+            && value.len() <= 9
+            && value.bytes().all(|b| b.is_ascii_digit());
+        if !digits || !rest.starts_with(' ') {
+            return None;
+        }
+        found = value.parse::<u32>().ok();
+    }
+    found
+}
+
+fn declared_by_parse(fm: &str) -> Option<u32> {
+    let node = crate::board::yaml::parse(fm, 0).ok()?;
     let Value::Map(entries) = node.value else {
         return None;
     };
@@ -273,6 +315,37 @@ mod tests {
         );
         assert_eq!(declared(board("format: \"2\"\n").as_bytes()), None);
         assert_eq!(declared(b"no frontmatter"), None);
+    }
+
+    #[test]
+    fn the_format_line_is_read_as_the_yaml_parser_reads_it() {
+        for fm in [
+            "format: 2\nphase: NEW\n",
+            "phase: X\nformat: 7 # c\n",
+            "format: 12\n",
+            "format: 0\n",
+            "format: 07\n",
+            "format: -1\n",
+            "format: 2.0\n",
+            "format: \"2\"\n",
+            "format: two\n",
+            "format:\n",
+            "format:  3  \n",
+            "format: 3#c\n",
+            "format: 4294967296\n",
+            "format: 2\nformat: 3\n",
+            "formats: 2\n",
+            "title: format\nformat: 5\n",
+            "a:\n  format: 3\n",
+            "a: |\n  format: 3\nb: 1\n",
+        ] {
+            let by_parse = declared_by_parse(fm);
+            if let Some(n) = declared_line(fm) {
+                assert_eq!(Some(n), by_parse, "{fm:?}");
+            }
+            let board = format!("---\n{fm}---\n# body\n");
+            assert_eq!(declared(board.as_bytes()), by_parse, "{fm:?}");
+        }
     }
 
     #[test]

@@ -550,7 +550,7 @@ fn emit_entry_rest(out: &mut String, indent: usize, key: &str, node: &Node) {
 }
 
 /// [`scalar`], appended to `out`.
-fn push_scalar(out: &mut String, s: &str) {
+pub(crate) fn push_scalar(out: &mut String, s: &str) {
     if is_plain_safe(s) {
         out.push_str(s);
     } else {

@@ -43,10 +43,9 @@ pub fn is_review(board: &Path, s: &Session) -> bool {
     let Ok(doc) = Document::parse_frontmatter_only(&head) else {
         return false;
     };
-    doc.fm_text.lines().any(|l| {
-        l.strip_prefix(debate::KEY)
-            .is_some_and(|r| r.starts_with(':'))
-    })
+    let key = format!("{}:", debate::KEY);
+    doc.fm_text.starts_with(&key)
+        || memchr::memmem::find(doc.fm_text.as_bytes(), format!("\n{key}").as_bytes()).is_some()
 }
 
 /// The review of a board read now, with its frontmatter.

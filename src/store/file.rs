@@ -170,11 +170,13 @@ pub fn read_head(path: &Path) -> Result<Vec<u8>> {
 /// the frontmatter was closed (the frontmatter is then over [`MAX_FRONTMATTER_BYTES`], or not
 /// closed at all).
 pub(super) fn read_head_cut(mut file: File, path: &Path) -> Result<(Vec<u8>, bool)> {
+    use crate::board::document::{BOM, is_delimiter_line};
     let mut buf = Vec::with_capacity(8192);
     let mut chunk = vec![0u8; 16 * 1024];
     let limit = HEAD_LIMIT;
-    let mut scanned_lines = 0usize;
-    let mut line_start = 0usize;
+    // Where the search for the closing delimiter goes on: a `\n` followed by `---` at or after
+    // it (`None` until the first line is read).
+    let mut from: Option<usize> = None;
     loop {
         let n = file
             .read(&mut chunk)
@@ -182,33 +184,43 @@ pub(super) fn read_head_cut(mut file: File, path: &Path) -> Result<(Vec<u8>, boo
         if n == 0 {
             return Ok((buf, false));
         }
-        let old_len = buf.len();
         buf.extend_from_slice(&chunk[..n]);
-        // Walk the new complete lines; stop after the closing delimiter line.
-        let mut i = old_len;
-        while let Some(off) = buf[i..].iter().position(|b| *b == b'\n') {
-            let end = i + off + 1;
-            let line = &buf[line_start..end];
-            let is_first = scanned_lines == 0;
-            let text = line
-                .strip_prefix(crate::board::document::BOM.as_bytes())
-                .unwrap_or(line);
-            let delimiter = crate::board::document::is_delimiter_line(text);
-            scanned_lines += 1;
-            line_start = end;
-            i = end;
-            if delimiter && !is_first {
-                buf.truncate(end);
-                return Ok((buf, false));
-            }
-            if is_first && !delimiter {
+        if from.is_none()
+            && let Some(nl) = memchr::memchr(b'\n', &buf)
+        {
+            let first = &buf[..=nl];
+            if !is_delimiter_line(first.strip_prefix(BOM.as_bytes()).unwrap_or(first)) {
                 // Not a blackboard; the parser will say so.
+                buf.truncate(nl + 1);
+                return Ok((buf, false));
+            }
+            from = Some(nl);
+        }
+        // Only a line starting with `---` can close the frontmatter: look for those alone.
+        while let Some(at) = from {
+            let Some(off) = memchr::memmem::find(&buf[at..], b"\n---") else {
+                // Keep the last bytes: a `\n---` may be split across two reads.
+                from = Some(at.max(buf.len().saturating_sub(3)));
+                break;
+            };
+            let start = at + off + 1;
+            let Some(e) = memchr::memchr(b'\n', &buf[start..]) else {
+                from = Some(start - 1);
+                break;
+            };
+            let end = start + e + 1;
+            if is_delimiter_line(&buf[start..end]) {
                 buf.truncate(end);
                 return Ok((buf, false));
             }
+            from = Some(start);
         }
         if buf.len() > limit {
             return Ok((buf, true));
+        }
+        // A large frontmatter is read in a few calls, not one per 16 KiB.
+        if chunk.len() < 1024 * 1024 {
+            chunk.resize(chunk.len() * 2, 0);
         }
     }
 }

@@ -19,6 +19,7 @@ impl fmt::Display for Objection {
     }
 }
 
+#[cfg(test)]
 fn node(value: Value) -> Node {
     Node {
         value,
@@ -27,15 +28,18 @@ fn node(value: Value) -> Node {
     }
 }
 
+#[cfg(test)]
 fn s(v: &str) -> Node {
     node(Value::Str(v.to_string()))
 }
 
+#[cfg(test)]
 fn int(v: u32) -> Node {
     node(Value::Int(i128::from(v)))
 }
 
-/// The ledger as the YAML tree the frontmatter writes.
+/// The ledger as the YAML tree the frontmatter writes (what [`emit`] writes directly).
+#[cfg(test)]
 pub fn to_node(l: &Ledger) -> Node {
     let mut entries = Vec::new();
     if let Some(m) = l.max_rounds {
@@ -93,9 +97,73 @@ pub fn to_node(l: &Ledger) -> Node {
 }
 
 /// Write the `ledger` block (nothing when the ledger is empty).
+///
+/// Written directly, not through a YAML tree: a ledger of a thousand objections is emitted on
+/// every write and every validation, and building and dropping the tree cost several times the
+/// writing. The text is the tree's emission byte for byte (a property test compares them).
 pub fn emit(out: &mut String, l: &Ledger) {
-    if !l.is_empty() {
-        yaml::emit_entry(out, 0, "ledger", &to_node(l));
+    use std::fmt::Write as _;
+    if l.is_empty() {
+        return;
+    }
+    out.push_str("ledger:\n");
+    let line = |out: &mut String, pad: &str, key: &str, value: &str| {
+        out.push_str(pad);
+        out.push_str(key);
+        out.push_str(": ");
+        yaml::push_scalar(out, value);
+        out.push('\n');
+    };
+    let int = |out: &mut String, pad: &str, key: &str, n: u32| {
+        let _ = writeln!(out, "{pad}{key}: {n}");
+    };
+    if let Some(m) = l.max_rounds {
+        int(out, "  ", "max_rounds", m);
+    }
+    if !l.gates.is_empty() {
+        out.push_str("  gates:\n");
+        for (t, g) in &l.gates {
+            out.push_str("    ");
+            yaml::push_scalar(out, t.as_str());
+            out.push_str(":\n");
+            int(out, "      ", "since", g.since);
+            match g.stop_reason {
+                Some(r) => line(out, "      ", "stop_reason", r.as_str()),
+                None => out.push_str("      stop_reason: null\n"),
+            }
+            if let Some(x) = &g.escalation {
+                line(out, "      ", "escalation", x);
+            }
+            if g.open.is_empty() {
+                out.push_str("      open: []\n");
+            } else {
+                out.push_str("      open:\n");
+                for n in &g.open {
+                    let _ = writeln!(out, "        - {n}");
+                }
+            }
+            if let Some(r) = g.reworked_from {
+                int(out, "      ", "reworked_from", r);
+            }
+        }
+    }
+    if !l.objections.is_empty() {
+        out.push_str("  objections:\n");
+        for o in &l.objections {
+            out.push_str("    - id: ");
+            yaml::push_scalar(out, &o.id);
+            out.push('\n');
+            line(out, "      ", "by", &o.by);
+            line(out, "      ", "gate", o.gate.as_str());
+            int(out, "      ", "round", o.round);
+            line(out, "      ", "severity", o.severity.as_str());
+            line(out, "      ", "state", o.state.as_str());
+            line(out, "      ", "anchor", &o.anchor);
+            line(out, "      ", "title", &o.title);
+            if let Some(c) = &o.cause {
+                line(out, "      ", "cause", c);
+            }
+        }
     }
 }
 
@@ -379,4 +447,94 @@ fn objection_from(r: &mut Reader<'_>, path: &str, n: &Node) -> Option<Objection>
         title: title?,
         cause,
     })
+}
+
+#[cfg(test)]
+mod emit_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-z][a-z0-9_./-]{0,8}",
+            Just(String::new()),
+            Just("null".to_string()),
+            Just("Yes".to_string()),
+            Just("12".to_string()),
+            Just("src/a.rs:3".to_string()),
+            Just("## Plan".to_string()),
+            ".{0,12}",
+            "[\"\\\\\n\t\r\u{1}\u{85}\u{feff}é漢😀 -]{0,6}",
+        ]
+    }
+
+    fn ledger() -> impl Strategy<Value = Ledger> {
+        let objection = (
+            text(),
+            text(),
+            0..Target::ALL.len(),
+            any::<u32>(),
+            0..Severity::ALL.len(),
+            text(),
+            0..State::ALL.len(),
+            text(),
+            proptest::option::of(text()),
+        )
+            .prop_map(
+                |(id, by, t, round, sv, anchor, st, title, cause)| Objection {
+                    id,
+                    by,
+                    gate: Target::ALL[t],
+                    round,
+                    severity: Severity::ALL[sv],
+                    anchor,
+                    state: State::ALL[st],
+                    title,
+                    cause,
+                },
+            );
+        let gate = (
+            0..Target::ALL.len(),
+            any::<u32>(),
+            proptest::option::of(0..StopReason::ALL.len()),
+            proptest::option::of(text()),
+            proptest::collection::vec(any::<u32>(), 0..4),
+            proptest::option::of(any::<u32>()),
+        )
+            .prop_map(|(t, since, r, escalation, open, reworked_from)| {
+                (
+                    Target::ALL[t],
+                    Gate {
+                        since,
+                        stop_reason: r.map(|i| StopReason::ALL[i]),
+                        escalation,
+                        open,
+                        reworked_from,
+                    },
+                )
+            });
+        (
+            proptest::option::of(any::<u32>()),
+            proptest::collection::vec(gate, 0..3),
+            proptest::collection::vec(objection, 0..4),
+        )
+            .prop_map(|(max_rounds, gates, objections)| Ledger {
+                max_rounds,
+                gates,
+                objections,
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn the_direct_emission_is_the_tree_s(l in ledger()) {
+            let mut direct = String::new();
+            emit(&mut direct, &l);
+            let mut tree = String::new();
+            if !l.is_empty() {
+                yaml::emit_entry(&mut tree, 0, "ledger", &to_node(&l));
+            }
+            prop_assert_eq!(direct, tree);
+        }
+    }
 }

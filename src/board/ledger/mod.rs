@@ -27,7 +27,7 @@ pub mod anchor;
 pub mod form;
 pub mod status;
 
-pub use form::{emit, from_node, summary, to_node};
+pub use form::{emit, from_node, summary};
 pub use status::{GateSummary, Summary, Unsettled, describe, line, summary_of};
 
 crate::board::frontmatter::word_enum!(
