@@ -421,3 +421,116 @@ fn the_successor_judges_the_objections_its_predecessor_raised_as_its_poll_says()
     assert_eq!(v["phase"], "PLAN_APPROVED", "{v:#}");
     pair(["validate", &b]).code(0);
 }
+
+/// A board blocked on a person is where a doer is replaced: the handoff is offered and
+/// acknowledged while BLOCKED, and the new doer resumes the work. Whether it is mid-cycle is
+/// judged on the phase `unblock` returns to.
+#[test]
+fn a_blocked_board_changes_doers_and_the_new_doer_unblocks_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = sent_back(dir.path());
+    pair(["advance", &b, "--agent", "doer", "PLANNING"]).code(0);
+    pair([
+        "block",
+        &b,
+        "--agent",
+        "doer",
+        "--reason",
+        "waiting for the user",
+    ])
+    .code(0);
+    pair([
+        "handoff",
+        &b,
+        "--agent",
+        "doer",
+        "--to",
+        "carol",
+        "--summary",
+        "The user is away; carol resumes when they answer",
+    ])
+    .code(0);
+    let v = json(&pair(["poll", &b, "--agent", "carol", "--json"]));
+    assert_eq!(
+        v["next"]["command"],
+        serde_json::json!(["pair", "acknowledge", b, "--agent", "carol"]),
+        "{v:#}"
+    );
+    pair(["acknowledge", &b, "--agent", "carol"]).code(0);
+    let v = json(&pair(["status", &b, "--json"]));
+    assert_eq!(v["phase"], "BLOCKED", "{v:#}");
+    // The old doer holds nothing any more; the new one resumes the work.
+    pair(["unblock", &b, "--agent", "doer", "--reason", "back"]).code(6);
+    pair([
+        "unblock",
+        &b,
+        "--agent",
+        "carol",
+        "--reason",
+        "the user answered",
+    ])
+    .code(0);
+    let v = json(&pair(["status", &b, "--json"]));
+    assert_eq!(v["phase"], "PLANNING", "{v:#}");
+    pair(["validate", &b]).code(0);
+
+    // Blocked in the middle of a round: the cycle is where unblock returns, so the user's word
+    // is needed, and a reviewer's place may be handed over only with it too.
+    pair(["submit", &b, "--agent", "carol", "plan", "--note", "p2"]).code(0);
+    pair([
+        "block",
+        &b,
+        "--agent",
+        "alice",
+        "--reason",
+        "a question for the user",
+    ])
+    .code(0);
+    pair(["handoff", &b, "--agent", "carol", "--to", "erin"])
+        .code(6)
+        .mentions(&["middle of a review cycle", "--user-approved"]);
+    pair(["handoff", &b, "--agent", "alice", "--to", "dave"])
+        .code(6)
+        .mentions(&["middle of a review cycle", "--user-approved"]);
+    pair([
+        "handoff",
+        &b,
+        "--agent",
+        "alice",
+        "--to",
+        "dave",
+        "--user-approved",
+    ])
+    .code(0);
+    pair(["acknowledge", &b, "--agent", "dave"]).code(0);
+    pair(["unblock", &b, "--agent", "carol", "--reason", "answered"]).code(0);
+    pair([
+        "verdict",
+        &b,
+        "--agent",
+        "dave",
+        "APPROVED",
+        "--revision",
+        "2",
+        "--note",
+        "ok",
+    ])
+    .code(0);
+    let v = json(&pair(["status", &b, "--json"]));
+    assert_eq!(v["phase"], "PLAN_APPROVED", "{v:#}");
+    pair(["validate", &b]).code(0);
+}
+
+/// Other terminal phases still refuse a handoff: nothing is left to hand over.
+#[test]
+fn a_stopped_board_refuses_a_handoff() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = sent_back(dir.path());
+    pair(["stop", &b, "--agent", "doer", "--reason", "dropped"]).code(0);
+    let before = std::fs::read(&b).unwrap();
+    pair(["handoff", &b, "--agent", "doer", "--to", "carol"])
+        .code(6)
+        .mentions(&["STOPPED"]);
+    assert_eq!(std::fs::read(&b).unwrap(), before);
+}
+
