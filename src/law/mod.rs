@@ -622,9 +622,7 @@ fn check_withdrawal(
              ({repair})"
         )));
     }
-    if old.required_reviewers.iter().any(|r| r == id)
-        || new.required_reviewers.iter().any(|r| r == id)
-    {
+    if old.is_required_now(id) || new.is_required_now(id) {
         return Err(refuse(format!(
             "field `agents.{id}` was removed; {id} is a required reviewer, and only the user \
              changes who is required ({repair})"
