@@ -243,7 +243,8 @@ pub fn judge(
     user_approved: bool,
     now: Timestamp,
 ) -> Result<Option<Frontmatter>> {
-    let moved = old != new;
+    // The writer's own `last_seen` moves with every write, a note included: no role's field.
+    let moved = !same_but_own_last_seen(old, new, id);
     let change = change(old, new);
     // incoming-waits
     if let Some(h) = handoff::pending_to(old, id)
@@ -291,6 +292,15 @@ pub fn judge(
             handoff::FIELD
         ))),
     }
+}
+
+/// Whether `new` differs from `old` at most in `id`'s own `last_seen`.
+fn same_but_own_last_seen(old: &Frontmatter, new: &Frontmatter, id: &str) -> bool {
+    let mut old = old.clone();
+    if let (Some(a), Some(b)) = (old.agent_mut(id), new.agent(id)) {
+        a.last_seen = b.last_seen;
+    }
+    old == *new
 }
 
 fn offer(old: &Frontmatter, h: &Handoff, id: &str, user_approved: bool) -> Result<()> {

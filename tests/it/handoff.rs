@@ -197,16 +197,21 @@ fn a_reviewer_place_changes_hands_and_the_old_reviewer_votes_no_more() {
         "{text}"
     );
     pair(["validate", &b]).code(0);
-    pair([
-        "note",
-        &b,
-        "--agent",
-        "alice",
-        "--section",
-        "Decisions",
-        "--note",
-        "bye",
-    ])
+    // A note is still alice's to write, in another second than her last write (the note
+    // touches her own last_seen, which is no role).
+    crate::common::pair_env(
+        [
+            "note",
+            &b,
+            "--agent",
+            "alice",
+            "--section",
+            "Decisions",
+            "--note",
+            "bye",
+        ],
+        &[("PAIR_NOW", "2099-01-01T00:00:00Z")],
+    )
     .code(0);
     pair(["block", &b, "--agent", "alice", "--reason", "x"])
         .code(6)
