@@ -214,9 +214,14 @@ fn top_rereads_only_the_board_that_changed() {
     t.keys(&["q"]);
     // The summary is printed on the shell's screen once the terminal is back.
     let s = t.wait_for("the summary", |s| s.contains("\"reads\""));
+    // (The shell's prompt may stand before it on its line.)
     let line = s
         .lines()
-        .find(|l| l.trim_start().starts_with('{') && l.contains("\"reads\""))
+        .find_map(|l| {
+            l.find("{\"")
+                .filter(|_| l.contains("\"reads\""))
+                .map(|i| &l[i..])
+        })
         .unwrap_or_else(|| panic!("no summary line in:\n{s}"));
     let v: serde_json::Value =
         serde_json::from_str(line.trim()).unwrap_or_else(|e| panic!("{e}: {line}"));
