@@ -17,6 +17,7 @@
 //!
 //! SLA breaches belong to the watchdog: [`BoardStats::sla_breaches`] is `None` until SLAs exist.
 
+pub mod handoffs;
 pub mod objections;
 
 use std::collections::BTreeMap;
@@ -128,6 +129,21 @@ pub mod figure {
         means: "A response still due: when the turn passed to the agent, which has not written \
                 since.",
     };
+    pub const ROLE_HANDOFFS: Figure = Figure {
+        name: "role handoffs",
+        json: "role_handoffs.ROLE.offered, acknowledged, withdrawn, pending",
+        means: "Per role (`doer`, `reviewer`), the rotations with an explicit handoff: offers \
+                (`pair handoff`), acknowledgements by the incoming agent (`pair acknowledge`), \
+                offers taken back (`handoff --withdraw`) and the one still pending. Left out \
+                where no role was handed over.",
+    };
+    pub const ACKNOWLEDGE_TIME: Figure = Figure {
+        name: "to acknowledgement",
+        json: "role_handoffs.ROLE.acknowledge_seconds, max_acknowledge_seconds",
+        means: "Printed as total / longest. For each acknowledged handoff, from the write that \
+                offered it to the incoming agent's acknowledgement: the time the role stayed \
+                with the outgoing agent.",
+    };
     pub const SLA_BREACH: Figure = Figure {
         name: "SLA breach",
         json: "sla_breaches",
@@ -153,6 +169,8 @@ pub const FIGURES: &[Figure] = &[
     figure::RESPONSES,
     figure::RESPONSE_TIME,
     figure::WAITED_ON_SINCE,
+    figure::ROLE_HANDOFFS,
+    figure::ACKNOWLEDGE_TIME,
     figure::SLA_BREACH,
 ];
 
@@ -480,6 +498,8 @@ pub struct BoardStats {
     pub gates: BTreeMap<Target, Gate>,
     pub agents: BTreeMap<String, AgentStats>,
     pub usage: Usage,
+    /// Its handoffs of roles, per role ([`handoffs::HandoffFold`]).
+    pub role_handoffs: handoffs::Handoffs,
     /// The breaches of the board's SLAs ([`sla_breaches`]); `None` when the board sets no SLA
     /// (never a made-up zero).
     pub sla_breaches: Option<Vec<SlaBreach>>,
@@ -532,6 +552,7 @@ impl Fold {
                 gates: BTreeMap::new(),
                 agents: BTreeMap::new(),
                 usage: Usage::default(),
+                role_handoffs: handoffs::Handoffs::new(),
                 sla_breaches: None,
             },
             now,
@@ -729,6 +750,8 @@ pub struct Total {
     pub gates: BTreeMap<Target, GateTotal>,
     pub agents: BTreeMap<String, AgentStats>,
     pub usage: Usage,
+    /// The boards' handoffs of roles, summed per role.
+    pub role_handoffs: handoffs::Handoffs,
     /// SLA name → breaches across the boards that carry SLAs (`None`: none does).
     pub sla_breaches: Option<BTreeMap<crate::board::sla::SlaName, SlaTotal>>,
 }
@@ -737,6 +760,7 @@ pub struct Total {
 pub fn total(boards: &[BoardStats]) -> Total {
     let mut t = Total {
         boards: boards.len(),
+        role_handoffs: handoffs::total(boards.iter().map(|b| &b.role_handoffs)),
         ..Total::default()
     };
     for b in boards {

@@ -95,17 +95,74 @@ impl Frontmatter {
         out
     }
 
-    /// Whether `id` is required in the open round (named, or a pool member who took it); in a
-    /// work phase, whether it is a named required reviewer.
-    pub fn is_required_now(&self, id: &str) -> bool {
-        match self.phase.review_target() {
-            Some(t) => self.round_reviewers(t).iter().any(|r| r == id),
-            None => self.required_reviewers.iter().any(|r| r == id),
+    /// The target of the board's round: the one under review, the one whose outcome the phase
+    /// records, the gate that awaits a decision, or, on a BLOCKED board, that of the phase
+    /// `unblock` returns to. `None` in a phase with no round (writing an artifact, terminal).
+    pub fn round_target(&self) -> Option<Target> {
+        let phase = match (self.phase, self.blocked_from) {
+            (crate::board::frontmatter::Phase::Blocked, Some(p)) => p,
+            (p, _) => p,
+        };
+        phase
+            .review_target()
+            .or_else(|| phase.outcome_of().map(|(t, _)| t))
+            .or_else(|| crate::board::ledger::pending_gate(self))
+    }
+
+    /// Who is required in the board's round ([`Self::round_target`]): the named required
+    /// reviewers, then the pool members who took it; without a round, the named ones. Every
+    /// question "who is required now" (verdicts, claims, objections, the arbiter, the
+    /// watchdog, `poll`, `status`, `brief`) is answered here.
+    pub fn required_now(&self) -> Vec<String> {
+        match self.round_target() {
+            Some(t) => self.round_reviewers(t),
+            None => self.required_reviewers.clone(),
         }
+    }
+
+    /// Whether `id` is required in the board's round ([`Self::required_now`]).
+    pub fn is_required_now(&self, id: &str) -> bool {
+        self.required_now().iter().any(|r| r == id)
     }
 
     /// Whether the board has reviewers at all: named ones or a pool.
     pub fn has_reviewers(&self) -> bool {
         !self.required_reviewers.is_empty() || self.pool.is_some()
     }
+}
+
+/// Who is required now, in words: the ids ([`Frontmatter::required_now`]), or `none`, and on a
+/// pool board the pool, the reviews a round asks of it and who took this round:
+/// `bob (pool alice, bob, carol: 1 review a round, taken by bob)`.
+pub fn required_text(fm: &Frontmatter) -> String {
+    let now = fm.required_now();
+    let ids = if now.is_empty() {
+        "none".to_string()
+    } else {
+        now.join(", ")
+    };
+    match &fm.pool {
+        Some(p) => format!("{ids} ({})", pool_text(fm, p)),
+        None => ids,
+    }
+}
+
+/// The pool in words: `pool alice, bob, carol: 1 review a round, taken by bob` (or `none taken
+/// yet`, or nothing of takers outside a round).
+pub fn pool_text(fm: &Frontmatter, p: &Pool) -> String {
+    let mut t = format!(
+        "pool {}: {} review{} a round",
+        p.members.join(", "),
+        p.reviews,
+        if p.reviews == 1 { "" } else { "s" }
+    );
+    if let Some(target) = fm.round_target() {
+        let takers = fm.pool_takers(target);
+        if takers.is_empty() {
+            t.push_str(", none taken yet");
+        } else {
+            t.push_str(&format!(", taken by {}", takers.join(", ")));
+        }
+    }
+    t
 }

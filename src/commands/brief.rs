@@ -155,7 +155,7 @@ fn board_name(board: &std::path::Path) -> String {
 fn default_reviewer(fm: &Frontmatter) -> String {
     current_target(fm)
         .and_then(|t| protocol::round(fm, t).pending.first().cloned())
-        .or_else(|| fm.required_reviewers.first().cloned())
+        .or_else(|| fm.required_now().first().cloned())
         .or_else(|| fm.reviewers().first().map(|s| s.to_string()))
         .unwrap_or_else(|| "reviewer".to_string())
 }
@@ -206,10 +206,10 @@ fn gates_part(fm: &Frontmatter, all: &[Entry]) -> Part {
         yes(fm.red_test_required),
         yes(fm.yolo),
         yes(fm.no_review),
-        if fm.required_reviewers.is_empty() {
+        if fm.required_now().is_empty() && fm.pool.is_none() {
             "none yet".to_string()
         } else {
-            fm.required_reviewers.join(", ")
+            crate::board::pool::required_text(fm)
         }
     );
     let waivers: Vec<&Entry> = all
@@ -407,6 +407,11 @@ fn reviewer_parts(fm: &Frontmatter, doc: &Document, all: &[Entry], board: &str) 
         under.push_str(&format!(
             "Read exactly what is under review with `pair diff {}`.\n",
             shell_word(board)
+        ));
+        // Whose verdicts the round waits for: on a pool board, the members who took it.
+        under.push_str(&format!(
+            "Required in this round: {}.\n",
+            crate::board::pool::required_text(fm)
         ));
     }
     if let Some(cmd) = crate::render::report::review_diff_command(fm, target, board) {

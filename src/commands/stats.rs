@@ -43,6 +43,25 @@ pub fn duration(d: Secs) -> String {
     }
 }
 
+/// The handoffs of roles, one line per role handed over: `role handoffs  doer: 1 offered, 1
+/// acknowledged, 0 withdrawn, 0 pending; to acknowledgement 30s / 30s`.
+fn handoffs_text(t: &mut String, h: &stats::handoffs::Handoffs) {
+    for (role, x) in h {
+        let _ = writeln!(
+            t,
+            "  {} {role}: {} offered, {} acknowledged, {} withdrawn, {} pending; {} {} / {}",
+            figure::ROLE_HANDOFFS.name,
+            x.offered,
+            x.acknowledged,
+            x.withdrawn,
+            x.pending,
+            figure::ACKNOWLEDGE_TIME.name,
+            duration(x.acknowledge_seconds),
+            duration(x.max_acknowledge_seconds)
+        );
+    }
+}
+
 fn board_text(b: &BoardStats) -> String {
     let mut t = String::new();
     let _ = writeln!(
@@ -151,6 +170,7 @@ fn board_text(b: &BoardStats) -> String {
             usage_text(&a.usage)
         );
     }
+    handoffs_text(&mut t, &b.role_handoffs);
     let u = usage_text(&b.usage);
     if !u.is_empty() {
         let _ = writeln!(t, "  {}: {u}", figure::USAGE.name);
@@ -201,11 +221,13 @@ pub fn run(a: StatsArgs, s: &Session) -> Result<Outcome> {
         let phase = fm.phase;
         let mut fold = stats::Fold::new(&shown(path), phase, now);
         let mut sla = (!fm.sla.is_empty()).then(|| stats::SlaFold::new(fm.sla.clone()));
+        let mut handoffs = stats::handoffs::HandoffFold::new(&fm.handoffs, fm.doer());
         let mut records = Vec::new();
         while let Some(r) = history.next_record()? {
             if let Some(sla) = &mut sla {
                 sla.push(&r);
             }
+            handoffs.push(&r);
             if a.svg.is_some() {
                 records.push(r.clone());
             }
@@ -213,6 +235,7 @@ pub fn run(a: StatsArgs, s: &Session) -> Result<Outcome> {
         }
         let mut b = fold.finish();
         b.sla_breaches = sla.map(|f| f.finish(phase, now));
+        b.role_handoffs = handoffs.finish();
         objections.push(cross::objections_of(path, &b, now, s)?);
         boards.push(b);
         all_records.push(records);
@@ -271,6 +294,7 @@ pub fn run(a: StatsArgs, s: &Session) -> Result<Outcome> {
                 }
             );
         }
+        handoffs_text(&mut text, &total.role_handoffs);
         let u = usage_text(&total.usage);
         if !u.is_empty() {
             let _ = writeln!(text, "  {}: {u}", figure::USAGE.name);

@@ -83,32 +83,130 @@ pub fn boards(project: &Path, s: &Session) -> Result<Vec<(String, PathBuf)>> {
         .collect())
 }
 
-/// One board as a row, its latest entries, and the seconds until its row's text next changes.
-fn read_board(
-    name: &str,
-    path: &Path,
-    now: Timestamp,
-    s: &Session,
-) -> (BoardRow, Vec<EntryLine>, u64) {
-    let loaded = match crate::store::load(path, s) {
-        Ok(l) => l,
+/// What the dashboard reads, kept across redraws: a project remembers each board's frontmatter
+/// by its stamp (a file's inode, time and size; a ref's tip) and reads again only the boards
+/// whose stamp moved ([`crate::project::Project::read`]); the selected board's entries are kept
+/// by its stamp too. A single board is read (its frontmatter) on each redraw.
+struct Reader {
+    project: Option<crate::project::Project>,
+    /// The selected board's latest entries: its path, its stamp, the entries.
+    entries: Option<(PathBuf, String, Vec<EntryLine>)>,
+    /// How many times a board was read whole for its entries.
+    whole_reads: u64,
+}
+
+impl Reader {
+    fn open(path: &Path) -> Reader {
+        let project = crate::project::is_project(path)
+            .then(|| crate::project::Project::open(path).ok())
+            .flatten();
+        Reader {
+            project,
+            entries: None,
+            whole_reads: 0,
+        }
+    }
+
+    /// The boards: name, path, frontmatter (or why it cannot be read), stamp.
+    fn boards(&self, path: &Path, s: &Session) -> Vec<Listed> {
+        if let Some(p) = &self.project {
+            return match p.read(s) {
+                Ok(members) => members
+                    .into_iter()
+                    .map(|m| Listed {
+                        name: m.name,
+                        path: m.board,
+                        fm: m.fm.ok_or_else(|| m.error.unwrap_or_default()),
+                        stamp: Some(m.stamp),
+                    })
+                    .collect(),
+                Err(_) => Vec::new(),
+            };
+        }
+        boards(path, s)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(name, path)| {
+                let fm = crate::store::load_frontmatter(&path, s)
+                    .map(|v| v.parsed.fm)
+                    .map_err(|e| e.to_string());
+                Listed {
+                    name,
+                    path,
+                    fm,
+                    stamp: None,
+                }
+            })
+            .collect()
+    }
+
+    /// The latest entries of a board: read whole only when its stamp moved (or it has none).
+    fn entries(&mut self, b: &Listed, s: &Session) -> Vec<EntryLine> {
+        if let (Some((path, stamp, entries)), Some(now)) = (&self.entries, &b.stamp)
+            && *path == b.path
+            && stamp == now
+        {
+            return entries.clone();
+        }
+        self.whole_reads += 1;
+        let entries = match crate::store::load(&b.path, s) {
+            Ok(loaded) => {
+                let all = entry::entries(&loaded.valid.doc);
+                let skip = all.len().saturating_sub(ENTRIES);
+                all[skip..]
+                    .iter()
+                    .map(|e| EntryLine {
+                        heading: crate::text::escape(&e.heading).into_owned(),
+                        first: crate::text::escape(
+                            e.text.lines().find(|l| !l.trim().is_empty()).unwrap_or(""),
+                        )
+                        .into_owned(),
+                    })
+                    .collect()
+            }
+            Err(_) => Vec::new(),
+        };
+        if let Some(stamp) = &b.stamp {
+            self.entries = Some((b.path.clone(), stamp.clone(), entries.clone()));
+        }
+        entries
+    }
+
+    /// Boards read since the dashboard opened: frontmatters (and other Markdown files' heads)
+    /// of a project, and boards read whole for their entries.
+    fn reads(&self) -> u64 {
+        self.project.as_ref().map_or(0, |p| p.reads()) + self.whole_reads
+    }
+}
+
+/// One board as listed.
+struct Listed {
+    name: String,
+    path: PathBuf,
+    fm: std::result::Result<crate::board::frontmatter::Frontmatter, String>,
+    /// What identifies this version of it, when the project knows.
+    stamp: Option<String>,
+}
+
+/// One board's row from its frontmatter alone, and the seconds until its text next changes.
+/// The flags are the watchdog's findings the frontmatter shows (a stall or an SLA measured from
+/// the phase's start); `pair watch` reads the journals too.
+fn row(b: &Listed, now: Timestamp) -> (BoardRow, u64) {
+    let fm = match &b.fm {
+        Ok(fm) => fm,
         Err(e) => {
-            let first = e.to_string().lines().next().unwrap_or_default().to_string();
+            let first = e.lines().next().unwrap_or_default().to_string();
             return (
                 BoardRow {
-                    name: name.to_string(),
+                    name: b.name.clone(),
                     phase: "?".into(),
                     flags: vec![format!("ERROR {first}")],
                     ..BoardRow::default()
                 },
-                Vec::new(),
                 u64::MAX,
             );
         }
     };
-    let doc = &loaded.valid.doc;
-    let fm = &loaded.valid.parsed.fm;
-    let records = journal::records(doc).unwrap_or_default();
     let held = fm.phase_updated_at.millis_until(now) / 1000;
     let terminal = fm.phase.is_terminal();
     let turn = if terminal {
@@ -118,7 +216,7 @@ fn read_board(
     };
     let found = crate::watch::findings(
         fm,
-        &records,
+        &[],
         &[],
         &journal::host(),
         now,
@@ -147,16 +245,6 @@ fn read_board(
         .filter(|_| !terminal)
         .map(|t| format!("{t} {}", fm.counter(t)))
         .unwrap_or_default();
-    let all = entry::entries(doc);
-    let skip = all.len().saturating_sub(ENTRIES);
-    let entries = all[skip..]
-        .iter()
-        .map(|e| EntryLine {
-            heading: crate::text::escape(&e.heading).into_owned(),
-            first: crate::text::escape(e.text.lines().find(|l| !l.trim().is_empty()).unwrap_or(""))
-                .into_owned(),
-        })
-        .collect();
     // Findings appear as time passes: redraw when the row's clock text changes, which is at
     // least every minute for the first hour.
     let next = if terminal {
@@ -166,33 +254,39 @@ fn read_board(
     };
     (
         BoardRow {
-            name: name.to_string(),
+            name: b.name.clone(),
             phase: fm.phase.to_string(),
             turn,
             in_phase: short_duration(held),
             round,
             flags,
         },
-        entries,
         next,
     )
 }
 
-/// Read every board: the view (entries of the selected one) and when to redraw unasked.
-fn read_view(a: &TopArgs, selected: &mut usize, s: &Session) -> (View, Option<Duration>) {
+/// Every board's row (from what changed since the last redraw) and the selected board's
+/// entries: the view, and when to redraw unasked.
+fn read_view(
+    a: &TopArgs,
+    reader: &mut Reader,
+    selected: &mut usize,
+    s: &Session,
+) -> (View, Option<Duration>) {
     let now = Timestamp::now();
-    let list = boards(&a.project, s).unwrap_or_default();
+    let list = reader.boards(&a.project, s);
     let mut rows = Vec::with_capacity(list.len());
-    let mut all_entries = Vec::with_capacity(list.len());
     let mut next = u64::MAX;
-    for (name, path) in &list {
-        let (row, entries, n) = read_board(name, path, now, s);
+    for b in &list {
+        let (row, n) = row(b, now);
         rows.push(row);
-        all_entries.push(entries);
         next = next.min(n);
     }
     *selected = (*selected).min(rows.len().saturating_sub(1));
-    let entries = all_entries.get(*selected).cloned().unwrap_or_default();
+    let entries = match list.get(*selected) {
+        Some(b) => reader.entries(b, s),
+        None => Vec::new(),
+    };
     let view = View {
         title: crate::text::escape(&a.project.display().to_string()).into_owned(),
         rows,
@@ -318,7 +412,8 @@ pub fn run(a: TopArgs, s: &Session) -> Result<Outcome> {
     }
     drop(tx);
     let mut selected = 0usize;
-    let (mut view, mut tick) = read_view(&a, &mut selected, s);
+    let mut reader = Reader::open(&a.project);
+    let (mut view, mut tick) = read_view(&a, &mut reader, &mut selected, s);
     let mut redraws = 0u64;
     loop {
         screen
@@ -362,10 +457,10 @@ pub fn run(a: TopArgs, s: &Session) -> Result<Outcome> {
             break;
         }
         if reread {
-            (view, tick) = read_view(&a, &mut selected, s);
+            (view, tick) = read_view(&a, &mut reader, &mut selected, s);
         }
     }
-    Ok(done(screen, &a, count, redraws))
+    Ok(done(screen, &a, count, redraws, reader.reads()))
 }
 
 /// Apply a key: `Some(true)` to quit, `Some(false)` when it moved the selection, `None` when
@@ -386,7 +481,7 @@ fn key(k: KeyEvent, selected: &mut usize, n: usize) -> Option<bool> {
     Some(false)
 }
 
-fn done(screen: Screen, a: &TopArgs, boards: usize, redraws: u64) -> Outcome {
+fn done(screen: Screen, a: &TopArgs, boards: usize, redraws: u64, reads: u64) -> Outcome {
     drop(screen);
     Outcome::ok(
         json!({
@@ -394,6 +489,7 @@ fn done(screen: Screen, a: &TopArgs, boards: usize, redraws: u64) -> Outcome {
             "project": a.project.display().to_string(),
             "boards": boards,
             "redraws": redraws,
+            "reads": reads,
         }),
         String::new(),
     )

@@ -43,6 +43,12 @@ pub const RULES: &[Rule] = &[
                the user's approval (--user-approved)",
     },
     Rule {
+        name: "blocked",
+        says: "a handoff is offered, withdrawn and acknowledged on a BLOCKED board too (a board \
+               waiting on a person is where a doer is replaced), judged mid-cycle by the phase \
+               `unblock` returns to; every other terminal phase refuses it",
+    },
+    Rule {
         name: "withdraw",
         says: "a pending handoff is withdrawn only by the agent that offered it",
     },
@@ -91,11 +97,26 @@ pub const MID_CYCLE: &[MidCycle] = &[
     },
 ];
 
-/// The case of [`MID_CYCLE`] a handoff of `role` by `id` would interrupt now, if any.
+/// The case of [`MID_CYCLE`] a handoff of `role` by `id` would interrupt now, if any. On a
+/// BLOCKED board the cycle is the one `unblock` returns to ([`cycle_board`]).
 pub fn mid_cycle(fm: &Frontmatter, role: Role, id: &str) -> Option<&'static MidCycle> {
+    let fm = cycle_board(fm);
     MID_CYCLE
         .iter()
-        .find(|m| m.role == role && (m.holds)(fm, id))
+        .find(|m| m.role == role && (m.holds)(&fm, id))
+}
+
+/// The board as its review cycle stands: itself, or, when BLOCKED, the board in the phase
+/// `unblock` returns to (a block pauses the cycle; it does not end it).
+pub fn cycle_board(fm: &Frontmatter) -> std::borrow::Cow<'_, Frontmatter> {
+    match fm.blocked_from {
+        Some(p) if fm.phase == crate::board::frontmatter::Phase::Blocked => {
+            let mut paused = fm.clone();
+            paused.phase = p;
+            std::borrow::Cow::Owned(paused)
+        }
+        _ => std::borrow::Cow::Borrowed(fm),
+    }
 }
 
 /// The role `id` holds, the one a handoff by it hands over: the doer's, or a named required
@@ -222,7 +243,8 @@ pub fn judge(
     user_approved: bool,
     now: Timestamp,
 ) -> Result<Option<Frontmatter>> {
-    let moved = old != new;
+    // The writer's own `last_seen` moves with every write, a note included: no role's field.
+    let moved = !same_but_own_last_seen(old, new, id);
     let change = change(old, new);
     // incoming-waits
     if let Some(h) = handoff::pending_to(old, id)
@@ -272,6 +294,15 @@ pub fn judge(
     }
 }
 
+/// Whether `new` differs from `old` at most in `id`'s own `last_seen`.
+fn same_but_own_last_seen(old: &Frontmatter, new: &Frontmatter, id: &str) -> bool {
+    let mut old = old.clone();
+    if let (Some(a), Some(b)) = (old.agent_mut(id), new.agent(id)) {
+        a.last_seen = b.last_seen;
+    }
+    old == *new
+}
+
 fn offer(old: &Frontmatter, h: &Handoff, id: &str, user_approved: bool) -> Result<()> {
     if h.from != id {
         return Err(Error::protocol(format!(
@@ -312,13 +343,13 @@ pub fn check_offer(old: &Frontmatter, id: &str, to: &str, user_approved: bool) -
             }
         )));
     };
-    if role == Role::Reviewer && old.phase.outcome_of().is_some() {
+    let cycle = cycle_board(old).phase;
+    if role == Role::Reviewer && cycle.outcome_of().is_some() {
         return Err(Error::refused(
             format!(
-                "phase {} records a round's outcome, which rests on the required reviewers' own \
-                 verdicts: a reviewer's place is handed over during a round (with the user's \
-                 approval) or once the doer has moved on to the next step",
-                old.phase
+                "phase {cycle} records a round's outcome, which rests on the required reviewers' \
+                 own verdicts: a reviewer's place is handed over during a round (with the user's \
+                 approval) or once the doer has moved on to the next step"
             ),
             Hint::Run {
                 command: "poll",

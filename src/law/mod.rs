@@ -622,9 +622,7 @@ fn check_withdrawal(
              ({repair})"
         )));
     }
-    if old.required_reviewers.iter().any(|r| r == id)
-        || new.required_reviewers.iter().any(|r| r == id)
-    {
+    if old.is_required_now(id) || new.is_required_now(id) {
         return Err(refuse(format!(
             "field `agents.{id}` was removed; {id} is a required reviewer, and only the user \
              changes who is required ({repair})"
@@ -746,14 +744,30 @@ fn check_terminal_unchanged(old: &Frontmatter, new: &Frontmatter) -> Result<()> 
             old.phase
         )));
     }
-    if !same_but_last_seen(old, new) {
+    // A handoff's own change (judged by [`handoff::judge`]) is allowed where the phase takes
+    // handoffs; an acknowledgement reached here already moved the role.
+    let handoffs = protocol::terminal_allows(old.phase, Command::Handoff);
+    let handed = handoffs && same_but_handoffs(old, new);
+    if !same_but_last_seen(old, new) && !handed {
         return Err(refuse(format!(
-            "the blackboard is {}: only notes may be added (`pair note`); the frontmatter may not \
-             change until `pair unblock` or `pair stop`",
-            old.phase
+            "the blackboard is {}: only notes may be added (`pair note`){}; the frontmatter may \
+             not change until `pair unblock` or `pair stop`",
+            old.phase,
+            if handoffs {
+                " and a role handed over (`pair handoff`, `pair acknowledge`)"
+            } else {
+                ""
+            }
         )));
     }
     Ok(())
+}
+
+/// Whether two frontmatters differ at most in their agents' `last_seen` and the handoffs.
+fn same_but_handoffs(old: &Frontmatter, new: &Frontmatter) -> bool {
+    let mut old = old.clone();
+    old.handoffs.clone_from(&new.handoffs);
+    same_but_last_seen(&old, new)
 }
 
 /// Whether two frontmatters differ at most in their agents' `last_seen`.

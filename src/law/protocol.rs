@@ -175,7 +175,7 @@ impl Command {
 /// The commands a terminal phase still accepts (SPEC §3.1): every other write is refused.
 #[rustfmt::skip]
 pub const TERMINAL_ALLOWS: &[(Phase, &[Command])] = &[
-    (Phase::Blocked,   &[Command::Unblock, Command::Stop, Command::Note]),
+    (Phase::Blocked,   &[Command::Unblock, Command::Stop, Command::Note, Command::Handoff, Command::Acknowledge]),
     (Phase::Committed, &[Command::Advance]),
     (Phase::Merged,    &[Command::Advance]),
     (Phase::CleanedUp, &[]),

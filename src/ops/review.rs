@@ -47,11 +47,7 @@ fn require_required(fm: &Frontmatter, ctx: &Ctx) -> Result<()> {
              count, and only the user names them (if they named you: `pair register --agent {} \
              --required`)",
         ctx.agent,
-        if fm.required_reviewers.is_empty() {
-            "none".to_string()
-        } else {
-            fm.required_reviewers.join(", ")
-        },
+        crate::board::pool::required_text(fm),
         ctx.agent,
     )))
 }

@@ -82,13 +82,24 @@ fn head_is_board(head: &[u8]) -> bool {
 /// The blackboards under `dir`, recursively, in name order (as `validate DIR` finds them), and
 /// each directory that could not be read with why.
 pub fn walk(dir: &Path, s: &Session) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
+    walk_by(dir, &|p| looks_like_board(p, s))
+}
+
+/// [`walk`] with `is_board` telling a blackboard from other files (a project remembers what
+/// it read: [`Project::read`]).
+fn walk_by(dir: &Path, is_board: &dyn Fn(&Path) -> bool) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
-    walk_into(dir, &mut out, &mut errors, s);
+    walk_into(dir, &mut out, &mut errors, is_board);
     (out, errors)
 }
 
-fn walk_into(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<(PathBuf, String)>, s: &Session) {
+fn walk_into(
+    dir: &Path,
+    out: &mut Vec<PathBuf>,
+    errors: &mut Vec<(PathBuf, String)>,
+    is_board: &dyn Fn(&Path) -> bool,
+) {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) => {
@@ -104,9 +115,9 @@ fn walk_into(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<(PathBuf, Stri
         if ft.is_dir() {
             let name = entry.file_name();
             if !SKIP_DIRS.contains(&name.to_string_lossy().as_ref()) {
-                walk_into(&path, out, errors, s);
+                walk_into(&path, out, errors, is_board);
             }
-        } else if ft.is_file() && looks_like_board(&path, s) {
+        } else if ft.is_file() && is_board(&path) {
             out.push(path);
         }
     }
@@ -169,6 +180,12 @@ pub struct Project {
     memo: RefCell<BTreeMap<PathBuf, Member>>,
     /// The remote's tips at the last read (a remote only).
     tips: RefCell<Option<Vec<(String, String)>>>,
+    /// The Markdown files of a directory that are not blackboards, by stamp: not read again
+    /// while unchanged.
+    not_boards: RefCell<BTreeMap<PathBuf, String>>,
+    /// How many boards (or Markdown files) were read since the project was opened: a read of
+    /// the whole project reads only what changed since the last one.
+    reads: std::cell::Cell<u64>,
 }
 
 /// Whether `spec` names a project rather than a board: a directory, or a git address whose ref
@@ -245,6 +262,8 @@ impl Project {
             source,
             memo: RefCell::default(),
             tips: RefCell::default(),
+            not_boards: RefCell::default(),
+            reads: std::cell::Cell::new(0),
         })
     }
 
@@ -276,6 +295,16 @@ impl Project {
         Ok(members)
     }
 
+    /// How many boards (or other Markdown files of a directory) the project read since it was
+    /// opened: each [`Project::read`] reads a board only when its stamp moved.
+    pub fn reads(&self) -> u64 {
+        self.reads.get()
+    }
+
+    fn count_read(&self) {
+        self.reads.set(self.reads.get() + 1);
+    }
+
     /// The whole bytes of one board of the project (its journal included).
     pub fn read_whole(&self, board: &Path, s: &Session) -> Result<Vec<u8>> {
         crate::store::read(board, s)
@@ -290,21 +319,32 @@ impl Project {
     }
 
     fn read_dir(&self, dir: &Path, s: &Session) -> Vec<Member> {
-        let (paths, _) = walk(dir, s);
+        // A file whose stamp has not moved is what it was: a board remembered, or not a board.
+        let is_board = |p: &Path| {
+            if p.extension().and_then(|e| e.to_str()) != Some("md") {
+                return false;
+            }
+            let stamp = file_stamp(p);
+            if self.remembered(p, &stamp).is_some() {
+                return true;
+            }
+            if self.not_boards.borrow().get(p) == Some(&stamp) {
+                return false;
+            }
+            self.count_read();
+            let yes = looks_like_board(p, s);
+            if yes {
+                self.not_boards.borrow_mut().remove(p);
+            } else {
+                self.not_boards.borrow_mut().insert(p.to_path_buf(), stamp);
+            }
+            yes
+        };
+        let (paths, _) = walk_by(dir, &is_board);
         paths
             .into_iter()
             .map(|p| {
-                let stamp = std::fs::metadata(&p)
-                    .ok()
-                    .map(|m| {
-                        let t = m
-                            .modified()
-                            .ok()
-                            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                            .map_or(0, |d| d.as_nanos());
-                        format!("{t}:{}", m.len())
-                    })
-                    .unwrap_or_default();
+                let stamp = file_stamp(&p);
                 if let Some(m) = self.remembered(&p, &stamp) {
                     return m;
                 }
@@ -314,6 +354,7 @@ impl Project {
                     .with_extension("")
                     .to_string_lossy()
                     .replace('\\', "/");
+                self.count_read();
                 let read = crate::store::load_frontmatter(&p, s);
                 member(p, name, stamp, read.map(|v| v.parsed.fm))
             })
@@ -353,6 +394,7 @@ impl Project {
                 blobs = remote::read_blobs(&cache, &specs, u64::MAX)?;
             }
             for (k, &i) in missing.iter().enumerate() {
+                self.count_read();
                 let (r, tip) = &tips[i];
                 let name = r.strip_prefix(&ns.prefix).unwrap_or(r).to_string();
                 let board = address(r);
@@ -382,6 +424,23 @@ impl Project {
             interval,
         }
     }
+}
+
+/// What identifies a version of a file without reading it: its inode (every write of a board
+/// renames a new file over it), modification time and size.
+fn file_stamp(p: &Path) -> String {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata(p)
+        .ok()
+        .map(|m| {
+            let t = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            format!("{}:{t}:{}", m.ino(), m.len())
+        })
+        .unwrap_or_default()
 }
 
 fn member(board: PathBuf, name: String, stamp: String, read: Result<Frontmatter>) -> Member {
@@ -496,4 +555,61 @@ pub fn name_of(members: &[Member], address: &str) -> Option<String> {
         .iter()
         .find(|m| crate::store::depend::normal(&m.board) == wanted)
         .map(|m| m.name.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BOARD: &str = "---\nphase: DRAFT\nphase_updated_at: \"2026-01-01T00:00:00Z\"\nwork_type: feature\nrca_required: false\nred_test_required: false\nrequired_reviewers: []\nanalysis_revision: 0\nplan_revision: 0\nred_test_round: 0\ncode_review_round: 0\nworktree: null\nagents:\n  doer:\n    role: doer\n    status: DRAFT\n    last_seen: null\n---\n# Task\n";
+
+    /// Replace a file the way every write of a board does: a new file renamed over it.
+    fn replace(path: &Path, text: &str) {
+        let tmp = path.with_extension("tmp");
+        std::fs::write(&tmp, text).unwrap();
+        std::fs::rename(&tmp, path).unwrap();
+    }
+
+    #[test]
+    fn a_second_read_reads_only_the_boards_that_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in ["a", "b", "c"] {
+            std::fs::write(dir.path().join(format!("{n}.md")), BOARD).unwrap();
+        }
+        std::fs::write(dir.path().join("notes.md"), "# not a board\n").unwrap();
+        let s = Session::new(false);
+        let p = Project::open(dir.path()).unwrap();
+        let first = p.read(&s).unwrap();
+        assert_eq!(first.len(), 3);
+        let after_first = p.reads();
+        assert!(after_first >= 4, "every file was read once: {after_first}");
+        // Nothing changed: nothing is read, and the boards are the same.
+        let again = p.read(&s).unwrap();
+        assert_eq!(
+            p.reads(),
+            after_first,
+            "an unchanged project is not read again"
+        );
+        assert_eq!(again.len(), 3);
+        // One board changes: only it is read again, and its new frontmatter is seen.
+        replace(
+            &dir.path().join("b.md"),
+            &BOARD.replace("phase: DRAFT", "phase: PLANNING"),
+        );
+        let third = p.read(&s).unwrap();
+        let read = p.reads() - after_first;
+        assert!(
+            (1..=2).contains(&read),
+            "only b.md is read (head, frontmatter): {read}"
+        );
+        let b = third.iter().find(|m| m.name == "b").unwrap();
+        assert_eq!(
+            b.fm.as_ref().map(|f| f.phase.as_str()),
+            Some("PLANNING"),
+            "{b:?}"
+        );
+        // A file that becomes a board is found.
+        replace(&dir.path().join("notes.md"), BOARD);
+        assert_eq!(p.read(&s).unwrap().len(), 4);
+    }
 }

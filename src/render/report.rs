@@ -65,6 +65,30 @@ pub struct HandoffBlock {
     pub to: String,
 }
 
+/// A board's reviewer pool as `poll` and `status` report it: its members, the reviews a round
+/// asks of it, and the members who took the board's round.
+#[derive(Debug, Clone, Serialize)]
+pub struct PoolBlock {
+    pub members: Vec<String>,
+    pub reviews: u32,
+    /// The members who took the round ([`Frontmatter::round_target`]); empty outside one.
+    pub taken_by: Vec<String>,
+}
+
+impl PoolBlock {
+    fn of(fm: &Frontmatter) -> Option<PoolBlock> {
+        let p = fm.pool.as_ref()?;
+        Some(PoolBlock {
+            members: p.members.clone(),
+            reviews: p.reviews,
+            taken_by: fm
+                .round_target()
+                .map(|t| fm.pool_takers(t))
+                .unwrap_or_default(),
+        })
+    }
+}
+
 /// Everything `poll` reports.
 #[derive(Debug, Clone, Serialize)]
 pub struct Turn {
@@ -83,6 +107,12 @@ pub struct Turn {
     pub counters: Counters,
     pub required_reviewers: Vec<String>,
     pub registered_reviewers: Vec<String>,
+    /// The reviewer pool (`{members, reviews, taken_by}`), left out on a board without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool: Option<PoolBlock>,
+    /// Who is required in the board's round, for the text (the pool's takers included).
+    #[serde(skip)]
+    pub required_text: String,
     /// The pending handoff of a role (`{role, from, to}`), or null.
     pub handoff: Option<HandoffBlock>,
     pub review: Option<ReviewBlock>,
@@ -195,6 +225,8 @@ impl Turn {
             },
             required_reviewers: fm.required_reviewers.clone(),
             registered_reviewers: fm.reviewers().into_iter().map(String::from).collect(),
+            pool: PoolBlock::of(fm),
+            required_text: crate::board::pool::required_text(fm),
             handoff: crate::board::handoff::pending(fm).map(|h| HandoffBlock {
                 role: h.role,
                 from: h.from.clone(),
@@ -331,7 +363,7 @@ impl Turn {
         let mut out = String::new();
         out.push_str(&format!(
             "reviewers   required: {} · registered: {}\n",
-            list_or_none(&self.required_reviewers),
+            self.required_text,
             list_or_none(&self.registered_reviewers)
         ));
         if let Some(r) = &self.review {
@@ -502,7 +534,13 @@ pub fn current_target(fm: &Frontmatter) -> Option<Target> {
 pub fn reviewer_table(fm: &Frontmatter, style: &Style) -> String {
     let target = current_target(fm);
     let mut ids: Vec<String> = fm.reviewers().into_iter().map(String::from).collect();
-    for r in &fm.required_reviewers {
+    let required_now = fm.required_now();
+    let members = fm
+        .pool
+        .as_ref()
+        .map(|p| p.members.clone())
+        .unwrap_or_default();
+    for r in fm.required_reviewers.iter().chain(&members) {
         if !ids.contains(r) {
             ids.push(r.clone());
         }
@@ -528,7 +566,7 @@ pub fn reviewer_table(fm: &Frontmatter, style: &Style) -> String {
     )));
     out.push('\n');
     for id in &ids {
-        let required = fm.required_reviewers.contains(id);
+        let required = required_now.contains(id);
         let agent = fm.agent(id);
         let status = agent
             .map(|a| a.status.as_str().to_string())
@@ -550,7 +588,13 @@ pub fn reviewer_table(fm: &Frontmatter, style: &Style) -> String {
         out.push_str(&format!(
             "  {}  {:<8}  {:<17}  {verdict}\n",
             style.agent(&format!("{id:<width$}")),
-            if required { "yes" } else { "no" },
+            if required {
+                "yes"
+            } else if fm.in_pool(id) {
+                "pool"
+            } else {
+                "no"
+            },
             status
         ));
     }

@@ -220,11 +220,7 @@ pub fn findings(
         );
         let opened = gate_opened(fm, records);
         let open_for = secs(opened, now);
-        for id in fm
-            .required_reviewers
-            .iter()
-            .filter(|r| fm.agent(r).is_none())
-        {
+        for id in fm.required_now().iter().filter(|r| fm.agent(r).is_none()) {
             if open_for <= limit as i64 {
                 continue;
             }

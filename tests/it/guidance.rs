@@ -1624,6 +1624,59 @@ fn every_command_line_of_the_skill_runs_as_given_through_a_whole_lifecycle() {
         pair(["status", &dis_board, "--json"]).json()["phase"],
         "PLAN_APPROVED"
     );
+    // Rotation: a reviewer's place handed over mid-round and taken, a doer's offer withdrawn.
+    let rot = top.join("rotation");
+    std::fs::create_dir_all(&rot).unwrap();
+    let rot_board = rot.join("task.md").display().to_string();
+    let rot_pair = |words: &[&str]| {
+        let mut v = vec![words[0].to_string(), rot_board.clone()];
+        v.extend(words[1..].iter().map(|w| w.to_string()));
+        pair(&v).code(0);
+    };
+    rot_pair(&["init", "--goal", "G", "--yolo", "--reviewers", "alice,bob"]);
+    rot_pair(&["register", "--agent", "alice"]);
+    rot_pair(&["register", "--agent", "bob"]);
+    rot_pair(&["advance", "--agent", "doer", "PLANNING"]);
+    rot_pair(&[
+        "submit",
+        "--agent",
+        "doer",
+        "plan",
+        "--note",
+        "Step 1, step 2.",
+    ]);
+    for line in [
+        "pair handoff task.md --agent bob --to dave --summary 'Plan 1 waits for my verdict; check step 2' --user-approved",
+        "pair brief task.md --for reviewer --agent dave",
+        "pair acknowledge task.md --agent dave",
+    ] {
+        s.run(&rot, line, &[], 0);
+    }
+    rot_pair(&[
+        "handoff",
+        "--agent",
+        "doer",
+        "--to",
+        "erin",
+        "--user-approved",
+    ]);
+    s.run(&rot, "pair handoff task.md --agent doer --withdraw", &[], 0);
+    for who in ["alice", "dave"] {
+        rot_pair(&[
+            "verdict",
+            "--agent",
+            who,
+            "APPROVED",
+            "--revision",
+            "1",
+            "--note",
+            "ok",
+        ]);
+    }
+    assert_eq!(
+        pair(["status", &rot_board, "--json"]).json()["phase"],
+        "PLAN_APPROVED"
+    );
     // An agent serving a project of boards: a board that names alice gives her a step.
     let proj = top.join("project");
     std::fs::create_dir_all(proj.join("boards")).unwrap();
@@ -2583,4 +2636,131 @@ fn every_next_command_through_a_dissent_stage_runs_as_given() {
     let status = pair(["status", &board, "--json"]).json();
     assert_eq!(status["phase"], "PLAN_APPROVED", "{}", trail.join("\n"));
     assert_eq!(dissents, 1, "{}", trail.join("\n"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// rotation with a handoff
+
+/// A lifecycle in which a reviewer's place and the doer's role change hands mid-stream: the
+/// outgoing agents run the skill's handoff line, and every agent, outgoing and incoming, runs
+/// only the `next.command` its `poll` (or a project's `next`) gives, placeholders filled in.
+/// Nothing is refused; the incoming agents acknowledge before they act; the outgoing ones are
+/// told nothing is theirs any more; the work reaches PLAN_APPROVED and then CODING's step.
+#[test]
+fn every_next_command_through_a_doer_and_a_reviewer_handoff_runs_as_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let note = dir.path().join("note.md");
+    std::fs::write(&note, "As the action says.\n").unwrap();
+    let board = project.join("board.md").display().to_string();
+    pair(["init", &board, "--yolo", "--reviewers", "alice,bob"]).code(0);
+    let mut trail = Vec::new();
+    // Only agents on the board poll before a handoff names a newcomer (an unknown id is told
+    // to register); a newcomer is asked before the agent it replaces, which could otherwise go
+    // on working until the acknowledgement.
+    let before = ["alice", "bob", "doer"];
+    let after_bob = ["doer", "alice", "dave", "bob"];
+    // One move of the first agent in `order` whose turn it is, as its poll gives it; the agent
+    // that moved.
+    let step = |trail: &mut Vec<String>, order: &[&str]| -> Option<String> {
+        for &who in order {
+            let out = pair(["poll", &board, "--agent", who, "--json"]);
+            if out.code != Some(0) {
+                continue;
+            }
+            let v: Value = serde_json::from_str(&out.stdout).unwrap();
+            let mut argv = check_next(&v, &board, who).expect("a command on one's turn");
+            for w in argv.iter_mut() {
+                if w == "/tmp/note.md" {
+                    *w = note.display().to_string();
+                }
+            }
+            trail.push(format!("[{}] {who}: {}", v["phase"], argv.join(" ")));
+            let run = pair(&argv[1..]);
+            assert_eq!(run.code, Some(0), "{}\n{}", run.report(), trail.join("\n"));
+            return Some(who.to_string());
+        }
+        None
+    };
+    let phase = || pair(["status", &board, "--json"]).json()["phase"].clone();
+    // Up to the open plan round.
+    while phase() != "PLANNING_SUBMITTED" {
+        assert!(
+            step(&mut trail, &before).is_some(),
+            "stuck\n{}",
+            trail.join("\n")
+        );
+        assert!(trail.len() < 20, "{}", trail.join("\n"));
+    }
+    // bob hands his place over mid-round, as the skill says (the user agreed).
+    pair([
+        "handoff",
+        &board,
+        "--agent",
+        "bob",
+        "--to",
+        "dave",
+        "--summary",
+        "Plan 1 waits for my verdict; check step 2.",
+        "--user-approved",
+    ])
+    .code(0);
+    // dave, new to the board, learns of it from a project's `next` as well as from `poll`.
+    let v = pair([
+        "next",
+        project.to_str().unwrap(),
+        "--agent",
+        "dave",
+        "--json",
+    ])
+    .json();
+    assert_eq!(v["next"]["command"][1], "acknowledge", "{v:#}");
+    // The round goes on: dave acknowledges and votes, bob is told nothing is his.
+    let mut movers = Vec::new();
+    while phase() != "PLAN_APPROVED" {
+        movers.push(step(&mut trail, &after_bob).expect("somebody moves"));
+        assert!(trail.len() < 30, "{}", trail.join("\n"));
+    }
+    assert!(movers.contains(&"dave".to_string()), "{}", trail.join("\n"));
+    assert!(!movers.contains(&"bob".to_string()), "{}", trail.join("\n"));
+    let v = pair(["poll", &board, "--agent", "bob", "--json"]).json();
+    assert_eq!(v["next"]["command"], Value::Null, "{v:#}");
+    assert!(
+        v["next"]["action"].as_str().unwrap().contains("handed"),
+        "{v:#}"
+    );
+    // The doer hands its role over between gates (not mid-cycle: no approval needed).
+    pair([
+        "handoff",
+        &board,
+        "--agent",
+        "doer",
+        "--to",
+        "carol",
+        "--summary",
+        "The plan is approved; code it.",
+    ])
+    .code(0);
+    // The incoming doer's first move is its acknowledgement; then the doer's step is its.
+    // (The outgoing doer could go on working until then; the newcomer is asked first here.)
+    let newcomer_first = ["carol", "doer", "alice", "dave", "bob"];
+    assert_eq!(
+        step(&mut trail, &newcomer_first).as_deref(),
+        Some("carol"),
+        "{}",
+        trail.join("\n")
+    );
+    assert!(
+        trail.last().unwrap().contains("pair acknowledge"),
+        "{}",
+        trail.join("\n")
+    );
+    let v = pair(["poll", &board, "--agent", "carol", "--json"]).json();
+    assert_eq!(v["your_turn"], true, "{v:#}");
+    assert_eq!(v["agent"]["role"], "doer", "{v:#}");
+    check_next(&v, &board, "carol").expect("the doer's step");
+    let v = pair(["poll", &board, "--agent", "doer", "--json"]).json();
+    assert_eq!(v["next"]["command"], Value::Null, "{v:#}");
+    pair(["validate", &board]).code(0);
 }

@@ -197,16 +197,21 @@ fn a_reviewer_place_changes_hands_and_the_old_reviewer_votes_no_more() {
         "{text}"
     );
     pair(["validate", &b]).code(0);
-    pair([
-        "note",
-        &b,
-        "--agent",
-        "alice",
-        "--section",
-        "Decisions",
-        "--note",
-        "bye",
-    ])
+    // A note is still alice's to write, in another second than her last write (the note
+    // touches her own last_seen, which is no role).
+    crate::common::pair_env(
+        [
+            "note",
+            &b,
+            "--agent",
+            "alice",
+            "--section",
+            "Decisions",
+            "--note",
+            "bye",
+        ],
+        &[("PAIR_NOW", "2099-01-01T00:00:00Z")],
+    )
     .code(0);
     pair(["block", &b, "--agent", "alice", "--reason", "x"])
         .code(6)
@@ -420,4 +425,221 @@ fn the_successor_judges_the_objections_its_predecessor_raised_as_its_poll_says()
     let v = json(&pair(["status", &b, "--json"]));
     assert_eq!(v["phase"], "PLAN_APPROVED", "{v:#}");
     pair(["validate", &b]).code(0);
+}
+
+/// A board blocked on a person is where a doer is replaced: the handoff is offered and
+/// acknowledged while BLOCKED, and the new doer resumes the work. Whether it is mid-cycle is
+/// judged on the phase `unblock` returns to.
+#[test]
+fn a_blocked_board_changes_doers_and_the_new_doer_unblocks_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = sent_back(dir.path());
+    pair(["advance", &b, "--agent", "doer", "PLANNING"]).code(0);
+    pair([
+        "block",
+        &b,
+        "--agent",
+        "doer",
+        "--reason",
+        "waiting for the user",
+    ])
+    .code(0);
+    pair([
+        "handoff",
+        &b,
+        "--agent",
+        "doer",
+        "--to",
+        "carol",
+        "--summary",
+        "The user is away; carol resumes when they answer",
+    ])
+    .code(0);
+    let v = json(&pair(["poll", &b, "--agent", "carol", "--json"]));
+    assert_eq!(
+        v["next"]["command"],
+        serde_json::json!(["pair", "acknowledge", b, "--agent", "carol"]),
+        "{v:#}"
+    );
+    pair(["acknowledge", &b, "--agent", "carol"]).code(0);
+    let v = json(&pair(["status", &b, "--json"]));
+    assert_eq!(v["phase"], "BLOCKED", "{v:#}");
+    // The old doer holds nothing any more; the new one resumes the work.
+    pair(["unblock", &b, "--agent", "doer", "--reason", "back"]).code(6);
+    pair([
+        "unblock",
+        &b,
+        "--agent",
+        "carol",
+        "--reason",
+        "the user answered",
+    ])
+    .code(0);
+    let v = json(&pair(["status", &b, "--json"]));
+    assert_eq!(v["phase"], "PLANNING", "{v:#}");
+    pair(["validate", &b]).code(0);
+
+    // Blocked in the middle of a round: the cycle is where unblock returns, so the user's word
+    // is needed, and a reviewer's place may be handed over only with it too.
+    pair(["submit", &b, "--agent", "carol", "plan", "--note", "p2"]).code(0);
+    pair([
+        "block",
+        &b,
+        "--agent",
+        "alice",
+        "--reason",
+        "a question for the user",
+    ])
+    .code(0);
+    pair(["handoff", &b, "--agent", "carol", "--to", "erin"])
+        .code(6)
+        .mentions(&["middle of a review cycle", "--user-approved"]);
+    pair(["handoff", &b, "--agent", "alice", "--to", "dave"])
+        .code(6)
+        .mentions(&["middle of a review cycle", "--user-approved"]);
+    pair([
+        "handoff",
+        &b,
+        "--agent",
+        "alice",
+        "--to",
+        "dave",
+        "--user-approved",
+    ])
+    .code(0);
+    pair(["acknowledge", &b, "--agent", "dave"]).code(0);
+    pair(["unblock", &b, "--agent", "carol", "--reason", "answered"]).code(0);
+    pair([
+        "verdict",
+        &b,
+        "--agent",
+        "dave",
+        "APPROVED",
+        "--revision",
+        "2",
+        "--note",
+        "ok",
+    ])
+    .code(0);
+    let v = json(&pair(["status", &b, "--json"]));
+    assert_eq!(v["phase"], "PLAN_APPROVED", "{v:#}");
+    pair(["validate", &b]).code(0);
+}
+
+/// Other terminal phases still refuse a handoff: nothing is left to hand over.
+#[test]
+fn a_stopped_board_refuses_a_handoff() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = sent_back(dir.path());
+    pair(["stop", &b, "--agent", "doer", "--reason", "dropped"]).code(0);
+    let before = std::fs::read(&b).unwrap();
+    pair(["handoff", &b, "--agent", "doer", "--to", "carol"])
+        .code(6)
+        .mentions(&["STOPPED"]);
+    assert_eq!(std::fs::read(&b).unwrap(), before);
+}
+
+/// `stats` counts the handoffs of each role per board (offered, acknowledged, withdrawn,
+/// pending, offer to acknowledgement), and `stats PROJECT` sums them: its totals are the sum
+/// of the boards'.
+#[test]
+fn stats_counts_the_handoffs_per_role_per_board_and_in_the_project_total() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(project.join("one")).unwrap();
+    std::fs::create_dir_all(project.join("two")).unwrap();
+    // Board one: a doer's offer withdrawn, offered again and acknowledged; a reviewer's place
+    // handed over mid-round and acknowledged.
+    let one = sent_back(&project.join("one"));
+    pair([
+        "handoff",
+        &one,
+        "--agent",
+        "doer",
+        "--to",
+        "carol",
+        "--user-approved",
+    ])
+    .code(0);
+    pair(["handoff", &one, "--agent", "doer", "--withdraw"]).code(0);
+    pair([
+        "handoff",
+        &one,
+        "--agent",
+        "doer",
+        "--to",
+        "carol",
+        "--user-approved",
+    ])
+    .code(0);
+    pair(["acknowledge", &one, "--agent", "carol"]).code(0);
+    pair(["submit", &one, "--agent", "carol", "plan", "--note", "p2"]).code(0);
+    pair([
+        "handoff",
+        &one,
+        "--agent",
+        "alice",
+        "--to",
+        "dave",
+        "--user-approved",
+    ])
+    .code(0);
+    pair(["acknowledge", &one, "--agent", "dave"]).code(0);
+    // Board two: a doer's offer still pending.
+    let two = sent_back(&project.join("two"));
+    pair([
+        "handoff",
+        &two,
+        "--agent",
+        "doer",
+        "--to",
+        "erin",
+        "--user-approved",
+    ])
+    .code(0);
+
+    let v = json(&pair(["stats", project.to_str().unwrap(), "--json"]));
+    let boards = v["boards"].as_array().unwrap();
+    assert_eq!(boards.len(), 2, "{v:#}");
+    let of = |path: &str| {
+        boards
+            .iter()
+            .find(|b| b["path"].as_str().unwrap().ends_with(path))
+            .unwrap_or_else(|| panic!("{path}: {v:#}"))["role_handoffs"]
+            .clone()
+    };
+    let (h1, h2) = (of("one/task.md"), of("two/task.md"));
+    let counts = |h: &Value, role: &str| {
+        ["offered", "acknowledged", "withdrawn", "pending"]
+            .map(|k| h[role][k].as_u64().unwrap_or(0))
+    };
+    assert_eq!(counts(&h1, "doer"), [2, 1, 1, 0], "{h1:#}");
+    assert_eq!(counts(&h1, "reviewer"), [1, 1, 0, 0], "{h1:#}");
+    assert_eq!(counts(&h2, "doer"), [1, 0, 0, 1], "{h2:#}");
+    assert!(h2.get("reviewer").is_none(), "{h2:#}");
+    assert!(
+        h1["doer"]["acknowledge_seconds"].as_f64().unwrap() >= 0.0,
+        "{h1:#}"
+    );
+    // The project's totals are the sums of the boards'.
+    let total = &v["total"]["role_handoffs"];
+    for role in ["doer", "reviewer"] {
+        let sum: Vec<u64> = (0..4)
+            .map(|i| counts(&h1, role)[i] + counts(&h2, role)[i])
+            .collect();
+        assert_eq!(counts(total, role).to_vec(), sum, "{role}: {v:#}");
+        let secs = |h: &Value| h[role]["acknowledge_seconds"].as_f64().unwrap_or(0.0);
+        assert!(
+            (secs(total) - secs(&h1) - secs(&h2)).abs() < 1e-9,
+            "{role}: {v:#}"
+        );
+    }
+    pair(["stats", project.to_str().unwrap()])
+        .code(0)
+        .mentions(&[
+            "role handoffs doer: 2 offered, 1 acknowledged, 1 withdrawn, 0 pending",
+            "role handoffs reviewer: 1 offered, 1 acknowledged, 0 withdrawn, 0 pending",
+            "role handoffs doer: 1 offered, 0 acknowledged, 0 withdrawn, 1 pending",
+            "role handoffs doer: 3 offered, 1 acknowledged, 1 withdrawn, 1 pending",
+        ]);
 }

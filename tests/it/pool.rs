@@ -308,3 +308,115 @@ fn through_git_daemon_racing_clones_take_one_review_once() {
         serde_json::from_str(&ok(&winner, &["poll", &b, "--agent", &winner, "--json"])).unwrap();
     assert_eq!(v["next"]["command"][1], "verdict", "{v:#}");
 }
+
+/// A person reading a pool board is shown the pool, the reviews a round asks of it and who took
+/// this round (not "required: none"), and so is a reviewer's brief.
+#[test]
+fn poll_status_and_brief_show_the_pool_and_who_took_the_round() {
+    let dir = tempfile::tempdir().unwrap();
+    let ids: Vec<String> = ["alice", "bob", "carol"].map(String::from).to_vec();
+    let b = submitted(dir.path(), &ids, 1);
+    pair(["poll", &b, "--agent", "doer"])
+        .mentions(&["pool alice, bob, carol: 1 review a round, none taken yet"]);
+    pair(["claim", &b, "--agent", "bob"]).code(0);
+    let out = pair(["poll", &b, "--agent", "alice"]);
+    out.mentions(&["required: bob (pool alice, bob, carol: 1 review a round, taken by bob)"]);
+    assert!(!out.stdout.contains("required: none"), "{}", out.report());
+    let v = json(&pair(["status", &b, "--json"]));
+    assert_eq!(
+        v["pool"],
+        serde_json::json!({"members": ["alice", "bob", "carol"], "reviews": 1, "taken_by": ["bob"]}),
+        "{v:#}"
+    );
+    let table = pair(["status", &b]);
+    let line = |id: &str| {
+        table
+            .stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(id))
+            .unwrap_or_else(|| panic!("no row for {id}\n{}", table.report()))
+            .to_string()
+    };
+    assert!(line("bob").contains(" yes "), "{}", table.report());
+    assert!(line("alice").contains(" pool "), "{}", table.report());
+    pair(["brief", &b, "--for", "reviewer"])
+        .code(0)
+        .mentions(&["required in this round: bob (pool alice, bob, carol"]);
+}
+
+/// On a pool board of one review, the member who took the round is its only required reviewer:
+/// when the round cap is reached it is the arbiter, as its poll says, and its decision (run as
+/// given) is accepted without the user's word.
+#[test]
+fn the_member_who_took_the_capped_round_decides_as_its_arbiter() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = dir.path().join("task.md").to_str().unwrap().to_string();
+    pair([
+        "init",
+        &b,
+        "--goal",
+        "g",
+        "--yolo",
+        "--reviewer-pool",
+        "alice,bob,carol",
+        "--max-rounds",
+        "1",
+    ])
+    .code(0);
+    for m in ["alice", "bob", "carol"] {
+        pair(["register", &b, "--agent", m]).code(0);
+    }
+    pair(["advance", &b, "--agent", "doer", "PLANNING"]).code(0);
+    pair(["submit", &b, "--agent", "doer", "plan", "--note", "p1"]).code(0);
+    pair(["claim", &b, "--agent", "bob"]).code(0);
+    pair([
+        "object",
+        &b,
+        "--agent",
+        "bob",
+        "--severity",
+        "blocking",
+        "--anchor",
+        "## Goal",
+        "--title",
+        "No cap",
+        "--evidence",
+        "loops",
+        "--fix",
+        "cap it",
+    ])
+    .code(0);
+    pair([
+        "verdict",
+        &b,
+        "--agent",
+        "bob",
+        "CHANGES_REQUESTED",
+        "--revision",
+        "1",
+        "--objections",
+        "BLK-1",
+        "--note",
+        "no",
+    ])
+    .code(0);
+    let v = json(&pair(["poll", &b, "--agent", "bob", "--json"]));
+    assert_eq!(v["phase"], "AWAITING_DECISION", "{v:#}");
+    assert_eq!(v["your_turn"], true, "{v:#}");
+    let argv: Vec<String> = v["next"]["command"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v:#}"))
+        .iter()
+        .skip(1)
+        .map(|w| match w.as_str().unwrap() {
+            "DECISION" => "accept".to_string(),
+            "REASON" => "the cap is a follow-up".to_string(),
+            w => w.to_string(),
+        })
+        .collect();
+    assert!(!argv.iter().any(|w| w == "--user-approved"), "{argv:?}");
+    pair(&argv).code(0);
+    let v = json(&pair(["status", &b, "--json"]));
+    assert_eq!(v["phase"], "PLAN_APPROVED", "{v:#}");
+    pair(["validate", &b]).code(0);
+}

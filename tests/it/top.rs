@@ -63,7 +63,7 @@ impl Tmux {
     fn screen(&self) -> String {
         let out = self
             .cmd()
-            .args(["capture-pane", "-p", "-t", "0"])
+            .args(["capture-pane", "-p", "-J", "-t", "0"])
             .output()
             .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
@@ -176,6 +176,62 @@ fn top_shows_every_board_redraws_on_a_write_moves_and_quits_restoring_the_termin
     t.wait_for("the shell running a command", |s| {
         s.contains("typed-after-42")
     });
+}
+
+/// A redraw reads only the boards that changed, and of the list only their frontmatter: with
+/// five boards and a write to one that is not selected, the dashboard redraws (its clocks tick
+/// every second, a notification comes) and its row updates, yet over its whole run it read each
+/// board's head and frontmatter once, the selected one whole once, and the written one again:
+/// `reads` in the summary `--json` prints when it quits.
+#[test]
+fn top_rereads_only_the_board_that_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = ["a1", "b2", "c3", "d4", "e5"];
+    for n in names {
+        init(dir.path(), n, "alice");
+    }
+    let command = format!(
+        "{} top {} --json",
+        pair_bin().display(),
+        dir.path().display()
+    );
+    let t = Tmux::start(80, 24, &command);
+    t.wait_for("the five boards", |s| names.iter().all(|n| s.contains(n)));
+    let e5 = dir.path().join("e5.md");
+    pair([
+        "advance",
+        e5.to_str().unwrap(),
+        "PLANNING",
+        "--agent",
+        "doer",
+        "--user-approved",
+    ])
+    .code(0);
+    t.wait_for("e5 in PLANNING", |s| {
+        s.lines()
+            .any(|l| l.contains("e5") && l.contains("PLANNING"))
+    });
+    t.keys(&["q"]);
+    // The summary is printed on the shell's screen once the terminal is back.
+    let s = t.wait_for("the summary", |s| s.contains("\"reads\""));
+    // (The shell's prompt may stand before it on its line.)
+    let line = s
+        .lines()
+        .find_map(|l| {
+            l.find("{\"")
+                .filter(|_| l.contains("\"reads\""))
+                .map(|i| &l[i..])
+        })
+        .unwrap_or_else(|| panic!("no summary line in:\n{s}"));
+    let v: serde_json::Value =
+        serde_json::from_str(line.trim()).unwrap_or_else(|e| panic!("{e}: {line}"));
+    assert_eq!(v["boards"], 5, "{v:#}");
+    // Five heads and frontmatters, a1 whole for its entries, e5's frontmatter again (and its
+    // head, unless the write landed between the walk and the read of that same redraw): never
+    // the unchanged boards again, however many redraws there were.
+    let reads = v["reads"].as_u64().unwrap();
+    assert!((5 * 2 + 1 + 1..=5 * 2 + 1 + 2).contains(&reads), "{v:#}");
+    assert!(v["redraws"].as_u64().unwrap() >= 2, "{v:#}");
 }
 
 #[test]

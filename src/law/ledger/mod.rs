@@ -64,10 +64,12 @@ pub fn actor(c: Command) -> Actor {
     }
 }
 
-/// The gate's only required reviewer, who arbitrates in a two-agent pairing.
-pub fn sole_reviewer(fm: &Frontmatter) -> Option<&str> {
-    match fm.required_reviewers.as_slice() {
-        [one] => Some(one),
+/// The gate's only required reviewer, who arbitrates in a two-agent pairing: the one named
+/// reviewer, or on a pool board of one review, the member who took the round
+/// ([`Frontmatter::required_now`]).
+pub fn sole_reviewer(fm: &Frontmatter) -> Option<String> {
+    match fm.required_now().as_slice() {
+        [one] => Some(one.clone()),
         _ => None,
     }
 }
@@ -75,7 +77,7 @@ pub fn sole_reviewer(fm: &Frontmatter) -> Option<&str> {
 /// Whether `id` may act as the arbiter: the only required reviewer, or an agent on the board
 /// relaying the user's decision (`--user-approved`).
 pub fn is_arbiter(fm: &Frontmatter, id: &str, consent: &Consent) -> bool {
-    sole_reviewer(fm) == Some(id) || (consent.user_approved && fm.agent(id).is_some())
+    sole_reviewer(fm).as_deref() == Some(id) || (consent.user_approved && fm.agent(id).is_some())
 }
 
 /// Who the arbiter is, in words.
@@ -246,7 +248,7 @@ pub fn judge(
     check_gates(old, new, id, consent, transition, &mut user_ruled)?;
     check_verdicts(old, new, id, consent, now, records)?;
     check_transition(old, new, consent, transition, now, id, records)?;
-    if !user_ruled.is_empty() && sole_reviewer(old) != Some(id) {
+    if !user_ruled.is_empty() && sole_reviewer(old).as_deref() != Some(id) {
         records.push(Record {
             heading: format!("User's ruling — {} — {id} — {now}", user_ruled.join(", ")),
             text: format!(

@@ -76,7 +76,7 @@ pub fn steer(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
         .filter(|o| o.gate == t || Stage::Closed.holds(fm, o.gate))
         .map(|o| o.id.as_str())
         .collect();
-    let to_rule: Vec<&str> = if sole_reviewer(fm) == Some(agent) {
+    let to_rule: Vec<&str> = if sole_reviewer(fm).as_deref() == Some(agent) {
         fm.ledger
             .of_gate(t)
             .filter(|o| o.state == State::Challenged)
@@ -283,7 +283,7 @@ fn decision(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
         .map(|o| o.id.as_str())
         .collect();
     let (actor, who) = match sole_reviewer(fm) {
-        Some(r) => (NextActor::Reviewer, r.to_string()),
+        Some(r) => (NextActor::Reviewer, r),
         None => (NextActor::User, fm.doer().unwrap_or("doer").to_string()),
     };
     let mut line = argv("decide", place, agent, &["DECISION"]);
