@@ -22,6 +22,8 @@ use crate::store::Session;
 use crate::store::location::{self, GitBoard, PREFIX};
 use crate::store::wait::Waiter;
 
+pub mod cursor;
+
 /// Directories never searched: version control, build output, dependencies.
 pub const SKIP_DIRS: &[&str] = &[
     ".git",
@@ -279,6 +281,35 @@ impl Project {
     /// The whole bytes of one board of the project (its journal included).
     pub fn read_whole(&self, board: &Path, s: &Session) -> Result<Vec<u8>> {
         crate::store::read(board, s)
+    }
+
+    /// The whole bytes of members as [`Project::read`] found them, in their order: on a
+    /// remote, the versions at the tips that read listed (from the cache it filled, in one
+    /// read, without asking the remote again); in a directory, the files as they are now.
+    pub fn read_members(&self, ms: &[&Member], s: &Session) -> Vec<Result<Vec<u8>>> {
+        let Source::Remote(ns) = &self.source else {
+            return ms.iter().map(|m| crate::store::read(&m.board, s)).collect();
+        };
+        if ms.is_empty() {
+            return vec![];
+        }
+        use crate::store::gitref::remote;
+        let specs: Vec<String> = ms
+            .iter()
+            .map(|m| format!("{}:{}", m.stamp, ns.path))
+            .collect();
+        let g = ns.board(&format!("{}x", ns.prefix));
+        let blobs = remote::Cache::open(&g, Instant::now() + s.remote_limit())
+            .and_then(|cache| remote::read_blobs(&cache, &specs, u64::MAX));
+        let blobs = blobs.unwrap_or_default();
+        ms.iter()
+            .enumerate()
+            .map(|(i, m)| match blobs.get(i).cloned().flatten() {
+                Some(bytes) => Ok(bytes),
+                // Not in the cache after all: read the board where it is kept.
+                None => crate::store::read(&m.board, s),
+            })
+            .collect()
     }
 
     fn remembered(&self, board: &Path, stamp: &str) -> Option<Member> {

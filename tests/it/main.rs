@@ -45,6 +45,7 @@ mod pins;
 mod poll;
 mod pool;
 mod project;
+mod project_cursor;
 mod properties;
 mod refusals;
 mod repair;
