@@ -24,6 +24,10 @@ use crate::store::wait::Waiter;
 
 pub mod cursor;
 
+/// How many times a project's read fetches its namespace when another process's fetch into
+/// the same cache got in the way.
+const FETCH_TRIES: u32 = 8;
+
 /// Directories never searched: version control, build output, dependencies.
 pub const SKIP_DIRS: &[&str] = &[
     ".git",
@@ -377,11 +381,28 @@ impl Project {
                 .map(|&i| format!("{}:{}", tips[i].1, ns.path))
                 .collect();
             let mut blobs = remote::read_blobs(&cache, &specs, u64::MAX)?;
-            if blobs.len() < specs.len() || blobs.iter().any(Option::is_none) {
-                // The cache lacks some tips: fetch the whole namespace once, then read again.
-                let refspec = format!("+{p}*:refs/pair-cache/{p}*", p = ns.prefix);
-                remote::fetch_spec(&cache, &ns.url, &refspec, "fetch the project's boards")?;
+            let lacking =
+                |b: &Vec<Option<Vec<u8>>>| b.len() < specs.len() || b.iter().any(Option::is_none);
+            // The cache lacks some tips: fetch the whole namespace, then read again. Another
+            // process fetching into the same cache at once may take a ref's lock first (git
+            // then refuses this fetch); what it fetched may be what this read needs, else the
+            // fetch is tried again.
+            let refspec = format!("+{p}*:refs/pair-cache/{p}*", p = ns.prefix);
+            let mut tries = 0;
+            while lacking(&blobs) {
+                let fetched =
+                    remote::fetch_spec(&cache, &ns.url, &refspec, "fetch the project's boards");
                 blobs = remote::read_blobs(&cache, &specs, u64::MAX)?;
+                tries += 1;
+                match fetched {
+                    Ok(_) => break,
+                    Err(e) if tries >= FETCH_TRIES || Instant::now() >= cache.deadline => {
+                        if lacking(&blobs) {
+                            return Err(e);
+                        }
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(20 * tries as u64)),
+                }
             }
             for (k, &i) in missing.iter().enumerate() {
                 let (r, tip) = &tips[i];

@@ -46,6 +46,7 @@ mod poll;
 mod pool;
 mod project;
 mod project_cursor;
+mod project_run;
 mod properties;
 mod refusals;
 mod repair;
