@@ -141,6 +141,7 @@ Examples:
   pair poll task.md --agent alice --wait --timeout 600
   pair poll task.md --agent alice --wait --through-blocked --json
   pair poll task.md --agent alice --wait --after 12 --json
+  pair poll boards/ --agent alice --after 0 --json
   PAIR_AGENT=doer pair poll task.md --json")]
     Poll(PollArgs),
 
@@ -1093,7 +1094,8 @@ pub struct InitArgs {
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("waiting").args(["wait", "through_blocked"]).multiple(true)))]
 pub struct PollArgs {
-    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    /// The blackboard (or, with --after, a project: a directory of blackboards or
+    /// git+URL#refs/…/; may be left out when --board PATH or $PAIR_BOARD names it).
     #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
     pub board: PathBuf,
     /// Your agent id.
@@ -1120,9 +1122,10 @@ pub struct PollArgs {
     #[arg(long, value_name = "SECONDS", requires = "waiting")]
     pub interval: Option<f64>,
     /// Journal records after this position (0: the whole journal; the answer's `position` is
-    /// the next one to pass; with --wait, any new record wakes the wait).
+    /// the next one to pass; with --wait, any new record wakes the wait; for a project, a
+    /// cursor: 0, then the answer's `cursor`).
     #[arg(long, value_name = "SEQ", allow_negative_numbers = true)]
-    pub after: Option<i64>,
+    pub after: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -1700,7 +1703,7 @@ impl Cli {
         }
         match &mut self.command {
             Cmd::Init(a) => not_stdin("init", &a.board),
-            Cmd::Poll(a) => not_stdin("poll", &a.board),
+            Cmd::Poll(a) => not_stdin_project("poll", &a.board),
             Cmd::Status(a) => not_stdin("status", &a.board),
             Cmd::Register(a) => not_stdin("register", &a.board),
             Cmd::Unregister(a) => not_stdin("unregister", &a.board),

@@ -26,6 +26,7 @@ mod log;
 pub mod mcp;
 pub mod migrate;
 pub mod project;
+mod project_poll;
 mod published;
 mod read;
 mod semantic;
@@ -183,6 +184,7 @@ fn run_command(cli: Cli, s: &Session) -> Result<Outcome> {
             Some(target) => debate::init(&a, &target, s),
             None => init::run(a, s),
         },
+        Cmd::Poll(a) if crate::project::is_project(&a.board) => project_poll::poll(a, s),
         Cmd::Poll(a) if debate::is_review(&a.board, s) => debate::poll(a, s),
         Cmd::Verdict(a) if debate::is_review(&a.board, s) => debate::verdict(a, s),
         Cmd::Object(a) if debate::is_review(&a.board, s) => debate::object(a, s),

@@ -351,8 +351,8 @@ pub struct Step {
 }
 
 /// Whether a board is the agent's business: it is on it, named as a required reviewer, in its
-/// reviewer pool, or offered a role there (its acknowledgement is its step). A project's `next`
-/// never signs an agent up for a board it is not on.
+/// reviewer pool, or offered a role by a handoff it has not acknowledged yet (its step there is
+/// the acknowledgement). A project's `next` never signs an agent up for a board it is not on.
 fn concerns(fm: &Frontmatter, agent: &str) -> bool {
     fm.agents.iter().any(|(id, _)| id == agent)
         || crate::board::handoff::pending_to(fm, agent).is_some()
@@ -430,21 +430,26 @@ pub fn steps(members: &[Member], agent: &str) -> (Vec<Step>, Vec<Held>) {
     (out, held)
 }
 
-fn wait_command(a: &NextArgs) -> Vec<String> {
-    let project = if crate::store::location::is_git(&a.project) {
-        a.project.display().to_string()
+/// How a command names the project for a command it hands on: a git address as given, a
+/// directory by its absolute path (the command may be run from elsewhere).
+pub(super) fn project_word(project: &std::path::Path) -> String {
+    if crate::store::location::is_git(project) {
+        project.display().to_string()
     } else {
-        std::path::absolute(&a.project)
-            .unwrap_or_else(|_| a.project.clone())
+        std::path::absolute(project)
+            .unwrap_or_else(|_| project.to_path_buf())
             .display()
             .to_string()
-    };
+    }
+}
+
+fn wait_command(a: &NextArgs) -> Vec<String> {
     [
         "pair",
         "next",
         "--agent",
         &a.agent,
-        &project,
+        &project_word(&a.project),
         "--wait",
         "--timeout",
         crate::law::protocol::WAIT_SECONDS,
@@ -457,15 +462,28 @@ fn wait_command(a: &NextArgs) -> Vec<String> {
 fn next_outcome(
     a: &NextArgs,
     project: &Project,
+    found: (Vec<Step>, Vec<Held>),
+    boards: usize,
+    waited: Option<Duration>,
+) -> Outcome {
+    outcome(&a.agent, project, found, boards, waited, wait_command(a))
+}
+
+/// What `next` (and a project's `poll`) answers: the agent's first step with its command, or,
+/// with none, `wait` as the command to run.
+pub(super) fn outcome(
+    agent: &str,
+    project: &Project,
     (steps, held): (Vec<Step>, Vec<Held>),
     boards: usize,
     waited: Option<Duration>,
+    wait: Vec<String>,
 ) -> Outcome {
     let first = steps.first().cloned();
     let mut json = json!({
         "schema": SCHEMA,
         "project": project.name(),
-        "agent": a.agent,
+        "agent": agent,
         "boards": boards,
         "found": first.is_some(),
         "waiting": steps.len(),
@@ -494,7 +512,7 @@ fn next_outcome(
             }
         }
         None => {
-            let command = wait_command(a);
+            let command = wait;
             let held_text = if held.is_empty() {
                 String::new()
             } else {

@@ -65,12 +65,21 @@ struct Cursor {
 
 /// `--after`: a position from 0 up.
 fn after_arg(a: &PollArgs) -> Result<Option<u64>> {
-    match a.after {
-        Some(n) if n < 0 => Err(Error::Usage(format!(
+    let Some(text) = &a.after else {
+        return Ok(None);
+    };
+    match text.trim().parse::<i64>() {
+        Ok(n) if n >= 0 => Ok(Some(n as u64)),
+        Ok(n) => Err(Error::Usage(format!(
             "--after {n}: a position in the journal is 0 or more (0 reads the whole journal); \
              pass back the `position` a poll returned"
         ))),
-        n => Ok(n.map(|n| n as u64)),
+        Err(_) => Err(Error::Usage(format!(
+            "--after {text:?}: a position in a board's journal is a whole number, 0 or more (0 \
+             reads the whole journal; a project's cursor goes with a project, a directory or \
+             git+URL#refs/…/); pass back the `position` a poll of {} returned",
+            shown(&a.board)
+        ))),
     }
 }
 

@@ -22,6 +22,12 @@ use crate::store::Session;
 use crate::store::location::{self, GitBoard, PREFIX};
 use crate::store::wait::Waiter;
 
+pub mod cursor;
+
+/// How many times a project's read fetches its namespace when another process's fetch into
+/// the same cache got in the way.
+const FETCH_TRIES: u32 = 8;
+
 /// Directories never searched: version control, build output, dependencies.
 pub const SKIP_DIRS: &[&str] = &[
     ".git",
@@ -310,6 +316,35 @@ impl Project {
         crate::store::read(board, s)
     }
 
+    /// The whole bytes of members as [`Project::read`] found them, in their order: on a
+    /// remote, the versions at the tips that read listed (from the cache it filled, in one
+    /// read, without asking the remote again); in a directory, the files as they are now.
+    pub fn read_members(&self, ms: &[&Member], s: &Session) -> Vec<Result<Vec<u8>>> {
+        let Source::Remote(ns) = &self.source else {
+            return ms.iter().map(|m| crate::store::read(&m.board, s)).collect();
+        };
+        if ms.is_empty() {
+            return vec![];
+        }
+        use crate::store::gitref::remote;
+        let specs: Vec<String> = ms
+            .iter()
+            .map(|m| format!("{}:{}", m.stamp, ns.path))
+            .collect();
+        let g = ns.board(&format!("{}x", ns.prefix));
+        let blobs = remote::Cache::open(&g, Instant::now() + s.remote_limit())
+            .and_then(|cache| remote::read_blobs(&cache, &specs, u64::MAX));
+        let blobs = blobs.unwrap_or_default();
+        ms.iter()
+            .enumerate()
+            .map(|(i, m)| match blobs.get(i).cloned().flatten() {
+                Some(bytes) => Ok(bytes),
+                // Not in the cache after all: read the board where it is kept.
+                None => crate::store::read(&m.board, s),
+            })
+            .collect()
+    }
+
     fn remembered(&self, board: &Path, stamp: &str) -> Option<Member> {
         self.memo
             .borrow()
@@ -387,11 +422,28 @@ impl Project {
                 .map(|&i| format!("{}:{}", tips[i].1, ns.path))
                 .collect();
             let mut blobs = remote::read_blobs(&cache, &specs, u64::MAX)?;
-            if blobs.len() < specs.len() || blobs.iter().any(Option::is_none) {
-                // The cache lacks some tips: fetch the whole namespace once, then read again.
-                let refspec = format!("+{p}*:refs/pair-cache/{p}*", p = ns.prefix);
-                remote::fetch_spec(&cache, &ns.url, &refspec, "fetch the project's boards")?;
+            let lacking =
+                |b: &Vec<Option<Vec<u8>>>| b.len() < specs.len() || b.iter().any(Option::is_none);
+            // The cache lacks some tips: fetch the whole namespace, then read again. Another
+            // process fetching into the same cache at once may take a ref's lock first (git
+            // then refuses this fetch); what it fetched may be what this read needs, else the
+            // fetch is tried again.
+            let refspec = format!("+{p}*:refs/pair-cache/{p}*", p = ns.prefix);
+            let mut tries = 0;
+            while lacking(&blobs) {
+                let fetched =
+                    remote::fetch_spec(&cache, &ns.url, &refspec, "fetch the project's boards");
                 blobs = remote::read_blobs(&cache, &specs, u64::MAX)?;
+                tries += 1;
+                match fetched {
+                    Ok(_) => break,
+                    Err(e) if tries >= FETCH_TRIES || Instant::now() >= cache.deadline => {
+                        if lacking(&blobs) {
+                            return Err(e);
+                        }
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(20 * tries as u64)),
+                }
             }
             for (k, &i) in missing.iter().enumerate() {
                 self.count_read();

@@ -1696,6 +1696,13 @@ fn every_command_line_of_the_skill_runs_as_given_through_a_whole_lifecycle() {
         &[],
         0,
     );
+    // The same agent catching up on every board's journal with a project's cursor.
+    s.run(
+        &proj,
+        "pair poll boards/ --agent alice --after 0 --json",
+        &[],
+        0,
+    );
     let missing: Vec<&String> = s
         .lines
         .iter()

@@ -45,6 +45,8 @@ mod pins;
 mod poll;
 mod pool;
 mod project;
+mod project_cursor;
+mod project_run;
 mod properties;
 mod refusals;
 mod repair;
