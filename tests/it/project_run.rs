@@ -282,7 +282,6 @@ fn agent(setup: Arc<Setup>, who: &'static str, stop: Arc<AtomicBool>, log: Arc<M
             // Before it acknowledges, the incoming doer tries a write in the role: refused.
             let f = setup.home.join(format!("{who}-early.md"));
             std::fs::write(&f, "too early\n").unwrap();
-            let before = (setup.read)(&board);
             let early = setup.pair(
                 who,
                 &[
@@ -295,18 +294,9 @@ fn agent(setup: Arc<Setup>, who: &'static str, stop: Arc<AtomicBool>, log: Arc<M
                     f.display().to_string(),
                 ],
             );
-            let untouched = (setup.read)(&board) == before;
             log.lock().unwrap().refused_before_ack = Some((
                 early.status.code().unwrap_or(-1),
-                format!(
-                    "{}{}",
-                    String::from_utf8_lossy(&early.stderr),
-                    if untouched {
-                        ""
-                    } else {
-                        " (and the board changed)"
-                    }
-                ),
+                String::from_utf8_lossy(&early.stderr).to_string(),
             ));
         }
         let argv = fill(&setup, who, &v, &log);
@@ -532,7 +522,7 @@ fn work_through(setup: Setup) {
         );
     }
     // The handoff: offered by d1, acknowledged by d2 before any write of d2's, and d2's write
-    // before it refused with the board untouched.
+    // before it refused.
     let recs = &journals[HANDED];
     let offered = recs.iter().position(|r| r.cmd == "handoff" && r.by == "d1");
     let acked = recs
@@ -553,10 +543,10 @@ fn work_through(setup: Setup) {
         .clone()
         .expect("d2 tried a write first");
     assert_eq!(code, 6, "{said}");
-    assert!(
-        said.contains("not acknowledged") && !said.contains("board changed"),
-        "{said}"
-    );
+    // The refusal left no record of d2's (asserted above: d2's first record is its
+    // acknowledgement); the board itself may have moved meanwhile, by d1, who holds the role
+    // until then.
+    assert!(said.contains("not acknowledged"), "{said}");
     // `stats PROJECT` totals equal the sum of the boards' own.
     let stats = |args: &[String]| -> Value {
         let out = setup.pair("d1", args);
