@@ -350,10 +350,12 @@ pub struct Step {
     since_ts: Timestamp,
 }
 
-/// Whether a board is the agent's business: it is on it, named as a required reviewer, or in
-/// its reviewer pool. A project's `next` never signs an agent up for a board it is not on.
+/// Whether a board is the agent's business: it is on it, named as a required reviewer, in its
+/// reviewer pool, or offered a role there by a pending handoff (which it acknowledges before it
+/// is on the board). A project's `next` never signs an agent up for a board it is not on.
 fn concerns(fm: &Frontmatter, agent: &str) -> bool {
-    fm.agents.iter().any(|(id, _)| id == agent)
+    crate::board::handoff::pending_to(fm, agent).is_some()
+        || fm.agents.iter().any(|(id, _)| id == agent)
         || fm.required_reviewers.iter().any(|r| r == agent)
         || fm
             .pool
