@@ -55,13 +55,20 @@ pub const BOARD_KEYS: &[&str] = &[
 /// that has any of [`BOARD_KEYS`] at the top level. Other Markdown (with or without
 /// frontmatter) is not ours.
 pub fn looks_like_board(path: &Path, s: &Session) -> bool {
+    is_board_file(path, Some(s))
+}
+
+/// [`looks_like_board`]; with no session, the head is only looked at: its format is not noted
+/// (which parses the frontmatter), for a walk whose every board is loaded next, noting it then.
+fn is_board_file(path: &Path, s: Option<&Session>) -> bool {
     if path.extension().and_then(|e| e.to_str()) != Some("md") {
         return false;
     }
-    let Ok(head) = crate::store::read_head(path, s) else {
-        return false;
+    let head = match s {
+        Some(s) => crate::store::read_head(path, s),
+        None => crate::store::peek_head(path),
     };
-    head_is_board(&head)
+    head.is_ok_and(|head| head_is_board(&head))
 }
 
 fn head_is_board(head: &[u8]) -> bool {
@@ -84,11 +91,16 @@ fn head_is_board(head: &[u8]) -> bool {
 pub fn walk(dir: &Path, s: &Session) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
-    walk_into(dir, &mut out, &mut errors, s);
+    walk_into(dir, &mut out, &mut errors, Some(s));
     (out, errors)
 }
 
-fn walk_into(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<(PathBuf, String)>, s: &Session) {
+fn walk_into(
+    dir: &Path,
+    out: &mut Vec<PathBuf>,
+    errors: &mut Vec<(PathBuf, String)>,
+    s: Option<&Session>,
+) {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) => {
@@ -106,7 +118,7 @@ fn walk_into(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<(PathBuf, Stri
             if !SKIP_DIRS.contains(&name.to_string_lossy().as_ref()) {
                 walk_into(&path, out, errors, s);
             }
-        } else if ft.is_file() && looks_like_board(&path, s) {
+        } else if ft.is_file() && is_board_file(&path, s) {
             out.push(path);
         }
     }
@@ -290,7 +302,10 @@ impl Project {
     }
 
     fn read_dir(&self, dir: &Path, s: &Session) -> Vec<Member> {
-        let (paths, _) = walk(dir, s);
+        // Each board found is loaded below (or was, unchanged), which notes its format: the walk
+        // only looks at the heads, so a board's frontmatter is parsed once, not twice.
+        let mut paths = Vec::new();
+        walk_into(dir, &mut paths, &mut Vec::new(), None);
         paths
             .into_iter()
             .map(|p| {
