@@ -575,8 +575,8 @@ fn hand_over(me: &Agent, board: &str, to: &str) -> Result<()> {
         ),
     )?;
     drop(offered);
-    // One poll reads both the journal's position and whether the offer is still pending, so an
-    // acknowledgement written after it is a record past that position: it wakes the wait.
+    // The journal past a position: the records and the new position come from one read, so an
+    // acknowledgement is either among the records or past the position, where it wakes the wait.
     let mut after = 0;
     let mut wait = false;
     loop {
@@ -587,7 +587,12 @@ fn hand_over(me: &Agent, board: &str, to: &str) -> Result<()> {
         }
         let run = me.quiet(&args)?;
         let moved = run.json["position"].as_u64().unwrap_or(after);
-        if run.json["handoff"].is_null() {
+        let acknowledged = run.json["records"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|r| r["command"] == "acknowledge" && r["by"] == to);
+        if acknowledged {
             me.emit(me.event(
                 "woke",
                 format!("poll --after {after} --wait: {to} acknowledged; the board is {to}'s now"),
