@@ -913,6 +913,10 @@ pub struct DemoArgs {
     /// Give up (and fail) if the demo has not finished after this many seconds.
     #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
     pub timeout: f64,
+    /// A project instead: four boards in a directory worked through by two doers and a pool of
+    /// two reviewers, with a dependency and a handoff (kept under DIR/boards with --keep).
+    #[arg(long)]
+    pub project: bool,
 }
 
 /// What `init --review` refuses: a pairing board's settings, which a review-only board (no doer,
@@ -940,6 +944,10 @@ pub enum DemoRole {
     Doer,
     Reviewer,
     Dissenter,
+    /// `demo --project`'s scripted user, who makes the repository and the boards.
+    ProjectUser,
+    /// `demo --project`'s doers and pool members.
+    ProjectAgent,
 }
 
 #[derive(Debug, Args)]

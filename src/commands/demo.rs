@@ -104,18 +104,18 @@ pub struct Event {
     pub to: Option<String>,
 }
 
-fn now_ms() -> u64 {
+pub(super) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0)
 }
 
-fn exe() -> Result<PathBuf> {
+pub(super) fn exe() -> Result<PathBuf> {
     std::env::current_exe().map_err(|e| Error::io(Path::new("pair"), "find the running binary", e))
 }
 
-fn failure(message: String) -> Error {
+pub(super) fn failure(message: String) -> Error {
     Error::Io {
         path: PathBuf::from(BOARD),
         op: "run the demo",
@@ -135,7 +135,7 @@ extern "C" fn on_interrupt(sig: libc::c_int) {
 
 /// Catch the signals that end an interactive run, so the demo can end its agents and remove
 /// its directory before it dies.
-fn catch_interrupts() {
+pub(super) fn catch_interrupts() {
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: the handler only stores into an atomic, which is async-signal-safe; the
         // sigaction struct is fully initialised (zeroed, then the fields set).
@@ -148,7 +148,7 @@ fn catch_interrupts() {
     }
 }
 
-fn interrupted() -> Option<libc::c_int> {
+pub(super) fn interrupted() -> Option<libc::c_int> {
     match INTERRUPTED.load(Ordering::SeqCst) {
         0 => None,
         sig => Some(sig),
@@ -169,7 +169,7 @@ fn end_agent(child: &mut Child) {
 
 /// After an interruption: remove the demo's temporary directory (not a `--keep` one), then die
 /// of the signal that interrupted it, as if it had not been caught.
-fn die_of(sig: libc::c_int, dir: &Path, temp: Option<tempfile::TempDir>) -> ! {
+pub(super) fn die_of(sig: libc::c_int, dir: &Path, temp: Option<tempfile::TempDir>) -> ! {
     if let Some(temp) = temp {
         let path = temp.keep();
         // An agent's last `pair` may still be finishing a write (a lock file, a temporary
@@ -203,10 +203,10 @@ fn die_of(sig: libc::c_int, dir: &Path, temp: Option<tempfile::TempDir>) -> ! {
 // ---------------------------------------------------------------------------------------------
 // the demo
 
-pub fn run(a: DemoArgs) -> Result<Outcome> {
-    let limit = super::timeout(a.timeout)?;
-    catch_interrupts();
-    let (dir, temp) = match &a.keep {
+/// The directory a demo runs in: `--keep DIR` (new or empty), else a temporary one, removed
+/// when the demo ends.
+pub(super) fn demo_dir(keep: Option<&Path>) -> Result<(PathBuf, Option<tempfile::TempDir>)> {
+    Ok(match keep {
         Some(d) => {
             std::fs::create_dir_all(d).map_err(|e| Error::io(d, "create", e))?;
             let mut entries = std::fs::read_dir(d).map_err(|e| Error::io(d, "read", e))?;
@@ -226,106 +226,55 @@ pub fn run(a: DemoArgs) -> Result<Outcome> {
                 .map_err(|e| Error::io(&std::env::temp_dir(), "create a directory in", e))?;
             (t.path().to_path_buf(), Some(t))
         }
-    };
+    })
+}
+
+pub fn run(a: DemoArgs) -> Result<Outcome> {
+    if a.project {
+        return super::demo_project::run(a);
+    }
+    let limit = super::timeout(a.timeout)?;
+    catch_interrupts();
+    let (dir, temp) = demo_dir(a.keep.as_deref())?;
     let exe = exe()?;
     let started = Instant::now();
     let epoch = now_ms();
     let agent_timeout = format!("{}", a.timeout.max(1.0));
 
     // Reviewers first: they wait for the doer to create the blackboard.
-    let mut agents: Vec<(String, Child)> = Vec::new();
-    let (tx, rx) = mpsc::channel::<Event>();
-    let mut readers = Vec::new();
-    let mut err_readers = Vec::new();
     let order: Vec<(&str, &str)> = REVIEWERS
         .iter()
         .map(|r| (*r, "reviewer"))
         .chain([(DISSENTER, "dissenter"), (DOER, "doer")])
         .collect();
-    for (id, role) in &order {
-        let mut child = Command::new(&exe)
-            .args(["demo-agent", "--role", role, "--id", id, "--board", BOARD])
-            .arg("--reviewers")
-            .arg(REVIEWERS.join(","))
-            .arg("--epoch-ms")
-            .arg(epoch.to_string())
-            .arg("--timeout")
-            .arg(&agent_timeout)
-            .current_dir(&dir)
-            .env("PAIR_AGENT", id)
-            // Its own process group, so that the demo can end it with every `pair` it runs.
-            .process_group(0)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| Error::io(&exe, "start a demo agent with", e))?;
-        let out = child.stdout.take();
-        let err = child.stderr.take();
-        let tx = tx.clone();
-        readers.push(std::thread::spawn(move || {
-            if let Some(out) = out {
-                for line in BufReader::new(out).lines().map_while(|l| l.ok()) {
-                    if let Ok(ev) = serde_json::from_str::<Event>(&line) {
-                        let _ = tx.send(ev);
-                    }
-                }
-            }
-        }));
-        let who = id.to_string();
-        err_readers.push(std::thread::spawn(move || {
-            let mut s = String::new();
-            if let Some(mut err) = err {
-                let _ = err.read_to_string(&mut s);
-            }
-            (who, s)
-        }));
-        agents.push((id.to_string(), child));
-    }
-    drop(tx);
-
-    // Wait for every agent, or give up at the deadline and end them.
-    let deadline = started + limit;
-    let mut statuses: Vec<Option<i32>> = vec![None; agents.len()];
-    let mut timed_out = false;
-    loop {
-        for (i, (_, child)) in agents.iter_mut().enumerate() {
-            if statuses[i].is_none()
-                && let Ok(Some(st)) = child.try_wait()
-            {
-                statuses[i] = Some(st.code().unwrap_or(1));
-            }
-        }
-        if statuses.iter().all(Option::is_some) {
-            break;
-        }
-        // One agent failing leaves the others waiting for a turn that never comes: end them.
-        let failed = statuses.iter().any(|s| matches!(s, Some(c) if *c != 0));
-        let late = Instant::now() >= deadline;
-        if failed || late || interrupted().is_some() {
-            timed_out = late;
-            for (i, (_, child)) in agents.iter_mut().enumerate() {
-                if statuses[i].is_none() {
-                    end_agent(child);
-                    statuses[i] = Some(1);
-                }
-            }
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    for r in readers {
-        let _ = r.join();
-    }
-    let stderrs: Vec<(String, String)> = err_readers
-        .into_iter()
-        .filter_map(|r| r.join().ok())
+    let members: Vec<(String, Vec<String>)> = order
+        .iter()
+        .map(|(id, role)| {
+            let args = [
+                "--role",
+                role,
+                "--id",
+                id,
+                "--board",
+                BOARD,
+                "--reviewers",
+                &REVIEWERS.join(","),
+            ]
+            .iter()
+            .map(|w| w.to_string())
+            .collect();
+            (id.to_string(), args)
+        })
         .collect();
+    let Crew {
+        events,
+        statuses,
+        stderrs,
+        timed_out,
+    } = run_crew(&exe, &dir, epoch, &agent_timeout, &members, started + limit)?;
     if let Some(sig) = interrupted() {
         die_of(sig, &dir, temp);
     }
-    let mut events: Vec<Event> = rx.into_iter().collect();
-    events.sort_by_key(|e| e.ms);
 
     // Check the result with the real commands.
     let board = dir.join(BOARD);
@@ -393,7 +342,12 @@ pub fn run(a: DemoArgs) -> Result<Outcome> {
             limit.as_secs_f64()
         )));
     }
-    for ((id, st), (_, err)) in agents.iter().map(|(id, _)| id).zip(&statuses).zip(&stderrs) {
+    for ((id, st), (_, err)) in members
+        .iter()
+        .map(|(id, _)| id)
+        .zip(&statuses)
+        .zip(&stderrs)
+    {
         if *st != Some(0) {
             text.push_str(&style.red(&format!(
                 "agent {id} exited with {}\n",
@@ -439,6 +393,117 @@ pub fn run(a: DemoArgs) -> Result<Outcome> {
         code: if ok { 0 } else { 1 },
         warnings: vec![],
         printed: false,
+    })
+}
+
+/// What the agents of a demo did: each one's events, exit status and standard error, and
+/// whether the demo's deadline ended them.
+pub(super) struct Crew {
+    pub events: Vec<Event>,
+    pub statuses: Vec<Option<i32>>,
+    pub stderrs: Vec<(String, String)>,
+    pub timed_out: bool,
+}
+
+/// Start each agent (`pair demo-agent ARGS`, each in its own process group, in `dir`), collect
+/// the events they report, and wait for all of them; one failing, the deadline or an
+/// interruption ends the others. The caller dies of an interruption ([`interrupted`]).
+pub(super) fn run_crew(
+    exe: &Path,
+    dir: &Path,
+    epoch: u64,
+    agent_timeout: &str,
+    members: &[(String, Vec<String>)],
+    deadline: Instant,
+) -> Result<Crew> {
+    let mut agents: Vec<(String, Child)> = Vec::new();
+    let (tx, rx) = mpsc::channel::<Event>();
+    let mut readers = Vec::new();
+    let mut err_readers = Vec::new();
+    for (id, args) in members {
+        let mut child = Command::new(exe)
+            .arg("demo-agent")
+            .args(args)
+            .arg("--epoch-ms")
+            .arg(epoch.to_string())
+            .arg("--timeout")
+            .arg(agent_timeout)
+            .current_dir(dir)
+            .env("PAIR_AGENT", id)
+            // Its own process group, so that the demo can end it with every `pair` it runs.
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| Error::io(exe, "start a demo agent with", e))?;
+        let out = child.stdout.take();
+        let err = child.stderr.take();
+        let tx = tx.clone();
+        readers.push(std::thread::spawn(move || {
+            if let Some(out) = out {
+                for line in BufReader::new(out).lines().map_while(|l| l.ok()) {
+                    if let Ok(ev) = serde_json::from_str::<Event>(&line) {
+                        let _ = tx.send(ev);
+                    }
+                }
+            }
+        }));
+        let who = id.to_string();
+        err_readers.push(std::thread::spawn(move || {
+            let mut s = String::new();
+            if let Some(mut err) = err {
+                let _ = err.read_to_string(&mut s);
+            }
+            (who, s)
+        }));
+        agents.push((id.to_string(), child));
+    }
+    drop(tx);
+
+    // Wait for every agent, or give up at the deadline and end them.
+    let mut statuses: Vec<Option<i32>> = vec![None; agents.len()];
+    let mut timed_out = false;
+    loop {
+        for (i, (_, child)) in agents.iter_mut().enumerate() {
+            if statuses[i].is_none()
+                && let Ok(Some(st)) = child.try_wait()
+            {
+                statuses[i] = Some(st.code().unwrap_or(1));
+            }
+        }
+        if statuses.iter().all(Option::is_some) {
+            break;
+        }
+        // One agent failing leaves the others waiting for a turn that never comes: end them.
+        let failed = statuses.iter().any(|s| matches!(s, Some(c) if *c != 0));
+        let late = Instant::now() >= deadline;
+        if failed || late || interrupted().is_some() {
+            timed_out = late;
+            for (i, (_, child)) in agents.iter_mut().enumerate() {
+                if statuses[i].is_none() {
+                    end_agent(child);
+                    statuses[i] = Some(1);
+                }
+            }
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    for r in readers {
+        let _ = r.join();
+    }
+    let stderrs: Vec<(String, String)> = err_readers
+        .into_iter()
+        .filter_map(|r| r.join().ok())
+        .collect();
+    let mut events: Vec<Event> = rx.into_iter().collect();
+    events.sort_by_key(|e| e.ms);
+    Ok(Crew {
+        events,
+        statuses,
+        stderrs,
+        timed_out,
     })
 }
 
@@ -510,7 +575,7 @@ fn stats_text(s: &Json) -> String {
     out
 }
 
-fn render_event(e: &Event, style: &Style) -> String {
+pub(super) fn render_event(e: &Event, style: &Style) -> String {
     let t = format!("{:>7.3}s", e.ms as f64 / 1000.0);
     let who = format!("{:<6}", e.agent);
     let mut line = format!("  {}  {}  ", style.dim(&t), style.agent(&who));
@@ -539,13 +604,13 @@ fn render_event(e: &Event, style: &Style) -> String {
 }
 
 /// The result of one `pair` subprocess.
-struct Run {
-    code: i32,
-    json: Json,
-    stderr: String,
+pub(super) struct Run {
+    pub code: i32,
+    pub json: Json,
+    pub stderr: String,
 }
 
-fn run_pair(exe: &Path, dir: &Path, agent: Option<&str>, args: &[&str]) -> Result<Run> {
+pub(super) fn run_pair(exe: &Path, dir: &Path, agent: Option<&str>, args: &[&str]) -> Result<Run> {
     let mut cmd = Command::new(exe);
     cmd.args(args).arg("--json").current_dir(dir);
     match agent {
@@ -571,16 +636,16 @@ fn run_pair(exe: &Path, dir: &Path, agent: Option<&str>, args: &[&str]) -> Resul
 // ---------------------------------------------------------------------------------------------
 // one agent
 
-struct Agent {
-    id: String,
-    exe: PathBuf,
-    dir: PathBuf,
-    epoch: u64,
-    timeout: String,
+pub(super) struct Agent {
+    pub id: String,
+    pub exe: PathBuf,
+    pub dir: PathBuf,
+    pub epoch: u64,
+    pub timeout: String,
 }
 
 impl Agent {
-    fn emit(&self, ev: Event) {
+    pub(super) fn emit(&self, ev: Event) {
         let mut out = std::io::stdout().lock();
         if let Ok(line) = serde_json::to_string(&ev) {
             let _ = writeln!(out, "{line}");
@@ -588,7 +653,7 @@ impl Agent {
         }
     }
 
-    fn event(&self, kind: &str, text: impl Into<String>) -> Event {
+    pub(super) fn event(&self, kind: &str, text: impl Into<String>) -> Event {
         Event {
             ms: now_ms().saturating_sub(self.epoch),
             agent: self.id.clone(),
@@ -602,7 +667,7 @@ impl Agent {
     }
 
     /// Run `pair ARGS --json` as this agent; report it; fail on an unexpected exit code.
-    fn pair(&self, args: &[&str], expect: &[i32], say: &str) -> Result<Run> {
+    pub(super) fn pair(&self, args: &[&str], expect: &[i32], say: &str) -> Result<Run> {
         // Stamped when the command starts: its write lands before anyone wakes on it.
         let mut ev = self.event("run", say);
         let run = run_pair(&self.exe, &self.dir, Some(&self.id), args)?;
@@ -635,7 +700,7 @@ impl Agent {
 
     /// Run `git ARGS` in the worktree, as the doer working on the code would; report it, and
     /// return what it printed.
-    fn git(&self, wt: &Path, args: &[&str], say: &str) -> Result<String> {
+    pub(super) fn git(&self, wt: &Path, args: &[&str], say: &str) -> Result<String> {
         let mut ev = self.event("run", say);
         let out = crate::repo::git::isolated(
             wt,
@@ -671,7 +736,7 @@ impl Agent {
         self.write_file(wt, CODE_FILE, text)
     }
 
-    fn write_file(&self, dir: &Path, name: &str, text: &str) -> Result<()> {
+    pub(super) fn write_file(&self, dir: &Path, name: &str, text: &str) -> Result<()> {
         let path = dir.join(name);
         std::fs::write(&path, text).map_err(|e| Error::io(&path, "write", e))
     }
@@ -715,7 +780,7 @@ impl Agent {
     }
 
     /// Write a note file (what an agent would write before submitting) and return its path.
-    fn note_file(&self, name: &str, text: &str) -> Result<String> {
+    pub(super) fn note_file(&self, name: &str, text: &str) -> Result<String> {
         let rel = format!("notes/{name}.md");
         let path = self.dir.join(&rel);
         if let Some(parent) = path.parent() {
@@ -738,13 +803,22 @@ pub fn agent(a: DemoAgentArgs) -> Result<Outcome> {
         },
         timeout: format!("{}", super::timeout(a.timeout)?.as_secs_f64()),
     };
-    if a.board != Path::new(BOARD) {
+    let project = matches!(a.role, DemoRole::ProjectUser | DemoRole::ProjectAgent);
+    if project && a.board != Path::new(super::demo_project::PROJECT) {
+        return Err(Error::Usage(format!(
+            "the project demo's project is {}",
+            super::demo_project::PROJECT
+        )));
+    }
+    if !project && a.board != Path::new(BOARD) {
         return Err(Error::Usage(format!("the demo's blackboard is {BOARD}")));
     }
     let result = match a.role {
         DemoRole::Doer => doer(&me, &a.reviewers),
         DemoRole::Reviewer => reviewer(&me),
         DemoRole::Dissenter => dissenter(&me),
+        DemoRole::ProjectUser => super::demo_project::user(&me),
+        DemoRole::ProjectAgent => super::demo_project::agent(&me, &a.board),
     };
     let ok = result.is_ok();
     Ok(Outcome {

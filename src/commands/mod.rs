@@ -16,6 +16,7 @@ mod brief;
 pub mod check_output;
 mod debate;
 pub mod demo;
+mod demo_project;
 mod diff;
 mod docs;
 mod handoff;

@@ -61,13 +61,20 @@ pub const BOARD_KEYS: &[&str] = &[
 /// that has any of [`BOARD_KEYS`] at the top level. Other Markdown (with or without
 /// frontmatter) is not ours.
 pub fn looks_like_board(path: &Path, s: &Session) -> bool {
+    is_board_file(path, Some(s))
+}
+
+/// [`looks_like_board`]; with no session, the head is only looked at: its format is not noted
+/// (which parses the frontmatter), for a walk whose every board is loaded next, noting it then.
+fn is_board_file(path: &Path, s: Option<&Session>) -> bool {
     if path.extension().and_then(|e| e.to_str()) != Some("md") {
         return false;
     }
-    let Ok(head) = crate::store::read_head(path, s) else {
-        return false;
+    let head = match s {
+        Some(s) => crate::store::read_head(path, s),
+        None => crate::store::peek_head(path),
     };
-    head_is_board(&head)
+    head.is_ok_and(|head| head_is_board(&head))
 }
 
 fn head_is_board(head: &[u8]) -> bool {
@@ -367,7 +374,9 @@ impl Project {
                 return false;
             }
             self.count_read();
-            let yes = looks_like_board(p, s);
+            // Each board found is loaded below (or was, unchanged), which notes its format: the
+            // walk only looks at the heads.
+            let yes = is_board_file(p, None);
             if yes {
                 self.not_boards.borrow_mut().remove(p);
             } else {

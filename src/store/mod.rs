@@ -548,6 +548,13 @@ pub fn read_head(path: &Path, s: &Session) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// The head of a blackboard file up to its closing `---`, as [`read_head`] reads it, without
+/// noting its format in a session (which parses the frontmatter): for a walk that only asks
+/// whether a file is a blackboard, ahead of the load that notes it.
+pub fn peek_head(path: &Path) -> Result<Vec<u8>> {
+    file::read_head(path)
+}
+
 /// Read and validate a whole blackboard.
 pub fn load(path: &Path, s: &Session) -> Result<Loaded> {
     let loaded = match Location::of(path)? {

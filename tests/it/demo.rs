@@ -229,3 +229,139 @@ fn demo_refuses_a_non_empty_keep_directory() {
     let out = output_in(tmp.path(), &["demo", "--keep", &dir]);
     assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
 }
+
+#[test]
+fn demo_project_works_four_boards_through_with_a_pool_a_dependency_and_a_handoff() {
+    let tmp = tempfile::tempdir().unwrap();
+    let keep = tmp.path().join("demo");
+    let keep_s = keep.display().to_string();
+    // The demo's own --timeout bounds it; nothing here is timed.
+    let out = StdCommand::new(pair_bin())
+        .args([
+            "demo",
+            "--project",
+            "--keep",
+            &keep_s,
+            "--timeout",
+            "240",
+            "--json",
+        ])
+        .current_dir(tmp.path())
+        .env_remove("PAIR_AGENT")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout: {}\nstderr: {}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("demo --json");
+    assert_eq!(v["ok"], Value::Bool(true));
+    let project = keep.join("boards");
+    let project_s = project.display().to_string();
+    let json_of = |args: &[&str]| -> Value {
+        serde_json::from_slice(&output_in(tmp.path(), args).stdout).unwrap()
+    };
+
+    // Every board is COMMITTED, and the project is valid.
+    pair(["validate", &project_s]).code(0);
+    let ls = json_of(&["ls", &project_s, "--json"]);
+    let boards = ls["boards"].as_array().unwrap();
+    let names: Vec<&str> = boards.iter().map(|b| b["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["cli", "docs", "exporter", "parser"], "{ls:#}");
+    for b in boards {
+        assert_eq!(b["phase"], "COMMITTED", "{b:#}");
+    }
+
+    // Each review round of each board was taken once (one successful claim), by a pool
+    // member, who gave that round's one verdict.
+    let mut taken = 0;
+    for name in &names {
+        let board = project.join(format!("{name}.md")).display().to_string();
+        let log = json_of(&["log", &board, "--json"]);
+        let records = log["records"].as_array().unwrap();
+        for submitted in ["PLANNING_SUBMITTED", "CODE_SUBMITTED"] {
+            let claims: Vec<&str> = records
+                .iter()
+                .filter(|r| r["command"] == "claim" && r["from"] == submitted)
+                .map(|r| r["by"].as_str().unwrap())
+                .collect();
+            assert_eq!(claims.len(), 1, "{name} {submitted}: {claims:?}");
+            assert!(["rex", "sam"].contains(&claims[0]), "{name}: {claims:?}");
+            let review = submitted
+                .replace("_SUBMITTED", "")
+                .replace("PLANNING", "PLAN");
+            let verdicts: Vec<&str> = records
+                .iter()
+                .filter(|r| {
+                    r["command"] == "verdict"
+                        && r["from"].as_str() == Some(&format!("REVIEWING_{review}"))
+                })
+                .map(|r| r["by"].as_str().unwrap())
+                .collect();
+            assert_eq!(
+                verdicts, claims,
+                "{name}: the taker gives the round's verdict"
+            );
+            taken += 1;
+        }
+        let s = json_of(&["status", &board, "--json"]);
+        assert_eq!(s["counters"]["plan_revision"], 1, "{name}");
+        assert_eq!(s["counters"]["code_review_round"], 1, "{name}");
+        assert!(s["frontmatter"]["commit_sha"].is_string(), "{name}: {s:#}");
+    }
+    assert_eq!(taken, 8);
+    let reported: usize = v["reviews"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["taken_by"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(reported, 8, "{:#}", v["reviews"]);
+
+    // The handoff: offered by ada, acknowledged by ben before he did any of cli's work.
+    let cli = fs::read_to_string(project.join("cli.md")).unwrap();
+    assert!(cli.contains("doer ada ben acknowledged"), "{cli}");
+    assert_eq!(v["handoff"]["state"], "acknowledged");
+    let events = v["events"].as_array().unwrap();
+    assert!(!events.iter().any(|e| e["kind"] == "fail"), "{events:#?}");
+    let ran = |agent: &str, needles: &[&str]| {
+        events.iter().position(|e| {
+            e["agent"] == agent
+                && e["command"]
+                    .as_str()
+                    .is_some_and(|c| needles.iter().all(|n| c.contains(n)))
+        })
+    };
+    let offered = ran("ada", &["pair handoff", "cli.md", "--to ben"]).expect("ada hands over");
+    let ack = ran("ben", &["pair acknowledge", "cli.md"]).expect("ben acknowledges");
+    let cli_start = ran("ben", &["pair advance", "cli.md", "PLANNING"]).expect("ben starts cli");
+    assert!(offered < ack && ack < cli_start);
+    assert!(
+        ran("ada", &["cli.md", "PLANNING"]).is_none(),
+        "ada left cli"
+    );
+    // The dependencies released in order: each waiting board began after its dependency
+    // was committed.
+    for (dep, doer, waiting, waiter) in [
+        ("parser.md", "ada", "cli.md", "ben"),
+        ("exporter.md", "ben", "docs.md", "ben"),
+    ] {
+        let committed = ran(doer, &["pair advance", dep, "COMMITTED"]).expect("committed");
+        let began = ran(waiter, &["pair advance", waiting, "PLANNING"]).expect("began");
+        assert!(
+            committed < began,
+            "{waiting} began before {dep} was committed"
+        );
+    }
+    for agent in ["ada", "ben", "rex", "sam"] {
+        assert!(
+            events
+                .iter()
+                .any(|e| e["agent"] == agent && e["kind"] == "done"),
+            "{agent} stops once the project is finished"
+        );
+    }
+}
