@@ -580,8 +580,35 @@ pub fn next(a: NextArgs, s: &Session) -> Result<Outcome> {
         let found = steps(&members, &a.agent);
         return Ok(next_outcome(&a, &project, found, members.len(), None));
     }
-    let timeout = super::timeout(a.timeout)?;
-    let interval = a.interval.unwrap_or(if project.is_remote() {
+    let count = |m: &[Member]| m.len();
+    wait_across(
+        &project,
+        a.timeout,
+        a.interval,
+        "work",
+        s,
+        |members, waited, last| {
+            let found = steps(&members, &a.agent);
+            Ok((!found.0.is_empty() || last)
+                .then(|| next_outcome(&a, &project, found, count(&members), waited)))
+        },
+    )
+}
+
+/// Read the project until `settle` answers, waiting across all its boards at once between
+/// reads (file notifications under a directory, one `git ls-remote` per `interval` seconds for
+/// a remote). `settle` is given the boards read, the time waited so far and whether this read is the last (the time is up or the wait was interrupted), and
+/// answers what to print, or `None` to wait on; `what` says what is waited for.
+pub(super) fn wait_across(
+    project: &Project,
+    timeout: f64,
+    interval: Option<f64>,
+    what: &str,
+    s: &Session,
+    mut settle: impl FnMut(Vec<Member>, Option<Duration>, bool) -> Result<Option<Outcome>>,
+) -> Result<Outcome> {
+    let timeout = super::timeout(timeout)?;
+    let interval = interval.unwrap_or(if project.is_remote() {
         GIT_INTERVAL_S
     } else {
         FILE_INTERVAL_S
@@ -601,19 +628,13 @@ pub fn next(a: NextArgs, s: &Session) -> Result<Outcome> {
                 .min(crate::store::DEFAULT_TIMEOUT),
         );
         let members = project.read(s)?;
-        let found = steps(&members, &a.agent);
         let now = Instant::now();
-        if !found.0.is_empty() || now >= deadline || s.interrupt().is_some_and(|i| i.fired()) {
-            return Ok(next_outcome(
-                &a,
-                &project,
-                found,
-                members.len(),
-                Some(start.elapsed()),
-            ));
+        let last = now >= deadline || s.interrupt().is_some_and(|i| i.fired());
+        if let Some(done) = settle(members, Some(start.elapsed()), last)? {
+            return Ok(done);
         }
         if let Some(i) = s.interrupt() {
-            i.waiting(&format!("work in {}", project.name()));
+            i.waiting(&format!("{what} in {}", project.name()));
         }
         waiter.wait(deadline - now, s);
     }

@@ -4,12 +4,12 @@
 //! it sees every record of every board exactly once, across restarts. `--wait` returns as soon
 //! as the agent has a step or any board has a new record.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use super::Outcome;
-use super::project::{GIT_INTERVAL_S, Held, Step, outcome, project_word, steps};
+use super::project::{Held, Step, outcome, project_word, steps};
 use crate::board::journal::Record;
 use crate::cli::PollArgs;
 use crate::error::{Error, Result};
@@ -17,10 +17,6 @@ use crate::project::cursor::Cursor;
 use crate::project::{Member, Project};
 use crate::store::Session;
 use crate::text::escape;
-
-/// How often a waiting project poll re-reads a directory where no file notifications can be
-/// had.
-const FILE_INTERVAL_S: f64 = 60.0;
 
 /// One new record of a board of the project.
 struct Seen {
@@ -239,44 +235,17 @@ pub fn poll(a: PollArgs, s: &Session) -> Result<Outcome> {
         let found = steps(&members, &a.agent);
         return Ok(answer(&a, &project, &members, found, c, None));
     }
-    let timeout = super::timeout(a.timeout)?;
-    let interval = a.interval.unwrap_or(if project.is_remote() {
-        GIT_INTERVAL_S
-    } else {
-        FILE_INTERVAL_S
-    });
-    let interval = super::seconds_flag("--interval", interval)?.max(Duration::from_millis(10));
-    let start = Instant::now();
-    let deadline = start + timeout;
-    // Watch first, then read: a change between the two cannot be missed.
-    let mut waiter = project.waiter(interval);
-    if let Some(i) = s.interrupt() {
-        waiter.interrupted_by(i);
-    }
-    loop {
-        s.limit_remote(
-            deadline
-                .saturating_duration_since(Instant::now())
-                .min(crate::store::DEFAULT_TIMEOUT),
-        );
-        let members = project.read(s)?;
-        let c = catch_up(&project, &members, &cursor, s);
-        let now = Instant::now();
-        let found = steps(&members, &a.agent);
-        let work = !c.records.is_empty() || !found.0.is_empty();
-        if work || now >= deadline || s.interrupt().is_some_and(|i| i.fired()) {
-            return Ok(answer(
-                &a,
-                &project,
-                &members,
-                found,
-                c,
-                Some(start.elapsed()),
-            ));
-        }
-        if let Some(i) = s.interrupt() {
-            i.waiting(&format!("a record or work in {}", project.name()));
-        }
-        waiter.wait(deadline - now, s);
-    }
+    super::project::wait_across(
+        &project,
+        a.timeout,
+        a.interval,
+        "a record or work",
+        s,
+        |members, waited, last| {
+            let c = catch_up(&project, &members, &cursor, s);
+            let found = steps(&members, &a.agent);
+            let work = !c.records.is_empty() || !found.0.is_empty();
+            Ok((work || last).then(|| answer(&a, &project, &members, found, c, waited)))
+        },
+    )
 }
