@@ -449,7 +449,7 @@ pub fn agent(me: &Agent, project: &Path) -> Result<()> {
         }
         let args: Vec<&str> = argv.iter().skip(1).map(String::as_str).collect();
         let claim = args.first() == Some(&"claim");
-        let run = me.pair(&args, &[0, 6], &say(&args, &name))?;
+        let run = me.pair(&args, &[0, 3, 6], &say(&args, &name))?;
         if run.code != 0 {
             let message = run.json["error"]["message"].as_str().unwrap_or("");
             if claim && message.contains("already taken") {

@@ -23,7 +23,7 @@ pub struct Rule {
 
 /// Why a write is refused, and what the writer does instead.
 pub struct Refusal {
-    message: String,
+    pub message: String,
     hint: Hint,
 }
 
@@ -125,8 +125,17 @@ fn open_round(old: &Frontmatter, new: &Frontmatter, id: &str) -> Option<Refusal>
 
 fn exclusive(old: &Frontmatter, new: &Frontmatter, id: &str) -> Option<Refusal> {
     let c = new_claim(old, new, id)?;
-    let pool = new.pool.as_ref()?;
-    let holders = old.pool_takers(c.target);
+    new.pool.as_ref()?;
+    taken(old, c, id)
+}
+
+/// Why `id` cannot take a review of the round `c` on a board whose frontmatter is `fm`: its
+/// pool reviews are all taken (`None` while one is free). The `claim` command asks it before it
+/// claims, and answers a claim that lost the race to another member as a board that changed
+/// since it was read (exit 3), not as a protocol violation.
+pub fn taken(fm: &Frontmatter, c: Claim, id: &str) -> Option<Refusal> {
+    let pool = fm.pool.as_ref()?;
+    let holders = fm.pool_takers(c.target);
     if (holders.len() as u64) < u64::from(pool.reviews) {
         return None;
     }

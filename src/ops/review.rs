@@ -63,6 +63,11 @@ pub fn claim(fm: &mut Frontmatter, ctx: &Ctx) -> Result<Edit> {
                 target: t,
                 counter: fm.counter(t),
             };
+            // Another member took the round since this one read it: re-read, as for any board
+            // that moved on (exit 3); the law refuses the same claim made by a raw write.
+            if let Some(r) = crate::law::pool::taken(fm, claim, &ctx.agent) {
+                return Err(Error::StaleCounter { message: r.message });
+            }
             if let Some(a) = fm.agent_mut(&ctx.agent) {
                 a.pool_claim = Some(claim);
             }

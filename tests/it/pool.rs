@@ -59,7 +59,7 @@ fn a_pool_member_claims_the_review_and_a_second_claimer_is_told_who_holds_it() {
     }
     pair(["claim", &b, "--agent", "bob"]).code(0);
     let before = std::fs::read(&b).unwrap();
-    pair(["claim", &b, "--agent", "carol"]).code(6).mentions(&[
+    pair(["claim", &b, "--agent", "carol"]).code(3).mentions(&[
         "already taken by bob",
         "poll",
         "--wait",
@@ -197,7 +197,7 @@ fn many_members_racing_claim_never_take_the_same_review() {
     let lost: Vec<_> = results.iter().filter(|r| r.1 != 0).collect();
     assert_eq!(won.len(), 3, "{results:#?}");
     for (m, code, err) in &lost {
-        assert_eq!(*code, 6, "{m}: {err}");
+        assert_eq!(*code, 3, "{m}: {err}");
         assert!(err.contains("already taken by"), "{m}: {err}");
     }
     let text = std::fs::read_to_string(&b).unwrap();
@@ -282,7 +282,7 @@ fn through_git_daemon_racing_clones_take_one_review_once() {
     let won: Vec<_> = results.iter().filter(|r| r.1 == 0).collect();
     assert_eq!(won.len(), 1, "{results:#?}");
     for (m, code, err) in results.iter().filter(|r| r.1 != 0) {
-        assert_eq!(*code, 6, "{m}: {err}");
+        assert_eq!(*code, 3, "{m}: {err}");
         assert!(
             err.contains(&format!("already taken by {}", won[0].0)),
             "{m}: {err}"
