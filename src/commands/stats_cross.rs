@@ -149,7 +149,9 @@ pub fn add(
         o.insert("bottleneck".into(), json!(bottleneck));
         o.insert("trend".into(), json!(trend));
     }
-    if boards.len() > 1 {
+    if boards.len() > 1 && all.raised == 0 {
+        let _ = writeln!(text, "objections: none raised");
+    } else if boards.len() > 1 {
         let _ = writeln!(
             text,
             "objections: {} raised ({}), ended: {}; {} reopened, {} regressions; {} settled, {} \

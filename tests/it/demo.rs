@@ -267,6 +267,10 @@ fn demo_project_works_four_boards_through_with_a_pool_a_dependency_and_a_handoff
 
     // Every board is COMMITTED, and the project is valid.
     pair(["validate", &project_s]).code(0);
+    // No objection was raised: the project's stats say so in words, not empty lists.
+    pair(["stats", &project_s])
+        .code(0)
+        .mentions(&["objections: none raised"]);
     let ls = json_of(&["ls", &project_s, "--json"]);
     let boards = ls["boards"].as_array().unwrap();
     let names: Vec<&str> = boards.iter().map(|b| b["name"].as_str().unwrap()).collect();
