@@ -48,8 +48,9 @@ pub fn withdraw_handoff(fm: &mut Frontmatter, ctx: &Ctx, reason: &str) -> Result
     };
     if h.from != ctx.agent {
         return Err(Error::protocol(format!(
-            "the pending handoff is {}'s ({} role to {}); only {} withdraws it",
-            h.from, h.role, h.to, h.from
+            "the pending handoff is {}'s ({} role to {}); only {} withdraws it: `pair poll \
+             --agent {}` says what is yours to do",
+            h.from, h.role, h.to, h.from, ctx.agent
         )));
     }
     fm.handoffs.pop();
