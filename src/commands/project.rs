@@ -355,7 +355,7 @@ pub struct Step {
 /// the acknowledgement). A project's `next` never signs an agent up for a board it is not on.
 fn concerns(fm: &Frontmatter, agent: &str) -> bool {
     fm.agents.iter().any(|(id, _)| id == agent)
-        || crate::board::handoff::pending_to(fm, agent).is_some()
+        || crate::law::handoff::offered_to(fm, agent).is_some()
         || fm.required_reviewers.iter().any(|r| r == agent)
         || fm
             .pool

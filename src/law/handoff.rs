@@ -131,6 +131,26 @@ pub fn role_held(fm: &Frontmatter, id: &str) -> Option<Role> {
     }
 }
 
+/// The pending handoff, when it can still be acknowledged in the board's phase (the table of
+/// [`crate::law::protocol::TERMINAL_ALLOWS`]: on a blocked board yes, on a finished one no:
+/// there is no role left to take, the offer is moot). `next`, `poll`, `status` and a project's
+/// `next` speak of this one only.
+pub fn live_pending(fm: &Frontmatter) -> Option<&Handoff> {
+    handoff::pending(fm)
+        .filter(|_| crate::law::protocol::terminal_allows(fm.phase, Command::Acknowledge))
+}
+
+/// The live pending handoff offered to `id` ([`live_pending`]).
+pub fn offered_to<'a>(fm: &'a Frontmatter, id: &str) -> Option<&'a Handoff> {
+    live_pending(fm).filter(|h| h.to == id)
+}
+
+/// The live pending handoff `id` offered: its role waits for the incoming agent's
+/// acknowledgement (or `id`'s withdrawal), so `id` is not offered the role's steps.
+pub fn offered_by<'a>(fm: &'a Frontmatter, id: &str) -> Option<&'a Handoff> {
+    live_pending(fm).filter(|h| h.from == id)
+}
+
 /// The acknowledgement's command line, after `pair` and the board.
 pub fn acknowledge_hint(id: &str) -> Hint {
     Hint::Run {

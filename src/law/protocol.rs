@@ -894,6 +894,10 @@ fn step(actor: NextActor, handoff_to: Vec<String>, action: String, line: Option<
 /// Decide who acts next (SPEC §8, first matching rule wins), and what the agent that asked
 /// runs: its step when it is its turn, otherwise how to wait for the others.
 pub fn next(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
+    // A handoff's step (acknowledge it, or wait for it) is all there is for either agent.
+    if let Some(h) = handoff_step(fm, agent, place) {
+        return h;
+    }
     let mut next = waited(fm, agent, place);
     // What the agent may settle on a closed gate, unless it is the step itself.
     if next.optional.is_none() {
@@ -914,9 +918,6 @@ pub fn next(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
 
 /// The step of [`next`] without the optional one: the agent's own on its turn, else the wait.
 fn waited(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
-    if let Some(h) = handoff_step(fm, agent, place) {
-        return h;
-    }
     if let Some(asked) = mistyped(fm, agent, place) {
         return asked;
     }
@@ -937,10 +938,36 @@ fn waited(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
 }
 
 /// A handoff's step: the incoming agent of a pending handoff acknowledges it (after reading the
-/// brief that carries the summary); an agent that handed its role over has nothing left to do.
+/// brief that carries the summary); the outgoing agent waits for that acknowledgement (or takes
+/// its offer back); an agent that handed its role over has nothing left to do. A pending offer
+/// on a terminal board is moot: neither agent is given a step for it.
 fn handoff_step(fm: &Frontmatter, agent: &str, place: &Place) -> Option<Next> {
     use crate::board::handoff;
-    if let Some(h) = handoff::pending_to(fm, agent) {
+    if let Some(h) = crate::law::handoff::offered_by(fm, agent) {
+        let line = wait_command(agent, fm, place);
+        let withdraw = Line::new("handoff", place)
+            .flag("--agent", agent)
+            .arg("--withdraw");
+        let actor = match h.role {
+            crate::board::frontmatter::Role::Doer => NextActor::Doer,
+            crate::board::frontmatter::Role::Reviewer => NextActor::Reviewer,
+        };
+        return Some(step(
+            actor,
+            vec![h.to.clone()],
+            format!(
+                "Not your turn: you offered the {} role to {}, who takes it with `pair \
+                 acknowledge`; the role's steps wait for that. Wait with `{}`, or take the \
+                 offer back with `{}`.",
+                h.role,
+                h.to,
+                line.shell(),
+                withdraw.shell()
+            ),
+            Some(line),
+        ));
+    }
+    if let Some(h) = crate::law::handoff::offered_to(fm, agent) {
         let line = Line::new("acknowledge", place).flag("--agent", agent);
         let actor = match h.role {
             crate::board::frontmatter::Role::Doer => NextActor::Doer,

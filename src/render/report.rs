@@ -113,7 +113,8 @@ pub struct Turn {
     /// Who is required in the board's round, for the text (the pool's takers included).
     #[serde(skip)]
     pub required_text: String,
-    /// The pending handoff of a role (`{role, from, to}`), or null.
+    /// The pending handoff of a role (`{role, from, to}`), or null (also on a finished board,
+    /// where an offer never acknowledged is moot).
     pub handoff: Option<HandoffBlock>,
     pub review: Option<ReviewBlock>,
     pub agent: AgentBlock,
@@ -227,7 +228,7 @@ impl Turn {
             registered_reviewers: fm.reviewers().into_iter().map(String::from).collect(),
             pool: PoolBlock::of(fm),
             required_text: crate::board::pool::required_text(fm),
-            handoff: crate::board::handoff::pending(fm).map(|h| HandoffBlock {
+            handoff: crate::law::handoff::live_pending(fm).map(|h| HandoffBlock {
                 role: h.role,
                 from: h.from.clone(),
                 to: h.to.clone(),

@@ -86,9 +86,22 @@ fn a_doer_rotation_mid_stream_is_acknowledged_before_the_new_doer_resubmits() {
     pair(["status", &b])
         .code(0)
         .mentions(&["doer hands the doer role over to carol"]);
-    // The outgoing doer still holds the role until then.
+    // The outgoing doer still holds the role until then, but its steps wait for the
+    // acknowledgement: it is told to wait, or to take the offer back.
     let v = json(&pair(["poll", &b, "--agent", "doer", "--json"]));
-    assert_eq!(v["next"]["command"][1], "submit", "{v:#}");
+    assert_eq!(v["your_turn"], false, "{v:#}");
+    assert_eq!(v["next"]["command"][1], "poll", "{v:#}");
+    assert_eq!(
+        v["next"]["handoff_to"],
+        serde_json::json!(["carol"]),
+        "{v:#}"
+    );
+    let said = v["next"]["action"].as_str().unwrap();
+    assert!(
+        said.contains("you offered the doer role to carol")
+            && said.contains(&format!("pair handoff {b} --agent doer --withdraw")),
+        "{said}"
+    );
     pair(["acknowledge", &b, "--agent", "carol"]).code(0);
     let v = json(&pair(["status", &b, "--json"]));
     assert_eq!(v["phase"], "PLAN_CHANGES_REQUESTED", "{v:#}");
@@ -642,4 +655,52 @@ fn stats_counts_the_handoffs_per_role_per_board_and_in_the_project_total() {
             "role handoffs doer: 1 offered, 0 acknowledged, 0 withdrawn, 1 pending",
             "role handoffs doer: 3 offered, 1 acknowledged, 1 withdrawn, 1 pending",
         ]);
+}
+
+/// Once a board is finished, a handoff offered and never acknowledged is moot: the incoming
+/// agent is not offered an `acknowledge` it would be refused, a project's `next` does not count
+/// the board as its, and `status` shows no pending handoff; the offer stays on the record.
+#[test]
+fn a_handoff_left_pending_on_a_finished_board_is_offered_to_nobody() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = dir.path().join("task.md").to_str().unwrap().to_string();
+    pair(["init", &b, "--goal", "g", "--yolo"]).code(0);
+    pair(["register", &b, "--agent", "alice"]).code(0);
+    pair(["advance", &b, "--agent", "doer", "PLANNING"]).code(0);
+    pair(["submit", &b, "--agent", "doer", "plan", "--note", "p1"]).code(0);
+    pair([
+        "handoff",
+        &b,
+        "--agent",
+        "doer",
+        "--to",
+        "carol",
+        "--user-approved",
+    ])
+    .code(0);
+    // While it is live, carol's step anywhere is the acknowledgement.
+    let project = dir.path().to_str().unwrap();
+    let v = json(&pair(["next", "--agent", "carol", project, "--json"]));
+    assert_eq!(v["next"]["command"][1], "acknowledge", "{v:#}");
+    pair(["stop", &b, "--agent", "doer", "--reason", "user-cancelled"]).code(0);
+    let v = json(&pair(["poll", &b, "--agent", "carol", "--json"]));
+    assert_eq!(v["phase"], "STOPPED", "{v:#}");
+    assert_eq!(v["next"]["command"], Value::Null, "{v:#}");
+    assert_eq!(v["handoff"], Value::Null, "{v:#}");
+    assert_eq!(v["your_turn"], false, "{v:#}");
+    let out = pair(["next", "--agent", "carol", project, "--json"]);
+    out.code(10);
+    let v = json(&out);
+    assert_eq!(v["step"], Value::Null, "{v:#}");
+    assert_eq!(v["next"]["command"][1], "next", "{v:#}");
+    let shown = pair(["status", &b]);
+    shown.code(0);
+    assert!(
+        !shown.stdout.contains("hands the doer role"),
+        "{}",
+        shown.report()
+    );
+    let text = std::fs::read_to_string(&b).unwrap();
+    assert!(text.contains("\"doer doer carol pending\""), "{text}");
+    pair(["validate", &b]).code(0);
 }
