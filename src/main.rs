@@ -366,9 +366,12 @@ fn main() -> ExitCode {
             if outcome.printed {
                 // Printed as it went.
             } else if json {
-                let mut out = std::io::stdout().lock();
+                // Serialised into one buffer and written at once (the `Display` of a JSON
+                // value goes through the formatting machinery a piece at a time).
+                let mut bytes = serde_json::to_vec(&outcome.json).unwrap_or_default();
+                bytes.push(b'\n');
                 // A closed pipe (e.g. `| head`) is not worth a panic or a failure exit.
-                let _ = writeln!(out, "{}", outcome.json);
+                let _ = std::io::stdout().lock().write_all(&bytes);
             } else if show {
                 let mut text = outcome.text;
                 if plan.name == "init"

@@ -821,22 +821,24 @@ const AGENT_KEYS: &[&str] = &[
 ];
 
 /// Walks one mapping, converting fields and collecting errors with their paths and lines.
-struct Fields<'a> {
+struct Fields<'a, 'e> {
     entries: &'a [(String, Node)],
     prefix: String,
     map_line: u32,
-    errors: &'a mut Vec<FieldError>,
-    lines: &'a mut HashMap<String, u32>,
+    errors: &'e mut Vec<FieldError>,
+    lines: &'e mut HashMap<String, u32>,
 }
 
 type Conv<T> = fn(&Value) -> Result<T, String>;
 
-impl Fields<'_> {
+impl<'a> Fields<'a, '_> {
     fn path(&self, key: &str) -> String {
         format!("{}{}", self.prefix, key)
     }
 
-    fn get(&mut self, key: &str) -> Option<&Node> {
+    /// The field's node, borrowed from the mapping (not from the walker: no copy of a large
+    /// subtree such as the ledger is needed to read it while errors are collected).
+    fn get(&mut self, key: &str) -> Option<&'a Node> {
         let entries = self.entries;
         let node = entries.iter().find(|(k, _)| k == key).map(|(_, n)| n)?;
         let path = self.path(key);
@@ -846,8 +848,8 @@ impl Fields<'_> {
 
     /// A required field.
     fn req<T>(&mut self, key: &str, conv: Conv<T>) -> Option<T> {
-        match self.get(key).cloned() {
-            Some(node) => self.convert(key, &node, conv),
+        match self.get(key) {
+            Some(node) => self.convert(key, node, conv),
             None => {
                 let field = self.path(key);
                 let line = (self.map_line > 0).then_some(self.map_line);
@@ -863,8 +865,8 @@ impl Fields<'_> {
 
     /// An optional field with a default when absent.
     fn opt<T>(&mut self, key: &str, default: T, conv: Conv<T>) -> T {
-        match self.get(key).cloned() {
-            Some(node) => self.convert(key, &node, conv).unwrap_or(default),
+        match self.get(key) {
+            Some(node) => self.convert(key, node, conv).unwrap_or(default),
             None => default,
         }
     }
@@ -1562,6 +1564,16 @@ fn conv_agent_ids(v: &Value) -> Result<Vec<String>, String> {
 
 /// Build the typed frontmatter from the YAML tree. On failure, every field error found.
 pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
+    from_parts(node, None)
+}
+
+/// [`from_node`] of a tree whose `ledger` was read into its type beside it
+/// ([`crate::board::yaml::parse_frontmatter`]): `ledger` is that one, the tree's `ledger: null`
+/// only its place and line.
+pub fn from_parts(
+    node: &Node,
+    ledger: Option<crate::board::ledger::Ledger>,
+) -> Result<Parsed, Vec<FieldError>> {
     let Value::Map(entries) = &node.value else {
         return Err(vec![FieldError {
             field: "frontmatter".to_string(),
@@ -1637,13 +1649,13 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
         merged_at: f.opt("merged_at", None, conv_opt_timestamp),
         worktree_removed: f.opt("worktree_removed", None, conv_opt_bool),
     };
-    let pins_node = f.get("pins").cloned();
-    let required_checks_node = f.get("required_checks").cloned();
-    let check_runs_node = f.get("check_runs").cloned();
-    let ledger_node = f.get("ledger").cloned();
-    let sla_node = f.get("sla").cloned();
+    let pins_node = f.get("pins");
+    let required_checks_node = f.get("required_checks");
+    let check_runs_node = f.get("check_runs");
+    let ledger_node = f.get("ledger");
+    let sla_node = f.get("sla");
     let extra = f.unknown_top();
-    let agents_node = f.get("agents").cloned();
+    let agents_node = f.get("agents");
     for (k, n) in extra.iter().filter(|(k, _)| k != crate::board::debate::KEY) {
         warnings.push(FieldError {
             field: k.clone(),
@@ -1652,22 +1664,23 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
         });
     }
     let agents = agents_from(agents_node, &mut errors, &mut lines, &mut warnings);
-    let pins = match &pins_node {
+    let pins = match pins_node {
         Some(n) => pins_from_node(n, &mut errors, &mut lines, &mut warnings),
         None => Pins::default(),
     };
     let required_checks = required_checks_node
-        .map(|n| crate::board::checks::required_from_node(&n, &mut errors))
+        .map(|n| crate::board::checks::required_from_node(n, &mut errors))
         .unwrap_or_default();
     let check_runs = check_runs_node
-        .map(|n| crate::board::checks::runs_from_node(&n, &mut errors))
+        .map(|n| crate::board::checks::runs_from_node(n, &mut errors))
         .unwrap_or_default();
-    let ledger = match &ledger_node {
-        Some(n) => crate::board::ledger::from_node(n, &mut errors),
-        None => crate::board::ledger::Ledger::default(),
+    let ledger = match (ledger, ledger_node) {
+        (Some(typed), _) => typed,
+        (None, Some(n)) => crate::board::ledger::from_node(n, &mut errors),
+        (None, None) => crate::board::ledger::Ledger::default(),
     };
     let sla = sla_node
-        .map(|n| crate::board::sla::from_node(&n, &mut errors))
+        .map(|n| crate::board::sla::from_node(n, &mut errors))
         .unwrap_or_default();
     let pool = pool_from(pool_members, pool_reviews, &lines, &mut errors);
     let format_line = lines.get(crate::board::format::FIELD).copied();
@@ -1747,7 +1760,7 @@ pub fn from_node(node: &Node) -> Result<Parsed, Vec<FieldError>> {
 
 /// The `agents` mapping: each entry converted, its errors and warnings collected.
 fn agents_from(
-    agents_node: Option<Node>,
+    agents_node: Option<&Node>,
     errors: &mut Vec<FieldError>,
     lines: &mut HashMap<String, u32>,
     warnings: &mut Vec<FieldError>,
@@ -1763,7 +1776,7 @@ fn agents_from(
             value: Value::Map(list),
             ..
         }) => {
-            for (id, anode) in &list {
+            for (id, anode) in list {
                 let path = format!("agents.{id}");
                 lines.insert(path.clone(), anode.line);
                 if !is_agent_id(id) {
@@ -1783,8 +1796,8 @@ fn agents_from(
         }
         Some(Node { value, line, .. }) => errors.push(FieldError {
             field: "agents".to_string(),
-            line: (line > 0).then_some(line),
-            message: format!("expected a mapping of agent id to agent, {}", found(&value)),
+            line: (*line > 0).then_some(*line),
+            message: format!("expected a mapping of agent id to agent, {}", found(value)),
         }),
     }
     agents

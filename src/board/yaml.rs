@@ -116,6 +116,25 @@ impl fmt::Display for YamlError {
 /// Parse frontmatter text into a tree. `line_offset` is added to every line so the lines refer to
 /// the whole file, not the frontmatter alone.
 pub fn parse(text: &str, line_offset: u32) -> Result<Node, YamlError> {
+    parse_with(text, line_offset, false).map(|(node, _)| node)
+}
+
+/// [`parse`] for a board's frontmatter, its `ledger` read straight into its type when it is in
+/// the form pair writes (then the tree holds `ledger: null` in its place, see
+/// [`super::yaml_plain::parse_frontmatter`]); [`crate::board::frontmatter::from_parts`] takes
+/// both.
+pub fn parse_frontmatter(
+    text: &str,
+    line_offset: u32,
+) -> Result<(Node, Option<super::ledger::Ledger>), YamlError> {
+    parse_with(text, line_offset, true)
+}
+
+fn parse_with(
+    text: &str,
+    line_offset: u32,
+    typed_ledger: bool,
+) -> Result<(Node, Option<super::ledger::Ledger>), YamlError> {
     if text.len() > MAX_FRONTMATTER_BYTES {
         return Err(YamlError {
             line: None,
@@ -127,16 +146,22 @@ pub fn parse(text: &str, line_offset: u32) -> Result<Node, YamlError> {
         });
     }
     if text.trim().is_empty() {
-        return Ok(Node {
+        let node = Node {
             value: Value::Null,
             line: line_offset + 1,
             raw: None,
-        });
+        };
+        return Ok((node, None));
     }
-    if let Some(node) = super::yaml_plain::parse(text, line_offset) {
-        return Ok(node);
+    let plain = if typed_ledger {
+        super::yaml_plain::parse_frontmatter(text, line_offset)
+    } else {
+        super::yaml_plain::parse(text, line_offset).map(|node| (node, None))
+    };
+    if let Some(read) = plain {
+        return Ok(read);
     }
-    parse_general(text, line_offset)
+    parse_general(text, line_offset).map(|node| (node, None))
 }
 
 /// [`parse`] by the general YAML parser alone, whatever the form of the text (the reference

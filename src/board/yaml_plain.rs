@@ -9,36 +9,63 @@
 //! its budgets and its error messages. Whatever this module accepts, it reads as the general
 //! parser does, lines included (a test compares the two on every fixture and generated board).
 
+use super::ledger::Ledger;
 use super::yaml::{Node, Value};
 
 /// Deeper than this, or with more nodes than this, the general parser (and its budgets) decide.
 const MAX_DEPTH: usize = 16;
 const MAX_NODES: usize = 50_000;
 
-struct Line<'a> {
-    indent: usize,
-    text: &'a str,
-    number: u32,
+/// One non-empty line: its indentation, the text after it, its line number in the file.
+pub struct Line<'a> {
+    pub indent: usize,
+    pub text: &'a str,
+    pub number: u32,
 }
 
 struct Reader<'a> {
     lines: Vec<Line<'a>>,
     at: usize,
     nodes: usize,
+    /// Read the top-level `ledger` straight into its type (see [`parse_frontmatter`]).
+    typed_ledger: bool,
+    ledger: Option<Ledger>,
 }
 
 /// Read `text` (the frontmatter, `line_offset` lines into the file) when it is in the form pair
 /// writes; `None` for anything else.
 pub fn parse(text: &str, line_offset: u32) -> Option<Node> {
+    read(text, line_offset, false).map(|(node, _)| node)
+}
+
+/// [`parse`] for a whole frontmatter, with its top-level `ledger` read straight into the typed
+/// ledger when it is in the form every write emits ([`crate::board::ledger::form::read_plain`]):
+/// then the tree holds `ledger: null` in its place (same line) and the ledger comes beside it.
+/// A ledger in any other form is in the tree, to be read with its messages. The ledger is most
+/// of a large frontmatter, and building its tree and dropping it cost several times reading it.
+pub fn parse_frontmatter(text: &str, line_offset: u32) -> Option<(Node, Option<Ledger>)> {
+    read(text, line_offset, true)
+}
+
+fn read(text: &str, line_offset: u32, typed_ledger: bool) -> Option<(Node, Option<Ledger>)> {
+    // A tab or a carriage return anywhere: not the form pair writes.
+    if memchr::memchr2(b'\t', b'\r', text.as_bytes()).is_some() {
+        return None;
+    }
     let mut lines = Vec::with_capacity(text.len() / 16 + 1);
-    for (i, raw) in text.split('\n').enumerate() {
+    let bytes = text.as_bytes();
+    let ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
+    let mut from = 0;
+    for (i, end) in ends.enumerate() {
+        let raw = &text[from..end];
+        from = end + 1;
         if raw.is_empty() {
             continue;
         }
-        if raw.ends_with(' ') || raw.contains(['\t', '\r']) {
+        if raw.ends_with(' ') {
             return None;
         }
-        let indent = raw.len() - raw.trim_start_matches(' ').len();
+        let indent = raw.bytes().take_while(|b| *b == b' ').count();
         let body = &raw[indent..];
         if body.is_empty() || (indent == 0 && (body.starts_with("---") || body.starts_with("...")))
         {
@@ -58,9 +85,11 @@ pub fn parse(text: &str, line_offset: u32) -> Option<Node> {
         lines,
         at: 0,
         nodes: 0,
+        typed_ledger,
+        ledger: None,
     };
     let root = r.mapping(0, None, 0)?;
-    (r.at == r.lines.len()).then_some(root)
+    (r.at == r.lines.len()).then_some((root, r.ledger))
 }
 
 impl<'a> Reader<'a> {
@@ -102,7 +131,10 @@ impl<'a> Reader<'a> {
                 return None;
             }
             let value = if rest.is_empty() {
-                self.nested(indent, number, depth)?
+                match self.typed(depth, &key) {
+                    Some(placeholder) => placeholder,
+                    None => self.nested(indent, number, depth)?,
+                }
             } else {
                 let v = inline(rest.strip_prefix(' ')?, number)?;
                 self.count()?;
@@ -113,6 +145,30 @@ impl<'a> Reader<'a> {
         Some(Node {
             value: Value::Map(entries),
             line: line_no?,
+            raw: None,
+        })
+    }
+
+    /// The top-level `ledger:` block read into its type, when asked for and in the emitted form:
+    /// the null that stands in its place in the tree (on the line its mapping would have), the
+    /// nodes its tree would have had counted against the budget.
+    fn typed(&mut self, depth: usize, key: &str) -> Option<Node> {
+        if !self.typed_ledger || depth != 0 || key != "ledger" {
+            return None;
+        }
+        let rest = &self.lines[self.at..];
+        let (ledger, taken, nodes) = crate::board::ledger::form::read_plain(rest)?;
+        let line = rest.first()?.number;
+        if self.nodes + nodes > MAX_NODES {
+            // Over the budget: the tree runs out of it too, and the general parser decides.
+            return None;
+        }
+        self.at += taken;
+        self.nodes += nodes;
+        self.ledger = Some(ledger);
+        Some(Node {
+            value: Value::Null,
+            line,
             raw: None,
         })
     }
@@ -176,7 +232,7 @@ fn is_item(text: &str) -> bool {
 }
 
 /// `key: rest` or `key:` → the key and what follows the colon.
-fn split_key(text: &str) -> Option<(String, &str)> {
+pub fn split_key(text: &str) -> Option<(String, &str)> {
     let (key, rest) = if text.starts_with('"') {
         let (s, used) = quoted(text)?;
         (s, &text[used..])
@@ -259,7 +315,7 @@ fn flow_parts(inner: &str) -> Option<Vec<&str>> {
 }
 
 /// A whole scalar: a double-quoted string, or a plain `null`, boolean, integer or word.
-fn scalar(text: &str) -> Option<Value> {
+pub fn scalar(text: &str) -> Option<Value> {
     if text.starts_with('"') {
         let (s, used) = quoted(text)?;
         return (used == text.len()).then_some(Value::Str(s));
@@ -303,6 +359,14 @@ fn plain_string(s: &str) -> bool {
 /// A double-quoted string at the start of `text`: its value and the bytes it took.
 fn quoted(text: &str) -> Option<(String, usize)> {
     let body = text.strip_prefix('"')?;
+    // Printable ASCII without an escape, the common case: the value is the bytes as they are.
+    for (i, b) in body.bytes().enumerate() {
+        match b {
+            b'"' => return Some((body[..i].to_string(), i + 2)),
+            b' '..=b'~' if b != b'\\' => {}
+            _ => break,
+        }
+    }
     let mut out = String::new();
     let mut chars = body.char_indices();
     while let Some((i, c)) = chars.next() {

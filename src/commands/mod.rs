@@ -192,7 +192,7 @@ fn run_command(cli: Cli, s: &Session) -> Result<Outcome> {
         Cmd::Challenge(a) if debate::is_review(&a.board, s) => debate::challenge(a, s),
         Cmd::Rule(a) if debate::is_review(&a.board, s) => debate::rule(a, s),
         Cmd::Show(a) if debate::is_review(&a.board, s) => debate::show(a, s),
-        Cmd::Poll(a) => read::poll(a, s),
+        Cmd::Poll(a) => read::poll(a, json, s),
         Cmd::Status(a) => read::status(a, s),
         Cmd::Validate(a) => {
             if json && a.format == crate::cli::ValidateFormat::Github {

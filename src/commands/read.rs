@@ -136,12 +136,20 @@ fn with_cursor(mut out: Outcome, c: &Cursor) -> Outcome {
     out
 }
 
-fn turn_outcome(turn: &Turn, waited: Option<Duration>) -> Outcome {
+/// A poll's outcome; the text is rendered only when it is what will be printed (`as_json`
+/// false): with a large ledger it costs as much as the JSON.
+fn turn_outcome(turn: &Turn, waited: Option<Duration>, as_json: bool) -> Outcome {
     let mut json = serde_json::to_value(turn).unwrap_or_default();
-    let mut text = turn.render_styled(&Style::for_stdout());
+    let mut text = if as_json {
+        String::new()
+    } else {
+        turn.render_styled(&Style::for_stdout())
+    };
     if let (Some(w), Some(obj)) = (waited, json.as_object_mut()) {
         obj.insert("waited_ms".into(), json!(w.as_millis() as u64));
-        text.push_str(&format!("waited      {:.1} s\n", w.as_secs_f64()));
+        if !as_json {
+            text.push_str(&format!("waited      {:.1} s\n", w.as_secs_f64()));
+        }
     }
     Outcome {
         json,
@@ -152,12 +160,12 @@ fn turn_outcome(turn: &Turn, waited: Option<Duration>) -> Outcome {
     }
 }
 
-pub fn poll(a: PollArgs, s: &Session) -> Result<Outcome> {
+pub fn poll(a: PollArgs, as_json: bool, s: &Session) -> Result<Outcome> {
     agent_arg("--agent", &a.agent)?;
     let after = after_arg(&a)?;
     // Sleeping through a block is a way of waiting: --through-blocked implies --wait.
     if !a.wait && !a.through_blocked {
-        let out = turn_outcome(&poll_once(&a, s)?, None);
+        let out = turn_outcome(&poll_once(&a, s)?, None, as_json);
         return match after {
             Some(after) => Ok(with_cursor(out, &cursor(&a, after, s)?)),
             None => Ok(out),
@@ -191,6 +199,7 @@ pub fn poll(a: PollArgs, s: &Session) -> Result<Outcome> {
         deadline,
         interval,
         adaptive,
+        as_json,
         s,
     );
     release(waiter, s);
@@ -206,6 +215,7 @@ fn wait_loop(
     deadline: Instant,
     interval: Duration,
     adaptive: bool,
+    as_json: bool,
     s: &Session,
 ) -> Result<Outcome> {
     let mut announced = false;
@@ -224,7 +234,7 @@ fn wait_loop(
         );
         // With --after, what the journal holds past the position: any record wakes the wait.
         let ended = |turn: &Turn, c: Option<Cursor>| {
-            let out = turn_outcome(turn, Some(start.elapsed()));
+            let out = turn_outcome(turn, Some(start.elapsed()), as_json);
             match c {
                 Some(c) => with_cursor(out, &c),
                 None => out,

@@ -96,17 +96,18 @@ pub fn check_frontmatter(doc: &Document) -> Result<Parsed, Report> {
             warnings: vec![],
         });
     }
-    let mut node = yaml::parse(&doc.fm_text, doc.fm_first_line - 1).map_err(|e| Report {
-        errors: vec![FieldError {
-            field: "frontmatter".to_string(),
-            line: e.line,
-            message: format!("YAML error: {}", e.message),
-        }],
-        warnings: vec![],
-    })?;
+    let (mut node, ledger) =
+        yaml::parse_frontmatter(&doc.fm_text, doc.fm_first_line - 1).map_err(|e| Report {
+            errors: vec![FieldError {
+                field: "frontmatter".to_string(),
+                line: e.line,
+                message: format!("YAML error: {}", e.message),
+            }],
+            warnings: vec![],
+        })?;
     // Unknown keys are written back exactly as they were found.
     yaml::attach_raw(&mut node, &doc.fm_text, |k| !frontmatter::is_known_key(k));
-    let parsed = frontmatter::from_node(&node).map_err(|errors| Report {
+    let parsed = frontmatter::from_parts(&node, ledger).map_err(|errors| Report {
         errors,
         warnings: vec![],
     })?;

@@ -620,7 +620,51 @@ fn plain_agrees(text: &str, offset: u32) -> Result<Option<()>, String> {
     let general = yaml::parse_general(text, offset)
         .map_err(|e| format!("the general parser refuses what the plain one read: {e}\n{text}"))?;
     same_tree(&plain, &general).map_err(|e| format!("{e}\n{text}"))?;
+    typed_ledger_agrees(text, offset, &general)?;
     Ok(Some(()))
+}
+
+/// The frontmatter's reader with the ledger read straight into its type agrees with the tree
+/// the general parser reads: the same tree with `ledger: null` (same line) in the ledger's place,
+/// and the ledger the tree's own reader makes, without an error. `Some(true)` when the ledger
+/// was read into its type.
+fn typed_ledger_agrees(text: &str, offset: u32, general: &Node) -> Result<bool, String> {
+    let Some((tree, typed)) = pair::board::yaml_plain::parse_frontmatter(text, offset) else {
+        return Err(format!(
+            "read without the typed ledger, not with it\n{text}"
+        ));
+    };
+    let Some(typed) = typed else {
+        same_tree(&tree, general).map_err(|e| format!("{e}\n{text}"))?;
+        return Ok(false);
+    };
+    let Value::Map(entries) = &general.value else {
+        return Err(format!("a typed ledger outside a mapping\n{text}"));
+    };
+    let mut expected = general.clone();
+    let Value::Map(slots) = &mut expected.value else {
+        unreachable!()
+    };
+    let (_, slot) = slots
+        .iter_mut()
+        .find(|(k, _)| k == "ledger")
+        .ok_or_else(|| format!("a typed ledger without a `ledger` key\n{text}"))?;
+    slot.value = Value::Null;
+    same_tree(&tree, &expected).map_err(|e| format!("{e}\n{text}"))?;
+    let (_, ledger_node) = entries.iter().find(|(k, _)| k == "ledger").unwrap();
+    let mut errors = Vec::new();
+    let from_tree = pair::board::ledger::from_node(ledger_node, &mut errors);
+    if !errors.is_empty() {
+        return Err(format!(
+            "the typed reader took a ledger the tree finds wrong: {errors:?}\n{text}"
+        ));
+    }
+    if from_tree != typed {
+        return Err(format!(
+            "typed {typed:?}\nagainst the tree's {from_tree:?}\n{text}"
+        ));
+    }
+    Ok(true)
 }
 
 #[test]
@@ -697,6 +741,14 @@ fn a_written_board_with_objections_is_read_by_the_plain_reader() {
     assert_eq!(
         plain_agrees(&doc.fm_text, doc.fm_first_line - 1),
         Ok(Some(())),
+        "{}",
+        doc.fm_text
+    );
+    // Its ledger, as every write emits it, is read straight into its type.
+    let general = yaml::parse_general(&doc.fm_text, doc.fm_first_line - 1).unwrap();
+    assert_eq!(
+        typed_ledger_agrees(&doc.fm_text, doc.fm_first_line - 1, &general),
+        Ok(true),
         "{}",
         doc.fm_text
     );

@@ -7,6 +7,7 @@ use std::fmt;
 use super::{Gate, Ledger, Objection, Severity, State, StopReason};
 use crate::board::frontmatter::Target;
 use crate::board::yaml::{self, Node, Value};
+use crate::board::yaml_plain;
 use crate::error::FieldError;
 
 impl fmt::Display for Objection {
@@ -449,6 +450,184 @@ fn objection_from(r: &mut Reader<'_>, path: &str, n: &Node) -> Option<Objection>
     })
 }
 
+/// Reads the lines below `ledger:` in the form [`emit`] writes, nothing else.
+struct Plain<'l, 'a> {
+    lines: &'l [yaml_plain::Line<'a>],
+    at: usize,
+    /// The nodes the YAML tree of what was read would have (its budget counts them).
+    nodes: usize,
+}
+
+impl<'a> Plain<'_, 'a> {
+    /// The value of `key: value` on the next line, when that line is at `indent` and has it.
+    fn field(&mut self, indent: usize, key: &str) -> Option<&'a str> {
+        let l = self.lines.get(self.at)?;
+        if l.indent != indent {
+            return None;
+        }
+        let value = l.text.strip_prefix(key)?.strip_prefix(": ")?;
+        self.at += 1;
+        self.nodes += 1;
+        Some(value)
+    }
+
+    /// `key:` alone on the next line at `indent` (a block follows).
+    fn head(&mut self, indent: usize, key: &str) -> bool {
+        match self.lines.get(self.at) {
+            Some(l) if l.indent == indent && l.text.strip_suffix(':') == Some(key) => {
+                self.at += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A sequence item's first line at `indent` (`- key: value`): its value.
+    fn item(&mut self, indent: usize, key: &str) -> Option<&'a str> {
+        let l = self.lines.get(self.at)?;
+        if l.indent != indent {
+            return None;
+        }
+        let value = l
+            .text
+            .strip_prefix("- ")?
+            .strip_prefix(key)?
+            .strip_prefix(": ")?;
+        self.at += 1;
+        // The item's mapping and its first entry.
+        self.nodes += 2;
+        Some(value)
+    }
+
+    fn indent(&self) -> Option<usize> {
+        self.lines.get(self.at).map(|l| l.indent)
+    }
+}
+
+/// A string, as the YAML tree reads it (a double-quoted string or a plain word); anything else
+/// is left to the tree and its messages.
+fn plain_text(v: &str) -> Option<String> {
+    match yaml_plain::scalar(v)? {
+        Value::Str(s) => Some(s),
+        _ => None,
+    }
+}
+
+fn plain_count(v: &str) -> Option<u32> {
+    match yaml_plain::scalar(v)? {
+        Value::Int(i) => u32::try_from(i).ok(),
+        _ => None,
+    }
+}
+
+fn plain_word<T: std::str::FromStr>(v: &str) -> Option<T> {
+    plain_text(v)?.parse().ok()
+}
+
+/// The lines below a top-level `ledger:` read straight into the ledger, when they are exactly
+/// the form [`emit`] writes (keys in its order, its indentation, nothing the tree would find
+/// wrong): the ledger, the lines it took (up to the next top-level key) and the nodes its YAML
+/// tree would have. `None` for anything else: the tree then reads it, and names its problems
+/// ([`from_node`]). Whatever this accepts, [`from_node`] reads to the same ledger without an
+/// error (property tests hold the two together).
+pub fn read_plain(lines: &[yaml_plain::Line<'_>]) -> Option<(Ledger, usize, usize)> {
+    let mut p = Plain {
+        lines,
+        at: 0,
+        nodes: 1,
+    };
+    let mut l = Ledger::default();
+    if let Some(v) = p.field(2, "max_rounds") {
+        l.max_rounds = Some(plain_count(v).filter(|m| *m > 0)?);
+    }
+    if p.head(2, "gates") {
+        p.nodes += 1;
+        while p.indent() == Some(4) {
+            let text = p.lines[p.at].text;
+            let (key, rest) = yaml_plain::split_key(text)?;
+            if !rest.is_empty() {
+                return None;
+            }
+            let target: Target = key.parse().ok()?;
+            if l.gates.iter().any(|(t, _)| *t == target) {
+                return None;
+            }
+            p.at += 1;
+            p.nodes += 1;
+            let mut g = Gate {
+                since: plain_count(p.field(6, "since")?)?,
+                ..Gate::default()
+            };
+            let reason = p.field(6, "stop_reason")?;
+            if reason != "null" {
+                g.stop_reason = Some(plain_word(reason)?);
+            }
+            if let Some(v) = p.field(6, "escalation") {
+                g.escalation = Some(plain_text(v)?);
+            }
+            if p.field(6, "open").is_some_and(|v| v == "[]") {
+                // `open: []`, counted by `field`.
+            } else if p.head(6, "open") {
+                p.nodes += 1;
+                while p.indent() == Some(8) {
+                    let v = p.lines[p.at].text.strip_prefix("- ")?;
+                    g.open.push(plain_count(v)?);
+                    p.at += 1;
+                    p.nodes += 1;
+                }
+                if g.open.is_empty() {
+                    return None;
+                }
+            } else {
+                return None;
+            }
+            if let Some(v) = p.field(6, "reworked_from") {
+                g.reworked_from = Some(plain_count(v)?);
+            }
+            l.gates.push((target, g));
+        }
+        if l.gates.is_empty() {
+            return None;
+        }
+    }
+    if p.head(2, "objections") {
+        p.nodes += 1;
+        while p.indent() == Some(4) {
+            let id = plain_text(p.item(4, "id")?)?;
+            let by = plain_text(p.field(6, "by")?)?;
+            let gate = plain_word(p.field(6, "gate")?)?;
+            let round = plain_count(p.field(6, "round")?)?;
+            let severity = plain_word(p.field(6, "severity")?)?;
+            let state = plain_word(p.field(6, "state")?)?;
+            let anchor = plain_text(p.field(6, "anchor")?)?;
+            let title = plain_text(p.field(6, "title")?)?;
+            let cause = match p.field(6, "cause") {
+                Some(v) => Some(plain_text(v)?),
+                None => None,
+            };
+            l.objections.push(Objection {
+                id,
+                by,
+                gate,
+                round,
+                severity,
+                anchor,
+                state,
+                title,
+                cause,
+            });
+        }
+        if l.objections.is_empty() {
+            return None;
+        }
+    }
+    // The block ends at the next top-level key, and holds something.
+    if p.at == 0 || p.indent().is_some_and(|i| i != 0) {
+        return None;
+    }
+    Some((l, p.at, p.nodes))
+}
+
 #[cfg(test)]
 mod emit_tests {
     use super::*;
@@ -514,7 +693,7 @@ mod emit_tests {
                 )
             });
         (
-            proptest::option::of(any::<u32>()),
+            proptest::option::of(prop_oneof![0u32..4, any::<u32>()]),
             proptest::collection::vec(gate, 0..3),
             proptest::collection::vec(objection, 0..4),
         )
@@ -525,7 +704,131 @@ mod emit_tests {
             })
     }
 
+    /// Whether the frontmatter reader read `text`'s ledger into its type, after checking it
+    /// agrees with the general parser's tree read by [`from_node`]: the same ledger, no error,
+    /// and otherwise the same tree. `Err` names the disagreement.
+    fn typed_agrees(text: &str) -> Result<bool, String> {
+        let Some((tree, typed)) = yaml_plain::parse_frontmatter(text, 0) else {
+            return Ok(false);
+        };
+        let general = yaml::parse_general(text, 0).map_err(|e| format!("{e}\n{text}"))?;
+        let Some(typed) = typed else {
+            return (tree == general && lines(&tree) == lines(&general))
+                .then_some(false)
+                .ok_or_else(|| format!("another tree\n{text}"));
+        };
+        let Value::Map(entries) = &general.value else {
+            return Err(format!("not a mapping\n{text}"));
+        };
+        let (_, n) = entries.iter().find(|(k, _)| k == "ledger").unwrap();
+        let mut errors = Vec::new();
+        let from_tree = from_node(n, &mut errors);
+        if !errors.is_empty() || from_tree != typed {
+            return Err(format!(
+                "typed {typed:?}\ntree {from_tree:?} {errors:?}\n{text}"
+            ));
+        }
+        let mut expected = general.clone();
+        if let Value::Map(slots) = &mut expected.value {
+            for (k, v) in slots.iter_mut() {
+                if k == "ledger" {
+                    v.value = Value::Null;
+                }
+            }
+        }
+        if tree != expected || lines(&tree) != lines(&expected) {
+            return Err(format!("another tree around the ledger\n{text}"));
+        }
+        Ok(true)
+    }
+
+    fn lines(n: &Node) -> Vec<u32> {
+        let mut out = vec![n.line];
+        match &n.value {
+            Value::Seq(items) => items.iter().for_each(|i| out.extend(lines(i))),
+            Value::Map(entries) => entries.iter().for_each(|(_, v)| out.extend(lines(v))),
+            _ => {}
+        }
+        out
+    }
+
+    /// A frontmatter around an emitted ledger.
+    fn around(l: &Ledger) -> String {
+        let mut text = String::from("phase: PLANNING\n");
+        emit(&mut text, l);
+        text.push_str("zz: 1\n");
+        text
+    }
+
+    /// Ways to spoil one line of an emitted ledger.
+    fn spoil(text: &str, at: usize, how: usize, word: &str) -> String {
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let at = 1 + at % (lines.len() - 1);
+        match how % 7 {
+            0 => {
+                lines.remove(at);
+            }
+            1 => {
+                let l = lines[at].clone();
+                lines.insert(at, l);
+            }
+            2 => lines[at] = format!("  {}", lines[at]),
+            3 => lines[at] = lines[at].trim_start_matches("  ").to_string(),
+            4 => {
+                let key = lines[at].split(": ").next().unwrap_or("").to_string();
+                lines[at] = format!("{key}: {word}");
+            }
+            5 => {
+                let next = (at + 1).min(lines.len() - 1);
+                lines.swap(at, next);
+            }
+            _ => lines[at] = format!("{}: {word}", "      cause"),
+        }
+        lines.join("\n") + "\n"
+    }
+
     proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2048))]
+
+        #[test]
+        fn the_typed_reading_of_an_emitted_ledger_is_the_tree_s(l in ledger()) {
+            let text = around(&l);
+            let typed = typed_agrees(&text).map_err(TestCaseError::fail)?;
+            // Every emitted ledger the plain reader's tree holds and reads without an error is
+            // read into its type.
+            let clean = yaml_plain::parse(&text, 0).is_some_and(|tree| {
+                let Value::Map(entries) = &tree.value else { return false };
+                entries.iter().find(|(k, _)| k == "ledger").is_some_and(|(_, n)| {
+                    let mut errors = Vec::new();
+                    from_node(n, &mut errors);
+                    errors.is_empty()
+                })
+            });
+            prop_assert_eq!(typed, clean, "{}", text);
+        }
+
+        #[test]
+        fn a_spoilt_ledger_is_read_into_its_type_only_as_the_tree_reads_it(
+            l in ledger(),
+            at in 0usize..64,
+            how in 0usize..7,
+            word in prop_oneof![
+                Just("null".to_string()),
+                Just("[]".to_string()),
+                Just("[1, 2]".to_string()),
+                Just("-1".to_string()),
+                Just("0".to_string()),
+                Just("\"x\"".to_string()),
+                Just("plan".to_string()),
+                Just("open".to_string()),
+                Just("4294967296".to_string()),
+                "[a-z]{1,6}",
+            ],
+        ) {
+            let text = spoil(&around(&l), at, how, &word);
+            typed_agrees(&text).map_err(TestCaseError::fail)?;
+        }
+
         #[test]
         fn the_direct_emission_is_the_tree_s(l in ledger()) {
             let mut direct = String::new();
