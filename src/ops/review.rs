@@ -54,6 +54,19 @@ fn require_required(fm: &Frontmatter, ctx: &Ctx) -> Result<()> {
 
 /// `claim`: a required reviewer takes up the submitted artifact.
 pub fn claim(fm: &mut Frontmatter, ctx: &Ctx) -> Result<Edit> {
+    // A pool member is offered a claim while a submission waits; when its claim arrives after
+    // another member's review already ended the round, the board moved on since it read it:
+    // re-read (exit 3), as for any board that moved on, not a refusal of what it was told.
+    if fm.in_pool(&ctx.agent) && !fm.is_required_now(&ctx.agent) && !fm.phase.is_reviewable() {
+        return Err(Error::StaleCounter {
+            message: format!(
+                "no review to claim: the board is in {} now (another member's review may have \
+                 ended the round since you read it); read it again with `pair poll --agent {} \
+                 --wait`",
+                fm.phase, ctx.agent
+            ),
+        });
+    }
     admit(fm, ctx, Command::Claim)?;
     let from = fm.phase;
     // A pool member takes one of the round's reviews (the law refuses one too many).

@@ -99,6 +99,15 @@ fn a_pool_member_claims_the_review_and_a_second_claimer_is_told_who_holds_it() {
     ])
     .code(0)
     .mentions(&["PLAN_APPROVED"]);
+    // carol, offered the claim before bob's review ended the round, runs it only now: the board
+    // moved on since she read it (exit 3, re-read), and it is left as it was.
+    let before = std::fs::read(&b).unwrap();
+    pair(["claim", &b, "--agent", "carol"]).code(3).mentions(&[
+        "no review to claim",
+        "PLAN_APPROVED",
+        "poll --agent carol --wait",
+    ]);
+    assert_eq!(std::fs::read(&b).unwrap(), before);
     pair(["validate", &b]).code(0);
 }
 
