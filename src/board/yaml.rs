@@ -126,7 +126,7 @@ pub fn parse(text: &str, line_offset: u32) -> Result<Node, YamlError> {
 pub fn parse_frontmatter(
     text: &str,
     line_offset: u32,
-) -> Result<(Node, Option<super::ledger::Ledger>), YamlError> {
+) -> Result<(Node, Option<super::ledger::form::TypedLedger>), YamlError> {
     parse_with(text, line_offset, true)
 }
 
@@ -134,7 +134,7 @@ fn parse_with(
     text: &str,
     line_offset: u32,
     typed_ledger: bool,
-) -> Result<(Node, Option<super::ledger::Ledger>), YamlError> {
+) -> Result<(Node, Option<super::ledger::form::TypedLedger>), YamlError> {
     if text.len() > MAX_FRONTMATTER_BYTES {
         return Err(YamlError {
             line: None,
@@ -491,6 +491,22 @@ pub fn scalar(s: &str) -> String {
 /// DEL, the BOM, U+FFFE/U+FFFF) escaped, so whatever was parsed can be written back.
 pub fn quoted(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
+    push_quoted(&mut out, s);
+    out
+}
+
+/// [`quoted`], appended to `out`.
+pub fn push_quoted(out: &mut String, s: &str) {
+    // Printable ASCII without a quote or a backslash, the common case, is written as it is.
+    if s.bytes()
+        .all(|b| matches!(b, b' '..=b'~') && b != b'"' && b != b'\\')
+    {
+        out.reserve(s.len() + 2);
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     out.push('"');
     for c in s.chars() {
         match c {
@@ -505,7 +521,6 @@ pub fn quoted(s: &str) -> String {
         }
     }
     out.push('"');
-    out
 }
 
 /// YAML's printable set (c-printable), less the BOM.
@@ -515,16 +530,15 @@ pub(crate) fn yaml_printable(c: char) -> bool {
 }
 
 fn is_plain_safe(s: &str) -> bool {
-    let mut chars = s.chars();
-    let Some(first) = chars.next() else {
+    let Some(first) = s.bytes().next() else {
         return false;
     };
-    if !(first.is_ascii_alphabetic() || first == '/' || first == '_') {
+    if !(first.is_ascii_alphabetic() || first == b'/' || first == b'_') {
         return false;
     }
     if !s
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-'))
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'-'))
     {
         return false;
     }
@@ -579,7 +593,7 @@ pub(crate) fn push_scalar(out: &mut String, s: &str) {
     if is_plain_safe(s) {
         out.push_str(s);
     } else {
-        out.push_str(&quoted(s));
+        push_quoted(out, s);
     }
 }
 

@@ -9,7 +9,7 @@
 //! its budgets and its error messages. Whatever this module accepts, it reads as the general
 //! parser does, lines included (a test compares the two on every fixture and generated board).
 
-use super::ledger::Ledger;
+use super::ledger::form::TypedLedger;
 use super::yaml::{Node, Value};
 
 /// Deeper than this, or with more nodes than this, the general parser (and its budgets) decide.
@@ -29,7 +29,7 @@ struct Reader<'a> {
     nodes: usize,
     /// Read the top-level `ledger` straight into its type (see [`parse_frontmatter`]).
     typed_ledger: bool,
-    ledger: Option<Ledger>,
+    ledger: Option<TypedLedger>,
 }
 
 /// Read `text` (the frontmatter, `line_offset` lines into the file) when it is in the form pair
@@ -43,11 +43,11 @@ pub fn parse(text: &str, line_offset: u32) -> Option<Node> {
 /// then the tree holds `ledger: null` in its place (same line) and the ledger comes beside it.
 /// A ledger in any other form is in the tree, to be read with its messages. The ledger is most
 /// of a large frontmatter, and building its tree and dropping it cost several times reading it.
-pub fn parse_frontmatter(text: &str, line_offset: u32) -> Option<(Node, Option<Ledger>)> {
+pub fn parse_frontmatter(text: &str, line_offset: u32) -> Option<(Node, Option<TypedLedger>)> {
     read(text, line_offset, true)
 }
 
-fn read(text: &str, line_offset: u32, typed_ledger: bool) -> Option<(Node, Option<Ledger>)> {
+fn read(text: &str, line_offset: u32, typed_ledger: bool) -> Option<(Node, Option<TypedLedger>)> {
     // A tab or a carriage return anywhere: not the form pair writes.
     if memchr::memchr2(b'\t', b'\r', text.as_bytes()).is_some() {
         return None;

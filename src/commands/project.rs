@@ -92,7 +92,6 @@ fn row_of(m: &Member, now: Timestamp) -> Row {
     let terminal = fm.phase.is_terminal();
     let (stall, _) = crate::board::sla::stall_limit(&fm.sla, fm.phase);
     let limit = crate::board::sla::phase_limit(&fm.sla, fm.phase);
-    let summary = crate::board::ledger::summary_of(fm);
     Row {
         name: m.name.clone(),
         board: m.board.display().to_string(),
@@ -101,10 +100,13 @@ fn row_of(m: &Member, now: Timestamp) -> Row {
         turn: crate::law::protocol::turn(fm),
         in_phase_s: Some(secs),
         round: crate::stats::gate_of(fm.phase).map(|t| fm.counter(t)),
-        blocking: summary
-            .unsettled
+        blocking: fm
+            .ledger
+            .objections
             .iter()
-            .filter(|u| u.severity == crate::board::ledger::Severity::Blocking)
+            .filter(|o| {
+                o.state.is_unsettled() && o.severity == crate::board::ledger::Severity::Blocking
+            })
             .count(),
         stalled: !terminal && secs as u64 > stall,
         breached: !terminal && limit.is_some_and(|l| secs as u64 > l.seconds),

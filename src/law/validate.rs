@@ -107,14 +107,16 @@ pub fn check_frontmatter(doc: &Document) -> Result<Parsed, Report> {
         })?;
     // Unknown keys are written back exactly as they were found.
     yaml::attach_raw(&mut node, &doc.fm_text, |k| !frontmatter::is_known_key(k));
-    let parsed = frontmatter::from_parts(&node, ledger).map_err(|errors| Report {
-        errors,
-        warnings: vec![],
-    })?;
+    let ledger_read = ledger.as_ref().map(|t| t.source_len);
+    let mut parsed =
+        frontmatter::from_parts(&node, ledger.map(|t| t.ledger)).map_err(|errors| Report {
+            errors,
+            warnings: vec![],
+        })?;
     // Every write emits the frontmatter in its canonical form, which can be much larger than
     // the text read (flow mappings, omitted agent fields, aliases): a board whose canonical
     // form is over the limit could never be written again, so it is not valid either.
-    let emitted = parsed.fm.emit().len();
+    let emitted = written_len(&mut parsed.fm, ledger_read);
     if emitted > MAX_FRONTMATTER_BYTES {
         return Err(Report {
             errors: vec![FieldError {
@@ -134,6 +136,23 @@ pub fn check_frontmatter(doc: &Document) -> Result<Parsed, Report> {
             warnings: parsed.warnings,
         })
     }
+}
+
+/// The length of the frontmatter's canonical form. A ledger read in the form every write emits
+/// (`ledger_read`: the bytes below its key) is written again in at most as many bytes
+/// ([`crate::board::ledger::form::TypedLedger`]), so while that bound is under the limit the
+/// ledger, most of a large frontmatter, is not written out to be measured.
+fn written_len(fm: &mut frontmatter::Frontmatter, ledger_read: Option<usize>) -> usize {
+    if let Some(read) = ledger_read {
+        let ledger = std::mem::take(&mut fm.ledger);
+        let rest = fm.emit().len();
+        fm.ledger = ledger;
+        let bound = rest + "ledger:\n".len() + read;
+        if bound <= MAX_FRONTMATTER_BYTES {
+            return bound;
+        }
+    }
+    fm.emit().len()
 }
 
 /// Check a whole file's bytes.

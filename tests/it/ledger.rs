@@ -1430,3 +1430,52 @@ fn show_and_brief_print_each_open_objection_with_its_evidence_and_fix() {
         .code(4)
         .mentions(&["BLK-1"]);
 }
+
+/// A long ledger does not flood every poll: `poll` and `status` list the first 20 unsettled
+/// objections and say how many there are; `pair objections --open` lists them all, and the
+/// verdict `next.command` gives still names every open blocking one.
+#[test]
+fn poll_lists_the_first_twenty_unsettled_objections_and_counts_them_all() {
+    let p = plan_review(&[]);
+    for i in 1..=23 {
+        object(
+            &p,
+            "alice",
+            "blocking",
+            "## Plan Revisions",
+            &format!("t{i}"),
+            &[],
+        );
+    }
+    let poll = pair(["poll", p.p(), "--agent", "alice", "--json"]).json();
+    let o = &poll["objections"];
+    assert_eq!(o["unsettled_count"], 23, "{o:#}");
+    let listed = o["unsettled"].as_array().unwrap();
+    assert_eq!(listed.len(), 20, "{o:#}");
+    assert_eq!(listed[0]["id"], "BLK-1", "{o:#}");
+    assert_eq!(listed[19]["id"], "BLK-20", "{o:#}");
+    let command: Vec<&str> = poll["next"]["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    let named = command
+        .iter()
+        .position(|w| *w == "--objections")
+        .map(|i| command[i + 1])
+        .unwrap_or_else(|| panic!("{command:?}"));
+    assert_eq!(named.split(',').count(), 23, "{command:?}");
+    let text = pair(["status", p.p()]);
+    text.code(0).mentions(&[
+        "BLK-20",
+        "and 3 more (`pair objections BOARD --open` lists them all)",
+    ]);
+    assert!(!text.stdout.contains("BLK-21"), "{}", text.stdout);
+    let all = pair(["objections", p.p(), "--open", "--json"]).json();
+    let n = all
+        .as_array()
+        .or_else(|| all["objections"].as_array())
+        .map(Vec::len);
+    assert_eq!(n, Some(23), "{all:#}");
+}

@@ -659,7 +659,7 @@ fn typed_ledger_agrees(text: &str, offset: u32, general: &Node) -> Result<bool, 
             "the typed reader took a ledger the tree finds wrong: {errors:?}\n{text}"
         ));
     }
-    if from_tree != typed {
+    if from_tree != typed.ledger {
         return Err(format!(
             "typed {typed:?}\nagainst the tree's {from_tree:?}\n{text}"
         ));

@@ -530,7 +530,7 @@ fn plain_word<T: std::str::FromStr>(v: &str) -> Option<T> {
 /// tree would have. `None` for anything else: the tree then reads it, and names its problems
 /// ([`from_node`]). Whatever this accepts, [`from_node`] reads to the same ledger without an
 /// error (property tests hold the two together).
-pub fn read_plain(lines: &[yaml_plain::Line<'_>]) -> Option<(Ledger, usize, usize)> {
+pub fn read_plain(lines: &[yaml_plain::Line<'_>]) -> Option<(TypedLedger, usize, usize)> {
     let mut p = Plain {
         lines,
         at: 0,
@@ -625,7 +625,24 @@ pub fn read_plain(lines: &[yaml_plain::Line<'_>]) -> Option<(Ledger, usize, usiz
     if p.at == 0 || p.indent().is_some_and(|i| i != 0) {
         return None;
     }
-    Some((l, p.at, p.nodes))
+    let (first, last) = (&lines[0], &lines[p.at - 1]);
+    let start = first.text.as_ptr() as usize - first.indent;
+    let end = last.text.as_ptr() as usize + last.text.len() + 1;
+    let typed = TypedLedger {
+        ledger: l,
+        source_len: end - start,
+    };
+    Some((typed, p.at, p.nodes))
+}
+
+/// A ledger read by [`read_plain`], with the length of the lines it was read from (below
+/// `ledger:`, newlines included): [`emit`] writes it again in at most that many bytes (every
+/// scalar in its shortest form, which the form read has or exceeds), so a frontmatter's
+/// written size can be bounded without writing the ledger.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypedLedger {
+    pub ledger: Ledger,
+    pub source_len: usize,
 }
 
 #[cfg(test)]
@@ -712,11 +729,23 @@ mod emit_tests {
             return Ok(false);
         };
         let general = yaml::parse_general(text, 0).map_err(|e| format!("{e}\n{text}"))?;
-        let Some(typed) = typed else {
+        let Some(TypedLedger {
+            ledger: typed,
+            source_len,
+        }) = typed
+        else {
             return (tree == general && lines(&tree) == lines(&general))
                 .then_some(false)
                 .ok_or_else(|| format!("another tree\n{text}"));
         };
+        let mut again = String::new();
+        emit(&mut again, &typed);
+        if again.len() > "ledger:\n".len() + source_len {
+            return Err(format!(
+                "written again in {} bytes, read from {source_len} below its key\n{text}",
+                again.len()
+            ));
+        }
         let Value::Map(entries) = &general.value else {
             return Err(format!("not a mapping\n{text}"));
         };

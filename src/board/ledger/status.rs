@@ -33,32 +33,57 @@ pub fn describe(fm: &Frontmatter) -> Option<String> {
                 .unwrap_or_default()
         ));
     }
-    let open: Vec<&str> = l
-        .objections
-        .iter()
-        .filter(|o| o.severity == Severity::Blocking && o.state.is_open())
-        .map(|o| o.id.as_str())
-        .collect();
+    let open = shown(
+        l.objections
+            .iter()
+            .filter(|o| o.severity == Severity::Blocking && o.state.is_open())
+            .map(|o| o.id.clone()),
+    );
     parts.push(format!(
         "{} objection(s), open blocking: {}",
         l.objections.len(),
         if open.is_empty() {
             "none".to_string()
         } else {
-            open.join(", ")
+            open
         }
     ));
     // Everything still to be settled, so an advisory left open is not lost from sight.
-    let unsettled: Vec<String> = l
-        .objections
-        .iter()
-        .filter(|o| o.state.is_unsettled())
-        .map(|o| format!("{} ({} {}, {})", o.id, o.gate, o.severity, o.state))
-        .collect();
+    let unsettled = shown(
+        l.objections
+            .iter()
+            .filter(|o| o.state.is_unsettled())
+            .map(|o| format!("{} ({} {}, {})", o.id, o.gate, o.severity, o.state)),
+    );
     if !unsettled.is_empty() {
-        parts.push(format!("unsettled: {}", unsettled.join(", ")));
+        parts.push(format!("unsettled: {unsettled}"));
     }
     Some(parts.join(" · "))
+}
+
+/// How many unsettled objections `poll` and `status` list, in the ledger's order; the count
+/// says how many there are in all, and `pair objections BOARD --open` lists every one. An
+/// agent polls often: a ledger of a thousand objections must not fill its context each time.
+pub const SHOWN_UNSETTLED: usize = 20;
+
+/// The first [`SHOWN_UNSETTLED`] items, joined, with how many more there are.
+fn shown(items: impl Iterator<Item = String>) -> String {
+    let mut out = Vec::new();
+    let mut more = 0usize;
+    for item in items {
+        if out.len() < SHOWN_UNSETTLED {
+            out.push(item);
+        } else {
+            more += 1;
+        }
+    }
+    let mut text = out.join(", ");
+    if more > 0 {
+        text.push_str(&format!(
+            " and {more} more (`pair objections BOARD --open` lists them all)"
+        ));
+    }
+    text
 }
 
 /// What `poll` and `status` say about the ledger, from the frontmatter alone, on every board:
@@ -71,8 +96,10 @@ pub struct Summary {
     /// The round cap of every gate; `None` on a board that does not use the ledger (no cap).
     pub max_rounds: Option<u32>,
     /// The objections still to be settled: open, reopened, resolved (awaiting the raiser's
-    /// acceptance) and challenged (awaiting a ruling).
+    /// acceptance) and challenged (awaiting a ruling); the first [`SHOWN_UNSETTLED`] of them.
     pub unsettled: Vec<Unsettled>,
+    /// How many objections are still to be settled, listed in `unsettled` or not.
+    pub unsettled_count: usize,
     /// Per gate with a submission: its current round and stop reason.
     pub gates: std::collections::BTreeMap<String, GateSummary>,
     /// The stop reason of a terminal phase.
@@ -102,10 +129,16 @@ pub fn summary_of(fm: &Frontmatter) -> Summary {
     Summary {
         in_use: l.in_use(),
         max_rounds: l.in_use().then(|| l.max_rounds()),
+        unsettled_count: l
+            .objections
+            .iter()
+            .filter(|o| o.state.is_unsettled())
+            .count(),
         unsettled: l
             .objections
             .iter()
             .filter(|o| o.state.is_unsettled())
+            .take(SHOWN_UNSETTLED)
             .map(|o| Unsettled {
                 id: o.id.clone(),
                 by: o.by.clone(),
