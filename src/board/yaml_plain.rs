@@ -337,7 +337,7 @@ pub fn scalar(text: &str) -> Option<Value> {
 }
 
 /// A plain word every YAML reader takes for this very string (the set pair emits unquoted).
-fn plain_string(s: &str) -> bool {
+pub fn plain_string(s: &str) -> bool {
     let Some(first) = s.bytes().next() else {
         return false;
     };

@@ -521,7 +521,14 @@ fn plain_count(v: &str) -> Option<u32> {
 }
 
 fn plain_word<T: std::str::FromStr>(v: &str) -> Option<T> {
-    plain_text(v)?.parse().ok()
+    // A plain word is the string itself; only a quoted one needs reading first.
+    if v.starts_with('"') {
+        plain_text(v)?.parse().ok()
+    } else if yaml_plain::plain_string(v) {
+        v.parse().ok()
+    } else {
+        None
+    }
 }
 
 /// The lines below a top-level `ledger:` read straight into the ledger, when they are exactly

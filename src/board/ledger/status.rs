@@ -36,8 +36,8 @@ pub fn describe(fm: &Frontmatter) -> Option<String> {
     let open = shown(
         l.objections
             .iter()
-            .filter(|o| o.severity == Severity::Blocking && o.state.is_open())
-            .map(|o| o.id.clone()),
+            .filter(|o| o.severity == Severity::Blocking && o.state.is_open()),
+        |o| o.id.clone(),
     );
     parts.push(format!(
         "{} objection(s), open blocking: {}",
@@ -50,10 +50,8 @@ pub fn describe(fm: &Frontmatter) -> Option<String> {
     ));
     // Everything still to be settled, so an advisory left open is not lost from sight.
     let unsettled = shown(
-        l.objections
-            .iter()
-            .filter(|o| o.state.is_unsettled())
-            .map(|o| format!("{} ({} {}, {})", o.id, o.gate, o.severity, o.state)),
+        l.objections.iter().filter(|o| o.state.is_unsettled()),
+        |o| format!("{} ({} {}, {})", o.id, o.gate, o.severity, o.state),
     );
     if !unsettled.is_empty() {
         parts.push(format!("unsettled: {unsettled}"));
@@ -66,17 +64,14 @@ pub fn describe(fm: &Frontmatter) -> Option<String> {
 /// agent polls often: a ledger of a thousand objections must not fill its context each time.
 pub const SHOWN_UNSETTLED: usize = 20;
 
-/// The first [`SHOWN_UNSETTLED`] items, joined, with how many more there are.
-fn shown(items: impl Iterator<Item = String>) -> String {
-    let mut out = Vec::new();
-    let mut more = 0usize;
-    for item in items {
-        if out.len() < SHOWN_UNSETTLED {
-            out.push(item);
-        } else {
-            more += 1;
-        }
-    }
+/// The first [`SHOWN_UNSETTLED`] items, each as `show` writes it, joined, with how many more
+/// there are (counted, not written).
+fn shown<'a>(
+    mut items: impl Iterator<Item = &'a super::Objection>,
+    show: impl Fn(&super::Objection) -> String,
+) -> String {
+    let out: Vec<String> = items.by_ref().take(SHOWN_UNSETTLED).map(show).collect();
+    let more = items.count();
     let mut text = out.join(", ");
     if more > 0 {
         text.push_str(&format!(
