@@ -13,13 +13,19 @@ fn json(out: &Out) -> Value {
     serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{}", out.report()))
 }
 
-/// A board with reviewer alice, plan 1 submitted and sent back with changes requested.
-fn sent_back(dir: &Path) -> String {
+/// A board with reviewer alice and plan 1 submitted.
+fn submitted(dir: &Path) -> String {
     let b = dir.join("task.md").to_str().unwrap().to_string();
     pair(["init", &b, "--goal", "g", "--yolo"]).code(0);
     pair(["register", &b, "--agent", "alice"]).code(0);
     pair(["advance", &b, "--agent", "doer", "PLANNING"]).code(0);
     pair(["submit", &b, "--agent", "doer", "plan", "--note", "p1"]).code(0);
+    b
+}
+
+/// A board with reviewer alice, plan 1 submitted and sent back with changes requested.
+fn sent_back(dir: &Path) -> String {
+    let b = submitted(dir);
     pair([
         "verdict",
         &b,
@@ -663,11 +669,7 @@ fn stats_counts_the_handoffs_per_role_per_board_and_in_the_project_total() {
 #[test]
 fn a_handoff_left_pending_on_a_finished_board_is_offered_to_nobody() {
     let dir = tempfile::tempdir().unwrap();
-    let b = dir.path().join("task.md").to_str().unwrap().to_string();
-    pair(["init", &b, "--goal", "g", "--yolo"]).code(0);
-    pair(["register", &b, "--agent", "alice"]).code(0);
-    pair(["advance", &b, "--agent", "doer", "PLANNING"]).code(0);
-    pair(["submit", &b, "--agent", "doer", "plan", "--note", "p1"]).code(0);
+    let b = submitted(dir.path());
     pair([
         "handoff",
         &b,
