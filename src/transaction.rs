@@ -58,6 +58,37 @@ pub fn unsplittable(path: &Path, field: &str, e: &crate::board::document::SplitE
     invalid(path, vec![error], true)
 }
 
+/// The board a write found: bytes its caller read, or the store's [`store::Current`], which can
+/// tell whether they are exactly what the last recorded write left (and so need no second
+/// check of their journal: [`validate::check_found_as`]).
+#[derive(Debug, Clone, Copy)]
+pub enum Found<'a> {
+    Bytes(&'a [u8]),
+    Current(&'a store::Current),
+}
+
+impl<'a> From<&'a [u8]> for Found<'a> {
+    fn from(bytes: &'a [u8]) -> Found<'a> {
+        Found::Bytes(bytes)
+    }
+}
+
+impl<'a> From<&'a store::Current> for Found<'a> {
+    fn from(current: &'a store::Current) -> Found<'a> {
+        Found::Current(current)
+    }
+}
+
+impl Found<'_> {
+    /// Every check `validate` makes of the board found ([`validate::check_found`]).
+    fn check(self) -> std::result::Result<validate::Valid, validate::Report> {
+        match self {
+            Found::Bytes(bytes) => validate::check_found(bytes),
+            Found::Current(c) => validate::check_found_as(&c.bytes, || c.as_recorded()),
+        }
+    }
+}
+
 /// Append an entry, or refuse when its section cannot be found or made.
 fn append(doc: &mut Document, section: &str, text: &str) -> Result<()> {
     if doc.append(section, text) {
@@ -91,14 +122,23 @@ pub fn apply<F>(
 where
     F: FnOnce(&mut Frontmatter, &Ctx) -> Result<Edit>,
 {
-    apply_with(path, old, agent, consent, origin, now, &|_| Vec::new(), op)
+    apply_with(
+        path,
+        old.into(),
+        agent,
+        consent,
+        origin,
+        now,
+        &|_| Vec::new(),
+        op,
+    )
 }
 
 /// [`apply`], with what reads the boards the board waits for ([`Waits`]).
 #[allow(clippy::too_many_arguments)]
 pub fn apply_with<F>(
     path: &Path,
-    old: &[u8],
+    old: Found<'_>,
     agent: &str,
     consent: &Consent,
     origin: &Origin,
@@ -109,7 +149,7 @@ pub fn apply_with<F>(
 where
     F: FnOnce(&mut Frontmatter, &Ctx) -> Result<Edit>,
 {
-    let valid = validate::check_found(old).map_err(|r| invalid(path, r.errors, false))?;
+    let valid = old.check().map_err(|r| invalid(path, r.errors, false))?;
     let mut doc = valid.doc;
     let old_fm = valid.parsed.fm;
     let mut fm = old_fm.clone();
@@ -208,14 +248,16 @@ pub fn replace(
     origin: &Origin,
     now: Timestamp,
 ) -> Result<Built> {
-    replace_with(path, old, new, mode, consent, origin, now, &|_| Vec::new())
+    replace_with(path, old.into(), new, mode, consent, origin, now, &|_| {
+        Vec::new()
+    })
 }
 
 /// [`replace`], with what reads the boards the board waits for ([`Waits`]).
 #[allow(clippy::too_many_arguments)]
 pub fn replace_with(
     path: &Path,
-    old: &[u8],
+    old: Found<'_>,
     new: Vec<u8>,
     mode: &RawMode,
     consent: &Consent,
@@ -223,7 +265,7 @@ pub fn replace_with(
     now: Timestamp,
     waits: Waits<'_>,
 ) -> Result<Built> {
-    let old = validate::check_found(old).map_err(|r| invalid(path, r.errors, false))?;
+    let old = old.check().map_err(|r| invalid(path, r.errors, false))?;
     let parsed = validate::check_bytes(&new).map_err(|r| invalid(path, r.errors, true))?;
     let writer = match mode {
         RawMode::Anonymous => Writer::Anonymous,
@@ -306,7 +348,7 @@ where
         };
         let applied = apply_with(
             path,
-            &current.bytes,
+            current.into(),
             agent,
             consent,
             s.origin(),

@@ -721,9 +721,6 @@ pub struct Section {
     pub start: usize,
     pub end: usize,
     pub line: u32,
-    /// Number of entries in the section: level-3 headings in the form `pair` writes them
-    /// ([`crate::board::entry::is_entry_heading`]), not the `###` headings of old notes.
-    pub entries: usize,
 }
 
 impl Section {
@@ -896,36 +893,52 @@ fn heading_text(line: &str) -> String {
 
 /// Find the level-2 sections of a body. `first_line` is the file line the body starts on.
 pub fn sections(body: &str, first_line: u32) -> Vec<Section> {
-    let mut out: Vec<Section> = Vec::new();
+    outline(body, first_line, false)
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect()
+}
+
+/// [`sections`], each with its number of entries: level-3 headings in the form `pair` writes
+/// them ([`crate::board::entry::is_entry_heading`]), not the `###` headings of old notes. Only
+/// `status` counts them (reading an entry's heading is most of the cost of an outline).
+pub fn sections_with_entries(body: &str, first_line: u32) -> Vec<(Section, usize)> {
+    outline(body, first_line, true)
+}
+
+fn outline(body: &str, first_line: u32, count: bool) -> Vec<(Section, usize)> {
+    let mut out: Vec<(Section, usize)> = Vec::new();
     for (i, (offset, line, kind)) in lines(body).enumerate() {
         match kind {
             LineKind::Heading(level) if level <= 2 => {
-                if let Some(last) = out.last_mut()
+                if let Some((last, _)) = out.last_mut()
                     && last.end == usize::MAX
                 {
                     last.end = offset;
                 }
                 if level == 2 {
-                    out.push(Section {
-                        name: heading_text(line),
-                        start: offset,
-                        end: usize::MAX,
-                        line: first_line + i as u32,
-                        entries: 0,
-                    });
+                    out.push((
+                        Section {
+                            name: heading_text(line),
+                            start: offset,
+                            end: usize::MAX,
+                            line: first_line + i as u32,
+                        },
+                        0,
+                    ));
                 }
             }
-            LineKind::Heading(3) if crate::board::entry::is_entry_heading(line) => {
-                if let Some(last) = out.last_mut()
+            LineKind::Heading(3) if count && crate::board::entry::is_entry_heading(line) => {
+                if let Some((last, entries)) = out.last_mut()
                     && last.end == usize::MAX
                 {
-                    last.entries += 1;
+                    *entries += 1;
                 }
             }
             _ => {}
         }
     }
-    if let Some(last) = out.last_mut()
+    if let Some((last, _)) = out.last_mut()
         && last.end == usize::MAX
     {
         last.end = body.len();

@@ -771,14 +771,14 @@ pub fn seal(bytes: Vec<u8>, facts: &Facts) -> std::result::Result<Sealed, String
     };
     let mut hasher = Sha256::new();
     hasher.update(&out);
-    record.after = hex(&hasher.clone().finalize());
+    record.after = crate::text::hex(&hasher.clone().finalize());
     let line = format!("{}{eol}", record.render());
     hasher.update(line.as_bytes());
     let mut out = out;
     out.extend_from_slice(line.as_bytes());
     Ok(Sealed {
         bytes: out,
-        sha256: hex(&hasher.finalize()),
+        sha256: crate::text::hex(&hasher.finalize()),
         seal,
     })
 }
@@ -809,10 +809,6 @@ fn with_seal(
     out.extend_from_slice(text.as_bytes());
     out.extend_from_slice(&bytes[fm_end..]);
     Ok(out)
-}
-
-fn hex(digest: &[u8]) -> String {
-    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The usual case, found from the end of the file without parsing the body: the last level-2
@@ -1213,8 +1209,40 @@ pub fn is_repair(lines: &[String]) -> bool {
         .is_some_and(|r| r.command == REPAIR)
 }
 
+/// Whether `line` (a file's last line, from [`last_line_start`]) is a journal record whose
+/// `after` is `prefix_sha256`, the hash of everything before it: the file is then exactly what
+/// that record's write left.
+pub fn records_after(line: &[u8], prefix_sha256: &str) -> bool {
+    let Ok(line) = std::str::from_utf8(line) else {
+        return false;
+    };
+    let line = line.trim_end_matches(['\n', '\r']);
+    line.starts_with(RECORD_START) && Record::parse(line, 0).is_ok_and(|r| r.after == prefix_sha256)
+}
+
+/// Whether the journal at the end of a board agrees with its frontmatter's seal, read from the
+/// end of the file without parsing the body (`false` whenever it cannot be told so: the full
+/// check then says what is wrong). A board of a format without a seal has none to disagree.
+pub fn seal_holds(bytes: &[u8], parsed: &Parsed) -> bool {
+    let format = crate::board::format::of(&parsed.fm);
+    if !(SEALED_FROM..=crate::board::format::CURRENT).contains(&format) {
+        return true;
+    }
+    let (Some(seal), Some((_, records)), Some(start)) = (
+        &parsed.fm.journal,
+        journal_is_last(bytes),
+        last_line_start(bytes),
+    ) else {
+        return false;
+    };
+    let last = std::str::from_utf8(&bytes[start..])
+        .map(|l| l.trim_end_matches(['\n', '\r']))
+        .ok();
+    records == seal.records && last.is_some_and(|l| digest(l) == seal.head)
+}
+
 /// Where the last non-empty line of a file starts.
-fn last_line_start(bytes: &[u8]) -> Option<usize> {
+pub fn last_line_start(bytes: &[u8]) -> Option<usize> {
     let mut end = bytes.len();
     while end > 0 && matches!(bytes[end - 1], b'\n' | b'\r') {
         end -= 1;

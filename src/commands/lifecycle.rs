@@ -128,7 +128,7 @@ pub fn worktree_create(a: WorktreeCreateArgs, s: &Session) -> Result<Outcome> {
     // 1. The same operation and law, on the bytes read, before git makes anything.
     transaction::apply_with(
         &a.board,
-        &loaded.bytes,
+        loaded.bytes[..].into(),
         &ctx.agent,
         &consent,
         s.origin(),

@@ -104,7 +104,7 @@ pub fn run(a: WriteArgs, s: &Session) -> Result<Outcome> {
         match &mode {
             Mode::Raw => transaction::replace_with(
                 &board_for_errors,
-                &current.bytes,
+                current.into(),
                 content.clone(),
                 &RawMode::Anonymous,
                 &consent,
@@ -114,7 +114,7 @@ pub fn run(a: WriteArgs, s: &Session) -> Result<Outcome> {
             ),
             Mode::As(id) => transaction::replace_with(
                 &board_for_errors,
-                &current.bytes,
+                current.into(),
                 content.clone(),
                 &RawMode::As(id.clone()),
                 &consent,

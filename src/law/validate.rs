@@ -226,12 +226,38 @@ pub fn check_rest(bytes: &[u8], valid: Valid) -> Result<Valid, Report> {
 /// that the file changed since its last recorded write (the write records it now), which would
 /// cost hashing the board once more.
 pub fn check_found(bytes: &[u8]) -> Result<Valid, Report> {
-    rest(None, check_bytes(bytes)?)
+    check_found_as(bytes, || false)
+}
+
+/// [`check_found`], told whether the bytes are exactly what the last recorded write left
+/// (`as_recorded`: the hash of everything before the last record is its `after`; asked only
+/// when everything else passed). The journal of such a board was checked whole, its chain
+/// and its seal, by the write that added its last record, which left the rest of the file as
+/// it checked it: only the seal is checked again (from the end of the file: a record appended
+/// or put in place of the last, with an `after` made to match, is not the one sealed), not the
+/// chain. This keeps a write from growing with the length of its board's history.
+pub fn check_found_as(bytes: &[u8], as_recorded: impl FnOnce() -> bool) -> Result<Valid, Report> {
+    let valid = check_bytes(bytes)?;
+    let errors = crate::law::agreement::check(&valid.parsed, &valid.doc);
+    if errors.is_empty() && crate::board::journal::seal_holds(bytes, &valid.parsed) && as_recorded()
+    {
+        return Ok(valid);
+    }
+    with_journal(None, valid, errors)
 }
 
 fn rest(bytes: Option<&[u8]>, valid: Valid) -> Result<Valid, Report> {
+    let errors = crate::law::agreement::check(&valid.parsed, &valid.doc);
+    with_journal(bytes, valid, errors)
+}
+
+fn with_journal(
+    bytes: Option<&[u8]>,
+    valid: Valid,
+    errors: Vec<FieldError>,
+) -> Result<Valid, Report> {
     let mut valid = valid;
-    let mut errors = crate::law::agreement::check(&valid.parsed, &valid.doc);
+    let mut errors = errors;
     let (journal_errors, journal_warnings) = match bytes {
         Some(bytes) => crate::board::journal::check(bytes, &valid.doc, &valid.parsed),
         None => crate::board::journal::check_for_write(&valid.doc, &valid.parsed),

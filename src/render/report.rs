@@ -2,7 +2,6 @@
 
 use serde::Serialize;
 
-use crate::board::document::Section;
 use crate::board::field::Field;
 use crate::board::frontmatter::{Frontmatter, Phase, Role, Status, Target, Verdict};
 use crate::law::protocol::{self, Next, NextActor};
@@ -702,26 +701,18 @@ impl SectionInfo {
     /// count the same.
     pub fn of(doc: &crate::board::document::Document) -> Vec<SectionInfo> {
         let records = crate::board::journal::section_lines(doc).map_or(0, |lines| lines.len());
-        doc.sections()
-            .iter()
-            .map(|s| {
-                let mut info = SectionInfo::from(s);
-                if s.name == crate::board::journal::SECTION {
-                    info.entries = records;
-                }
-                info
+        crate::board::document::sections_with_entries(&doc.body, doc.body_first_line)
+            .into_iter()
+            .map(|(s, entries)| SectionInfo {
+                entries: if s.name == crate::board::journal::SECTION {
+                    records
+                } else {
+                    entries
+                },
+                name: s.name,
+                line: s.line,
             })
             .collect()
-    }
-}
-
-impl From<&Section> for SectionInfo {
-    fn from(s: &Section) -> Self {
-        SectionInfo {
-            name: s.name.clone(),
-            line: s.line,
-            entries: s.entries,
-        }
     }
 }
 

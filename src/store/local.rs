@@ -82,13 +82,7 @@ pub(super) fn read_locked(target: &Path) -> Result<Option<(Current, Held)>> {
         });
     }
     let bytes = read_bounded(target, &mut file, meta.len())?;
-    Ok(Some((
-        Current {
-            bytes,
-            history: Vec::new(),
-        },
-        Held { file, meta },
-    )))
+    Ok(Some((Current::new(bytes, Vec::new()), Held { file, meta })))
 }
 
 /// Refuse to replace a blackboard that its writer could not write in place. A rename needs

@@ -58,7 +58,6 @@ mod history;
 mod local;
 mod lock;
 
-use crate::text::sha256_hex;
 pub(crate) use file::kind_of;
 pub use file::{Loaded, resolve};
 pub use history::{History, history};
@@ -135,6 +134,63 @@ pub struct Current {
     /// journal records the ref's previous commit held that the board at the tip lost
     /// ([`crate::store::gitref`]). Every write but a repair refuses such a board.
     pub history: Vec<FieldError>,
+    /// The bytes' hashes, computed once by whoever asks first (the write's hash thread, or its
+    /// builder checking the board it found).
+    hashed: std::sync::OnceLock<Hashed>,
+}
+
+/// What one pass of SHA-256 over a board found tells.
+#[derive(Debug, Clone)]
+struct Hashed {
+    sha256: String,
+    as_recorded: bool,
+}
+
+impl Current {
+    /// The board found: its bytes, and what the store knows of its history beside them.
+    pub fn new(bytes: Vec<u8>, history: Vec<FieldError>) -> Current {
+        Current {
+            bytes,
+            history,
+            hashed: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The SHA-256 of the bytes found (hex).
+    pub fn sha256(&self) -> &str {
+        &self.hashed().sha256
+    }
+
+    /// Whether the bytes are exactly what the last recorded write left: the hash of everything
+    /// before the journal's last record is that record's `after`. Such a board's journal was
+    /// checked, chain and seal, by the write that added its last record, so a write may skip
+    /// checking it again ([`crate::law::validate::check_found_as`]).
+    pub fn as_recorded(&self) -> bool {
+        self.hashed().as_recorded
+    }
+
+    fn hashed(&self) -> &Hashed {
+        self.hashed.get_or_init(|| {
+            use sha2::{Digest, Sha256};
+            let bytes = &self.bytes[..];
+            let mut hasher = Sha256::new();
+            let mut as_recorded = false;
+            // One pass: the hash of everything before the last line is a snapshot of the
+            // hasher on its way to the whole file's.
+            if let Some(start) = crate::board::journal::last_line_start(bytes) {
+                hasher.update(&bytes[..start]);
+                let prefix = crate::text::hex(&hasher.clone().finalize());
+                as_recorded = crate::board::journal::records_after(&bytes[start..], &prefix);
+                hasher.update(&bytes[start..]);
+            } else {
+                hasher.update(bytes);
+            }
+            Hashed {
+                sha256: crate::text::hex(&hasher.finalize()),
+                as_recorded,
+            }
+        })
+    }
 }
 
 /// The new content a write's builder returns: the bytes, and the frontmatter already parsed and
@@ -317,17 +373,18 @@ where
         return Err(Error::invalid(path, c.history.clone(), false));
     }
     let (old_sha256, built) = std::thread::scope(|s| -> Result<(Option<String>, Built)> {
-        // A small board is hashed in less time than a thread takes to start.
+        // A small board is hashed in less time than a thread takes to start. The builder may
+        // ask for the hash too (whether the board is as its last record left it): whoever asks
+        // first computes it, the other waits for it.
+        let current = current.as_ref();
         let mut old_hash = current
-            .as_ref()
             .filter(|c| c.bytes.len() >= HASH_THREAD_FROM)
-            .map(|c| s.spawn(|| sha256_hex(&c.bytes)));
+            .map(|c| s.spawn(|| c.sha256().len()));
         let mut join = || {
-            let hash = || current.as_ref().map(|c| sha256_hex(&c.bytes));
-            match old_hash.take() {
-                Some(h) => h.join().ok().or_else(hash),
-                None => hash(),
+            if let Some(h) = old_hash.take() {
+                let _ = h.join();
             }
+            current.map(|c| c.sha256().to_string())
         };
         // A compare-and-swap needs the hash before anything is built; otherwise it is computed
         // while the new content is built.
@@ -343,7 +400,7 @@ where
             }
             old_sha256 = Some(found);
         }
-        let built = build(current.as_ref())?.into();
+        let built = build(current)?.into();
         if old_sha256.is_none() {
             old_sha256 = join();
         }

@@ -309,6 +309,42 @@ fn validate_names_the_line_of_a_broken_chain() {
 }
 
 #[test]
+fn a_write_checks_the_whole_chain_of_a_board_changed_since_its_last_record() {
+    let b = lifecycle();
+    let text = b.read_string();
+    // As the last write left it: the store can tell, from one hash of the file.
+    let as_found = |bytes: &[u8]| pair::store::Current::new(bytes.to_vec(), vec![]).as_recorded();
+    assert!(as_found(text.as_bytes()));
+    // A record in the middle edited behind pair's back: the last record and the seal are as
+    // they were, so only the chain tells, and a write checks it because the file is no longer
+    // the one the last record describes.
+    let lines = journal_lines(text.as_bytes());
+    let edited = text.replacen(&lines[2], &lines[2].replacen(" uid=", " uid=1", 1), 1);
+    assert_ne!(edited, text);
+    assert!(!as_found(edited.as_bytes()));
+    fs::write(&b.path, &edited).unwrap();
+    let before = b.read();
+    let out = pair([
+        "note",
+        b.p(),
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "x",
+    ]);
+    out.code(5).mentions(&["chain is broken", "--repair"]);
+    b.assert_untouched(&before);
+    // Any one byte changed anywhere, body or frontmatter, is seen.
+    for at in [10, text.len() / 2, text.len() - 3] {
+        let mut bytes = text.clone().into_bytes();
+        bytes[at] = if bytes[at] == b'x' { b'y' } else { b'x' };
+        assert!(!as_found(&bytes), "byte {at}");
+    }
+}
+
+#[test]
 fn validate_refuses_a_phase_the_last_record_does_not_end_in() {
     let b = init_board(&[]);
     let text = b.read_string();

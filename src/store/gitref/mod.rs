@@ -504,7 +504,7 @@ where
         Some(t) => match remote::read_blob(cache, t, &g.path, shown)? {
             Some(bytes) => {
                 let history = lost_since_parent(cache, t, &g.path, &bytes)?;
-                Some(Current { bytes, history })
+                Some(Current::new(bytes, history))
             }
             None => None,
         },
