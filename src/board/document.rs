@@ -239,25 +239,23 @@ impl Document {
         } else {
             Eol::Lf
         };
-        // Find the closing delimiter line.
-        let mut pos = first_end;
+        // Find the closing delimiter line: only lines that start with `---` are looked at,
+        // found by one substring search (a large ledger is thousands of lines).
         let mut close: Option<(usize, usize)> = None;
         let mut doubled_cr: Option<usize> = None;
-        while pos < rest.len() {
+        for at in memchr::memmem::find_iter(&rest[first_end - 1..], b"\n---") {
+            let pos = first_end + at;
             let end = memchr::memchr(b'\n', &rest[pos..])
                 .map(|i| pos + i + 1)
                 .unwrap_or(rest.len());
             let line = &rest[pos..end];
-            if line.starts_with(b"---") {
-                if is_delimiter_line(line) {
-                    close = Some((pos, end));
-                    break;
-                }
-                if doubled_cr.is_none() && is_doubled_cr_delimiter(line) {
-                    doubled_cr = Some(pos);
-                }
+            if is_delimiter_line(line) {
+                close = Some((pos, end));
+                break;
             }
-            pos = end;
+            if doubled_cr.is_none() && is_doubled_cr_delimiter(line) {
+                doubled_cr = Some(pos);
+            }
         }
         let Some((close_start, close_end)) = close else {
             return Err(match doubled_cr {
@@ -1079,6 +1077,23 @@ mod tests {
         assert_eq!(d.body_first_line, 4);
         assert_eq!(d.render("phase: DRAFT\n"), DOC);
         assert_eq!(d.into_rendered("phase: DRAFT\n"), DOC);
+    }
+
+    #[test]
+    fn the_closing_delimiter_is_the_first_line_that_is_one() {
+        let d = Document::parse(b"---\n---\nbody\n").unwrap();
+        assert_eq!((d.fm_text.as_str(), d.body.as_str()), ("", "body\n"));
+        let d = Document::parse(b"---\na: ---\n--- x\n----\n---\n---\n").unwrap();
+        assert_eq!(d.fm_text, "a: ---\n--- x\n----\n");
+        assert_eq!((d.body.as_str(), d.body_first_line), ("---\n", 6));
+        assert!(matches!(
+            Document::parse(b"---\na: 1\n---\r\r\n"),
+            Err(SplitError::DoubledCr { line: 3 })
+        ));
+        assert!(matches!(
+            Document::parse(b"---\na: 1\n--- x\n"),
+            Err(SplitError::Unclosed)
+        ));
     }
 
     #[test]
