@@ -37,15 +37,19 @@ const DEFAULT_ROLES: [&str; 3] = ["enthusiast", "adversary", "judge"];
 /// Whether a board is a review-only board (false when it cannot be read: the command's own
 /// path reports that).
 pub fn is_review(board: &Path, s: &Session) -> bool {
-    let Ok(head) = store::read_head(board, s) else {
+    // A file's head is peeked at without noting its format in the session: the command that
+    // follows reads and checks it.
+    let head = match crate::store::location::Location::of(board) {
+        Ok(crate::store::location::Location::Local(_)) => store::peek_head(board),
+        _ => store::read_head(board, s),
+    };
+    let Ok(head) = head else {
         return false;
     };
-    let Ok(doc) = Document::parse_frontmatter_only(&head) else {
-        return false;
-    };
-    let key = format!("{}:", debate::KEY);
-    doc.fm_text.starts_with(&key)
-        || memchr::memmem::find(doc.fm_text.as_bytes(), format!("\n{key}").as_bytes()).is_some()
+    // The head ends with the frontmatter's closing line, and its first line opens it: a line of
+    // the frontmatter that starts with the key.
+    let key = format!("\n{}:", debate::KEY);
+    memchr::memmem::find(&head, key.as_bytes()).is_some()
 }
 
 /// The review of a board read now, with its frontmatter.
