@@ -10,6 +10,10 @@
 //!   `examples/floor_write.rs` (exec + flock + read + write temp + fsync + rename + fsync dir) for
 //!   `note`, each run on a copy of the same board, interleaved with `pair` so both see the same
 //!   machine state. A git board's figures are against the same file floors.
+//! * The floors a command meets whatever it does, in a table of their own: pair's start-up
+//!   (`pair --version`) for `poll`, and for `note` the durable write that also takes the SHA-256
+//!   of the old content and of the new (`floor_write FILE --sha256`), which a write whose journal
+//!   records both (`before`, `after`) must.
 //! * Wall: the median of the paired runs of each cell, and the ratio of the medians.
 //! * When `valgrind` is on the PATH, the instructions of `pair` and of the floor (callgrind,
 //!   the process itself, not the git processes it starts) along the two axes: every board size
@@ -326,6 +330,10 @@ struct Cell {
     floor_read: f64,
     note: f64,
     floor_write: f64,
+    /// `floor_write --sha256`: the floor with the two hashes a recorded write must take.
+    floor_hashed: f64,
+    /// `pair --version`: pair's own start-up, the floor of any of its commands.
+    startup: f64,
     instr: Option<[Option<u64>; 4]>,
     git: Option<(usize, usize)>,
     /// Why a git cell has no figures.
@@ -428,9 +436,14 @@ fn main() {
             });
             let name = format!("c{size}-{ledger}");
             let path = |what: &str| dir.join(format!("{name}-{what}.md"));
-            let (read_p, write_p, poll_p, note_p) =
-                (path("fr"), path("fw"), path("poll"), path("note"));
-            for p in [&read_p, &write_p, &poll_p, &note_p] {
+            let (read_p, write_p, hashed_p, poll_p, note_p) = (
+                path("fr"),
+                path("fw"),
+                path("fh"),
+                path("poll"),
+                path("note"),
+            );
+            for p in [&read_p, &write_p, &hashed_p, &poll_p, &note_p] {
                 fs::write(p, &content).unwrap();
             }
             let git_board = format!("git+file://{}#refs/pair/{name}:task.md", remote.display());
@@ -482,7 +495,9 @@ fn main() {
             }
             let (mut fr, mut po, mut gpo, mut fw, mut no, mut gno) =
                 (vec![], vec![], vec![], vec![], vec![], vec![]);
+            let (mut fh, mut up) = (vec![], vec![]);
             for i in 0..n {
+                up.push(timed(&mut pair_cmd(&["--version"]), &[0]));
                 fr.push(timed(Command::new(&bins.floor_read).arg(&read_p), &[0]));
                 po.push(timed(
                     &mut pair_cmd(&argv(&poll_args(poll_p.to_str().unwrap()))),
@@ -499,6 +514,12 @@ fn main() {
                     }
                 }
                 fw.push(timed(Command::new(&bins.floor_write).arg(&write_p), &[0]));
+                fh.push(timed(
+                    Command::new(&bins.floor_write)
+                        .arg(&hashed_p)
+                        .arg("--sha256"),
+                    &[0],
+                ));
                 no.push(timed(
                     &mut pair_cmd(&argv(&note_args(note_p.to_str().unwrap(), i))),
                     &[0],
@@ -538,6 +559,8 @@ fn main() {
                 floor_read: mfr,
                 note: median(&no),
                 floor_write: mfw,
+                floor_hashed: median(&fh),
+                startup: median(&up),
                 instr,
                 git: None,
                 refused: None,
@@ -557,6 +580,8 @@ fn main() {
                     floor_read: mfr,
                     note: f64::NAN,
                     floor_write: mfw,
+                    floor_hashed: f64::NAN,
+                    startup: f64::NAN,
                     instr: None,
                     git: None,
                     refused: Some(why),
@@ -576,12 +601,14 @@ fn main() {
                     floor_read: mfr,
                     note: median(&gno),
                     floor_write: mfw,
+                    floor_hashed: f64::NAN,
+                    startup: f64::NAN,
                     instr: None,
                     git: counts,
                     refused: None,
                 });
             }
-            for p in [&read_p, &write_p, &poll_p, &note_p] {
+            for p in [&read_p, &write_p, &hashed_p, &poll_p, &note_p] {
                 let _ = fs::remove_file(p);
             }
             eprintln!(
@@ -645,6 +672,32 @@ fn print_table(cells: &[Cell], version: &str, quick: bool, took: Duration) {
             c.note / c.floor_write,
             vs0(c.note, base.note),
             c.git.map_or("-".to_string(), |(p, w)| format!("{p} / {w}")),
+        );
+    }
+    println!();
+    println!(
+        "The floors a command meets whatever it does: `poll --json` against pair's own start-up \
+         (`pair --version`), `note` against the durable write that also takes the SHA-256 of the \
+         old content and of the new (`floor_write --sha256`), as a write whose journal records \
+         both must."
+    );
+    println!();
+    println!(
+        "| board | objections | `poll --json` ms | `pair --version` ms | × | `note` ms | \
+         hashed floor ms | × |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for c in cells.iter().filter(|c| c.store == "file") {
+        println!(
+            "| {} | {} | {} | {} | {:.2} | {} | {} | {:.2} |",
+            c.size,
+            c.ledger,
+            fmt_ms(c.poll),
+            fmt_ms(c.startup),
+            c.poll / c.startup,
+            fmt_ms(c.note),
+            fmt_ms(c.floor_hashed),
+            c.note / c.floor_hashed,
         );
     }
     if cells.iter().any(|c| c.instr.is_some()) {
