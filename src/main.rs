@@ -325,8 +325,8 @@ fn main() -> ExitCode {
         return print_version(json);
     }
     let json = wants_json(&args);
-    let parsed = match cli::parse_poll(&args) {
-        Some(cli) => Ok((cli, "poll".to_string())),
+    let parsed = match cli::parse_lean(&args) {
+        Some((cli, name)) => Ok((cli, name.to_string())),
         None => parse(&mut Cli::command().color(color_arg(&args)), &args),
     };
     let (mut cli, name) = match parsed {

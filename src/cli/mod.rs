@@ -1652,26 +1652,60 @@ fn command_name(args: &[std::ffi::OsString]) -> Option<(usize, &str)> {
     Some((i, args.get(i)?.to_str()?))
 }
 
-/// Parse a `poll` command line with a parser built for `poll` alone: building the whole tree
-/// (every command's arguments) costs a `poll` about as much again as its own work. The same
-/// derived definitions build it, so what parses here parses the same with [`Cli`]'s full
-/// parser; anything else (`--help`, an error, a left-out BOARD to take from `--board`) returns
-/// `None`, and the full parser answers it with its complete messages.
-pub fn parse_poll(args: &[std::ffi::OsString]) -> Option<Cli> {
+/// The commands an agent runs in its loop, each with what adds its arguments to a command:
+/// [`parse_lean`] builds a parser for the one named.
+const LEAN: &[(&str, fn(clap::Command) -> clap::Command)] = {
+    use crate::cli::ledger::{
+        AcceptArgs, ChallengeArgs, DecideArgs, ObjectArgs, ObjectionsArgs, ReopenArgs, ResolveArgs,
+        RuleArgs,
+    };
+    use clap::Args;
+    &[
+        ("poll", PollArgs::augment_args),
+        ("status", StatusArgs::augment_args),
+        ("register", RegisterArgs::augment_args),
+        ("unregister", ClaimArgs::augment_args),
+        ("claim", ClaimArgs::augment_args),
+        ("acknowledge", ClaimArgs::augment_args),
+        ("submit", SubmitArgs::augment_args),
+        ("verdict", VerdictArgs::augment_args),
+        ("handoff", HandoffArgs::augment_args),
+        ("advance", AdvanceArgs::augment_args),
+        ("block", ReasonArgs::augment_args),
+        ("unblock", ReasonArgs::augment_args),
+        ("stop", ReasonArgs::augment_args),
+        ("note", NoteArgs::augment_args),
+        ("object", ObjectArgs::augment_args),
+        ("resolve", ResolveArgs::augment_args),
+        ("challenge", ChallengeArgs::augment_args),
+        ("rule", RuleArgs::augment_args),
+        ("accept", AcceptArgs::augment_args),
+        ("reopen", ReopenArgs::augment_args),
+        ("withdraw", ReopenArgs::augment_args),
+        ("objections", ObjectionsArgs::augment_args),
+        ("decide", DecideArgs::augment_args),
+        ("report-usage", ReportUsageArgs::augment_args),
+    ]
+};
+
+/// Parse the command line of one of the commands an agent runs in its loop (`poll`, `note`,
+/// `submit`, `verdict`, `object` …) with a parser built for that command alone: building the
+/// whole tree (every command's arguments) cost such a command about as much as its own work.
+/// The same derived definitions build it, so what parses here parses the same with [`Cli`]'s
+/// full parser; anything else (`--help`, an error, a left-out BOARD to take from `--board`,
+/// another command) returns `None`, and the full parser answers it with its complete messages.
+pub fn parse_lean(args: &[std::ffi::OsString]) -> Option<(Cli, &'static str)> {
     use clap::{Command, FromArgMatches};
-    if command_name(args)?.1 != "poll" {
-        return None;
-    }
+    let name = command_name(args)?.1;
+    let &(name, augment) = LEAN.iter().find(|(n, _)| *n == name)?;
     let command = Global::augment_args(
         Command::new("pair")
             .disable_help_subcommand(true)
             .disable_version_flag(true),
     )
-    .subcommand(PollArgs::augment_args(
-        Command::new("poll").disable_version_flag(true),
-    ));
+    .subcommand(augment(Command::new(name).disable_version_flag(true)));
     let matches = command.try_get_matches_from(args).ok()?;
-    Cli::from_arg_matches(&matches).ok()
+    Some((Cli::from_arg_matches(&matches).ok()?, name))
 }
 
 impl Cli {
@@ -1875,9 +1909,56 @@ mod tests {
     }
 
     #[test]
-    fn the_poll_parser_parses_as_the_whole_tree_does() {
+    fn the_lean_parser_parses_as_the_whole_tree_does() {
         for words in [
             &["poll", "t.md", "--agent", "alice"][..],
+            &[
+                "note",
+                "t.md",
+                "--agent",
+                "a",
+                "--section",
+                "Evidence",
+                "--note",
+                "x",
+                "-q",
+            ],
+            &[
+                "submit", "t.md", "--agent", "d", "plan", "--note", "p", "--json",
+            ],
+            &[
+                "verdict",
+                "t.md",
+                "--agent",
+                "r",
+                "approved",
+                "--revision",
+                "1",
+                "--note",
+                "ok",
+            ],
+            &[
+                "object",
+                "t.md",
+                "--agent",
+                "r",
+                "--severity",
+                "blocking",
+                "--anchor",
+                "## Plan",
+            ],
+            &["--json", "status", "t.md"],
+            &[
+                "advance",
+                "t.md",
+                "--agent",
+                "d",
+                "PLANNING",
+                "--user-approved",
+            ],
+            &["block", "t.md", "--agent", "d", "--reason", "why"],
+            &["register", "t.md", "--agent", "r"],
+            &["objections", "t.md", "--open", "--json"],
             &["poll", "t.md", "--agent", "alice", "--json"],
             &[
                 "--json",
@@ -1903,7 +1984,7 @@ mod tests {
             &["--board", "x.md", "poll", "t.md", "--agent", "a", "-v"],
         ] {
             let args = argv(words);
-            let lean = parse_poll(&args).unwrap_or_else(|| panic!("{words:?}: not parsed"));
+            let (lean, _) = parse_lean(&args).unwrap_or_else(|| panic!("{words:?}: not parsed"));
             let full = Cli::try_parse_from(&args).expect("the full parser parses it");
             assert_eq!(format!("{lean:?}"), format!("{full:?}"), "{words:?}");
         }
@@ -1916,10 +1997,12 @@ mod tests {
             &["poll", "t.md", "--agent", "a", "--timeout", "5"],
             &["--board", "x.md", "poll", "--agent", "a"],
             &["poll", "t.md", "--agent", "a", "--bogus"],
-            &["status", "t.md"],
+            &["validate", "t.md"],
+            &["note", "--agent", "a", "--note", "x"],
+            &["verdict", "t.md", "--agent", "r", "MAYBE"],
             &["--version"],
         ] {
-            assert!(parse_poll(&argv(words)).is_none(), "{words:?}");
+            assert!(parse_lean(&argv(words)).is_none(), "{words:?}");
         }
     }
 }
