@@ -1654,7 +1654,9 @@ fn command_name(args: &[std::ffi::OsString]) -> Option<(usize, &str)> {
 
 /// The commands an agent runs in its loop, each with what adds its arguments to a command:
 /// [`parse_lean`] builds a parser for the one named.
-const LEAN: &[(&str, fn(clap::Command) -> clap::Command)] = {
+type Augment = fn(clap::Command) -> clap::Command;
+
+const LEAN: &[(&str, Augment)] = {
     use crate::cli::ledger::{
         AcceptArgs, ChallengeArgs, DecideArgs, ObjectArgs, ObjectionsArgs, ReopenArgs, ResolveArgs,
         RuleArgs,
