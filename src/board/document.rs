@@ -114,6 +114,75 @@ pub struct Document {
     pub body: String,
     /// 1-based line number on which the body starts.
     pub body_first_line: u32,
+    /// The body's headings, found by the first pass that needed them and kept until a method
+    /// of the document changes the body ([`Outline`]).
+    pub outline: Outline,
+}
+
+/// The headings (levels 1 to 3, outside code fences) of a document's body, found once: every
+/// pass a write made over the body for its sections, its entries and its blocks is one.
+/// A cache, not part of the document's value: documents compare equal with or without it.
+/// It is checked against the body it describes before each use (the body's length, and a
+/// heading at each offset) and found again when it does not match, so a body changed
+/// otherwise than through the document's methods is never read through a stale outline.
+#[derive(Clone, Default)]
+pub struct Outline(std::sync::OnceLock<Headings>);
+
+#[derive(Clone)]
+struct Headings {
+    /// The length of the body they were found in.
+    len: usize,
+    /// (byte offset of the line, 0-based line index in the body, level).
+    at: Vec<(usize, u32, u8)>,
+}
+
+impl PartialEq for Outline {
+    fn eq(&self, _: &Outline) -> bool {
+        true
+    }
+}
+
+impl Eq for Outline {}
+
+impl std::fmt::Debug for Outline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Outline")
+    }
+}
+
+impl Outline {
+    fn of<'a>(&'a self, body: &str) -> Option<&'a Headings> {
+        let h = self.0.get()?;
+        let fits = h.len == body.len()
+            && h.at.iter().all(|(offset, _, _)| {
+                body.as_bytes()
+                    .get(*offset)
+                    .is_some_and(|b| *b == b'#' || b.is_ascii_whitespace())
+            });
+        fits.then_some(h)
+    }
+}
+
+/// Follow a body's lines once: their blocks (a fence, HTML comment or `<details>` left open,
+/// when `scan` is given) and their headings.
+fn headings_of(body: &str, mut scan: Option<&mut BodyScan>) -> Headings {
+    let mut at = Vec::new();
+    let mut inside = None;
+    let mut offset = 0;
+    for (i, line) in raw_lines(body).enumerate() {
+        let kind = match scan.as_deref_mut() {
+            Some(scan) => scan.line(line),
+            None => classify(&mut inside, line.trim_end_matches(['\n', '\r'])),
+        };
+        if let LineKind::Heading(level @ 1..=3) = kind {
+            at.push((offset, i as u32, level));
+        }
+        offset += line.len();
+    }
+    Headings {
+        len: body.len(),
+        at,
+    }
 }
 
 fn is_delimiter(line: &str) -> bool {
@@ -311,6 +380,7 @@ impl Document {
                 fm_first_line: 2,
                 body,
                 body_first_line,
+                outline: Outline::default(),
             },
             close_end,
         ))
@@ -351,7 +421,63 @@ impl Document {
 
     /// The level-2 sections of the body.
     pub fn sections(&self) -> Vec<Section> {
-        sections(&self.body, self.body_first_line)
+        outline_from(&self.body, self.body_first_line, &self.headings(), false)
+            .into_iter()
+            .map(|(s, _)| s)
+            .collect()
+    }
+
+    /// [`Document::sections`], each with its number of entries: level-3 headings in the form
+    /// `pair` writes them ([`crate::board::entry::is_entry_heading`]), not the `###` headings
+    /// of old notes. Only `status` counts them (reading an entry's heading is most of the cost
+    /// of an outline).
+    pub fn sections_with_entries(&self) -> Vec<(Section, usize)> {
+        outline_from(&self.body, self.body_first_line, &self.headings(), true)
+    }
+
+    /// The body's headings of levels 1 to 3, outside code fences, in order: (byte offset of
+    /// the line, the line with its ending, its file line, its level).
+    pub fn heading_lines(&self) -> Vec<(usize, &str, u32, u8)> {
+        let body = &self.body;
+        self.headings()
+            .iter()
+            .map(|&(offset, index, level)| {
+                let end = memchr::memchr(b'\n', &body.as_bytes()[offset..])
+                    .map_or(body.len(), |e| offset + e + 1);
+                (
+                    offset,
+                    &body[offset..end],
+                    self.body_first_line + index,
+                    level,
+                )
+            })
+            .collect()
+    }
+
+    fn headings(&self) -> std::borrow::Cow<'_, [(usize, u32, u8)]> {
+        use std::borrow::Cow;
+        if let Some(h) = self.outline.of(&self.body) {
+            return Cow::Borrowed(&h.at);
+        }
+        match self.outline.0.set(headings_of(&self.body, None)) {
+            Ok(()) => match self.outline.0.get() {
+                Some(h) => Cow::Borrowed(&h.at),
+                None => Cow::Owned(headings_of(&self.body, None).at),
+            },
+            // A stale outline (the body changed behind the document's back): this read uses
+            // what it found.
+            Err(found) => Cow::Owned(found.at),
+        }
+    }
+
+    /// Check the body's blocks (a code fence, an HTML comment or a `<details>` element left
+    /// open, as [`unclosed_blocks`] finds them) in the pass that finds its headings, which the
+    /// document keeps.
+    pub fn unclosed_blocks(&self) -> (Option<u32>, Option<UnclosedHtml>) {
+        let mut scan = BodyScan::default();
+        let found = headings_of(&self.body, Some(&mut scan));
+        let _ = self.outline.0.set(found);
+        scan.unclosed()
     }
 
     /// Append an entry (text written with `\n`) to the end of a section, creating the section at
@@ -374,6 +500,7 @@ impl Document {
         let Some(sec) = secs.iter().find(|s| s.name == section) else {
             if let Some(range) = inserted {
                 self.body.replace_range(range, "");
+                self.outline = Outline::default();
             }
             return false;
         };
@@ -394,6 +521,7 @@ impl Document {
             text.push_str(eol);
         }
         self.body.insert_str(insert_at, &text);
+        self.outline = Outline::default();
         true
     }
 
@@ -409,6 +537,7 @@ impl Document {
             return false;
         }
         self.body.replace_range(sec.start..sec.end, "");
+        self.outline = Outline::default();
         true
     }
 
@@ -438,6 +567,7 @@ impl Document {
             Some(sec) => {
                 let text = format!("## {name}{eol}{eol}");
                 self.body.insert_str(sec.start, &text);
+                self.outline = Outline::default();
                 Some(sec.start..sec.start + text.len())
             }
             None => {
@@ -451,6 +581,7 @@ impl Document {
                 text.push_str(&format!("## {name}{eol}"));
                 let start = self.body.len();
                 self.body.push_str(&text);
+                self.outline = Outline::default();
                 Some(start..self.body.len())
             }
         }
@@ -897,43 +1028,45 @@ pub fn sections(body: &str, first_line: u32) -> Vec<Section> {
         .collect()
 }
 
-/// [`sections`], each with its number of entries: level-3 headings in the form `pair` writes
-/// them ([`crate::board::entry::is_entry_heading`]), not the `###` headings of old notes. Only
-/// `status` counts them (reading an entry's heading is most of the cost of an outline).
-pub fn sections_with_entries(body: &str, first_line: u32) -> Vec<(Section, usize)> {
-    outline(body, first_line, true)
+fn outline(body: &str, first_line: u32, count: bool) -> Vec<(Section, usize)> {
+    outline_from(body, first_line, &headings_of(body, None).at, count)
 }
 
-fn outline(body: &str, first_line: u32, count: bool) -> Vec<(Section, usize)> {
+/// The sections a body's headings ([`headings_of`]) make.
+fn outline_from(
+    body: &str,
+    first_line: u32,
+    headings: &[(usize, u32, u8)],
+    count: bool,
+) -> Vec<(Section, usize)> {
     let mut out: Vec<(Section, usize)> = Vec::new();
-    for (i, (offset, line, kind)) in lines(body).enumerate() {
-        match kind {
-            LineKind::Heading(level) if level <= 2 => {
-                if let Some((last, _)) = out.last_mut()
-                    && last.end == usize::MAX
-                {
-                    last.end = offset;
-                }
-                if level == 2 {
-                    out.push((
-                        Section {
-                            name: heading_text(line),
-                            start: offset,
-                            end: usize::MAX,
-                            line: first_line + i as u32,
-                        },
-                        0,
-                    ));
-                }
+    for &(offset, i, level) in headings {
+        let end = memchr::memchr(b'\n', &body.as_bytes()[offset..])
+            .map_or(body.len(), |e| offset + e + 1);
+        let line = &body[offset..end];
+        if level <= 2 {
+            if let Some((last, _)) = out.last_mut()
+                && last.end == usize::MAX
+            {
+                last.end = offset;
             }
-            LineKind::Heading(3) if count && crate::board::entry::is_entry_heading(line) => {
-                if let Some((last, entries)) = out.last_mut()
-                    && last.end == usize::MAX
-                {
-                    *entries += 1;
-                }
+            if level == 2 {
+                out.push((
+                    Section {
+                        name: heading_text(line),
+                        start: offset,
+                        end: usize::MAX,
+                        line: first_line + i,
+                    },
+                    0,
+                ));
             }
-            _ => {}
+        } else if count
+            && crate::board::entry::is_entry_heading(line)
+            && let Some((last, entries)) = out.last_mut()
+            && last.end == usize::MAX
+        {
+            *entries += 1;
         }
     }
     if let Some((last, _)) = out.last_mut()
@@ -1094,6 +1227,68 @@ mod tests {
             Document::parse(b"---\na: 1\n--- x\n"),
             Err(SplitError::Unclosed)
         ));
+    }
+
+    #[test]
+    fn the_outline_found_once_follows_the_body() {
+        let mut d = Document::parse(DOC.as_bytes()).unwrap();
+        let fresh = |d: &Document| sections(&d.body, d.body_first_line);
+        // Found in the pass that checks the blocks, and kept.
+        assert_eq!(d.unclosed_blocks(), (None, None));
+        assert_eq!(d.sections(), fresh(&d));
+        // Changed through the document: found again.
+        assert!(d.append("Evidence", "### e1\n\ntext\n"));
+        assert!(d.append("Plan Reviews", "### r\n\nok\n"));
+        assert_eq!(d.sections(), fresh(&d));
+        assert!(d.sections().iter().any(|s| s.name == "Evidence"));
+        // Changed behind its back: the outline no longer fits and is not used.
+        d.body.insert_str(0, "## Early\n\n");
+        assert_eq!(d.sections(), fresh(&d));
+        assert_eq!(d.sections()[0].name, "Early");
+        let heads: Vec<_> = d
+            .heading_lines()
+            .into_iter()
+            .map(|(_, l, _, n)| (l, n))
+            .collect();
+        assert_eq!(heads[0], ("## Early\n", 2));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_outline_kept_is_the_outline_found(
+            lines in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Just("## A".to_string()),
+                    proptest::strategy::Just("# T".to_string()),
+                    proptest::strategy::Just("### x".to_string()),
+                    proptest::strategy::Just("```".to_string()),
+                    proptest::strategy::Just("   ## B ##".to_string()),
+                    proptest::strategy::Just("<!--".to_string()),
+                    proptest::strategy::Just("-->".to_string()),
+                    "[a-z #`]{0,8}",
+                ],
+                0..40,
+            ),
+        ) {
+            let body = lines.join("\n");
+            let d = Document::parse(format!("---\na: 1\n---\n{body}").as_bytes()).unwrap();
+            let blocks = d.unclosed_blocks();
+            proptest::prop_assert_eq!(blocks, unclosed_blocks(&d.body));
+            proptest::prop_assert_eq!(d.sections(), sections(&d.body, d.body_first_line));
+            let plain: Vec<_> = lines_with_levels(&d.body);
+            let kept: Vec<_> =
+                d.heading_lines().into_iter().map(|(o, _, _, l)| (o, l)).collect();
+            proptest::prop_assert_eq!(kept, plain);
+        }
+    }
+
+    fn lines_with_levels(body: &str) -> Vec<(usize, u8)> {
+        lines(body)
+            .filter_map(|(o, _, k)| match k {
+                LineKind::Heading(l @ 1..=3) => Some((o, l)),
+                _ => None,
+            })
+            .collect()
     }
 
     #[test]

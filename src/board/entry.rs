@@ -212,12 +212,11 @@ pub struct Head {
 pub fn heads(doc: &Document) -> Vec<Head> {
     let mut out = Vec::new();
     let mut section: Option<(String, u32)> = None;
-    for (i, (_, line, kind)) in lines(&doc.body).enumerate() {
-        let n = doc.body_first_line + i as u32;
-        match kind {
-            LineKind::Heading(1) => section = None,
-            LineKind::Heading(2) => section = Some((heading_text(line), n)),
-            LineKind::Heading(3) => {
+    for (_, line, n, level) in doc.heading_lines() {
+        match level {
+            1 => section = None,
+            2 => section = Some((heading_text(line), n)),
+            3 => {
                 if let (Some((name, at)), Some(h)) =
                     (&section, level3_text(line).and_then(parse_heading))
                 {

@@ -593,6 +593,7 @@ pub fn check_kept(old_body: &str, new_body: &str) -> Result<()> {
             fm_first_line: 1,
             body: body.to_string(),
             body_first_line: 1,
+            outline: Default::default(),
         };
         section_lines(&doc)
             .unwrap_or_default()

@@ -172,7 +172,7 @@ pub fn check_bytes(bytes: &[u8]) -> Result<Valid, Report> {
         warnings: vec![],
     })?;
     let parsed = check_frontmatter(&doc)?;
-    let blocks = crate::board::document::unclosed_blocks(&doc.body);
+    let blocks = doc.unclosed_blocks();
     if let Some(error) = unclosed_error(blocks, doc.body_first_line) {
         return Err(Report {
             errors: vec![error],

@@ -701,7 +701,7 @@ impl SectionInfo {
     /// count the same.
     pub fn of(doc: &crate::board::document::Document) -> Vec<SectionInfo> {
         let records = crate::board::journal::section_lines(doc).map_or(0, |lines| lines.len());
-        crate::board::document::sections_with_entries(&doc.body, doc.body_first_line)
+        doc.sections_with_entries()
             .into_iter()
             .map(|(s, entries)| SectionInfo {
                 entries: if s.name == crate::board::journal::SECTION {

@@ -474,6 +474,7 @@ proptest! {
             fm_first_line: 2,
             body: body.clone(),
             body_first_line: 0,
+            outline: Default::default(),
         };
         let bytes = doc.render(&fm.emit());
         let back = Document::parse(bytes.as_bytes()).expect("rendered document splits");
