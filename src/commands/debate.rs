@@ -37,7 +37,7 @@ const DEFAULT_ROLES: [&str; 3] = ["enthusiast", "adversary", "judge"];
 /// Whether a board is a review-only board (false when it cannot be read: the command's own
 /// path reports that).
 pub fn is_review(board: &Path, s: &Session) -> bool {
-    let Ok(head) = store::read_head(board, s) else {
+    let Ok(head) = store::read_ahead(board, s) else {
         return false;
     };
     let Ok(doc) = Document::parse_frontmatter_only(&head) else {
