@@ -2373,3 +2373,53 @@ fn a_note_with_a_current_cache_starts_three_git_processes_and_a_quiet_poll_two()
     assert_eq!(runs().len(), 3);
     assert!(remote.text(REF).contains("third"));
 }
+
+#[test]
+fn a_note_with_a_cache_behind_is_refused_by_its_lease_once_then_lands_once() {
+    let remote = Remote::new();
+    let m = Machine::new(&remote);
+    let other = Machine::new(&remote);
+    let b = remote.board(REF);
+    let tools = tempfile::tempdir().unwrap();
+    let log = tools.path().join("git.log");
+    let bin = logging_git(tools.path(), &log);
+    let path = std::env::join_paths(
+        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    m.pair(&["init", &b, "--doer", "doer", "--reviewers", "alice"])
+        .code(0);
+    other.note(&b, "doer", "from elsewhere").code(0);
+    let before = remote.commits(REF);
+    let args = [
+        "note",
+        &b,
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "behind",
+    ];
+    let mut c = m.command(&args);
+    c.env("PATH", &path);
+    run_bounded(&mut c, &args).code(0);
+    let ran: Vec<String> = fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        // The check of a git not seen before (this logging one) is not the write's.
+        .filter(|l| !l.ends_with(" --version"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(remote.commits(REF), before + 1);
+    let text = remote.text(REF);
+    assert!(
+        text.contains("from elsewhere") && text.contains("behind"),
+        "{text}"
+    );
+    // The first push, on the cache's tip, is refused by its lease before anything is sent:
+    // the write reads the remote's tip and applies itself again, with no look for a landing.
+    let pushes = ran.iter().filter(|l| l.contains(" push ")).count();
+    assert_eq!(pushes, 2, "{ran:#?}");
+    assert_eq!(ran.len(), 10, "{ran:#?}");
+}

@@ -207,7 +207,25 @@ const PUSH_REMOTE: &str = "pair-board";
 /// Whether the push was accepted, or the ref had moved.
 enum Pushed {
     Accepted,
+    /// The ref moved; the push failed, and may have landed all the same (a connection that
+    /// broke after the remote took it).
     Moved,
+    /// The ref moved, and the push was refused before anything was sent: it did not land.
+    Stale,
+}
+
+/// Whether git refused to push the board's ref because the remote's ref no longer points at
+/// the leased tip (`[rejected] (stale info)` in the porcelain output): git decides that from
+/// the ref the remote advertised, before it sends anything, so the push did not land.
+fn stale_lease(stdout: &[u8], refname: &str) -> bool {
+    let target = format!(":{refname}");
+    String::from_utf8_lossy(stdout).lines().any(|l| {
+        let mut f = l.split('\t');
+        f.next() == Some("!")
+            && f.next().is_some_and(|r| r.ends_with(&target))
+            && f.next()
+                .is_some_and(|s| s.trim() == "[rejected] (stale info)")
+    })
 }
 
 /// Where the commit `git fast-import` builds is kept while it builds it: the stream resets it
@@ -350,6 +368,9 @@ fn push(
     if r.ok {
         return Ok(Pushed::Accepted);
     }
+    if stale_lease(&r.stdout, &g.refname) {
+        return Ok(Pushed::Stale);
+    }
     // Refused or failed: the ref moved if it no longer points at the tip read.
     match remote::ls_remote(cache, g) {
         Ok(now) if now.as_deref() == Some(new) => Ok(Pushed::Accepted),
@@ -465,17 +486,22 @@ where
             }
             Err(e) => return Err(e),
         };
-        match push(&cache, g, &new, tip.as_deref(), shown, &opts.publish)? {
+        let pushed = push(&cache, g, &new, tip.as_deref(), shown, &opts.publish)?;
+        match pushed {
             Pushed::Accepted => {
                 return Ok(accepted(&cache, shown, &expect, new, composed, attempt, s));
             }
             // The cache was behind: read the remote's tip and build again, at once.
-            Pushed::Moved if optimistic => {
-                unsure.push((new, composed));
+            Pushed::Moved | Pushed::Stale if optimistic => {
+                if matches!(pushed, Pushed::Moved) {
+                    unsure.push((new, composed));
+                }
                 optimistic = false;
             }
-            Pushed::Moved => {
-                unsure.push((new, composed));
+            Pushed::Moved | Pushed::Stale => {
+                if matches!(pushed, Pushed::Moved) {
+                    unsure.push((new, composed));
+                }
                 attempt += 1;
                 if attempt >= MAX_ATTEMPTS || started.elapsed() >= opts.timeout {
                     // Before giving up, look once more: a push reported refused may have
@@ -749,7 +775,7 @@ pub fn create_copy(
             }
             Ok(())
         }
-        Pushed::Moved => Err(Error::Exists {
+        Pushed::Moved | Pushed::Stale => Err(Error::Exists {
             path: shown.to_path_buf(),
         }),
     }
