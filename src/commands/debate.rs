@@ -37,11 +37,11 @@ const DEFAULT_ROLES: [&str; 3] = ["enthusiast", "adversary", "judge"];
 /// Whether a board is a review-only board (false when it cannot be read: the command's own
 /// path reports that).
 pub fn is_review(board: &Path, s: &Session) -> bool {
-    // A file's head is peeked at without noting its format in the session: the command that
-    // follows reads and checks it.
+    // A file's head is peeked at without noting its format in the session; a git board's is
+    // read ahead of the command's own read, which takes it without asking the remote again.
     let head = match crate::store::location::Location::of(board) {
         Ok(crate::store::location::Location::Local(_)) => store::peek_head(board),
-        _ => store::read_head(board, s),
+        _ => store::read_ahead(board, s),
     };
     let Ok(head) = head else {
         return false;

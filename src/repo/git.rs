@@ -144,7 +144,14 @@ pub(crate) struct Finished {
     /// How long git had run when it was stopped at the deadline (with every process it
     /// started); `None` when it ended by itself.
     pub stopped: Option<Duration>,
+    /// Whether the watch of [`run_watched`] stopped git: it had printed what was needed, or
+    /// announced more than the caller would read.
+    pub cut: bool,
 }
+
+/// What [`run_watched`] calls with all that git has printed on stdout so far, each time more
+/// arrives: `false` stops git (and everything it started) at once.
+pub(crate) type Watch = Box<dyn FnMut(&[u8]) -> bool + Send>;
 
 /// The process group of the git [`run_piped`] is waiting for (0 while none runs), for the
 /// signal handler that ends it with `pair`.
@@ -201,10 +208,25 @@ enum Part {
 /// saying so first on its stderr. A deadline already past stops it before it starts.
 /// `cannot_start` words the error when the process cannot be run.
 pub(crate) fn run_piped(
+    cmd: Command,
+    input: Option<&[u8]>,
+    deadline: Instant,
+    cannot_start: impl Fn(std::io::Error) -> Error,
+) -> Result<Finished> {
+    run_watched(cmd, input, deadline, cannot_start, None)
+}
+
+/// [`run_piped`], with `watch` shown git's stdout as it arrives: when it answers `false`, git
+/// is stopped there (killed with its process group, before it prints another byte the caller
+/// would hold), and the run is reported `cut` with what it had printed. This reads a
+/// `cat-file --batch` answer header first, and stops at a header that announces an object too
+/// large to read.
+pub(crate) fn run_watched(
     mut cmd: Command,
     input: Option<&[u8]>,
     deadline: Instant,
     cannot_start: impl Fn(std::io::Error) -> Error,
+    watch: Option<Watch>,
 ) -> Result<Finished> {
     use std::os::unix::process::CommandExt;
     let started = Instant::now();
@@ -219,6 +241,7 @@ pub(crate) fn run_piped(
                 String::from_utf8_lossy(&stderr)
             ),
             stopped: Some(ran),
+            cut: false,
         }
     };
     if started >= deadline {
@@ -263,12 +286,43 @@ pub(crate) fn run_piped(
             }
         });
     }
-    let read = |pipe: Option<Box<dyn Read + Send>>, part: fn(Vec<u8>) -> Part| {
+    let cut = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let read = |pipe: Option<Box<dyn Read + Send>>,
+                part: fn(Vec<u8>) -> Part,
+                mut watch: Option<Watch>| {
         let tx = tx.clone();
+        let cut = cut.clone();
         std::thread::spawn(move || {
             let mut buf = Vec::new();
             if let Some(mut p) = pipe {
-                let _ = p.read_to_end(&mut buf);
+                match watch.as_mut() {
+                    None => {
+                        let _ = p.read_to_end(&mut buf);
+                    }
+                    Some(w) => {
+                        let mut chunk = vec![0u8; 64 * 1024];
+                        loop {
+                            match p.read(&mut chunk) {
+                                Ok(0) => break,
+                                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+                                    continue;
+                                }
+                                Err(_) => break,
+                            }
+                            if !w(&buf) {
+                                cut.store(true, Ordering::SeqCst);
+                                // SAFETY: signalling git's process group; the watch stops a
+                                // git that still has more to print than a pipe holds, so it is
+                                // still running, blocked on this pipe, and not yet reaped.
+                                unsafe {
+                                    libc::kill(-group, libc::SIGKILL);
+                                }
+                                break;
+                            }
+                        }
+                    }
+                }
             }
             let _ = tx.send(part(buf));
         });
@@ -279,6 +333,7 @@ pub(crate) fn run_piped(
             .take()
             .map(|p| Box::new(p) as Box<dyn Read + Send>),
         Part::Stdout,
+        watch,
     );
     read(
         child
@@ -286,6 +341,7 @@ pub(crate) fn run_piped(
             .take()
             .map(|p| Box::new(p) as Box<dyn Read + Send>),
         Part::Stderr,
+        None,
     );
     std::thread::spawn(move || {
         let _ = tx.send(Part::Exit(child.wait()));
@@ -329,6 +385,7 @@ pub(crate) fn run_piped(
         stdout: stdout.unwrap_or_default(),
         stderr: String::from_utf8_lossy(&stderr.unwrap_or_default()).into_owned(),
         stopped: None,
+        cut: cut.load(Ordering::SeqCst),
     })
 }
 

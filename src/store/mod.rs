@@ -469,6 +469,10 @@ pub struct Session {
     /// The last git board read: its address, the commit it was read at and its bytes, so that
     /// a waiting `poll` whose remote has not moved asks only for the tip.
     last_read: std::cell::RefCell<Option<(String, String, Vec<u8>)>>,
+    /// Whether the last git board read was a look ahead of the command's own read (to learn
+    /// what kind of board it is): the next read of the same board, if it comes before any
+    /// write, takes its bytes without asking the remote again.
+    ahead: std::cell::Cell<bool>,
     /// What may end a wait early and hears when it sleeps: set when a server runs the command
     /// (see [`Session::with_interrupt`]).
     interrupt: Option<wait::Interrupt>,
@@ -548,6 +552,23 @@ impl Session {
         }
     }
 
+    /// The bytes of the look ahead ([`read_ahead`]) of the board `address`, once: the read
+    /// that follows it.
+    pub(crate) fn take_ahead(&self, address: &str) -> Option<Vec<u8>> {
+        if !self.ahead.replace(false) {
+            return None;
+        }
+        match &*self.last_read.borrow() {
+            Some((a, _, bytes)) if a == address => Some(bytes.clone()),
+            _ => None,
+        }
+    }
+
+    /// Forget a look ahead: a write comes between it and the next read.
+    pub(crate) fn drop_ahead(&self) {
+        self.ahead.set(false);
+    }
+
     pub(crate) fn remember_read(&self, address: &str, tip: &str, bytes: &[u8]) {
         *self.last_read.borrow_mut() = Some((address.into(), tip.into(), bytes.to_vec()));
     }
@@ -602,6 +623,15 @@ pub fn read_head(path: &Path, s: &Session) -> Result<Vec<u8>> {
         Location::Git(g) => crate::store::gitref::read(&g, path, s),
     }?;
     s.read(&bytes);
+    Ok(bytes)
+}
+
+/// [`read_head`] as a look ahead of the command's own read, which follows at once: on a git
+/// board, that read takes these bytes rather than asking the remote a second time (a command
+/// that first learns what kind of board it is, then works on it, reads the remote once).
+pub fn read_ahead(path: &Path, s: &Session) -> Result<Vec<u8>> {
+    let bytes = read_head(path, s)?;
+    s.ahead.set(true);
     Ok(bytes)
 }
 

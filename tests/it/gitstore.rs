@@ -2262,3 +2262,164 @@ fn journal_positions_on_a_git_board_are_the_same_from_every_clone() {
     }
     assert_eq!(position, journal.len() as u64);
 }
+
+/// A directory holding a `git` that logs each of its runs (its arguments, one line to `log`)
+/// and hands over to the real one: first on PATH, it sees every git `pair` starts (the git
+/// those start in turn run from git's own exec path).
+fn logging_git(dir: &Path, log: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let real = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|d| d.join("git"))
+        .find(|p| p.is_file())
+        .expect("git on PATH");
+    let bin = dir.join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let script = bin.join("git");
+    fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+#[test]
+fn a_note_with_a_current_cache_starts_three_git_processes_and_a_quiet_poll_two() {
+    let remote = Remote::new();
+    let m = Machine::new(&remote);
+    let b = remote.board(REF);
+    let tools = tempfile::tempdir().unwrap();
+    let log = tools.path().join("git.log");
+    let bin = logging_git(tools.path(), &log);
+    let path = std::env::join_paths(
+        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let mut c = m.command(args);
+        c.env("PATH", &path);
+        run_bounded(&mut c, args)
+    };
+    run(&["init", &b, "--doer", "doer", "--reviewers", "alice"]).code(0);
+    run(&[
+        "note",
+        &b,
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "first",
+    ])
+    .code(0);
+    let runs = || -> Vec<String> {
+        let text = fs::read_to_string(&log).unwrap_or_default();
+        let _ = fs::remove_file(&log);
+        text.lines().map(str::to_string).collect()
+    };
+    runs();
+    // The cache is current (its last write): read the board and its previous version, make
+    // the commit, push it with the lease (which moves the cache's ref too).
+    let before = remote.commits(REF);
+    run(&[
+        "note",
+        &b,
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "second",
+    ])
+    .code(0);
+    let ran = runs();
+    assert_eq!(remote.commits(REF), before + 1);
+    assert!(remote.text(REF).contains("second"));
+    assert_eq!(ran.len(), 3, "{ran:#?}");
+    for (line, what) in ran
+        .iter()
+        .zip([" cat-file --batch", " fast-import ", " push "])
+    {
+        assert!(line.contains(what), "{what:?} expected in {line:?}");
+    }
+    assert!(
+        ran[2].contains(&format!("--force-with-lease={REF}:")),
+        "{}",
+        ran[2]
+    );
+    // A poll that finds the ref where the cache has it: ask the remote, read the board.
+    run(&["poll", &b, "--agent", "alice"]);
+    let ran = runs();
+    assert_eq!(ran.len(), 2, "{ran:#?}");
+    assert!(ran[0].contains(" ls-remote "), "{}", ran[0]);
+    assert!(ran[1].contains(" cat-file --batch"), "{}", ran[1]);
+    // And the next note builds on the cache's ref as the push left it: no fetch.
+    run(&[
+        "note",
+        &b,
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "third",
+    ])
+    .code(0);
+    assert_eq!(runs().len(), 3);
+    assert!(remote.text(REF).contains("third"));
+}
+
+#[test]
+fn a_note_with_a_cache_behind_is_refused_by_its_lease_once_then_lands_once() {
+    let remote = Remote::new();
+    let m = Machine::new(&remote);
+    let other = Machine::new(&remote);
+    let b = remote.board(REF);
+    let tools = tempfile::tempdir().unwrap();
+    let log = tools.path().join("git.log");
+    let bin = logging_git(tools.path(), &log);
+    let path = std::env::join_paths(
+        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    m.pair(&["init", &b, "--doer", "doer", "--reviewers", "alice"])
+        .code(0);
+    other.note(&b, "doer", "from elsewhere").code(0);
+    let before = remote.commits(REF);
+    let args = [
+        "note",
+        &b,
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "behind",
+    ];
+    let mut c = m.command(&args);
+    c.env("PATH", &path);
+    run_bounded(&mut c, &args).code(0);
+    let ran: Vec<String> = fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        // The check of a git not seen before (this logging one) is not the write's.
+        .filter(|l| !l.ends_with(" --version"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(remote.commits(REF), before + 1);
+    let text = remote.text(REF);
+    assert!(
+        text.contains("from elsewhere") && text.contains("behind"),
+        "{text}"
+    );
+    // The first push, on the cache's tip, is refused by its lease before anything is sent:
+    // the write reads the remote's tip and applies itself again, with no look for a landing.
+    let pushes = ran.iter().filter(|l| l.contains(" push ")).count();
+    assert_eq!(pushes, 2, "{ran:#?}");
+    assert_eq!(ran.len(), 10, "{ran:#?}");
+}

@@ -23,7 +23,7 @@ use serde::Serialize;
 use crate::error::{Error, FieldError, Result};
 use crate::store::location::GitBoard;
 use crate::store::{Current, Expect, Session, WriteOptions, Written};
-use remote::{Cache, command, os, run, run_cmd, run_until};
+use remote::{Cache, command, run, run_cmd, run_until};
 
 /// The most times a write reads the tip, applies itself and pushes, when the ref keeps moving
 /// under its pushes (it also stops once the write's `--timeout` has passed).
@@ -92,6 +92,17 @@ fn sync(
 ) -> Result<(Cache, Option<String>)> {
     let cache = Cache::open(g, until)?;
     let before = cache.cached_tip();
+    sync_from(cache, before, g, shown, s)
+}
+
+/// [`sync`] with the cache open and the tip it last saw (`before`) already read.
+fn sync_from(
+    cache: Cache,
+    before: Option<String>,
+    g: &GitBoard,
+    shown: &Path,
+    s: &Session,
+) -> Result<(Cache, Option<String>)> {
     let tip = match remote::ls_remote(&cache, g) {
         Ok(t) => t,
         Err(e) if s.offline_reads && before.is_some() => {
@@ -118,7 +129,8 @@ fn sync(
     let tip = match tip {
         None => None,
         Some(t) if before.as_deref() == Some(t.as_str()) => Some(t),
-        Some(t) if cache.has_commit(&t) => {
+        // A cache made by this command holds no commit yet: it fetches without asking.
+        Some(t) if !cache.made && cache.has_commit(&t) => {
             // Best effort: another process sharing the cache may be moving the same ref.
             let _ = cache.set_tip(&t);
             Some(t)
@@ -154,6 +166,9 @@ fn sync(
 
 /// Read the board at the remote's tip, giving the remote the session's limit.
 pub fn read(g: &GitBoard, shown: &Path, s: &Session) -> Result<Vec<u8>> {
+    if let Some(bytes) = s.take_ahead(&g.address()) {
+        return Ok(bytes);
+    }
     let until = Instant::now() + s.remote_limit();
     let (cache, tip) = sync(g, shown, s, until)?;
     let Some(tip) = tip else {
@@ -167,13 +182,13 @@ pub fn read(g: &GitBoard, shown: &Path, s: &Session) -> Result<Vec<u8>> {
     if let Some(bytes) = s.read_at(&address, &tip) {
         return Ok(bytes);
     }
-    let blob = match remote::read_blob(&cache, &tip, &g.path, shown) {
+    let blob = match remote::read_board(&cache, &tip, &g.path, false, shown).map(|(b, _)| b) {
         // The cache cannot give back what it fetched: rebuild it from the remote, once.
         Err(e @ Error::Git { .. }) if !s.remote().is_some_and(|o| o.offline) => {
             cache.rebuild(g).map_err(|_| e)?;
             let (cache, tip) = sync(g, shown, s, until)?;
             match tip {
-                Some(tip) => remote::read_blob(&cache, &tip, &g.path, shown)?,
+                Some(tip) => remote::read_board(&cache, &tip, &g.path, false, shown)?.0,
                 None => None,
             }
         }
@@ -186,13 +201,54 @@ pub fn read(g: &GitBoard, shown: &Path, s: &Session) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// The name the board's remote is given for a push (on the command line, for that push alone).
+const PUSH_REMOTE: &str = "pair-board";
+
 /// Whether the push was accepted, or the ref had moved.
 enum Pushed {
     Accepted,
+    /// The ref moved; the push failed, and may have landed all the same (a connection that
+    /// broke after the remote took it).
     Moved,
+    /// The ref moved, and the push was refused before anything was sent: it did not land.
+    Stale,
 }
 
-/// Commit `bytes` as the board's file on top of `tip` (keeping the rest of the tree).
+/// Whether git refused to push the board's ref because the remote's ref no longer points at
+/// the leased tip (`[rejected] (stale info)` in the porcelain output): git decides that from
+/// the ref the remote advertised, before it sends anything, so the push did not land.
+fn stale_lease(stdout: &[u8], refname: &str) -> bool {
+    let target = format!(":{refname}");
+    String::from_utf8_lossy(stdout).lines().any(|l| {
+        let mut f = l.split('\t');
+        f.next() == Some("!")
+            && f.next().is_some_and(|r| r.ends_with(&target))
+            && f.next()
+                .is_some_and(|s| s.trim() == "[rejected] (stale info)")
+    })
+}
+
+/// Where the commit `git fast-import` builds is kept while it builds it: the stream resets it
+/// before it ends, so the ref is never written (the commit is named by its mark).
+const BUILD_REF: &str = "refs/pair-build/commit";
+
+/// A name or address for a commit's identity line: without the characters that delimit one
+/// (git drops them from an identity as well).
+fn ident_part(s: &str) -> String {
+    s.chars()
+        .filter(|c| !matches!(c, '<' | '>' | '\n'))
+        .collect()
+}
+
+/// A path of the tree as a `fast-import` path: C-quoted (a board's path has no control
+/// character, [`crate::store::location`]).
+fn quoted_path(path: &str) -> String {
+    format!("\"{}\"", path.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// Commit `bytes` as the board's file on top of `tip` (keeping the rest of the tree): one
+/// `git fast-import`, which stores the blob, the trees on its path and the commit, and names
+/// the commit (`get-mark`).
 fn commit(
     cache: &Cache,
     g: &GitBoard,
@@ -200,61 +256,64 @@ fn commit(
     bytes: &[u8],
     opts: &WriteOptions,
 ) -> Result<String> {
-    let trim = |o: Vec<u8>| String::from_utf8_lossy(&o).trim().to_string();
-    let blob = trim(run(
-        &cache.dir,
-        &["hash-object", "-w", "--stdin"],
-        Some(bytes),
-        "store the new board in the cache",
-    )?);
-    // A private index, so that concurrent writers sharing a cache never meet.
-    let index_dir = tempfile::Builder::new()
-        .prefix("pair-index-")
-        .tempdir_in(&cache.dir)
-        .map_err(|e| Error::io(&cache.dir, "make a temporary index", e))?;
-    let index = index_dir.path().join("index");
-    let with_index = |args: &[&str], what: &str| -> Result<Vec<u8>> {
-        let mut cmd = command(&cache.dir);
-        cmd.env("GIT_INDEX_FILE", &index).args(args);
-        let r = run_cmd(cmd, None, what)?;
-        if r.ok {
-            Ok(r.stdout)
-        } else {
-            Err(Error::Git {
-                message: format!("cannot {what}: git said: {}", r.said()),
-            })
-        }
+    let who = ident_part(opts.agent.as_deref().unwrap_or("pair"));
+    let who = if who.trim().is_empty() {
+        "pair".to_string()
+    } else {
+        who
     };
-    match tip {
-        Some(t) => with_index(&["read-tree", t], "read the tree at the tip")?,
-        None => with_index(&["read-tree", "--empty"], "start an empty tree")?,
-    };
-    let cacheinfo = format!("100644,{blob},{}", g.path);
-    with_index(
-        &["update-index", "--add", "--cacheinfo", &cacheinfo],
-        "put the board in the tree",
-    )?;
-    let tree = trim(with_index(&["write-tree"], "write the tree")?);
-    let who = opts.agent.clone().unwrap_or_else(|| "pair".to_string());
-    let email = format!("{who}@{EMAIL_DOMAIN}");
+    let email = ident_part(&format!("{who}@{EMAIL_DOMAIN}"));
     let message = format!("{}\n", opts.description);
-    let mut cmd = command(&cache.dir);
-    cmd.env("GIT_AUTHOR_NAME", os(&who))
-        .env("GIT_AUTHOR_EMAIL", os(&email))
-        .env("GIT_COMMITTER_NAME", os(&who))
-        .env("GIT_COMMITTER_EMAIL", os(&email))
-        .args(["commit-tree", &tree]);
+    let mut stream = Vec::with_capacity(bytes.len() + message.len() + 512);
+    stream.extend_from_slice(
+        format!(
+            "commit {BUILD_REF}\nmark :1\nauthor {who} <{email}> now\ncommitter {who} <{email}> now\n\
+             data {}\n",
+            message.len()
+        )
+        .as_bytes(),
+    );
+    stream.extend_from_slice(message.as_bytes());
+    stream.push(b'\n');
     if let Some(t) = tip {
-        cmd.args(["-p", t]);
+        stream.extend_from_slice(format!("from {t}\n").as_bytes());
     }
-    cmd.args(["-F", "-"]);
-    let r = run_cmd(cmd, Some(message.as_bytes()), "make the commit")?;
-    if !r.ok {
+    stream.extend_from_slice(
+        format!(
+            "M 100644 inline {}\ndata {}\n",
+            quoted_path(&g.path),
+            bytes.len()
+        )
+        .as_bytes(),
+    );
+    stream.extend_from_slice(bytes);
+    stream.extend_from_slice(format!("\n\nreset {BUILD_REF}\n\nget-mark :1\ndone\n").as_bytes());
+    let mut cmd = command(&cache.dir);
+    // Small imports are stored as loose objects, as `hash-object` and `commit-tree` store
+    // theirs, not as one pack per write.
+    cmd.args([
+        "-c",
+        "fastimport.unpackLimit=100",
+        "fast-import",
+        "--quiet",
+        "--done",
+        "--date-format=now",
+    ]);
+    let r = run_cmd(cmd, Some(&stream), "make the commit")?;
+    let oid = String::from_utf8_lossy(&r.stdout).trim().to_string();
+    if !r.ok || !git_oid(&oid) {
         return Err(Error::Git {
             message: format!("cannot make the commit: git said: {}", r.said()),
         });
     }
-    Ok(trim(r.stdout))
+    Ok(oid)
+}
+
+/// Whether `s` is a full object id as git prints it.
+fn git_oid(s: &str) -> bool {
+    matches!(s.len(), 40 | 64)
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// Push `new` to the ref with a lease on `tip` (on "absent" when `None`), and with it, in one
@@ -271,10 +330,21 @@ fn push(
 ) -> Result<Pushed> {
     let lease = format!("--force-with-lease={}:{}", g.refname, tip.unwrap_or(""));
     let refspec = format!("{new}:{}", g.refname);
+    // The remote is named for this push alone, with the cache's ref as where its board ref is
+    // tracked: an accepted push moves the cache's ref itself, and no `update-ref` follows.
+    let url = format!("remote.{PUSH_REMOTE}.url={}", g.url);
+    let tracking = format!(
+        "remote.{PUSH_REMOTE}.fetch=+{}:{}",
+        g.refname, cache.cache_ref
+    );
     let mut cmd = command(&cache.dir);
     cmd.args([
         "-c",
         "push.gpgSign=false",
+        "-c",
+        url.as_str(),
+        "-c",
+        tracking.as_str(),
         "push",
         "--porcelain",
         "--no-verify",
@@ -290,13 +360,16 @@ fn push(
             cmd.env("GIT_ALTERNATE_OBJECT_DIRECTORIES", joined);
         }
     }
-    cmd.args([lease.as_str(), "--", g.url.as_str(), refspec.as_str()]);
+    cmd.args([lease.as_str(), "--", PUSH_REMOTE, refspec.as_str()]);
     for p in publish {
         cmd.arg(format!("{}:{}", p.commit, p.refname));
     }
     let r = run_until(cmd, None, cache.remote_deadline(), "push the board")?;
     if r.ok {
         return Ok(Pushed::Accepted);
+    }
+    if stale_lease(&r.stdout, &g.refname) {
+        return Ok(Pushed::Stale);
     }
     // Refused or failed: the ref moved if it no longer points at the tip read.
     match remote::ls_remote(cache, g) {
@@ -353,6 +426,7 @@ where
     F: FnMut(Option<&Current>) -> Result<B>,
     B: Into<crate::store::Built>,
 {
+    s.drop_ahead();
     let started = Instant::now();
     let until = started + opts.timeout;
     let mut attempt = 0;
@@ -367,16 +441,18 @@ where
     loop {
         // The journal's `wait_us`: the time lost to attempts that found the ref moved.
         let waited = started.elapsed();
-        let cached = if optimistic {
+        let (cache, tip) = if optimistic {
             let cache = Cache::open(g, until)?;
-            cache.cached_tip().map(|t| (cache, Some(t)))
+            match cache.cached_tip() {
+                Some(t) => (cache, Some(t)),
+                // Nothing cached: the remote is asked, with the cache just opened.
+                None => {
+                    optimistic = false;
+                    sync_from(cache, None, g, shown, s)?
+                }
+            }
         } else {
-            None
-        };
-        optimistic = cached.is_some();
-        let (cache, tip) = match cached {
-            Some(c) => c,
-            None => sync(g, shown, s, until)?,
+            sync(g, shown, s, until)?
         };
         // A push that failed may still have landed (the connection broke after the remote
         // took it) and been built on since: then the write has happened, and must not be
@@ -410,17 +486,22 @@ where
             }
             Err(e) => return Err(e),
         };
-        match push(&cache, g, &new, tip.as_deref(), shown, &opts.publish)? {
+        let pushed = push(&cache, g, &new, tip.as_deref(), shown, &opts.publish)?;
+        match pushed {
             Pushed::Accepted => {
                 return Ok(accepted(&cache, shown, &expect, new, composed, attempt, s));
             }
             // The cache was behind: read the remote's tip and build again, at once.
-            Pushed::Moved if optimistic => {
-                unsure.push((new, composed));
+            Pushed::Moved | Pushed::Stale if optimistic => {
+                if matches!(pushed, Pushed::Moved) {
+                    unsure.push((new, composed));
+                }
                 optimistic = false;
             }
-            Pushed::Moved => {
-                unsure.push((new, composed));
+            Pushed::Moved | Pushed::Stale => {
+                if matches!(pushed, Pushed::Moved) {
+                    unsure.push((new, composed));
+                }
                 attempt += 1;
                 if attempt >= MAX_ATTEMPTS || started.elapsed() >= opts.timeout {
                     // Before giving up, look once more: a push reported refused may have
@@ -457,7 +538,10 @@ fn accepted(
     attempt: u32,
     s: &Session,
 ) -> Written {
-    let _ = cache.set_tip(&new);
+    // An accepted push moved the cache's ref already; one that was found landed did not.
+    if cache.cached_tip().as_deref() != Some(new.as_str()) {
+        let _ = cache.set_tip(&new);
+    }
     cache.touch();
     s.observe(Observed {
         tip: Some(new),
@@ -501,12 +585,12 @@ where
         });
     }
     let current = match tip {
-        Some(t) => match remote::read_blob(cache, t, &g.path, shown)? {
-            Some(bytes) => {
-                let history = lost_since_parent(cache, t, &g.path, &bytes)?;
+        Some(t) => match remote::read_board(cache, t, &g.path, true, shown)? {
+            (Some(bytes), parent) => {
+                let history = lost_since_parent(t, parent.as_deref(), &bytes);
                 Some(Current::new(bytes, history))
             }
-            None => None,
+            (None, _) => None,
         },
         None => None,
     };
@@ -538,34 +622,27 @@ fn lost_message(later: &str, earlier: &str, what: &str) -> String {
     )
 }
 
-/// A write's check of the board at the tip against the ref's previous commit (one more blob
-/// read per write): the errors when the journal at the tip lost records the previous commit's
-/// held. `validate` walks further back ([`history`]).
-fn lost_since_parent(
-    cache: &Cache,
-    tip: &str,
-    path: &str,
-    bytes: &[u8],
-) -> Result<Vec<FieldError>> {
-    let spec = format!("{tip}^1:{path}");
-    let parent = remote::read_blobs(cache, &[spec], crate::law::validate::MAX_BOARD_BYTES)?;
-    let Some(Some(parent)) = parent.into_iter().next() else {
-        return Ok(vec![]);
+/// A write's check of the board at the tip against the ref's previous commit (its board is
+/// read with the tip's, [`remote::read_board`]): the errors when the journal at the tip lost
+/// records the previous commit's held. `validate` walks further back ([`history`]).
+fn lost_since_parent(tip: &str, parent: Option<&[u8]>, bytes: &[u8]) -> Vec<FieldError> {
+    let Some(parent) = parent else {
+        return vec![];
     };
     let (Some(earlier), Some(later)) = (
-        crate::board::journal::record_lines(&parent),
+        crate::board::journal::record_lines(parent),
         crate::board::journal::record_lines(bytes),
     ) else {
-        return Ok(vec![]);
+        return vec![];
     };
     // A repair may have mended the journal: its record and Decisions entry say so.
     if crate::board::journal::is_repair(&later) {
-        return Ok(vec![]);
+        return vec![];
     }
-    Ok(crate::board::journal::lost(&earlier, &later)
+    crate::board::journal::lost(&earlier, &later)
         .map(|what| history_error(lost_message(tip, &format!("{tip}^1"), &what)))
         .into_iter()
-        .collect())
+        .collect()
 }
 
 /// `validate`'s check of a git board's journal against the ref's own history, which a writer of
@@ -683,6 +760,7 @@ pub fn create_copy(
     opts: &WriteOptions,
     s: &Session,
 ) -> Result<()> {
+    s.drop_ahead();
     let (cache, tip) = sync(g, shown, s, Instant::now() + opts.timeout)?;
     if tip.is_some() {
         return Err(Error::Exists {
@@ -692,10 +770,12 @@ pub fn create_copy(
     let new = commit(&cache, g, None, bytes, opts)?;
     match push(&cache, g, &new, None, shown, &[])? {
         Pushed::Accepted => {
-            let _ = cache.set_tip(&new);
+            if cache.cached_tip().as_deref() != Some(new.as_str()) {
+                let _ = cache.set_tip(&new);
+            }
             Ok(())
         }
-        Pushed::Moved => Err(Error::Exists {
+        Pushed::Moved | Pushed::Stale => Err(Error::Exists {
             path: shown.to_path_buf(),
         }),
     }

@@ -58,6 +58,8 @@ pub struct Ran {
     /// How long git had run when it was stopped at its deadline (its output is then what it
     /// had printed, after a first line on stderr saying so).
     pub stopped: Option<Duration>,
+    /// Whether the watch of [`run_watched`] stopped it.
+    pub cut: bool,
 }
 
 impl Ran {
@@ -108,12 +110,25 @@ pub fn command(dir: &Path) -> Command {
 /// is started, and stopped at the deadline, by [`crate::repo::git::run_piped`], the one place
 /// git runs).
 pub fn run_until(cmd: Command, input: Option<&[u8]>, deadline: Instant, what: &str) -> Result<Ran> {
-    let f = crate::repo::git::run_piped(cmd, input, deadline, |e| missing_git(what, e))?;
+    run_watched(cmd, input, deadline, None, what)
+}
+
+/// [`run_until`], with its stdout shown to `watch` as it arrives, which may stop git
+/// ([`crate::repo::git::run_watched`]).
+fn run_watched(
+    cmd: Command,
+    input: Option<&[u8]>,
+    deadline: Instant,
+    watch: Option<crate::repo::git::Watch>,
+    what: &str,
+) -> Result<Ran> {
+    let f = crate::repo::git::run_watched(cmd, input, deadline, |e| missing_git(what, e), watch)?;
     Ok(Ran {
         ok: f.ok,
         stdout: f.stdout,
         stderr: f.stderr,
         stopped: f.stopped,
+        cut: f.cut,
     })
 }
 
@@ -281,6 +296,8 @@ pub struct Cache {
     /// exclusively, so a cache is never moved from under a process using it. `None` when the
     /// lock file cannot be opened (a read-only cache directory): the cache is then never rebuilt.
     user: Option<std::fs::File>,
+    /// Whether this process made the cache (it holds no object yet).
+    pub made: bool,
 }
 
 impl Cache {
@@ -291,8 +308,9 @@ impl Cache {
         let root = cache_root()?;
         let key = &crate::text::sha256_hex(g.url.as_bytes())[..24];
         let dir = root.join(format!("{key}.git"));
+        let mut made = false;
         if !dir.join("HEAD").is_file() {
-            init(&root, &dir, g)?;
+            made = init(&root, &dir, g)?;
         }
         let user = std::fs::OpenOptions::new()
             .read(true)
@@ -304,7 +322,7 @@ impl Cache {
             .filter(|f| f.lock_shared().is_ok());
         // A rebuild may have moved the cache between the check above and the lock.
         if !dir.join("HEAD").is_file() {
-            init(&root, &dir, g)?;
+            made = init(&root, &dir, g)?;
         }
         let marker_dir = dir.join("pair-synced");
         let _ = std::fs::create_dir_all(&marker_dir);
@@ -315,6 +333,7 @@ impl Cache {
             dir,
             deadline,
             user,
+            made,
         })
     }
 
@@ -388,8 +407,31 @@ impl Cache {
         SystemTime::now().duration_since(m).ok()
     }
 
-    /// The commit the cache last saw at the ref.
+    /// The commit the cache last saw at the ref: read from the ref's own file when git keeps
+    /// it as one (a loose ref, which git reads before any packed one; `fetch` and `push` write
+    /// the cache's ref so), else asked of git (`rev-parse`).
     pub fn cached_tip(&self) -> Option<String> {
+        match std::fs::read_to_string(self.dir.join(&self.cache_ref)) {
+            Ok(text) => {
+                let oid = text.trim_end_matches('\n');
+                if matches!(oid.len(), 40 | 64)
+                    && oid
+                        .bytes()
+                        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+                {
+                    return Some(oid.to_string());
+                }
+            }
+            // Neither a loose ref nor a packed one (nor another ref store): no such ref.
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    && !self.dir.join("packed-refs").exists()
+                    && !self.dir.join("reftable").exists() =>
+            {
+                return None;
+            }
+            Err(_) => {}
+        }
         let spec = format!("{}^{{commit}}", self.cache_ref);
         run(
             &self.dir,
@@ -436,7 +478,7 @@ impl Cache {
 /// Create the cache of a board's remote at `dir`: made whole in a temporary directory beside
 /// it and renamed into place, so that processes creating it at once never see (or make) half a
 /// repository; the one that comes second uses the first one's.
-fn init(root: &Path, dir: &Path, g: &GitBoard) -> Result<()> {
+fn init(root: &Path, dir: &Path, g: &GitBoard) -> Result<bool> {
     let what = "create the git board cache";
     std::fs::create_dir_all(root)
         .map_err(|e| Error::io(root, "create the git board cache directory", e))?;
@@ -457,8 +499,11 @@ fn init(root: &Path, dir: &Path, g: &GitBoard) -> Result<()> {
         made.join("description"),
         format!("pair cache of {}\n", g.url),
     );
-    if std::fs::rename(&made, dir).is_ok() || dir.join("HEAD").is_file() {
-        return Ok(());
+    if std::fs::rename(&made, dir).is_ok() {
+        return Ok(true);
+    }
+    if dir.join("HEAD").is_file() {
+        return Ok(false);
     }
     // A leftover that is no repository (an interrupted older `pair`): move it aside.
     let aside = tempfile::Builder::new()
@@ -467,8 +512,9 @@ fn init(root: &Path, dir: &Path, g: &GitBoard) -> Result<()> {
         .map_err(|e| Error::io(root, what, e))?;
     let _ = std::fs::rename(dir, aside.path().join("cache"));
     match std::fs::rename(&made, dir) {
-        Err(_) if dir.join("HEAD").is_file() => Ok(()),
-        done => done.map_err(|e| Error::io(dir, what, e)),
+        Ok(()) => Ok(true),
+        Err(_) if dir.join("HEAD").is_file() => Ok(false),
+        Err(e) => Err(Error::io(dir, what, e)),
     }
 }
 
@@ -572,86 +618,182 @@ fn fetch_into(cache: &Cache, g: &GitBoard) -> Result<String> {
     Err(last.unwrap_or(Error::Git { message: what }))
 }
 
-/// The board's bytes in a commit's tree; `None` when the tree has no such file. The blob's
-/// size is asked first (`git cat-file --batch-check`), and a board over
-/// [`crate::law::validate::MAX_BOARD_BYTES`] is refused (exit 5) before a byte of it is read,
-/// as a file is.
-pub fn read_blob(cache: &Cache, commit: &str, path: &str, shown: &Path) -> Result<Option<Vec<u8>>> {
-    let spec = format!("{commit}:{path}\n");
-    let out = run(
-        &cache.dir,
-        &["cat-file", "--batch-check"],
-        Some(spec.as_bytes()),
-        "read the board from the cache",
-    )?;
-    let header = String::from_utf8_lossy(&out);
-    let header = header.trim_end_matches('\n');
-    let fields: Vec<&str> = header.split(' ').collect();
-    if header.ends_with(" missing") || fields.len() != 3 {
-        // No such file in the tree, or a tree or blob the cache lacks: only the first is a
-        // missing board.
-        let listed = run(
-            &cache.dir,
-            &["ls-tree", "--name-only", commit, "--", path],
-            None,
-            "read the board's tree from the cache",
-        )?;
-        if listed.is_empty() {
-            return Ok(None);
+/// One answer of `git cat-file --batch`.
+#[derive(Debug, PartialEq)]
+enum Answer {
+    Blob(Vec<u8>),
+    /// No such object (a missing file, a parentless commit's `^1`, or an object the cache
+    /// lacks).
+    Missing,
+    /// An object that is no blob: its type.
+    Other(String),
+    /// A blob larger than the reader takes: its size, as git announced it before its content.
+    TooLarge(u64),
+}
+
+/// Where the answer starting at `pos` of a `cat-file --batch` output ends, and whether it
+/// announces an object larger than `max` (its size): `None` while the answer is incomplete.
+/// `Err` when its header is not one `cat-file` writes.
+fn answer_end(
+    out: &[u8],
+    pos: usize,
+    max: u64,
+) -> std::result::Result<Option<(usize, Option<u64>)>, String> {
+    let Some(nl) = out[pos..].iter().position(|b| *b == b'\n').map(|n| pos + n) else {
+        return Ok(None);
+    };
+    let header = String::from_utf8_lossy(&out[pos..nl]);
+    if header.ends_with(" missing") {
+        return Ok(Some((nl + 1, None)));
+    }
+    let f: Vec<&str> = header.split(' ').collect();
+    let size = match f.as_slice() {
+        [oid, _, size] if oid.bytes().all(|b| b.is_ascii_hexdigit()) => size.parse::<u64>().ok(),
+        _ => None,
+    }
+    .ok_or_else(|| header.to_string())?;
+    if size > max {
+        return Ok(Some((nl + 1, Some(size))));
+    }
+    let end = nl + 1 + size as usize + 1;
+    Ok((end <= out.len()).then_some((end, None)))
+}
+
+/// The objects named by `specs` (`<rev>:<path>`), in order, in one `git cat-file --batch`
+/// whose answers are read header first: a blob over `max` bytes is refused before a byte of it
+/// is read (git is stopped at its header; the answers after it are not given).
+fn read_batch(cache: &Cache, specs: &[String], max: u64, what: &str) -> Result<Vec<Answer>> {
+    let input: String = specs.iter().map(|s| format!("{s}\n")).collect();
+    let mut pos = 0;
+    let watch: crate::repo::git::Watch = Box::new(move |out: &[u8]| {
+        loop {
+            match answer_end(out, pos, max) {
+                Ok(Some((_, Some(_)))) => return false,
+                Ok(Some((end, None))) => pos = end,
+                Ok(None) | Err(_) => return true,
+            }
         }
-        return Err(Error::Git {
-            message: format!(
-                "{}: the cache lacks the board's object at {commit}:{path}",
-                shown.display()
-            ),
-        });
-    }
-    if fields[1] != "blob" {
-        return Err(Error::NotAFile {
-            path: shown.to_path_buf(),
-            kind: if fields[1] == "tree" {
-                "a directory"
-            } else {
-                "not a regular file"
-            },
-        });
-    }
-    let oid = fields[0];
-    let size: u64 = fields[2].parse().map_err(|_| Error::Git {
-        message: format!(
-            "{}: cannot read the board from the cache: git gave its size as {:?}",
-            shown.display(),
-            fields[2]
-        ),
-    })?;
-    if size > crate::law::validate::MAX_BOARD_BYTES {
-        return Err(crate::store::too_large_content(shown, size, false));
-    }
-    if !oid.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(Error::Git {
-            message: format!(
-                "{}: cannot read the board from the cache: git named its blob {oid:?}",
-                shown.display()
-            ),
-        });
-    }
-    let body = run(
-        &cache.dir,
-        &["cat-file", "blob", oid],
-        None,
-        "read the board from the cache",
+    });
+    let mut cmd = command(&cache.dir);
+    cmd.args(["cat-file", "--batch"]);
+    let r = run_watched(
+        cmd,
+        Some(input.as_bytes()),
+        Instant::now() + LOCAL_LIMIT,
+        Some(watch),
+        what,
     )?;
-    if body.len() as u64 != size {
+    if !r.ok && !r.cut {
+        return Err(Error::Git {
+            message: format!("cannot {what}: git said: {}", r.said()),
+        });
+    }
+    let out = &r.stdout;
+    let mut answers = Vec::with_capacity(specs.len());
+    let mut pos = 0;
+    while answers.len() < specs.len() && pos < out.len() {
+        let bad = |h: String| Error::Git {
+            message: format!("cannot {what}: git answered {h:?}"),
+        };
+        let Some((end, large)) = answer_end(out, pos, max).map_err(bad)? else {
+            return Err(Error::Git {
+                message: format!("cannot {what}: git's answer ends early"),
+            });
+        };
+        let nl = out[pos..]
+            .iter()
+            .position(|b| *b == b'\n')
+            .map_or(pos, |n| pos + n);
+        let header = String::from_utf8_lossy(&out[pos..nl]).into_owned();
+        if let Some(size) = large {
+            answers.push(Answer::TooLarge(size));
+            break;
+        }
+        let answer = if header.ends_with(" missing") {
+            Answer::Missing
+        } else {
+            match header.split(' ').nth(1) {
+                Some("blob") => Answer::Blob(out[nl + 1..end - 1].to_vec()),
+                Some(kind) => Answer::Other(kind.to_string()),
+                None => Answer::Missing,
+            }
+        };
+        answers.push(answer);
+        pos = end;
+    }
+    if answers.len() < specs.len() && !r.cut {
         return Err(Error::Git {
             message: format!(
-                "{}: cannot read the board from the cache: its blob {oid} is {} bytes, not the \
-                 {size} git gave as its size",
-                shown.display(),
-                body.len()
+                "cannot {what}: git gave {} answers to {} questions",
+                answers.len(),
+                specs.len()
             ),
         });
     }
-    Ok(Some(body))
+    Ok(answers)
+}
+
+/// The board's bytes at a commit, and at its first parent ([`read_board`]).
+pub type BoardRead = (Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// The board's bytes in a commit's tree (`None` when the tree has no such file), and with
+/// `parent`, the bytes of the board in the commit's first parent (`None` when there is none,
+/// or it is larger than a board may be): one `git cat-file --batch`, read header first, so a
+/// board over [`crate::law::validate::MAX_BOARD_BYTES`] is refused (exit 5) before a byte of it
+/// is read, as a file is.
+pub fn read_board(
+    cache: &Cache,
+    commit: &str,
+    path: &str,
+    parent: bool,
+    shown: &Path,
+) -> Result<BoardRead> {
+    let mut specs = vec![format!("{commit}:{path}")];
+    if parent {
+        specs.push(format!("{commit}^1:{path}"));
+    }
+    let max = crate::law::validate::MAX_BOARD_BYTES;
+    let mut answers = read_batch(cache, &specs, max, "read the board from the cache")?.into_iter();
+    let board = match answers.next() {
+        Some(Answer::Blob(bytes)) => bytes,
+        Some(Answer::TooLarge(size)) => {
+            return Err(crate::store::too_large_content(shown, size, false));
+        }
+        Some(Answer::Other(kind)) => {
+            return Err(Error::NotAFile {
+                path: shown.to_path_buf(),
+                kind: if kind == "tree" {
+                    "a directory"
+                } else {
+                    "not a regular file"
+                },
+            });
+        }
+        Some(Answer::Missing) | None => {
+            // No such file in the tree, or a tree or blob the cache lacks: only the first is a
+            // missing board.
+            let listed = run(
+                &cache.dir,
+                &["ls-tree", "--name-only", commit, "--", path],
+                None,
+                "read the board's tree from the cache",
+            )?;
+            if listed.is_empty() {
+                return Ok((None, None));
+            }
+            return Err(Error::Git {
+                message: format!(
+                    "{}: the cache lacks the board's object at {commit}:{path}",
+                    shown.display()
+                ),
+            });
+        }
+    };
+    let earlier = match answers.next() {
+        Some(Answer::Blob(bytes)) => Some(bytes),
+        _ => None,
+    };
+    Ok((Some(board), earlier))
 }
 
 /// The first-parent history of a commit in the cache, newest first, at most `max` commits.
