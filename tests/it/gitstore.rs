@@ -2288,55 +2288,77 @@ fn logging_git(dir: &Path, log: &Path) -> PathBuf {
     bin
 }
 
+/// `pair` run on a machine with [`logging_git`] first on its PATH, and the git runs it logged.
+struct Logged<'a> {
+    m: &'a Machine,
+    path: std::ffi::OsString,
+    log: PathBuf,
+    _tools: tempfile::TempDir,
+}
+
+impl<'a> Logged<'a> {
+    fn new(m: &'a Machine) -> Logged<'a> {
+        let tools = tempfile::tempdir().unwrap();
+        let log = tools.path().join("git.log");
+        let bin = logging_git(tools.path(), &log);
+        let path = std::env::join_paths(
+            std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+        )
+        .unwrap();
+        Logged {
+            m,
+            path,
+            log,
+            _tools: tools,
+        }
+    }
+
+    fn run(&self, args: &[&str]) -> Out {
+        let mut c = self.m.command(args);
+        c.env("PATH", &self.path);
+        run_bounded(&mut c, args)
+    }
+
+    fn note(&self, b: &str, text: &str) -> Out {
+        self.run(&[
+            "note",
+            b,
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            text,
+        ])
+    }
+
+    /// The git runs logged since the last call, but the check of a git not seen before (this
+    /// logging one), which is not the command's.
+    fn runs(&self) -> Vec<String> {
+        let text = fs::read_to_string(&self.log).unwrap_or_default();
+        let _ = fs::remove_file(&self.log);
+        text.lines()
+            .filter(|l| !l.ends_with(" --version"))
+            .map(str::to_string)
+            .collect()
+    }
+}
+
 #[test]
 fn a_note_with_a_current_cache_starts_three_git_processes_and_a_quiet_poll_two() {
     let remote = Remote::new();
     let m = Machine::new(&remote);
     let b = remote.board(REF);
-    let tools = tempfile::tempdir().unwrap();
-    let log = tools.path().join("git.log");
-    let bin = logging_git(tools.path(), &log);
-    let path = std::env::join_paths(
-        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
-    )
-    .unwrap();
-    let run = |args: &[&str]| {
-        let mut c = m.command(args);
-        c.env("PATH", &path);
-        run_bounded(&mut c, args)
-    };
+    let logged = Logged::new(&m);
+    let run = |args: &[&str]| logged.run(args);
+    let runs = || logged.runs();
     run(&["init", &b, "--doer", "doer", "--reviewers", "alice"]).code(0);
-    run(&[
-        "note",
-        &b,
-        "--agent",
-        "doer",
-        "--section",
-        "Evidence",
-        "--note",
-        "first",
-    ])
-    .code(0);
-    let runs = || -> Vec<String> {
-        let text = fs::read_to_string(&log).unwrap_or_default();
-        let _ = fs::remove_file(&log);
-        text.lines().map(str::to_string).collect()
-    };
+    logged.note(&b, "first").code(0);
     runs();
     // The cache is current (its last write): read the board and its previous version, make
     // the commit, push it with the lease (which moves the cache's ref too).
     let before = remote.commits(REF);
-    run(&[
-        "note",
-        &b,
-        "--agent",
-        "doer",
-        "--section",
-        "Evidence",
-        "--note",
-        "second",
-    ])
-    .code(0);
+    logged.note(&b, "second").code(0);
     let ran = runs();
     assert_eq!(remote.commits(REF), before + 1);
     assert!(remote.text(REF).contains("second"));
@@ -2359,17 +2381,7 @@ fn a_note_with_a_current_cache_starts_three_git_processes_and_a_quiet_poll_two()
     assert!(ran[0].contains(" ls-remote "), "{}", ran[0]);
     assert!(ran[1].contains(" cat-file --batch"), "{}", ran[1]);
     // And the next note builds on the cache's ref as the push left it: no fetch.
-    run(&[
-        "note",
-        &b,
-        "--agent",
-        "doer",
-        "--section",
-        "Evidence",
-        "--note",
-        "third",
-    ])
-    .code(0);
+    logged.note(&b, "third").code(0);
     assert_eq!(runs().len(), 3);
     assert!(remote.text(REF).contains("third"));
 }
@@ -2380,37 +2392,13 @@ fn a_note_with_a_cache_behind_is_refused_by_its_lease_once_then_lands_once() {
     let m = Machine::new(&remote);
     let other = Machine::new(&remote);
     let b = remote.board(REF);
-    let tools = tempfile::tempdir().unwrap();
-    let log = tools.path().join("git.log");
-    let bin = logging_git(tools.path(), &log);
-    let path = std::env::join_paths(
-        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
-    )
-    .unwrap();
+    let logged = Logged::new(&m);
     m.pair(&["init", &b, "--doer", "doer", "--reviewers", "alice"])
         .code(0);
     other.note(&b, "doer", "from elsewhere").code(0);
     let before = remote.commits(REF);
-    let args = [
-        "note",
-        &b,
-        "--agent",
-        "doer",
-        "--section",
-        "Evidence",
-        "--note",
-        "behind",
-    ];
-    let mut c = m.command(&args);
-    c.env("PATH", &path);
-    run_bounded(&mut c, &args).code(0);
-    let ran: Vec<String> = fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        // The check of a git not seen before (this logging one) is not the write's.
-        .filter(|l| !l.ends_with(" --version"))
-        .map(str::to_string)
-        .collect();
+    logged.note(&b, "behind").code(0);
+    let ran = logged.runs();
     assert_eq!(remote.commits(REF), before + 1);
     let text = remote.text(REF);
     assert!(

@@ -324,16 +324,7 @@ fn a_write_checks_the_whole_chain_of_a_board_changed_since_its_last_record() {
     assert!(!as_found(edited.as_bytes()));
     fs::write(&b.path, &edited).unwrap();
     let before = b.read();
-    let out = pair([
-        "note",
-        b.p(),
-        "--agent",
-        "doer",
-        "--section",
-        "Evidence",
-        "--note",
-        "x",
-    ]);
+    let out = pair(crate::common::files::note_args(b.p(), "x"));
     out.code(5).mentions(&["chain is broken", "--repair"]);
     b.assert_untouched(&before);
     // Any one byte changed anywhere, body or frontmatter, is seen.
