@@ -462,6 +462,15 @@ pub fn agent(me: &Agent, project: &Path) -> Result<()> {
                 ));
                 continue;
             }
+            // Stale: the board moved on since the agent read it (another member's review of
+            // the round may have ended it already). As the skill says: read it again.
+            if run.code == 3 {
+                me.emit(me.event(
+                    "woke",
+                    format!("{name} moved on since read: {}", first_sentence(message)),
+                ));
+                continue;
+            }
             me.emit(me.event("fail", format!("refused: {message}")));
             return Err(failure(format!("{}: refused", me.id)));
         }
