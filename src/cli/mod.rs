@@ -1130,8 +1130,8 @@ pub struct PollArgs {
     #[arg(long, value_name = "SECONDS", requires = "waiting")]
     pub interval: Option<f64>,
     /// Journal records after this position (0: the whole journal; the answer's `position` is
-    /// the next one to pass; with --wait, any new record wakes the wait; for a project, a
-    /// cursor: 0, then the answer's `cursor`).
+    /// the next one to pass; with --wait, any new record another agent wrote wakes the wait;
+    /// for a project, a cursor: 0, then the answer's `cursor`).
     #[arg(long, value_name = "SEQ", allow_negative_numbers = true)]
     pub after: Option<String>,
 }

@@ -244,7 +244,13 @@ pub fn poll(a: PollArgs, s: &Session) -> Result<Outcome> {
         |members, waited, last| {
             let c = catch_up(&project, &members, &cursor, s);
             let found = steps(&members, &a.agent);
-            let work = !c.records.is_empty() || !found.0.is_empty();
+            // A record wakes the wait unless the waiting agent wrote it: its own writes are
+            // not news to it (they are still listed when something else wakes it).
+            let news = c
+                .records
+                .iter()
+                .any(|r| !super::read::written_by(&r.record, &a.agent));
+            let work = news || !found.0.is_empty();
             Ok((work || last).then(|| answer(&a, &project, &members, found, c, waited)))
         },
     )

@@ -122,6 +122,15 @@ fn with_cursor(mut out: Outcome, c: &Cursor) -> Outcome {
             .collect();
         obj.insert("records".into(), json!(records));
         obj.insert("position".into(), json!(c.position));
+        // A poll to run next keeps the cursor: run as given, it reads on from this position.
+        if let Some(words) = obj
+            .get_mut("next")
+            .and_then(|n| n.get_mut("command"))
+            .and_then(serde_json::Value::as_array_mut)
+            && words.get(1).and_then(serde_json::Value::as_str) == Some("poll")
+        {
+            with_position(words, c.position);
+        }
     }
     for (r, seq) in c.records.iter().zip(c.after + 1..) {
         out.text.push_str(&format!(
@@ -134,6 +143,20 @@ fn with_cursor(mut out: Outcome, c: &Cursor) -> Outcome {
         c.position, c.position
     ));
     out
+}
+
+/// Whether a journal record was written by this agent (its own writes do not wake its wait).
+pub(super) fn written_by(r: &crate::board::journal::Record, agent: &str) -> bool {
+    r.by.as_deref() == Some(agent)
+}
+
+/// A poll command's words with `--after POSITION` in place of any `--after` they had.
+fn with_position(words: &mut Vec<serde_json::Value>, position: u64) {
+    if let Some(at) = words.iter().position(|w| w == "--after") {
+        words.drain(at..(at + 2).min(words.len()));
+    }
+    let at = words.len().min(5);
+    words.splice(at..at, [json!("--after"), json!(position.to_string())]);
 }
 
 /// A poll's outcome; the text is rendered only when it is what will be printed (`as_json`
@@ -232,7 +255,8 @@ fn wait_loop(
                 .saturating_duration_since(Instant::now())
                 .min(store::DEFAULT_TIMEOUT),
         );
-        // With --after, what the journal holds past the position: any record wakes the wait.
+        // With --after, what the journal holds past the position: a record wakes the wait
+        // unless the waiting agent wrote it (it is listed all the same when the wait ends).
         let ended = |turn: &Turn, c: Option<Cursor>| {
             let out = turn_outcome(turn, Some(start.elapsed()), as_json);
             match c {
@@ -257,7 +281,8 @@ fn wait_loop(
                 }
                 if let Some(n) = after {
                     let c = cursor(a, n, s)?;
-                    if !c.records.is_empty() || Instant::now() >= deadline {
+                    let news = c.records.iter().any(|r| !written_by(r, &a.agent));
+                    if news || Instant::now() >= deadline {
                         return Ok(ended(&turn, Some(c)));
                     }
                 }

@@ -2,7 +2,7 @@
 //! (counted from 1, so `--after 0` is the whole journal) and the new position; an agent that
 //! keeps the position and passes it back sees every record exactly once, across restarts and
 //! however many records arrived while it was away. `poll --wait --after SEQ` wakes on any new
-//! record, a note included.
+//! record another agent wrote, a note included, and the wait it names next keeps the position.
 
 use std::process::{Command, Stdio};
 
@@ -122,6 +122,62 @@ fn a_waiting_poll_after_a_position_wakes_on_a_note_written_to_someone_else() {
         v["waited_ms"].as_u64().unwrap() < 120_000,
         "woken by the note, not the timeout: {v:#}"
     );
+}
+
+#[test]
+fn the_wait_to_run_next_keeps_the_position_and_an_agent_s_own_writes_do_not_wake_it() {
+    let p = Proto::init(&["--reviewers", "alice"]);
+    p.steps(&["alice register", "DOER advance PLANNING --user-approved"]);
+    let poll = |words: &[String]| -> Value {
+        let out = pair(words.iter().skip(1).map(String::as_str));
+        out.code(10);
+        out.json()
+    };
+    let command = |v: &Value| -> Vec<String> {
+        v["next"]["command"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{v:#}"))
+            .iter()
+            .map(|w| w.as_str().unwrap().to_string())
+            .collect()
+    };
+    let first = poll(
+        &[
+            "pair",
+            "poll",
+            p.p(),
+            "--agent",
+            "alice",
+            "--after",
+            "0",
+            "--json",
+        ]
+        .map(String::from),
+    );
+    let position = first["position"].as_u64().unwrap();
+    let next = command(&first);
+    let at = next.iter().position(|w| w == "--after").expect("--after");
+    assert_eq!(next[at + 1], position.to_string(), "{next:?}");
+    assert_eq!(next.iter().filter(|w| *w == "--after").count(), 1);
+    // Her own note is no news to her: a wait from the position sleeps through it, to its end,
+    // and lists it then.
+    p.steps(&["alice note --section Evidence --note mine"]);
+    let mut short = next.clone();
+    let t = short
+        .iter()
+        .position(|w| w == "--timeout")
+        .expect("--timeout");
+    short[t + 1] = "1".into();
+    let mine = poll(&short);
+    assert!(mine["waited_ms"].as_u64().unwrap() >= 1000, "{mine:#}");
+    assert_eq!(mine["records"][0]["by"], "alice", "{mine:#}");
+    assert_eq!(mine["position"], position + 1);
+    // The doer's note is: the wait it names, run as given, returns with it at once.
+    p.steps(&["DOER note --section Evidence --note yours"]);
+    let yours = poll(&command(&mine));
+    assert_eq!(yours["records"][0]["by"], "doer", "{yours:#}");
+    assert_eq!(yours["position"], position + 2);
+    assert!(command(&yours).contains(&(position + 2).to_string()));
 }
 
 #[test]
