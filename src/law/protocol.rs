@@ -782,10 +782,17 @@ fn row_command(t: &Transition, doer: &str, fm: &Frontmatter, place: &Place) -> L
             .arg("--note-file")
             .hole(
                 "FILE",
-                format!(
-                    "a file holding the {} (Markdown; no `#` or `##` headings)",
-                    a.as_str()
-                ),
+                match a.as_str() {
+                    // The code and a follow-up are a diff, which the submission pins:
+                    // the file is what the doer says about them.
+                    what @ ("code" | "followup") => format!(
+                        "a file holding your note on the {what} (Markdown; no `#` or `##` \
+                         headings); the {what} itself is its diff, which the submission pins"
+                    ),
+                    what => {
+                        format!("a file holding the {what} (Markdown; no `#` or `##` headings)")
+                    }
+                },
             ),
         Command::Unblock => Line::new("unblock", place)
             .flag("--agent", doer)
