@@ -122,9 +122,10 @@ pub struct Document {
 /// The headings (levels 1 to 3, outside code fences) of a document's body, found once: every
 /// pass a write made over the body for its sections, its entries and its blocks is one.
 /// A cache, not part of the document's value: documents compare equal with or without it.
-/// It is checked against the body it describes before each use (the body's length, and a
-/// heading at each offset) and found again when it does not match, so a body changed
-/// otherwise than through the document's methods is never read through a stale outline.
+/// Every method that changes the body drops it; code that changes the body otherwise takes it
+/// through [`Document::body_mut`], which drops it too. As a guard, it is also checked against
+/// the body before each use (the body's length, and a heading's first byte at each offset)
+/// and found again when that does not match.
 #[derive(Clone, Default)]
 pub struct Outline(std::sync::OnceLock<Headings>);
 
@@ -417,6 +418,12 @@ impl Document {
         let mut body = self.body;
         body.insert_str(0, &head);
         body
+    }
+
+    /// The body, to change it in place: the outline found so far is dropped.
+    pub fn body_mut(&mut self) -> &mut String {
+        self.outline = Outline::default();
+        &mut self.body
     }
 
     /// The level-2 sections of the body.
@@ -1251,6 +1258,13 @@ mod tests {
             .map(|(_, l, _, n)| (l, n))
             .collect();
         assert_eq!(heads[0], ("## Early\n", 2));
+        // Changed in place to the same length, through `body_mut`: found again.
+        let before = d.sections();
+        let body = d.body_mut();
+        let at = body.find("## Early").unwrap();
+        body.replace_range(at..at + 2, "xx");
+        assert_eq!(d.sections(), fresh(&d));
+        assert_ne!(d.sections(), before);
     }
 
     proptest::proptest! {

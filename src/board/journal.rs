@@ -601,6 +601,19 @@ pub fn check_kept(old_body: &str, new_body: &str) -> Result<()> {
             .map(|(_, l)| l.to_string())
             .collect()
     };
+    let journals = |body: &str| {
+        document::sections(body, 1)
+            .iter()
+            .filter(|s| s.name == SECTION)
+            .count()
+    };
+    if journals(new_body) > 1 {
+        return Err(Error::protocol(format!(
+            "the new content has `## {SECTION}` {} times: the journal is one section, written \
+             by pair; keep the one you read, as you read it",
+            journals(new_body)
+        )));
+    }
     let old = lines(old_body);
     let new = lines(new_body);
     for (i, o) in old.iter().enumerate() {
@@ -1221,25 +1234,48 @@ pub fn records_after(line: &[u8], prefix_sha256: &str) -> bool {
     line.starts_with(RECORD_START) && Record::parse(line, 0).is_ok_and(|r| r.after == prefix_sha256)
 }
 
-/// Whether the journal at the end of a board agrees with its frontmatter's seal, read from the
-/// end of the file without parsing the body (`false` whenever it cannot be told so: the full
-/// check then says what is wrong). A board of a format without a seal has none to disagree.
-pub fn seal_holds(bytes: &[u8], parsed: &Parsed) -> bool {
-    let format = crate::board::format::of(&parsed.fm);
+/// What a write checks of the journal of a board that is byte for byte what its last record's
+/// write left ([`crate::law::validate::check_found_as`]), in place of [`check`]'s whole
+/// reading: the board has a seal (format 2) and it holds (the number of records, the last
+/// record's digest), there is one `## Journal` and it is the last section, every record is
+/// chained to the one before it, and the last one is well formed and ends in the frontmatter's
+/// phase. What it does not read again is the words of the records before the last, which the
+/// writes that added them checked and the chain still pins. `false` whenever any of it fails:
+/// the whole check then says what is wrong.
+pub fn tail_holds(doc: &Document, parsed: &Parsed) -> bool {
+    let fm = &parsed.fm;
+    let format = crate::board::format::of(fm);
     if !(SEALED_FROM..=crate::board::format::CURRENT).contains(&format) {
-        return true;
+        return false;
     }
-    let (Some(seal), Some((_, records)), Some(start)) = (
-        &parsed.fm.journal,
-        journal_is_last(bytes),
-        last_line_start(bytes),
-    ) else {
+    let Some(seal) = &fm.journal else {
         return false;
     };
-    let last = std::str::from_utf8(&bytes[start..])
-        .map(|l| l.trim_end_matches(['\n', '\r']))
-        .ok();
-    records == seal.records && last.is_some_and(|l| digest(l) == seal.head)
+    let sections = doc.sections();
+    if sections.iter().filter(|s| s.name == SECTION).count() != 1
+        || sections.last().is_none_or(|s| s.name != SECTION)
+    {
+        return false;
+    }
+    let Some(lines) = section_lines(doc) else {
+        return false;
+    };
+    let Some((n, last)) = lines.last() else {
+        return false;
+    };
+    if lines.len() as u64 != seal.records || digest(last) != seal.head {
+        return false;
+    }
+    let chained = lines.windows(2).all(|w| {
+        let (prev, line) = (w[0].1, w[1].1);
+        line.rsplit(' ')
+            .next()
+            .and_then(|word| word.strip_prefix("prev="))
+            .is_some_and(|p| p == link(prev))
+    });
+    chained
+        && lines[0].1.rsplit(' ').next() == Some("prev=-")
+        && Record::parse(last, *n).is_ok_and(|r| r.to == fm.phase)
 }
 
 /// Where the last non-empty line of a file starts.

@@ -41,7 +41,12 @@ pub fn is_review(board: &Path, s: &Session) -> bool {
     // read ahead of the command's own read, which takes it without asking the remote again.
     let head = match crate::store::location::Location::of(board) {
         Ok(crate::store::location::Location::Local(_)) => store::peek_head(board),
-        _ => store::read_ahead(board, s),
+        // A git board's read is the whole board: its frontmatter only is looked at.
+        _ => store::read_ahead(board, s).map(|bytes| {
+            Document::parse_frontmatter_only(&bytes)
+                .map(|d| format!("---\n{}", d.fm_text).into_bytes())
+                .unwrap_or_default()
+        }),
     };
     let Ok(head) = head else {
         return false;

@@ -233,13 +233,16 @@ pub fn check_found(bytes: &[u8]) -> Result<Valid, Report> {
 /// (`as_recorded`: the hash of everything before the last record is its `after`; asked only
 /// when everything else passed). The journal of such a board was checked whole, its chain
 /// and its seal, by the write that added its last record, which left the rest of the file as
-/// it checked it: only the seal is checked again (from the end of the file: a record appended
-/// or put in place of the last, with an `after` made to match, is not the one sealed), not the
-/// chain. This keeps a write from growing with the length of its board's history.
+/// it checked it: what is read again is the seal, the chain's links and the last record
+/// ([`crate::board::journal::tail_holds`]), not the words of every record before it. A board
+/// without a seal (format 1) is always checked whole. This keeps a write's cost from growing
+/// with the length of its board's history.
 pub fn check_found_as(bytes: &[u8], as_recorded: impl FnOnce() -> bool) -> Result<Valid, Report> {
     let valid = check_bytes(bytes)?;
     let errors = crate::law::agreement::check(&valid.parsed, &valid.doc);
-    if errors.is_empty() && crate::board::journal::seal_holds(bytes, &valid.parsed) && as_recorded()
+    if errors.is_empty()
+        && crate::board::journal::tail_holds(&valid.doc, &valid.parsed)
+        && as_recorded()
     {
         return Ok(valid);
     }

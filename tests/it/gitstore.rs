@@ -2411,3 +2411,17 @@ fn a_note_with_a_cache_behind_is_refused_by_its_lease_once_then_lands_once() {
     assert_eq!(pushes, 2, "{ran:#?}");
     assert_eq!(ran.len(), 10, "{ran:#?}");
 }
+
+/// Whether a board is a review-only board is told by its frontmatter alone: a note whose line
+/// starts with `review:` in the body of an ordinary git board leaves poll and show working.
+#[test]
+fn a_body_line_starting_with_review_does_not_make_a_git_board_review_only() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let m = Machine::new(&remote);
+    init(&m, &b, "alice");
+    m.note(&b, "doer", "summary\nreview: looks fine").code(0);
+    assert!(remote.text(REF).contains("\nreview: looks fine"));
+    m.pair(&["poll", &b, "--agent", "doer"]).code(0);
+    m.pair(&["show", &b, "--agent", "alice"]).code(0);
+}

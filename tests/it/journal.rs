@@ -845,3 +845,158 @@ fn journal_times_are_milliseconds_and_stats_counts_the_time_between_writes_withi
         "{at}"
     );
 }
+
+/// A board of format 1 carries no seal, so its last record is pinned by nothing but the chain
+/// and its phase: a hand edit of either word leaves the `after` of the record (the hash of
+/// everything before it) as it was. `validate` rejects such a board; every write must too.
+#[test]
+fn a_write_refuses_a_format_1_board_whose_last_record_was_edited_by_hand() {
+    for (word, edited_word) in [
+        ("phase=DRAFT>DRAFT", "phase=DRAFT>PLANNING"),
+        ("prev=", "prev=00"),
+    ] {
+        let b = init_board(&["--format", "1"]);
+        for n in ["n1", "n2"] {
+            pair([
+                "note",
+                b.p(),
+                "--agent",
+                "doer",
+                "--section",
+                "Evidence",
+                "--note",
+                n,
+            ])
+            .code(0);
+        }
+        let text = b.read_string();
+        let last = journal_lines(text.as_bytes()).last().unwrap().clone();
+        assert!(last.contains(word), "{last}");
+        let edited = text.replacen(&last, &last.replacen(word, edited_word, 1), 1);
+        assert_ne!(edited, text);
+        fs::write(&b.path, &edited).unwrap();
+        pair(["validate", b.p()]).code(5);
+        let before = b.read();
+        let out = pair([
+            "note",
+            b.p(),
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            "x",
+        ]);
+        out.code(5).mentions(&["--repair"]);
+        b.assert_untouched(&before);
+    }
+}
+
+/// A phase set by hand in the frontmatter is refused by every write, as by `validate`, even
+/// when the last record's `after` was set to the hash of the edited file: `after` is not
+/// sealed, so it cannot vouch that the journal needs no check (else the write records the
+/// hand-set phase as its own, and the board passes `validate` from then on).
+#[test]
+fn a_write_refuses_a_hand_set_phase_whose_last_record_after_was_recomputed() {
+    let b = init_board(&[]);
+    pair([
+        "note",
+        b.p(),
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "n1",
+    ])
+    .code(0);
+    let text = b.read_string();
+    let edited = text.replacen("\nphase: DRAFT\n", "\nphase: PLANNING\n", 1);
+    assert_ne!(edited, text);
+    let start = edited.trim_end_matches('\n').rfind('\n').unwrap() + 1;
+    let last = &edited[start..];
+    let at = last.find("after=").unwrap() + "after=".len();
+    let forged = format!(
+        "{}{}{}{}",
+        &edited[..start],
+        &last[..at],
+        sha256_hex(&edited.as_bytes()[..start]),
+        &last[at + 64..]
+    );
+    fs::write(&b.path, &forged).unwrap();
+    pair(["validate", b.p()])
+        .code(5)
+        .mentions(&["frontmatter's phase is PLANNING"]);
+    let before = b.read();
+    pair([
+        "note",
+        b.p(),
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "x",
+    ])
+    .code(5);
+    b.assert_untouched(&before);
+}
+
+/// The board a raw write leaves when it repeats `## Journal` (its records copied into a second
+/// section after the first): the first journal, the one `validate` reads, lacks the write's
+/// record, and the second one is what the seal counts.
+fn board_with_a_repeated_journal() -> (Board, bool) {
+    let b = init_board(&[]);
+    pair([
+        "note",
+        b.p(),
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "n1",
+    ])
+    .code(0);
+    let text = b.read_string();
+    let at = text.find("\n## Journal\n").unwrap();
+    let journal = &text[at..];
+    let new = format!("{}{journal}\n## Extra\n\ntext\n{journal}", &text[..at]);
+    let written = b.write_expect(&new, &b.sha(), &["--agent", "doer"]).code == Some(0);
+    (b, written)
+}
+
+/// No write leaves a board `validate` rejects.
+#[test]
+fn a_raw_write_repeating_the_journal_section_leaves_no_board_validate_rejects() {
+    let (b, written) = board_with_a_repeated_journal();
+    let validate = pair(["validate", b.p()]);
+    assert!(
+        !(written && validate.code == Some(5)),
+        "the raw write left a board validate rejects: {}",
+        validate.stdout
+    );
+}
+
+/// On such a board the seal read from the end of the file (the second journal) agrees with
+/// the last record, but `validate` reads the first: a write must not skip the check it fails.
+#[test]
+fn a_write_refuses_a_board_whose_first_journal_validate_rejects() {
+    let (b, _) = board_with_a_repeated_journal();
+    if pair(["validate", b.p()]).code != Some(5) {
+        return;
+    }
+    let before = b.read();
+    pair([
+        "note",
+        b.p(),
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "x",
+    ])
+    .code(5);
+    b.assert_untouched(&before);
+}
