@@ -172,17 +172,7 @@ fn every_write_appends_exactly_one_record_and_validate_accepts_the_chain() {
 fn a_board_without_a_journal_starts_one_on_its_first_write() {
     let b = Board::minimal();
     assert!(journal_lines(&b.read()).is_empty());
-    pair([
-        "note",
-        b.p(),
-        "--agent",
-        "doer",
-        "--section",
-        "Evidence",
-        "--note",
-        "x",
-    ])
-    .code(0);
+    note(&b, "x").code(0);
     let lines = journal_lines(&b.read());
     assert_eq!(lines.len(), 1, "{}", b.read_string());
     assert!(
@@ -857,17 +847,7 @@ fn a_write_refuses_a_format_1_board_whose_last_record_was_edited_by_hand() {
     ] {
         let b = init_board(&["--format", "1"]);
         for n in ["n1", "n2"] {
-            pair([
-                "note",
-                b.p(),
-                "--agent",
-                "doer",
-                "--section",
-                "Evidence",
-                "--note",
-                n,
-            ])
-            .code(0);
+            note(&b, n).code(0);
         }
         let text = b.read_string();
         let last = journal_lines(text.as_bytes()).last().unwrap().clone();
@@ -877,16 +857,7 @@ fn a_write_refuses_a_format_1_board_whose_last_record_was_edited_by_hand() {
         fs::write(&b.path, &edited).unwrap();
         pair(["validate", b.p()]).code(5);
         let before = b.read();
-        let out = pair([
-            "note",
-            b.p(),
-            "--agent",
-            "doer",
-            "--section",
-            "Evidence",
-            "--note",
-            "x",
-        ]);
+        let out = note(&b, "x");
         out.code(5).mentions(&["--repair"]);
         b.assert_untouched(&before);
     }
@@ -899,17 +870,7 @@ fn a_write_refuses_a_format_1_board_whose_last_record_was_edited_by_hand() {
 #[test]
 fn a_write_refuses_a_hand_set_phase_whose_last_record_after_was_recomputed() {
     let b = init_board(&[]);
-    pair([
-        "note",
-        b.p(),
-        "--agent",
-        "doer",
-        "--section",
-        "Evidence",
-        "--note",
-        "n1",
-    ])
-    .code(0);
+    note(&b, "n1").code(0);
     let text = b.read_string();
     let edited = text.replacen("\nphase: DRAFT\n", "\nphase: PLANNING\n", 1);
     assert_ne!(edited, text);
@@ -928,75 +889,59 @@ fn a_write_refuses_a_hand_set_phase_whose_last_record_after_was_recomputed() {
         .code(5)
         .mentions(&["frontmatter's phase is PLANNING"]);
     let before = b.read();
-    pair([
-        "note",
-        b.p(),
-        "--agent",
-        "doer",
-        "--section",
-        "Evidence",
-        "--note",
-        "x",
-    ])
-    .code(5);
+    note(&b, "x").code(5);
     b.assert_untouched(&before);
 }
 
-/// The board a raw write leaves when it repeats `## Journal` (its records copied into a second
-/// section after the first): the first journal, the one `validate` reads, lacks the write's
-/// record, and the second one is what the seal counts.
-fn board_with_a_repeated_journal() -> (Board, bool) {
-    let b = init_board(&[]);
-    pair([
-        "note",
-        b.p(),
-        "--agent",
-        "doer",
-        "--section",
-        "Evidence",
-        "--note",
-        "n1",
-    ])
-    .code(0);
+/// A board's text with its `## Journal` repeated (its records copied into a second section
+/// after the first), as a raw write could ask for it.
+fn repeated_journal(b: &Board) -> String {
+    note(b, "n1").code(0);
     let text = b.read_string();
     let at = text.find("\n## Journal\n").unwrap();
     let journal = &text[at..];
-    let new = format!("{}{journal}\n## Extra\n\ntext\n{journal}", &text[..at]);
-    let written = b.write_expect(&new, &b.sha(), &["--agent", "doer"]).code == Some(0);
-    (b, written)
+    format!("{}{journal}\n## Extra\n\ntext\n{journal}", &text[..at])
 }
 
-/// No write leaves a board `validate` rejects.
+/// No write leaves a board `validate` rejects: a raw write that repeats the journal is refused.
 #[test]
-fn a_raw_write_repeating_the_journal_section_leaves_no_board_validate_rejects() {
-    let (b, written) = board_with_a_repeated_journal();
-    let validate = pair(["validate", b.p()]);
-    assert!(
-        !(written && validate.code == Some(5)),
-        "the raw write left a board validate rejects: {}",
-        validate.stdout
-    );
-}
-
-/// On such a board the seal read from the end of the file (the second journal) agrees with
-/// the last record, but `validate` reads the first: a write must not skip the check it fails.
-#[test]
-fn a_write_refuses_a_board_whose_first_journal_validate_rejects() {
-    let (b, _) = board_with_a_repeated_journal();
-    if pair(["validate", b.p()]).code != Some(5) {
-        return;
-    }
+fn a_raw_write_repeating_the_journal_section_is_refused() {
+    let b = init_board(&[]);
+    let new = repeated_journal(&b);
     let before = b.read();
-    pair([
-        "note",
-        b.p(),
-        "--agent",
-        "doer",
-        "--section",
-        "Evidence",
-        "--note",
-        "x",
-    ])
-    .code(5);
+    b.write_expect(&new, &b.sha(), &["--agent", "doer"])
+        .code(6)
+        .mentions(&["`## Journal` 2 times"]);
     b.assert_untouched(&before);
+    pair(["validate", b.p()]).code(0);
+}
+
+/// On a board whose journal is repeated by hand, the first copy short of the last record, and
+/// whose last record's `after` was made to match, the seal read from the end of the file (the
+/// second journal) agrees with the last record, but `validate` reads the first: a write must
+/// not skip the check it fails.
+#[test]
+fn a_write_refuses_a_board_whose_journal_is_repeated() {
+    let b = init_board(&[]);
+    let new = repeated_journal(&b);
+    let last = journal_lines(new.as_bytes()).pop().unwrap();
+    let first = new.replacen(&format!("{last}\n"), "", 1);
+    let start = first.trim_end_matches('\n').rfind('\n').unwrap() + 1;
+    let at = start + first[start..].find("after=").unwrap() + "after=".len();
+    let forged = format!(
+        "{}{}{}",
+        &first[..at],
+        sha256_hex(&first.as_bytes()[..start]),
+        &first[at + 64..]
+    );
+    fs::write(&b.path, &forged).unwrap();
+    pair(["validate", b.p()]).code(5);
+    let before = b.read();
+    note(&b, "x").code(5);
+    b.assert_untouched(&before);
+}
+
+/// `pair note BOARD` as the doer, into Evidence.
+fn note(b: &Board, text: &str) -> Out {
+    pair(crate::common::files::note_args(b.p(), text))
 }
