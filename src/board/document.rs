@@ -1029,14 +1029,10 @@ fn heading_text(line: &str) -> String {
 
 /// Find the level-2 sections of a body. `first_line` is the file line the body starts on.
 pub fn sections(body: &str, first_line: u32) -> Vec<Section> {
-    outline(body, first_line, false)
+    outline_from(body, first_line, &headings_of(body, None).at, false)
         .into_iter()
         .map(|(s, _)| s)
         .collect()
-}
-
-fn outline(body: &str, first_line: u32, count: bool) -> Vec<(Section, usize)> {
-    outline_from(body, first_line, &headings_of(body, None).at, count)
 }
 
 /// The sections a body's headings ([`headings_of`]) make.

@@ -607,11 +607,11 @@ pub fn check_kept(old_body: &str, new_body: &str) -> Result<()> {
             .filter(|s| s.name == SECTION)
             .count()
     };
-    if journals(new_body) > 1 {
+    let repeated = journals(new_body);
+    if repeated > 1 {
         return Err(Error::protocol(format!(
-            "the new content has `## {SECTION}` {} times: the journal is one section, written \
-             by pair; keep the one you read, as you read it",
-            journals(new_body)
+            "the new content has `## {SECTION}` {repeated} times: the journal is one section, \
+             written by pair; keep the one you read, as you read it"
         )));
     }
     let old = lines(old_body);
@@ -1161,17 +1161,21 @@ fn chain_breaks(bytes: &[u8]) -> Vec<u32> {
         return vec![];
     };
     let lines = section_lines(&doc).unwrap_or_default();
-    let mut out = Vec::new();
-    let mut before: Option<&str> = None;
-    for (i, (_, l)) in lines.iter().enumerate() {
+    links(&lines)
+        .enumerate()
+        .filter(|(_, (prev, want))| prev.is_some_and(|p| p != want))
+        .map(|(i, _)| i as u32 + 1)
+        .collect()
+}
+
+/// Each record line's `prev=` word (`None` when it has none) beside the link the record before
+/// it makes (`-` for the first), read from the words alone, without parsing the records.
+fn links<'a>(lines: &'a [(u32, &'a str)]) -> impl Iterator<Item = (Option<&'a str>, String)> + 'a {
+    let befores = std::iter::once(None).chain(lines.iter().map(|(_, l)| Some(*l)));
+    lines.iter().zip(befores).map(|((_, l), before)| {
         let prev = l.rsplit(' ').next().and_then(|w| w.strip_prefix("prev="));
-        let want = before.map_or_else(|| "-".to_string(), link);
-        if prev.is_some_and(|p| p != want) {
-            out.push(i as u32 + 1);
-        }
-        before = Some(l);
-    }
-    out
+        (prev, before.map_or_else(|| "-".to_string(), link))
+    })
 }
 
 /// The record lines of one version of a board (from a git ref's history), read without judging
@@ -1266,15 +1270,7 @@ pub fn tail_holds(doc: &Document, parsed: &Parsed) -> bool {
     if lines.len() as u64 != seal.records || digest(last) != seal.head {
         return false;
     }
-    let chained = lines.windows(2).all(|w| {
-        let (prev, line) = (w[0].1, w[1].1);
-        line.rsplit(' ')
-            .next()
-            .and_then(|word| word.strip_prefix("prev="))
-            .is_some_and(|p| p == link(prev))
-    });
-    chained
-        && lines[0].1.rsplit(' ').next() == Some("prev=-")
+    links(&lines).all(|(prev, want)| prev == Some(want.as_str()))
         && Record::parse(last, *n).is_ok_and(|r| r.to == fm.phase)
 }
 

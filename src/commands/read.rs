@@ -155,8 +155,7 @@ fn with_position(words: &mut Vec<serde_json::Value>, position: u64) {
     if let Some(at) = words.iter().position(|w| w == "--after") {
         words.drain(at..(at + 2).min(words.len()));
     }
-    let at = words.len().min(5);
-    words.splice(at..at, [json!("--after"), json!(position.to_string())]);
+    words.extend([json!("--after"), json!(position.to_string())]);
 }
 
 /// A poll's outcome; the text is rendered only when it is what will be printed (`as_json`

@@ -162,9 +162,9 @@ impl Current {
     }
 
     /// Whether the bytes are exactly what the last recorded write left: the hash of everything
-    /// before the journal's last record is that record's `after`. Such a board's journal was
-    /// checked, chain and seal, by the write that added its last record, so a write may skip
-    /// checking it again ([`crate::law::validate::check_found_as`]).
+    /// before the journal's last record is that record's `after`. The records before the last
+    /// of such a board were checked by the writes that added them, so a write need not parse
+    /// them again ([`crate::law::validate::check_found_as`]).
     pub fn as_recorded(&self) -> bool {
         self.hashed().as_recorded
     }

@@ -2320,16 +2320,8 @@ impl<'a> Logged<'a> {
     }
 
     fn note(&self, b: &str, text: &str) -> Out {
-        self.run(&[
-            "note",
-            b,
-            "--agent",
-            "doer",
-            "--section",
-            "Evidence",
-            "--note",
-            text,
-        ])
+        let args = crate::common::files::note_args(b, text);
+        self.run(&args.iter().map(String::as_str).collect::<Vec<_>>())
     }
 
     /// The git runs logged since the last call, but the check of a git not seen before (this
