@@ -1,6 +1,7 @@
 //! One transaction: every change to a blackboard, semantic or raw, is one pass through here.
 //!
-//! Under the store's lock the transaction reads and parses the old content once, takes the time
+//! A transaction starts from the snapshot the command read ([`transact_on`]); under the
+//! store's lock (or at the leased tip of a git board) it parses that board once, takes the time
 //! (so every entry's timestamp is the moment of the write, never of the wait for the lock), lets
 //! the command edit a typed board, asks the [`law`] whether the change is allowed, appends the
 //! command's entries and the records the law requires, renders, and hands the new bytes to the
@@ -325,10 +326,30 @@ pub fn append_records(
     Ok(doc.render(&fm_text).into_bytes())
 }
 
-/// Run a semantic operation as one locked, checked, durable write. On a git board the
-/// operation runs again on the new tip when another write moved the ref first.
+/// Run a semantic operation as one locked, checked, durable write, on the board read now.
 pub fn transact<F>(
     path: &Path,
+    expect: Expect,
+    opts: &WriteOptions,
+    agent: &str,
+    consent: &Consent,
+    s: &store::Session,
+    op: F,
+) -> Result<Committed>
+where
+    F: FnMut(&mut Frontmatter, &Ctx) -> Result<Edit>,
+{
+    let snap = store::snapshot(path, store::Depth::Edit { fresh: false }, s)?;
+    transact_on(snap, expect, opts, agent, consent, s, op)
+}
+
+/// Run a semantic operation as one locked, checked, durable write on the board a command read
+/// as `snap`: the edit is made on the snapshot's board, judged by the law and committed once
+/// (one replace under the lock, or one push with a lease), without reading the board again
+/// while it is unchanged. When another write moved it first, the operation runs again on the
+/// board as that write left it.
+pub fn transact_on<F>(
+    snap: store::Snapshot,
     expect: Expect,
     opts: &WriteOptions,
     agent: &str,
@@ -339,8 +360,9 @@ pub fn transact<F>(
 where
     F: FnMut(&mut Frontmatter, &Ctx) -> Result<Edit>,
 {
+    let path = &snap.path().to_path_buf();
     let mut outcome = None;
-    let written = store::update(path, expect, opts, s, |current| {
+    let written = store::update_on(snap, expect, opts, s, |current| {
         let Some(current) = current else {
             return Err(Error::Missing {
                 path: path.to_path_buf(),

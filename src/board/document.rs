@@ -203,6 +203,31 @@ pub fn is_delimiter_line(line: &[u8]) -> bool {
     &line[..end] == b"---"
 }
 
+/// Where the frontmatter of a board's bytes ends: the offset just after its closing delimiter
+/// line, found by looking only at lines that start with `---`. `None` when the first line does
+/// not open a frontmatter or nothing closes it.
+pub fn frontmatter_end(bytes: &[u8]) -> Option<usize> {
+    let start = if bytes.starts_with(BOM.as_bytes()) {
+        BOM.len()
+    } else {
+        0
+    };
+    let first_end = start + memchr::memchr(b'\n', &bytes[start..])? + 1;
+    if !is_delimiter_line(&bytes[start..first_end]) {
+        return None;
+    }
+    let mut from = first_end - 1;
+    while let Some(off) = memchr::memmem::find(&bytes[from..], b"\n---") {
+        let line = from + off + 1;
+        let end = memchr::memchr(b'\n', &bytes[line..]).map_or(bytes.len(), |e| line + e + 1);
+        if is_delimiter_line(&bytes[line..end]) {
+            return Some(end);
+        }
+        from = line;
+    }
+    None
+}
+
 /// A line that would be a delimiter but for a doubled carriage return before its newline.
 fn is_doubled_cr_delimiter(line: &[u8]) -> bool {
     let mut end = line.len();

@@ -37,7 +37,7 @@ pub fn run(a: BriefArgs, s: &Session) -> Result<Outcome> {
     if let Some(id) = &a.agent {
         agent_arg("--agent", id)?;
     }
-    let loaded = store::load(&a.board, s)?;
+    let loaded = store::snapshot(&a.board, store::Depth::Whole, s)?.load()?;
     let doc = &loaded.valid.doc;
     let fm = &loaded.valid.parsed.fm;
     let all = entry::entries(doc);

@@ -24,7 +24,7 @@ use crate::law::debate as law;
 use crate::law::protocol::{Next, NextActor};
 use crate::law::validate;
 use crate::render::report::SCHEMA;
-use crate::store::{self, Expect, Session};
+use crate::store::{self, Depth, Expect, Session, Snapshot};
 use crate::text::{escape, shell_word};
 
 /// The body of a new review-only board.
@@ -34,34 +34,10 @@ const BODY: &str =
 /// The agents of the three roles when `--reviewers` does not name them.
 const DEFAULT_ROLES: [&str; 3] = ["enthusiast", "adversary", "judge"];
 
-/// Whether a board is a review-only board (false when it cannot be read: the command's own
-/// path reports that).
-pub fn is_review(board: &Path, s: &Session) -> bool {
-    // A file's head is peeked at without noting its format in the session; a git board's is
-    // read ahead of the command's own read, which takes it without asking the remote again.
-    let head = match crate::store::location::Location::of(board) {
-        Ok(crate::store::location::Location::Local(_)) => store::peek_head(board),
-        // A git board's read is the whole board: its frontmatter only is looked at.
-        _ => store::read_ahead(board, s).map(|bytes| {
-            Document::parse_frontmatter_only(&bytes)
-                .map(|d| format!("---\n{}", d.fm_text).into_bytes())
-                .unwrap_or_default()
-        }),
-    };
-    let Ok(head) = head else {
-        return false;
-    };
-    // The head ends with the frontmatter's closing line, and its first line opens it: a line of
-    // the frontmatter that starts with the key.
-    let key = format!("\n{}:", debate::KEY);
-    memchr::memmem::find(&head, key.as_bytes()).is_some()
-}
-
-/// The review of a board read now, with its frontmatter.
-fn load(board: &Path, s: &Session) -> Result<(crate::board::frontmatter::Frontmatter, Review)> {
-    let valid = store::load_frontmatter(board, s)?;
-    let fm = valid.parsed.fm;
-    let review = review_of(board, &fm)?;
+/// The review of a board as read, with its frontmatter.
+fn load(snap: &Snapshot) -> Result<(crate::board::frontmatter::Frontmatter, Review)> {
+    let fm = snap.frontmatter()?.parsed.fm;
+    let review = review_of(snap.path(), &fm)?;
     Ok((fm, review))
 }
 
@@ -210,7 +186,7 @@ struct Did {
 /// One checked write of a review-only board: `edit` changes the review and the body (entries
 /// appended to sections), under the lock, on the board as found.
 fn write<F>(
-    board: &Path,
+    snap: Snapshot,
     common: &WriteCommon,
     operation: &str,
     s: &Session,
@@ -231,7 +207,8 @@ where
         None => Expect::Present,
     };
     let mut out = None;
-    let written = store::update(board, expect, &opts, s, |current| {
+    let board = &snap.path().to_path_buf();
+    let written = store::update_on(snap, expect, &opts, s, |current| {
         let Some(current) = current else {
             return Err(Error::Missing {
                 path: board.to_path_buf(),
@@ -354,7 +331,7 @@ fn names(review: &Review, file: &str, written: &str) -> bool {
 }
 
 /// `pair object` on a review-only board: the enthusiast records a finding.
-pub fn object(a: ObjectArgs, s: &Session) -> Result<Outcome> {
+pub fn object(a: ObjectArgs, snap: Snapshot, s: &Session) -> Result<Outcome> {
     let parsed = anchor::parse(&a.anchor).map_err(|e| Error::Usage(format!("--anchor: {e}")))?;
     let title = text_arg(&a.title, &a.title_file, "--title-file")?
         .ok_or_else(|| Error::Usage("give the finding with --title TEXT".into()))?;
@@ -366,7 +343,7 @@ pub fn object(a: ObjectArgs, s: &Session) -> Result<Outcome> {
         SeverityArg::Advisory => "ADV",
     };
     let agent = a.common.agent.clone();
-    let (did, review, written) = write(&a.board, &a.common, "object", s, |r, doc, now| {
+    let (did, review, written) = write(snap, &a.common, "object", s, |r, doc, now| {
         turn(r, &agent, DebateRole::Enthusiast, "recording a finding")?;
         let id = r.next_id(prefix);
         let inside = law::inside(&parsed, r, |f, w| names(r, f, w));
@@ -437,11 +414,11 @@ pub fn object(a: ObjectArgs, s: &Session) -> Result<Outcome> {
 }
 
 /// `pair challenge` on a review-only board: the adversary disputes a finding.
-pub fn challenge(a: ChallengeArgs, s: &Session) -> Result<Outcome> {
+pub fn challenge(a: ChallengeArgs, snap: Snapshot, s: &Session) -> Result<Outcome> {
     let grounds = text_arg(&a.grounds, &a.grounds_file, "--grounds-file")?
         .ok_or_else(|| Error::Usage("give the grounds with --grounds TEXT".into()))?;
     let agent = a.common.agent.clone();
-    let (did, review, written) = write(&a.board, &a.common, "challenge", s, |r, doc, now| {
+    let (did, review, written) = write(snap, &a.common, "challenge", s, |r, doc, now| {
         turn(r, &agent, DebateRole::Adversary, "disputing a finding")?;
         let round = r.round;
         let f = finding(r, &a.id, &[FindingState::Open])?;
@@ -489,10 +466,10 @@ fn finding<'a>(r: &'a mut Review, id: &str, states: &[FindingState]) -> Result<&
 
 /// `pair verdict … COMMENT --revision ROUND` on a review-only board: the enthusiast or the
 /// adversary ends its stage.
-pub fn verdict(a: VerdictArgs, s: &Session) -> Result<Outcome> {
+pub fn verdict(a: VerdictArgs, snap: Snapshot, s: &Session) -> Result<Outcome> {
     let note = text_arg(&a.text.note, &a.text.note_file, "--note-file")?;
     let agent = a.common.agent.clone();
-    let (did, review, written) = write(&a.board, &a.common, "verdict", s, |r, doc, now| {
+    let (did, review, written) = write(snap, &a.common, "verdict", s, |r, doc, now| {
         let role = match r.role_of(&agent) {
             Some(DebateRole::Adversary) => DebateRole::Adversary,
             _ => DebateRole::Enthusiast,
@@ -621,7 +598,7 @@ fn close(r: &mut Review, doc: &mut Document, now: Timestamp) -> Vec<String> {
 }
 
 /// `pair rule ID confirm|dismiss` on a review-only board: the judge rules on a finding.
-pub fn rule(a: RuleArgs, s: &Session) -> Result<Outcome> {
+pub fn rule(a: RuleArgs, snap: Snapshot, s: &Session) -> Result<Outcome> {
     let confirm = match a.ruling {
         RulingArg::Confirm | RulingArg::Uphold => true,
         RulingArg::Dismiss | RulingArg::Overrule => false,
@@ -634,7 +611,7 @@ pub fn rule(a: RuleArgs, s: &Session) -> Result<Outcome> {
     let reason =
         text_arg(&a.reason.reason, &a.reason.reason_file, "--reason-file")?.unwrap_or_default();
     let agent = a.common.agent.clone();
-    let (did, review, written) = write(&a.board, &a.common, "rule", s, |r, doc, now| {
+    let (did, review, written) = write(snap, &a.common, "rule", s, |r, doc, now| {
         turn(r, &agent, DebateRole::Judge, "ruling on a finding")?;
         let round = r.round;
         let f = finding(r, &a.id, &[FindingState::Open, FindingState::Disputed])?;
@@ -876,7 +853,7 @@ pub fn next(r: &Review, agent: &str, board: &str) -> (bool, Next) {
 }
 
 /// `pair poll` on a review-only board.
-pub fn poll(a: PollArgs, s: &Session) -> Result<Outcome> {
+pub fn poll(a: PollArgs, snap: Snapshot, s: &Session) -> Result<Outcome> {
     super::agent_arg("--agent", &a.agent)?;
     if a.after.is_some() {
         return Err(Error::Usage(format!(
@@ -889,8 +866,14 @@ pub fn poll(a: PollArgs, s: &Session) -> Result<Outcome> {
     let deadline = start + timeout(a.timeout)?;
     let interval = std::time::Duration::from_secs_f64(a.interval.unwrap_or(0.5).max(0.01));
     let board = super::place_of(&a.board);
+    let mut snap = Some(snap);
     loop {
-        let (fm, r) = load(&a.board, s)?;
+        // Each turn of the wait answers from one read of the board.
+        let snap = match snap.take() {
+            Some(first) => first,
+            None => store::snapshot(&a.board, Depth::Head, s)?,
+        };
+        let (fm, r) = load(&snap)?;
         let (mine, next) = next(&r, &a.agent, &board);
         let terminal = r.stop.is_some();
         let waiting = a.wait || a.through_blocked;
@@ -940,8 +923,8 @@ pub fn poll(a: PollArgs, s: &Session) -> Result<Outcome> {
 }
 
 /// `pair show` on a review-only board: the confirmed findings, the yields and the result.
-pub fn show(a: ShowArgs, s: &Session) -> Result<Outcome> {
-    let (_, r) = load(&a.board, s)?;
+pub fn show(a: ShowArgs, snap: Snapshot, _s: &Session) -> Result<Outcome> {
+    let (_, r) = load(&snap)?;
     let confirmed: Vec<&Finding> = r
         .findings
         .iter()

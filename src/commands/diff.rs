@@ -19,7 +19,7 @@ use crate::store;
 use crate::store::Session;
 
 pub fn run(a: DiffArgs, json_out: bool, s: &Session) -> Result<Outcome> {
-    let loaded = store::load(&a.board, s)?;
+    let loaded = store::snapshot(&a.board, store::Depth::Whole, s)?.load()?;
     let fm = &loaded.valid.parsed.fm;
     let Some(target) = fm.phase.review_target() else {
         return Err(Error::protocol(format!(

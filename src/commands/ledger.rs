@@ -21,7 +21,7 @@ use crate::ops::ledger::{self as ops, Decision, Raise, Ruling};
 use crate::render::report::SCHEMA;
 use crate::repo::anchor::{self as observed_anchor, Artifact};
 use crate::store;
-use crate::store::Session;
+use crate::store::{Depth, Session, Snapshot};
 
 /// A text given inline or in a file (`-` for stdin).
 fn text(value: &Option<String>, file: &Option<PathBuf>, flag: &str) -> Result<Option<String>> {
@@ -52,14 +52,14 @@ fn consent(user_approved: bool) -> Consent {
 /// review. The gate and counter it was checked against (the write refuses if they moved);
 /// `None` when the objection will be refused anyway (the write says why).
 fn check_anchor(
-    board: &Path,
+    snap: &Snapshot,
     agent: &str,
     a: &str,
     undeclared: bool,
-    s: &Session,
 ) -> Result<Option<(Target, u32)>> {
+    let board = snap.path();
     let parsed = anchor::parse(a).map_err(|e| Error::Usage(e.0))?;
-    let Ok(loaded) = store::load(board, s) else {
+    let Ok(loaded) = snap.load() else {
         return Ok(None);
     };
     let fm = &loaded.valid.parsed.fm;
@@ -108,7 +108,7 @@ fn check_anchor(
     Ok(Some((target, fm.counter(target))))
 }
 
-pub fn object(a: ObjectArgs, s: &Session) -> Result<Outcome> {
+pub fn object(a: ObjectArgs, first: Result<Snapshot>, s: &Session) -> Result<Outcome> {
     super::agent_arg("--agent", &a.common.agent)?;
     let title = required(&a.title, &a.title_file, "--title")?;
     let evidence = required(&a.evidence, &a.evidence_file, "--evidence")?;
@@ -118,13 +118,10 @@ pub fn object(a: ObjectArgs, s: &Session) -> Result<Outcome> {
         &a.undeclared_impact_file,
         "--undeclared-impact",
     )?;
-    let checked = check_anchor(
-        &a.board,
-        &a.common.agent,
-        &a.anchor,
-        undeclared.is_some(),
-        s,
-    )?;
+    anchor::parse(&a.anchor).map_err(|e| Error::Usage(e.0))?;
+    super::timeout(a.common.timeout)?;
+    let snap = first?;
+    let checked = check_anchor(&snap, &a.common.agent, &a.anchor, undeclared.is_some())?;
     let raise = Raise {
         severity: match a.severity {
             SeverityArg::Blocking => Severity::Blocking,
@@ -138,12 +135,13 @@ pub fn object(a: ObjectArgs, s: &Session) -> Result<Outcome> {
         undeclared,
         checked,
     };
-    let mut out = super::semantic::apply(
-        &a.board,
+    let mut out = super::semantic::apply_on(
+        snap,
         &a.common,
         "object",
         consent(false),
         s,
+        Vec::new(),
         |fm, ctx| ops::object(fm, ctx, &raise),
     )?;
     // The new id, for the caller to name in its verdict.
@@ -170,10 +168,10 @@ pub fn resolve(a: ResolveArgs, s: &Session) -> Result<Outcome> {
     )
 }
 
-pub fn challenge(a: ChallengeArgs, s: &Session) -> Result<Outcome> {
+pub fn challenge(a: ChallengeArgs, first: Result<Snapshot>, s: &Session) -> Result<Outcome> {
     let grounds = required(&a.grounds, &a.grounds_file, "--grounds")?;
-    super::semantic::apply(
-        &a.board,
+    super::semantic::apply_read(
+        first,
         &a.common,
         "challenge",
         consent(false),
@@ -182,7 +180,7 @@ pub fn challenge(a: ChallengeArgs, s: &Session) -> Result<Outcome> {
     )
 }
 
-pub fn rule(a: RuleArgs, s: &Session) -> Result<Outcome> {
+pub fn rule(a: RuleArgs, first: Result<Snapshot>, s: &Session) -> Result<Outcome> {
     let reason = required(&a.reason.reason, &a.reason.reason_file, "--reason")?;
     let ruling = match a.ruling {
         RulingArg::Uphold => Ruling::Uphold,
@@ -196,8 +194,8 @@ pub fn rule(a: RuleArgs, s: &Session) -> Result<Outcome> {
             ));
         }
     };
-    super::semantic::apply(
-        &a.board,
+    super::semantic::apply_read(
+        first,
         &a.common,
         "rule",
         consent(a.user_approved),
@@ -261,7 +259,8 @@ pub fn decide(a: DecideArgs, s: &Session) -> Result<Outcome> {
 
 /// `objections`: the ledger as a table (no lock: a read).
 pub fn objections(a: ObjectionsArgs, s: &Session) -> Result<Outcome> {
-    let valid = store::load_frontmatter(&a.board, s)?;
+    let snap = store::snapshot(&a.board, Depth::Head, s)?;
+    let valid = snap.frontmatter()?;
     let fm = &valid.parsed.fm;
     let l = &fm.ledger;
     let rows: Vec<_> = l

@@ -9,7 +9,7 @@ use serde_json::Value as Json;
 
 use crate::cli::{Cli, Cmd};
 use crate::error::{Error, Result};
-use crate::store::Session;
+use crate::store::{self, Depth, Session};
 
 mod attend;
 mod brief;
@@ -186,13 +186,39 @@ fn run_command(cli: Cli, s: &Session) -> Result<Outcome> {
             None => init::run(a, s),
         },
         Cmd::Poll(a) if crate::project::is_project(&a.board) => project_poll::poll(a, s),
-        Cmd::Poll(a) if debate::is_review(&a.board, s) => debate::poll(a, s),
-        Cmd::Verdict(a) if debate::is_review(&a.board, s) => debate::verdict(a, s),
-        Cmd::Object(a) if debate::is_review(&a.board, s) => debate::object(a, s),
-        Cmd::Challenge(a) if debate::is_review(&a.board, s) => debate::challenge(a, s),
-        Cmd::Rule(a) if debate::is_review(&a.board, s) => debate::rule(a, s),
-        Cmd::Show(a) if debate::is_review(&a.board, s) => debate::show(a, s),
-        Cmd::Poll(a) => read::poll(a, json, s),
+        // A command that a review-only board answers with a handler of its own reads the board
+        // first, and the handler works from that read.
+        Cmd::Poll(a) => {
+            let depth = if a.after.is_some() {
+                Depth::Whole
+            } else {
+                Depth::Head
+            };
+            match store::snapshot(&a.board, depth, s) {
+                Ok(snap) if snap.is_review() => debate::poll(a, snap, s),
+                first => read::poll(a, first, json, s),
+            }
+        }
+        Cmd::Verdict(a) => match store::snapshot(&a.board, Depth::Edit { fresh: true }, s) {
+            Ok(snap) if snap.is_review() => debate::verdict(a, snap, s),
+            first => semantic::verdict(a, first, s),
+        },
+        Cmd::Object(a) => match store::snapshot(&a.board, Depth::Edit { fresh: true }, s) {
+            Ok(snap) if snap.is_review() => debate::object(a, snap, s),
+            first => ledger::object(a, first, s),
+        },
+        Cmd::Challenge(a) => match store::snapshot(&a.board, Depth::Edit { fresh: false }, s) {
+            Ok(snap) if snap.is_review() => debate::challenge(a, snap, s),
+            first => ledger::challenge(a, first, s),
+        },
+        Cmd::Rule(a) => match store::snapshot(&a.board, Depth::Edit { fresh: false }, s) {
+            Ok(snap) if snap.is_review() => debate::rule(a, snap, s),
+            first => ledger::rule(a, first, s),
+        },
+        Cmd::Show(a) => match store::snapshot(&a.board, Depth::Whole, s) {
+            Ok(snap) if snap.is_review() => debate::show(a, snap, s),
+            first => show::run(a, first, s),
+        },
         Cmd::Status(a) => read::status(a, s),
         Cmd::Validate(a) => {
             if json && a.format == crate::cli::ValidateFormat::Github {
@@ -207,7 +233,6 @@ fn run_command(cli: Cli, s: &Session) -> Result<Outcome> {
         Cmd::Unregister(a) => semantic::unregister(a, s),
         Cmd::Claim(a) => semantic::claim(a, s),
         Cmd::Submit(a) => semantic::submit(a, s),
-        Cmd::Verdict(a) => semantic::verdict(a, s),
         Cmd::Dissent(a) => semantic::dissent(a, s),
         Cmd::Handoff(a) => handoff::handoff(a, s),
         Cmd::Acknowledge(a) => handoff::acknowledge(a, s),
@@ -229,12 +254,8 @@ fn run_command(cli: Cli, s: &Session) -> Result<Outcome> {
         Cmd::Completions(a) => Ok(docs::completions(a.shell)),
         Cmd::Man(a) => docs::man(a),
         Cmd::Help(a) => docs::help(a),
-        Cmd::Show(a) => show::run(a, s),
         Cmd::Brief(a) => brief::run(a, s),
-        Cmd::Object(a) => ledger::object(a, s),
         Cmd::Resolve(a) => ledger::resolve(a, s),
-        Cmd::Challenge(a) => ledger::challenge(a, s),
-        Cmd::Rule(a) => ledger::rule(a, s),
         Cmd::Accept(a) => ledger::accept(a, s),
         Cmd::Reopen(a) => ledger::reopen(a, s),
         Cmd::Withdraw(a) => ledger::withdraw(a, s),

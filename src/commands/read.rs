@@ -11,8 +11,8 @@ use crate::error::{Error, Result};
 use crate::render::output::{self};
 use crate::render::report::{SectionInfo, Style, Turn, reviewer_table};
 use crate::store;
-use crate::store::Session;
 use crate::store::wait::Waiter;
+use crate::store::{Depth, Session, Snapshot};
 use crate::text::escape;
 
 /// How often `poll --wait` asks a git board's remote for the ref's tip once a wait has gone on
@@ -42,16 +42,36 @@ fn git_pause(elapsed: Duration, interval: Duration, adaptive: bool) -> Duration 
 /// How often `poll --wait` re-reads a file where no file notifications can be had, by default.
 const FILE_INTERVAL_S: f64 = 60.0;
 
-fn poll_once(a: &PollArgs, s: &Session) -> Result<Turn> {
-    let valid = store::load_frontmatter(&a.board, s)?;
+/// What a poll answers, all of it derived from one read of the board: whose turn it is and
+/// what to do next, the records past the cursor, and which version of the board that is.
+struct Answer {
+    turn: Turn,
+    cursor: Option<Cursor>,
+    version: store::Version,
+}
+
+/// The depth a poll reads to: the frontmatter, or the whole board for the journal past a
+/// cursor.
+fn depth(after: Option<u64>) -> Depth {
+    if after.is_some() {
+        Depth::Whole
+    } else {
+        Depth::Head
+    }
+}
+
+/// Everything a poll answers, from the one snapshot `snap`.
+fn answer(a: &PollArgs, after: Option<u64>, snap: &Snapshot) -> Result<Answer> {
+    let valid = snap.frontmatter()?;
     crate::watch::presence::record(&a.board, &a.agent, a.wait);
     let fm = &valid.parsed.fm;
-    Ok(Turn::new(
-        fm,
-        &a.agent,
-        &shown(&a.board),
-        &super::place(&a.board, fm),
-    ))
+    let turn = Turn::new(fm, &a.agent, &shown(&a.board), &super::place(&a.board, fm));
+    let cursor = after.map(|n| cursor(a, n, snap)).transpose()?;
+    Ok(Answer {
+        turn,
+        cursor,
+        version: snap.version(fm),
+    })
 }
 
 /// The journal past an agent's position (`poll --after SEQ`): the records after it, each with
@@ -83,11 +103,10 @@ fn after_arg(a: &PollArgs) -> Result<Option<u64>> {
     }
 }
 
-/// Read the journal past `after`: the one read of `poll` past the frontmatter. A position
-/// beyond the journal's end is refused: it was not one this board gave.
-fn cursor(a: &PollArgs, after: u64, s: &Session) -> Result<Cursor> {
-    let bytes = store::read(&a.board, s)?;
-    let doc = crate::board::document::Document::parse(&bytes)
+/// The journal past `after`, from the snapshot the poll answers from. A position beyond the
+/// journal's end is refused: it was not one this board gave.
+fn cursor(a: &PollArgs, after: u64, snap: &Snapshot) -> Result<Cursor> {
+    let doc = crate::board::document::Document::parse(snap.bytes())
         .map_err(|e| crate::transaction::unsplittable(&a.board, "file", &e))?;
     let records = crate::board::journal::records(&doc)
         .map_err(|e| Error::invalid(&a.board, vec![e], false))?;
@@ -158,40 +177,45 @@ fn with_position(words: &mut Vec<serde_json::Value>, position: u64) {
     words.extend([json!("--after"), json!(position.to_string())]);
 }
 
-/// A poll's outcome; the text is rendered only when it is what will be printed (`as_json`
-/// false): with a large ledger it costs as much as the JSON.
-fn turn_outcome(turn: &Turn, waited: Option<Duration>, as_json: bool) -> Outcome {
+/// A poll's outcome, from one [`Answer`]; the text is rendered only when it is what will be
+/// printed (`as_json` false): with a large ledger it costs as much as the JSON.
+fn outcome(answer: &Answer, waited: Option<Duration>, as_json: bool) -> Outcome {
+    let turn = &answer.turn;
     let mut json = serde_json::to_value(turn).unwrap_or_default();
     let mut text = if as_json {
         String::new()
     } else {
         turn.render_styled(&Style::for_stdout())
     };
-    if let (Some(w), Some(obj)) = (waited, json.as_object_mut()) {
-        obj.insert("waited_ms".into(), json!(w.as_millis() as u64));
-        if !as_json {
-            text.push_str(&format!("waited      {:.1} s\n", w.as_secs_f64()));
+    if let Some(obj) = json.as_object_mut() {
+        obj.insert("version".into(), json!(answer.version));
+        if let Some(w) = waited {
+            obj.insert("waited_ms".into(), json!(w.as_millis() as u64));
+            if !as_json {
+                text.push_str(&format!("waited      {:.1} s\n", w.as_secs_f64()));
+            }
         }
     }
-    Outcome {
+    let out = Outcome {
         json,
         text,
         code: turn.exit_code(),
         warnings: vec![],
         printed: false,
+    };
+    match &answer.cursor {
+        Some(c) => with_cursor(out, c),
+        None => out,
     }
 }
 
-pub fn poll(a: PollArgs, as_json: bool, s: &Session) -> Result<Outcome> {
+/// `poll` on a pairing board; `first` is the edge's read of it (or why that failed).
+pub fn poll(a: PollArgs, first: Result<Snapshot>, as_json: bool, s: &Session) -> Result<Outcome> {
     agent_arg("--agent", &a.agent)?;
     let after = after_arg(&a)?;
     // Sleeping through a block is a way of waiting: --through-blocked implies --wait.
     if !a.wait && !a.through_blocked {
-        let out = turn_outcome(&poll_once(&a, s)?, None, as_json);
-        return match after {
-            Some(after) => Ok(with_cursor(out, &cursor(&a, after, s)?)),
-            None => Ok(out),
-        };
+        return Ok(outcome(&answer(&a, after, &first?)?, None, as_json));
     }
     let timeout = super::timeout(a.timeout)?;
     let git = crate::store::location::is_git(&a.board);
@@ -202,7 +226,8 @@ pub fn poll(a: PollArgs, as_json: bool, s: &Session) -> Result<Outcome> {
     let start = Instant::now();
     let deadline = start + timeout;
     // Watch first, then read: a change between the two cannot be missed. A git board's remote
-    // is asked for its tip every interval.
+    // is asked for its tip every interval. The edge's read came before the watch: it stands
+    // only while the file is still the one it read (a git board's next ask comes anyway).
     let mut waiter = if git {
         Waiter::polling()
     } else {
@@ -211,11 +236,13 @@ pub fn poll(a: PollArgs, as_json: bool, s: &Session) -> Result<Outcome> {
     if let Some(interrupt) = s.interrupt() {
         waiter.interrupted_by(interrupt);
     }
+    let first = first.ok().filter(|snap| git || snap.unchanged());
     // Without --interval a git board's wait asks often at first (see GIT_SCHEDULE).
     let adaptive = git && a.interval.is_none();
     let result = wait_loop(
         &a,
         after,
+        first,
         &mut waiter,
         start,
         deadline,
@@ -232,6 +259,7 @@ pub fn poll(a: PollArgs, as_json: bool, s: &Session) -> Result<Outcome> {
 fn wait_loop(
     a: &PollArgs,
     after: Option<u64>,
+    mut first: Option<Snapshot>,
     waiter: &mut Waiter,
     start: Instant,
     deadline: Instant,
@@ -246,6 +274,9 @@ fn wait_loop(
     let mut reached = false;
     let mut lost = false;
     let mut fresh = false;
+    // Every answer, the one at the deadline or on an interrupt included, is derived from the
+    // last snapshot alone.
+    let ended = |answer: &Answer| outcome(answer, Some(start.elapsed()), as_json);
     loop {
         // Each ask of a git board's remote gets what is left of the wait, at most the default
         // limit, so that one that stalls is given up in time for the next.
@@ -254,38 +285,35 @@ fn wait_loop(
                 .saturating_duration_since(Instant::now())
                 .min(store::DEFAULT_TIMEOUT),
         );
-        // With --after, what the journal holds past the position: a record wakes the wait
-        // unless the waiting agent wrote it (it is listed all the same when the wait ends).
-        let ended = |turn: &Turn, c: Option<Cursor>| {
-            let out = turn_outcome(turn, Some(start.elapsed()), as_json);
-            match c {
-                Some(c) => with_cursor(out, &c),
-                None => out,
-            }
+        let read = match first.take() {
+            Some(snap) => Ok(snap),
+            None => store::snapshot(&a.board, depth(after), s),
         };
-        let last = match poll_once(a, s) {
-            Ok(turn)
-                if turn.your_turn
-                    || (turn.terminal && !(a.through_blocked && turn.phase == Phase::Blocked)) =>
+        let last = match read.and_then(|snap| answer(a, after, &snap)) {
+            Ok(r)
+                if r.turn.your_turn
+                    || (r.turn.terminal
+                        && !(a.through_blocked && r.turn.phase == Phase::Blocked)) =>
             {
-                let c = after.map(|n| cursor(a, n, s)).transpose()?;
-                return Ok(ended(&turn, c));
+                return Ok(ended(&r));
             }
-            Ok(turn) => {
+            Ok(r) => {
                 reached = true;
                 // A board that waits for others wakes when one of them moves; a watch just set
                 // is followed by a read, before any sleep.
-                for d in &turn.waits_for {
+                for d in &r.turn.waits_for {
                     fresh |= waiter.also(std::path::Path::new(&d.address));
                 }
-                if let Some(n) = after {
-                    let c = cursor(a, n, s)?;
-                    let news = c.records.iter().any(|r| !written_by(r, &a.agent));
+                // With --after, what the journal holds past the position: a record wakes the
+                // wait unless the waiting agent wrote it (it is listed all the same when the
+                // wait ends).
+                if let Some(c) = &r.cursor {
+                    let news = c.records.iter().any(|rec| !written_by(rec, &a.agent));
                     if news || Instant::now() >= deadline {
-                        return Ok(ended(&turn, Some(c)));
+                        return Ok(ended(&r));
                     }
                 }
-                Ok(turn)
+                Ok(r)
             }
             // A reviewer started before the doer created the blackboard waits for it.
             Err(e @ Error::Missing { .. }) => {
@@ -307,17 +335,14 @@ fn wait_loop(
         };
         let now = Instant::now();
         if now >= deadline {
-            return match last {
-                Ok(turn) => Ok(ended(&turn, after.map(|n| cursor(a, n, s)).transpose()?)),
-                Err(e) => Err(e),
-            };
+            return last.map(|r| ended(&r));
         }
         if std::mem::take(&mut fresh) {
             continue;
         }
         if let Some(interrupt) = s.interrupt() {
             interrupt.waiting(&match &last {
-                Ok(turn) => format!("{}: {}", turn.phase, turn.next.action),
+                Ok(r) => format!("{}: {}", r.turn.phase, r.turn.next.action),
                 Err(_) => format!("{} to be created", shown(&a.board)),
             });
         }
@@ -325,10 +350,7 @@ fn wait_loop(
         waiter.wait(slice);
         // An interrupted wait ends as one that timed out: with what it read last.
         if s.interrupt().is_some_and(|i| i.fired()) {
-            return match last {
-                Ok(turn) => Ok(ended(&turn, after.map(|n| cursor(a, n, s)).transpose()?)),
-                Err(e) => Err(e),
-            };
+            return last.map(|r| ended(&r));
         }
         if !waiter.is_notified() && !crate::store::location::is_git(&a.board) {
             // Polling mode: the board may have appeared in a directory created meanwhile.
@@ -423,15 +445,16 @@ pub fn status(a: StatusArgs, s: &Session) -> Result<Outcome> {
     }
     // A git board's status is shown from the cache, with its age, when the remote cannot be
     // reached.
-    let bytes = store::read(&a.board, s)?;
-    let loaded = match super::validate::check_all(&bytes) {
+    let snap = store::snapshot(&a.board, Depth::Whole, s)?;
+    let bytes = snap.bytes();
+    let loaded = match super::validate::check_all(bytes) {
         Ok(valid) => store::Loaded {
             path: a.board.clone(),
-            sha256: crate::text::sha256_hex(&bytes),
-            bytes,
+            sha256: snap.sha256()?.to_string(),
+            bytes: Vec::new(),
             valid,
         },
-        Err(report) => return Err(invalid(&a.board, &bytes, report.errors)),
+        Err(report) => return Err(invalid(&a.board, bytes, report.errors)),
     };
     let fm = &loaded.valid.parsed.fm;
     let agent = a
@@ -448,7 +471,8 @@ pub fn status(a: StatusArgs, s: &Session) -> Result<Outcome> {
     let mut json = serde_json::to_value(&turn).unwrap_or_default();
     if let Some(obj) = json.as_object_mut() {
         obj.insert("sha256".into(), json!(loaded.sha256));
-        obj.insert("size".into(), json!(loaded.bytes.len()));
+        obj.insert("size".into(), json!(bytes.len()));
+        obj.insert("version".into(), json!(snap.version(fm)));
         obj.insert("sections".into(), json!(sections));
         obj.insert("warnings".into(), json!(warnings));
         obj.insert("agents".into(), agents_json(fm));

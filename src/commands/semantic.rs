@@ -18,7 +18,7 @@ use crate::ops::{self, Ctx, Edit};
 use crate::render::report::SCHEMA;
 use crate::repo::pin::{self, DiffSource, Judged};
 use crate::store::Session;
-use crate::store::{self, Expect, WriteOptions};
+use crate::store::{self, Depth, Expect, Snapshot, WriteOptions};
 use crate::text::shell_word;
 use crate::transaction;
 
@@ -95,12 +95,35 @@ pub(super) fn apply<F>(
 where
     F: FnMut(&mut Frontmatter, &Ctx) -> Result<Edit>,
 {
-    apply_publishing(board, common, operation, consent, s, Vec::new(), op)
+    // The arguments are checked before the board is read.
+    super::agent_arg("--agent", &common.agent)?;
+    super::timeout(common.timeout)?;
+    let snap = store::snapshot(board, Depth::Edit { fresh: false }, s)?;
+    apply_on(snap, common, operation, consent, s, Vec::new(), op)
 }
 
-/// [`apply`], publishing commits with the write (a git board pushes them atomically with it).
-pub(super) fn apply_publishing<F>(
-    board: &Path,
+/// [`apply`] on the board the edge read before it chose this handler (`first`: the read, or
+/// why it failed, reported after the arguments are checked).
+pub(super) fn apply_read<F>(
+    first: Result<Snapshot>,
+    common: &WriteCommon,
+    operation: &str,
+    consent: Consent,
+    s: &Session,
+    op: F,
+) -> Result<Outcome>
+where
+    F: FnMut(&mut Frontmatter, &Ctx) -> Result<Edit>,
+{
+    super::agent_arg("--agent", &common.agent)?;
+    super::timeout(common.timeout)?;
+    apply_on(first?, common, operation, consent, s, Vec::new(), op)
+}
+
+/// [`apply`] on the board the command read as `snap`, publishing commits with the write (a git
+/// board pushes them atomically with it).
+pub(super) fn apply_on<F>(
+    snap: Snapshot,
     common: &WriteCommon,
     operation: &str,
     consent: Consent,
@@ -112,6 +135,7 @@ where
     F: FnMut(&mut Frontmatter, &Ctx) -> Result<Edit>,
 {
     super::agent_arg("--agent", &common.agent)?;
+    let board = &snap.path().to_path_buf();
     let shown_board = shown(board);
     let opts = WriteOptions {
         publish,
@@ -122,16 +146,9 @@ where
             (&common.usage).try_into()?,
         )?
     };
-    let committed = transaction::transact(
-        board,
-        expect(common)?,
-        &opts,
-        &common.agent,
-        &consent,
-        s,
-        op,
-    )
-    .map_err(|e| e.suggest(&super::argv(), Some(&shown_board)))?;
+    let committed =
+        transaction::transact_on(snap, expect(common)?, &opts, &common.agent, &consent, s, op)
+            .map_err(|e| e.suggest(&super::argv(), Some(&shown_board)))?;
     let written = &committed.written;
     let summary = &committed.summary;
     let fm = &written.parsed.fm;
@@ -255,6 +272,11 @@ pub fn submit(a: SubmitArgs, s: &Session) -> Result<Outcome> {
     // What the submission pins is read before the lock (git can take a while on a big diff);
     // the write then checks that the worktree and base it was read from are still the ones
     // recorded. On a git board it is also published: a commit pushed with the write.
+    super::agent_arg("--agent", &a.common.agent)?;
+    super::timeout(a.common.timeout)?;
+    // What the submission pins is derived from the board read now, and the write edits that
+    // read.
+    let snap = store::snapshot(&a.board, Depth::Edit { fresh: true }, s)?;
     let key = published::board_key(&a.board);
     let message = format!("pair: the {} submitted for review", artifact.as_str());
     let mut publish = Vec::new();
@@ -262,7 +284,7 @@ pub fn submit(a: SubmitArgs, s: &Session) -> Result<Outcome> {
     let worktree = if a.files.is_empty() {
         None
     } else {
-        store::load_frontmatter(&a.board, s)?
+        snap.frontmatter()?
             .parsed
             .fm
             .worktree
@@ -270,14 +292,7 @@ pub fn submit(a: SubmitArgs, s: &Session) -> Result<Outcome> {
     };
     let (observed, seen) = match artifact {
         Artifact::Code | Artifact::Followup => {
-            match observe_diff(
-                &a.board,
-                &a.common.agent,
-                artifact,
-                key.as_ref(),
-                &message,
-                s,
-            )? {
+            match observe_diff(&snap, &a.common.agent, artifact, key.as_ref(), &message)? {
                 Some((o, src, p)) => {
                     publish.extend(p);
                     (Some(o), Some(src))
@@ -308,8 +323,8 @@ pub fn submit(a: SubmitArgs, s: &Session) -> Result<Outcome> {
         _ => (Some(pin::text(&note)), None),
     };
     let rework = a.rework_reason.clone().filter(|_| a.rework);
-    let mut out = apply_publishing(
-        &a.board,
+    let mut out = apply_on(
+        snap,
         &a.common,
         &format!("submit-{}", artifact.as_str()),
         consent(a.user_approved, a.waive.clone()),
@@ -344,14 +359,13 @@ pub fn submit(a: SubmitArgs, s: &Session) -> Result<Outcome> {
 /// submission will be refused anyway (wrong agent, wrong phase, unreadable board): the locked
 /// write says why.
 fn observe_diff(
-    board: &Path,
+    snap: &Snapshot,
     agent: &str,
     artifact: Artifact,
     key: Option<&(String, String)>,
     message: &str,
-    s: &Session,
 ) -> Result<Option<(Observed, DiffSource, Option<store::Publish>)>> {
-    let Ok(valid) = store::load_frontmatter(board, s) else {
+    let Ok(valid) = snap.frontmatter() else {
         return Ok(None);
     };
     let fm = &valid.parsed.fm;
@@ -388,13 +402,13 @@ fn sha_arg(s: &str) -> Result<Sha256> {
 /// submitted, and what the reviewer read (`--artifact-sha256`) must be it. `None` when the
 /// verdict will be refused anyway or the round is not pinned (with a warning saying so).
 fn judge_artifact(
-    board: &Path,
+    snap: &Snapshot,
     agent: &str,
     revision: u32,
     read: Option<Sha256>,
-    s: &Session,
 ) -> Result<(Option<Sha256>, Vec<String>)> {
-    let Ok(valid) = store::load_frontmatter(board, s) else {
+    let board = snap.path();
+    let Ok(valid) = snap.frontmatter() else {
         return Ok((None, vec![]));
     };
     let fm = &valid.parsed.fm;
@@ -408,7 +422,7 @@ fn judge_artifact(
         return Ok((None, vec![]));
     }
     let body = match fm.pin(target) {
-        Some(p) if p.kind == PinKind::Files => Some(store::load(board, s)?.valid.doc.body),
+        Some(p) if p.kind == PinKind::Files => Some(snap.load()?.valid.doc.body),
         _ => None,
     };
     let artifact = match fm.phase {
@@ -452,12 +466,12 @@ fn judge_artifact(
     }
 }
 
-pub fn verdict(a: VerdictArgs, s: &Session) -> Result<Outcome> {
+pub fn verdict(a: VerdictArgs, first: Result<Snapshot>, s: &Session) -> Result<Outcome> {
     let v = match a.verdict {
         crate::cli::VerdictArg::Approved => Verdict::Approved,
         crate::cli::VerdictArg::ChangesRequested => Verdict::ChangesRequested,
         crate::cli::VerdictArg::Comment => Verdict::Comment,
-        crate::cli::VerdictArg::Unable => return unable(a, s),
+        crate::cli::VerdictArg::Unable => return unable(a, first, s),
     };
     if a.reason.is_some() {
         return Err(Error::Usage(
@@ -471,12 +485,14 @@ pub fn verdict(a: VerdictArgs, s: &Session) -> Result<Outcome> {
     let revision = a.revision;
     let read = a.artifact_sha256.as_deref().map(sha_arg).transpose()?;
     super::agent_arg("--agent", &a.common.agent)?;
-    let (judged, judge_warnings) = judge_artifact(&a.board, &a.common.agent, revision, read, s)?;
+    super::timeout(a.common.timeout)?;
+    let snap = first?;
+    let (judged, judge_warnings) = judge_artifact(&snap, &a.common.agent, revision, read)?;
     warnings.extend(judge_warnings);
     let named = a.objections.clone();
     let no_ids = a.no_objection_ids;
-    let mut out = apply(
-        &a.board,
+    let mut out = apply_on(
+        snap,
         &a.common,
         "verdict",
         Consent {
@@ -484,6 +500,7 @@ pub fn verdict(a: VerdictArgs, s: &Session) -> Result<Outcome> {
             ..consent(false, None)
         },
         s,
+        Vec::new(),
         |fm, ctx| {
             // The objections a change request is about, checked against the ledger.
             let note = match ops::ledger::named(fm, ctx, v, &named, no_ids)? {
@@ -526,7 +543,7 @@ pub fn dissent(a: crate::cli::DissentArgs, s: &Session) -> Result<Outcome> {
 /// Not a judgement: the round's verdicts do not change, so it costs no round and asks for no
 /// resubmission; the reason is on the record, in the journal (`cmd=unable`) for `stats` and
 /// the watchdog, and the same or another reviewer gives the real verdict on the same revision.
-fn unable(a: VerdictArgs, s: &Session) -> Result<Outcome> {
+fn unable(a: VerdictArgs, first: Result<Snapshot>, s: &Session) -> Result<Outcome> {
     let reason = match a.reason.as_deref().map(str::trim) {
         Some(r) if !r.is_empty() => r.to_string(),
         _ => {
@@ -547,8 +564,8 @@ fn unable(a: VerdictArgs, s: &Session) -> Result<Outcome> {
     let (note, warnings) = note_text(&a.text, false)?;
     let note = note.unwrap_or_default();
     let revision = a.revision;
-    let mut out = apply(
-        &a.board,
+    let mut out = apply_read(
+        first,
         &a.common,
         crate::stats::UNABLE,
         consent(false, None),
@@ -570,15 +587,19 @@ pub fn advance(a: AdvanceArgs, s: &Session) -> Result<Outcome> {
         keep_branch: a.keep_branch,
         facts: None,
     };
-    observe_step(&a.board, &a.common.agent, to, &mut args, s)?;
+    super::agent_arg("--agent", &a.common.agent)?;
+    super::timeout(a.common.timeout)?;
+    let snap = store::snapshot(&a.board, Depth::Edit { fresh: true }, s)?;
+    observe_step(&snap, &a.common.agent, to, &mut args)?;
     // The worktree and repository the board records, for the clean-up after CLEANED_UP.
     let recorded: std::cell::RefCell<Option<(String, String)>> = Default::default();
-    let mut out = apply(
-        &a.board,
+    let mut out = apply_on(
+        snap,
         &a.common,
         "advance",
         consent(a.user_approved, a.waive.clone()),
         s,
+        Vec::new(),
         |fm, ctx| {
             if let (Some(w), Some(r)) = (&fm.worktree, &fm.audit.repo_root) {
                 *recorded.borrow_mut() = Some((w.clone(), r.clone()));
@@ -621,13 +642,12 @@ pub fn advance(a: AdvanceArgs, s: &Session) -> Result<Outcome> {
 /// under the lock, see [`crate::law::lifecycle`]); on a board that records a repository, a commit
 /// left out is the worktree's `HEAD`. Nothing is read when the step will be refused anyway.
 fn observe_step(
-    board: &Path,
+    snap: &Snapshot,
     agent: &str,
     to: Phase,
     args: &mut ops::AdvanceArgs,
-    s: &Session,
 ) -> Result<()> {
-    let Ok(valid) = store::load_frontmatter(board, s) else {
+    let Ok(valid) = snap.frontmatter() else {
         return Ok(());
     };
     let fm = &valid.parsed.fm;
@@ -729,7 +749,9 @@ pub fn correct(a: CorrectArgs, s: &Session) -> Result<Outcome> {
     super::agent_arg("--agent", &a.common.agent)?;
     let (text, note_warnings) = note_text(&a.text, true)?;
     let text = text.unwrap_or_default();
-    let loaded = store::load(&a.board, s)?;
+    super::timeout(a.common.timeout)?;
+    let snap = store::snapshot(&a.board, Depth::Edit { fresh: true }, s)?;
+    let loaded = snap.load()?;
     let me = a.common.agent.as_str();
     // Who may correct, first (the write checks it again under the lock).
     law::admit(&loaded.valid.parsed.fm, me, Command::Correct)?;
@@ -781,12 +803,13 @@ pub fn correct(a: CorrectArgs, s: &Session) -> Result<Outcome> {
             review.line
         )));
     };
-    let mut out = apply(
-        &a.board,
+    let mut out = apply_on(
+        snap,
         &a.common,
         "correct",
         consent(false, None),
         s,
+        Vec::new(),
         |fm, ctx| ops::correct(fm, ctx, target, counter, verdict, &text),
     )?;
     add_warnings(&mut out, note_warnings);

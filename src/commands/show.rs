@@ -13,11 +13,10 @@ use crate::board::ledger::Objection;
 use crate::cli::ShowArgs;
 use crate::error::{Error, Result};
 use crate::render::report::{SCHEMA, current_target};
-use crate::store;
-use crate::store::Session;
+use crate::store::{Session, Snapshot};
 
-pub fn run(a: ShowArgs, s: &Session) -> Result<Outcome> {
-    let loaded = store::load(&a.board, s)?;
+pub fn run(a: ShowArgs, first: Result<Snapshot>, _s: &Session) -> Result<Outcome> {
+    let loaded = first?.load()?;
     let doc = &loaded.valid.doc;
     let fm = &loaded.valid.parsed.fm;
     let all = entry::entries(doc);

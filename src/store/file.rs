@@ -11,8 +11,7 @@ use super::*;
 use crate::board::yaml::MAX_FRONTMATTER_BYTES;
 use crate::error::FieldError;
 use crate::error::{Error, Result};
-use crate::law::validate::{self, MAX_BOARD_BYTES, Valid};
-use crate::text::sha256_hex;
+use crate::law::validate::{MAX_BOARD_BYTES, Valid};
 
 /// Resolve the path a blackboard is really stored at: a symlinked blackboard is written at its
 /// target (the link survives) and locked by the target's path.
@@ -163,13 +162,13 @@ pub fn read(path: &Path) -> Result<Vec<u8>> {
 /// of the whole file is not checked (this read is bounded anyway), so that a search for
 /// blackboards still finds one that is too large, and reports it.
 pub fn read_head(path: &Path) -> Result<Vec<u8>> {
-    read_head_cut(open_regular(path)?, path).map(|(bytes, _)| bytes)
+    read_head_cut(&mut open_regular(path)?, path).map(|(bytes, _)| bytes)
 }
 
 /// [`read_head`] of an opened file, also saying whether the read stopped at its limit before
 /// the frontmatter was closed (the frontmatter is then over [`MAX_FRONTMATTER_BYTES`], or not
 /// closed at all).
-pub(super) fn read_head_cut(mut file: File, path: &Path) -> Result<(Vec<u8>, bool)> {
+pub(super) fn read_head_cut(file: &mut File, path: &Path) -> Result<(Vec<u8>, bool)> {
     use crate::board::document::{BOM, is_delimiter_line};
     let mut buf = Vec::with_capacity(8192);
     let mut chunk = vec![0u8; 16 * 1024];
@@ -236,36 +235,6 @@ pub struct Loaded {
     pub bytes: Vec<u8>,
     pub sha256: String,
     pub valid: Valid,
-}
-
-/// Read and validate a whole blackboard.
-pub fn load(path: &Path) -> Result<Loaded> {
-    loaded(path, read(path)?)
-}
-
-/// Validate a whole blackboard read from `path`.
-pub fn loaded(path: &Path, bytes: Vec<u8>) -> Result<Loaded> {
-    let valid = validate::check_bytes(&bytes).map_err(|r| Error::invalid(path, r.errors, false))?;
-    Ok(Loaded {
-        path: path.to_path_buf(),
-        sha256: sha256_hex(&bytes),
-        bytes,
-        valid,
-    })
-}
-
-/// Read and validate only the frontmatter.
-pub fn load_frontmatter(path: &Path) -> Result<Valid> {
-    let (bytes, cut) = read_head_cut(open_board(path)?, path)?;
-    validate::check_frontmatter_bytes(&bytes).map_err(|mut r| {
-        // The read stopped at its limit with no closing delimiter in sight (the only error the
-        // splitter can then find): "not closed" may only mean "closed further on", so say what
-        // is certain, in the words `validate` uses for a frontmatter over the limit.
-        if cut {
-            r.errors = vec![head_cut_error()];
-        }
-        Error::invalid(path, r.errors, false)
-    })
 }
 
 /// What a read of the frontmatter that stopped at [`HEAD_LIMIT`] can say.

@@ -23,37 +23,7 @@ pub(super) struct Held {
     meta: fs::Metadata,
 }
 
-/// One version of one file: which file it is (device, inode) and its size and last
-/// modification and change times, to the nanosecond. An edit in place changes the times; a
-/// file saved over the board is another inode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Stamp {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-}
-
-impl Stamp {
-    fn of(m: &fs::Metadata) -> Stamp {
-        Stamp {
-            dev: m.dev(),
-            ino: m.ino(),
-            size: m.size(),
-            mtime: (m.mtime(), m.mtime_nsec()),
-            ctime: (m.ctime(), m.ctime_nsec()),
-        }
-    }
-
-    /// The stamp of what is at `path` now (not following a symlink).
-    fn at(path: &Path) -> Option<Stamp> {
-        fs::symlink_metadata(path)
-            .ok()
-            .filter(|m| m.file_type().is_file())
-            .map(|m| Stamp::of(&m))
-    }
-}
+use super::snapshot::Stamp;
 
 /// Read the blackboard under the lock. `None` when it does not exist; otherwise the content and
 /// the open file.
@@ -68,8 +38,14 @@ pub(super) fn read_locked(target: &Path) -> Result<Option<(Current, Held)>> {
         Err(Error::Missing { .. }) => return Ok(None),
         Err(e) => return Err(e),
     };
-    // A write replaces the file by a rename: the other names of a hard-linked blackboard would
-    // keep the old content, and the copies would drift apart without a word.
+    one_link(target, &meta)?;
+    let bytes = read_bounded(target, &mut file, meta.len())?;
+    Ok(Some((Current::new(bytes, Vec::new()), Held { file, meta })))
+}
+
+/// A write replaces the file by a rename: the other names of a hard-linked blackboard would
+/// keep the old content, and the copies would drift apart without a word.
+fn one_link(target: &Path, meta: &fs::Metadata) -> Result<()> {
     if meta.nlink() > 1 {
         return Err(Error::UnsafePath {
             path: target.to_path_buf(),
@@ -81,8 +57,7 @@ pub(super) fn read_locked(target: &Path) -> Result<Option<(Current, Held)>> {
             ),
         });
     }
-    let bytes = read_bounded(target, &mut file, meta.len())?;
-    Ok(Some((Current::new(bytes, Vec::new()), Held { file, meta })))
+    Ok(())
 }
 
 /// Refuse to replace a blackboard that its writer could not write in place. A rename needs
@@ -116,10 +91,15 @@ pub(super) fn check_writable(target: &Path, meta: &fs::Metadata) -> Result<()> {
 }
 
 /// Perform one locked, checked, durable write to a blackboard file (see [`super::update`]).
+///
+/// `first` is the board as the command read it before the lock, with the file it read: when
+/// the file under the lock is still that one, unchanged (its [`Stamp`]), the write builds on
+/// those bytes; otherwise it reads the board again.
 pub(super) fn update<F, B>(
     path: &Path,
     expect: Expect,
     opts: &WriteOptions,
+    first: Option<(Current, File, fs::Metadata)>,
     build: F,
 ) -> Result<Written>
 where
@@ -127,7 +107,14 @@ where
     B: Into<Built>,
 {
     let (target, lock) = acquire(path, &expect, opts)?;
-    let (current, held) = match read_locked(&target)? {
+    let found = match first {
+        Some((current, file, meta)) if Stamp::at(&target) == Some(Stamp::of(&meta)) => {
+            one_link(&target, &meta)?;
+            Some((current, Held { file, meta }))
+        }
+        _ => read_locked(&target)?,
+    };
+    let (current, held) = match found {
         Some((c, h)) => (Some(c), Some(h)),
         None => (None, None),
     };

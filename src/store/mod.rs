@@ -11,8 +11,10 @@
 //! 2. checks the locked file is still the one at that path (it may have been deleted and
 //!    recreated by someone) and retries if not;
 //! 3. records the owner in `<target>.lock.owner.json`, atomically;
-//! 4. re-reads the blackboard, keeping it open, and checks the caller's expectation (hash, or
-//!    absence), that it has one link, and that the caller may write it;
+//! 4. takes the blackboard the command read before the lock ([`Snapshot`], kept open) when the
+//!    file at the path is still that one, unchanged, or else reads it again, keeping it open;
+//!    and checks the caller's expectation (hash, or absence), that it has one link, and that
+//!    the caller may write it;
 //! 5. lets the caller build the new content, and validates it;
 //! 6. writes a temporary file beside the target with the original owner, group, extended
 //!    attributes and mode (as far as the writer may set them), fsyncs it, checks the lock file
@@ -21,7 +23,9 @@
 //! 7. returns what happened, computed under the lock.
 //!
 //! Reads take no lock: a rename is atomic, so a reader sees the old file or the new one. Every
-//! read refuses a file over [`MAX_BOARD_BYTES`] before reading it.
+//! read refuses a file over [`MAX_BOARD_BYTES`] before reading it. A command reads a board once,
+//! as a [`Snapshot`], and derives everything it answers from it; a write starts from it
+//! ([`update_on`]).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -57,11 +61,13 @@ mod file;
 mod history;
 mod local;
 mod lock;
+mod snapshot;
 
 pub(crate) use file::kind_of;
 pub use file::{Loaded, resolve};
 pub use history::{History, history};
 pub use lock::{Lock, lock, lock_path, owner_path};
+pub use snapshot::{Depth, Snapshot, Version, snapshot};
 
 /// What the writer expects to find under the lock.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -469,10 +475,6 @@ pub struct Session {
     /// The last git board read: its address, the commit it was read at and its bytes, so that
     /// a waiting `poll` whose remote has not moved asks only for the tip.
     last_read: std::cell::RefCell<Option<(String, String, Vec<u8>)>>,
-    /// Whether the last git board read was a look ahead of the command's own read (to learn
-    /// what kind of board it is): the next read of the same board, if it comes before any
-    /// write, takes its bytes without asking the remote again.
-    ahead: std::cell::Cell<bool>,
     /// What may end a wait early and hears when it sleeps: set when a server runs the command
     /// (see [`Session::with_interrupt`]).
     interrupt: Option<wait::Interrupt>,
@@ -552,23 +554,6 @@ impl Session {
         }
     }
 
-    /// The bytes of the look ahead ([`read_ahead`]) of the board `address`, once: the read
-    /// that follows it.
-    pub(crate) fn take_ahead(&self, address: &str) -> Option<Vec<u8>> {
-        if !self.ahead.replace(false) {
-            return None;
-        }
-        match &*self.last_read.borrow() {
-            Some((a, _, bytes)) if a == address => Some(bytes.clone()),
-            _ => None,
-        }
-    }
-
-    /// Forget a look ahead: a write comes between it and the next read.
-    pub(crate) fn drop_ahead(&self) {
-        self.ahead.set(false);
-    }
-
     pub(crate) fn remember_read(&self, address: &str, tip: &str, bytes: &[u8]) {
         *self.last_read.borrow_mut() = Some((address.into(), tip.into(), bytes.to_vec()));
     }
@@ -606,32 +591,20 @@ impl Session {
     }
 }
 
-/// Read a whole blackboard, from a file or a git board.
+/// Read a whole blackboard, from a file or a git board: the bytes of one [`snapshot`].
 pub fn read(path: &Path, s: &Session) -> Result<Vec<u8>> {
-    let bytes = match Location::of(path)? {
-        Location::Local(_) => file::read(path),
-        Location::Git(g) => crate::store::gitref::read(&g, path, s),
-    }?;
-    s.read(&bytes);
-    Ok(bytes)
+    Ok(snapshot(path, Depth::Whole, s)?.into_bytes())
 }
 
-/// Read a blackboard as far as the end of its frontmatter (the whole board, for a git board).
+/// Read a blackboard as far as the end of its frontmatter (the whole board, for a git board),
+/// without refusing a file over the size limit: a search for blackboards still finds one that
+/// is too large, and reports it.
 pub fn read_head(path: &Path, s: &Session) -> Result<Vec<u8>> {
     let bytes = match Location::of(path)? {
-        Location::Local(_) => file::read_head(path),
-        Location::Git(g) => crate::store::gitref::read(&g, path, s),
-    }?;
+        Location::Local(_) => file::read_head(path)?,
+        Location::Git(_) => snapshot(path, Depth::Head, s)?.into_bytes(),
+    };
     s.read(&bytes);
-    Ok(bytes)
-}
-
-/// [`read_head`] as a look ahead of the command's own read, which follows at once: on a git
-/// board, that read takes these bytes rather than asking the remote a second time (a command
-/// that first learns what kind of board it is, then works on it, reads the remote once).
-pub fn read_ahead(path: &Path, s: &Session) -> Result<Vec<u8>> {
-    let bytes = read_head(path, s)?;
-    s.ahead.set(true);
     Ok(bytes)
 }
 
@@ -642,28 +615,14 @@ pub fn peek_head(path: &Path) -> Result<Vec<u8>> {
     file::read_head(path)
 }
 
-/// Read and validate a whole blackboard.
+/// Read and validate a whole blackboard (one [`snapshot`]).
 pub fn load(path: &Path, s: &Session) -> Result<Loaded> {
-    let loaded = match Location::of(path)? {
-        Location::Local(_) => file::load(path)?,
-        Location::Git(g) => file::loaded(path, crate::store::gitref::read(&g, path, s)?)?,
-    };
-    s.read(&loaded.bytes);
-    Ok(loaded)
+    snapshot(path, Depth::Whole, s)?.load()
 }
 
-/// Read and validate only the frontmatter.
+/// Read and validate only the frontmatter (one [`snapshot`] of the head).
 pub fn load_frontmatter(path: &Path, s: &Session) -> Result<Valid> {
-    let valid = match Location::of(path)? {
-        Location::Local(_) => file::load_frontmatter(path)?,
-        Location::Git(g) => {
-            let bytes = crate::store::gitref::read(&g, path, s)?;
-            validate::check_frontmatter_bytes(&bytes)
-                .map_err(|r| Error::invalid(path, r.errors, false))?
-        }
-    };
-    s.saw_format(valid.parsed.fm.format);
-    Ok(valid)
+    snapshot(path, Depth::Head, s)?.frontmatter()
 }
 
 /// What `validate` checks of a board beyond its bytes: on a git board, its journal against the
@@ -691,32 +650,72 @@ where
     F: FnMut(Option<&Current>) -> Result<B>,
     B: Into<Built>,
 {
-    // The writer's session, model and transcript come with the command (the options may name
-    // their own).
-    let from_session;
-    let opts = if (opts.origin == Default::default() && s.origin() != &Default::default())
-        || (opts.transcript.is_none() && s.transcript.is_some())
-    {
-        let mut o = opts.clone();
-        if o.origin == Default::default() {
-            o.origin = s.origin().clone();
-        }
-        if o.transcript.is_none() {
-            o.transcript = s.transcript.clone();
-        }
-        from_session = o;
-        &from_session
-    } else {
-        opts
-    };
+    let opts = &with_session(opts, s);
     match Location::of(path)? {
-        Location::Local(_) if !opts.publish.is_empty() => Err(Error::Usage(format!(
-            "{}: only a board kept in a git ref publishes its artifacts",
-            path.display()
-        ))),
-        Location::Local(_) => local::update(path, expect, opts, build),
-        Location::Git(g) => crate::store::gitref::update(&g, path, expect, opts, s, build),
+        Location::Local(_) if !opts.publish.is_empty() => Err(only_git_publishes(path)),
+        Location::Local(_) => local::update(path, expect, opts, None, build),
+        Location::Git(g) => crate::store::gitref::update(&g, path, expect, opts, s, None, build),
     }
+}
+
+/// [`update`] of the board a command read as `snap`: the write's first attempt builds on the
+/// snapshot's bytes without reading the board again, when it is still the board found under
+/// the lock (a file with the same identity, size and times) or at the leased tip (a git board);
+/// when the board moved, the write reads it again and `build` runs on what it finds.
+pub fn update_on<F, B>(
+    snap: Snapshot,
+    expect: Expect,
+    opts: &WriteOptions,
+    s: &Session,
+    build: F,
+) -> Result<Written>
+where
+    F: FnMut(Option<&Current>) -> Result<B>,
+    B: Into<Built>,
+{
+    let opts = &with_session(opts, s);
+    if !snap.is_whole() {
+        return update(snap.path(), expect, opts, s, build);
+    }
+    let (path, current, at) = snap.into_parts();
+    match (at, Location::of(&path)?) {
+        (_, Location::Local(_)) if !opts.publish.is_empty() => Err(only_git_publishes(&path)),
+        (snapshot::At::File { file, meta }, _) => {
+            local::update(&path, expect, opts, Some((current, file, meta)), build)
+        }
+        (snapshot::At::Git { cache, tip, fresh }, Location::Git(g)) => {
+            let first = gitref::Read {
+                cache,
+                tip,
+                current,
+                fresh,
+            };
+            gitref::update(&g, &path, expect, opts, s, Some(first), build)
+        }
+        (snapshot::At::Absent, _) | (snapshot::At::Git { .. }, Location::Local(_)) => {
+            local::update(&path, expect, opts, None, build)
+        }
+    }
+}
+
+fn only_git_publishes(path: &Path) -> Error {
+    Error::Usage(format!(
+        "{}: only a board kept in a git ref publishes its artifacts",
+        path.display()
+    ))
+}
+
+/// The write's options with the writer's session, model and transcript from the command (the
+/// options may name their own).
+fn with_session(opts: &WriteOptions, s: &Session) -> WriteOptions {
+    let mut o = opts.clone();
+    if o.origin == Default::default() {
+        o.origin = s.origin().clone();
+    }
+    if o.transcript.is_none() {
+        o.transcript = s.transcript.clone();
+    }
+    o
 }
 
 /// Create a blackboard holding exactly `bytes` (a copy: no journal record is added), refusing

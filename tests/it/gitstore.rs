@@ -13,12 +13,12 @@ use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
 /// The shared remote: a bare repository in a temporary directory.
-struct Remote {
+pub(crate) struct Remote {
     dir: TempDir,
 }
 
 impl Remote {
-    fn new() -> Remote {
+    pub(crate) fn new() -> Remote {
         let dir = tempfile::tempdir().unwrap();
         git_in(dir.path(), &["init", "-q", "--bare", "remote.git"]);
         Remote { dir }
@@ -33,7 +33,7 @@ impl Remote {
     }
 
     /// The address of a board in `refname` over `file://`.
-    fn board(&self, refname: &str) -> String {
+    pub(crate) fn board(&self, refname: &str) -> String {
         format!("git+{}#{refname}:task.md", self.url())
     }
 
@@ -80,14 +80,14 @@ fn git_in(dir: &Path, args: &[&str]) {
 }
 
 /// One machine: its own clone of the remote as its working directory, and its own cache.
-struct Machine {
+pub(crate) struct Machine {
     clone: TempDir,
     cache: PathBuf,
     _own_cache: Option<TempDir>,
 }
 
 impl Machine {
-    fn new(remote: &Remote) -> Machine {
+    pub(crate) fn new(remote: &Remote) -> Machine {
         let clone = tempfile::tempdir().unwrap();
         let out = Command::new("git")
             .args(["clone", "-q", &remote.url(), "."])
@@ -127,7 +127,7 @@ impl Machine {
     }
 
     #[track_caller]
-    fn pair(&self, args: &[&str]) -> Out {
+    pub(crate) fn pair(&self, args: &[&str]) -> Out {
         let mut c = self.command(args);
         run_bounded(&mut c, args)
     }
@@ -207,7 +207,7 @@ fn json(out: &Out) -> serde_json::Value {
     serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{}", out.report()))
 }
 
-const REF: &str = "refs/pair/task";
+pub(crate) const REF: &str = "refs/pair/task";
 
 fn init(m: &Machine, board: &str, reviewers: &str) {
     m.pair(&[
@@ -2289,7 +2289,7 @@ fn logging_git(dir: &Path, log: &Path) -> PathBuf {
 }
 
 /// `pair` run on a machine with [`logging_git`] first on its PATH, and the git runs it logged.
-struct Logged<'a> {
+pub(crate) struct Logged<'a> {
     m: &'a Machine,
     path: std::ffi::OsString,
     log: PathBuf,
@@ -2297,7 +2297,7 @@ struct Logged<'a> {
 }
 
 impl<'a> Logged<'a> {
-    fn new(m: &'a Machine) -> Logged<'a> {
+    pub(crate) fn new(m: &'a Machine) -> Logged<'a> {
         let tools = tempfile::tempdir().unwrap();
         let log = tools.path().join("git.log");
         let bin = logging_git(tools.path(), &log);
@@ -2313,7 +2313,7 @@ impl<'a> Logged<'a> {
         }
     }
 
-    fn run(&self, args: &[&str]) -> Out {
+    pub(crate) fn run(&self, args: &[&str]) -> Out {
         let mut c = self.m.command(args);
         c.env("PATH", &self.path);
         run_bounded(&mut c, args)
@@ -2326,7 +2326,7 @@ impl<'a> Logged<'a> {
 
     /// The git runs logged since the last call, but the check of a git not seen before (this
     /// logging one), which is not the command's.
-    fn runs(&self) -> Vec<String> {
+    pub(crate) fn runs(&self) -> Vec<String> {
         let text = fs::read_to_string(&self.log).unwrap_or_default();
         let _ = fs::remove_file(&self.log);
         text.lines()

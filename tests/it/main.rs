@@ -48,6 +48,7 @@ mod project;
 mod project_cursor;
 mod project_run;
 mod properties;
+mod reads;
 mod refusals;
 mod repair;
 mod roundtrip;

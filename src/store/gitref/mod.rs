@@ -164,41 +164,104 @@ fn sync_from(
     Ok((cache, tip))
 }
 
-/// Read the board at the remote's tip, giving the remote the session's limit.
-pub fn read(g: &GitBoard, shown: &Path, s: &Session) -> Result<Vec<u8>> {
-    if let Some(bytes) = s.take_ahead(&g.address()) {
-        return Ok(bytes);
-    }
+/// A git board read once, at one commit ([`crate::store::snapshot`]).
+pub(crate) struct Read {
+    pub cache: Cache,
+    pub tip: String,
+    pub current: Current,
+    /// Read at the remote's tip, not at the tip the cache last saw.
+    pub fresh: bool,
+}
+
+/// Read the board at one commit, to `depth`: at the remote's tip, giving the remote the
+/// session's limit; or, for a write that derives nothing from the board first, at the tip the
+/// cache last saw (no round trip: the push's lease checks it), with the previous version for
+/// the journal's history check.
+pub(crate) fn snapshot(
+    g: &GitBoard,
+    shown: &Path,
+    depth: crate::store::Depth,
+    s: &Session,
+) -> Result<Read> {
     let until = Instant::now() + s.remote_limit();
+    let edit = matches!(depth, crate::store::Depth::Edit { .. });
+    if depth == (crate::store::Depth::Edit { fresh: false }) {
+        let cache = Cache::open(g, until)?;
+        if let Some(tip) = cache.cached_tip() {
+            // Whatever goes wrong reading what the cache holds, the remote is asked.
+            if let Ok((Some(bytes), parent)) =
+                remote::read_board(&cache, &tip, &g.path, true, shown)
+            {
+                let history = lost_since_parent(&tip, parent.as_deref(), &bytes);
+                return Ok(Read {
+                    cache,
+                    tip,
+                    current: Current::new(bytes, history),
+                    fresh: false,
+                });
+            }
+        }
+        let before = cache.cached_tip();
+        let (cache, tip) = sync_from(cache, before, g, shown, s)?;
+        return read_at_tip(g, shown, s, until, cache, tip, edit);
+    }
     let (cache, tip) = sync(g, shown, s, until)?;
-    let Some(tip) = tip else {
-        return Err(Error::Missing {
-            path: shown.to_path_buf(),
-        });
+    read_at_tip(g, shown, s, until, cache, tip, edit)
+}
+
+/// The board at `tip`, read from the cache (its previous version too for an `edit`); the cache
+/// is rebuilt from the remote once when it cannot give back what it fetched.
+fn read_at_tip(
+    g: &GitBoard,
+    shown: &Path,
+    s: &Session,
+    until: Instant,
+    cache: Cache,
+    tip: Option<String>,
+    edit: bool,
+) -> Result<Read> {
+    let missing = || Error::Missing {
+        path: shown.to_path_buf(),
     };
+    let tip = tip.ok_or_else(missing)?;
     // A board is the same bytes at the same commit: a waiting poll whose remote has not moved
     // costs one `ls-remote`.
     let address = g.address();
-    if let Some(bytes) = s.read_at(&address, &tip) {
-        return Ok(bytes);
+    if !edit && let Some(bytes) = s.read_at(&address, &tip) {
+        return Ok(Read {
+            cache,
+            tip,
+            current: Current::new(bytes, Vec::new()),
+            fresh: true,
+        });
     }
-    let blob = match remote::read_board(&cache, &tip, &g.path, false, shown).map(|(b, _)| b) {
+    let (cache, tip, read) = match remote::read_board(&cache, &tip, &g.path, edit, shown) {
         // The cache cannot give back what it fetched: rebuild it from the remote, once.
         Err(e @ Error::Git { .. }) if !s.remote().is_some_and(|o| o.offline) => {
             cache.rebuild(g).map_err(|_| e)?;
             let (cache, tip) = sync(g, shown, s, until)?;
-            match tip {
-                Some(tip) => remote::read_board(&cache, &tip, &g.path, false, shown)?.0,
-                None => None,
-            }
+            let tip = tip.ok_or_else(missing)?;
+            let read = remote::read_board(&cache, &tip, &g.path, edit, shown)?;
+            (cache, tip, read)
         }
-        read => read?,
+        read => (cache, tip, read?),
     };
-    let bytes = blob.ok_or_else(|| Error::Missing {
-        path: shown.to_path_buf(),
-    })?;
-    s.remember_read(&address, &tip, &bytes);
-    Ok(bytes)
+    let (bytes, parent) = read;
+    let bytes = bytes.ok_or_else(missing)?;
+    let history = if edit {
+        lost_since_parent(&tip, parent.as_deref(), &bytes)
+    } else {
+        Vec::new()
+    };
+    if !edit {
+        s.remember_read(&address, &tip, &bytes);
+    }
+    Ok(Read {
+        cache,
+        tip,
+        current: Current::new(bytes, history),
+        fresh: true,
+    })
 }
 
 /// The name the board's remote is given for a push (on the command line, for that push alone).
@@ -414,19 +477,20 @@ fn backoff(attempt: u32) -> Duration {
 /// [`crate::store::compose`], commit, push with a lease; re-read and rebuild when the ref moved.
 /// Each call to the remote is stopped at the write's `--timeout` (a call is given at least
 /// [`remote::MIN_CALL`]).
-pub fn update<F, B>(
+pub(crate) fn update<F, B>(
     g: &GitBoard,
     shown: &Path,
     expect: Expect,
     opts: &WriteOptions,
     s: &Session,
+    first: Option<Read>,
     mut build: F,
 ) -> Result<Written>
 where
     F: FnMut(Option<&Current>) -> Result<B>,
     B: Into<crate::store::Built>,
 {
-    s.drop_ahead();
+    let mut first = first;
     let started = Instant::now();
     let until = started + opts.timeout;
     let mut attempt = 0;
@@ -434,14 +498,19 @@ where
     // `poll` that told it its turn), saving a round trip to the remote; the lease makes it
     // safe. Whatever it finds (a refusal, a stale hash, a moved ref) may be the cache's age
     // speaking, so it is never reported: the write asks the remote and starts again.
-    let mut optimistic = true;
+    let mut optimistic = first.as_ref().is_none_or(|f| !f.fresh);
     let mut repaired = false;
     // The commits of pushes that failed with the ref moved: one may have landed all the same.
     let mut unsure: Vec<(String, crate::store::Composed)> = vec![];
     loop {
         // The journal's `wait_us`: the time lost to attempts that found the ref moved.
         let waited = started.elapsed();
-        let (cache, tip) = if optimistic {
+        // The snapshot the command started from is the first attempt's board: no second read.
+        let mut found = None;
+        let (cache, tip) = if let Some(f) = first.take() {
+            found = Some(Some(f.current));
+            (f.cache, Some(f.tip))
+        } else if optimistic {
             let cache = Cache::open(g, until)?;
             match cache.cached_tip() {
                 Some(t) => (cache, Some(t)),
@@ -467,6 +536,7 @@ where
             &cache,
             g,
             tip.as_deref(),
+            found,
             shown,
             &expect,
             opts,
@@ -568,6 +638,7 @@ fn build_commit<F, B>(
     cache: &Cache,
     g: &GitBoard,
     tip: Option<&str>,
+    found: Option<Option<Current>>,
     shown: &Path,
     expect: &Expect,
     opts: &WriteOptions,
@@ -584,15 +655,16 @@ where
             path: shown.to_path_buf(),
         });
     }
-    let current = match tip {
-        Some(t) => match remote::read_board(cache, t, &g.path, true, shown)? {
+    let current = match (found, tip) {
+        (Some(current), _) => current,
+        (None, Some(t)) => match remote::read_board(cache, t, &g.path, true, shown)? {
             (Some(bytes), parent) => {
                 let history = lost_since_parent(t, parent.as_deref(), &bytes);
                 Some(Current::new(bytes, history))
             }
             (None, _) => None,
         },
-        None => None,
+        (None, None) => None,
     };
     let composed = crate::store::compose(shown, expect, current, opts, waited, build)?;
     let new = commit(cache, g, tip, &composed.bytes, opts)?;
@@ -760,7 +832,6 @@ pub fn create_copy(
     opts: &WriteOptions,
     s: &Session,
 ) -> Result<()> {
-    s.drop_ahead();
     let (cache, tip) = sync(g, shown, s, Instant::now() + opts.timeout)?;
     if tip.is_some() {
         return Err(Error::Exists {

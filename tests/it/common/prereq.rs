@@ -22,6 +22,11 @@ pub const ROOT: Need = Need {
     how: "run the tests as root (CI does)",
 };
 
+pub const STRACE: Need = Need {
+    what: "strace",
+    how: "apt-get install strace",
+};
+
 pub const GIT: Need = Need {
     what: "git on PATH",
     how: "apt-get install git",
