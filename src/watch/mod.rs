@@ -126,9 +126,11 @@ pub fn pid_alive(pid: u32) -> bool {
     if pid <= 0 {
         return false;
     }
-    // SAFETY: signal 0 only checks that the process exists.
-    let rc = unsafe { libc::kill(pid, 0) };
-    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    // Signal 0 only checks that the process exists.
+    match crate::sys::kill(pid, 0) {
+        Ok(()) => true,
+        Err(e) => e.raw_os_error() == Some(libc::EPERM),
+    }
 }
 
 fn away_until(fm: &Frontmatter, agent: &str, now: Timestamp) -> Option<Timestamp> {
