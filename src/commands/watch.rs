@@ -265,7 +265,7 @@ fn check(
                 Vec::new()
             }
         };
-        let now = Timestamp::now();
+        let now = Timestamp::now_ms();
         let presence = presence::read_all(board).unwrap_or_else(|e| {
             warn(&format!(
                 "watch: {name}: presence records are not read: {e}"
