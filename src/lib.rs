@@ -8,31 +8,38 @@
 //! fails on any reference against the order, so the house cannot tangle again unnoticed.
 //!
 //! 1. [`text`] — escaping for the terminal, shell quoting, the hex SHA-256, the output settings;
-//! 2. [`error`] — typed errors, field errors, structured hints and every exit code;
-//! 3. [`board`] — the board as data: the file as text, entries, the YAML tree, the typed
+//! 2. [`sys`] — the only module with `unsafe`: the system calls std does not offer, each a small
+//!    safe function with its SAFETY note;
+//! 3. [`error`] — typed errors, field errors, structured hints and every exit code;
+//! 4. [`board`] — the board as data: the file as text, entries, the YAML tree, the typed
 //!    frontmatter and its field registry, the ledger's, SLAs' and checks' data, the journal's
 //!    records, the format version, emission with hand comments kept;
-//! 4. [`law`] — every rule, pure: the transition table, validation, body/frontmatter agreement,
+//! 5. [`law`] — every rule, pure: the transition table, validation, body/frontmatter agreement,
 //!    the ledger's moves, lifecycle checks, SLAs, whose turn; [`law::judge`] is the one entry;
-//! 5. [`repo`] — the only module that runs git: pinned settings, the repository's answers, and
+//! 6. [`repo`] — the only module that runs git: pinned settings, the repository's answers, and
 //!    what a command observes before its write (pins, anchors, lifecycle facts);
-//! 6. [`ops`] — the semantic operations as typed edits of a board (they state no refusal the
+//! 7. [`ops`] — the semantic operations as typed edits of a board (they state no refusal the
 //!    law states);
-//! 7. [`store`] — where a board lives: the backends (a file under a lock, a file in a git ref),
+//! 8. [`store`] — where a board lives: the backends (a file under a lock, a file in a git ref),
 //!    the lock, compare-and-swap, durable replace, the journal seal, waiting for a change;
-//! 8. [`transaction`] — one transaction for every writer: parse once, edit, judge, record,
+//! 9. [`transaction`] — one transaction for every writer: parse once, edit, judge, record,
 //!    render, commit through the store;
-//! 9. [`stats`] — where the time and tokens went, from the journal;
-//! 10. [`watch`] — presence records and the watchdog's findings;
-//! 11. [`render`] — human text, the whose-turn report, the SVG timeline;
-//! 12. [`project`] — a set of boards read as one (a directory, or a git remote's board
+//! 10. [`stats`] — where the time and tokens went, from the journal;
+//! 11. [`watch`] — presence records and the watchdog's findings;
+//! 12. [`render`] — human text, the whose-turn report, the SVG timeline;
+//! 13. [`project`] — a set of boards read as one (a directory, or a git remote's board
 //!     namespace): listing, reading and waiting for a change in any;
-//! 13. [`cli`] — the command line's definitions (clap): every command's `Args`;
-//! 14. [`commands`] — one handler per command, from typed arguments to an outcome.
+//! 14. [`cli`] — the command line's definitions (clap): every command's `Args`;
+//! 15. [`commands`] — one handler per command, from typed arguments to an outcome.
 //!
 //! The binary (`main.rs`) is the edge over all of them: parse, run, print, exit code.
 
+#![deny(unsafe_code)]
+
 pub mod text;
+
+#[allow(unsafe_code)]
+pub mod sys;
 
 pub mod error;
 

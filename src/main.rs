@@ -1,6 +1,8 @@
 //! The `pair` binary: parse arguments, run the command, render the result, map errors to the
 //! exit codes of SPEC §7.1.
 
+#![deny(unsafe_code)]
+
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;

@@ -646,12 +646,8 @@ pub fn check_kept(old_body: &str, new_body: &str) -> Result<()> {
 
 /// The process facts of a record: this host's name, as records give it.
 pub fn host() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: gethostname writes at most `len` bytes into a buffer we own.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
-    let name: String = if rc == 0 {
-        String::from_utf8_lossy(&buf[..end])
+    let name: String = if let Ok(bytes) = crate::sys::hostname() {
+        String::from_utf8_lossy(&bytes)
             .chars()
             .map(|c| {
                 if c.is_ascii_alphanumeric() || "._-".contains(c) {
@@ -754,8 +750,7 @@ pub fn seal(bytes: Vec<u8>, facts: &Facts) -> std::result::Result<Sealed, String
         verdict: verdict(intent.agent.as_deref(), facts.old, facts.new),
         turn: facts.turn.clone(),
         wait_us: facts.wait_us,
-        // SAFETY: getuid cannot fail.
-        uid: unsafe { libc::getuid() },
+        uid: crate::sys::uid(),
         host: host(),
         pid: std::process::id(),
         tokens: intent.usage.tokens,

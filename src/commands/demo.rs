@@ -137,14 +137,8 @@ extern "C" fn on_interrupt(sig: libc::c_int) {
 /// its directory before it dies.
 pub(super) fn catch_interrupts() {
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: the handler only stores into an atomic, which is async-signal-safe; the
-        // sigaction struct is fully initialised (zeroed, then the fields set).
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_interrupt as extern "C" fn(libc::c_int) as libc::sighandler_t;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
-        }
+        // The handler only stores into an atomic, which is async-signal-safe.
+        crate::sys::on_signal(sig, on_interrupt, false);
     }
 }
 
@@ -157,12 +151,8 @@ pub(super) fn interrupted() -> Option<libc::c_int> {
 
 /// End an agent and every `pair` it started: each agent leads its own process group.
 fn end_agent(child: &mut Child) {
-    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-        // SAFETY: a plain syscall; the group is the agent's own (it was started as its leader).
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
-    }
+    // The group is the agent's own (it was started as its leader).
+    crate::sys::kill_group(child.id());
     let _ = child.kill();
     let _ = child.wait();
 }
@@ -192,11 +182,8 @@ pub(super) fn die_of(sig: libc::c_int, dir: &Path, temp: Option<tempfile::TempDi
             "its agents were ended and its directory removed".to_string()
         }
     );
-    // SAFETY: plain syscalls: restore the default action and raise the signal again.
-    unsafe {
-        libc::signal(sig, libc::SIG_DFL);
-        libc::raise(sig);
-    }
+    // Restore the default action and raise the signal again.
+    crate::sys::raise_default(sig);
     std::process::exit(128 + sig);
 }
 

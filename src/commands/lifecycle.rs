@@ -417,16 +417,13 @@ fn run_command(worktree: &Path, argv: &[String], limit: Option<Duration>) -> Res
     let (done, done_rx) = std::sync::mpsc::channel::<()>();
     let timed_out = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let watchdog = limit.map(|limit| {
-        let pgid = child.id() as libc::pid_t;
+        let pgid = child.id();
         let flag = std::sync::Arc::clone(&timed_out);
         std::thread::spawn(move || {
             if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = done_rx.recv_timeout(limit) {
                 flag.store(true, std::sync::atomic::Ordering::SeqCst);
-                // SAFETY: kill(2) with a negative pid signals the process group the child leads;
-                // it has no memory-safety preconditions.
-                unsafe {
-                    libc::kill(-pgid, libc::SIGKILL);
-                }
+                // The process group the child leads.
+                crate::sys::kill_group(pgid);
             }
         })
     });

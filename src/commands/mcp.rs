@@ -105,29 +105,26 @@ fn stdio() -> PathBuf {
 /// A pipe (what clients give) is read and written without blocking, on the protocol's own
 /// thread; anything else (a file, a terminal) through the runtime's blocking pool.
 fn protocol_streams() -> Result<(Input, Output)> {
-    use std::os::fd::{AsRawFd, FromRawFd};
-    let moved = |fd: libc::c_int, what: &'static str| {
-        // SAFETY: F_DUPFD_CLOEXEC duplicates a descriptor this process owns.
-        let new = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
-        if new < 0 {
-            return Err(Error::io(&stdio(), what, std::io::Error::last_os_error()));
-        }
-        // SAFETY: `new` was just made and is owned by nothing else.
-        Ok(unsafe { std::fs::File::from_raw_fd(new) })
+    use std::os::fd::{AsFd, BorrowedFd};
+    // A copy numbered 3 or above, closed on exec (`F_DUPFD_CLOEXEC`).
+    let moved = |fd: BorrowedFd<'_>, what: &'static str| {
+        fd.try_clone_to_owned()
+            .map(std::fs::File::from)
+            .map_err(|e| Error::io(&stdio(), what, e))
     };
-    let input = moved(0, "keep standard input for the protocol")?;
-    let output = moved(1, "keep standard output for the protocol")?;
+    let input = moved(
+        std::io::stdin().as_fd(),
+        "keep standard input for the protocol",
+    )?;
+    let output = moved(
+        std::io::stdout().as_fd(),
+        "keep standard output for the protocol",
+    )?;
     let null = std::fs::File::open("/dev/null")
         .map_err(|e| Error::io(std::path::Path::new("/dev/null"), "open", e))?;
-    // SAFETY: dup2 onto this process's own standard descriptors.
-    let replaced = unsafe { libc::dup2(null.as_raw_fd(), 0) >= 0 && libc::dup2(2, 1) >= 0 };
-    if !replaced {
-        return Err(Error::io(
-            &stdio(),
-            "set standard input and output aside",
-            std::io::Error::last_os_error(),
-        ));
-    }
+    crate::sys::redirect_std(null.as_fd(), 0)
+        .and_then(|()| crate::sys::redirect_std(std::io::stderr().as_fd(), 1))
+        .map_err(|e| Error::io(&stdio(), "set standard input and output aside", e))?;
     let is_pipe = |f: &std::fs::File| {
         use std::os::unix::fs::FileTypeExt;
         f.metadata().is_ok_and(|m| m.file_type().is_fifo())

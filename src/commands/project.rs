@@ -88,10 +88,13 @@ fn row_of(m: &Member, now: Timestamp) -> Row {
             waiting: false,
         };
     };
-    let secs = fm.phase_updated_at.millis_until(now).max(0) / 1000;
+    let ms = fm.phase_updated_at.millis_until(now).max(0);
+    let secs = ms / 1000;
     let terminal = fm.phase.is_terminal();
     let (stall, _) = crate::board::sla::stall_limit(&fm.sla, fm.phase);
     let limit = crate::board::sla::phase_limit(&fm.sla, fm.phase);
+    // Over a limit as soon as the time is, to the millisecond.
+    let over = |limit: u64| ms as u64 > limit.saturating_mul(1000);
     Row {
         name: m.name.clone(),
         board: m.board.display().to_string(),
@@ -108,8 +111,8 @@ fn row_of(m: &Member, now: Timestamp) -> Row {
                 o.state.is_unsettled() && o.severity == crate::board::ledger::Severity::Blocking
             })
             .count(),
-        stalled: !terminal && secs as u64 > stall,
-        breached: !terminal && limit.is_some_and(|l| secs as u64 > l.seconds),
+        stalled: !terminal && over(stall),
+        breached: !terminal && limit.is_some_and(|l| over(l.seconds)),
         cursor: fm.journal.as_ref().map(|j| j.records),
         agents: fm.agents.iter().map(|(id, _)| id.clone()).collect(),
         error: None,

@@ -407,35 +407,7 @@ fn release(waiter: Waiter, s: &Session) {
         return;
     }
     #[cfg(target_os = "linux")]
-    {
-        let mut fds = [0 as libc::c_int; 2];
-        // SAFETY: pipe2(2) fills in two descriptors.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == 0 {
-            // SAFETY: the child only makes async-signal-safe system calls and never returns.
-            match unsafe { libc::fork() } {
-                0 => unsafe {
-                    libc::close(fds[1]);
-                    for fd in 0..3 {
-                        libc::close(fd);
-                    }
-                    let mut b = 0u8;
-                    // EOF once the parent (the only other holder of the write end) is gone.
-                    while libc::read(fds[0], (&mut b as *mut u8).cast(), 1) < 0
-                        && *libc::__errno_location() == libc::EINTR
-                    {}
-                    libc::_exit(0);
-                },
-                pid => {
-                    // SAFETY: closing our own descriptor; the write end stays open until exit.
-                    unsafe { libc::close(fds[0]) };
-                    if pid < 0 {
-                        // SAFETY: as above.
-                        unsafe { libc::close(fds[1]) };
-                    }
-                }
-            }
-        }
-    }
+    crate::sys::fork_teardown_child();
     drop(waiter);
 }
 

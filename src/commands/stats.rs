@@ -209,7 +209,7 @@ fn board_text(b: &BoardStats) -> String {
 }
 
 pub fn run(a: StatsArgs, s: &Session) -> Result<Outcome> {
-    let now = Timestamp::now();
+    let now = Timestamp::now_ms();
     let mut boards = Vec::new();
     let mut all_records = Vec::new();
     let paths = cross::expand(&a.board, s)?;

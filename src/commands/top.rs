@@ -273,7 +273,7 @@ fn read_view(
     selected: &mut usize,
     s: &Session,
 ) -> (View, Option<Duration>) {
-    let now = Timestamp::now();
+    let now = Timestamp::now_ms();
     let list = reader.boards(&a.project, s);
     let mut rows = Vec::with_capacity(list.len());
     let mut next = u64::MAX;

@@ -31,12 +31,9 @@ extern "C" fn on_signal(_: libc::c_int) {
 }
 
 fn install_signals() {
-    let handler: extern "C" fn(libc::c_int) = on_signal;
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGINT, handler as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
-    }
+    // The handler only stores to an atomic, which is async-signal-safe.
+    crate::sys::on_signal(libc::SIGINT, on_signal, true);
+    crate::sys::on_signal(libc::SIGTERM, on_signal, true);
 }
 
 /// The boards named: files as given, directories as `validate DIR` finds them.
@@ -198,18 +195,12 @@ fn run_hook(
                 });
             }
             Ok(None) if STOP.load(Ordering::SeqCst) => {
-                // SAFETY: signalling the hook's own process group.
-                unsafe {
-                    libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
-                }
+                crate::sys::kill_group(child.id());
                 let _ = child.wait();
                 return Some("the hook was killed: the watchdog was asked to stop".into());
             }
             Ok(None) if Instant::now() >= deadline => {
-                // SAFETY: signalling the hook's own process group.
-                unsafe {
-                    libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
-                }
+                crate::sys::kill_group(child.id());
                 let _ = child.wait();
                 return Some(format!(
                     "the hook ran longer than {:.0} s and was killed",
@@ -274,7 +265,7 @@ fn check(
                 Vec::new()
             }
         };
-        let now = Timestamp::now();
+        let now = Timestamp::now_ms();
         let presence = presence::read_all(board).unwrap_or_else(|e| {
             warn(&format!(
                 "watch: {name}: presence records are not read: {e}"

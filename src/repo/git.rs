@@ -161,14 +161,11 @@ static GIT_GROUP: AtomicI32 = AtomicI32::new(0);
 /// group of its own, out of reach of the terminal's signals), then `pair` as before.
 extern "C" fn end_with_git(sig: libc::c_int) {
     let group = GIT_GROUP.load(Ordering::SeqCst);
-    // SAFETY: kill, signal and raise are async-signal-safe.
-    unsafe {
-        if group > 0 {
-            libc::kill(-group, libc::SIGKILL);
-        }
-        libc::signal(sig, libc::SIG_DFL);
-        libc::raise(sig);
+    // Both are async-signal-safe.
+    if group > 0 {
+        crate::sys::kill_group(group as u32);
     }
+    crate::sys::raise_default(sig);
 }
 
 /// Make the signals that end a command (SIGINT, SIGTERM, SIGHUP) end the running git too,
@@ -176,21 +173,8 @@ extern "C" fn end_with_git(sig: libc::c_int) {
 /// `watch`, keeps its handler; one that ignores them keeps ignoring them).
 fn end_git_on_signals() {
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: the sigaction structs are fully initialised (zeroed, then the fields set);
-        // the handler only makes async-signal-safe calls.
-        unsafe {
-            let mut old: libc::sigaction = std::mem::zeroed();
-            if libc::sigaction(sig, std::ptr::null(), &mut old) != 0
-                || old.sa_sigaction != libc::SIG_DFL
-            {
-                continue;
-            }
-            let handler: extern "C" fn(libc::c_int) = end_with_git;
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = handler as libc::sighandler_t;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
-        }
+        // The handler only makes async-signal-safe calls.
+        crate::sys::on_signal_if_default(sig, end_with_git);
     }
 }
 
@@ -256,25 +240,11 @@ pub(crate) fn run_watched(
     // And git dies with `pair`, even when `pair` is killed with SIGKILL (which no handler
     // sees): a push must not go on, or land, after the command that started it is gone.
     #[cfg(target_os = "linux")]
-    {
-        let parent = std::process::id();
-        // SAFETY: prctl, getppid and _exit are async-signal-safe, as a pre_exec closure needs;
-        // it touches no memory of the parent's.
-        unsafe {
-            cmd.pre_exec(move || {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                // The parent may have died before the line above: then nobody would be told.
-                if libc::getppid() as u32 != parent {
-                    libc::_exit(1);
-                }
-                Ok(())
-            });
-        }
-    }
+    crate::sys::die_with_parent(&mut cmd);
     end_git_on_signals();
     let mut child = cmd.spawn().map_err(&cannot_start)?;
-    let group = child.id() as libc::pid_t;
-    GIT_GROUP.store(group, Ordering::SeqCst);
+    let group = child.id();
+    GIT_GROUP.store(group as libc::pid_t, Ordering::SeqCst);
     let (tx, rx) = mpsc::channel();
     if let Some(bytes) = input {
         let mut stdin = child.stdin.take();
@@ -312,12 +282,10 @@ pub(crate) fn run_watched(
                             }
                             if !w(&buf) {
                                 cut.store(true, Ordering::SeqCst);
-                                // SAFETY: signalling git's process group; the watch stops a
-                                // git that still has more to print than a pipe holds, so it is
-                                // still running, blocked on this pipe, and not yet reaped.
-                                unsafe {
-                                    libc::kill(-group, libc::SIGKILL);
-                                }
+                                // The watch stops a git that still has more to print than a
+                                // pipe holds, so it is still running, blocked on this pipe,
+                                // and not yet reaped: the group is still its.
+                                crate::sys::kill_group(group);
                                 break;
                             }
                         }
@@ -354,11 +322,9 @@ pub(crate) fn run_watched(
             Ok(Part::Stderr(b)) => stderr = Some(b),
             Ok(Part::Exit(status)) => exit = Some(status),
             Err(_) => {
-                // SAFETY: signalling the process group git was started in; git is not yet
-                // reaped (or its group still holds the pipes), so the group id is still its.
-                unsafe {
-                    libc::kill(-group, libc::SIGKILL);
-                }
+                // Git is not yet reaped (or its group still holds the pipes), so the group id
+                // is still its.
+                crate::sys::kill_group(group);
                 // Reap git, so that nothing is left behind, and keep what it printed.
                 let grace = Instant::now() + Duration::from_secs(1);
                 while stdout.is_none() || stderr.is_none() || exit.is_none() {

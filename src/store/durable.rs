@@ -4,7 +4,7 @@
 use std::ffi::CString;
 use std::fs::{self, File};
 use std::io::{self, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::AsFd;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -41,46 +41,13 @@ pub(super) struct Like<'a> {
 /// The extended attribute that holds a file's POSIX access ACL.
 pub(super) const ACL_ACCESS: &[u8] = b"system.posix_acl_access";
 
-/// Call a size-query-then-fill xattr function (`flistxattr`, `fgetxattr`), retrying when the
-/// value grew in between. `Ok(None)` for `ENODATA` (no such attribute).
-pub(super) fn xattr_buf(
-    mut call: impl FnMut(*mut libc::c_void, usize) -> isize,
-) -> io::Result<Option<Vec<u8>>> {
-    loop {
-        let size = call(std::ptr::null_mut(), 0);
-        if size < 0 {
-            let e = io::Error::last_os_error();
-            return match e.raw_os_error() {
-                Some(libc::ENODATA) => Ok(None),
-                _ => Err(e),
-            };
-        }
-        let mut buf = vec![0u8; size as usize];
-        if buf.is_empty() {
-            return Ok(Some(buf));
-        }
-        let n = call(buf.as_mut_ptr().cast(), buf.len());
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            match e.raw_os_error() {
-                Some(libc::ERANGE) => continue,
-                Some(libc::ENODATA) => return Ok(None),
-                _ => return Err(e),
-            }
-        }
-        buf.truncate(n as usize);
-        return Ok(Some(buf));
-    }
-}
-
 /// Copy every extended attribute of `src` to `dst`: user attributes, the POSIX ACL
 /// (`system.posix_acl_access`) and whatever else the writer may set. `security.*` and
 /// `trusted.*` attributes need privileges the writer may lack; those it cannot set are left to
 /// what the new file got at creation. Any other failure is an error.
 pub(super) fn copy_xattrs(src: &File, dst: &File) -> io::Result<()> {
-    let (sfd, dfd) = (src.as_raw_fd(), dst.as_raw_fd());
-    // SAFETY: the buffer pointer and length come from `xattr_buf`, which owns the buffer.
-    let list = xattr_buf(|buf, len| unsafe { libc::flistxattr(sfd, buf.cast(), len) });
+    let (sfd, dfd) = (src.as_fd(), dst.as_fd());
+    let list = crate::sys::list_xattrs(sfd);
     let list = match list {
         Ok(l) => l.unwrap_or_default(),
         // No extended attributes on this filesystem: nothing to keep.
@@ -93,17 +60,11 @@ pub(super) fn copy_xattrs(src: &File, dst: &File) -> io::Result<()> {
         let Ok(cname) = CString::new(name) else {
             continue;
         };
-        // SAFETY: as above; `cname` is a NUL-terminated string we own.
-        let value =
-            xattr_buf(|buf, len| unsafe { libc::fgetxattr(sfd, cname.as_ptr(), buf, len) })?;
+        let value = crate::sys::get_xattr(sfd, &cname)?;
         let Some(value) = value else {
             continue;
         };
-        // SAFETY: a plain syscall on buffers we own.
-        let rc =
-            unsafe { libc::fsetxattr(dfd, cname.as_ptr(), value.as_ptr().cast(), value.len(), 0) };
-        if rc != 0 {
-            let e = io::Error::last_os_error();
+        if let Err(e) = crate::sys::set_xattr(dfd, &cname, &value) {
             if name.starts_with(b"security.") || name.starts_with(b"trusted.") {
                 continue;
             }
@@ -115,8 +76,7 @@ pub(super) fn copy_xattrs(src: &File, dst: &File) -> io::Result<()> {
     }
     if !has_acl {
         // An ACL the new file inherited from the directory's default ACL is not the board's.
-        // SAFETY: a plain syscall on a C string literal.
-        unsafe { libc::fremovexattr(dfd, c"system.posix_acl_access".as_ptr()) };
+        let _ = crate::sys::remove_xattr(dfd, c"system.posix_acl_access");
     }
     Ok(())
 }
@@ -215,21 +175,8 @@ mod tests {
         let path = dir.path().join("src.md");
         fs::write(&path, "x").unwrap();
         let file = File::open(&path).unwrap();
-        // SAFETY: plain syscall on buffers we own.
-        let rc = unsafe {
-            libc::fsetxattr(
-                file.as_raw_fd(),
-                c"user.label".as_ptr(),
-                b"blue".as_ptr().cast(),
-                4,
-                0,
-            )
-        };
-        if rc != 0 {
-            eprintln!(
-                "skipped: no user extended attributes here: {}",
-                io::Error::last_os_error()
-            );
+        if let Err(e) = crate::sys::set_xattr(file.as_fd(), c"user.label", b"blue") {
+            eprintln!("skipped: no user extended attributes here: {e}");
             return None;
         }
         Some((dir, file))
@@ -256,11 +203,7 @@ mod tests {
         fs::write(&dst_path, "y").unwrap();
         let dst = File::open(&dst_path).unwrap();
         copy_xattrs(&src, &dst).unwrap();
-        let fd = dst.as_raw_fd();
-        // SAFETY: as in copy_xattrs.
-        let value =
-            xattr_buf(|buf, len| unsafe { libc::fgetxattr(fd, c"user.label".as_ptr(), buf, len) })
-                .unwrap();
+        let value = crate::sys::get_xattr(dst.as_fd(), c"user.label").unwrap();
         assert_eq!(value.as_deref(), Some(&b"blue"[..]));
     }
 }

@@ -32,10 +32,7 @@ pub fn hit(point: &str) -> io::Result<()> {
         }
         match action.trim() {
             "kill" => {
-                // SAFETY: plain syscalls on our own pid.
-                unsafe {
-                    libc::kill(libc::getpid(), libc::SIGKILL);
-                }
+                let _ = crate::sys::kill(std::process::id() as libc::pid_t, libc::SIGKILL);
                 loop {
                     std::thread::sleep(Duration::from_secs(1));
                 }

@@ -67,13 +67,10 @@ fn one_link(target: &Path, meta: &fs::Metadata) -> Result<()> {
 /// file's write bits.
 pub(super) fn check_writable(target: &Path, meta: &fs::Metadata) -> Result<()> {
     let access_ok = |c: &CString| {
-        // SAFETY: a plain syscall on a C string we own.
-        let rc = unsafe { libc::access(c.as_ptr(), libc::W_OK) };
-        rc == 0
-            || !matches!(
-                io::Error::last_os_error().raw_os_error(),
-                Some(libc::EACCES | libc::EPERM)
-            )
+        crate::sys::access_writable(c).map_or_else(
+            |e| !matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM)),
+            |()| true,
+        )
     };
     let may_write = meta.mode() & 0o222 != 0
         && CString::new(target.as_os_str().as_bytes())

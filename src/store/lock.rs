@@ -79,11 +79,7 @@ impl Drop for Lock {
 /// Whether `meta` (the lock file's) was last modified before this machine booted: writes made
 /// before a power loss may have left temporary files that no mark recorded.
 fn before_boot(meta: &fs::Metadata) -> bool {
-    let clock = |id| {
-        // SAFETY: clock_gettime fills in plain data.
-        let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
-        (unsafe { libc::clock_gettime(id, &mut ts) } == 0).then_some(ts.tv_sec)
-    };
+    let clock = crate::sys::clock_seconds;
     match (clock(libc::CLOCK_REALTIME), clock(libc::CLOCK_BOOTTIME)) {
         // A minute of slack for the clock's own steps.
         (Some(now), Some(up)) => meta.mtime() < now - up + 60,
@@ -100,16 +96,10 @@ pub(super) fn lstat_identity(path: &Path) -> Option<(u64, u64)> {
 
 /// The host name (`uname`, one system call, no file to open).
 pub(super) fn this_host() -> String {
-    // SAFETY: uname fills in plain data.
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    if unsafe { libc::uname(&mut u) } != 0 {
+    let Ok(name) = crate::sys::hostname() else {
         return String::new();
-    }
-    // SAFETY: uname NUL-terminates the field.
-    unsafe { std::ffi::CStr::from_ptr(u.nodename.as_ptr()) }
-        .to_string_lossy()
-        .trim()
-        .to_string()
+    };
+    String::from_utf8_lossy(&name).trim().to_string()
 }
 
 /// Whether a process with this pid exists on this machine. `EPERM` means it exists but
@@ -121,9 +111,11 @@ pub(super) fn pid_alive(pid: i64) -> bool {
     if pid <= 0 {
         return false;
     }
-    // SAFETY: signal 0 sends nothing; it only checks that the process exists.
-    let rc = unsafe { libc::kill(pid, 0) };
-    rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    // Signal 0 sends nothing; it only checks that the process exists.
+    match crate::sys::kill(pid, 0) {
+        Ok(()) => true,
+        Err(e) => e.raw_os_error() == Some(libc::EPERM),
+    }
 }
 
 /// The most of the owner file a waiter reads (`pair` writes a few hundred bytes).

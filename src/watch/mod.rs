@@ -72,8 +72,20 @@ pub struct Finding {
     pub reason: String,
 }
 
+/// Whole seconds from `a` to `b` (what a finding reports).
 fn secs(a: Timestamp, b: Timestamp) -> i64 {
     (b.0 - a.0).num_seconds()
+}
+
+/// A limit in seconds, in milliseconds.
+fn millis(limit: u64) -> i64 {
+    i64::try_from(limit).map_or(i64::MAX, |s| s.saturating_mul(1000))
+}
+
+/// Whether more than `limit` seconds have passed from `since` to `now`, to the millisecond (as
+/// the journal's times are): a limit is passed as soon as the time is over it.
+fn over(since: Timestamp, now: Timestamp, limit: u64) -> bool {
+    since.millis_until(now) > millis(limit)
 }
 
 fn dur(s: i64) -> String {
@@ -126,9 +138,11 @@ pub fn pid_alive(pid: u32) -> bool {
     if pid <= 0 {
         return false;
     }
-    // SAFETY: signal 0 only checks that the process exists.
-    let rc = unsafe { libc::kill(pid, 0) };
-    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    // Signal 0 only checks that the process exists.
+    match crate::sys::kill(pid, 0) {
+        Ok(()) => true,
+        Err(e) => e.raw_os_error() == Some(libc::EPERM),
+    }
 }
 
 fn away_until(fm: &Frontmatter, agent: &str, now: Timestamp) -> Option<Timestamp> {
@@ -185,10 +199,10 @@ pub fn findings(
             continue;
         }
         let since = turn_start(fm, records, agent);
-        let held = secs(since, now);
-        if held <= stall_limit as i64 {
+        if !over(since, now, stall_limit) {
             continue;
         }
+        let held = secs(since, now);
         let life = match seen(agent) {
             Some((t, _)) if t >= since => {
                 format!("; it is alive (polled at {t}) but has not acted")
@@ -221,7 +235,7 @@ pub fn findings(
         let opened = gate_opened(fm, records);
         let open_for = secs(opened, now);
         for id in fm.required_now().iter().filter(|r| fm.agent(r).is_none()) {
-            if open_for <= limit as i64 {
+            if !over(opened, now, limit) {
                 continue;
             }
             out.push(finding(
@@ -243,7 +257,7 @@ pub fn findings(
     if let Some(l) = sla::phase_limit(&fm.sla, phase) {
         let since = sla::clock_start(records, phase, fm.phase_updated_at);
         let held = secs(since, now);
-        if held > l.seconds as i64 {
+        if over(since, now, l.seconds) {
             out.push(finding(
                 Kind::Breach,
                 None,
@@ -296,7 +310,7 @@ pub fn findings(
         && turn.iter().any(|t| t == by)
         && last.host == host
         && away_until(fm, by, now).is_none()
-        && secs(last.at, now) > DEAD_GRACE_SECONDS as i64
+        && over(last.at, now, DEAD_GRACE_SECONDS)
         && !alive(last.pid)
     {
         let live_since = seen(by).is_some_and(|(t, p)| {
@@ -377,7 +391,7 @@ pub fn settle(
             }
             Some(n) if n.count == 1 => {
                 let first = Timestamp::parse(&n.at).unwrap_or(now);
-                if secs(first, now) >= f.limit as i64 {
+                if first.millis_until(now) >= millis(f.limit) {
                     n.count = 2;
                     n.at = now.to_string();
                     out.push((f, 2));

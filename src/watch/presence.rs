@@ -93,8 +93,7 @@ pub fn record(board: &Path, agent: &str, waiting: bool) {
         agent: agent.to_string(),
         at: Timestamp::now().to_string(),
         pid: std::process::id(),
-        // SAFETY: getppid cannot fail.
-        ppid: u32::try_from(unsafe { libc::getppid() }).unwrap_or(0),
+        ppid: std::os::unix::process::parent_id(),
         host: crate::board::journal::host(),
         waiting,
     };

@@ -21,9 +21,8 @@
 use std::ffi::{CStr, CString, OsStr};
 use std::fs::File;
 use std::io::{self, Read as _, Write as _};
-use std::os::fd::{AsFd as _, AsRawFd as _, FromRawFd as _, OwnedFd};
-use std::os::unix::ffi::OsStrExt as _;
-use std::os::unix::fs::MetadataExt as _;
+use std::os::fd::{AsFd as _, OwnedFd};
+use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -54,33 +53,14 @@ fn c_name(name: &str) -> io::Result<CString> {
     CString::new(name).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))
 }
 
-fn c_path(path: &Path) -> io::Result<CString> {
-    CString::new(path.as_os_str().as_bytes())
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))
-}
-
-fn cvt(rc: libc::c_int) -> io::Result<libc::c_int> {
-    if rc < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(rc)
-    }
-}
-
 /// `openat(2)` relative to `dir`, never following a symlink and never blocking.
 fn open_at(dir: &OwnedFd, name: &CStr, flags: libc::c_int, mode: u32) -> io::Result<OwnedFd> {
     let flags = flags | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
     loop {
-        // SAFETY: a valid directory descriptor and a NUL-terminated name; the result is a new
-        // descriptor owned here.
-        let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags, mode) };
-        if fd >= 0 {
-            // SAFETY: `fd` was just opened and is owned by nobody else.
-            return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
+        match crate::sys::open_at(dir.as_fd(), name, flags, mode) {
+            Ok(fd) => return Ok(fd),
+            Err(e) if e.kind() != io::ErrorKind::Interrupted => return Err(e),
+            Err(_) => {}
         }
     }
 }
@@ -115,11 +95,6 @@ fn not_a(path: &Path, meta: &std::fs::Metadata, what: &str) -> io::Error {
     )
 }
 
-fn euid() -> u32 {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() }
-}
-
 /// Whether a directory beside a board may be believed and written: nobody could have made it
 /// or put anything in it who could not write the board itself. It is the caller's, root's or
 /// the board owner's, or it has the board's group and the board is group-writable; its group
@@ -129,7 +104,7 @@ fn trusted(meta: &std::fs::Metadata, like: &Like) -> Result<(), String> {
     let (uid, gid, mode) = (meta.uid(), meta.gid(), meta.mode());
     let group_may_write_board = gid == like.gid && like.mode & 0o020 != 0;
     let anyone_may_write_board = like.mode & 0o002 != 0;
-    let owner_ok = uid == euid()
+    let owner_ok = uid == crate::sys::euid()
         || uid == 0
         || uid == like.uid
         || group_may_write_board
@@ -177,11 +152,11 @@ fn chown_like(fd: &OwnedFd, like: &Like) -> bool {
     fstat(fd).is_ok_and(|m| m.gid() == like.gid)
 }
 
-fn set_mode(fd: &OwnedFd, mode: u32) {
-    // SAFETY: a valid descriptor of our own.
-    unsafe {
-        libc::fchmod(fd.as_raw_fd(), mode as libc::mode_t);
-    }
+/// Set the mode of what `fd` opened (`fchmod`; a failure leaves it as made), and give `fd` back.
+fn set_mode(fd: OwnedFd, mode: u32) -> OwnedFd {
+    let file = File::from(fd);
+    let _ = file.set_permissions(std::fs::Permissions::from_mode(mode));
+    file.into()
 }
 
 /// Open the directory `name` in `parent` (`path` is its path, for messages), creating it when
@@ -198,15 +173,12 @@ fn open_dir(
     let fd = match open_at(parent, &c, flags, 0) {
         Ok(fd) => fd,
         Err(e) if e.kind() == io::ErrorKind::NotFound && create => {
-            // SAFETY: a valid directory descriptor and a NUL-terminated name.
-            let made = cvt(unsafe { libc::mkdirat(parent.as_raw_fd(), c.as_ptr(), 0o700) });
-            match made {
-                Ok(_) => {
+            match crate::sys::mkdir_at(parent.as_fd(), &c, 0o700) {
+                Ok(()) => {
                     let fd = open_at(parent, &c, flags, 0)
                         .map_err(|e| refused(&path, e, "directory"))?;
                     let group_is_boards = chown_like(&fd, &like);
-                    set_mode(&fd, dir_mode(&like, group_is_boards));
-                    fd
+                    set_mode(fd, dir_mode(&like, group_is_boards))
                 }
                 // Made by someone else meanwhile: open theirs (and check it).
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
@@ -245,9 +217,8 @@ fn place(board: &Path) -> io::Result<(PathBuf, Like)> {
     let path = super::presence::side_dir(board);
     let like = match crate::store::location::Location::git(board) {
         Ok(Some(_)) => Like {
-            uid: euid(),
-            // SAFETY: getegid cannot fail.
-            gid: unsafe { libc::getegid() },
+            uid: crate::sys::euid(),
+            gid: crate::sys::egid(),
             mode: 0o600,
         },
         _ => {
@@ -283,16 +254,11 @@ pub fn open(board: &Path, create: bool) -> io::Result<Dir> {
         .and_then(OsStr::to_str)
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no side directory name"))?
         .to_string();
-    let c = c_path(parent)?;
-    // SAFETY: a NUL-terminated path; the result is a new descriptor owned here.
-    let fd = cvt(unsafe {
-        libc::open(
-            c.as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        )
-    })?;
-    // SAFETY: `fd` was just opened and is owned by nobody else.
-    let parent = unsafe { OwnedFd::from_raw_fd(fd) };
+    let parent: OwnedFd = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY)
+        .open(parent)?
+        .into();
     open_dir(&parent, path, &name, like, create)
 }
 
@@ -348,25 +314,16 @@ impl Dir {
             }
         };
         let unlink = || {
-            // SAFETY: a valid directory descriptor and a NUL-terminated name.
-            unsafe { libc::unlinkat(self.fd.as_raw_fd(), tmp.as_ptr(), 0) };
+            let _ = crate::sys::unlink_at(self.fd.as_fd(), &tmp);
         };
         chown_like(&fd, &self.like);
-        set_mode(&fd, (self.like.mode & 0o666) | 0o600);
+        let fd = set_mode(fd, (self.like.mode & 0o666) | 0o600);
         let mut file = File::from(fd);
         if let Err(e) = file.write_all(bytes) {
             unlink();
             return Err(e);
         }
-        // SAFETY: a valid directory descriptor and NUL-terminated names in it.
-        let renamed = cvt(unsafe {
-            libc::renameat(
-                self.fd.as_raw_fd(),
-                tmp.as_ptr(),
-                self.fd.as_raw_fd(),
-                target.as_ptr(),
-            )
-        });
+        let renamed = crate::sys::rename_at(self.fd.as_fd(), &tmp, self.fd.as_fd(), &target);
         if let Err(e) = renamed {
             unlink();
             return Err(e);
@@ -377,18 +334,8 @@ impl Dir {
     /// How long ago the file `name` was modified (its own time: a symlink is not followed).
     pub fn age(&self, name: &str) -> Option<Duration> {
         let c = c_name(name).ok()?;
-        // SAFETY: an all-zero `stat` is a valid value to be overwritten.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: a valid directory descriptor, a NUL-terminated name and a `stat` we own.
-        let rc = unsafe {
-            libc::fstatat(
-                self.fd.as_raw_fd(),
-                c.as_ptr(),
-                &mut st,
-                libc::AT_SYMLINK_NOFOLLOW,
-            )
-        };
-        if rc != 0 || st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        let st = crate::sys::stat_at(self.fd.as_fd(), &c, libc::AT_SYMLINK_NOFOLLOW).ok()?;
+        if st.st_mode & libc::S_IFMT != libc::S_IFREG {
             return None;
         }
         let modified = SystemTime::UNIX_EPOCH
@@ -401,36 +348,13 @@ impl Dir {
 
     /// The names in this directory (`.` and `..` left out).
     pub fn names(&self) -> io::Result<Vec<String>> {
-        // `fdopendir` takes the descriptor over (closedir closes it): give it its own copy.
-        let own = self.fd.try_clone()?;
-        let raw = std::os::fd::IntoRawFd::into_raw_fd(own);
-        // SAFETY: `raw` is a directory descriptor owned by nobody else.
-        let d = unsafe { libc::fdopendir(raw) };
-        if d.is_null() {
-            let e = io::Error::last_os_error();
-            // SAFETY: `fdopendir` failed, so `raw` is still ours to close.
-            unsafe { libc::close(raw) };
-            return Err(e);
-        }
-        // From its start, whoever read it before.
-        // SAFETY: a valid directory stream.
-        unsafe { libc::rewinddir(d) };
         let mut out = Vec::new();
-        loop {
-            // SAFETY: a valid directory stream; the entry is read before the next call.
-            let entry = unsafe { libc::readdir(d) };
-            if entry.is_null() {
-                break;
-            }
-            // SAFETY: `d_name` is NUL-terminated within the entry.
-            let name = unsafe { CStr::from_ptr((*entry).d_name.as_ptr()) };
-            let name = String::from_utf8_lossy(name.to_bytes()).into_owned();
+        for name in crate::sys::dir_names(self.fd.as_fd())? {
+            let name = name.to_string_lossy().into_owned();
             if name != "." && name != ".." {
                 out.push(name);
             }
         }
-        // SAFETY: a valid directory stream, closed once.
-        unsafe { libc::closedir(d) };
         Ok(out)
     }
 
@@ -447,8 +371,7 @@ impl Dir {
         ) {
             Ok(fd) => {
                 chown_like(&fd, &self.like);
-                set_mode(&fd, (self.like.mode & 0o666) | 0o600);
-                fd
+                set_mode(fd, (self.like.mode & 0o666) | 0o600)
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                 open_at(&self.fd, &c, libc::O_RDONLY, 0).map_err(|e| refused(&path, e, "file"))?

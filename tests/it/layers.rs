@@ -1,5 +1,6 @@
 //! The crate's layers: `src/lib.rs` declares its top-level modules in layer order, and no file
-//! under `src/` may refer to a module declared after its own (tests inside a file may).
+//! under `src/` may refer to a module declared after its own (tests inside a file may); only
+//! `src/sys` has `unsafe`.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -213,5 +214,133 @@ fn no_global_state_beyond_the_listed_statics() {
         found, allowed,
         "a new `static` is global state: pass it as a value (a command's results go in its \
          outcome or its store::Session), or list it here with why it must be global"
+    );
+}
+
+/// A piece of code with its comments, string literals and character literals blanked (each
+/// replaced by a space), so that a word in a message or a note is not taken for code.
+fn without_literals(code: &str) -> String {
+    let c: Vec<char> = code.chars().collect();
+    let mut out = String::with_capacity(code.len());
+    let ident = |ch: char| ch.is_alphanumeric() || ch == '_';
+    let mut i = 0;
+    while i < c.len() {
+        if c[i] == '/' && c.get(i + 1).copied() == Some('/') {
+            while i < c.len() && c[i] != '\n' {
+                i += 1;
+            }
+        } else if c[i] == '/' && c.get(i + 1).copied() == Some('*') {
+            let mut depth = 0;
+            while i < c.len() {
+                if c[i] == '/' && c.get(i + 1).copied() == Some('*') {
+                    depth += 1;
+                    i += 2;
+                } else if c[i] == '*' && c.get(i + 1).copied() == Some('/') {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+            out.push(' ');
+        } else if c[i] == 'r'
+            && (i == 0 || !ident(c[i - 1]) || c[i - 1] == 'b' || c[i - 1] == 'c')
+            && matches!(c.get(i + 1).copied(), Some('"' | '#'))
+        {
+            // A raw string: r"…", r#"…"#, …
+            let mut j = i + 1;
+            while c.get(j) == Some(&'#') {
+                j += 1;
+            }
+            if c.get(j) != Some(&'"') {
+                out.push(c[i]);
+                i += 1;
+                continue;
+            }
+            let hashes = j - i - 1;
+            j += 1;
+            while j < c.len() && !(c[j] == '"' && (1..=hashes).all(|k| c.get(j + k) == Some(&'#')))
+            {
+                j += 1;
+            }
+            i = j + 1 + hashes;
+            out.push(' ');
+        } else if c[i] == '"' {
+            i += 1;
+            while i < c.len() && c[i] != '"' {
+                i += if c[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.push(' ');
+        } else if c[i] == '\'' && c.get(i + 1).copied() == Some('\\') {
+            // An escaped character literal: '\n', '\'', '\u{1f}'.
+            i += 3;
+            while i < c.len() && c[i] != '\'' {
+                i += 1;
+            }
+            i += 1;
+            out.push(' ');
+        } else if c[i] == '\'' && c.get(i + 2).copied() == Some('\'') {
+            i += 3;
+            out.push(' ');
+        } else {
+            out.push(c[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Whether `word` stands in `code` as a word of its own (not inside a longer name).
+fn has_word(code: &str, word: &str) -> bool {
+    let ident = |ch: char| ch.is_alphanumeric() || ch == '_';
+    code.match_indices(word).any(|(i, _)| {
+        !code[..i].chars().next_back().is_some_and(ident)
+            && !code[i + word.len()..].chars().next().is_some_and(ident)
+    })
+}
+
+#[test]
+fn the_literal_reader_sees_code_only() {
+    let code = without_literals(
+        "let a = \"unsafe\"; let b = r#\"un\"safe\"#; /* unsafe /* x */ y */ f('\"', '\\'', 'x');\n\
+         fn g<'a>(x: &'a str) {} // unsafe\nunsafe { h() }",
+    );
+    assert_eq!(code.matches("unsafe").count(), 1, "{code}");
+    assert!(code.contains("fn g<'a>(x: &'a str)"), "{code}");
+    assert!(has_word(&code, "unsafe"));
+    assert!(!has_word("fn is_unsafe(); #![deny(unsafe_code)]", "unsafe"));
+}
+
+/// `unsafe` is confined to `src/sys`: every system call std does not offer is a small safe
+/// function there, with its SAFETY note, and the crate denies `unsafe` everywhere else.
+#[test]
+fn only_sys_has_unsafe() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut wrong = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(src()).unwrap();
+        if rel == Path::new("sys.rs") || rel.starts_with("sys") {
+            continue;
+        }
+        let code = without_literals(&code(&fs::read_to_string(f).unwrap()));
+        if has_word(&code, "unsafe") {
+            wrong.push(rel.display().to_string());
+        }
+    }
+    wrong.sort();
+    assert!(
+        wrong.is_empty(),
+        "`unsafe` outside src/sys (move the call behind a safe function there):\n  {}",
+        wrong.join("\n  ")
+    );
+    let lib = fs::read_to_string(src().join("lib.rs")).unwrap();
+    assert!(
+        lib.lines().any(|l| l.trim() == "#![deny(unsafe_code)]"),
+        "src/lib.rs denies unsafe code: #![deny(unsafe_code)]"
     );
 }

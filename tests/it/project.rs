@@ -90,6 +90,25 @@ fn ls_lists_every_board_under_a_directory_sorted_and_filtered() {
     );
 }
 
+/// `ls` reads its clock to the millisecond: a board is stalled (or breached) as soon as the
+/// time is over its limit, not at the next whole second.
+#[test]
+fn ls_calls_a_board_stalled_as_soon_as_its_limit_is_passed() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.md");
+    submitted(s(&a), "2026-01-01T00:00:00Z", &[]);
+    let stalled = |at: &str| {
+        let v = pair_env(["ls", s(dir.path()), "--json"], &[("PAIR_NOW", at)])
+            .code(0)
+            .json();
+        v["boards"][0]["stalled"].as_bool().unwrap()
+    };
+    // The default stall time is an hour.
+    assert!(!stalled("2026-01-01T00:59:59.700Z"));
+    assert!(!stalled("2026-01-01T01:00:00Z"));
+    assert!(stalled("2026-01-01T01:00:00.300Z"));
+}
+
 #[test]
 fn next_gives_the_oldest_waiting_review_first_and_its_command_works() {
     let dir = tempfile::tempdir().unwrap();

@@ -244,6 +244,28 @@ fn watch_reports_each_stall_kind_once_with_the_documented_hook_variables() {
     }
 }
 
+/// The watchdog reads its clock to the millisecond, as the journal does: a limit is passed as
+/// soon as the time is over it, not at the next whole second.
+#[test]
+fn a_stall_and_a_breach_are_reported_as_soon_as_their_limit_is_passed() {
+    let b = plan_under_review("review=2h");
+    let log = b.aux.path().join("hook.log");
+    // 300 ms before the review SLA (2 h since the submission at 00:10) runs out: only carol,
+    // unregistered for more than the default hour.
+    let ev = events(watch_at("02:09:59.700", b.p(), &log).code(13));
+    assert_eq!(kinds(&ev), ["unregistered \"carol\" 1"]);
+    // At the limit itself, nothing is over it yet.
+    assert!(events(watch_at("02:10:00", b.p(), &log).code(0)).is_empty());
+    // 300 ms after: alice's turn and the phase are both over it.
+    let ev = events(watch_at("02:10:00.300", b.p(), &log).code(13));
+    assert_eq!(kinds(&ev), ["stall \"alice\" 1", "breach null 1"]);
+    assert_eq!(
+        (&ev[0]["seconds"], &ev[0]["limit"], &ev[0]["over"]),
+        (&7200.into(), &7200.into(), &0.into())
+    );
+    assert_eq!(ev[0]["at"], "2026-01-01T02:10:00.300Z");
+}
+
 #[test]
 fn a_nudge_is_not_repeated_within_a_phase_escalates_once_and_a_new_phase_resets() {
     let b = plan_under_review("");
