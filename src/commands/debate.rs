@@ -979,7 +979,7 @@ pub fn show(a: ShowArgs, snap: Snapshot, _s: &Session) -> Result<Outcome> {
 /// The goal of a doer's board made from a review's confirmed findings (`init --from-review`):
 /// each finding with its anchor, its evidence and the judge's ruling, as the board's evidence.
 pub fn goal_from(review_board: &Path, s: &Session) -> Result<String> {
-    let loaded = store::load(review_board, s)?;
+    let loaded = store::snapshot(review_board, Depth::Whole, s)?.load()?;
     let valid = validate::check_found(&loaded.bytes)
         .map_err(|r| Error::invalid(review_board, r.errors, false))?;
     let r = review_of(review_board, &valid.parsed.fm)?;

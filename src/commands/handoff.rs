@@ -34,7 +34,10 @@ pub fn handoff(a: HandoffArgs, s: &Session) -> Result<Outcome> {
     };
     // The brief's material is gathered from the board as it is read here; the handoff itself
     // is judged under the lock, on the board as it is then.
-    let loaded = store::load(&a.board, s)?;
+    super::agent_arg("--agent", &a.common.agent)?;
+    super::timeout(a.common.timeout)?;
+    let snap = store::snapshot(&a.board, store::Depth::Edit { fresh: true }, s)?;
+    let loaded = snap.load()?;
     let fm = &loaded.valid.parsed.fm;
     let place = super::place(&a.board, fm);
     let material = super::brief::handoff_material(fm, &a.common.agent, &place);
@@ -47,12 +50,13 @@ pub fn handoff(a: HandoffArgs, s: &Session) -> Result<Outcome> {
         },
         loaded.sha256
     );
-    apply(
-        &a.board,
+    super::semantic::apply_on(
+        snap,
         &a.common,
         "handoff",
         consent(a.user_approved, None),
         s,
+        Vec::new(),
         |fm, ctx| ops::handoff(fm, ctx, &to, &record),
     )
 }

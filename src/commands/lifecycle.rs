@@ -44,7 +44,10 @@ fn text_of(p: &Path) -> Result<String> {
 
 pub fn worktree_create(a: WorktreeCreateArgs, s: &Session) -> Result<Outcome> {
     super::agent_arg("--agent", &a.common.agent)?;
-    let loaded = store::load(&a.board, s)?;
+    super::timeout(a.common.timeout)?;
+    // What git makes is derived from the board read now, and the write edits that read.
+    let snap = store::snapshot(&a.board, store::Depth::Edit { fresh: true }, s)?;
+    let loaded = snap.load()?;
     let fm = &loaded.valid.parsed.fm;
     let consent = semantic::consent(a.user_approved, None);
     let ctx = Ctx {
@@ -142,12 +145,13 @@ pub fn worktree_create(a: WorktreeCreateArgs, s: &Session) -> Result<Outcome> {
     created.worktree = text_of(&real)?;
     // 3. The write; undo 2 if it is refused.
     let recorded = created.clone();
-    let result = semantic::apply(
-        &a.board,
+    let result = semantic::apply_on(
+        snap,
         &a.common,
         "worktree-create",
         consent,
         s,
+        Vec::new(),
         move |fm, ctx| ops::create_worktree(fm, ctx, &recorded),
     );
     let mut out = match result {
@@ -468,7 +472,10 @@ fn result_word(code: Option<i32>) -> String {
 
 pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
     super::agent_arg("--agent", &a.common.agent)?;
-    let valid = store::load_frontmatter(&a.board, s)?;
+    // What to run is read from the board now; the run is recorded on the board as it is after
+    // the run (a second read: the command may take minutes), refused only when what it ran on
+    // moved.
+    let valid = store::snapshot(&a.board, store::Depth::Head, s)?.frontmatter()?;
     let fm = &valid.parsed.fm;
     law::admit(fm, &a.common.agent, Command::Check)?;
     let Some(wt) = fm.worktree.clone() else {

@@ -31,7 +31,7 @@ pub fn run(a: MigrateArgs, s: &Session) -> Result<Outcome> {
             output::path(&a.from)
         )));
     }
-    let bytes = store::read(&a.from, s)?;
+    let bytes = store::snapshot(&a.from, store::Depth::Whole, s)?.into_bytes();
     let opts = options(a.timeout)?;
     store::create_copy(&to_path, &bytes, &opts, s)?;
     let sha256 = crate::text::sha256_hex(&bytes);
@@ -57,7 +57,8 @@ pub fn run(a: MigrateArgs, s: &Session) -> Result<Outcome> {
 /// left as it is.
 fn upgrade(a: &MigrateArgs, s: &Session) -> Result<Outcome> {
     let board = &a.from;
-    let found = format::declared(&store::read_head(board, s)?).unwrap_or(1);
+    let found =
+        format::declared(&store::snapshot(board, store::Depth::Head, s)?.into_bytes()).unwrap_or(1);
     let unchanged = |found: u32| {
         let json = json!({
             "schema": SCHEMA,

@@ -55,11 +55,11 @@ pub fn objections_of(
     now: Timestamp,
     s: &Session,
 ) -> Result<Vec<ObjectionStats>> {
-    let fm = crate::store::load_frontmatter(path, s)?.parsed.fm;
-    if fm.ledger.objections.is_empty() {
+    let snap = crate::store::snapshot(path, crate::store::Depth::Whole, s)?;
+    if snap.frontmatter()?.parsed.fm.ledger.objections.is_empty() {
         return Ok(Vec::new());
     }
-    let loaded = crate::store::load(path, s)?;
+    let loaded = snap.load()?;
     let doc = &loaded.valid.doc;
     let fm = &loaded.valid.parsed.fm;
     let entries = crate::board::entry::entries(doc);

@@ -127,7 +127,8 @@ impl Reader {
             .unwrap_or_default()
             .into_iter()
             .map(|(name, path)| {
-                let fm = crate::store::load_frontmatter(&path, s)
+                let fm = crate::store::snapshot(&path, crate::store::Depth::Head, s)
+                    .and_then(|snap| snap.frontmatter())
                     .map(|v| v.parsed.fm)
                     .map_err(|e| e.to_string());
                 Listed {
@@ -149,7 +150,9 @@ impl Reader {
             return entries.clone();
         }
         self.whole_reads += 1;
-        let entries = match crate::store::load(&b.path, s) {
+        let entries = match crate::store::snapshot(&b.path, crate::store::Depth::Whole, s)
+            .and_then(|snap| snap.load())
+        {
             Ok(loaded) => {
                 let all = entry::entries(&loaded.valid.doc);
                 let skip = all.len().saturating_sub(ENTRIES);

@@ -251,7 +251,7 @@ fn check(path: &Path, s: &Session) -> FileReport {
     let bytes = if path == Path::new("-") {
         super::read_input(path, "standard input")
     } else {
-        store::read(path, s)
+        store::snapshot(path, store::Depth::Whole, s).map(store::Snapshot::into_bytes)
     };
     check_read(path, bytes)
 }
@@ -455,7 +455,7 @@ pub fn run(a: ValidateArgs, s: &Session) -> Result<Outcome> {
             continue;
         }
         if crate::store::location::is_git(p) {
-            let bytes = store::read(p, s);
+            let bytes = store::snapshot(p, store::Depth::Whole, s).map(store::Snapshot::into_bytes);
             // A ref (or a file in its tree) that is not there is missing, as a file would be.
             if matches!(bytes, Err(Error::Missing { .. })) {
                 missing += 1;

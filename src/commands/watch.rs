@@ -247,13 +247,14 @@ fn check(
             break;
         }
         let name = shown(board);
-        let loaded = match store::load(board, s) {
-            Ok(l) => l,
-            Err(e) => {
-                warn(&format!("watch: {name}: {e}"));
-                continue;
-            }
-        };
+        let loaded =
+            match store::snapshot(board, store::Depth::Whole, s).and_then(|snap| snap.load()) {
+                Ok(l) => l,
+                Err(e) => {
+                    warn(&format!("watch: {name}: {e}"));
+                    continue;
+                }
+            };
         let fm = &loaded.valid.parsed.fm;
         let records = match journal::records(&loaded.valid.doc) {
             Ok(r) => r,

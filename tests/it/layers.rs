@@ -344,3 +344,72 @@ fn only_sys_has_unsafe() {
         "src/lib.rs denies unsafe code: #![deny(unsafe_code)]"
     );
 }
+
+/// The store's functions that read a board without a snapshot. A command reads its board once,
+/// as a `store::Snapshot` (`store::snapshot`), and answers and writes from that read; these
+/// stay for the project's walks and the store's own use.
+const DIRECT_READS: &[&str] = &["read", "read_head", "peek_head", "load", "load_frontmatter"];
+
+/// The names a piece of code takes from `store::` (`store::x`, `store::{x, y::z}`), each once
+/// per mention.
+fn store_names(code: &str) -> Vec<String> {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = Vec::new();
+    for (i, _) in code.match_indices("store::") {
+        if code[..i].chars().next_back().is_some_and(ident) {
+            continue;
+        }
+        let after = code[i + "store::".len()..].trim_start();
+        match after.strip_prefix('{') {
+            Some(group) => {
+                let end = group.find('}').unwrap_or(group.len());
+                out.extend(
+                    group[..end]
+                        .split(',')
+                        .map(|item| item.trim().chars().take_while(|c| ident(*c)).collect()),
+                );
+            }
+            None => out.push(after.chars().take_while(|c| ident(*c)).collect()),
+        }
+    }
+    out
+}
+
+#[test]
+fn the_store_name_reader_sees_paths_and_groups() {
+    let names = store_names(
+        "use crate::store::{self, load_frontmatter as lf, Depth};\nlet b = store::read (p);\n\
+         crate::store::snapshot(p); restore::read(x)",
+    );
+    assert_eq!(
+        names,
+        ["self", "load_frontmatter", "Depth", "read", "snapshot"]
+    );
+}
+
+/// A handler reads its board through a snapshot, never by one of the store's direct reads: two
+/// reads of one board in one command could answer from two versions.
+#[test]
+fn no_handler_reads_a_board_but_through_a_snapshot() {
+    let dir = src().join("commands");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    let mut wrong = Vec::new();
+    for f in &files {
+        let code = without_literals(&code(&fs::read_to_string(f).unwrap()));
+        for name in store_names(&code) {
+            if DIRECT_READS.contains(&name.as_str()) {
+                wrong.push(format!(
+                    "{}: store::{name}",
+                    f.strip_prefix(src()).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "a handler reads a board without a snapshot (take one with store::snapshot and derive \
+         from it):\n  {}",
+        wrong.join("\n  ")
+    );
+}
