@@ -1,6 +1,6 @@
 //! One transaction: every change to a blackboard, semantic or raw, is one pass through here.
 //!
-//! A transaction starts from the snapshot the command read ([`transact_on`]); under the
+//! A [`Transaction`] starts from the snapshot the command read; under the
 //! store's lock (or at the leased tip of a git board) it parses that board once, takes the time
 //! (so every entry's timestamp is the moment of the write, never of the wait for the lock), lets
 //! the command edit a typed board, asks the [`law`] whether the change is allowed, appends the
@@ -340,57 +340,92 @@ where
     F: FnMut(&mut Frontmatter, &Ctx) -> Result<Edit>,
 {
     let snap = store::snapshot(path, store::Depth::Edit { fresh: false }, s)?;
-    transact_on(snap, expect, opts, agent, consent, s, op)
+    Transaction::open(snap, agent, consent.clone(), s)
+        .expect(expect)
+        .commit(opts, op)
 }
 
-/// Run a semantic operation as one locked, checked, durable write on the board a command read
-/// as `snap`: the edit is made on the snapshot's board, judged by the law and committed once
-/// (one replace under the lock, or one push with a lease), without reading the board again
-/// while it is unchanged. When another write moved it first, the operation runs again on the
-/// board as that write left it.
-pub fn transact_on<F>(
+/// One write of one agent, opened on the snapshot its command read: the edit is made on the
+/// snapshot's typed board, judged by the law, rendered and committed once with the
+/// description of [`WriteOptions`] — one replace under the lock, or one push with a lease that
+/// carries any published artifacts in the same atomic push — without reading the board again
+/// while it is unchanged. When another write moved the board first, the edit runs again on the
+/// board as that write left it; with [`Expect::Sha256`] it is refused as stale instead.
+pub struct Transaction<'s> {
     snap: store::Snapshot,
+    agent: String,
+    consent: Consent,
     expect: Expect,
-    opts: &WriteOptions,
-    agent: &str,
-    consent: &Consent,
-    s: &store::Session,
-    mut op: F,
-) -> Result<Committed>
-where
-    F: FnMut(&mut Frontmatter, &Ctx) -> Result<Edit>,
-{
-    let path = &snap.path().to_path_buf();
-    let mut outcome = None;
-    let written = store::update_on(snap, expect, opts, s, |current| {
-        let Some(current) = current else {
-            return Err(Error::Missing {
-                path: path.to_path_buf(),
-            });
-        };
-        let applied = apply_with(
-            path,
-            current.into(),
+    session: &'s store::Session,
+}
+
+impl<'s> Transaction<'s> {
+    /// A transaction of `agent`, with the user's `consent`, on the board `snap` read.
+    pub fn open(
+        snap: store::Snapshot,
+        agent: &str,
+        consent: Consent,
+        session: &'s store::Session,
+    ) -> Transaction<'s> {
+        Transaction {
+            snap,
+            agent: agent.to_string(),
+            consent,
+            expect: Expect::Present,
+            session,
+        }
+    }
+
+    /// What the write expects to find: a board with this SHA-256 (a compare-and-swap), or any.
+    pub fn expect(mut self, expect: Expect) -> Transaction<'s> {
+        self.expect = expect;
+        self
+    }
+
+    /// Make the edit `op`, judge it and commit it once.
+    pub fn commit<F>(self, opts: &WriteOptions, mut op: F) -> Result<Committed>
+    where
+        F: FnMut(&mut Frontmatter, &Ctx) -> Result<Edit>,
+    {
+        let Transaction {
+            snap,
             agent,
             consent,
-            s.origin(),
-            Timestamp::now(),
-            &|fm| store::depend::read(path, fm),
-            &mut op,
-        )?;
-        outcome = Some((applied.old_phase, applied.summary, applied.warnings));
-        Ok(Built {
-            bytes: applied.bytes,
-            parsed: Some(applied.parsed),
-            old: Some(applied.old),
+            expect,
+            session: s,
+        } = self;
+        let path = &snap.path().to_path_buf();
+        let mut outcome = None;
+        let written = store::update_on(snap, expect, opts, s, |current| {
+            let Some(current) = current else {
+                return Err(Error::Missing {
+                    path: path.to_path_buf(),
+                });
+            };
+            let applied = apply_with(
+                path,
+                current.into(),
+                &agent,
+                &consent,
+                s.origin(),
+                Timestamp::now(),
+                &|fm| store::depend::read(path, fm),
+                &mut op,
+            )?;
+            outcome = Some((applied.old_phase, applied.summary, applied.warnings));
+            Ok(Built {
+                bytes: applied.bytes,
+                parsed: Some(applied.parsed),
+                old: Some(applied.old),
+            })
+        })?;
+        let (old_phase, summary, warnings) =
+            outcome.ok_or_else(|| Error::protocol("internal error: no edit"))?;
+        Ok(Committed {
+            written,
+            old_phase,
+            summary,
+            warnings,
         })
-    })?;
-    let (old_phase, summary, warnings) =
-        outcome.ok_or_else(|| Error::protocol("internal error: no edit"))?;
-    Ok(Committed {
-        written,
-        old_phase,
-        summary,
-        warnings,
-    })
+    }
 }

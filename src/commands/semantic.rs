@@ -146,9 +146,10 @@ where
             (&common.usage).try_into()?,
         )?
     };
-    let committed =
-        transaction::transact_on(snap, expect(common)?, &opts, &common.agent, &consent, s, op)
-            .map_err(|e| e.suggest(&super::argv(), Some(&shown_board)))?;
+    let committed = transaction::Transaction::open(snap, &common.agent, consent, s)
+        .expect(expect(common)?)
+        .commit(&opts, op)
+        .map_err(|e| e.suggest(&super::argv(), Some(&shown_board)))?;
     let written = &committed.written;
     let summary = &committed.summary;
     let fm = &written.parsed.fm;

@@ -55,11 +55,13 @@ pub fn objections_of(
     now: Timestamp,
     s: &Session,
 ) -> Result<Vec<ObjectionStats>> {
-    let snap = crate::store::snapshot(path, crate::store::Depth::Whole, s)?;
-    if snap.frontmatter()?.parsed.fm.ledger.objections.is_empty() {
+    // `stats` streams the journal in a bounded memory (`store::history`); the board is read
+    // whole only when its ledger has objections to tell the history of.
+    let head = crate::store::snapshot(path, crate::store::Depth::Head, s)?;
+    if head.frontmatter()?.parsed.fm.ledger.objections.is_empty() {
         return Ok(Vec::new());
     }
-    let loaded = snap.load()?;
+    let loaded = crate::store::snapshot(path, crate::store::Depth::Whole, s)?.load()?;
     let doc = &loaded.valid.doc;
     let fm = &loaded.valid.parsed.fm;
     let entries = crate::board::entry::entries(doc);
