@@ -853,7 +853,7 @@ pub fn next(r: &Review, agent: &str, board: &str) -> (bool, Next) {
 }
 
 /// `pair poll` on a review-only board.
-pub fn poll(a: PollArgs, snap: Snapshot, s: &Session) -> Result<Outcome> {
+pub fn poll(a: &PollArgs, snap: Snapshot, s: &Session) -> Result<Outcome> {
     super::agent_arg("--agent", &a.agent)?;
     if a.after.is_some() {
         return Err(Error::Usage(format!(
@@ -874,6 +874,7 @@ pub fn poll(a: PollArgs, snap: Snapshot, s: &Session) -> Result<Outcome> {
             None => store::snapshot(&a.board, Depth::Head, s)?,
         };
         let (fm, r) = load(&snap)?;
+        let version = snap.version(&fm);
         let (mine, next) = next(&r, &a.agent, &board);
         let terminal = r.stop.is_some();
         let waiting = a.wait || a.through_blocked;
@@ -901,6 +902,7 @@ pub fn poll(a: PollArgs, snap: Snapshot, s: &Session) -> Result<Outcome> {
                     "stop_reason": r.stop.as_ref().map(|s| s.reason.as_str()),
                 },
                 "next": next,
+                "version": version,
             });
             let text = format!(
                 "review-only board, round {} of at most {}, stage {:?}{}\nyour turn  {}\nnext       {}\n",

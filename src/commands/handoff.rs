@@ -35,9 +35,9 @@ pub fn handoff(a: HandoffArgs, s: &Session) -> Result<Outcome> {
     // The brief's material is gathered from the board as it is read here; the handoff itself
     // is judged under the lock, on the board as it is then.
     super::agent_arg("--agent", &a.common.agent)?;
-    super::timeout(a.common.timeout)?;
+    super::semantic::check_common(&a.common)?;
     let snap = store::snapshot(&a.board, store::Depth::Edit { fresh: true }, s)?;
-    let loaded = snap.load()?;
+    let loaded = snap.load_to_edit()?;
     let fm = &loaded.valid.parsed.fm;
     let place = super::place(&a.board, fm);
     let material = super::brief::handoff_material(fm, &a.common.agent, &place);

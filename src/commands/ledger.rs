@@ -119,7 +119,7 @@ pub fn object(a: ObjectArgs, first: Result<Snapshot>, s: &Session) -> Result<Out
         "--undeclared-impact",
     )?;
     anchor::parse(&a.anchor).map_err(|e| Error::Usage(e.0))?;
-    super::timeout(a.common.timeout)?;
+    super::semantic::check_common(&a.common)?;
     let snap = first?;
     let checked = check_anchor(&snap, &a.common.agent, &a.anchor, undeclared.is_some())?;
     let raise = Raise {

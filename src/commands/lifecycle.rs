@@ -44,10 +44,10 @@ fn text_of(p: &Path) -> Result<String> {
 
 pub fn worktree_create(a: WorktreeCreateArgs, s: &Session) -> Result<Outcome> {
     super::agent_arg("--agent", &a.common.agent)?;
-    super::timeout(a.common.timeout)?;
+    super::semantic::check_common(&a.common)?;
     // What git makes is derived from the board read now, and the write edits that read.
     let snap = store::snapshot(&a.board, store::Depth::Edit { fresh: true }, s)?;
-    let loaded = snap.load()?;
+    let loaded = snap.load_to_edit()?;
     let fm = &loaded.valid.parsed.fm;
     let consent = semantic::consent(a.user_approved, None);
     let ctx = Ctx {

@@ -195,7 +195,7 @@ fn run_command(cli: Cli, s: &Session) -> Result<Outcome> {
                 Depth::Head
             };
             match store::snapshot(&a.board, depth, s) {
-                Ok(snap) if snap.is_review() => debate::poll(a, snap, s),
+                Ok(snap) if snap.is_review() => debate::poll(&a, snap, s),
                 first => read::poll(a, first, json, s),
             }
         }

@@ -289,6 +289,13 @@ fn wait_loop(
             Some(snap) => Ok(snap),
             None => store::snapshot(&a.board, depth(after), s),
         };
+        // A board made while the wait went on may be a review-only board: its own poll answers.
+        if let Ok(snap) = &read
+            && snap.is_review()
+        {
+            let snap = read?;
+            return super::debate::poll(a, snap, s);
+        }
         let last = match read.and_then(|snap| answer(a, after, &snap)) {
             Ok(r)
                 if r.turn.your_turn

@@ -83,6 +83,17 @@ pub(super) fn consent(user_approved: bool, waive: Option<String>) -> Consent {
     }
 }
 
+/// Check what every write's arguments carry — the agent, `--timeout`, `--expect-sha256`, the
+/// usage it reports — before the board is read: a usage error is reported as one whether or not
+/// the board exists or its remote answers.
+pub(super) fn check_common(common: &WriteCommon) -> Result<()> {
+    super::agent_arg("--agent", &common.agent)?;
+    super::timeout(common.timeout)?;
+    expect(common)?;
+    let _: crate::board::journal::Usage = (&common.usage).try_into()?;
+    Ok(())
+}
+
 /// Apply one operation in one locked write and report the result.
 pub(super) fn apply<F>(
     board: &Path,
@@ -96,8 +107,7 @@ where
     F: FnMut(&mut Frontmatter, &Ctx) -> Result<Edit>,
 {
     // The arguments are checked before the board is read.
-    super::agent_arg("--agent", &common.agent)?;
-    super::timeout(common.timeout)?;
+    check_common(common)?;
     let snap = store::snapshot(board, Depth::Edit { fresh: false }, s)?;
     apply_on(snap, common, operation, consent, s, Vec::new(), op)
 }
@@ -115,8 +125,7 @@ pub(super) fn apply_read<F>(
 where
     F: FnMut(&mut Frontmatter, &Ctx) -> Result<Edit>,
 {
-    super::agent_arg("--agent", &common.agent)?;
-    super::timeout(common.timeout)?;
+    check_common(common)?;
     apply_on(first?, common, operation, consent, s, Vec::new(), op)
 }
 
@@ -274,7 +283,7 @@ pub fn submit(a: SubmitArgs, s: &Session) -> Result<Outcome> {
     // the write then checks that the worktree and base it was read from are still the ones
     // recorded. On a git board it is also published: a commit pushed with the write.
     super::agent_arg("--agent", &a.common.agent)?;
-    super::timeout(a.common.timeout)?;
+    check_common(&a.common)?;
     // What the submission pins is derived from the board read now, and the write edits that
     // read.
     let snap = store::snapshot(&a.board, Depth::Edit { fresh: true }, s)?;
@@ -486,7 +495,7 @@ pub fn verdict(a: VerdictArgs, first: Result<Snapshot>, s: &Session) -> Result<O
     let revision = a.revision;
     let read = a.artifact_sha256.as_deref().map(sha_arg).transpose()?;
     super::agent_arg("--agent", &a.common.agent)?;
-    super::timeout(a.common.timeout)?;
+    check_common(&a.common)?;
     let snap = first?;
     let (judged, judge_warnings) = judge_artifact(&snap, &a.common.agent, revision, read)?;
     warnings.extend(judge_warnings);
@@ -589,7 +598,7 @@ pub fn advance(a: AdvanceArgs, s: &Session) -> Result<Outcome> {
         facts: None,
     };
     super::agent_arg("--agent", &a.common.agent)?;
-    super::timeout(a.common.timeout)?;
+    check_common(&a.common)?;
     let snap = store::snapshot(&a.board, Depth::Edit { fresh: true }, s)?;
     observe_step(&snap, &a.common.agent, to, &mut args)?;
     // The worktree and repository the board records, for the clean-up after CLEANED_UP.
@@ -750,9 +759,9 @@ pub fn correct(a: CorrectArgs, s: &Session) -> Result<Outcome> {
     super::agent_arg("--agent", &a.common.agent)?;
     let (text, note_warnings) = note_text(&a.text, true)?;
     let text = text.unwrap_or_default();
-    super::timeout(a.common.timeout)?;
+    check_common(&a.common)?;
     let snap = store::snapshot(&a.board, Depth::Edit { fresh: true }, s)?;
-    let loaded = snap.load()?;
+    let loaded = snap.load_to_edit()?;
     let me = a.common.agent.as_str();
     // Who may correct, first (the write checks it again under the lock).
     law::admit(&loaded.valid.parsed.fm, me, Command::Correct)?;

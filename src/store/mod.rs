@@ -698,6 +698,21 @@ where
     }
 }
 
+/// A write that finds no board where a lock file is: the lock taken all the same (removing what
+/// a writer killed while creating the board left), and the board reported missing.
+pub(super) fn missing_under_lock(path: &Path) -> Error {
+    let missing = || Error::Missing {
+        path: path.to_path_buf(),
+    };
+    let opts = WriteOptions::default();
+    match local::update(path, Expect::Present, &opts, None, |_| {
+        Err::<Built, _>(missing())
+    }) {
+        Err(e) => e,
+        Ok(_) => missing(),
+    }
+}
+
 fn only_git_publishes(path: &Path) -> Error {
     Error::Usage(format!(
         "{}: only a board kept in a git ref publishes its artifacts",

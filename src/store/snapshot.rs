@@ -233,6 +233,17 @@ impl Snapshot {
         })
     }
 
+    /// [`Snapshot::load`] for a write that derives something from the board before its edit:
+    /// where no board was found beside a lock file, the write takes the lock all the same (a
+    /// writer killed while creating the board may have left a temporary file, which only a
+    /// writer under the lock removes) and reports the board missing.
+    pub fn load_to_edit(&self) -> Result<Loaded> {
+        if matches!(self.at, At::Absent) {
+            return Err(super::missing_under_lock(&self.path));
+        }
+        self.load()
+    }
+
     /// The SHA-256 of the whole board (hex), computed once.
     pub fn sha256(&self) -> Result<&str> {
         self.whole()?;

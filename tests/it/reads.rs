@@ -335,3 +335,93 @@ fn every_command_of_an_agents_loop_reads_a_git_board_once() {
     ]);
     write(&["accept", &b, "--agent", "bob", "BLK-1"]);
 }
+
+/// A write's arguments are checked before its board is read: a usage error is one (exit 4)
+/// whether the board is missing or its remote cannot be reached.
+#[test]
+fn a_writes_bad_arguments_are_refused_before_its_board_is_read() {
+    let b = Board::absent();
+    let remote = "git+file:///nonexistent/pair-remote.git#refs/pair/x:board.md";
+    for board in [b.p(), remote] {
+        pair([
+            "note",
+            board,
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            "x",
+            "--expect-sha256",
+            "zz",
+        ])
+        .code(4)
+        .mentions(&["--expect-sha256"]);
+        pair(["register", board, "--agent", "r1", "--cost", "1.1234567"]).code(4);
+        pair([
+            "verdict",
+            board,
+            "--agent",
+            "r1",
+            "APPROVED",
+            "--revision",
+            "1",
+            "--note",
+            "ok",
+            "--timeout",
+            "-1",
+        ])
+        .code(4);
+    }
+    assert!(!b.path.exists());
+}
+
+/// A write that derives something from its board before the edit (a handoff's brief, the
+/// review a correction names) still takes the lock on a missing board when a lock file is
+/// there, removing what a killed creation left, then reports the board missing.
+#[test]
+fn a_deriving_write_on_a_missing_board_cleans_up_under_the_lock() {
+    for words in [
+        vec!["handoff", "--to", "ben"],
+        vec!["correct", "--note", "x"],
+    ] {
+        let b = Board::absent();
+        std::fs::write(b.dir.path().join("board.md.lock"), "1").unwrap();
+        let orphan = b.dir.path().join(".board.md.pair-tmp-abc123");
+        std::fs::write(&orphan, "junk").unwrap();
+        let mut args = vec![words[0], b.p(), "--agent", "doer"];
+        args.extend_from_slice(&words[1..]);
+        pair(&args).code(7);
+        assert!(!orphan.exists(), "{words:?} left {}", orphan.display());
+        assert!(!b.path.exists());
+    }
+}
+
+/// A poll that waits for a board that is not there yet answers from the board that appears: a
+/// review-only board made meanwhile is answered as one, its role's turn included.
+#[test]
+fn a_wait_begun_before_a_review_only_board_exists_answers_as_one() {
+    let b = Board::absent();
+    let target = b.aux_file("t.txt", "one\ntwo\n");
+    let mut c = pair_cmd();
+    c.args([
+        "poll",
+        b.p(),
+        "--agent",
+        "enthusiast",
+        "--wait",
+        "--timeout",
+        "20",
+        "--json",
+    ]);
+    let waiting = std::thread::spawn(move || run(&mut c, "poll --wait".into()));
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    pair(["init", b.p(), "--review", target.to_str().unwrap()]).code(0);
+    let out = waiting.join().unwrap();
+    out.code(0);
+    let v = out.json();
+    assert_eq!(v["role"], "enthusiast", "{v}");
+    assert_eq!(v["your_turn"], true, "{v}");
+    assert!(v["review"]["stage"].is_string(), "{v}");
+    assert_eq!(v["version"]["records"], 1, "{v}");
+}
