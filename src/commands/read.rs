@@ -200,7 +200,8 @@ pub fn poll(a: PollArgs, as_json: bool, s: &Session) -> Result<Outcome> {
         .unwrap_or(if git { GIT_INTERVAL_S } else { FILE_INTERVAL_S });
     let interval = super::seconds_flag("--interval", interval)?.max(Duration::from_millis(10));
     let start = Instant::now();
-    let deadline = start + timeout;
+    // The wait ends with the command, whose clock started before this.
+    let deadline = s.deadline().unwrap_or(start + timeout);
     // Watch first, then read: a change between the two cannot be missed. A git board's remote
     // is asked for its tip every interval.
     let mut waiter = if git {
@@ -247,13 +248,6 @@ fn wait_loop(
     let mut lost = false;
     let mut fresh = false;
     loop {
-        // Each ask of a git board's remote gets what is left of the wait, at most the default
-        // limit, so that one that stalls is given up in time for the next.
-        s.limit_remote(
-            deadline
-                .saturating_duration_since(Instant::now())
-                .min(store::DEFAULT_TIMEOUT),
-        );
         // With --after, what the journal holds past the position: a record wakes the wait
         // unless the waiting agent wrote it (it is listed all the same when the wait ends).
         let ended = |turn: &Turn, c: Option<Cursor>| {

@@ -194,6 +194,50 @@ fn end_git_on_signals() {
     }
 }
 
+/// How long a git killed at its deadline, and the processes it started, are given to die and be
+/// reaped: SIGKILL takes milliseconds; this only bounds a process stuck in the kernel.
+const REAP_GRACE: Duration = Duration::from_millis(150);
+
+/// Make `pair` the reaper of the processes git starts (Linux): a remote helper or `ssh` whose
+/// git was killed is handed to `pair` rather than to init, so that [`reap_group`] can wait
+/// until it is gone. Once per process.
+fn adopt_orphans() {
+    #[cfg(target_os = "linux")]
+    {
+        static ADOPTING: std::sync::Once = std::sync::Once::new();
+        // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes an integer and changes only which
+        // process orphaned descendants are handed to.
+        ADOPTING.call_once(|| unsafe {
+            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
+        });
+    }
+}
+
+/// Wait, until `until` at the latest, for every process of git's killed group that is a child
+/// of `pair` (git's own children, handed to `pair` by [`adopt_orphans`] when git died), and
+/// reap them: when it returns in time, no process of the group is left. Git itself is reaped
+/// by the thread that waits for it, before this is called.
+fn reap_group(group: libc::pid_t, until: Instant) {
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid on a process group `pair` started (git's, which no longer holds a
+        // process of another command: its id stays the group's while a member lives), without
+        // blocking; it reaps only the group's members.
+        let r = unsafe { libc::waitpid(-group, &mut status, libc::WNOHANG) };
+        if r > 0 {
+            continue;
+        }
+        if r < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            // ECHILD: no process of the group is a child of `pair` any more.
+            return;
+        }
+        if Instant::now() >= until {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
 /// What a git run sends back to [`run_piped`] from the threads that wait for it.
 enum Part {
     Stdout(Vec<u8>),
@@ -205,7 +249,8 @@ enum Part {
 /// (a large input would fill the pipe while git fills stdout), until it ends or `deadline`
 /// passes: then git and every process it started (a remote helper, `ssh`) are killed, which
 /// the process group they run in makes possible, and the run is reported stopped, with a line
-/// saying so first on its stderr. A deadline already past stops it before it starts.
+/// saying so first on its stderr. A deadline already past stops it before it starts (it is
+/// reported stopped after no time at all).
 /// `cannot_start` words the error when the process cannot be run.
 pub(crate) fn run_piped(
     cmd: Command,
@@ -245,7 +290,14 @@ pub(crate) fn run_watched(
         }
     };
     if started >= deadline {
-        return Ok(stopped(vec![], vec![]));
+        // Not started: it ran for no time at all.
+        return Ok(Finished {
+            ok: false,
+            stdout: vec![],
+            stderr: "pair did not start git: its time limit had passed\n".into(),
+            stopped: Some(Duration::ZERO),
+            cut: false,
+        });
     }
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     if input.is_some() {
@@ -272,6 +324,7 @@ pub(crate) fn run_watched(
         }
     }
     end_git_on_signals();
+    adopt_orphans();
     let mut child = cmd.spawn().map_err(&cannot_start)?;
     let group = child.id() as libc::pid_t;
     GIT_GROUP.store(group, Ordering::SeqCst);
@@ -359,13 +412,28 @@ pub(crate) fn run_watched(
                 unsafe {
                     libc::kill(-group, libc::SIGKILL);
                 }
-                // Reap git, so that nothing is left behind, and keep what it printed.
-                let grace = Instant::now() + Duration::from_secs(1);
-                while stdout.is_none() || stderr.is_none() || exit.is_none() {
+                // Reap git, and then every other process of its group, so that nothing is left
+                // behind; keep what git printed.
+                let grace = Instant::now() + REAP_GRACE;
+                while exit.is_none() {
                     match rx.recv_timeout(grace.saturating_duration_since(Instant::now())) {
                         Ok(Part::Stdout(b)) => stdout = Some(b),
                         Ok(Part::Stderr(b)) => stderr = Some(b),
                         Ok(Part::Exit(status)) => exit = Some(status),
+                        Err(_) => break,
+                    }
+                }
+                // Only once git itself was reaped by its thread: its id then names nothing but
+                // the group, and that thread's wait cannot take another process's.
+                if exit.is_some() {
+                    reap_group(group, grace);
+                }
+                // The pipes close as the last process holding them dies.
+                while stdout.is_none() || stderr.is_none() {
+                    match rx.recv_timeout(grace.saturating_duration_since(Instant::now())) {
+                        Ok(Part::Stdout(b)) => stdout = Some(b),
+                        Ok(Part::Stderr(b)) => stderr = Some(b),
+                        Ok(Part::Exit(_)) => {}
                         Err(_) => break,
                     }
                 }
