@@ -121,15 +121,18 @@ fn sync_from(
         Err(e) => return Err(e),
     };
     let mut fetched = false;
+    // The cache holds the tip only when its ref points there. That a commit is in its object
+    // store says nothing of the commit's tree and blob: another process sharing the cache may
+    // be fetching it right now, and git writes what it fetches one object at a time (a small
+    // fetch unpacks them as loose objects, the commit first), then checks they are all there,
+    // and only then moves the ref. A read that took the commit alone for the tip read the
+    // board's blob before it was written ("the cache lacks the board's object"), and could not
+    // rebuild the cache from under the process still fetching into it.
     let tip = match tip {
         None => None,
         Some(t) if before.as_deref() == Some(t.as_str()) => Some(t),
-        // A cache made by this command holds no commit yet: it fetches without asking.
-        Some(t) if !cache.made && cache.has_commit(&t) => {
-            // Best effort: another process sharing the cache may be moving the same ref.
-            let _ = cache.set_tip(&t);
-            Some(t)
-        }
+        // Another process's fetch of the tip may have ended since `before` was read.
+        Some(t) if cache.cached_tip().as_deref() == Some(t.as_str()) => Some(t),
         Some(_) => {
             fetched = true;
             Some(remote::fetch(&cache, g)?)
@@ -730,13 +733,15 @@ pub fn history(g: &GitBoard, s: &Session) -> Result<(Vec<FieldError>, Vec<FieldE
 /// The cache's directory, which holds it.
 pub fn artifact(g: &GitBoard, refname: &str, commit: &str) -> Result<PathBuf> {
     let cache = Cache::open(g, crate::store::clock::Clock::current_until())?;
-    if cache.has_commit(commit) {
-        return Ok(cache.dir);
-    }
     let local = format!(
         "refs/pair-cache-artifacts/{}",
         refname.trim_start_matches("refs/")
     );
+    // Whole in the cache only once a fetch moved the cache's ref to it (as for a board's tip,
+    // see `sync_from`): the commit alone may be half of a fetch still being written.
+    if cache.ref_tip(&local).as_deref() == Some(commit) {
+        return Ok(cache.dir);
+    }
     let spec = format!("+{refname}:{local}");
     let what = format!("fetch the published artifact {refname} from {}", g.url);
     let fetched = remote::fetch_spec(&cache, &g.url, &spec, &what);

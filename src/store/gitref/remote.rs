@@ -423,8 +423,6 @@ pub struct Cache {
     /// exclusively, so a cache is never moved from under a process using it. `None` when the
     /// lock file cannot be opened (a read-only cache directory): the cache is then never rebuilt.
     user: Option<std::fs::File>,
-    /// Whether this process made the cache (it holds no object yet).
-    pub made: bool,
 }
 
 impl Cache {
@@ -435,9 +433,8 @@ impl Cache {
         let root = cache_root()?;
         let key = &crate::text::sha256_hex(g.url.as_bytes())[..24];
         let dir = root.join(format!("{key}.git"));
-        let mut made = false;
         if !dir.join("HEAD").is_file() {
-            made = init(&root, &dir, g, until.local_call())?;
+            init(&root, &dir, g, until.local_call())?;
         }
         let user = std::fs::OpenOptions::new()
             .read(true)
@@ -449,7 +446,7 @@ impl Cache {
             .filter(|f| f.lock_shared().is_ok());
         // A rebuild may have moved the cache between the check above and the lock.
         if !dir.join("HEAD").is_file() {
-            made = init(&root, &dir, g, until.local_call())?;
+            init(&root, &dir, g, until.local_call())?;
         }
         let marker_dir = dir.join("pair-synced");
         let _ = std::fs::create_dir_all(&marker_dir);
@@ -460,7 +457,6 @@ impl Cache {
             dir,
             until,
             user,
-            made,
         })
     }
 
@@ -540,11 +536,19 @@ impl Cache {
         SystemTime::now().duration_since(m).ok()
     }
 
-    /// The commit the cache last saw at the ref: read from the ref's own file when git keeps
-    /// it as one (a loose ref, which git reads before any packed one; `fetch` and `push` write
-    /// the cache's ref so), else asked of git (`rev-parse`).
+    /// The commit the cache last saw at the ref ([`Cache::ref_tip`] of its ref): the one
+    /// commit of the board's ref whose objects are all in the cache.
     pub fn cached_tip(&self) -> Option<String> {
-        match std::fs::read_to_string(self.dir.join(&self.cache_ref)) {
+        self.ref_tip(&self.cache_ref)
+    }
+
+    /// The commit a ref of the cache points at: read from the ref's own file when git keeps it
+    /// as one (a loose ref, which git reads before any packed one; `fetch` and `push` write the
+    /// cache's refs so), else asked of git (`rev-parse`). A fetch moves the ref only once every
+    /// object it fetched is in place, so the commit a ref names is whole in the cache, unlike
+    /// one merely found in its object store (another process may be fetching it).
+    pub fn ref_tip(&self, refname: &str) -> Option<String> {
+        match std::fs::read_to_string(self.dir.join(refname)) {
             Ok(text) => {
                 let oid = text.trim_end_matches('\n');
                 if matches!(oid.len(), 40 | 64)
@@ -565,22 +569,15 @@ impl Cache {
             }
             Err(_) => {}
         }
-        let spec = format!("{}^{{commit}}", self.cache_ref);
+        let spec = format!("{refname}^{{commit}}");
         self.run(
             &["rev-parse", "--verify", "--quiet", &spec],
             None,
-            "read the cached tip",
+            "read a ref of the cache",
         )
         .ok()
         .map(|o| String::from_utf8_lossy(&o).trim().to_string())
         .filter(|s| !s.is_empty())
-    }
-
-    /// Whether the commit is in the cache.
-    pub fn has_commit(&self, oid: &str) -> bool {
-        let spec = format!("{oid}^{{commit}}");
-        self.run(&["cat-file", "-e", &spec], None, "look up a commit")
-            .is_ok()
     }
 
     /// Point the cache's ref at a commit the cache holds.
@@ -605,7 +602,7 @@ impl Cache {
 /// Create the cache of a board's remote at `dir`: made whole in a temporary directory beside
 /// it and renamed into place, so that processes creating it at once never see (or make) half a
 /// repository; the one that comes second uses the first one's.
-fn init(root: &Path, dir: &Path, g: &GitBoard, deadline: Instant) -> Result<bool> {
+fn init(root: &Path, dir: &Path, g: &GitBoard, deadline: Instant) -> Result<()> {
     let what = "create the git board cache";
     std::fs::create_dir_all(root)
         .map_err(|e| Error::io(root, "create the git board cache directory", e))?;
@@ -627,11 +624,8 @@ fn init(root: &Path, dir: &Path, g: &GitBoard, deadline: Instant) -> Result<bool
         made.join("description"),
         format!("pair cache of {}\n", g.url),
     );
-    if std::fs::rename(&made, dir).is_ok() {
-        return Ok(true);
-    }
-    if dir.join("HEAD").is_file() {
-        return Ok(false);
+    if std::fs::rename(&made, dir).is_ok() || dir.join("HEAD").is_file() {
+        return Ok(());
     }
     // A leftover that is no repository (an interrupted older `pair`): move it aside.
     let aside = tempfile::Builder::new()
@@ -640,8 +634,8 @@ fn init(root: &Path, dir: &Path, g: &GitBoard, deadline: Instant) -> Result<bool
         .map_err(|e| Error::io(root, what, e))?;
     let _ = std::fs::rename(dir, aside.path().join("cache"));
     match std::fs::rename(&made, dir) {
-        Ok(()) => Ok(true),
-        Err(_) if dir.join("HEAD").is_file() => Ok(false),
+        Ok(()) => Ok(()),
+        Err(_) if dir.join("HEAD").is_file() => Ok(()),
         Err(e) => Err(Error::io(dir, what, e)),
     }
 }
