@@ -273,6 +273,52 @@ pub fn kill_group(leader: u32) {
     }
 }
 
+/// Make this process the reaper of its orphaned descendants (Linux): a process whose parent
+/// dies is handed to this one rather than to init, so that it can be waited for. Nothing
+/// elsewhere.
+pub fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes an integer and changes only which process
+    // orphaned descendants are handed to.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
+    }
+}
+
+/// What waiting, without blocking, for a child in a process group found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reaped {
+    /// A child of the group ended and was reaped.
+    One,
+    /// Children of the group live on.
+    Running,
+    /// No process of the group is a child of this one (any more).
+    None,
+}
+
+/// Reap one ended child of the process group `leader` leads, without blocking. A pid that
+/// cannot lead a group of the caller's children (0, 1, or out of range) has none.
+pub fn reap_group_member(leader: u32) -> Reaped {
+    let Ok(pid) = libc::pid_t::try_from(leader) else {
+        return Reaped::None;
+    };
+    if pid <= 1 {
+        return Reaped::None;
+    }
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid on a process group this process started, without blocking, into a
+        // status integer of ours; it reaps only the group's members.
+        let r = unsafe { libc::waitpid(-pid, &mut status, libc::WNOHANG) };
+        match r {
+            r if r > 0 => return Reaped::One,
+            0 => return Reaped::Running,
+            _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+            _ => return Reaped::None,
+        }
+    }
+}
+
 /// Give the signal `sig` its default action back and raise it: the process ends as that signal
 /// ends it (after a handler that cleaned up). Async-signal-safe.
 pub fn raise_default(sig: libc::c_int) {

@@ -173,7 +173,8 @@ impl Printer {
 /// Each look at the board streams its history again and prints what is new.
 fn follow(a: &LogArgs, json: bool, keep: &dyn Fn(&Record) -> bool, s: &Session) -> Result<Outcome> {
     let limit = timeout(a.timeout)?;
-    let deadline = Instant::now() + limit;
+    // The wait ends with the command, whose clock started before this.
+    let deadline = s.deadline().unwrap_or(Instant::now() + limit);
     // Watch before the first read, so no write slips in between.
     // A git board's remote is asked for its tip at `poll --wait`'s default interval.
     let git = crate::store::location::is_git(&a.board);
@@ -185,12 +186,6 @@ fn follow(a: &LogArgs, json: bool, keep: &dyn Fn(&Record) -> bool, s: &Session) 
     let mut seen = 0usize;
     let mut printed = 0usize;
     let ended = loop {
-        // Each read of a git board's remote gets what is left, at most the default limit.
-        s.limit_remote(
-            deadline
-                .saturating_duration_since(Instant::now())
-                .min(crate::store::DEFAULT_TIMEOUT),
-        );
         let mut history = store::history(&a.board, s)?;
         let (total, _) = history.check(keep)?;
         history.rewind()?;

@@ -103,11 +103,12 @@ pub fn run(cli: Cli) -> Result<Outcome> {
 
 /// Run a parsed command as [`run`] does, for an edge that gives the [`Call`] it stands for.
 pub fn run_with(cli: Cli, call: Call) -> Result<Outcome> {
+    let started = std::time::Instant::now();
     let _argv = call.argv.map(|argv| {
         CALL_ARGV.with(|a| *a.borrow_mut() = Some(argv));
         CallArgv
     });
-    run_call(cli, call.interrupt)
+    run_call(cli, call.interrupt, started)
 }
 
 /// How a command writes: its command line as the description, its `--timeout`, the agent
@@ -147,9 +148,24 @@ fn git_timeout_env() -> Result<Option<Duration>> {
     }
 }
 
-fn run_call(cli: Cli, interrupt: Option<crate::store::wait::Interrupt>) -> Result<Outcome> {
+fn run_call(
+    cli: Cli,
+    interrupt: Option<crate::store::wait::Interrupt>,
+    started: std::time::Instant,
+) -> Result<Outcome> {
     // `status` and `validate` list a board's warnings themselves, a newer format's included.
     let lists_warnings = matches!(cli.command, Cmd::Status(_) | Cmd::Validate(_));
+    // One deadline for the whole command: every git call it makes, in every session it makes,
+    // ends by then (a write's --timeout bounds each of its exchanges with a git board's remote
+    // too, the reads before the write included; an invalid value is the command's own error to
+    // report).
+    let exchange = match write_timeout(&cli.command).and_then(|t| timeout(t).ok()) {
+        Some(limit) => limit,
+        None => git_timeout_env()?.unwrap_or(crate::store::DEFAULT_TIMEOUT),
+    };
+    let total = command_limit(&cli.command, exchange);
+    let clock = crate::store::clock::Clock::new(total.map(|t| started + t), exchange);
+    let _clock = clock.enter();
     // `status` is for a person looking at a board: a git board's cache stands in for a remote
     // that cannot be reached.
     let mut session = Session::new(matches!(cli.command, Cmd::Status(_)))
@@ -157,13 +173,6 @@ fn run_call(cli: Cli, interrupt: Option<crate::store::wait::Interrupt>) -> Resul
         .with_transcript(cli.global.transcript.clone());
     if let Some(interrupt) = interrupt {
         session = session.with_interrupt(interrupt);
-    }
-    // A write's --timeout bounds each of its exchanges with a git board's remote, the reads
-    // before the write included (an invalid value is the command's own error to report).
-    if let Some(limit) = write_timeout(&cli.command).and_then(|t| timeout(t).ok()) {
-        session.limit_remote(limit);
-    } else if let Some(limit) = git_timeout_env()? {
-        session.limit_remote(limit);
     }
     let mut out = run_command(cli, &session)?;
     if !lists_warnings && let Some(found) = session.newer_format() {
@@ -332,6 +341,24 @@ fn write_timeout(cmd: &Cmd) -> Option<f64> {
         | Cmd::Next(_)
         | Cmd::Top(_) => return None,
     })
+}
+
+/// How long the whole command may take with its remotes, given the limit of one exchange: a
+/// write's `--timeout`, a wait's `--timeout`, else the limit of one exchange (`$PAIR_GIT_TIMEOUT`
+/// or the default). `None` for a command that runs until it is stopped (`watch`, `top`, `mcp`,
+/// `demo`), and for `check` and `worktree create`, whose long local step (the command checked,
+/// the checkout) has no limit: each of their exchanges with a remote is given the `--timeout`.
+fn command_limit(cmd: &Cmd, exchange: Duration) -> Option<Duration> {
+    let wait = |t: f64| timeout(t).ok();
+    match cmd {
+        Cmd::Check(_) | Cmd::Worktree(_) => None,
+        Cmd::Watch(a) if !a.once => None,
+        Cmd::Top(_) | Cmd::Mcp(_) | Cmd::Demo(_) | Cmd::DemoAgent(_) => None,
+        Cmd::Poll(a) if a.wait || a.through_blocked => wait(a.timeout),
+        Cmd::Next(a) if a.wait => wait(a.timeout),
+        Cmd::Log(a) if a.follow => wait(a.timeout),
+        _ => Some(exchange),
+    }
 }
 
 /// Check an agent id given on the command line (`flag` names where it came from).

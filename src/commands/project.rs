@@ -620,18 +620,15 @@ pub(super) fn wait_across(
     });
     let interval = super::seconds_flag("--interval", interval)?.max(Duration::from_millis(10));
     let start = Instant::now();
-    let deadline = start + timeout;
+    // The wait ends with the command, whose clock started before this; each ask of a remote
+    // gets what is left of it, at most the limit of one exchange.
+    let deadline = s.deadline().unwrap_or(start + timeout);
     // Watch first, then read: a change between the two cannot be missed.
     let mut waiter = project.waiter(interval);
     if let Some(i) = s.interrupt() {
         waiter.interrupted_by(i);
     }
     loop {
-        s.limit_remote(
-            deadline
-                .saturating_duration_since(Instant::now())
-                .min(crate::store::DEFAULT_TIMEOUT),
-        );
         let members = project.read(s)?;
         let now = Instant::now();
         let last = now >= deadline || s.interrupt().is_some_and(|i| i.fired());
@@ -641,6 +638,6 @@ pub(super) fn wait_across(
         if let Some(i) = s.interrupt() {
             i.waiting(&format!("{what} in {}", project.name()));
         }
-        waiter.wait(deadline - now, s);
+        waiter.wait(deadline.saturating_duration_since(now), s);
     }
 }

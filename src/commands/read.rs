@@ -224,7 +224,8 @@ pub fn poll(a: PollArgs, first: Result<Snapshot>, as_json: bool, s: &Session) ->
         .unwrap_or(if git { GIT_INTERVAL_S } else { FILE_INTERVAL_S });
     let interval = super::seconds_flag("--interval", interval)?.max(Duration::from_millis(10));
     let start = Instant::now();
-    let deadline = start + timeout;
+    // The wait ends with the command, whose clock started before this.
+    let deadline = s.deadline().unwrap_or(start + timeout);
     // Watch first, then read: a change between the two cannot be missed. A git board's remote
     // is asked for its tip every interval. The edge's read came before the watch: it stands
     // only while the file is still the one it read (a git board's next ask comes anyway).
@@ -278,13 +279,6 @@ fn wait_loop(
     // last snapshot alone.
     let ended = |answer: &Answer| outcome(answer, Some(start.elapsed()), as_json);
     loop {
-        // Each ask of a git board's remote gets what is left of the wait, at most the default
-        // limit, so that one that stalls is given up in time for the next.
-        s.limit_remote(
-            deadline
-                .saturating_duration_since(Instant::now())
-                .min(store::DEFAULT_TIMEOUT),
-        );
         let read = match first.take() {
             Some(snap) => Ok(snap),
             None => store::snapshot(&a.board, depth(after), s),

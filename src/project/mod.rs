@@ -339,7 +339,7 @@ impl Project {
             .map(|m| format!("{}:{}", m.stamp, ns.path))
             .collect();
         let g = ns.board(&format!("{}x", ns.prefix));
-        let blobs = remote::Cache::open(&g, Instant::now() + s.remote_limit())
+        let blobs = remote::Cache::open(&g, s.remote_until())
             .and_then(|cache| remote::read_blobs(&cache, &specs, u64::MAX));
         let blobs = blobs.unwrap_or_default();
         ms.iter()
@@ -408,8 +408,7 @@ impl Project {
     /// The refs under the namespace's prefix and their tips: one `git ls-remote`.
     fn list(&self, ns: &Namespace, s: &Session) -> Result<Vec<(String, String)>> {
         let g = ns.board(&format!("{}x", ns.prefix));
-        let cache =
-            crate::store::gitref::remote::Cache::open(&g, Instant::now() + s.remote_limit())?;
+        let cache = crate::store::gitref::remote::Cache::open(&g, s.remote_until())?;
         crate::store::gitref::remote::list_refs(&cache, &ns.url, &ns.prefix)
     }
 
@@ -418,7 +417,7 @@ impl Project {
         let tips = self.list(ns, s)?;
         *self.tips.borrow_mut() = Some(tips.clone());
         let g = ns.board(&format!("{}x", ns.prefix));
-        let cache = remote::Cache::open(&g, Instant::now() + s.remote_limit())?;
+        let cache = remote::Cache::open(&g, s.remote_until())?;
         let address = |r: &str| PathBuf::from(ns.board(r).address());
         let mut out: Vec<Option<Member>> = tips
             .iter()
@@ -446,7 +445,7 @@ impl Project {
                 tries += 1;
                 match fetched {
                     Ok(_) => break,
-                    Err(e) if tries >= FETCH_TRIES || Instant::now() >= cache.deadline => {
+                    Err(e) if tries >= FETCH_TRIES || cache.until.passed() => {
                         if lacking(&blobs) {
                             return Err(e);
                         }
@@ -533,8 +532,9 @@ impl ProjectWaiter<'_> {
 
     /// Block until a board may have changed or `timeout` passed: on a directory, until a file
     /// notification about a `.md` file under it (or the interval, where notifications cannot be
-    /// had); on a remote, every interval one `ls-remote`, until a tip moved. Returns whether
-    /// something may have changed.
+    /// had); on a remote, every interval one `ls-remote`, until a tip moved (none once the time
+    /// is up: the caller reads the project once more). Returns whether something may have
+    /// changed.
     pub fn wait(&mut self, timeout: Duration, s: &Session) -> bool {
         let deadline = Instant::now() + timeout;
         loop {
@@ -557,6 +557,7 @@ impl ProjectWaiter<'_> {
                         return true;
                     }
                 }
+                Source::Remote(_) if Instant::now() >= deadline => return false,
                 Source::Remote(ns) => {
                     let before = self.project.tips.borrow().clone();
                     match self.project.list(ns, s) {

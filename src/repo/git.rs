@@ -178,6 +178,33 @@ fn end_git_on_signals() {
     }
 }
 
+/// How long a git killed at its deadline, and the processes it started, are given to die and be
+/// reaped: SIGKILL takes milliseconds; this only bounds a process stuck in the kernel.
+const REAP_GRACE: Duration = Duration::from_millis(150);
+
+/// Make `pair` the reaper of the processes git starts (Linux): a remote helper or `ssh` whose
+/// git was killed is handed to `pair` rather than to init, so that [`reap_group`] can wait
+/// until it is gone. Once per process.
+fn adopt_orphans() {
+    static ADOPTING: std::sync::Once = std::sync::Once::new();
+    ADOPTING.call_once(crate::sys::become_subreaper);
+}
+
+/// Wait, until `until` at the latest, for every process of git's killed group that is a child
+/// of `pair` (git's own children, handed to `pair` by [`adopt_orphans`] when git died), and
+/// reap them: when it returns in time, no process of the group is left. Git itself is reaped
+/// by the thread that waits for it, before this is called.
+fn reap_group(group: u32, until: Instant) {
+    loop {
+        match crate::sys::reap_group_member(group) {
+            crate::sys::Reaped::One => continue,
+            crate::sys::Reaped::None => return,
+            crate::sys::Reaped::Running if Instant::now() >= until => return,
+            crate::sys::Reaped::Running => std::thread::sleep(Duration::from_millis(2)),
+        }
+    }
+}
+
 /// What a git run sends back to [`run_piped`] from the threads that wait for it.
 enum Part {
     Stdout(Vec<u8>),
@@ -189,7 +216,8 @@ enum Part {
 /// (a large input would fill the pipe while git fills stdout), until it ends or `deadline`
 /// passes: then git and every process it started (a remote helper, `ssh`) are killed, which
 /// the process group they run in makes possible, and the run is reported stopped, with a line
-/// saying so first on its stderr. A deadline already past stops it before it starts.
+/// saying so first on its stderr. A deadline already past stops it before it starts (it is
+/// reported stopped after no time at all).
 /// `cannot_start` words the error when the process cannot be run.
 pub(crate) fn run_piped(
     cmd: Command,
@@ -229,7 +257,14 @@ pub(crate) fn run_watched(
         }
     };
     if started >= deadline {
-        return Ok(stopped(vec![], vec![]));
+        // Not started: it ran for no time at all.
+        return Ok(Finished {
+            ok: false,
+            stdout: vec![],
+            stderr: "pair did not start git: its time limit had passed\n".into(),
+            stopped: Some(Duration::ZERO),
+            cut: false,
+        });
     }
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     if input.is_some() {
@@ -242,6 +277,7 @@ pub(crate) fn run_watched(
     #[cfg(target_os = "linux")]
     crate::sys::die_with_parent(&mut cmd);
     end_git_on_signals();
+    adopt_orphans();
     let mut child = cmd.spawn().map_err(&cannot_start)?;
     let group = child.id();
     GIT_GROUP.store(group as libc::pid_t, Ordering::SeqCst);
@@ -325,13 +361,28 @@ pub(crate) fn run_watched(
                 // Git is not yet reaped (or its group still holds the pipes), so the group id
                 // is still its.
                 crate::sys::kill_group(group);
-                // Reap git, so that nothing is left behind, and keep what it printed.
-                let grace = Instant::now() + Duration::from_secs(1);
-                while stdout.is_none() || stderr.is_none() || exit.is_none() {
+                // Reap git, and then every other process of its group, so that nothing is left
+                // behind; keep what git printed.
+                let grace = Instant::now() + REAP_GRACE;
+                while exit.is_none() {
                     match rx.recv_timeout(grace.saturating_duration_since(Instant::now())) {
                         Ok(Part::Stdout(b)) => stdout = Some(b),
                         Ok(Part::Stderr(b)) => stderr = Some(b),
                         Ok(Part::Exit(status)) => exit = Some(status),
+                        Err(_) => break,
+                    }
+                }
+                // Only once git itself was reaped by its thread: its id then names nothing but
+                // the group, and that thread's wait cannot take another process's.
+                if exit.is_some() {
+                    reap_group(group, grace);
+                }
+                // The pipes close as the last process holding them dies.
+                while stdout.is_none() || stderr.is_none() {
+                    match rx.recv_timeout(grace.saturating_duration_since(Instant::now())) {
+                        Ok(Part::Stdout(b)) => stdout = Some(b),
+                        Ok(Part::Stderr(b)) => stderr = Some(b),
+                        Ok(Part::Exit(_)) => {}
                         Err(_) => break,
                     }
                 }

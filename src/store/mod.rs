@@ -39,6 +39,7 @@ use crate::store::location::Location;
 /// The lock wait used when the caller gives none (SPEC §6).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
+pub mod clock;
 pub mod depend;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
@@ -467,9 +468,10 @@ pub struct Session {
     /// Reads of a git board may fall back to the local cache when the remote cannot be reached
     /// (`status`: a person looking at a board offline).
     pub offline_reads: bool,
-    /// How long one exchange with a git board's remote may take (a read, or a write with its
-    /// retries): the command's `--timeout`; `None`: [`DEFAULT_TIMEOUT`].
-    limit: std::cell::Cell<Option<Duration>>,
+    /// The command's deadline for its remotes, and how long one exchange with a git board's
+    /// remote may take within it (a read, or a write with its retries): as the edge set it for
+    /// the command running on this thread ([`clock`]).
+    clock: clock::Clock,
     remote: std::cell::RefCell<Option<gitref::Observed>>,
     newer_format: std::cell::Cell<u32>,
     /// The last git board read: its address, the commit it was read at and its bytes, so that
@@ -529,16 +531,17 @@ impl Session {
         self.interrupt.as_ref()
     }
 
-    /// Give each exchange with a git board's remote (a read, or a write with its retries) at
-    /// most `limit` (the command's `--timeout`); at that time git is stopped and the exchange
-    /// fails.
-    pub fn limit_remote(&self, limit: Duration) {
-        self.limit.set(Some(limit));
+    /// When the command must be done with its remotes, when it has such a deadline (a wait
+    /// ends then too).
+    pub fn deadline(&self) -> Option<std::time::Instant> {
+        self.clock.deadline()
     }
 
-    /// How long one exchange with a git board's remote may take.
-    pub fn remote_limit(&self) -> Duration {
-        self.limit.get().unwrap_or(DEFAULT_TIMEOUT)
+    /// The deadline of an exchange with a git board's remote starting now: the limit of one
+    /// exchange (a write's `--timeout`, `$PAIR_GIT_TIMEOUT`, 10 s), never later than the
+    /// command's deadline; no git call of the exchange runs past it.
+    pub fn remote_until(&self) -> gitref::remote::Until {
+        self.clock.until()
     }
 
     /// What the last exchange with a git board's remote found, if there was one.

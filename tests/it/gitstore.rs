@@ -1398,12 +1398,83 @@ fn processes_creating_one_cache_at_once_all_succeed() {
 }
 
 #[test]
+fn a_commit_another_process_is_still_fetching_into_the_cache_is_fetched_not_read() {
+    // Another process sharing the cache fetches the remote's new tip: git writes the fetched
+    // objects one by one (a small fetch unpacks them as loose objects, the commit first) and
+    // moves the cache's ref only once they are all in place. Caught midway: the commit and its
+    // tree are in the cache, the board's blob not yet, the ref not moved, and that process
+    // holds the cache's lock, so the cache is not rebuilt from under it.
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let m = Machine::new(&remote);
+    init(&m, &b, "alice");
+    Machine::new(&remote)
+        .note(&b, "doer", "the new tip")
+        .code(0);
+    let tip = remote.tip(REF).unwrap();
+    let cache = fs::read_dir(&m.cache)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "git"))
+        .expect("the machine's cache");
+    let copy = |kind: &str, oid: &str| {
+        let object = Command::new("git")
+            .arg("--git-dir")
+            .arg(remote.bare())
+            .args(["cat-file", kind, oid])
+            .output()
+            .unwrap();
+        assert!(object.status.success(), "{object:?}");
+        let mut w = Command::new("git")
+            .arg("--git-dir")
+            .arg(&cache)
+            .args(["hash-object", "-t", kind, "-w", "--stdin"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        w.stdin.take().unwrap().write_all(&object.stdout).unwrap();
+        let out = w.wait_with_output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), oid);
+    };
+    let tree = String::from_utf8(
+        Command::new("git")
+            .arg("--git-dir")
+            .arg(remote.bare())
+            .args(["rev-parse", &format!("{tip}^{{tree}}")])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    copy("commit", &tip);
+    copy("tree", tree.trim());
+    let lock = fs::read_dir(&m.cache)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "lock"))
+        .map(|p| fs::File::open(p).unwrap())
+        .expect("the cache's lock file");
+    lock.lock_shared().unwrap();
+    let v = json(m.pair(&["status", &b, "--json"]).code(0));
+    assert_eq!(v["remote"]["tip"], tip.as_str(), "{v:#}");
+    assert_eq!(v["remote"]["fetched"], true, "{v:#}");
+    m.pair(&["show", &b, "Evidence"])
+        .code(0)
+        .mentions(&["the new tip"]);
+    drop(lock);
+}
+
+#[test]
 fn a_push_that_landed_though_git_reported_it_failed_is_not_applied_again() {
     let remote = Remote::new();
     let b = remote.board(REF);
     let m = Machine::new(&remote);
     init(&m, &b, "alice");
-    let armed = landing_hook(&remote);
+    let armed = landing_hook(&remote, 0);
     m.note(&b, "doer", "exactly once").code(0);
     assert!(!armed.exists(), "the hook did not run");
     assert_eq!(remote.text(REF).matches("exactly once").count(), 1);
@@ -1412,9 +1483,9 @@ fn a_push_that_landed_though_git_reported_it_failed_is_not_applied_again() {
 }
 
 /// Arm a hook on the remote: the next push is taken, another writer builds on it at once, and
-/// the connection breaks before the pusher hears that its push was accepted. The file that arms
-/// it (removed when it fires).
-fn landing_hook(remote: &Remote) -> PathBuf {
+/// the connection breaks before the pusher hears that its push was accepted, `pause` seconds
+/// later. The file that arms it (removed when it fires).
+fn landing_hook(remote: &Remote, pause: u32) -> PathBuf {
     let armed = remote.dir.path().join("armed");
     let hook = remote.bare().join("hooks").join("reference-transaction");
     fs::write(
@@ -1424,7 +1495,7 @@ fn landing_hook(remote: &Remote) -> PathBuf {
              rm -f '{armed}'\nread old new ref\n\
              export GIT_AUTHOR_NAME=o GIT_AUTHOR_EMAIL=o@o GIT_COMMITTER_NAME=o GIT_COMMITTER_EMAIL=o@o\n\
              c=$(git commit-tree \"$new^{{tree}}\" -p \"$new\" -m other)\n\
-             git update-ref \"$ref\" \"$c\" \"$new\"\nkill -9 $PPID\n",
+             git update-ref \"$ref\" \"$c\" \"$new\"\nsleep {pause}\nkill -9 $PPID\n",
             armed = armed.display()
         ),
     )
@@ -1442,7 +1513,8 @@ fn a_write_out_of_retries_whose_last_push_landed_reports_it_written_not_busy() {
     let m = Machine::new(&remote);
     init(&m, &b, "alice");
     // Another machine writes first, so this one's first push (on its cached tip) is refused
-    // and its next, the last its --timeout 0 allows, is the one that lands unheard.
+    // and its next is the one that lands unheard, two seconds into its --timeout of 4: no time
+    // is left for another attempt as long, so the write gives up, and looks once more.
     let other = Machine::new(&remote);
     let note = |m: &Machine, text: &str, timeout: &str| {
         m.pair(&[
@@ -1459,8 +1531,8 @@ fn a_write_out_of_retries_whose_last_push_landed_reports_it_written_not_busy() {
         ])
     };
     note(&other, "first", "10").code(0);
-    let armed = landing_hook(&remote);
-    note(&m, "landed unheard", "0").code(0);
+    let armed = landing_hook(&remote, 2);
+    note(&m, "landed unheard", "4").code(0);
     assert!(!armed.exists(), "the hook did not run");
     assert_eq!(remote.text(REF).matches("landed unheard").count(), 1);
     // init, the other note, this note, the hook's commit.
@@ -1924,10 +1996,11 @@ fn a_stalled_remote_is_given_up_at_the_timeout_and_no_git_is_left_running() {
             "3",
         ])
     };
-    // (command, the most it may take: its --timeout or the 10 s default, with room to spare)
+    // (command, the most it may take: its --timeout or the 10 s default, and the second it
+    // may take past it)
     let cases = [
-        (note(&over_http), 30),
-        (note(&over_git), 30),
+        (note(&over_http), 4),
+        (note(&over_git), 4),
         (
             words(&[
                 "poll",
@@ -1938,14 +2011,14 @@ fn a_stalled_remote_is_given_up_at_the_timeout_and_no_git_is_left_running() {
                 "--timeout",
                 "5",
             ]),
-            30,
+            6,
         ),
-        (words(&["poll", &over_http, "--agent", "alice"]), 40),
-        (words(&["status", &over_git]), 40),
-        (words(&["status", &fd]), 40),
+        (words(&["poll", &over_http, "--agent", "alice"]), 11),
+        (words(&["status", &over_git]), 11),
+        (words(&["status", &fd]), 11),
         (
             words(&["init", &over_http, "--doer", "doer", "--timeout", "3"]),
-            30,
+            4,
         ),
     ];
     let commands: Vec<Vec<String>> = cases.iter().map(|(c, _)| c.clone()).collect();
@@ -2087,6 +2160,313 @@ fn a_writer_killed_with_sigkill_takes_its_git_with_it() {
     assert!(
         stall.all_closed(Duration::from_secs(20)),
         "git outlived the pair killed with SIGKILL"
+    );
+}
+
+/// The processes of session `sid` that are still alive (zombies are not: they have exited and
+/// only wait to be reaped), each as `PID STATE COMMAND LINE`.
+fn alive_in_session(sid: u32) -> Vec<String> {
+    let mut alive = vec![];
+    for e in fs::read_dir("/proc").unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(stat) = fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // `PID (COMM) STATE PPID PGRP SESSION …`: the command may hold spaces and brackets.
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let (Some(state), Some(session)) = (f.first(), f.get(3)) else {
+            continue;
+        };
+        if session.parse::<u32>().ok() == Some(sid) && !matches!(*state, "Z" | "X") {
+            let cmdline = fs::read(e.path().join("cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            alive.push(format!("{name} {state} {cmdline}"));
+        }
+    }
+    alive
+}
+
+/// A `pair` run against a deadline: how it ended, timed on the monotonic clock from just before
+/// it was started to its exit, and what of the processes it started was still alive a second
+/// after it exited.
+struct Timed {
+    out: Out,
+    left: Vec<String>,
+}
+
+/// Run commands at once, each in a session of its own (so that everything it starts, and
+/// everything those start, is found by its session however it is grouped), each killed after a
+/// minute; a second after each exits, the processes of its session still alive.
+fn run_timed(commands: Vec<(String, Command)>) -> Vec<Timed> {
+    use std::os::unix::process::CommandExt;
+    struct Running {
+        desc: String,
+        child: Option<Child>,
+        started: Instant,
+        sid: u32,
+        ended: Option<(Instant, Out)>,
+        left: Option<Vec<String>>,
+    }
+    let mut running: Vec<Running> = commands
+        .into_iter()
+        .map(|(desc, mut c)| {
+            c.stdout(Stdio::piped()).stderr(Stdio::piped());
+            // SAFETY: setsid is async-signal-safe and touches no memory of the parent's.
+            unsafe {
+                c.pre_exec(|| {
+                    if libc::setsid() < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+            let started = Instant::now();
+            let child = c.spawn().unwrap();
+            Running {
+                desc,
+                sid: child.id(),
+                child: Some(child),
+                started,
+                ended: None,
+                left: None,
+            }
+        })
+        .collect();
+    while running.iter().any(|r| r.left.is_none()) {
+        for r in running.iter_mut() {
+            if let Some(child) = r.child.as_mut() {
+                let finished = child.try_wait().unwrap().is_some();
+                let now = Instant::now();
+                if finished || now - r.started > Duration::from_secs(60) {
+                    let mut child = r.child.take().unwrap();
+                    if !finished {
+                        let _ = child.kill();
+                    }
+                    let out = child.wait_with_output().unwrap();
+                    r.ended = Some((
+                        now,
+                        Out {
+                            desc: r.desc.clone(),
+                            code: out.status.code(),
+                            signal: std::os::unix::process::ExitStatusExt::signal(&out.status),
+                            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+                            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+                            stdout_bytes: out.stdout,
+                            elapsed: now - r.started,
+                        },
+                    ));
+                }
+            }
+            if let Some((at, _)) = &r.ended
+                && r.left.is_none()
+                && at.elapsed() >= Duration::from_secs(1)
+            {
+                r.left = Some(alive_in_session(r.sid));
+            }
+        }
+        sleep(Duration::from_millis(2));
+    }
+    running
+        .into_iter()
+        .map(|r| Timed {
+            out: r.ended.unwrap().1,
+            left: r.left.unwrap(),
+        })
+        .collect()
+}
+
+impl Timed {
+    /// It ended with `code` within `limit` (the deadline it was given and the second it may take
+    /// past it), and left nothing running.
+    #[track_caller]
+    fn ended_by(&self, code: i32, limit: Duration) -> &Timed {
+        self.out.code(code).mentions(&["cannot reach the remote"]);
+        assert!(
+            self.out.elapsed <= limit,
+            "took {:?}, more than {limit:?}\n{}",
+            self.out.elapsed,
+            self.out.report()
+        );
+        assert!(
+            self.left.is_empty(),
+            "still running a second after pair exited: {:?}\n{}",
+            self.left,
+            self.out.report()
+        );
+        self
+    }
+}
+
+/// How many times the deadline of `poll --wait` is measured: `PAIR_DEADLINE_RUNS`, else 2.
+fn deadline_runs() -> usize {
+    std::env::var("PAIR_DEADLINE_RUNS")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(2)
+}
+
+#[test]
+fn a_waiting_poll_on_a_remote_that_never_answers_ends_at_its_timeout_leaving_nothing_running() {
+    let remote = Remote::new();
+    let m = Machine::new(&remote);
+    let stall = Stalled::start(None);
+    let b = stall.board("git");
+    let args = ["poll", &b, "--agent", "alice", "--wait", "--timeout", "5"];
+    let runs = deadline_runs();
+    let mut took = vec![];
+    for _ in 0..runs {
+        let ran = run_timed(vec![(format!("pair {}", args.join(" ")), m.command(&args))]);
+        // Exit 1, as when the remote is down: it never answered, so there is nothing to wait on.
+        ran[0].ended_by(1, Duration::from_secs(6));
+        took.push(ran[0].out.elapsed.as_secs_f64());
+    }
+    took.sort_by(f64::total_cmp);
+    eprintln!(
+        "poll --wait --timeout 5 on a remote that never answers, {runs} runs: min {:.2} s, \
+         median {:.2} s, max {:.2} s",
+        took[0],
+        took[took.len() / 2],
+        took[took.len() - 1]
+    );
+    assert!(stall.accepted() >= runs, "{} connections", stall.accepted());
+    assert!(
+        stall.all_closed(Duration::from_secs(1)),
+        "a process pair started is still connected to the remote"
+    );
+}
+
+#[test]
+fn a_write_a_read_and_a_project_wait_on_a_remote_that_never_answers_end_at_their_deadline() {
+    let remote = Remote::new();
+    let m = Machine::new(&remote);
+    let stall = Stalled::start(None);
+    let note = |b: &str| {
+        let args = [
+            "note",
+            b,
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            "stalled",
+            "--timeout",
+            "3",
+        ];
+        (format!("pair {}", args.join(" ")), m.command(&args))
+    };
+    let (over_git, over_http) = (stall.board("git"), stall.board("http"));
+    let project = format!(
+        "git+git://127.0.0.1:{}/remote.git#refs/pair/:task.md",
+        stall.port
+    );
+    let status = ["status", &over_git];
+    let mut status_cmd = m.command(&status);
+    // A command with no --timeout is given $PAIR_GIT_TIMEOUT (10 s without it).
+    status_cmd.env("PAIR_GIT_TIMEOUT", "3");
+    let next = [
+        "next",
+        &project,
+        "--agent",
+        "alice",
+        "--wait",
+        "--timeout",
+        "5",
+    ];
+    let commands = vec![
+        note(&over_git),
+        note(&over_http),
+        ("pair status (PAIR_GIT_TIMEOUT=3)".to_string(), status_cmd),
+        (format!("pair {}", next.join(" ")), m.command(&next)),
+    ];
+    let ran = run_timed(commands);
+    let (note_git, note_http, status, next) = (&ran[0], &ran[1], &ran[2], &ran[3]);
+    // A write reports nothing written, a read of a board never cached has nothing to show, a
+    // project that was never listed has nothing to wait on: exit 1, as when the remote is down.
+    note_git.ended_by(1, Duration::from_secs(4));
+    note_http.ended_by(1, Duration::from_secs(4));
+    status.ended_by(1, Duration::from_secs(4));
+    next.ended_by(1, Duration::from_secs(6));
+    assert!(
+        stall.all_closed(Duration::from_secs(1)),
+        "a process pair started is still connected to the remote"
+    );
+}
+
+#[test]
+fn through_git_daemon_waits_whose_remote_stops_answering_midway_end_at_their_timeout() {
+    if !require(&GIT_DAEMON, daemon_installed()) {
+        return;
+    }
+    let remote = Remote::new();
+    let mut daemon = Daemon::start(remote.dir.path(), None);
+    let b = daemon.board(REF);
+    let project = format!(
+        "git+git://127.0.0.1:{}/remote.git#refs/pair/:task.md",
+        daemon.port
+    );
+    let m = Machine::new(&remote);
+    init(&m, &b, "alice");
+    m.pair(&["register", &b, "--agent", "alice"]).code(0);
+    m.pair(&[
+        "advance",
+        &b,
+        "--agent",
+        "doer",
+        "PLANNING",
+        "--user-approved",
+    ])
+    .code(0);
+    // Neither has a step to take: both wait, asking the remote every 0.2 s.
+    let poll = [
+        "poll",
+        &b,
+        "--agent",
+        "alice",
+        "--wait",
+        "--timeout",
+        "5",
+        "--interval",
+        "0.2",
+    ];
+    let next = [
+        "next",
+        &project,
+        "--agent",
+        "zed",
+        "--wait",
+        "--timeout",
+        "5",
+        "--interval",
+        "0.2",
+    ];
+    // The remote answers their first looks, then accepts connections and never answers.
+    let stopper = std::thread::spawn(move || {
+        sleep(Duration::from_millis(1500));
+        daemon.stop();
+        let stall = Stalled::start(Some(daemon.port));
+        (daemon, stall)
+    });
+    let ran = run_timed(vec![
+        (format!("pair {}", poll.join(" ")), m.command(&poll)),
+        (format!("pair {}", next.join(" ")), m.command(&next)),
+    ]);
+    // The remote that answered before is waited for; it has not answered again when the time
+    // is up: exit 1, as when it is down.
+    for r in &ran {
+        r.ended_by(1, Duration::from_secs(6));
+    }
+    let (_daemon, stall) = stopper.join().unwrap();
+    assert!(stall.accepted() >= 2, "{} connections", stall.accepted());
+    assert!(
+        stall.all_closed(Duration::from_secs(1)),
+        "a process pair started is still connected to the remote"
     );
 }
 
@@ -2401,7 +2781,7 @@ fn a_note_with_a_cache_behind_is_refused_by_its_lease_once_then_lands_once() {
     // the write reads the remote's tip and applies itself again, with no look for a landing.
     let pushes = ran.iter().filter(|l| l.contains(" push ")).count();
     assert_eq!(pushes, 2, "{ran:#?}");
-    assert_eq!(ran.len(), 10, "{ran:#?}");
+    assert_eq!(ran.len(), 9, "{ran:#?}");
 }
 
 /// Whether a board is a review-only board is told by its frontmatter alone: a note whose line

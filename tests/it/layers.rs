@@ -175,6 +175,13 @@ const STATICS: &[(&str, &str)] = &[
     ("store/gitref/remote.rs", "CHECKED"),
     // The process group of the git being waited for, which a signal handler ends with pair.
     ("repo/git.rs", "GIT_GROUP"),
+    // Whether the process was made the reaper of what git starts: a process-wide setting,
+    // made once.
+    ("repo/git.rs", "ADOPTING"),
+    // The deadline of the command running on this thread (a thread-local, set and cleared by
+    // `commands::run_with`, like CALL_ARGV): every session made while it runs, those made deep
+    // down to read the boards a board waits for included, is bounded by it.
+    ("store/clock.rs", "CURRENT"),
     // Flags a signal handler sets: the only thing it may safely do.
     ("commands/demo.rs", "INTERRUPTED"),
     ("commands/watch.rs", "STOP"),

@@ -23,7 +23,7 @@ use serde::Serialize;
 use crate::error::{Error, FieldError, Result};
 use crate::store::location::GitBoard;
 use crate::store::{Current, Expect, Session, WriteOptions, Written};
-use remote::{Cache, command, run, run_cmd, run_until};
+use remote::{Cache, Until, command};
 
 /// The most times a write reads the tip, applies itself and pushes, when the ref keeps moving
 /// under its pushes (it also stops once the write's `--timeout` has passed).
@@ -82,14 +82,9 @@ fn warn(message: &str) {
 }
 
 /// Bring the cache up to the remote's tip: ask where the ref points and fetch only when the
-/// cache does not hold that commit, asking the remote nothing after `until`. Returns the cache
-/// and the tip (`None`: no such ref).
-fn sync(
-    g: &GitBoard,
-    shown: &Path,
-    s: &Session,
-    until: Instant,
-) -> Result<(Cache, Option<String>)> {
+/// cache does not hold that commit, no git call running past `until`. Returns the cache and the
+/// tip (`None`: no such ref).
+fn sync(g: &GitBoard, shown: &Path, s: &Session, until: Until) -> Result<(Cache, Option<String>)> {
     let cache = Cache::open(g, until)?;
     let before = cache.cached_tip();
     sync_from(cache, before, g, shown, s)
@@ -126,15 +121,18 @@ fn sync_from(
         Err(e) => return Err(e),
     };
     let mut fetched = false;
+    // The cache holds the tip only when its ref points there. That a commit is in its object
+    // store says nothing of the commit's tree and blob: another process sharing the cache may
+    // be fetching it right now, and git writes what it fetches one object at a time (a small
+    // fetch unpacks them as loose objects, the commit first), then checks they are all there,
+    // and only then moves the ref. A read that took the commit alone for the tip read the
+    // board's blob before it was written ("the cache lacks the board's object"), and could not
+    // rebuild the cache from under the process still fetching into it.
     let tip = match tip {
         None => None,
         Some(t) if before.as_deref() == Some(t.as_str()) => Some(t),
-        // A cache made by this command holds no commit yet: it fetches without asking.
-        Some(t) if !cache.made && cache.has_commit(&t) => {
-            // Best effort: another process sharing the cache may be moving the same ref.
-            let _ = cache.set_tip(&t);
-            Some(t)
-        }
+        // Another process's fetch of the tip may have ended since `before` was read.
+        Some(t) if cache.cached_tip().as_deref() == Some(t.as_str()) => Some(t),
         Some(_) => {
             fetched = true;
             Some(remote::fetch(&cache, g)?)
@@ -183,10 +181,10 @@ pub(crate) fn snapshot(
     depth: crate::store::Depth,
     s: &Session,
 ) -> Result<Read> {
-    let until = Instant::now() + s.remote_limit();
+    let until = s.remote_until();
     let edit = matches!(depth, crate::store::Depth::Edit { .. });
     if depth == (crate::store::Depth::Edit { fresh: false }) {
-        let cache = Cache::open(g, until)?;
+        let cache = Cache::open(g, until.clone())?;
         if let Some(tip) = cache.cached_tip() {
             // Whatever goes wrong reading what the cache holds, the remote is asked.
             if let Ok((Some(bytes), parent)) =
@@ -205,7 +203,7 @@ pub(crate) fn snapshot(
         let (cache, tip) = sync_from(cache, before, g, shown, s)?;
         return read_at_tip(g, shown, s, until, cache, tip, edit);
     }
-    let (cache, tip) = sync(g, shown, s, until)?;
+    let (cache, tip) = sync(g, shown, s, until.clone())?;
     read_at_tip(g, shown, s, until, cache, tip, edit)
 }
 
@@ -215,7 +213,7 @@ fn read_at_tip(
     g: &GitBoard,
     shown: &Path,
     s: &Session,
-    until: Instant,
+    until: Until,
     cache: Cache,
     tip: Option<String>,
     edit: bool,
@@ -362,7 +360,7 @@ fn commit(
         "--done",
         "--date-format=now",
     ]);
-    let r = run_cmd(cmd, Some(&stream), "make the commit")?;
+    let r = cache.run_cmd(cmd, Some(&stream), "make the commit")?;
     let oid = String::from_utf8_lossy(&r.stdout).trim().to_string();
     if !r.ok || !git_oid(&oid) {
         return Err(Error::Git {
@@ -427,7 +425,7 @@ fn push(
     for p in publish {
         cmd.arg(format!("{}:{}", p.commit, p.refname));
     }
-    let r = run_until(cmd, None, cache.remote_deadline(), "push the board")?;
+    let r = remote::run_remote_cmd(cache, cmd, "push the board")?;
     if r.ok {
         return Ok(Pushed::Accepted);
     }
@@ -475,8 +473,8 @@ fn backoff(attempt: u32) -> Duration {
 
 /// One write to a git board: read at the tip, build and seal through the store's shared
 /// [`crate::store::compose`], commit, push with a lease; re-read and rebuild when the ref moved.
-/// Each call to the remote is stopped at the write's `--timeout` (a call is given at least
-/// [`remote::MIN_CALL`]).
+/// No call to the remote runs past the write's `--timeout` (see [`remote::Until`]), which
+/// bounds the whole command.
 pub(crate) fn update<F, B>(
     g: &GitBoard,
     shown: &Path,
@@ -492,26 +490,54 @@ where
 {
     let mut first = first;
     let started = Instant::now();
-    let until = started + opts.timeout;
+    let until = s.remote_until().sooner(started + opts.timeout);
     let mut attempt = 0;
     // The first attempt builds on the tip this cache last saw (an agent writes right after the
     // `poll` that told it its turn), saving a round trip to the remote; the lease makes it
     // safe. Whatever it finds (a refusal, a stale hash, a moved ref) may be the cache's age
     // speaking, so it is never reported: the write asks the remote and starts again.
     let mut optimistic = first.as_ref().is_none_or(|f| !f.fresh);
+    // Whether a push of this write was refused because the ref had moved: a write that then
+    // runs out of time reading the new tip lost the race, as one out of attempts did.
+    let mut lost_once = false;
     let mut repaired = false;
     // The commits of pushes that failed with the ref moved: one may have landed all the same.
     let mut unsure: Vec<(String, crate::store::Composed)> = vec![];
+    // Given up: the ref moved under each push until the time or the attempts ran out. Busy,
+    // like a lock, unless a push may have landed and the remote could not be asked whether it
+    // did: then retrying could write twice.
+    let lost = |attempt: u32, unsure: bool| {
+        if unsure {
+            return Error::Git {
+                message: format!(
+                    "{}: the ref {} moved under each of {attempt} pushes and the write gave up; \
+                     one push may have landed all the same, and there was no time left to ask \
+                     the remote: check with `pair poll` before writing again",
+                    shown.display(),
+                    g.refname
+                ),
+            };
+        }
+        Error::LockTimeout {
+            lock: shown.to_path_buf(),
+            timeout: started.elapsed(),
+            holder: Some(format!(
+                "other writers: the ref {} moved under each of {attempt} pushes",
+                g.refname
+            )),
+        }
+    };
     loop {
         // The journal's `wait_us`: the time lost to attempts that found the ref moved.
         let waited = started.elapsed();
+        let attempt_started = Instant::now();
         // The snapshot the command started from is the first attempt's board: no second read.
         let mut found = None;
         let (cache, tip) = if let Some(f) = first.take() {
             found = Some(Some(f.current));
             (f.cache, Some(f.tip))
         } else if optimistic {
-            let cache = Cache::open(g, until)?;
+            let cache = Cache::open(g, until.clone())?;
             match cache.cached_tip() {
                 Some(t) => (cache, Some(t)),
                 // Nothing cached: the remote is asked, with the cache just opened.
@@ -521,7 +547,15 @@ where
                 }
             }
         } else {
-            sync(g, shown, s, until)?
+            match sync(g, shown, s, until.clone()) {
+                Ok(found) => found,
+                // A write that lost the race to other writers and then ran out of time reading
+                // the new tip gives up as one out of attempts does.
+                Err(Error::Git { .. }) if (attempt > 0 || lost_once) && until.passed() => {
+                    return Err(lost(attempt, !unsure.is_empty()));
+                }
+                Err(e) => return Err(e),
+            }
         };
         // A push that failed may still have landed (the connection broke after the remote
         // took it) and been built on since: then the write has happened, and must not be
@@ -567,31 +601,30 @@ where
                     unsure.push((new, composed));
                 }
                 optimistic = false;
+                lost_once = true;
             }
             Pushed::Moved | Pushed::Stale => {
                 if matches!(pushed, Pushed::Moved) {
                     unsure.push((new, composed));
                 }
                 attempt += 1;
-                if attempt >= MAX_ATTEMPTS || started.elapsed() >= opts.timeout {
+                let pause = backoff(attempt);
+                // Another attempt only when it can end in time, taking as long as this one: one
+                // cut at the deadline would end the write not knowing what it did.
+                let room = Instant::now() + pause + attempt_started.elapsed() <= until.at();
+                if attempt >= MAX_ATTEMPTS || !room {
                     // Before giving up, look once more: a push reported refused may have
                     // landed, and then the write has happened.
-                    if let Ok((cache, Some(t))) = sync(g, shown, s, until)
-                        && let Some(i) = unsure.iter().position(|(c, _)| cache.descends(c, &t))
+                    let look = sync(g, shown, s, until.clone());
+                    if let Ok((cache, Some(t))) = &look
+                        && let Some(i) = unsure.iter().position(|(c, _)| cache.descends(c, t))
                     {
                         let (new, composed) = unsure.swap_remove(i);
-                        return Ok(accepted(&cache, shown, &expect, new, composed, attempt, s));
+                        return Ok(accepted(cache, shown, &expect, new, composed, attempt, s));
                     }
-                    return Err(Error::LockTimeout {
-                        lock: shown.to_path_buf(),
-                        timeout: started.elapsed(),
-                        holder: Some(format!(
-                            "other writers: the ref {} moved under each of {attempt} pushes",
-                            g.refname
-                        )),
-                    });
+                    return Err(lost(attempt, look.is_err() && !unsure.is_empty()));
                 }
-                std::thread::sleep(backoff(attempt));
+                std::thread::sleep(pause);
             }
         }
     }
@@ -726,7 +759,7 @@ pub fn history(g: &GitBoard, s: &Session) -> Result<(Vec<FieldError>, Vec<FieldE
     let Some(tip) = s.remote().and_then(|o| o.tip) else {
         return Ok((vec![], vec![]));
     };
-    let cache = Cache::open(g, Instant::now() + s.remote_limit())?;
+    let cache = Cache::open(g, s.remote_until())?;
     let commits = remote::first_parents(&cache, &tip, HISTORY_COMMITS + 1)?;
     let specs: Vec<String> = commits.iter().map(|c| format!("{c}:{}", g.path)).collect();
     let blobs = remote::read_blobs(&cache, &specs, HISTORY_BYTES)?;
@@ -775,14 +808,16 @@ pub fn history(g: &GitBoard, s: &Session) -> Result<(Vec<FieldError>, Vec<FieldE
 /// when the cache does not hold it, and then refused unless the ref names the pinned commit.
 /// The cache's directory, which holds it.
 pub fn artifact(g: &GitBoard, refname: &str, commit: &str) -> Result<PathBuf> {
-    let cache = Cache::open(g, Instant::now() + crate::store::DEFAULT_TIMEOUT)?;
-    if cache.has_commit(commit) {
-        return Ok(cache.dir);
-    }
+    let cache = Cache::open(g, crate::store::clock::Clock::current_until())?;
     let local = format!(
         "refs/pair-cache-artifacts/{}",
         refname.trim_start_matches("refs/")
     );
+    // Whole in the cache only once a fetch moved the cache's ref to it (as for a board's tip,
+    // see `sync_from`): the commit alone may be half of a fetch still being written.
+    if cache.ref_tip(&local).as_deref() == Some(commit) {
+        return Ok(cache.dir);
+    }
     let spec = format!("+{refname}:{local}");
     let what = format!("fetch the published artifact {refname} from {}", g.url);
     let fetched = remote::fetch_spec(&cache, &g.url, &spec, &what);
@@ -796,19 +831,19 @@ pub fn artifact(g: &GitBoard, refname: &str, commit: &str) -> Result<PathBuf> {
             ),
         });
     }
-    let at = run(
-        &cache.dir,
-        &[
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            &format!("{local}^{{commit}}"),
-        ],
-        None,
-        "read the fetched artifact",
-    )
-    .map(|o| String::from_utf8_lossy(&o).trim().to_string())
-    .unwrap_or_default();
+    let at = cache
+        .run(
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("{local}^{{commit}}"),
+            ],
+            None,
+            "read the fetched artifact",
+        )
+        .map(|o| String::from_utf8_lossy(&o).trim().to_string())
+        .unwrap_or_default();
     if at != commit {
         return Err(Error::ArtifactMismatch {
             message: format!(
@@ -832,7 +867,12 @@ pub fn create_copy(
     opts: &WriteOptions,
     s: &Session,
 ) -> Result<()> {
-    let (cache, tip) = sync(g, shown, s, Instant::now() + opts.timeout)?;
+    let (cache, tip) = sync(
+        g,
+        shown,
+        s,
+        s.remote_until().sooner(Instant::now() + opts.timeout),
+    )?;
     if tip.is_some() {
         return Err(Error::Exists {
             path: shown.to_path_buf(),

@@ -6,15 +6,16 @@
 //! fetched into `refs/pair-cache/<ref>` of it. The cache holds only objects fetched from the
 //! remote and commits `pair` made; it is never pushed from except to the board's own ref.
 //!
-//! Every git call is bounded: one that reaches the remote by the command's limit
-//! ([`Cache::deadline`], at least [`MIN_CALL`] a call), one on the cache alone by
-//! [`LOCAL_LIMIT`]; at the limit git is killed with everything it started
+//! Every git call is bounded by the command's one deadline ([`Until`]): one that reaches the
+//! remote is stopped at it, one on the cache alone after [`LOCAL_LIMIT`] and never later than
+//! [`LATE`] past it; at that time git is killed with everything it started, and reaped
 //! (`crate::repo::git::run_piped`).
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::error::{Error, Result};
@@ -40,15 +41,95 @@ const TRANSPORT_ENV: &[&str] = &[
 ];
 
 /// How long one git call that works on the cache alone (reading the board's blob, making a
-/// commit, checking the cache) may take; the calls that reach the remote are given the
-/// command's limit instead ([`Cache::deadline`]). Such a call takes milliseconds: this only
-/// keeps a wedged one (a cache on a hung network file system) from hanging the command.
+/// commit, checking the cache) may take at most, and never past [`LATE`] after the command's
+/// deadline. Such a call takes milliseconds: this only keeps a wedged one (a cache on a hung
+/// network file system) from hanging the command.
 pub const LOCAL_LIMIT: Duration = Duration::from_secs(30);
 
-/// The least time one call to the remote is given, even once the command's limit has passed:
-/// a write with `--timeout 0` still makes its attempt, and one that gives up still looks
-/// whether its last push landed.
-pub const MIN_CALL: Duration = Duration::from_secs(1);
+/// How far past the command's deadline the calls it makes after it may run, all of them
+/// together: a write with `--timeout 0` still makes its attempt, one that gives up still looks
+/// whether its last push landed, and a board read from the remote just in time is still read
+/// from the cache. None of them runs once a call to the remote was stopped at the deadline (the
+/// remote had its time, and did not answer). With the time git takes to die (milliseconds;
+/// `crate::repo::git`'s grace for a process stuck in the kernel at most), a command ends within
+/// a second of its deadline.
+pub const LATE: Duration = Duration::from_millis(800);
+
+/// The time by which a command is done with its remotes: the one deadline every git call it
+/// makes is bounded by, from the edge that set it down to each call ([`crate::store::Session`]
+/// gives each exchange with a remote one, never later than the command's). Cloned, it shares
+/// what its calls met: once one call to a remote was stopped at its deadline, no call to a
+/// remote runs past it any more.
+#[derive(Debug, Clone)]
+pub struct Until {
+    at: Instant,
+    /// Set when a call to a remote was stopped at its deadline.
+    spent: Arc<AtomicBool>,
+}
+
+impl Until {
+    /// A deadline of its own, sharing nothing.
+    pub fn new(at: Instant) -> Until {
+        Until {
+            at,
+            spent: Arc::default(),
+        }
+    }
+
+    /// `at`, sharing what the calls of `spent` met (see [`Until::spent`]).
+    pub fn with(at: Instant, spent: Arc<AtomicBool>) -> Until {
+        Until { at, spent }
+    }
+
+    /// The flag that says a call to a remote was stopped at its deadline, for the deadlines
+    /// that share it.
+    pub fn spent(&self) -> Arc<AtomicBool> {
+        self.spent.clone()
+    }
+
+    /// The deadline itself.
+    pub fn at(&self) -> Instant {
+        self.at
+    }
+
+    /// This deadline, or `at` when that comes first.
+    pub fn sooner(&self, at: Instant) -> Until {
+        Until {
+            at: self.at.min(at),
+            spent: self.spent.clone(),
+        }
+    }
+
+    /// Whether the deadline has passed.
+    pub fn passed(&self) -> bool {
+        Instant::now() >= self.at
+    }
+
+    /// When a call to the remote starting now is stopped: at the deadline; a call made after
+    /// it, within [`LATE`] of it, unless a call was already stopped there (then at once: it is
+    /// not started).
+    pub fn remote_call(&self) -> Instant {
+        let now = Instant::now();
+        if now < self.at {
+            self.at
+        } else if self.spent.load(Ordering::SeqCst) {
+            now
+        } else {
+            self.at + LATE
+        }
+    }
+
+    /// When a call on the cache alone starting now is stopped: after [`LOCAL_LIMIT`], and
+    /// within [`LATE`] of the deadline.
+    pub fn local_call(&self) -> Instant {
+        (Instant::now() + LOCAL_LIMIT).min(self.at + LATE)
+    }
+
+    /// Note that a call to the remote was stopped at its deadline.
+    fn spend(&self) {
+        self.spent.store(true, Ordering::SeqCst);
+    }
+}
 
 /// What one git run printed.
 pub struct Ran {
@@ -132,10 +213,10 @@ fn run_watched(
     })
 }
 
-/// Run a prepared git command that works on the cache alone, feeding it `input`, for at most
-/// [`LOCAL_LIMIT`].
-pub fn run_cmd(cmd: Command, input: Option<&[u8]>, what: &str) -> Result<Ran> {
-    run_until(cmd, input, Instant::now() + LOCAL_LIMIT, what)
+/// Run a prepared git command that works on the cache alone, feeding it `input`, until
+/// `deadline` at the latest ([`Until::local_call`]).
+pub fn run_cmd(cmd: Command, input: Option<&[u8]>, deadline: Instant, what: &str) -> Result<Ran> {
+    run_until(cmd, input, deadline, what)
 }
 
 fn missing_git(what: &str, e: std::io::Error) -> Error {
@@ -151,15 +232,9 @@ fn missing_git(what: &str, e: std::io::Error) -> Error {
     }
 }
 
-/// Run git in `dir` on the cache alone (for at most [`LOCAL_LIMIT`]); its stdout, or an error
-/// quoting what git said.
-pub fn run(dir: &Path, args: &[&str], input: Option<&[u8]>, what: &str) -> Result<Vec<u8>> {
-    run_to(dir, args, input, Instant::now() + LOCAL_LIMIT, what)
-}
-
 /// Run git in `dir` until `deadline` at the latest; its stdout, or an error quoting what git
-/// said, or saying that it was stopped.
-fn run_to(
+/// said, or saying that it was stopped. Cache work passes [`Until::local_call`].
+pub fn run(
     dir: &Path,
     args: &[&str],
     input: Option<&[u8]>,
@@ -168,23 +243,75 @@ fn run_to(
 ) -> Result<Vec<u8>> {
     let mut cmd = command(dir);
     cmd.args(args);
-    let r = run_until(cmd, input, deadline, what)?;
+    stdout_of(run_until(cmd, input, deadline, what)?, what)
+}
+
+/// Run git in the cache to reach the remote; its stdout, or an error ([`run_remote_cmd`]).
+fn run_remote(cache: &Cache, args: &[&str], what: &str) -> Result<Vec<u8>> {
+    let mut cmd = command(&cache.dir);
+    cmd.args(args);
+    let r = run_remote_cmd(cache, cmd, what)?;
+    if r.stopped.is_some_and(|ran| ran.is_zero()) {
+        return Err(Error::Git {
+            message: format!(
+                "cannot {what}: the remote did not answer within the command's time limit (git \
+                 was stopped at it, and not started again; {})",
+                limit_words()
+            ),
+        });
+    }
+    stdout_of(r, what)
+}
+
+/// Run a prepared git command that reaches the remote, until the command's deadline
+/// ([`Until::remote_call`]); a call stopped there stops the command asking the remote anything
+/// more.
+pub fn run_remote_cmd(cache: &Cache, cmd: Command, what: &str) -> Result<Ran> {
+    let r = run_until(cmd, None, cache.until.remote_call(), what)?;
+    if r.stopped.is_some_and(|ran| !ran.is_zero()) {
+        cache.until.spend();
+    }
+    Ok(r)
+}
+
+/// What git printed on stdout, or an error quoting what it said, or saying that it was stopped.
+fn stdout_of(r: Ran, what: &str) -> Result<Vec<u8>> {
     if r.ok {
         Ok(r.stdout)
     } else if let Some(ran) = r.stopped {
         Err(Error::Git {
-            message: format!(
-                "cannot {what}: git had not finished after {:.1} s and was stopped (a command \
-                 gives the remote its --timeout, {} s when it has none)",
-                ran.as_secs_f64(),
-                crate::store::DEFAULT_TIMEOUT.as_secs()
-            ),
+            message: stopped_message(what, ran),
         })
     } else {
         Err(Error::Git {
             message: format!("cannot {what}: git said: {}", r.said()),
         })
     }
+}
+
+/// Why a git call stopped at its deadline failed: it ran out of time, or never started (the
+/// command's time was up).
+fn stopped_message(what: &str, ran: Duration) -> String {
+    if ran.is_zero() {
+        format!(
+            "cannot {what}: the command's time limit had passed, so git was not started ({})",
+            limit_words()
+        )
+    } else {
+        format!(
+            "cannot {what}: git had not finished after {:.1} s and was stopped ({})",
+            ran.as_secs_f64(),
+            limit_words()
+        )
+    }
+}
+
+/// What bounds a command's git calls, for a message about one that was stopped.
+fn limit_words() -> String {
+    format!(
+        "a command's --timeout bounds the whole command, {} s when it has none",
+        crate::store::DEFAULT_TIMEOUT.as_secs()
+    )
 }
 
 /// The git on `PATH`, as a key that changes when it does: its path, size and modification time.
@@ -218,7 +345,7 @@ fn version_marker() -> Option<PathBuf> {
 /// Refuse, once per process, a git that is older than [`MIN_GIT`]. A git that passed is
 /// remembered in the cache directory (by its path, size and modification time), so later
 /// commands skip the check.
-pub fn check_version() -> Result<()> {
+pub fn check_version(deadline: Instant) -> Result<()> {
     static CHECKED: OnceLock<std::result::Result<(), String>> = OnceLock::new();
     let result = CHECKED.get_or_init(|| {
         let marker = version_marker();
@@ -227,7 +354,7 @@ pub fn check_version() -> Result<()> {
         }
         let mut cmd = command(Path::new("/"));
         cmd.arg("--version");
-        let r = run_cmd(cmd, None, "run git").map_err(|e| e.to_string())?;
+        let r = run_cmd(cmd, None, deadline, "run git").map_err(|e| e.to_string())?;
         let text = String::from_utf8_lossy(&r.stdout).into_owned();
         let version = text
             .split_whitespace()
@@ -287,30 +414,27 @@ pub struct Cache {
     pub cache_ref: String,
     /// Touched on every successful exchange with the remote, for the cache's age.
     pub synced_marker: PathBuf,
-    /// When the calls that reach the remote (`ls-remote`, `fetch`, `push`) are stopped: the
-    /// command's limit, counted from the start of the read or write (each call is given at
-    /// least [`MIN_CALL`]: [`Cache::remote_deadline`]).
-    pub deadline: Instant,
+    /// When the calls that reach the remote (`ls-remote`, `fetch`, `push`) are stopped, and
+    /// those on the cache alone at the latest ([`Until`]): the deadline of the exchange with the
+    /// remote this cache was opened for, never later than the command's.
+    pub until: Until,
     /// A shared lock on the cache's lock file (`KEY.lock` beside it), held while this process
     /// uses the cache: [`Cache::rebuild`] moves a cache aside only when it can take the lock
     /// exclusively, so a cache is never moved from under a process using it. `None` when the
     /// lock file cannot be opened (a read-only cache directory): the cache is then never rebuilt.
     user: Option<std::fs::File>,
-    /// Whether this process made the cache (it holds no object yet).
-    pub made: bool,
 }
 
 impl Cache {
-    /// Open (creating if needed) the cache of a board's remote; the remote is asked nothing
-    /// after `deadline`.
-    pub fn open(g: &GitBoard, deadline: Instant) -> Result<Cache> {
-        check_version()?;
+    /// Open (creating if needed) the cache of a board's remote; no git call made with it runs
+    /// past `until` (see [`Until`]).
+    pub fn open(g: &GitBoard, until: Until) -> Result<Cache> {
+        check_version(until.local_call())?;
         let root = cache_root()?;
         let key = &crate::text::sha256_hex(g.url.as_bytes())[..24];
         let dir = root.join(format!("{key}.git"));
-        let mut made = false;
         if !dir.join("HEAD").is_file() {
-            made = init(&root, &dir, g)?;
+            init(&root, &dir, g, until.local_call())?;
         }
         let user = std::fs::OpenOptions::new()
             .read(true)
@@ -322,7 +446,7 @@ impl Cache {
             .filter(|f| f.lock_shared().is_ok());
         // A rebuild may have moved the cache between the check above and the lock.
         if !dir.join("HEAD").is_file() {
-            made = init(&root, &dir, g)?;
+            init(&root, &dir, g, until.local_call())?;
         }
         let marker_dir = dir.join("pair-synced");
         let _ = std::fs::create_dir_all(&marker_dir);
@@ -331,9 +455,8 @@ impl Cache {
             cache_ref: format!("refs/pair-cache/{}", g.refname),
             synced_marker: marker_dir.join(ref_key),
             dir,
-            deadline,
+            until,
             user,
-            made,
         })
     }
 
@@ -374,7 +497,7 @@ impl Cache {
             .map_err(|e| Error::io(root, "move the damaged git board cache aside", e))?;
         std::fs::rename(&self.dir, aside.path().join("cache"))
             .map_err(|e| Error::io(&self.dir, "move the damaged git board cache aside", e))?;
-        init(root, &self.dir, g)?;
+        init(root, &self.dir, g, self.until.local_call())?;
         let _ = std::fs::create_dir_all(self.synced_marker.parent().unwrap_or(root));
         Ok(())
     }
@@ -384,13 +507,19 @@ impl Cache {
     pub fn damaged(&self) -> bool {
         let mut cmd = command(&self.dir);
         cmd.args(["fsck", "--no-dangling", "--no-progress"]);
-        run_cmd(cmd, None, "check the cache").is_ok_and(|r| !r.ok && r.stopped.is_none())
+        run_cmd(cmd, None, self.until.local_call(), "check the cache")
+            .is_ok_and(|r| !r.ok && r.stopped.is_none())
     }
 
-    /// When a call to the remote starting now is stopped: at [`Cache::deadline`], or after
-    /// [`MIN_CALL`] when that is later.
-    pub fn remote_deadline(&self) -> Instant {
-        self.deadline.max(Instant::now() + MIN_CALL)
+    /// Run git on the cache alone, bounded by [`Until::local_call`]; its stdout, or an error
+    /// quoting what git said.
+    pub fn run(&self, args: &[&str], input: Option<&[u8]>, what: &str) -> Result<Vec<u8>> {
+        run(&self.dir, args, input, self.until.local_call(), what)
+    }
+
+    /// Run a prepared git command on the cache alone, bounded by [`Until::local_call`].
+    pub fn run_cmd(&self, cmd: Command, input: Option<&[u8]>, what: &str) -> Result<Ran> {
+        run_cmd(cmd, input, self.until.local_call(), what)
     }
 
     /// Record a successful exchange with the remote.
@@ -407,11 +536,19 @@ impl Cache {
         SystemTime::now().duration_since(m).ok()
     }
 
-    /// The commit the cache last saw at the ref: read from the ref's own file when git keeps
-    /// it as one (a loose ref, which git reads before any packed one; `fetch` and `push` write
-    /// the cache's ref so), else asked of git (`rev-parse`).
+    /// The commit the cache last saw at the ref ([`Cache::ref_tip`] of its ref): the one
+    /// commit of the board's ref whose objects are all in the cache.
     pub fn cached_tip(&self) -> Option<String> {
-        match std::fs::read_to_string(self.dir.join(&self.cache_ref)) {
+        self.ref_tip(&self.cache_ref)
+    }
+
+    /// The commit a ref of the cache points at: read from the ref's own file when git keeps it
+    /// as one (a loose ref, which git reads before any packed one; `fetch` and `push` write the
+    /// cache's refs so), else asked of git (`rev-parse`). A fetch moves the ref only once every
+    /// object it fetched is in place, so the commit a ref names is whole in the cache, unlike
+    /// one merely found in its object store (another process may be fetching it).
+    pub fn ref_tip(&self, refname: &str) -> Option<String> {
+        match std::fs::read_to_string(self.dir.join(refname)) {
             Ok(text) => {
                 let oid = text.trim_end_matches('\n');
                 if matches!(oid.len(), 40 | 64)
@@ -432,34 +569,20 @@ impl Cache {
             }
             Err(_) => {}
         }
-        let spec = format!("{}^{{commit}}", self.cache_ref);
-        run(
-            &self.dir,
+        let spec = format!("{refname}^{{commit}}");
+        self.run(
             &["rev-parse", "--verify", "--quiet", &spec],
             None,
-            "read the cached tip",
+            "read a ref of the cache",
         )
         .ok()
         .map(|o| String::from_utf8_lossy(&o).trim().to_string())
         .filter(|s| !s.is_empty())
     }
 
-    /// Whether the commit is in the cache.
-    pub fn has_commit(&self, oid: &str) -> bool {
-        let spec = format!("{oid}^{{commit}}");
-        run(
-            &self.dir,
-            &["cat-file", "-e", &spec],
-            None,
-            "look up a commit",
-        )
-        .is_ok()
-    }
-
     /// Point the cache's ref at a commit the cache holds.
     pub fn set_tip(&self, oid: &str) -> Result<()> {
-        run(
-            &self.dir,
+        self.run(
             &["update-ref", &self.cache_ref, oid],
             None,
             "record the tip in the cache",
@@ -471,14 +594,15 @@ impl Cache {
     pub fn descends(&self, old: &str, new: &str) -> bool {
         let mut cmd = command(&self.dir);
         cmd.args(["merge-base", "--is-ancestor", old, new]);
-        run_cmd(cmd, None, "compare commits").is_ok_and(|r| r.ok)
+        self.run_cmd(cmd, None, "compare commits")
+            .is_ok_and(|r| r.ok)
     }
 }
 
 /// Create the cache of a board's remote at `dir`: made whole in a temporary directory beside
 /// it and renamed into place, so that processes creating it at once never see (or make) half a
 /// repository; the one that comes second uses the first one's.
-fn init(root: &Path, dir: &Path, g: &GitBoard) -> Result<bool> {
+fn init(root: &Path, dir: &Path, g: &GitBoard, deadline: Instant) -> Result<()> {
     let what = "create the git board cache";
     std::fs::create_dir_all(root)
         .map_err(|e| Error::io(root, "create the git board cache directory", e))?;
@@ -492,6 +616,7 @@ fn init(root: &Path, dir: &Path, g: &GitBoard) -> Result<bool> {
         root,
         &["init", "--bare", "--quiet", "--template=", &path],
         None,
+        deadline,
         what,
     )?;
     // Say whose cache it is, for a human looking in the directory.
@@ -499,11 +624,8 @@ fn init(root: &Path, dir: &Path, g: &GitBoard) -> Result<bool> {
         made.join("description"),
         format!("pair cache of {}\n", g.url),
     );
-    if std::fs::rename(&made, dir).is_ok() {
-        return Ok(true);
-    }
-    if dir.join("HEAD").is_file() {
-        return Ok(false);
+    if std::fs::rename(&made, dir).is_ok() || dir.join("HEAD").is_file() {
+        return Ok(());
     }
     // A leftover that is no repository (an interrupted older `pair`): move it aside.
     let aside = tempfile::Builder::new()
@@ -512,19 +634,17 @@ fn init(root: &Path, dir: &Path, g: &GitBoard) -> Result<bool> {
         .map_err(|e| Error::io(root, what, e))?;
     let _ = std::fs::rename(dir, aside.path().join("cache"));
     match std::fs::rename(&made, dir) {
-        Ok(()) => Ok(true),
-        Err(_) if dir.join("HEAD").is_file() => Ok(false),
+        Ok(()) => Ok(()),
+        Err(_) if dir.join("HEAD").is_file() => Ok(()),
         Err(e) => Err(Error::io(dir, what, e)),
     }
 }
 
 /// Ask the remote where the ref points (`git ls-remote`); `None` when it does not exist.
 pub fn ls_remote(cache: &Cache, g: &GitBoard) -> Result<Option<String>> {
-    let out = run_to(
-        &cache.dir,
+    let out = run_remote(
+        cache,
         &["ls-remote", "--refs", "--", &g.url, &g.refname],
-        None,
-        cache.remote_deadline(),
         &format!("reach the remote {}", g.url),
     )?;
     let text = String::from_utf8_lossy(&out);
@@ -538,11 +658,9 @@ pub fn ls_remote(cache: &Cache, g: &GitBoard) -> Result<Option<String>> {
 /// `git ls-remote`.
 pub fn list_refs(cache: &Cache, url: &str, prefix: &str) -> Result<Vec<(String, String)>> {
     let pattern = format!("{prefix}*");
-    let out = run_to(
-        &cache.dir,
+    let out = run_remote(
+        cache,
         &["ls-remote", "--refs", "--", url, &pattern],
-        None,
-        cache.remote_deadline(),
         &format!("reach the remote {url}"),
     )?;
     let text = String::from_utf8_lossy(&out);
@@ -564,7 +682,7 @@ pub fn list_refs(cache: &Cache, url: &str, prefix: &str) -> Result<Vec<(String, 
 /// fetched again.
 pub fn fetch(cache: &Cache, g: &GitBoard) -> Result<String> {
     match fetch_into(cache, g) {
-        Err(e) if Instant::now() < cache.deadline && ls_remote(cache, g).is_ok() => {
+        Err(e) if !cache.until.passed() && ls_remote(cache, g).is_ok() => {
             cache.rebuild(g).map_err(|_| e)?;
             fetch_into(cache, g)
         }
@@ -575,8 +693,8 @@ pub fn fetch(cache: &Cache, g: &GitBoard) -> Result<String> {
 /// `git fetch URL REFSPEC` into the cache (no tags, no FETCH_HEAD, no submodules), bounded by
 /// the cache's deadline for the remote.
 pub fn fetch_spec(cache: &Cache, url: &str, refspec: &str, what: &str) -> Result<Vec<u8>> {
-    run_to(
-        &cache.dir,
+    run_remote(
+        cache,
         &[
             "fetch",
             "--quiet",
@@ -587,8 +705,6 @@ pub fn fetch_spec(cache: &Cache, url: &str, refspec: &str, what: &str) -> Result
             url,
             refspec,
         ],
-        None,
-        cache.remote_deadline(),
         what,
     )
 }
@@ -609,7 +725,7 @@ fn fetch_into(cache: &Cache, g: &GitBoard) -> Result<String> {
             }
             Err(e) => last = Some(e),
         }
-        if Instant::now() + pause >= cache.deadline {
+        if Instant::now() + pause >= cache.until.at() {
             break;
         }
         std::thread::sleep(pause);
@@ -679,7 +795,7 @@ fn read_batch(cache: &Cache, specs: &[String], max: u64, what: &str) -> Result<V
     let r = run_watched(
         cmd,
         Some(input.as_bytes()),
-        Instant::now() + LOCAL_LIMIT,
+        cache.until.local_call(),
         Some(watch),
         what,
     )?;
@@ -772,8 +888,7 @@ pub fn read_board(
         Some(Answer::Missing) | None => {
             // No such file in the tree, or a tree or blob the cache lacks: only the first is a
             // missing board.
-            let listed = run(
-                &cache.dir,
+            let listed = cache.run(
                 &["ls-tree", "--name-only", commit, "--", path],
                 None,
                 "read the board's tree from the cache",
@@ -799,8 +914,7 @@ pub fn read_board(
 /// The first-parent history of a commit in the cache, newest first, at most `max` commits.
 pub fn first_parents(cache: &Cache, tip: &str, max: usize) -> Result<Vec<String>> {
     let count = format!("--max-count={max}");
-    let out = run(
-        &cache.dir,
+    let out = cache.run(
         &["rev-list", "--first-parent", &count, tip, "--"],
         None,
         "read the ref's history from the cache",
@@ -823,12 +937,7 @@ pub fn read_blobs(cache: &Cache, specs: &[String], budget: u64) -> Result<Vec<Op
     }
     let what = "read earlier versions of the board from the cache";
     let input: String = specs.iter().map(|s| format!("{s}\n")).collect();
-    let out = run(
-        &cache.dir,
-        &["cat-file", "--batch-check"],
-        Some(input.as_bytes()),
-        what,
-    )?;
+    let out = cache.run(&["cat-file", "--batch-check"], Some(input.as_bytes()), what)?;
     let text = String::from_utf8_lossy(&out);
     // (oid, size) of each spec that names a blob a board may be.
     let mut found: Vec<Option<(String, u64)>> = Vec::with_capacity(specs.len());
@@ -861,12 +970,7 @@ pub fn read_blobs(cache: &Cache, specs: &[String], budget: u64) -> Result<Vec<Op
         .collect();
     let mut blobs = std::collections::VecDeque::new();
     if !wanted.is_empty() {
-        let out = run(
-            &cache.dir,
-            &["cat-file", "--batch"],
-            Some(wanted.as_bytes()),
-            what,
-        )?;
+        let out = cache.run(&["cat-file", "--batch"], Some(wanted.as_bytes()), what)?;
         let mut rest = &out[..];
         while !rest.is_empty() {
             let nl = rest.iter().position(|b| *b == b'\n').unwrap_or(rest.len());
