@@ -117,6 +117,22 @@ pub fn read_notice(found: u32) -> String {
 /// The `format` a board's bytes declare, read without judging the rest of the frontmatter (a
 /// newer format may not read as this one). `None` when it says none, or cannot be read.
 pub fn declared(bytes: &[u8]) -> Option<u32> {
+    // The form every write emits is read from its line, without splitting the board: a large
+    // frontmatter is not split a second time just to learn its format.
+    if let Some(end) = crate::board::document::frontmatter_end(bytes) {
+        let head = &bytes[..end];
+        memchr::memmem::find(head, FIELD.as_bytes())?;
+        if let Ok(text) = std::str::from_utf8(head) {
+            let open = text.find('\n').map_or(text.len(), |i| i + 1);
+            let close = text
+                .trim_end_matches(['\n', '\r'])
+                .rfind('\n')
+                .map_or(open, |i| (i + 1).max(open));
+            if let Some(n) = declared_line(&text[open..close]) {
+                return Some(n);
+            }
+        }
+    }
     let doc = crate::board::document::Document::parse_frontmatter_only(bytes).ok()?;
     // Boards without the key cost one scan of the frontmatter, not a second parse.
     memchr::memmem::find(doc.fm_text.as_bytes(), FIELD.as_bytes())?;

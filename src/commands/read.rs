@@ -423,7 +423,7 @@ pub fn status(a: StatusArgs, s: &Session) -> Result<Outcome> {
     let loaded = match super::validate::check_all(bytes) {
         Ok(valid) => store::Loaded {
             path: a.board.clone(),
-            sha256: snap.sha256()?.to_string(),
+            sha256: snap.sha256()?,
             bytes: Vec::new(),
             valid,
         },

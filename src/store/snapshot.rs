@@ -227,7 +227,7 @@ impl Snapshot {
             .map_err(|r| Error::invalid(&self.path, r.errors, false))?;
         Ok(Loaded {
             path: self.path.clone(),
-            sha256: self.sha256()?.to_string(),
+            sha256: self.sha256()?,
             bytes: self.current.bytes.clone(),
             valid,
         })
@@ -244,10 +244,11 @@ impl Snapshot {
         self.load()
     }
 
-    /// The SHA-256 of the whole board (hex), computed once.
-    pub fn sha256(&self) -> Result<&str> {
+    /// The SHA-256 of the whole board (hex). A reader's plain hash: a write's, which also tells
+    /// whether the board is as its last record left it, is the store's.
+    pub fn sha256(&self) -> Result<String> {
         self.whole()?;
-        Ok(self.current.sha256())
+        Ok(crate::text::sha256_hex(self.bytes()))
     }
 
     /// Refuse to answer from a board that is not there.
