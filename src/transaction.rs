@@ -7,8 +7,8 @@
 //! command's entries and the records the law requires, renders, and hands the new bytes to the
 //! store's durable replace. Commands never see bytes.
 //!
-//! [`apply`] and [`replace`] are the pure cores (old bytes in, new bytes out) that [`transact`]
-//! and `pair write` run under the lock; tests call them directly to replay lifecycles in memory.
+//! [`apply`] and [`replace`] are the pure cores (old bytes in, new bytes out) that a
+//! [`Transaction`] and `pair write` run under the lock; tests call them directly to replay lifecycles in memory.
 
 use std::path::Path;
 
@@ -324,25 +324,6 @@ pub fn append_records(
     }
     let fm_text = doc.fm_text.replace("\r\n", "\n");
     Ok(doc.render(&fm_text).into_bytes())
-}
-
-/// Run a semantic operation as one locked, checked, durable write, on the board read now.
-pub fn transact<F>(
-    path: &Path,
-    expect: Expect,
-    opts: &WriteOptions,
-    agent: &str,
-    consent: &Consent,
-    s: &store::Session,
-    op: F,
-) -> Result<Committed>
-where
-    F: FnMut(&mut Frontmatter, &Ctx) -> Result<Edit>,
-{
-    let snap = store::snapshot(path, store::Depth::Edit { fresh: false }, s)?;
-    Transaction::open(snap, agent, consent.clone(), s)
-        .expect(expect)
-        .commit(opts, op)
 }
 
 /// One write of one agent, opened on the snapshot its command read: the edit is made on the

@@ -197,17 +197,10 @@ fn run_command(cli: Cli, s: &Session) -> Result<Outcome> {
         Cmd::Poll(a) if crate::project::is_project(&a.board) => project_poll::poll(a, s),
         // A command that a review-only board answers with a handler of its own reads the board
         // first, and the handler works from that read.
-        Cmd::Poll(a) => {
-            let depth = if a.after.is_some() {
-                Depth::Whole
-            } else {
-                Depth::Head
-            };
-            match store::snapshot(&a.board, depth, s) {
-                Ok(snap) if snap.is_review() => debate::poll(&a, snap, s),
-                first => read::poll(a, first, json, s),
-            }
-        }
+        Cmd::Poll(a) => match store::snapshot(&a.board, read::depth(&a), s) {
+            Ok(snap) if snap.is_review() => debate::poll(&a, snap, s),
+            first => read::poll(a, first, json, s),
+        },
         Cmd::Verdict(a) => match store::snapshot(&a.board, Depth::Edit { fresh: true }, s) {
             Ok(snap) if snap.is_review() => debate::verdict(a, snap, s),
             first => semantic::verdict(a, first, s),

@@ -51,9 +51,9 @@ struct Answer {
 }
 
 /// The depth a poll reads to: the frontmatter, or the whole board for the journal past a
-/// cursor.
-fn depth(after: Option<u64>) -> Depth {
-    if after.is_some() {
+/// cursor (`--after`).
+pub(super) fn depth(a: &PollArgs) -> Depth {
+    if a.after.is_some() {
         Depth::Whole
     } else {
         Depth::Head
@@ -281,7 +281,7 @@ fn wait_loop(
     loop {
         let read = match first.take() {
             Some(snap) => Ok(snap),
-            None => store::snapshot(&a.board, depth(after), s),
+            None => store::snapshot(&a.board, depth(a), s),
         };
         // A board made while the wait went on may be a review-only board: its own poll answers.
         if let Ok(snap) = &read
