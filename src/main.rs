@@ -393,7 +393,10 @@ fn main() -> ExitCode {
                     let _ = writeln!(std::io::stderr(), "pair: warning: {}", sanitize(w, false));
                 }
             }
-            ExitCode::from(outcome.code.clamp(0, 255) as u8)
+            // The process ends here: what it built goes back to the system with it, not freed
+            // piece by piece first (a small answer's JSON costs a reader about 1 % more to
+            // free than to print). Standard output is flushed on the way out.
+            std::process::exit(outcome.code.clamp(0, 255))
         }
         Err(e) => {
             let code = e.code();
