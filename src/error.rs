@@ -47,7 +47,11 @@ impl FieldError {
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// An operating-system error on a path.
-    #[error("{}: cannot {op}: {source}", shown(path))]
+    #[error(
+        "{}: cannot {op}: {source}{}",
+        shown(path),
+        io_advice(path, op, source)
+    )]
     Io {
         path: PathBuf,
         op: &'static str,
@@ -170,6 +174,40 @@ pub enum Error {
         /// The format refused is the new content's (the board on disk was not newer).
         new_content: bool,
     },
+}
+
+/// What to do about an operating-system error, where there is something to do: a permission
+/// denied or a read-only file system says whose access a write or a read needs.
+fn io_advice(path: &Path, op: &str, source: &io::Error) -> String {
+    let read_only_fs = source.kind() == io::ErrorKind::ReadOnlyFilesystem;
+    if source.kind() != io::ErrorKind::PermissionDenied && !read_only_fs {
+        return String::new();
+    }
+    let reading = op.starts_with("read") || op == "open the blackboard" || op.starts_with("stat");
+    if reading {
+        return " (reading a board needs read access to the file and search access to its \
+                 directories: ask the board's owner for it, e.g. a group that may read it)"
+            .to_string();
+    }
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if read_only_fs {
+        return format!(
+            " ({} is on a read-only file system: a write replaces the board and keeps its lock \
+             file beside it, so the board must live where it can be written; reads still work)",
+            shown(dir)
+        );
+    }
+    format!(
+        " (a write keeps a lock file and a temporary file beside the board, so it needs write \
+         access to the directory {}, not only to the board: run pair as a user who may write \
+         there, or ask the directory's owner to let your group write it, e.g. `chmod g+w {}`; \
+         reads such as `pair status` need read access only)",
+        shown(dir),
+        word(dir)
+    )
 }
 
 /// A path in a message: one line, every control character escaped.

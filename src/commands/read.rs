@@ -46,6 +46,8 @@ const FILE_INTERVAL_S: f64 = 60.0;
 /// what to do next, the records past the cursor, and which version of the board that is.
 struct Answer {
     turn: Turn,
+    /// The id on the board the asking agent's id is probably a typo of (it is nobody there).
+    mistyped: Option<String>,
     cursor: Option<Cursor>,
     version: store::Version,
 }
@@ -69,6 +71,7 @@ fn answer(a: &PollArgs, after: Option<u64>, snap: &Snapshot) -> Result<Answer> {
     let cursor = after.map(|n| cursor(a, n, snap)).transpose()?;
     Ok(Answer {
         turn,
+        mistyped: crate::law::protocol::mistyped_id(fm, &a.agent).map(str::to_string),
         cursor,
         version: snap.version(fm),
     })
@@ -256,6 +259,20 @@ pub fn poll(a: PollArgs, first: Result<Snapshot>, as_json: bool, s: &Session) ->
     result
 }
 
+/// The refusal of a wait under an id that is nobody on the board and close to `near`, who is.
+fn mistyped_wait(a: &PollArgs, near: &str) -> Error {
+    let b = crate::text::shell_word(&shown(&a.board));
+    Error::Usage(format!(
+        "--agent {:?} is nobody on {}, and a wait under that id would never end; did you mean \
+         `{near}`? If so, wait with that id: `pair poll {b} --agent {} --wait`. Only if you are a \
+         new reviewer, register first: `pair register {b} --agent {}`",
+        a.agent,
+        shown(&a.board),
+        crate::text::shell_word(near),
+        crate::text::shell_word(&a.agent),
+    ))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn wait_loop(
     a: &PollArgs,
@@ -297,6 +314,11 @@ fn wait_loop(
                         && !(a.through_blocked && r.turn.phase == Phase::Blocked)) =>
             {
                 return Ok(ended(&r));
+            }
+            // An id that is nobody on the board and close to one who is: its turn never
+            // comes, so the wait is refused at once, with the id it probably meant.
+            Ok(r) if r.mistyped.is_some() => {
+                return Err(mistyped_wait(a, r.mistyped.as_deref().unwrap_or_default()));
             }
             Ok(r) => {
                 reached = true;

@@ -1014,20 +1014,26 @@ fn handoff_step(fm: &Frontmatter, agent: &str, place: &Place) -> Option<Next> {
     ))
 }
 
-/// An id that is not on the blackboard but close to one that is: a mistyped id would register
-/// and wait forever, so it is not told it is its turn; its next command is the poll under the
-/// id it probably meant (a new reviewer registers instead, as the action says).
-fn mistyped(fm: &Frontmatter, agent: &str, place: &Place) -> Option<Next> {
+/// The id on the blackboard that `agent`, which is nobody there, is probably a typo of: none on a
+/// finished board, for an agent, a required reviewer or a pool member, or while a dissent stage
+/// waits for a new agent (whose id may well be close to an earlier one's).
+pub fn mistyped_id<'a>(fm: &'a Frontmatter, agent: &str) -> Option<&'a str> {
     if fm.phase.is_terminal()
         || fm.agent(agent).is_some()
         || fm.required_reviewers.iter().any(|r| r == agent)
         || fm.in_pool(agent)
-        // A dissent stage waits for a new agent, whose id may well be close to an earlier one's.
         || crate::law::dissent::stage_open(fm).is_some()
     {
         return None;
     }
-    let near = crate::board::suggest::agent(fm, agent)?;
+    crate::board::suggest::agent(fm, agent)
+}
+
+/// An id that is not on the blackboard but close to one that is: a mistyped id would register
+/// and wait forever, so it is not told it is its turn; its next command is the poll under the
+/// id it probably meant (a new reviewer registers instead, as the action says).
+fn mistyped(fm: &Frontmatter, agent: &str, place: &Place) -> Option<Next> {
+    let near = mistyped_id(fm, agent)?;
     let b = shell_word(&place.board);
     let line = Line::new("poll", place).flag("--agent", near);
     Some(step(

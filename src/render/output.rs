@@ -71,6 +71,16 @@ use crate::text::{escape, sanitize, shell_word};
 /// An error's whole message for a person: for a blackboard on disk that is invalid, the last
 /// lines say how to repair it by hand, naming its current SHA-256 when it can be read.
 pub fn message(e: &crate::Error) -> String {
+    if let crate::Error::Missing { path } = e
+        && let Some(board) = with_extension(path)
+    {
+        return format!(
+            "{}: no such blackboard; did you mean {}, which exists? (a board is named with its \
+             `.md`)",
+            escape(&path.display().to_string()),
+            escape(&shell_word(&board.display().to_string()))
+        );
+    }
     let mut text = e.to_string();
     if let crate::Error::Invalid {
         path,
@@ -85,6 +95,20 @@ pub fn message(e: &crate::Error) -> String {
         ));
     }
     text
+}
+
+/// `PATH.md`, when `path` (a file path, named without an extension) is missing and that is a
+/// file: the board the caller most likely meant.
+fn with_extension(path: &std::path::Path) -> Option<std::path::PathBuf> {
+    if path.extension().is_some() || crate::store::location::is_git(path) {
+        return None;
+    }
+    let mut name = path.file_name()?.to_os_string();
+    name.push(".md");
+    let board = path.with_file_name(name);
+    std::fs::symlink_metadata(&board)
+        .is_ok_and(|m| m.is_file())
+        .then_some(board)
 }
 
 /// The JSON error envelope of docs/json.md: `{"schema", "error": {code, kind, message, …}}`.

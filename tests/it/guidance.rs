@@ -290,6 +290,100 @@ fn a_mistyped_agent_id_is_asked_about_warned_on_register_and_can_withdraw() {
 }
 
 #[test]
+fn a_wait_under_a_mistyped_agent_id_is_refused_at_once_with_the_id_it_meant() {
+    // Its turn would never come: an agent's loop of `poll --wait` would wait out every timeout.
+    let b = init_board(&["--reviewers", "alice"]);
+    for registered in [false, true] {
+        if registered {
+            pair(["register", b.p(), "--agent", "alice"]).code(0);
+        }
+        let before = b.read();
+        let started = std::time::Instant::now();
+        let out = pair([
+            "poll",
+            b.p(),
+            "--agent",
+            "alcie",
+            "--wait",
+            "--timeout",
+            "600",
+            "--json",
+        ]);
+        let e = out.json_error(4);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(25),
+            "answered at once, not at the timeout: {}",
+            out.report()
+        );
+        let message = e["message"].as_str().unwrap_or_default();
+        for part in [
+            "did you mean `alice`?",
+            "--agent alice --wait",
+            "pair register",
+            "--agent alcie",
+        ] {
+            assert!(message.contains(part), "{part:?} in {message}");
+        }
+        pair(["poll", b.p(), "--agent", "alcie", "--through-blocked"]).code(4);
+        assert_eq!(b.read(), before, "the board is untouched");
+    }
+    // A plain poll still answers (exit 10, the same suggestion), and an id close to nobody
+    // waits as before: here, for its timeout.
+    pair(["poll", b.p(), "--agent", "alcie"]).code(10);
+    pair([
+        "poll",
+        b.p(),
+        "--agent",
+        "zed",
+        "--wait",
+        "--timeout",
+        "0.2",
+    ])
+    .code(0);
+}
+
+#[test]
+fn a_board_named_without_its_md_is_suggested_by_the_name_that_exists() {
+    let b = init_board(&["--reviewers", "alice"]);
+    let bare = b.p().strip_suffix(".md").unwrap().to_string();
+    for args in [
+        vec![
+            "verdict",
+            &bare,
+            "--agent",
+            "alice",
+            "APPROVED",
+            "--revision",
+            "1",
+            "--note",
+            "ok",
+        ],
+        vec!["status", &bare],
+        vec!["poll", &bare, "--agent", "doer"],
+    ] {
+        let out = pair(&args);
+        out.code(7);
+        assert!(
+            out.stderr.contains(&format!("did you mean {}", b.p()))
+                && !out.stderr.contains("pair init"),
+            "{}",
+            out.report()
+        );
+        let mut json = args.clone();
+        json.push("--json");
+        let out = pair(&json);
+        let e = out.json_error(7);
+        assert!(e["message"].to_string().contains(b.p()), "{}", out.report());
+        assert!(!std::path::Path::new(&bare).exists(), "nothing made");
+    }
+    // A name with no board beside it keeps the advice to create it.
+    let missing = format!("{bare}-other");
+    let out = pair(["status", &missing]);
+    out.code(7);
+    assert!(out.stderr.contains("pair init"), "{}", out.report());
+}
+
+#[test]
 fn a_mistyped_phase_gets_the_closest_one_and_words_match_in_any_case() {
     let b = init_board(&["--reviewers", "alice"]);
     let out = pair([

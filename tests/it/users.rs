@@ -112,6 +112,43 @@ fn a_user_who_may_not_write_the_board_cannot_replace_it() {
 }
 
 #[test]
+fn a_user_who_may_write_the_board_but_not_its_directory_is_told_what_access_a_write_needs() {
+    let Some(u) = Users::new(&["alice", "bob"]) else {
+        return;
+    };
+    let dir = disk_dir();
+    let team = u.team_gid();
+    // alice's directory, which the team may read but not write; the board itself the team may
+    // write: a write still needs the directory, for its lock file and its temporary file
+    let sub = dir.path().join("alices");
+    fs::create_dir(&sub).unwrap();
+    chown(&sub, u.uid("alice"), team);
+    chmod(&sub, 0o755);
+    chmod(dir.path(), 0o755);
+    let board = sub.join("b.md");
+    fs::write(&board, MINIMAL).unwrap();
+    chown(&board, u.uid("alice"), team);
+    chmod(&board, 0o664);
+    let p = board.to_str().unwrap();
+    let args = note_args(p, "bob was here");
+    let out = u.pair("bob", &args.iter().map(|s| s.as_str()).collect::<Vec<_>>());
+    out.code(1).mentions(&[
+        "permission denied",
+        "write access to the directory",
+        "chmod g+w",
+        sub.to_str().unwrap(),
+        "pair status",
+    ]);
+    assert_bytes_eq(&fs::read(&board).unwrap(), MINIMAL.as_bytes(), "untouched");
+    assert!(temp_files(&sub).is_empty());
+    // what it says works: with the directory the team's to write, bob's note goes in
+    chmod(&sub, 0o775);
+    u.pair("bob", &args.iter().map(|s| s.as_str()).collect::<Vec<_>>())
+        .code(0);
+    assert!(fs::read_to_string(&board).unwrap().contains("bob was here"));
+}
+
+#[test]
 fn a_group_member_keeps_the_group_of_the_board() {
     let Some(u) = Users::new(&["alice", "bob", "carol"]) else {
         return;
