@@ -145,6 +145,14 @@ pub enum Error {
         suggestion: Option<Vec<String>>,
     },
 
+    /// A command that records a text was given none: `flag` is its flag without the dashes
+    /// (`note`, `title`); `{flag}-file` is its file twin.
+    #[error("give the {what} with --{flag} TEXT or --{flag}-file FILE (`-` for stdin)")]
+    NoText {
+        what: &'static str,
+        flag: &'static str,
+    },
+
     /// The blackboard does not exist. Only the doer creates one, and before `init` nobody is
     /// named the doer, so the message says who creates it rather than telling the caller to.
     #[error(
@@ -240,7 +248,7 @@ impl Error {
             Error::Stale { .. } | Error::StaleCounter { .. } | Error::StaleArtifact { .. } => {
                 exit::STALE
             }
-            Error::Usage(_) => exit::USAGE,
+            Error::Usage(_) | Error::NoText { .. } => exit::USAGE,
             Error::Invalid { .. } => exit::INVALID,
             Error::Protocol { .. } | Error::NotIndependent { .. } => exit::PROTOCOL,
             Error::Missing { .. } | Error::Exists { .. } => exit::MISSING,
@@ -260,7 +268,7 @@ impl Error {
             Error::StaleCounter { .. } => "stale_counter",
             Error::StaleArtifact { .. } => "stale_artifact",
             Error::Git { .. } => "git",
-            Error::Usage(_) => "usage",
+            Error::Usage(_) | Error::NoText { .. } => "usage",
             Error::Invalid { .. } => "invalid",
             Error::Protocol { .. } => "protocol",
             Error::Missing { .. } => "missing",

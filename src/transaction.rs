@@ -171,6 +171,13 @@ where
         consent,
         now,
     )?;
+    if let Some(e) = edit
+        .entries
+        .iter()
+        .find_map(|e| validate::entry_too_large(&e.section, e.text.len()))
+    {
+        return Err(invalid(path, vec![e], true));
+    }
     independent(&old_fm, &fm, agent, origin, &doc)?;
     gate(&old_fm, &ruling, agent, waits)?;
     // The law's records (a passed gate, a waiver) come before the step they allowed.

@@ -117,6 +117,20 @@ pub const SHARED_ARGS: &[(&str, &str)] = &[
     ("waive", "the user's reason to skip the step's condition"),
 ];
 
+/// The text a tool's command refuses to run without (exit 4, "give the …"): (tool, the
+/// arguments any one of which gives it). Each is also given by its file twin `ARGUMENT_file`,
+/// so the schema requires one of them (`anyOf`). A verdict of UNABLE gives its `reason`
+/// instead of a note. The ledger's texts (an objection's title, evidence, fix; a resolution)
+/// are checked by their commands alike but not listed here: the tool list's token budget
+/// ([`crate::cli::mcp`] tests) keeps their schemas plain.
+pub const REQUIRED_TEXT: &[(&str, &[&str])] = &[
+    ("submit", &["note"]),
+    ("verdict", &["note", "reason"]),
+    ("dissent", &["note"]),
+    ("note", &["note"]),
+    ("correct", &["note"]),
+];
+
 /// Arguments a tool leaves out although its command takes them: (tool, argument, why).
 pub const LEFT_OUT: &[(&str, &str, &str)] = &[
     (
@@ -518,14 +532,41 @@ impl Tool {
         let mut schema = Map::new();
         schema.insert("type".into(), json!("object"));
         schema.insert("properties".into(), Json::Object(properties));
-        let required: Vec<&str> = self
+        let mut required: Vec<&str> = self
             .params
             .iter()
             .filter(|p| p.required)
             .map(|p| p.name.as_str())
             .collect();
+        // A required text: the text or its file (or another argument that stands for it).
+        let mut either: Vec<Json> = Vec::new();
+        for (_, args) in REQUIRED_TEXT.iter().filter(|(tool, _)| *tool == self.name) {
+            let alternatives: Vec<Json> = args
+                .iter()
+                .flat_map(|arg| [arg.to_string(), format!("{arg}_file")])
+                .filter(|arg| self.has_argument(arg))
+                .map(|arg| json!({"required": [arg]}))
+                .collect();
+            match alternatives.len() {
+                0 => {}
+                1 => required.extend(
+                    self.params
+                        .iter()
+                        .find(|p| Some(p.name.as_str()) == alternatives[0]["required"][0].as_str())
+                        .map(|p| p.name.as_str()),
+                ),
+                _ => either.push(json!({"anyOf": alternatives})),
+            }
+        }
         if !required.is_empty() {
             schema.insert("required".into(), json!(required));
+        }
+        match either.len() {
+            0 => {}
+            1 => schema.extend(either.remove(0).as_object().cloned().unwrap_or_default()),
+            _ => {
+                schema.insert("allOf".into(), json!(either));
+            }
         }
         schema
     }
@@ -702,6 +743,12 @@ impl Tool {
             if let Some(p) = param {
                 put(&mut args, p, Some(w.clone()));
             }
+        }
+        // Where the server has its own default (a wait within one request's time), the command
+        // line's value is left to it: a client that copies the call must not wait longer than
+        // it allows a request.
+        for (_, arg, _) in SERVER_DEFAULTS.iter().filter(|(t, _, _)| *t == self.name) {
+            args.remove(*arg);
         }
         Some(args)
     }

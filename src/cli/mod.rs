@@ -190,7 +190,7 @@ Examples:
   git diff --cached --stat | pair submit task.md --agent doer code --note-file -")]
     Submit(SubmitArgs),
 
-    /// Give your verdict on the current revision of the artifact under review.
+    /// Your verdict on the revision under review.
     #[command(after_help = "\
 Examples:
   pair verdict task.md --agent alice APPROVED --revision 2 --note 'Plan is sound.'
@@ -221,7 +221,7 @@ Examples:
     /// Answer, as a fresh dissenter, a gate the reviewers passed.
     #[command(after_help = "\
 Examples:
-  pair dissent task.md --agent dave none --revision 2
+  pair dissent task.md --agent dave none --revision 2 --note 'The cap holds; nothing else found'
   pair dissent task.md --agent dave blocking --revision 2 --objections BLK-1,REG-1 --note-file dissent.md
   pair dissent task.md --agent dave advisory --revision 2 --note 'ADV-1 logged'")]
     Dissent(DissentArgs),

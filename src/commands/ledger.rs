@@ -32,11 +32,13 @@ fn text(value: &Option<String>, file: &Option<PathBuf>, flag: &str) -> Result<Op
     }
 }
 
-fn required(value: &Option<String>, file: &Option<PathBuf>, flag: &str) -> Result<String> {
+fn required(value: &Option<String>, file: &Option<PathBuf>, flag: &'static str) -> Result<String> {
     text(value, file, flag)?.ok_or_else(|| {
-        Error::Usage(format!(
-            "give {flag} TEXT or {flag}-file FILE (`-` for stdin)"
-        ))
+        let name = flag.trim_start_matches('-');
+        Error::NoText {
+            what: name,
+            flag: name,
+        }
     })
 }
 

@@ -385,6 +385,13 @@ impl Server {
     /// A refusal: the command line's JSON error envelope, its hint also as a call.
     fn refusal(&self, e: &Error) -> CallToolResult {
         let mut envelope = crate::render::output::envelope(e);
+        // Said in the tools' own words: their arguments, not the command line's flags.
+        if let Error::NoText { what, flag } = e {
+            envelope["error"]["message"] = json!(format!(
+                "give the {what} as `{flag}` (the text itself) or `{flag}_file` (a file the \
+                 server reads)"
+            ));
+        }
         calls(&self.0.tools, &mut envelope);
         CallToolResult::error(vec![ContentBlock::text(envelope.to_string())])
     }

@@ -29,9 +29,10 @@ fn note_text(t: &NoteText, required: bool) -> Result<(Option<String>, Vec<String
         (Some(n), _) => n.clone(),
         (None, Some(f)) => read_text(f, "--note-file")?,
         (None, None) if required => {
-            return Err(Error::Usage(
-                "give the text with --note TEXT or --note-file FILE (`-` for stdin)".into(),
-            ));
+            return Err(Error::NoText {
+                what: "text",
+                flag: "note",
+            });
         }
         (None, None) => return Ok((None, vec![])),
     };

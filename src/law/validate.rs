@@ -19,6 +19,24 @@ use crate::law::protocol::{self, outcome_phase};
 pub const MAX_BOARD_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Why a file of `size` bytes is not a blackboard.
+/// The longest text one entry of a command may hold (a note, a verdict's review, a plan, an
+/// objection's evidence), in bytes (1 MiB): a longer text belongs in a file of the repository,
+/// named in the note. A raw write is bounded by the board's limit only.
+pub const MAX_ENTRY_BYTES: usize = 1024 * 1024;
+
+/// The refusal of an entry for `section` whose text is `size` bytes, over [`MAX_ENTRY_BYTES`].
+pub fn entry_too_large(section: &str, size: usize) -> Option<FieldError> {
+    (size > MAX_ENTRY_BYTES).then(|| FieldError {
+        field: format!("## {section}"),
+        line: None,
+        message: format!(
+            "the text of the new entry is {size} bytes, over the 1 MiB limit of one entry \
+             ({MAX_ENTRY_BYTES} bytes); put the long part in a file of the repository and name \
+             it in a shorter note"
+        ),
+    })
+}
+
 pub fn too_large_message(size: u64) -> String {
     format!(
         "the file is {size} bytes, over the 64 MiB limit of a blackboard ({MAX_BOARD_BYTES} \

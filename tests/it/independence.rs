@@ -262,10 +262,32 @@ fn the_mcp_server_records_the_session_it_started_with_on_every_write() {
         refused.to_string().contains("not an argument"),
         "{refused:#}"
     );
-    let done = rpc(
+    // A verdict's note is required, and the refusal says so in the tools' words.
+    let missing = rpc(
         &mut stdin,
         &mut stdout,
         3,
+        "tools/call",
+        json!({"name": "verdict", "arguments": {"verdict": "APPROVED", "revision": 1}}),
+    );
+    assert_eq!(missing["result"]["isError"], json!(true), "{missing:#}");
+    let said = missing["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    let said: Value = serde_json::from_str(said).unwrap_or_default();
+    let message = said["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("`note`")
+            && message.contains("`note_file`")
+            && !message.contains("--note")
+            && !message.contains("stdin"),
+        "{missing:#}"
+    );
+    assert_eq!(said["error"]["code"], json!(4), "{missing:#}");
+    let done = rpc(
+        &mut stdin,
+        &mut stdout,
+        4,
         "tools/call",
         json!({"name": "verdict", "arguments": {"verdict": "APPROVED", "revision": 1,
                "note": "ok"}}),

@@ -229,6 +229,73 @@ fn a_waiting_poll_defaults_to_a_timeout_clients_allow_and_keeps_its_own() {
     assert!(!call(json!({})).0);
 }
 
+#[test]
+fn a_suggested_wait_as_a_call_waits_within_the_servers_time_not_the_command_lines() {
+    // The command line's waits say `--timeout 600`; a client that copies the call must not
+    // wait longer than a request may take.
+    let tools = tools::tools();
+    for words in [
+        vec![
+            "pair",
+            "poll",
+            "t.md",
+            "--agent",
+            "alice",
+            "--wait",
+            "--timeout",
+            "600",
+        ],
+        vec![
+            "pair",
+            "next",
+            "proj",
+            "--agent",
+            "alice",
+            "--wait",
+            "--timeout",
+            "600",
+        ],
+    ] {
+        let words: Vec<String> = words.into_iter().map(String::from).collect();
+        let call = tools::call_of(&tools, &words).unwrap_or_else(|| panic!("{words:?}"));
+        assert_eq!(call["arguments"]["wait"], json!(true), "{call}");
+        assert!(
+            call["arguments"].get("timeout").is_none(),
+            "the server's own wait ({} s) applies: {call}",
+            tools::POLL_TIMEOUT_S
+        );
+    }
+}
+
+#[test]
+fn a_required_text_is_required_by_the_schema_as_the_text_or_its_file() {
+    let tools = tools::tools();
+    let schema = |name: &str| tools.iter().find(|t| t.name == name).unwrap().schema();
+    let either = |args: &[&str]| {
+        json!(
+            args.iter()
+                .flat_map(|a| [a.to_string(), format!("{a}_file")])
+                .filter(|a| a != "reason_file")
+                .map(|a| json!({"required": [a]}))
+                .collect::<Vec<_>>()
+        )
+    };
+    for name in ["submit", "note", "dissent", "correct"] {
+        let s = schema(name);
+        assert_eq!(s["anyOf"], either(&["note"]), "{name}: {s:#?}");
+    }
+    // A verdict of UNABLE gives its reason instead.
+    let s = schema("verdict");
+    assert_eq!(s["anyOf"], either(&["note", "reason"]), "{s:#?}");
+    for name in ["poll", "status", "claim", "block"] {
+        let s = schema(name);
+        assert!(s.get("anyOf").is_none(), "{name}: {s:#?}");
+    }
+    for (tool, _) in tools::REQUIRED_TEXT {
+        assert!(tools.iter().any(|t| t.name == *tool), "{tool} is a tool");
+    }
+}
+
 /// A documented example (`pair …` in a command's help) as shell words: quotes removed, up to a
 /// comment, a pipe or a redirection; `None` for a line that is not a `pair` command.
 fn example_words(line: &str) -> Option<Vec<String>> {

@@ -491,3 +491,70 @@ fn a_section_name_that_would_not_parse_back_is_refused_not_silently_dropped() {
         assert_eq!(e.read("b.md"), before, "section {name:?} changed the file");
     }
 }
+
+#[test]
+fn a_text_over_the_limit_of_one_entry_is_refused_with_the_limit_and_the_board_untouched() {
+    let b = init_board(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let limit = pair::law::validate::MAX_ENTRY_BYTES;
+    let long = dir.path().join("long.md");
+    fs::write(&long, "a".repeat(limit + 1)).unwrap();
+    let before = b.read();
+    for json in [false, true] {
+        let mut args = vec![
+            "note",
+            b.p(),
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note-file",
+            long.to_str().unwrap(),
+        ];
+        if json {
+            args.push("--json");
+            let e = pair(&args).json_error(5);
+            assert!(e["errors"].to_string().contains("1 MiB"), "{e:#}");
+        } else {
+            let out = pair(&args);
+            out.code(5);
+            assert!(
+                out.stderr.contains("over the 1 MiB limit of one entry")
+                    && out.stderr.contains(&limit.to_string()),
+                "{}",
+                out.report()
+            );
+        }
+        assert_eq!(b.read(), before, "the board is untouched");
+    }
+    // The same text through stdin, and a verdict's review, are bounded alike; a text at the
+    // limit goes in.
+    let out = pair_stdin(
+        [
+            "note",
+            b.p(),
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note-file",
+            "-",
+        ],
+        "b".repeat(limit + 1),
+    );
+    out.code(5);
+    assert_eq!(b.read(), before);
+    fs::write(&long, "c".repeat(limit)).unwrap();
+    pair([
+        "note",
+        b.p(),
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note-file",
+        long.to_str().unwrap(),
+    ])
+    .code(0);
+    assert!(b.read().len() > limit);
+}
