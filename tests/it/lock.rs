@@ -456,3 +456,113 @@ fn the_lock_owner_file_when_present_records_pid_hostname_agent_operation_and_tim
         assert!(b.dir.path().join("board.md.lock").exists());
     }
 }
+
+/// The owner record is replaced by a rename: a writer stopped (or killed) while it writes its
+/// record leaves the record before it whole, so a lock timeout meanwhile names that holder, and
+/// the writer, once it goes on, leaves its own whole record.
+#[test]
+fn a_lock_timeout_while_the_holder_writes_its_record_names_a_whole_record() {
+    let b = Board::minimal();
+    let owner = b.dir.path().join("board.md.lock.owner.json");
+    // A record longer than the next one, so that a record written over it in place would leave
+    // its tail behind.
+    pair([
+        "note",
+        b.p(),
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "first",
+    ])
+    .code(0);
+    for point in ["owner-write", "owner-written"] {
+        let before: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(&owner).unwrap()).unwrap();
+        let go = b.aux.path().join(format!("go-{point}"));
+        let new = keep_journal(
+            &format!("{}- {point}\n", String::from_utf8(b.content()).unwrap()),
+            &b.read(),
+        );
+        let holder = StdCommand::new(pair_bin())
+            .args(["write", b.p(), "--content-file"])
+            .arg(b.aux_file("c.md", new))
+            .args(["--expect-sha256", &b.sha(), "--timeout", "20"])
+            .env("PAIR_FAULT", format!("{point}:wait={}", go.display()))
+            .env_remove("PAIR_AGENT")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The holder is at the point once its temporary record is there.
+        let start = Instant::now();
+        while !dir_entries(b.dir.path())
+            .iter()
+            .any(|n| n.starts_with(".board.md.lock.owner.json.pair-tmp-"))
+        {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "{point}: never reached"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let record: serde_json::Value = serde_json::from_str(&fs::read_to_string(&owner).unwrap())
+            .unwrap_or_else(|e| panic!("{point}: a torn owner record ({e})"));
+        assert_eq!(
+            record["pid"], before["pid"],
+            "{point}: the record before, whole"
+        );
+        // The holder that wrote it is gone: the timeout says so, naming its record.
+        let content = b.aux_file("c2.md", "x");
+        let out = pair_timeout(
+            [
+                "write",
+                b.p(),
+                "--content-file",
+                content.to_str().unwrap(),
+                "--expect-sha256",
+                &b.sha(),
+                "--timeout",
+                "0.3",
+            ],
+            Duration::from_secs(10),
+        );
+        out.code(2).mentions(&[
+            "held by an unknown process",
+            &format!("pid {}", before["pid"]),
+            "no longer running",
+        ]);
+        fs::write(&go, "").unwrap();
+        let done = holder.wait_with_output().unwrap();
+        assert_eq!(
+            done.status.code(),
+            Some(0),
+            "{point}: {}",
+            String::from_utf8_lossy(&done.stderr)
+        );
+        let after: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(&owner).unwrap()).unwrap();
+        assert_eq!(
+            after["operation"], "write",
+            "{point}: the holder's own record"
+        );
+        b.assert_clean_dir(&[]);
+    }
+}
+
+/// An owner record that is not one `pair` wrote whole (garbage, a record cut short) names no
+/// holder it cannot read: the timeout says the holder is unknown.
+#[test]
+fn a_lock_timeout_with_an_unreadable_owner_record_calls_the_holder_unknown() {
+    let b = Board::minimal();
+    let owner = b.dir.path().join("board.md.lock.owner.json");
+    let _lock = hold_lock(&b.path);
+    for torn in ["{\n  \"pid\": 12", "", "not json", "[1, 2]"] {
+        fs::write(&owner, torn).unwrap();
+        timed_out_write(&b)
+            .code(2)
+            .mentions(&["held by an unknown process", "cannot be read"]);
+    }
+    b.assert_untouched(MINIMAL.as_bytes());
+}
