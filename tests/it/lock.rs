@@ -2,6 +2,7 @@
 //! the holder, lock files left by dead processes or deleted while held, and reads that never take
 //! it.
 
+use crate::common::bounded::{SLACK, pair_within};
 use crate::common::files::{QUICK, changed, mkfifo, pair_capped};
 use crate::common::*;
 use pair::board::frontmatter::Timestamp;
@@ -35,10 +36,11 @@ fn hostname() -> String {
         .to_string()
 }
 
+/// A write that gives up on a held lock: within its --timeout of 0.2 s and 2 s.
 fn timed_out_write(b: &Board) -> Out {
     let content = b.aux_file("c.md", format!("{MINIMAL}\nx\n"));
-    pair_timeout(
-        [
+    pair_within(
+        &[
             "write",
             b.p(),
             "--content-file",
@@ -48,7 +50,7 @@ fn timed_out_write(b: &Board) -> Out {
             "--timeout",
             "0.2",
         ],
-        Duration::from_secs(10),
+        Duration::from_millis(200),
     )
 }
 
@@ -126,7 +128,9 @@ fn a_lock_timeout_never_follows_or_blocks_on_a_swapped_owner_file() {
             ],
             Duration::from_secs(5),
         );
+        // Within its --timeout of 0 and 2 s (a write starts no process).
         out.not_timed_out().code(2);
+        assert!(out.elapsed <= SLACK, "{}", out.report());
         runs += 1;
     }
     stop.store(true, Ordering::Relaxed);
@@ -245,8 +249,8 @@ fn write_exits_2_after_the_timeout_when_another_process_holds_the_lock() {
     let elapsed = start.elapsed();
     out.code(2);
     assert!(
-        elapsed < Duration::from_secs(6),
-        "--timeout 1 must give up quickly, took {elapsed:?}"
+        elapsed <= Duration::from_secs(1) + SLACK,
+        "--timeout 1 must give up within 1 s and {SLACK:?}, took {elapsed:?}"
     );
     assert!(
         elapsed >= Duration::from_millis(800),
@@ -262,6 +266,11 @@ fn write_exits_2_after_the_timeout_when_another_process_holds_the_lock() {
     // a create attempt on an existing board under a held lock is never a success
     let out = b.write_create(&new, &["--timeout", "1"]);
     out.code_in(&[2, 7]);
+    assert!(
+        out.elapsed <= Duration::from_secs(1) + SLACK,
+        "{}",
+        out.report()
+    );
     b.assert_untouched(MINIMAL.as_bytes());
 
     drop(lock);
@@ -515,8 +524,8 @@ fn a_lock_timeout_while_the_holder_writes_its_record_names_a_whole_record() {
         );
         // The holder that wrote it is gone: the timeout says so, naming its record.
         let content = b.aux_file("c2.md", "x");
-        let out = pair_timeout(
-            [
+        let out = pair_within(
+            &[
                 "write",
                 b.p(),
                 "--content-file",
@@ -526,7 +535,7 @@ fn a_lock_timeout_while_the_holder_writes_its_record_names_a_whole_record() {
                 "--timeout",
                 "0.3",
             ],
-            Duration::from_secs(10),
+            Duration::from_millis(300),
         );
         out.code(2).mentions(&[
             "held by an unknown process",
