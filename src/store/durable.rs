@@ -135,6 +135,8 @@ pub(super) fn write_temp(
     #[cfg(not(feature = "fault-injection"))]
     tmp.write_all(bytes)
         .map_err(|e| Error::io(&tpath, "write", e))?;
+    tmp.flush().map_err(|e| Error::io(&tpath, "write", e))?;
+    fault!("temp-written", &tpath, "set permissions of");
     tmp.as_file()
         .set_permissions(fs::Permissions::from_mode(mode))
         .map_err(|e| Error::io(&tpath, "set permissions of", e))?;

@@ -276,5 +276,12 @@ pub(super) fn replace(
             crate::text::escape(&dir.display().to_string())
         ));
     }
+    #[cfg(feature = "fault-injection")]
+    if let Err(e) = fault::hit("dir-synced") {
+        warnings.push(format!(
+            "{}: injected fault after the directory fsync ({e})",
+            crate::text::escape(&target.display().to_string())
+        ));
+    }
     Ok(warnings)
 }

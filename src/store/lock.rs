@@ -8,7 +8,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::durable::{parent_dir, temp_prefix};
+use super::durable::{current_umask, parent_dir, temp_prefix};
 use super::*;
 use crate::error::{Error, Result};
 
@@ -137,8 +137,19 @@ pub(super) fn read_owner(target: &Path) -> Option<String> {
         return None;
     }
     let mut text = String::new();
-    file.take(OWNER_READ_LIMIT).read_to_string(&mut text).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let read = file.take(OWNER_READ_LIMIT).read_to_string(&mut text);
+    // Not a record `pair` wrote whole (it replaces the record by a rename): a hand edit, or
+    // another program's. The lock is held all the same, by someone this cannot name.
+    let Some(v) = read
+        .ok()
+        .and_then(|_| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .filter(serde_json::Value::is_object)
+    else {
+        return Some(
+            "an unknown process (the owner record cannot be read as one; the holder is unknown)"
+                .to_string(),
+        );
+    };
     let pid = v.get("pid").and_then(|p| p.as_i64());
     let host = v.get("hostname").and_then(|h| h.as_str()).unwrap_or("?");
     let record = format!(
@@ -323,17 +334,19 @@ pub(super) fn lock_like(
     }
 }
 
-/// Record who holds the lock, never following a symlink at the owner path. The record only names
-/// the holder in a timeout message, so failing to write it (another user's record in a sticky
-/// directory, say) does not stop the write; something other than a regular file in its place
-/// does. It is written in place (the new record over the old one, then cut to its length): a
-/// waiter that reads it at that very moment finds no record it can parse, and names no holder.
+/// Record who holds the lock, atomically, never following a symlink at the owner path: the
+/// record is written to a temporary file beside it (`.BOARD.lock.owner.json.pair-tmp-*`) and
+/// renamed over it, so a waiter finds the whole record of a holder (the previous one or this
+/// one), never a mix, whenever this writer is stopped or killed. It is not fsynced: it only
+/// names the holder in a timeout message. For the same reason failing to write it (another
+/// user's record in a sticky directory, say) does not stop the write; something other than a
+/// regular file in its place does. A temporary file left by a writer killed mid-record is an
+/// orphan like the board's ([`remove_orphans`]): the lock file is marked busy before it is made.
 pub(super) fn write_owner(
     target: &Path,
     opts: &WriteOptions,
     like: Option<&fs::Metadata>,
 ) -> Result<()> {
-    use std::os::unix::fs::FileExt;
     let path = owner_path(target);
     let refuse = |path: PathBuf, kind: &str| Error::UnsafePath {
         path,
@@ -341,40 +354,10 @@ pub(super) fn write_owner(
             "the lock owner file is {kind}; refusing to touch it. Remove it (pair recreates it)"
         ),
     };
-    let existed = match fs::symlink_metadata(&path) {
-        Ok(meta) if !meta.file_type().is_file() => {
-            return Err(refuse(path, kind_of(&meta.file_type())));
-        }
-        Ok(_) => true,
-        Err(_) => false,
-    };
-    let file = match OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o666)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(&path)
+    if let Ok(meta) = fs::symlink_metadata(&path)
+        && !meta.file_type().is_file()
     {
-        Ok(f) => f,
-        // Swapped for a symlink, a FIFO or a directory since the look above.
-        Err(e)
-            if matches!(
-                e.raw_os_error(),
-                Some(libc::ELOOP | libc::ENXIO | libc::EISDIR)
-            ) =>
-        {
-            return Err(refuse(path, "not a regular file"));
-        }
-        Err(_) => return Ok(()),
-    };
-    match file.metadata() {
-        Ok(m) if m.file_type().is_file() => {}
-        Ok(m) => return Err(refuse(path, kind_of(&m.file_type()))),
-        Err(_) => return Ok(()),
-    }
-    if !existed && let Some(meta) = like {
-        share_like(&file, meta);
+        return Err(refuse(path, kind_of(&meta.file_type())));
     }
     let record = serde_json::json!({
         "pid": std::process::id(),
@@ -385,10 +368,44 @@ pub(super) fn write_owner(
     });
     let mut text = serde_json::to_string_pretty(&record).unwrap_or_default();
     text.push('\n');
-    if file.write_all_at(text.as_bytes(), 0).is_ok() {
-        let _ = file.set_len(text.len() as u64);
+    match replace_owner(&path, text.as_bytes(), like) {
+        Ok(()) => Ok(()),
+        // Swapped for a directory since the look above (a rename replaces a symlink or a FIFO
+        // itself, never what it points to).
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EISDIR | libc::ENOTDIR)) => {
+            Err(refuse(path, "not a regular file"))
+        }
+        Err(_) => Ok(()),
     }
-    Ok(())
+}
+
+/// Write `text` to a temporary file beside the owner record and rename it over the record. The
+/// new file takes the board's owner, group and read/write bits (`like`), or a new file's mode.
+fn replace_owner(path: &Path, text: &[u8], like: Option<&fs::Metadata>) -> io::Result<()> {
+    use std::io::Write;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&temp_prefix(path))
+        .tempfile_in(parent_dir(path))?;
+    let mode = match like {
+        Some(meta) => {
+            chown_like(tmp.as_file(), meta);
+            meta.mode() & 0o666
+        }
+        None => 0o666 & !current_umask(),
+    };
+    #[cfg(feature = "fault-injection")]
+    {
+        let half = text.len() / 2;
+        tmp.write_all(&text[..half])?;
+        fault::hit("owner-write")?;
+        tmp.write_all(&text[half..])?;
+        fault::hit("owner-written")?;
+    }
+    #[cfg(not(feature = "fault-injection"))]
+    tmp.write_all(text)?;
+    tmp.as_file()
+        .set_permissions(fs::Permissions::from_mode(mode))?;
+    tmp.persist(path).map(|_| ()).map_err(|e| e.error)
 }
 
 /// Remove temporary files that a writer killed mid-write left beside the blackboard. Only called

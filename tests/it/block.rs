@@ -454,17 +454,22 @@ fn blocked_is_nobodys_turn_until_the_doer_runs_the_optional_unblock_and_then_nob
 fn through_blocked_is_a_way_of_waiting_and_needs_no_wait_flag() {
     let p = plan_approved(&["alice"], &[]);
     p.ok("alice", &["block", "--reason", "Down"]);
-    // Accepted without --wait: it waits, still blocked when the timeout runs out.
-    let out = pair([
-        "poll",
-        p.p(),
-        "--agent",
-        "alice",
-        "--through-blocked",
-        "--timeout",
-        "0.3",
-        "--json",
-    ]);
+    // Accepted without --wait: it waits, still blocked when the timeout runs out (within it
+    // and 2 s).
+    let limit = std::time::Duration::from_millis(300);
+    let out = crate::common::bounded::pair_within(
+        &[
+            "poll",
+            p.p(),
+            "--agent",
+            "alice",
+            "--through-blocked",
+            "--timeout",
+            "0.3",
+            "--json",
+        ],
+        limit,
+    );
     out.code(12);
     assert!(
         out.json()["waited_ms"].as_u64().is_some(),
@@ -473,14 +478,17 @@ fn through_blocked_is_a_way_of_waiting_and_needs_no_wait_flag() {
     );
     pair(["unblock", p.p(), "--agent", "doer", "--reason", "Back"]).code(0);
     // On a board that is not blocked it is a plain wait (not alice's turn: exit 10 at the end).
-    pair([
-        "poll",
-        p.p(),
-        "--agent",
-        "alice",
-        "--through-blocked",
-        "--timeout",
-        "0.3",
-    ])
+    crate::common::bounded::pair_within(
+        &[
+            "poll",
+            p.p(),
+            "--agent",
+            "alice",
+            "--through-blocked",
+            "--timeout",
+            "0.3",
+        ],
+        limit,
+    )
     .code(10);
 }

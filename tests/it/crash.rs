@@ -5,7 +5,11 @@
 //! exit; after the rename, success with a warning. Temporary files of killed creations are
 //! removed by the next write.
 //!
-//! The random-kill campaigns run a representative slice by default; for the long run:
+//! Two kinds of kill. At every step of a write: the store's fault points, each a `SIGKILL` (or an
+//! abort) the writer sends itself there, so each step is hit on every run and a replace that is
+//! not atomic fails every time (the file a reader holds open is written into, or the board is
+//! torn). And at random moments: a short run of 100 kills in every `cargo test`; for the long
+//! run:
 //!
 //! ```sh
 //! PAIR_CRASH_KILLS=1000 cargo test --release --test it -- crash:: --ignored --nocapture
@@ -252,9 +256,25 @@ fn campaign(kind: Kind, runs: usize, size: usize) -> Campaign {
             assert_eq!(code, Some(0), "reference note failed: {err}");
             new = fs::read(&ref_board).unwrap();
         }
+        // A reader that opened the board before the write: a replace never writes into it.
+        let mut held = fs::File::open(&b.path).unwrap();
+        let held_id = inode(&held.metadata().unwrap());
         // Uniform over the life of a typical write (spawn to exit), a little past it.
         let delay = Duration::from_micros(rng.below(typical.as_micros() as u64 * 11 / 10));
         let ended = run_and_kill(&args, delay);
+        {
+            use std::io::{Read, Seek};
+            let mut seen = Vec::new();
+            held.rewind().unwrap();
+            held.read_to_end(&mut seen).unwrap();
+            same(
+                &seen,
+                &old,
+                &format!(
+                    "run {i} (killed after {delay:?}): the file a reader held open was written into"
+                ),
+            );
+        }
         match ended {
             None => st.killed += 1,
             Some(0) => st.finished += 1,
@@ -291,6 +311,11 @@ fn campaign(kind: Kind, runs: usize, size: usize) -> Campaign {
             );
         }
         if is_new && !is_old {
+            assert_ne!(
+                inode(&fs::metadata(&b.path).unwrap()),
+                held_id,
+                "run {i}: the new version must arrive by a rename, as a new file"
+            );
             st.left_new += 1;
         } else {
             st.left_old += 1;
@@ -351,9 +376,11 @@ fn runs_from_env(default: usize) -> usize {
         .unwrap_or(default)
 }
 
+/// The short run, in every `cargo test`: 60 raw writes and 40 notes killed at random moments
+/// (100 kills, a few seconds on a busy machine), each on a board of 256 KiB.
 #[test]
 fn raw_writes_killed_at_random_moments_leave_the_old_or_the_new_file() {
-    let st = campaign(Kind::Raw, 50, 512 << 10);
+    let st = campaign(Kind::Raw, 60, 256 << 10);
     assert!(
         st.killed > 0,
         "no kill landed while a write ran, the test proved nothing: {st:?}"
@@ -362,7 +389,7 @@ fn raw_writes_killed_at_random_moments_leave_the_old_or_the_new_file() {
 
 #[test]
 fn notes_killed_at_random_moments_leave_the_old_or_the_new_file() {
-    let st = campaign(Kind::Note, 30, 256 << 10);
+    let st = campaign(Kind::Note, 40, 256 << 10);
     assert!(
         st.killed > 0,
         "no kill landed while a write ran, the test proved nothing: {st:?}"
@@ -670,4 +697,220 @@ fn only_a_write_after_a_crash_looks_for_orphaned_temporary_files() {
     pair(checked_note_args(&b)).code(0);
     assert!(!decoy.exists(), "a write after a reboot looks for orphans");
     pair(["validate", b.p()]).code(0);
+}
+
+// ------------------------------------------------------------------------------------------
+// a kill at every step of a write
+
+/// The store's fault points, in the order a write to a file passes them (`store::fault::POINTS`),
+/// and whether the board is replaced once the writer has passed each.
+const STEPS: [(&str, bool); 10] = [
+    ("owner-write", false),
+    ("owner-written", false),
+    ("locked", false),
+    ("temp-write", false),
+    ("temp-written", false),
+    ("temp-fsync", false),
+    ("before-rename", false),
+    ("after-rename", true),
+    ("dir-fsync", true),
+    ("dir-synced", true),
+];
+
+/// Every point named in the store's code (`fault!("…"`, `fault::hit("…")`) is one of
+/// [`STEPS`], and the fault module lists the same points in the same order: a new step of the
+/// write is killed at by [`a_write_killed_at_each_step_leaves_the_old_or_the_new_board_whole`]
+/// as soon as it exists.
+#[test]
+fn every_fault_point_of_the_store_is_a_step_the_crash_test_kills_at() {
+    let store = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store");
+    let mut named = std::collections::BTreeSet::new();
+    let mut stack = vec![store.clone()];
+    while let Some(dir) = stack.pop() {
+        for e in fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let text = fs::read_to_string(&p).unwrap();
+            for opener in ["fault!(\"", "fault::hit(\""] {
+                for (i, _) in text.match_indices(opener) {
+                    let rest = &text[i + opener.len()..];
+                    named.insert(rest[..rest.find('"').unwrap()].to_string());
+                }
+            }
+        }
+    }
+    let steps: std::collections::BTreeSet<String> =
+        STEPS.iter().map(|(p, _)| p.to_string()).collect();
+    assert_eq!(
+        named, steps,
+        "the store's fault points and the crash test's steps"
+    );
+    let fault = fs::read_to_string(store.join("fault.rs")).unwrap();
+    let list = &fault[fault.find("pub const POINTS").unwrap()..];
+    let list = &list[..list.find("];").unwrap()];
+    let listed: Vec<&str> = list.split('"').skip(1).step_by(2).collect();
+    let ordered: Vec<&str> = STEPS.iter().map(|(p, _)| *p).collect();
+    assert_eq!(
+        listed, ordered,
+        "store::fault::POINTS, in the order of a write"
+    );
+}
+
+/// The identity of a file: device and inode.
+fn inode(meta: &fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+/// Two versions of a board are the same, or the first byte where they differ is named.
+#[track_caller]
+fn same(actual: &[u8], expected: &[u8], what: &str) {
+    if actual != expected {
+        let at = actual
+            .iter()
+            .zip(expected)
+            .take_while(|(a, e)| a == e)
+            .count();
+        panic!(
+            "{what}: {} bytes, expected {}; they differ from byte {at}",
+            actual.len(),
+            expected.len()
+        );
+    }
+}
+
+/// A write killed at a step (the process ends itself there with `SIGKILL`, or aborts): what it
+/// must have left, checked against the board as it was before.
+fn kill_at(
+    b: &Board,
+    args: &[String],
+    step: (&str, bool),
+    action: &str,
+    new_holds: &dyn Fn(&[u8]) -> bool,
+) {
+    use std::io::{Read, Seek};
+    let (point, replaced) = step;
+    let old = b.read();
+    let old_records = journal_lines(&old).len();
+    // A reader that opened the board before the write: an atomic replace never writes into the
+    // file it holds, so it reads the old version to its end, whatever happened since.
+    let mut held = fs::File::open(&b.path).unwrap();
+    let held_id = inode(&held.metadata().unwrap());
+    let out = with_fault(args, &format!("{point}:{action}"));
+    let signal = if action == "abort" {
+        libc::SIGABRT
+    } else {
+        libc::SIGKILL
+    };
+    assert_eq!(
+        out.signal,
+        Some(signal),
+        "{point}:{action}: {}",
+        out.report()
+    );
+    let now = b.read();
+    if replaced {
+        assert!(
+            new_holds(&now) && journal_lines(&now).len() == old_records + 1,
+            "{point}:{action}: the board is not the new version"
+        );
+        assert_ne!(
+            inode(&fs::metadata(&b.path).unwrap()),
+            held_id,
+            "{point}:{action}: the new version must arrive by a rename, as a new file"
+        );
+    } else {
+        same(
+            &now,
+            &old,
+            &format!("{point}:{action}: the board is not the old version"),
+        );
+    }
+    let mut seen = Vec::new();
+    held.rewind().unwrap();
+    held.read_to_end(&mut seen).unwrap();
+    same(
+        &seen,
+        &old,
+        &format!("{point}:{action}: the file a reader held open was written into"),
+    );
+    // The owner record is whole: this writer's or the one before it, never a mix.
+    let owner = fs::read_to_string(b.dir.path().join("board.md.lock.owner.json")).unwrap();
+    let record: serde_json::Value = serde_json::from_str(&owner)
+        .unwrap_or_else(|e| panic!("{point}:{action}: a torn owner record ({e}): {owner:?}"));
+    assert!(record["pid"].is_u64(), "{point}:{action}: {owner}");
+    pair(["validate", b.p()]).code(0);
+    let orphans = entries_with_prefix(b.dir.path(), TEMP_PREFIX).len()
+        + entries_with_prefix(b.dir.path(), OWNER_TEMP_PREFIX).len();
+    assert!(
+        orphans <= 1,
+        "{point}:{action}: {orphans} temporary files left"
+    );
+    // The next write goes through and leaves nothing behind.
+    pair(checked_note_args(b)).code(0);
+    b.assert_clean_dir(&[]);
+    pair(["validate", b.p()]).code(0);
+}
+
+/// A write killed at each step of the store leaves the board byte for byte the old version (up
+/// to the rename) or the new one (from it on), valid, and never written into: the file a reader
+/// held open still reads the old version whole, and the new version is a new file. The owner
+/// record is whole, and the next write removes whatever temporary file the killed one left.
+#[test]
+fn a_write_killed_at_each_step_leaves_the_old_or_the_new_board_whole() {
+    for step in STEPS {
+        for action in ["kill", "abort"] {
+            // A raw write: the new content is known exactly.
+            let b = Board::new(big_board(64 << 10));
+            pair(checked_note_args(&b)).code(0);
+            let new = format!(
+                "{}- one more line\n",
+                String::from_utf8(b.content()).unwrap()
+            );
+            let new = keep_journal(&new, &b.read());
+            let content = unjournaled(new.as_bytes());
+            kill_at(&b, &raw_args(&b, new.as_bytes()), step, action, &|now| {
+                unjournaled(now) == content
+            });
+            // A semantic write: the note is there once.
+            let b = Board::new(big_board(64 << 10));
+            pair(checked_note_args(&b)).code(0);
+            let args = note_args(b.p(), "the killed note");
+            kill_at(&b, &args, step, action, &|now| {
+                String::from_utf8_lossy(now)
+                    .matches("the killed note")
+                    .count()
+                    == 1
+            });
+        }
+    }
+}
+
+/// A creation (`init`) killed at each step leaves no board or the whole new one, and a retried
+/// `init` removes what it left.
+#[test]
+fn an_init_killed_at_each_step_leaves_no_board_or_a_whole_one() {
+    for (point, replaced) in STEPS {
+        let b = Board::absent();
+        let out = with_fault(
+            &[
+                "init".to_string(),
+                b.p().to_string(),
+                "--goal".into(),
+                "g".into(),
+            ],
+            &format!("{point}:kill"),
+        );
+        assert_eq!(out.signal, Some(libc::SIGKILL), "{point}: {}", out.report());
+        assert_eq!(b.path.exists(), replaced, "{point}");
+        if replaced {
+            pair(["validate", b.p()]).code(0);
+        }
+        pair(["init", b.p(), "--goal", "g"]).code(if replaced { 7 } else { 0 });
+        b.assert_clean_dir(&[]);
+        pair(["validate", b.p()]).code(0);
+    }
 }

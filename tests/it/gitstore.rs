@@ -2,6 +2,7 @@
 //! directory with its own cache (`PAIR_CACHE_DIR`), and they meet only at a bare repository,
 //! over `file://` or through `git daemon` on 127.0.0.1.
 
+use crate::common::bounded::{Timed, run_timed};
 use crate::common::prereq::{GIT_DAEMON, require};
 use crate::common::{Out, git, git_worktree, pair_bin};
 use std::fs;
@@ -1937,43 +1938,6 @@ impl Drop for Stalled {
     }
 }
 
-/// Run commands at once, each killed after a minute; their outcomes, each with its own time.
-fn run_together(m: &Machine, commands: &[Vec<String>]) -> Vec<Out> {
-    let start = Instant::now();
-    let mut running: Vec<Option<Child>> = commands
-        .iter()
-        .map(|args| {
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            Some(m.spawn(&args))
-        })
-        .collect();
-    let mut done: Vec<Option<Out>> = vec![None; commands.len()];
-    while done.iter().any(Option::is_none) {
-        for (i, slot) in running.iter_mut().enumerate() {
-            let Some(child) = slot.as_mut() else { continue };
-            let finished = child.try_wait().unwrap().is_some();
-            if finished || start.elapsed() > Duration::from_secs(60) {
-                let mut child = slot.take().unwrap();
-                if !finished {
-                    let _ = child.kill();
-                }
-                let out = child.wait_with_output().unwrap();
-                done[i] = Some(Out {
-                    desc: format!("pair {}", commands[i].join(" ")),
-                    code: out.status.code(),
-                    signal: std::os::unix::process::ExitStatusExt::signal(&out.status),
-                    stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-                    stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-                    stdout_bytes: out.stdout,
-                    elapsed: start.elapsed(),
-                });
-            }
-        }
-        sleep(Duration::from_millis(20));
-    }
-    done.into_iter().map(Option::unwrap).collect()
-}
-
 #[test]
 fn a_stalled_remote_is_given_up_at_the_timeout_and_no_git_is_left_running() {
     let remote = Remote::new();
@@ -1996,11 +1960,10 @@ fn a_stalled_remote_is_given_up_at_the_timeout_and_no_git_is_left_running() {
             "3",
         ])
     };
-    // (command, the most it may take: its --timeout or the 10 s default, and the second it
-    // may take past it)
+    // (command, its limit: its --timeout or the 10 s default)
     let cases = [
-        (note(&over_http), 4),
-        (note(&over_git), 4),
+        (note(&over_http), 3),
+        (note(&over_git), 3),
         (
             words(&[
                 "poll",
@@ -2011,26 +1974,30 @@ fn a_stalled_remote_is_given_up_at_the_timeout_and_no_git_is_left_running() {
                 "--timeout",
                 "5",
             ]),
-            6,
+            5,
         ),
-        (words(&["poll", &over_http, "--agent", "alice"]), 11),
-        (words(&["status", &over_git]), 11),
-        (words(&["status", &fd]), 11),
+        (words(&["poll", &over_http, "--agent", "alice"]), 10),
+        (words(&["status", &over_git]), 10),
+        (words(&["status", &fd]), 10),
         (
             words(&["init", &over_http, "--doer", "doer", "--timeout", "3"]),
-            4,
+            3,
         ),
     ];
-    let commands: Vec<Vec<String>> = cases.iter().map(|(c, _)| c.clone()).collect();
-    let outs = run_together(&m, &commands);
-    for (out, (_, most)) in outs.iter().zip(&cases) {
-        out.code(1)
+    let ran = run_timed(
+        cases
+            .iter()
+            .map(|(c, _)| {
+                let args: Vec<&str> = c.iter().map(String::as_str).collect();
+                (format!("pair {}", c.join(" ")), m.command(&args))
+            })
+            .collect(),
+    );
+    for (t, (_, limit)) in ran.iter().zip(&cases) {
+        // Within its limit and 2 s, with nothing it started left running.
+        t.within(Duration::from_secs(*limit))
+            .code(1)
             .mentions(&["cannot reach the remote", "was stopped"]);
-        assert!(
-            out.elapsed < Duration::from_secs(*most),
-            "took too long\n{}",
-            out.report()
-        );
     }
     assert!(stall.accepted() >= 6, "{} connections", stall.accepted());
     assert!(
@@ -2086,33 +2053,44 @@ fn through_git_daemon_a_remote_that_stalls_leaves_status_on_the_cache_and_writes
     daemon.stop();
     let stall = Stalled::start(Some(port));
 
-    let out = doer.pair(&["status", &b]);
+    // Each within its limit (the 10 s default, or its --timeout) and 2 s, leaving nothing
+    // running.
+    let timed = |m: &Machine, args: &[&str], limit: u64| {
+        let ran = run_timed(vec![(format!("pair {}", args.join(" ")), m.command(args))]);
+        ran[0].within(Duration::from_secs(limit)).clone()
+    };
+    let out = timed(&doer, &["status", &b], 10);
     out.code(0)
         .mentions(&["OFFLINE", "s ago", "cannot be reached", "was stopped"]);
-    assert!(out.elapsed < Duration::from_secs(40), "{}", out.report());
     let v = json(&doer.pair(&["status", &b, "--json"]));
     assert_eq!(v["remote"]["offline"], true, "{v:#}");
     assert_eq!(v["phase"], "DRAFT");
     // A write gives up at its --timeout (the cached tip is pushed to, and the push stopped).
-    let out = doer.pair(&[
-        "note",
-        &b,
-        "--agent",
-        "doer",
-        "--section",
-        "Evidence",
-        "--note",
-        "during the stall",
-        "--timeout",
-        "3",
-    ]);
+    let out = timed(
+        &doer,
+        &[
+            "note",
+            &b,
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            "during the stall",
+            "--timeout",
+            "3",
+        ],
+        3,
+    );
     out.code(1)
         .mentions(&["cannot reach the remote", "stopped"]);
-    assert!(out.elapsed < Duration::from_secs(30), "{}", out.report());
     // A waiting reviewer whose remote never answered it: an error when the wait gives up.
-    let out = alice.pair(&["poll", &b, "--agent", "alice", "--wait", "--timeout", "4"]);
+    let out = timed(
+        &alice,
+        &["poll", &b, "--agent", "alice", "--wait", "--timeout", "4"],
+        4,
+    );
     out.code(1).mentions(&["cannot reach the remote"]);
-    assert!(out.elapsed < Duration::from_secs(30), "{}", out.report());
     assert!(stall.all_closed(Duration::from_secs(10)));
     drop(stall);
 
@@ -2161,124 +2139,6 @@ fn a_writer_killed_with_sigkill_takes_its_git_with_it() {
         stall.all_closed(Duration::from_secs(20)),
         "git outlived the pair killed with SIGKILL"
     );
-}
-
-/// The processes of session `sid` that are still alive (zombies are not: they have exited and
-/// only wait to be reaped), each as `PID STATE COMMAND LINE`.
-fn alive_in_session(sid: u32) -> Vec<String> {
-    let mut alive = vec![];
-    for e in fs::read_dir("/proc").unwrap().flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if !name.bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        let Ok(stat) = fs::read_to_string(e.path().join("stat")) else {
-            continue;
-        };
-        // `PID (COMM) STATE PPID PGRP SESSION …`: the command may hold spaces and brackets.
-        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-            continue;
-        };
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        let (Some(state), Some(session)) = (f.first(), f.get(3)) else {
-            continue;
-        };
-        if session.parse::<u32>().ok() == Some(sid) && !matches!(*state, "Z" | "X") {
-            let cmdline = fs::read(e.path().join("cmdline")).unwrap_or_default();
-            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            alive.push(format!("{name} {state} {cmdline}"));
-        }
-    }
-    alive
-}
-
-/// A `pair` run against a deadline: how it ended, timed on the monotonic clock from just before
-/// it was started to its exit, and what of the processes it started was still alive a second
-/// after it exited.
-struct Timed {
-    out: Out,
-    left: Vec<String>,
-}
-
-/// Run commands at once, each in a session of its own (so that everything it starts, and
-/// everything those start, is found by its session however it is grouped), each killed after a
-/// minute; a second after each exits, the processes of its session still alive.
-fn run_timed(commands: Vec<(String, Command)>) -> Vec<Timed> {
-    use std::os::unix::process::CommandExt;
-    struct Running {
-        desc: String,
-        child: Option<Child>,
-        started: Instant,
-        sid: u32,
-        ended: Option<(Instant, Out)>,
-        left: Option<Vec<String>>,
-    }
-    let mut running: Vec<Running> = commands
-        .into_iter()
-        .map(|(desc, mut c)| {
-            c.stdout(Stdio::piped()).stderr(Stdio::piped());
-            // SAFETY: setsid is async-signal-safe and touches no memory of the parent's.
-            unsafe {
-                c.pre_exec(|| {
-                    if libc::setsid() < 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    Ok(())
-                });
-            }
-            let started = Instant::now();
-            let child = c.spawn().unwrap();
-            Running {
-                desc,
-                sid: child.id(),
-                child: Some(child),
-                started,
-                ended: None,
-                left: None,
-            }
-        })
-        .collect();
-    while running.iter().any(|r| r.left.is_none()) {
-        for r in running.iter_mut() {
-            if let Some(child) = r.child.as_mut() {
-                let finished = child.try_wait().unwrap().is_some();
-                let now = Instant::now();
-                if finished || now - r.started > Duration::from_secs(60) {
-                    let mut child = r.child.take().unwrap();
-                    if !finished {
-                        let _ = child.kill();
-                    }
-                    let out = child.wait_with_output().unwrap();
-                    r.ended = Some((
-                        now,
-                        Out {
-                            desc: r.desc.clone(),
-                            code: out.status.code(),
-                            signal: std::os::unix::process::ExitStatusExt::signal(&out.status),
-                            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-                            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-                            stdout_bytes: out.stdout,
-                            elapsed: now - r.started,
-                        },
-                    ));
-                }
-            }
-            if let Some((at, _)) = &r.ended
-                && r.left.is_none()
-                && at.elapsed() >= Duration::from_secs(1)
-            {
-                r.left = Some(alive_in_session(r.sid));
-            }
-        }
-        sleep(Duration::from_millis(2));
-    }
-    running
-        .into_iter()
-        .map(|r| Timed {
-            out: r.ended.unwrap().1,
-            left: r.left.unwrap(),
-        })
-        .collect()
 }
 
 impl Timed {

@@ -930,6 +930,8 @@ struct SkillRun {
     ran: std::cell::RefCell<std::collections::BTreeSet<String>>,
     wrong: std::cell::RefCell<Vec<String>>,
     path: std::ffi::OsString,
+    /// What the last line run printed on standard output.
+    printed: std::cell::RefCell<String>,
 }
 
 impl SkillRun {
@@ -970,7 +972,22 @@ impl SkillRun {
                 String::from_utf8_lossy(&out.stderr).trim()
             ));
         }
+        *self.printed.borrow_mut() = String::from_utf8_lossy(&out.stdout).into_owned();
         serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+    }
+
+    /// Run a read-only `line` (exit 0) and check what it prints: every one of `texts`, each a
+    /// fact of the board at that point of the work.
+    fn shows(&self, dir: &std::path::Path, line: &str, texts: &[&str]) {
+        self.run(dir, line, &[], 0);
+        let printed = self.printed.borrow();
+        for t in texts {
+            if !printed.contains(t) {
+                self.wrong
+                    .borrow_mut()
+                    .push(format!("`{line}` does not print {t:?}:\n{printed}"));
+            }
+        }
     }
 }
 
@@ -1007,6 +1024,7 @@ fn every_command_line_of_the_skill_runs_as_given_through_a_whole_lifecycle() {
         ran: Default::default(),
         wrong: Default::default(),
         path,
+        printed: Default::default(),
     };
     // The repository, its board `task.md`, and the files the skill's commands name.
     let root = top.join("repo");
@@ -1139,8 +1157,8 @@ fn every_command_line_of_the_skill_runs_as_given_through_a_whole_lifecycle() {
         &[],
         0,
     );
-    s.run(r, "pair status task.md", &[], 0);
-    s.run(r, "pair brief task.md --for doer", &[], 0);
+    s.shows(r, "pair status task.md", &["DRAFT", "alice", "bob"]);
+    s.shows(r, "pair brief task.md --for doer", &["What goal.md says."]);
     s.run(
         r,
         "pair poll task.md --agent alice --wait --timeout 600",
@@ -1190,12 +1208,29 @@ fn every_command_line_of_the_skill_runs_as_given_through_a_whole_lifecycle() {
         0,
     );
     s.run(r, "pair claim task.md --agent alice", &[], 0);
-    s.run(r, "pair show task.md --latest", &[], 0);
-    s.run(r, "pair show task.md", &[], 0);
-    s.run(r, "pair brief task.md --for reviewer --agent alice", &[], 0);
-    s.run(r, "pair diff task.md", &[], 0);
-    s.run(r, "pair diff task.md --stat", &[], 0);
-    s.run(r, "pair diff task.md --json", &[], 0);
+    s.shows(r, "pair show task.md --latest", &["What analysis.md says."]);
+    s.shows(
+        r,
+        "pair show task.md",
+        &[
+            "Analysis revision 1",
+            "What analysis.md says.",
+            "No reviews of analysis revision 1 yet.",
+        ],
+    );
+    s.shows(
+        r,
+        "pair brief task.md --for reviewer --agent alice",
+        &["What analysis.md says."],
+    );
+    s.shows(r, "pair diff task.md", &["What analysis.md says."]);
+    // One line of 23 bytes: "What analysis.md says.\n".
+    s.shows(r, "pair diff task.md --stat", &["1 line, 23 bytes"]);
+    s.shows(
+        r,
+        "pair diff task.md --json",
+        &["What analysis.md says.", "\"sha256\""],
+    );
     run_filled(verdict, 0);
     approve("bob");
     // The plan: a comment first, then approved.
@@ -1216,7 +1251,16 @@ fn every_command_line_of_the_skill_runs_as_given_through_a_whole_lifecycle() {
         0,
     );
     approve("bob");
-    s.run(r, "pair show task.md 'Plan Reviews'", &[], 0);
+    s.shows(
+        r,
+        "pair show task.md 'Plan Reviews'",
+        &[
+            "Unable to review",
+            "disk full",
+            "What review.md says.",
+            "COMMENT",
+        ],
+    );
     s.run(
         r,
         "pair submit task.md --agent doer plan --note-file plan.md --user-approved",
@@ -1366,8 +1410,8 @@ fn every_command_line_of_the_skill_runs_as_given_through_a_whole_lifecycle() {
             "BLK-1",
         ],
     );
-    s.run(r, "pair objections task.md", &[], 0);
-    s.run(r, "pair objections task.md --open", &[], 0);
+    s.shows(r, "pair objections task.md", &["BLK-1"]);
+    s.shows(r, "pair objections task.md --open", &["BLK-1"]);
     s.run(r, "pair resolve task.md BLK-1 --agent doer --resolution-file fix-blk-1.md --surfaces src/upload.rs,tests/upload_test.rs", &[], 0);
     s.run(
         r,
@@ -1533,9 +1577,9 @@ fn every_command_line_of_the_skill_runs_as_given_through_a_whole_lifecycle() {
     git(r, &["worktree", "remove", ".worktrees/task"]);
     git(r, &["branch", "-d", "pair/task"]);
     s.run(r, "pair advance task.md --agent doer CLEANED_UP", &[], 0);
-    s.run(r, "pair status task.md", &[], 0);
-    s.run(r, "pair log task.md", &[], 0);
-    s.run(r, "pair stats task.md", &[], 0);
+    s.shows(r, "pair status task.md", &["CLEANED_UP"]);
+    s.shows(r, "pair log task.md", &["init", "CLEANED_UP", "alice"]);
+    s.shows(r, "pair stats task.md", &["CLEANED_UP"]);
     // Everything else the skill shows, on the other board, where it applies or is refused.
     s.run(&side, "pair advance task.md --agent doer PLANNING", &[], 6);
     s.run(

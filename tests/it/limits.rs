@@ -224,35 +224,46 @@ fn board_with_a_long_journal(b: &Board, size: usize) -> usize {
 
 #[test]
 fn log_and_stats_stream_a_long_journal_in_a_small_constant_memory() {
-    // A legal board of 36 MiB, nearly all journal: `log` (text and JSON) and `stats` read it under
-    // an address-space cap of 32 MiB, smaller than the board itself, so neither may hold the
-    // board, let alone its records or their output, and both give every record.
-    let b = Board::absent();
-    let total = board_with_a_long_journal(&b, 36 << 20);
-    pair(["validate", b.p()]).code(0);
+    // Legal boards of 12 MiB and 48 MiB, nearly all journal: `log` (text and JSON) and `stats`
+    // read both under one address-space cap of 32 MiB, smaller than the larger board, so
+    // neither may hold the board, let alone its records or their output, and what they hold
+    // does not grow with the board: four times the journal, the same cap. Both give every
+    // record.
     let cap = 32 << 20;
-    let p = b.p();
-    let run = |args: &[&str]| {
-        let out = pair_capped_at(args, None, Duration::from_secs(120), cap);
-        out.code(0);
-        out
-    };
-    let out = run(&["log", p]);
-    assert_eq!(out.stdout.lines().count(), total);
-    assert!(out.stdout.lines().all(|l| l.starts_with("2026-")));
-    let j: serde_json::Value = serde_json::from_str(&run(&["log", p, "--json"]).stdout).unwrap();
-    assert_eq!(j["total"].as_u64(), Some(total as u64));
-    assert_eq!(j["records"].as_array().unwrap().len(), total);
-    assert_eq!(j["phase"], "DRAFT");
-    let alice: serde_json::Value =
-        serde_json::from_str(&run(&["log", p, "--json", "--agent", "alice"]).stdout).unwrap();
-    assert_eq!(alice["records"].as_array().unwrap().len(), (total - 1) / 2);
-    let stats: serde_json::Value =
-        serde_json::from_str(&run(&["stats", p, "--json"]).stdout).unwrap();
-    let board = &stats["boards"][0];
-    assert_eq!(board["records"].as_u64(), Some(total as u64));
-    assert_eq!(
-        board["agents"]["alice"]["writes"].as_u64(),
-        Some((total as u64 - 1) / 2)
-    );
+    for size in [12 << 20, 48 << 20] {
+        let b = Board::absent();
+        let total = board_with_a_long_journal(&b, size);
+        pair(["validate", b.p()]).code(0);
+        let p = b.p();
+        let run = |args: &[&str]| {
+            let out = pair_capped_at(args, None, Duration::from_secs(120), cap);
+            out.code(0);
+            out
+        };
+        let what = format!("a board of {} MiB", size >> 20);
+        let out = run(&["log", p]);
+        assert_eq!(out.stdout.lines().count(), total, "{what}");
+        assert!(out.stdout.lines().all(|l| l.starts_with("2026-")), "{what}");
+        let j: serde_json::Value =
+            serde_json::from_str(&run(&["log", p, "--json"]).stdout).unwrap();
+        assert_eq!(j["total"].as_u64(), Some(total as u64), "{what}");
+        assert_eq!(j["records"].as_array().unwrap().len(), total, "{what}");
+        assert_eq!(j["phase"], "DRAFT", "{what}");
+        let alice: serde_json::Value =
+            serde_json::from_str(&run(&["log", p, "--json", "--agent", "alice"]).stdout).unwrap();
+        assert_eq!(
+            alice["records"].as_array().unwrap().len(),
+            (total - 1) / 2,
+            "{what}"
+        );
+        let stats: serde_json::Value =
+            serde_json::from_str(&run(&["stats", p, "--json"]).stdout).unwrap();
+        let board = &stats["boards"][0];
+        assert_eq!(board["records"].as_u64(), Some(total as u64), "{what}");
+        assert_eq!(
+            board["agents"]["alice"]["writes"].as_u64(),
+            Some((total as u64 - 1) / 2),
+            "{what}"
+        );
+    }
 }

@@ -644,10 +644,28 @@ fn the_python_sdk_runs_a_doer_and_a_reviewer_through_a_task() {
     if !prereq::require(&prereq::GIT, prereq::on_path("git")) {
         return;
     }
+    // Isolated (`-I`: no PYTHON* variable applies), and its checks are explicit raises, which
+    // no optimisation switches off: a check that cannot hold fails the run even with
+    // PYTHONOPTIMIZE set.
+    let out = assert_cmd::Command::new(python())
+        .arg("-I")
+        .arg(script())
+        .arg("self-check")
+        .env("PYTHONOPTIMIZE", "2")
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("CheckFailed: the client's checks are live"),
+        "the client's checks do not fail when they should ({:?}):\n{stderr}",
+        out.status
+    );
     let dir = tempfile::tempdir().unwrap();
     let examples = dir.path().join("examples.json");
     std::fs::write(&examples, serde_json::to_string(&example_calls()).unwrap()).unwrap();
     let out = assert_cmd::Command::new(python())
+        .arg("-I")
         .arg(script())
         .args(["lifecycle", "--pair"])
         .arg(pair_bin())
@@ -655,6 +673,7 @@ fn the_python_sdk_runs_a_doer_and_a_reviewer_through_a_task() {
         .arg(dir.path())
         .args(["--tools", &tool_names(), "--examples"])
         .arg(&examples)
+        .env("PYTHONOPTIMIZE", "2")
         .timeout(Duration::from_secs(300))
         .output()
         .unwrap();

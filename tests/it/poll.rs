@@ -69,8 +69,13 @@ fn poll_json_gives_a_code_reviewer_the_worktree_and_the_exact_diff_command() {
 #[test]
 fn poll_wait_for_a_missing_board_names_its_absolute_path_once_and_advises_init_only_generically() {
     let dir = tempfile::tempdir().unwrap();
-    let out = output_in(
-        dir.path(),
+    // Each ends within its --timeout and 2 s.
+    let in_dir = |args: &[&str], limit_ms: u64| {
+        let mut c = crate::common::bounded::pair_command(args);
+        c.current_dir(dir.path()).env_remove("NO_COLOR");
+        crate::common::bounded::within(c, std::time::Duration::from_millis(limit_ms))
+    };
+    let out = in_dir(
         &[
             "poll",
             "later.md",
@@ -82,9 +87,10 @@ fn poll_wait_for_a_missing_board_names_its_absolute_path_once_and_advises_init_o
             "--interval",
             "0.05",
         ],
+        300,
     );
-    assert_eq!(out.status.code(), Some(7));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.code, Some(7));
+    let stderr = &out.stderr;
     let absolute = dir.path().join("later.md").display().to_string();
     assert_eq!(
         stderr.matches(&format!("waiting for {absolute}")).count(),
@@ -94,8 +100,7 @@ fn poll_wait_for_a_missing_board_names_its_absolute_path_once_and_advises_init_o
     assert!(stderr.contains("the doer creates it"), "{stderr}");
     assert!(!stderr.contains("create it with"), "{stderr}");
     // With --json, stderr holds only the error envelope.
-    let out = output_in(
-        dir.path(),
+    let out = in_dir(
         &[
             "poll",
             "later.md",
@@ -106,8 +111,9 @@ fn poll_wait_for_a_missing_board_names_its_absolute_path_once_and_advises_init_o
             "0.1",
             "--json",
         ],
+        100,
     );
-    let v: Value = serde_json::from_slice(&out.stderr).expect("one JSON object");
+    let v: Value = serde_json::from_str(&out.stderr).expect("one JSON object");
     assert_eq!(v["error"]["kind"], "missing");
 }
 

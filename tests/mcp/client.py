@@ -14,6 +14,12 @@ prints on stdout); it needs the `mcp` package (scripts/mcp-clients.sh installs i
     client.py latency --pair PAIR --dir DIR --runs N
         Measure how soon a waiting `poll` returns after the other agent's write, through MCP
         and as `pair poll --wait`, and print the medians.
+
+    client.py self-check
+        Fail: shows that the checks run (each is an explicit `raise`, never an `assert`, which
+        `python -O` or `PYTHONOPTIMIZE` would switch off).
+
+Run it isolated (`python -I`), so no `PYTHON*` variable of the environment changes it.
 """
 
 import argparse
@@ -32,6 +38,17 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 STEPS = []
+
+
+class CheckFailed(Exception):
+    """A check of the client's run that did not hold."""
+
+
+def expect(condition, message):
+    """Fail the run unless `condition` holds: an explicit raise, which `python -O` and
+    `PYTHONOPTIMIZE` do not switch off as they do `assert`."""
+    if not condition:
+        raise CheckFailed(message)
 
 
 def step(text):
@@ -53,14 +70,14 @@ class Agent:
         """A call that must succeed: its JSON result."""
         result = await self.session.call_tool(tool, args, progress_callback=progress)
         text = result.content[0].text
-        assert not result.is_error, f"{self.name}: {tool} {args} was refused: {text}"
+        expect(not result.is_error, f"{self.name}: {tool} {args} was refused: {text}")
         return json.loads(text)
 
     async def refused(self, tool, **args):
         """A call that must be refused: its error envelope."""
         result = await self.session.call_tool(tool, args)
         text = result.content[0].text
-        assert result.is_error, f"{self.name}: {tool} {args} was not refused: {text}"
+        expect(result.is_error, f"{self.name}: {tool} {args} was not refused: {text}")
         return json.loads(text)["error"]
 
     async def poll_until_turn(self, **args):
@@ -127,22 +144,22 @@ def git(cwd, *args):
 def check_tools(listed, instructions, expected, examples):
     """The tools are the agent commands; schemas are plain and validate the examples."""
     names = sorted(t.name for t in listed)
-    assert names == sorted(expected), f"tools {names} are not the agent commands {sorted(expected)}"
+    expect(names == sorted(expected), f"tools {names} are not the agent commands {sorted(expected)}")
     schemas = {t.name: t.input_schema for t in listed}
     for name, schema in schemas.items():
         text = json.dumps(schema)
-        assert "$ref" not in text and "$defs" not in text, f"{name}: {text}"
+        expect("$ref" not in text and "$defs" not in text, f"{name}: {text}")
         jsonschema.Draft202012Validator.check_schema(schema)
         for fixed in ["agent", "board", "json", "color", "quiet", "verbose", "tokens", "cost"]:
-            assert fixed not in schema.get("properties", {}), f"{name} takes `{fixed}`"
+            expect(fixed not in schema.get("properties", {}), f"{name} takes `{fixed}`")
         if name not in ("poll", "next"):  # their timeouts bound a wait, not the lock
-            assert "timeout" not in schema.get("properties", {}), f"{name} takes `timeout`"
+            expect("timeout" not in schema.get("properties", {}), f"{name} takes `timeout`")
     checked = 0
     for example in examples:
         schema = schemas[example["name"]]
         jsonschema.validate(example["arguments"], schema)
         checked += 1
-    assert checked >= len(schemas), f"only {checked} examples for {len(schemas)} tools"
+    expect(checked >= len(schemas), f"only {checked} examples for {len(schemas)} tools")
     size = len(json.dumps({"tools": [t.model_dump(by_alias=True, exclude_none=True) for t in listed]}))
     step(
         f"tools/list: {len(names)} tools, the agent commands; every schema plain JSON Schema "
@@ -167,15 +184,15 @@ async def lifecycle(opts):
     async with AsyncExitStack() as stack:
         doer = await start(stack, opts.pair, board, "doer", str(repo), run_dir)
         alice = await start(stack, opts.pair, board, "alice", str(repo), run_dir)
-        assert doer.pid != alice.pid
+        expect(doer.pid != alice.pid, 'doer.pid != alice.pid')
         listed = (await alice.session.list_tools()).tools
         instructions = alice.init.instructions or ""
-        assert "`alice`" in instructions and "`poll`" in instructions, instructions
+        expect("`alice`" in instructions and "`poll`" in instructions, instructions)
         check_tools(listed, instructions, opts.tools.split(","), examples)
         prompts = (await alice.session.list_prompts()).prompts
-        assert [p.name for p in prompts] == ["pair"], prompts
+        expect([p.name for p in prompts] == ["pair"], prompts)
         skill = await alice.session.get_prompt("pair")
-        assert "## 2. The loop" in skill.messages[0].content.text
+        expect("## 2. The loop" in skill.messages[0].content.text, '"## 2. The loop" in skill.messages[0].content.text')
         step("prompt `pair` is the skill")
 
         # The reviewer waits for a board that does not exist yet; the doer creates it.
@@ -188,15 +205,15 @@ async def lifecycle(opts):
 
         first = asyncio.create_task(alice.call("poll", progress=heard, wait=True, timeout=60))
         await asyncio.wait_for(waiting.wait(), 30)
-        assert "to be created" in progress[0][2], progress
+        expect("to be created" in progress[0][2], progress)
         await doer.call("init", goal="Retry failed uploads", reviewers=["alice"], max_rounds=3)
         turn = await asyncio.wait_for(first, 60)
-        assert turn["your_turn"] and turn["next"]["tool"]["name"] == "register", turn
+        expect(turn["your_turn"] and turn["next"]["tool"]["name"] == "register", turn)
         step("alice's waiting poll reported progress while the board did not exist; doer: init; "
              "alice's poll woke: her turn to register")
         call = turn["next"]["tool"]
         registered = await alice.call(call["name"], **call["arguments"])
-        assert registered["exit"] == 0, registered
+        expect(registered["exit"] == 0, registered)
 
         # The reviewer waits for her turn while the doer works; each write of the doer's wakes
         # the wait, which reports progress and goes on waiting.
@@ -204,18 +221,18 @@ async def lifecycle(opts):
         waiting.clear()
         review = asyncio.create_task(alice.call("poll", progress=heard, wait=True, timeout=60))
         await asyncio.wait_for(waiting.wait(), 30)
-        assert progress[0][2].startswith("waiting: DRAFT"), progress
+        expect(progress[0][2].startswith("waiting: DRAFT"), progress)
 
         # A refused call: a human gate without the user's approval (while alice's call waits on
         # her server).
         error = await doer.refused("advance", phase="PLANNING")
-        assert error["code"] == 6 and error["kind"] == "protocol", error
-        assert "--user-approved" in error["hint"]["command"], error
+        expect(error["code"] == 6 and error["kind"] == "protocol", error)
+        expect("--user-approved" in error["hint"]["command"], error)
         hint = error["hint"]["tool"]
-        assert hint == {"name": "advance", "arguments": {"phase": "PLANNING", "user_approved": True}}, hint
+        expect(hint == {"name": "advance", "arguments": {"phase": "PLANNING", "user_approved": True}}, hint)
         step("doer: advance PLANNING without user_approved refused: exit 6 protocol, hint.tool given")
         moved = await doer.call(hint["name"], **hint["arguments"])
-        assert moved["phase"] == "PLANNING", moved
+        expect(moved["phase"] == "PLANNING", moved)
         await until(
             "alice's wait to see PLANNING",
             lambda: any(m.startswith("waiting: PLANNING") for _, _, m in progress),
@@ -224,16 +241,16 @@ async def lifecycle(opts):
              "and waits on")
 
         error = await doer.refused("note", section="Evidence", note_file="-")
-        assert error["code"] == 4 and error["kind"] == "usage", error
+        expect(error["code"] == 4 and error["kind"] == "usage", error)
         error = await doer.refused("poll", bogus=True)
-        assert error["code"] == 4 and "bogus" in error["message"], error
+        expect(error["code"] == 4 and "bogus" in error["message"], error)
         step("note_file `-` and an unknown argument refused as usage errors (exit 4)")
 
         plan = "#### Step 1\n\nRetry each failed upload.\n\n#### Step 2\n\nTest it.\n"
         await doer.call("submit", artifact="plan", note=plan, user_approved=True)
         turn = await asyncio.wait_for(review, 60)
-        assert turn["your_turn"] and turn["exit"] == 0 and turn["review"]["target"] == "plan", turn
-        assert turn["waited_ms"] > 0 and len(progress) >= 2, (turn, progress)
+        expect(turn["your_turn"] and turn["exit"] == 0 and turn["review"]["target"] == "plan", turn)
+        expect(turn["waited_ms"] > 0 and len(progress) >= 2, (turn, progress))
         step(
             f"doer: submit plan; alice's waiting poll woke with her turn ({len(progress)} "
             f"progress notifications, the last: {progress[-1][2]!r})"
@@ -241,7 +258,7 @@ async def lifecycle(opts):
 
         # Round 1: an objection and changes requested.
         diff = await alice.call("diff")
-        assert "Retry each failed upload" in diff["content"], diff
+        expect("Retry each failed upload" in diff["content"], diff)
         objection = await alice.call(
             "object",
             severity="blocking",
@@ -252,7 +269,7 @@ async def lifecycle(opts):
         )
         blk = objection["id"]
         verdict = turn["next"]["tool"]
-        assert verdict["name"] == "verdict", turn["next"]
+        expect(verdict["name"] == "verdict", turn["next"])
         await alice.call(
             "verdict",
             verdict="CHANGES_REQUESTED",
@@ -264,7 +281,7 @@ async def lifecycle(opts):
         step(f"alice: diff, object {blk} (blocking), verdict CHANGES_REQUESTED")
 
         turn = await doer.poll_until_turn()
-        assert turn["phase"] == "PLAN_CHANGES_REQUESTED", turn
+        expect(turn["phase"] == "PLAN_CHANGES_REQUESTED", turn)
         await doer.call("resolve", id=blk, resolution="Retries are capped at 5", surfaces=["Step 1"])
         plan2 = plan.replace("Retry each failed upload.", "Retry each failed upload, at most 5 times.")
         await doer.call("submit", artifact="plan", note=plan2, user_approved=True)
@@ -284,9 +301,9 @@ async def lifecycle(opts):
 
         # The doer follows next.tool to make the worktree.
         turn = await doer.poll_until_turn()
-        assert turn["phase"] == "PLAN_APPROVED", turn
+        expect(turn["phase"] == "PLAN_APPROVED", turn)
         call = turn["next"]["tool"]
-        assert call["name"] == "worktree-create", turn["next"]
+        expect(call["name"] == "worktree-create", turn["next"])
         made = await doer.call(call["name"], **call["arguments"])
         worktree = Path(made["worktree"]["worktree"])
         step(f"doer: {call['name']} {call['arguments']} (next.tool as given)")
@@ -294,7 +311,7 @@ async def lifecycle(opts):
         # A wait without a progress token is bounded by its timeout: a result, not an error.
         started = time.monotonic()
         bounded = await alice.call("poll", wait=True, timeout=1)
-        assert not bounded["your_turn"] and bounded["exit"] == 10, bounded
+        expect(not bounded["your_turn"] and bounded["exit"] == 10, bounded)
         step(f"alice: poll wait timeout=1 without a progress token returned exit 10 (a result) in {time.monotonic() - started:.1f} s")
 
         # A cancelled wait ends at once and leaves nothing behind.
@@ -308,7 +325,7 @@ async def lifecycle(opts):
         await until("the bounded wait to let go of its watch", lambda: inotify_fds(alice.pid) == 0)
         doomed = asyncio.create_task(alice.call("poll", progress=heard_cancel, wait=True, timeout=300))
         await asyncio.wait_for(cancel_heard.wait(), 30)
-        assert inotify_fds(alice.pid) == 1, "the waiting poll holds its watch"
+        expect(inotify_fds(alice.pid) == 1, "the waiting poll holds its watch")
         cancelled_at = time.monotonic()
         doomed.cancel()
         try:
@@ -317,9 +334,9 @@ async def lifecycle(opts):
             pass
         await until("the cancelled wait to let go of its watch", lambda: inotify_fds(alice.pid) == 0)
         released = time.monotonic() - cancelled_at
-        assert children(alice.pid) == [], children(alice.pid)
+        expect(children(alice.pid) == [], children(alice.pid))
         after = await alice.call("poll")
-        assert after["exit"] == 10, after
+        expect(after["exit"] == 10, after)
         step(
             f"alice: a waiting poll cancelled by the client: its watch released in "
             f"{released * 1000:.0f} ms, no child process left, the server still answers"
@@ -337,7 +354,7 @@ async def lifecycle(opts):
         await doer.call("submit", artifact="code", note="Retries capped at 5.")
         turn = await alice.poll_until_turn()
         diff = await alice.call("diff")
-        assert "tries=5" in diff["content"], diff
+        expect("tries=5" in diff["content"], diff)
         await alice.call(
             "verdict",
             verdict="APPROVED",
@@ -348,20 +365,20 @@ async def lifecycle(opts):
         step("doer: submit code (staged); alice: diff, verdict APPROVED")
 
         turn = await doer.poll_until_turn()
-        assert turn["phase"] == "READY_TO_COMMIT", turn
+        expect(turn["phase"] == "READY_TO_COMMIT", turn)
         git(worktree, "add", "-u")
         git(worktree, "commit", "-q", "-m", "Cap upload retries")
         call = turn["next"]["tool"]
-        assert call["name"] == "advance", turn["next"]
+        expect(call["name"] == "advance", turn["next"])
         committed = await doer.call(call["name"], **call["arguments"])
-        assert committed["phase"] == "COMMITTED", committed
+        expect(committed["phase"] == "COMMITTED", committed)
         step(f"doer: commit, {call['name']} {call['arguments']} (next.tool as given)")
 
         final = await alice.call("poll", wait=True, timeout=30)
-        assert final["terminal"] and final["exit"] == 11, final
+        expect(final["terminal"] and final["exit"] == 11, final)
         ledger = await alice.call("objections")
         states = {o["id"]: o["state"] for o in ledger["objections"]}
-        assert states == {blk: "accepted"}, ledger
+        expect(states == {blk: "accepted"}, ledger)
         step(f"alice: poll returned exit 11 (terminal, COMMITTED); ledger {states}")
 
     print(json.dumps({"steps": STEPS}))
@@ -435,7 +452,7 @@ async def latency(opts):
                     started = submit()
                     turn = await task
                     mcp_ms.append((time.monotonic() - started) * 1000)
-                    assert turn["your_turn"], turn
+                    expect(turn["your_turn"], turn)
                 elif kind == "raw":
                     await send({"jsonrpc": "2.0", "id": revision, "method": "tools/call", "params": {
                         "name": "poll", "arguments": {"wait": True, "timeout": 30},
@@ -444,7 +461,7 @@ async def latency(opts):
                     started = submit()
                     answer = await receive(until_id=revision)
                     raw_ms.append((time.monotonic() - started) * 1000)
-                    assert json.loads(answer["result"]["content"][0]["text"])["your_turn"], answer
+                    expect(json.loads(answer["result"]["content"][0]["text"])["your_turn"], answer)
                 else:
                     proc = await asyncio.create_subprocess_exec(
                         opts.pair, "poll", board, "--agent", "alice", "--wait", "--timeout", "30", "--json",
@@ -456,7 +473,7 @@ async def latency(opts):
                     started = submit()
                     out, _ = await proc.communicate()
                     cli_ms.append((time.monotonic() - started) * 1000)
-                    assert json.loads(out)["your_turn"], out
+                    expect(json.loads(out)["your_turn"], out)
                 pair("verdict", board, "--agent", "alice", "CHANGES_REQUESTED", "--revision", str(revision), "--note", "again")
     raw.stdin.close()
     await raw.wait()
@@ -473,6 +490,9 @@ async def latency(opts):
 
 
 def main():
+    if sys.argv[1:] == ["self-check"]:
+        # A check that cannot hold: the run must fail, however Python was started.
+        expect(False, "the client's checks are live")
     parser = argparse.ArgumentParser()
     parser.add_argument("mode", choices=["lifecycle", "latency"])
     parser.add_argument("--pair", required=True)

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod accounts;
+pub mod bounded;
 pub mod daemon;
 pub mod env;
 pub mod files;
