@@ -630,14 +630,28 @@ pub(super) fn wait_across(
     }
     loop {
         let members = project.read(s)?;
-        let now = Instant::now();
-        let last = now >= deadline || s.interrupt().is_some_and(|i| i.fired());
+        let mut now = Instant::now();
+        // A remote is asked again only with time left to hear its answer: past that, the
+        // answer is this read's, at the deadline.
+        let ask_by = if project.is_remote() {
+            deadline
+                .checked_sub(crate::store::clock::ASK_MARGIN)
+                .unwrap_or(deadline)
+        } else {
+            deadline
+        };
+        let closing = now < deadline && now >= ask_by && !s.interrupt().is_some_and(|i| i.fired());
+        if closing {
+            waiter.sleep(deadline - now);
+            now = Instant::now();
+        }
+        let last = closing || now >= deadline || s.interrupt().is_some_and(|i| i.fired());
         if let Some(done) = settle(members, Some(start.elapsed()), last)? {
             return Ok(done);
         }
         if let Some(i) = s.interrupt() {
             i.waiting(&format!("{what} in {}", project.name()));
         }
-        waiter.wait(deadline.saturating_duration_since(now), s);
+        waiter.wait(ask_by.saturating_duration_since(now), s);
     }
 }

@@ -286,6 +286,7 @@ fn wait_loop(
     as_json: bool,
     s: &Session,
 ) -> Result<Outcome> {
+    let git = crate::store::location::is_git(&a.board);
     let mut announced = false;
     // A git board's remote that answered once and then cannot be reached is waited for (a
     // network blip must not end a long wait); one that never answered is an error at once.
@@ -360,6 +361,19 @@ fn wait_loop(
         if now >= deadline {
             return last.map(|r| ended(&r));
         }
+        // A git board's remote is asked again only with time left to hear its answer: past
+        // that, the answer is this read's, at the deadline.
+        let ask_by = if git {
+            deadline
+                .checked_sub(crate::store::clock::ASK_MARGIN)
+                .unwrap_or(deadline)
+        } else {
+            deadline
+        };
+        if now >= ask_by {
+            waiter.wait(deadline - now);
+            return last.map(|r| ended(&r));
+        }
         if std::mem::take(&mut fresh) {
             continue;
         }
@@ -369,7 +383,7 @@ fn wait_loop(
                 Err(_) => format!("{} to be created", shown(&a.board)),
             });
         }
-        let slice = (deadline - now).min(git_pause(now - start, interval, adaptive));
+        let slice = (ask_by - now).min(git_pause(now - start, interval, adaptive));
         waiter.wait(slice);
         // An interrupted wait ends as one that timed out: with what it read last.
         if s.interrupt().is_some_and(|i| i.fired()) {

@@ -530,6 +530,11 @@ impl ProjectWaiter<'_> {
         self.waiter.interrupted_by(interrupt);
     }
 
+    /// Sleep for `timeout`, or until interrupted, without asking a remote anything.
+    pub fn sleep(&mut self, timeout: Duration) {
+        self.waiter.wait(timeout);
+    }
+
     /// Block until a board may have changed or `timeout` passed: on a directory, until a file
     /// notification about a `.md` file under it (or the interval, where notifications cannot be
     /// had); on a remote, every interval one `ls-remote`, until a tip moved (none once the time

@@ -18,6 +18,11 @@ use crate::store::gitref::remote::Until;
 /// remotes when it gives none.
 pub const DEFAULT_LIMIT: Duration = crate::store::DEFAULT_TIMEOUT;
 
+/// The least time left before its deadline for which a wait asks a remote again. With less,
+/// it sleeps out the rest and answers with what it read last: an ask cut short at the deadline
+/// would report the remote as failing when it only had no time to answer.
+pub const ASK_MARGIN: Duration = Duration::from_secs(1);
+
 /// A command's deadline and the limit of one exchange.
 #[derive(Debug, Clone)]
 pub struct Clock {

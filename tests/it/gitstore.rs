@@ -2657,3 +2657,93 @@ fn a_body_line_starting_with_review_does_not_make_a_git_board_review_only() {
     m.pair(&["poll", &b, "--agent", "doer"]).code(0);
     m.pair(&["show", &b, "--agent", "alice"]).code(0);
 }
+
+/// A directory holding a `git` whose `ls-remote` answers after `delay` (and then as the real
+/// one does); every other git runs at once.
+fn slow_asking_git(dir: &Path, delay: Duration) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let real = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|d| d.join("git"))
+        .find(|p| p.is_file())
+        .expect("git on PATH");
+    let bin = dir.join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let script = bin.join("git");
+    fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = ls-remote ] && sleep {}; done\nexec '{}' \"$@\"\n",
+            delay.as_secs_f64(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+#[test]
+fn a_wait_on_a_remote_that_answers_slowly_ends_at_its_timeout_with_its_last_answer() {
+    // Each ask of the remote takes 0.4 s: a wait must not start an ask it has no time left to
+    // hear answered, and report a working remote as failing at its deadline.
+    let remote = Remote::new();
+    let m = Machine::new(&remote);
+    let b = remote.board(REF);
+    init(&m, &b, "alice");
+    m.pair(&["register", &b, "--agent", "alice"]).code(0);
+    let project = format!("{}#refs/pair/:task.md", b.split('#').next().unwrap());
+    let tools = tempfile::tempdir().unwrap();
+    let bin = slow_asking_git(tools.path(), Duration::from_millis(400));
+    let path = std::env::join_paths(
+        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    for round in 0..2 {
+        let poll = [
+            "poll",
+            &b,
+            "--agent",
+            "alice",
+            "--wait",
+            "--timeout",
+            "3",
+            "--interval",
+            "0.3",
+        ];
+        let next = [
+            "next",
+            &project,
+            "--agent",
+            "zed",
+            "--wait",
+            "--timeout",
+            "3",
+            "--interval",
+            "0.3",
+        ];
+        let mut commands = Vec::new();
+        for args in [&poll[..], &next[..]] {
+            let mut c = m.command(args);
+            c.env("PATH", &path);
+            commands.push((format!("pair {} (round {round})", args.join(" ")), c));
+        }
+        let ran = run_timed(commands);
+        for r in &ran {
+            // Not alice's turn, nothing for zed: both time out (exit 10) within their limit
+            // plus 2 s, with nothing left running.
+            r.out.code(10);
+            assert!(
+                r.out.elapsed <= Duration::from_secs(5),
+                "took {:?}\n{}",
+                r.out.elapsed,
+                r.out.report()
+            );
+            assert!(
+                !r.out.stderr.contains("cannot"),
+                "no failure reported: {}",
+                r.out.report()
+            );
+            assert!(r.left.is_empty(), "still running: {:?}", r.left);
+        }
+    }
+}
