@@ -763,6 +763,46 @@ fn emit_pin(out: &mut String, t: Target, pin: &Pin) {
     }
 }
 
+/// The first key of an agent's entry, as every write spells it ([`emit_agent`]), whose value
+/// differs between two versions of the entry (a key one of them lacks included): what a
+/// refusal names. `None` when both spell the same entry.
+pub fn changed_agent_key(old: &Agent, new: &Agent) -> Option<String> {
+    // Each key of the entry with its text (a nested value's lines with it), in emission order.
+    fn keyed(a: &Agent) -> Vec<(String, String)> {
+        let mut text = String::new();
+        emit_agent(&mut text, a);
+        let mut out: Vec<(String, String)> = Vec::new();
+        for line in text.lines() {
+            let nested = line.starts_with("     ") || line.trim_start().starts_with('-');
+            match out.last_mut() {
+                Some((_, value)) if nested => {
+                    value.push('\n');
+                    value.push_str(line);
+                }
+                _ => {
+                    let (k, v) = line
+                        .trim_start()
+                        .split_once(':')
+                        .unwrap_or((line.trim(), ""));
+                    out.push((k.to_string(), v.to_string()));
+                }
+            }
+        }
+        out
+    }
+    let (a, b) = (keyed(old), keyed(new));
+    let value = |list: &[(String, String)], k: &str| {
+        list.iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.clone())
+    };
+    a.iter()
+        .chain(&b)
+        .map(|(k, _)| k)
+        .find(|k| value(&a, k) != value(&b, k))
+        .cloned()
+}
+
 fn emit_agent(out: &mut String, a: &Agent) {
     let mut line = |k: &str, v: String| {
         out.push_str("    ");

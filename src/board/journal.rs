@@ -1222,6 +1222,16 @@ pub fn is_repair(lines: &[String]) -> bool {
         .is_some_and(|r| r.command == REPAIR)
 }
 
+/// Whether a later version of a board records a repair that an earlier one does not hold (two
+/// versions in a git ref's history): a repair was recorded after the earlier version.
+pub fn repaired_after(earlier: &[String], later: &[String]) -> bool {
+    let held: std::collections::HashSet<&String> = earlier.iter().collect();
+    later
+        .iter()
+        .filter(|l| !held.contains(l))
+        .any(|l| Record::parse(l, 0).is_ok_and(|r| r.command == REPAIR))
+}
+
 /// Whether `line` (a file's last line, from [`last_line_start`]) is a journal record whose
 /// `after` is `prefix_sha256`, the hash of everything before it: the file is then exactly what
 /// that record's write left.

@@ -1,7 +1,7 @@
 //! `pair ls PROJECT` (one line per board, for a person) and `pair next --agent ID PROJECT` (the
 //! one step an agent should take next anywhere in the project).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -207,45 +207,14 @@ pub fn ls(a: LsArgs, s: &Session) -> Result<Outcome> {
     })
 }
 
-/// The edges of the project's dependency graph, by board name: each board with the boards of
-/// the project it waits for.
-fn edges(members: &[Member], deps: &[Vec<Dep>]) -> BTreeMap<String, Vec<String>> {
-    members
-        .iter()
-        .zip(deps)
-        .map(|(m, d)| {
-            let names = d
-                .iter()
-                .filter_map(|d| crate::project::name_of(members, &d.address))
-                .collect();
-            (m.name.clone(), names)
-        })
-        .collect()
-}
-
 /// The longest chain of unfinished boards each waiting for the one before, by name; a cycle
-/// (a board edited by hand can close one) is refused, naming its boards.
+/// (a board edited by hand can close one) is refused, naming its boards
+/// ([`crate::project::cycle`]).
 fn critical_path(members: &[Member], deps: &[Vec<Dep>]) -> Result<Vec<String>> {
-    let edges = edges(members, deps);
-    if let Some(c) = crate::law::depend::cycle(&edges) {
-        let first = members
-            .iter()
-            .find(|m| m.name == c[0])
-            .map_or_else(|| std::path::PathBuf::from(&c[0]), |m| m.board.clone());
-        return Err(Error::invalid(
-            &first,
-            vec![crate::error::FieldError {
-                field: crate::board::depend::FIELD.into(),
-                line: None,
-                message: format!(
-                    "the boards wait for each other in a cycle: {}; none of them can start. \
-                     Remove one of these dependencies with `pair write --repair`",
-                    c.join(" waits for ")
-                ),
-            }],
-            false,
-        ));
+    if let Some((_, e)) = crate::project::cycle(members, deps) {
+        return Err(e);
     }
+    let edges = crate::project::edges(members, deps);
     let unfinished: BTreeSet<String> = members
         .iter()
         .filter(|m| {

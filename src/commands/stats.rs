@@ -12,6 +12,7 @@ use crate::cli::StatsArgs;
 use crate::error::{Error, Result};
 use crate::render::output;
 use crate::render::report::SCHEMA;
+use crate::stats::objections::ObjectionStats;
 use crate::stats::{self, BoardStats, Secs, Usage, figure};
 use crate::store::Session;
 
@@ -208,37 +209,57 @@ fn board_text(b: &BoardStats) -> String {
     t
 }
 
+/// One board's figures, the records its timeline draws (with `--svg`), and its objections.
+type Figures = (
+    BoardStats,
+    Vec<crate::board::journal::Record>,
+    Vec<ObjectionStats>,
+);
+
+fn figures(path: &std::path::Path, svg: bool, now: Timestamp, s: &Session) -> Result<Figures> {
+    // The journal is streamed through the figures; only a timeline to draw keeps its records.
+    let mut history = crate::store::history(path, s)?;
+    let fm = &history.parsed.fm;
+    let phase = fm.phase;
+    let mut fold = stats::Fold::new(&shown(path), phase, now);
+    let mut sla = (!fm.sla.is_empty()).then(|| stats::SlaFold::new(fm.sla.clone()));
+    let mut handoffs = stats::handoffs::HandoffFold::new(&fm.handoffs, fm.doer());
+    let mut records = Vec::new();
+    while let Some(r) = history.next_record()? {
+        if let Some(sla) = &mut sla {
+            sla.push(&r);
+        }
+        handoffs.push(&r);
+        if svg {
+            records.push(r.clone());
+        }
+        fold.push(r);
+    }
+    let mut b = fold.finish();
+    b.sla_breaches = sla.map(|f| f.finish(phase, now));
+    b.role_handoffs = handoffs.finish();
+    let objections = cross::objections_of(path, &b, now, s)?;
+    Ok((b, records, objections))
+}
+
 pub fn run(a: StatsArgs, s: &Session) -> Result<Outcome> {
     let now = Timestamp::now_ms();
     let mut boards = Vec::new();
     let mut all_records = Vec::new();
-    let paths = cross::expand(&a.board, s)?;
+    let (paths, mut unread) = cross::expand(&a.board, s)?;
     let mut objections = Vec::new();
-    for path in &paths {
-        // The journal is streamed through the figures; only a timeline to draw keeps its records.
-        let mut history = crate::store::history(path, s)?;
-        let fm = &history.parsed.fm;
-        let phase = fm.phase;
-        let mut fold = stats::Fold::new(&shown(path), phase, now);
-        let mut sla = (!fm.sla.is_empty()).then(|| stats::SlaFold::new(fm.sla.clone()));
-        let mut handoffs = stats::handoffs::HandoffFold::new(&fm.handoffs, fm.doer());
-        let mut records = Vec::new();
-        while let Some(r) = history.next_record()? {
-            if let Some(sla) = &mut sla {
-                sla.push(&r);
+    for named in &paths {
+        match figures(&named.path, a.svg.is_some(), now, s) {
+            Ok((b, records, o)) => {
+                boards.push(b);
+                all_records.push(records);
+                objections.push(o);
             }
-            handoffs.push(&r);
-            if a.svg.is_some() {
-                records.push(r.clone());
-            }
-            fold.push(r);
+            // A board of a project that cannot be read is reported, and the others counted, as
+            // `ls` lists them; a board named on its own is the command's error.
+            Err(e) if named.in_project => unread.push(cross::Unread::of(&named.path, &e)),
+            Err(e) => return Err(e),
         }
-        let mut b = fold.finish();
-        b.sla_breaches = sla.map(|f| f.finish(phase, now));
-        b.role_handoffs = handoffs.finish();
-        objections.push(cross::objections_of(path, &b, now, s)?);
-        boards.push(b);
-        all_records.push(records);
     }
     let total = stats::total(&boards);
     if let Some(file) = &a.svg {
@@ -255,9 +276,19 @@ pub fn run(a: StatsArgs, s: &Session) -> Result<Outcome> {
         "boards": boards,
         "total": total,
         "svg": a.svg.as_ref().map(|f| f.display().to_string()),
+        "unread": unread,
     });
     let (json, cross_text) = cross::add(json, &boards, &total, &objections);
     let mut text = String::new();
+    for u in &unread {
+        let _ = writeln!(
+            text,
+            "{}: cannot be read, left out of the figures (exit {} alone): {}",
+            crate::text::escape(&u.path),
+            u.code,
+            crate::text::escape(u.error.lines().next().unwrap_or(""))
+        );
+    }
     for b in &boards {
         text.push_str(&board_text(b));
     }

@@ -15,11 +15,40 @@ use crate::stats::objections::{self, ObjectionStats, ObjectionTotal};
 use crate::stats::{BoardStats, Total};
 use crate::store::Session;
 
+/// One board the arguments name, and whether it was found in a project (a directory or a board
+/// namespace) rather than named itself.
+pub struct Named {
+    pub path: PathBuf,
+    pub in_project: bool,
+}
+
+/// A board of a project that could not be read: `stats` reports it and goes on, as `ls` does.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Unread {
+    pub path: String,
+    /// The exit code reading it alone would have (5 invalid or too large, 7 missing, 1 I/O).
+    pub code: i32,
+    pub error: String,
+}
+
+impl Unread {
+    pub fn of(path: &Path, e: &Error) -> Unread {
+        Unread {
+            path: path.display().to_string(),
+            code: e.code(),
+            error: e.to_string(),
+        }
+    }
+}
+
 /// The boards the arguments name: a directory stands for its blackboards (recursively, as
 /// `validate DIR` finds them, in name order), a git remote's board namespace
-/// (`git+<url>#refs/pair/`) for every board under it, a board for itself.
-pub fn expand(args: &[PathBuf], s: &Session) -> Result<Vec<PathBuf>> {
+/// (`git+<url>#refs/pair/`) for every board under it, a board for itself. What a project holds
+/// that is no board it can read (a ref whose board does not parse, a directory that cannot be
+/// listed) is given apart.
+pub fn expand(args: &[PathBuf], s: &Session) -> Result<(Vec<Named>, Vec<Unread>)> {
     let mut out = Vec::new();
+    let mut unread = Vec::new();
     for a in args {
         if crate::store::location::is_git(a) && crate::project::is_project(a) {
             let members = crate::project::Project::open(a)?.read(s)?;
@@ -30,22 +59,45 @@ pub fn expand(args: &[PathBuf], s: &Session) -> Result<Vec<PathBuf>> {
                     crate::text::shell_word(&a.display().to_string())
                 )));
             }
-            out.extend(members.into_iter().map(|m| m.board));
+            for m in members {
+                match (&m.fm, m.error) {
+                    (None, Some(error)) => unread.push(Unread {
+                        path: m.board.display().to_string(),
+                        code: crate::error::exit::INVALID,
+                        error,
+                    }),
+                    _ => out.push(Named {
+                        path: m.board,
+                        in_project: true,
+                    }),
+                }
+            }
         } else if a.is_dir() {
-            let (found, _) = super::validate::boards_in(a, s);
-            if found.is_empty() {
+            let (found, errors) = crate::project::walk(a, s);
+            if found.is_empty() && errors.is_empty() {
                 return Err(Error::Usage(format!(
                     "{} holds no blackboard; `pair validate {}` lists what it finds",
                     a.display(),
                     crate::text::shell_word(&a.display().to_string())
                 )));
             }
-            out.extend(found);
+            unread.extend(errors.into_iter().map(|(p, error)| Unread {
+                path: p.display().to_string(),
+                code: crate::error::exit::IO,
+                error,
+            }));
+            out.extend(found.into_iter().map(|path| Named {
+                path,
+                in_project: true,
+            }));
         } else {
-            out.push(a.clone());
+            out.push(Named {
+                path: a.clone(),
+                in_project: false,
+            });
         }
     }
-    Ok(out)
+    Ok((out, unread))
 }
 
 /// One board's objections with their history (none read when it has none).

@@ -159,11 +159,13 @@ impl Reader {
                 all[skip..]
                     .iter()
                     .map(|e| EntryLine {
-                        heading: crate::text::escape(&e.heading).into_owned(),
-                        first: crate::text::escape(
-                            e.text.lines().find(|l| !l.trim().is_empty()).unwrap_or(""),
-                        )
-                        .into_owned(),
+                        heading: e.heading.clone(),
+                        first: e
+                            .text
+                            .lines()
+                            .find(|l| !l.trim().is_empty())
+                            .unwrap_or("")
+                            .to_string(),
                     })
                     .collect()
             }
@@ -291,7 +293,7 @@ fn read_view(
         None => Vec::new(),
     };
     let view = View {
-        title: crate::text::escape(&a.project.display().to_string()).into_owned(),
+        title: a.project.display().to_string(),
         rows,
         selected: *selected,
         entries,

@@ -244,6 +244,26 @@ fn with_history(report: &mut FileReport, history: Result<(Vec<FieldError>, Vec<F
     report.warnings.extend(warnings);
 }
 
+/// Add to the reports of a directory's boards a cycle among them, as `ls DIR` refuses it
+/// ([`crate::project::cycle`]): an error of the first board of the cycle.
+fn with_cycle(dir: &Path, reports: &mut [FileReport], s: &Session) {
+    let Ok(members) = crate::project::Project::open(dir).and_then(|p| p.read(s)) else {
+        return;
+    };
+    let deps = crate::project::dependencies(&members);
+    let Some((first, Error::Invalid { errors, .. })) = crate::project::cycle(&members, &deps)
+    else {
+        return;
+    };
+    let first = first.display().to_string();
+    if let Some(r) = reports.iter_mut().find(|r| r.path == first) {
+        r.valid = false;
+        r.lifecycle = None;
+        r.ledger = None;
+        r.errors.extend(errors);
+    }
+}
+
 /// How `-` (standard input) is named in reports.
 const STDIN: &str = "<stdin>";
 
@@ -493,9 +513,11 @@ pub fn run(a: ValidateArgs, s: &Session) -> Result<Outcome> {
                         ));
                     }
                 }
+                let first = reports.len();
                 for f in found {
                     reports.push(check(&f, s));
                 }
+                with_cycle(p, &mut reports[first..], s);
             }
             Ok(_) => reports.push(check(p, s)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

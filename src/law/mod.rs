@@ -493,31 +493,6 @@ fn role_of(old: &Frontmatter, new: &Frontmatter, id: &str) -> Result<Role> {
     }
 }
 
-/// The first field that differs between two agent entries.
-fn agent_diff(old: &Agent, new: &Agent) -> &'static str {
-    if old.role != new.role {
-        return "role";
-    }
-    if old.status != new.status {
-        return "status";
-    }
-    if old.last_seen != new.last_seen {
-        return "last_seen";
-    }
-    if old.away != new.away {
-        return "away_until";
-    }
-    for t in Target::ALL {
-        if old.review(*t).reviewed != new.review(*t).reviewed {
-            return t.reviewed_field();
-        }
-        if old.review(*t).verdict != new.review(*t).verdict {
-            return t.verdict_field();
-        }
-    }
-    "an unknown field"
-}
-
 /// The status `unblock` gives every agent other than the doer that the block left `BLOCKED` (the
 /// agent who blocked, or the arbiter who deferred): the block is over for everyone.
 pub const RESUMED: crate::board::frontmatter::Status = crate::board::frontmatter::Status::Idle;
@@ -552,9 +527,10 @@ fn check_agents(old: &Frontmatter, new: &Frontmatter, writer: &str) -> Result<()
             return Err(refuse(format!("field `agents.{id}.role` never changes")));
         }
         if b != a && id != writer && !resumed(old, new, a, b) {
+            let field = crate::board::frontmatter::changed_agent_key(a, b)
+                .map_or_else(|| format!("agents.{id}"), |k| format!("agents.{id}.{k}"));
             return Err(refuse(format!(
-                "field `agents.{id}.{}` belongs to {id}; {writer} may not change it",
-                agent_diff(a, b)
+                "field `{field}` belongs to {id}; {writer} may not change it"
             )));
         }
     }

@@ -615,6 +615,54 @@ pub fn dependencies(members: &[Member]) -> Vec<Vec<crate::law::depend::Dep>> {
         .collect()
 }
 
+/// The edges of the project's dependency graph, by board name: each board with the boards of
+/// the project it waits for.
+pub fn edges(
+    members: &[Member],
+    deps: &[Vec<crate::law::depend::Dep>],
+) -> BTreeMap<String, Vec<String>> {
+    members
+        .iter()
+        .zip(deps)
+        .map(|(m, d)| {
+            let names = d
+                .iter()
+                .filter_map(|d| name_of(members, &d.address))
+                .collect();
+            (m.name.clone(), names)
+        })
+        .collect()
+}
+
+/// A cycle among the project's boards (each waiting for the next, back to the first: none of
+/// them can start; a board edited by hand can close one), refused by `ls` and `validate DIR`
+/// alike: the first board of the cycle, and the error naming the boards
+/// ([`crate::law::depend::cycle`]).
+pub fn cycle(
+    members: &[Member],
+    deps: &[Vec<crate::law::depend::Dep>],
+) -> Option<(PathBuf, Error)> {
+    let c = crate::law::depend::cycle(&edges(members, deps))?;
+    let first = members
+        .iter()
+        .find(|m| m.name == c[0])
+        .map_or_else(|| PathBuf::from(&c[0]), |m| m.board.clone());
+    let error = Error::invalid(
+        &first,
+        vec![crate::error::FieldError {
+            field: crate::board::depend::FIELD.into(),
+            line: None,
+            message: format!(
+                "the boards wait for each other in a cycle: {}; none of them can start. Remove \
+                 one of these dependencies with `pair write --repair`",
+                c.join(" waits for ")
+            ),
+        }],
+        false,
+    );
+    Some((first, error))
+}
+
 /// The name in the project of the board at `address`, if it is one of the project's.
 pub fn name_of(members: &[Member], address: &str) -> Option<String> {
     let wanted = crate::store::depend::normal(Path::new(address));

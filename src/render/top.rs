@@ -6,12 +6,21 @@
 //! or breached board is flagged in words (`STALL`, `SLA`, `DEAD`), so the screen reads the same
 //! in a monochrome terminal, over SSH, and in `tmux capture-pane`. On a small terminal the
 //! entries pane goes first, then columns, narrowest last; the board names stay.
+//!
+//! Every text the view holds (a board's name is a file name or a ref, anyone's to choose) is
+//! drawn through [`crate::text::escape`], as `ls` prints it: a control character, an escape
+//! sequence or a bidi override reaches the terminal as its escape (`\x1b`), never raw.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, TableState, Wrap};
+
+/// A text of the view as it is drawn: escaped ([`crate::text::escape`]).
+fn shown(s: &str) -> String {
+    crate::text::escape(s).into_owned()
+}
 
 /// One board as the dashboard shows it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -65,10 +74,10 @@ pub fn draw(f: &mut Frame, v: &View) {
     let flagged = v.rows.iter().filter(|r| !r.flags.is_empty()).count();
     let header = format!(
         "pair top {} · {} boards, {} flagged · {}",
-        v.title,
+        shown(&v.title),
         v.rows.len(),
         flagged,
-        v.at
+        shown(&v.at)
     );
     let keys = "↑/↓ or j/k select · g/G first/last · q quit";
     let show_entries = area.height >= ENTRIES_MIN_HEIGHT;
@@ -109,19 +118,19 @@ fn table(f: &mut Frame, v: &View, area: Rect) {
         .rows
         .iter()
         .map(|r| {
-            let mut cells = vec![r.name.clone(), r.phase.clone()];
+            let mut cells = vec![shown(&r.name), shown(&r.phase)];
             if wide {
                 cells.push(if r.turn.is_empty() {
                     "-".into()
                 } else {
-                    r.turn.join(",")
+                    shown(&r.turn.join(","))
                 });
             }
-            cells.push(r.in_phase.clone());
+            cells.push(shown(&r.in_phase));
             if wide {
-                cells.push(r.round.clone());
+                cells.push(shown(&r.round));
             }
-            cells.push(r.flags.join(" "));
+            cells.push(shown(&r.flags.join(" ")));
             let row = Row::new(cells.into_iter().map(Cell::from).collect::<Vec<_>>());
             if r.flags.is_empty() {
                 row
@@ -163,8 +172,7 @@ fn entries(f: &mut Frame, v: &View, area: Rect) {
     let name = v
         .rows
         .get(v.selected)
-        .map(|r| r.name.as_str())
-        .unwrap_or("-");
+        .map_or_else(|| "-".to_string(), |r| shown(&r.name));
     let mut lines: Vec<Line> = Vec::new();
     if v.entries.is_empty() {
         lines.push(Line::from("(no entries yet)"));
@@ -174,10 +182,10 @@ fn entries(f: &mut Frame, v: &View, area: Rect) {
     let skip = v.entries.len().saturating_sub(room.max(1));
     for e in &v.entries[skip..] {
         lines.push(Line::from(Span::styled(
-            e.heading.clone(),
+            shown(&e.heading),
             Style::default().add_modifier(Modifier::BOLD),
         )));
-        lines.push(Line::from(format!("  {}", e.first)));
+        lines.push(Line::from(format!("  {}", shown(&e.first))));
     }
     let block = Block::default()
         .borders(Borders::TOP)

@@ -138,8 +138,9 @@ impl Default for WriteOptions {
 pub struct Current {
     pub bytes: Vec<u8>,
     /// What the store knows of the board's history that its bytes do not show: on a git board,
-    /// journal records the ref's previous commit held that the board at the tip lost
-    /// ([`crate::store::gitref`]). Every write but a repair refuses such a board.
+    /// a tip that is a merge commit, or journal records the ref's previous commit held that the
+    /// board at the tip lost ([`crate::store::gitref`]). Every write but a repair refuses such a
+    /// board.
     pub history: Vec<FieldError>,
     /// The bytes' hashes, computed once by whoever asks first (the write's hash thread, or its
     /// builder checking the board it found).

@@ -451,3 +451,30 @@ fn a_git_namespace_board_waits_for_a_ref_beside_it() {
         .json();
     assert_eq!(v["waits_for"][0]["state"], "held", "{v:#}");
 }
+
+/// `validate DIR` refuses a cycle among the boards it finds, as `ls DIR` does, naming them.
+#[test]
+fn validate_of_a_directory_refuses_a_cycle_as_ls_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.md"), dir.path().join("b.md"));
+    init(&a, &[]);
+    init(&b, &["--after", "a"]);
+    pair(["validate", s(dir.path())]).code(0);
+    repair(
+        &a,
+        "work_type: feature\n",
+        "work_type: feature\nafter: [b]\n",
+    );
+    pair(["ls", s(dir.path())])
+        .code(5)
+        .mentions(&["cycle", "a waits for b waits for a"]);
+    let out = pair(["validate", s(dir.path())]);
+    out.code(5)
+        .mentions(&["cycle", "a waits for b waits for a", "--repair"]);
+    let v = pair(["validate", s(dir.path()), "--format", "json"])
+        .code(5)
+        .json();
+    assert_eq!(v["valid"], false, "{v:#}");
+    // Each board alone is valid: the cycle is the project's.
+    pair(["validate", s(&a)]).code(0);
+}

@@ -2747,3 +2747,220 @@ fn a_wait_on_a_remote_that_answers_slowly_ends_at_its_timeout_with_its_last_answ
         }
     }
 }
+
+/// A merge commit pushed with a plain, non-forced `git push` to the board's ref: its first
+/// parent the commit before the last write, its second parent the tip, its tree the board
+/// before that write. Git takes it as a fast-forward (the old tip is its ancestor), and the
+/// board it holds has lost the newest record. The new tip.
+fn push_merge_by_hand(remote: &Remote, m: &Machine, push_url: &str) -> (String, String) {
+    let dir = m.clone.path();
+    git_in(
+        dir,
+        &[
+            "fetch",
+            "-q",
+            &remote.url(),
+            &format!("+{REF}:refs/hand/task"),
+        ],
+    );
+    let tip = git(dir, &["rev-parse", "refs/hand/task"])
+        .trim()
+        .to_string();
+    let before = git(dir, &["rev-parse", "refs/hand/task~1"])
+        .trim()
+        .to_string();
+    let merge = git(
+        dir,
+        &[
+            "commit-tree",
+            &format!("{before}^{{tree}}"),
+            "-p",
+            &before,
+            "-p",
+            &tip,
+            "-m",
+            "Merge the review branch",
+        ],
+    )
+    .trim()
+    .to_string();
+    // Not forced: git sees a fast-forward.
+    git_in(dir, &["push", "-q", push_url, &format!("{merge}:{REF}")]);
+    assert_eq!(remote.tip(REF).unwrap(), merge);
+    (tip, merge)
+}
+
+/// Every history check follows first parents and refuses the merge commit: `validate` (from
+/// the cache that saw the old tip and from a new one) names it with the repair command, every
+/// write is refused until a recorded repair, and the cache that saw the old tip reports the
+/// rewrite on every read until then.
+fn a_merge_is_refused_until_a_recorded_repair(remote: &Remote, b: &str, push_url: &str) {
+    let m = Machine::new(remote);
+    let other = Machine::new(remote);
+    init(&m, b, "alice");
+    m.note(b, "doer", "the plan in words").code(0);
+    m.pair(&[
+        "advance",
+        b,
+        "PLANNING",
+        "--agent",
+        "doer",
+        "--user-approved",
+    ])
+    .code(0);
+    m.pair(&["poll", b, "--agent", "doer"]).code_in(&[0, 10]);
+    let records = crate::common::journal_lines(&remote.content(REF)).len();
+    let (seen, merge) = push_merge_by_hand(remote, &m, push_url);
+    // The board at the merge is the one before the advance: a record fewer, the phase back.
+    assert_eq!(
+        crate::common::journal_lines(&remote.content(REF)).len(),
+        records - 1
+    );
+    for who in [&m, &other] {
+        let out = who.pair(&["validate", b]);
+        out.code(5)
+            .mentions(&["merge commit", &merge, "--repair", "--expect-sha256"]);
+        let out = who.note(b, "doer", "on a merged ref");
+        out.code(5).mentions(&["merge commit", &merge, "--repair"]);
+        let out = who.pair(&["register", b, "--agent", "alice"]);
+        out.code(5).mentions(&["merge commit"]);
+    }
+    assert_eq!(remote.tip(REF).unwrap(), merge, "nothing was written");
+    // The cache that saw the tip before the merge reports it on every read, not the first only.
+    for _ in 0..3 {
+        let v = json(&m.pair(&["poll", b, "--agent", "doer", "--json"]));
+        assert_eq!(v["remote"]["rewritten_from"], seen.as_str(), "{v:#}");
+    }
+    m.pair(&["status", b]).mentions(&["rewritten outside pair"]);
+    // A repair is recorded on top of the merge; then the board is valid and writable again, and
+    // the rewrite is no longer reported.
+    let bytes = remote.content(REF);
+    let fixed = other.clone.path().join("fixed.md");
+    fs::write(&fixed, &bytes).unwrap();
+    let sha = crate::common::sha256_hex(&bytes);
+    other
+        .pair(&[
+            "write",
+            b,
+            "--content-file",
+            fixed.to_str().unwrap(),
+            "--expect-sha256",
+            &sha,
+            "--repair",
+            "--reason",
+            "a merge pushed by hand took the advance away",
+        ])
+        .code(0);
+    for who in [&m, &other] {
+        who.pair(&["validate", b]).code(0);
+    }
+    let v = json(&m.pair(&["poll", b, "--agent", "doer", "--json"]));
+    assert!(v["remote"]["rewritten_from"].is_null(), "{v:#}");
+    m.note(b, "doer", "after the repair").code(0);
+    m.pair(&["validate", b]).code(0);
+}
+
+#[test]
+fn a_merge_commit_pushed_without_force_is_refused_until_a_recorded_repair() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    a_merge_is_refused_until_a_recorded_repair(&remote, &b, &remote.url());
+}
+
+#[test]
+fn through_git_daemon_a_merge_commit_pushed_without_force_is_refused_until_a_recorded_repair() {
+    if !require(&GIT_DAEMON, daemon_installed()) {
+        return;
+    }
+    let remote = Remote::new();
+    let daemon = Daemon::start(remote.dir.path(), None);
+    let b = daemon.board(REF);
+    let url = format!("git://127.0.0.1:{}/remote.git", daemon.port);
+    a_merge_is_refused_until_a_recorded_repair(&remote, &b, &url);
+}
+
+/// A merge under a later plain commit: the write looks at the tip only, `validate` walks the
+/// first parents back and finds it.
+#[test]
+fn validate_finds_a_merge_commit_under_a_later_commit() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let m = Machine::new(&remote);
+    init(&m, &b, "alice");
+    m.note(&b, "doer", "one").code(0);
+    m.note(&b, "doer", "two").code(0);
+    let (_, merge) = push_merge_by_hand(&remote, &m, &remote.url());
+    push_by_hand(
+        &remote,
+        &m,
+        |t| t.replace("## Journal", "## Notes\n\nSaved.\n\n## Journal"),
+        "an editor's save",
+    );
+    let fresh = Machine::new(&remote);
+    fresh
+        .pair(&["validate", &b])
+        .code(5)
+        .mentions(&["merge commit", &merge, "--repair"]);
+}
+
+/// After a force push, every read from the cache that saw the old tip reports the rewrite (an
+/// agent's `poll --json` does not consume the only signal) until a repair is recorded, from any
+/// cache.
+#[test]
+fn a_rewrite_stays_reported_from_a_cache_until_a_recorded_repair() {
+    let remote = Remote::new();
+    let b = remote.board(REF);
+    let m = Machine::new(&remote);
+    let other = Machine::new(&remote);
+    init(&m, &b, "alice");
+    for i in 0..2 {
+        m.note(&b, "doer", &format!("kept {i}")).code(0);
+    }
+    let seen = remote.tip(REF).unwrap();
+    git_in(&remote.bare(), &["update-ref", REF, &format!("{REF}~2")]);
+    for _ in 0..3 {
+        let v = json(&m.pair(&["poll", &b, "--agent", "doer", "--json"]));
+        assert_eq!(v["remote"]["rewritten_from"], seen.as_str(), "{v:#}");
+    }
+    m.pair(&["status", &b])
+        .mentions(&["rewritten outside pair", "--repair"]);
+    // A write goes on (a rewrite is reported, not refused) and says so too.
+    let out = m.pair(&[
+        "note",
+        &b,
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "still",
+        "--json",
+    ]);
+    out.code(0);
+    assert_eq!(json(&out)["remote"]["rewritten_from"], seen.as_str());
+    let v = json(&m.pair(&["poll", &b, "--agent", "doer", "--json"]));
+    assert_eq!(v["remote"]["rewritten_from"], seen.as_str(), "{v:#}");
+    // Another cache never saw the old tip: nothing to report there.
+    let v = json(&other.pair(&["poll", &b, "--agent", "doer", "--json"]));
+    assert!(v["remote"]["rewritten_from"].is_null(), "{v:#}");
+    // A repair recorded from that other cache accepts the rewrite for this one too.
+    let bytes = remote.content(REF);
+    let fixed = other.clone.path().join("fixed.md");
+    fs::write(&fixed, &bytes).unwrap();
+    other
+        .pair(&[
+            "write",
+            &b,
+            "--content-file",
+            fixed.to_str().unwrap(),
+            "--expect-sha256",
+            &crate::common::sha256_hex(&bytes),
+            "--repair",
+            "--reason",
+            "the ref was reset on purpose",
+        ])
+        .code(0);
+    let v = json(&m.pair(&["poll", &b, "--agent", "doer", "--json"]));
+    assert!(v["remote"]["rewritten_from"].is_null(), "{v:#}");
+    m.pair(&["status", &b]).code(0);
+}

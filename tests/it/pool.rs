@@ -429,3 +429,32 @@ fn the_member_who_took_the_capped_round_decides_as_its_arbiter() {
     assert_eq!(v["phase"], "PLAN_APPROVED", "{v:#}");
     pair(["validate", &b]).code(0);
 }
+
+/// Another member's claim removed by a raw write is refused naming the field it changed.
+#[test]
+fn a_raw_write_removing_another_members_claim_is_refused_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let ids: Vec<String> = ["alice", "bob"].map(String::from).to_vec();
+    let b = submitted(dir.path(), &ids, 1);
+    pair(["claim", &b, "--agent", "alice"]).code(0);
+    let text = std::fs::read_to_string(&b).unwrap();
+    let sha = crate::common::sha256_hex(text.as_bytes());
+    let forged = text.replacen("    pool_claim: plan 1\n", "", 1);
+    assert_ne!(forged, text, "the test removes alice's claim");
+    let f = dir.path().join("new.md");
+    std::fs::write(&f, &forged).unwrap();
+    let out = pair([
+        "write",
+        &b,
+        "--content-file",
+        f.to_str().unwrap(),
+        "--expect-sha256",
+        &sha,
+        "--as",
+        "bob",
+    ]);
+    out.code(6)
+        .mentions(&["field `agents.alice.pool_claim` belongs to alice"]);
+    assert!(!out.all().contains("unknown field"), "{}", out.report());
+    assert_eq!(std::fs::read_to_string(&b).unwrap(), text);
+}

@@ -243,3 +243,99 @@ fn a_git_remote_namespace_is_a_project_read_with_one_listing() {
     assert_eq!(v["boards"].as_array().unwrap().len(), 3);
     pair_env(["ls", &format!("git+{url}#refs/pair")], &env).code(4);
 }
+
+/// `stats DIR`: an invalid board and one over the size limit are reported, each with why, and
+/// the others' figures given, as `ls` lists them (exit 0); a board named on its own that cannot
+/// be read is still the command's error.
+#[test]
+fn stats_of_a_directory_reports_a_bad_board_and_counts_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    for n in ["a", "b"] {
+        let b = dir.path().join(format!("{n}.md"));
+        pair(["init", s(&b), "--goal", "A task", "--reviewers", "r1"]).code(0);
+    }
+    let good = std::fs::read_to_string(dir.path().join("a.md")).unwrap();
+    let bad = dir.path().join("bad.md");
+    std::fs::write(&bad, good.replacen("phase: DRAFT", "phase: NOWHERE", 1)).unwrap();
+    let large = dir.path().join("large.md");
+    std::fs::write(&large, &good).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&large)
+        .unwrap()
+        .set_len(65 * 1024 * 1024)
+        .unwrap();
+    let ls = pair(["ls", s(dir.path()), "--json"]).code(0).json();
+    assert_eq!(ls["boards"].as_array().unwrap().len(), 4, "{ls:#}");
+    let v = pair(["stats", s(dir.path()), "--json"]).code(0).json();
+    assert_eq!(v["total"]["boards"], 2, "{v:#}");
+    let unread = v["unread"].as_array().unwrap();
+    let paths: Vec<&str> = unread.iter().map(|u| u["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, [s(&bad), s(&large)], "{v:#}");
+    assert!(unread.iter().all(|u| u["code"] == 5), "{v:#}");
+    assert!(
+        unread[0]["error"].as_str().unwrap().contains("NOWHERE"),
+        "{v:#}"
+    );
+    let out = pair(["stats", s(dir.path())]);
+    out.code(0).mentions(&[
+        "bad.md: cannot be read",
+        "large.md: cannot be read",
+        "total: 2 boards",
+    ]);
+    pair(["stats", s(&bad)]).code(5);
+}
+
+/// `stats` on a git remote's board namespace: a junk ref is reported, the boards counted.
+#[test]
+fn stats_of_a_git_namespace_reports_a_junk_ref_and_counts_the_boards() {
+    let remote = tempfile::tempdir().unwrap();
+    git(remote.path(), &["init", "-q", "--bare", "remote.git"]);
+    let bare = remote.path().join("remote.git");
+    let cache = tempfile::tempdir().unwrap();
+    let env = [("PAIR_CACHE_DIR", s(cache.path()))];
+    let url = format!("file://{}/remote.git", remote.path().display());
+    let board = |r: &str| format!("git+{url}#refs/pair/{r}:task.md");
+    for r in ["one", "two"] {
+        pair_env(["init", &board(r), "--goal", "T"], &env).code(0);
+    }
+    // A ref under the prefix whose task.md is no board, made with plain git.
+    let junk = std::process::Command::new("git")
+        .args(["--git-dir", s(&bare), "hash-object", "-w", "--stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(b"---\nphase: [\n---\njunk\n")?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    let blob = String::from_utf8_lossy(&junk.stdout).trim().to_string();
+    let tree = std::process::Command::new("git")
+        .args(["--git-dir", s(&bare), "mktree"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(format!("100644 blob {blob}\ttask.md\n").as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    let tree = String::from_utf8_lossy(&tree.stdout).trim().to_string();
+    let commit = git(&bare, &["commit-tree", &tree, "-m", "junk"]);
+    git(&bare, &["update-ref", "refs/pair/junk", commit.trim()]);
+    let project = format!("git+{url}#refs/pair/:task.md");
+    let v = pair_env(["stats", &project, "--json"], &env).code(0).json();
+    assert_eq!(v["total"]["boards"], 2, "{v:#}");
+    let unread = v["unread"].as_array().unwrap();
+    assert_eq!(unread.len(), 1, "{v:#}");
+    assert_eq!(unread[0]["path"], board("junk"), "{v:#}");
+}

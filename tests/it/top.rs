@@ -310,3 +310,41 @@ fn top_and_stats_read_a_git_remotes_board_namespace_and_top_sees_a_push() {
     t.keys(&["q"]);
     t.wait_for("the shell again", |s| s.contains("shell-before-top"));
 }
+
+/// A board whose file name carries escape sequences — a colour (`ESC[31m`), an OSC window
+/// title, a right-to-left override — is drawn by `top` escaped, as `ls` prints it: the screen
+/// shows the escapes as text, the colour and the title never reach the terminal.
+#[test]
+fn top_escapes_a_board_name_made_of_escape_sequences_as_ls_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "a\x1b[31mb\x1b]2;PWNED\x07\u{202e}c";
+    init(dir.path(), name, "alice");
+    let shown = r"a\x1b[31mb\x1b]2;PWNED\x07\u{202e}c";
+    let ls = pair(["ls", dir.path().to_str().unwrap()])
+        .code(0)
+        .stdout
+        .clone();
+    assert!(ls.contains(shown), "{ls}");
+    let command = format!("{} top {}", pair_bin().display(), dir.path().display());
+    let t = Tmux::start(200, 24, &command);
+    let s = t.wait_for("the board's entries", |s| s.contains("latest entries"));
+    assert!(row(&s, shown).contains("DRAFT"), "{s}");
+    assert!(s.contains(&format!("{shown}: latest entries")), "{s}");
+    // Nothing of the name was taken as a sequence: no colour on the screen, no title set.
+    let coloured = t
+        .cmd()
+        .args(["capture-pane", "-p", "-e", "-t", "0"])
+        .output()
+        .unwrap();
+    let coloured = String::from_utf8_lossy(&coloured.stdout);
+    assert!(!coloured.contains("\x1b[31m"), "{coloured:?}");
+    let title = t
+        .cmd()
+        .args(["display-message", "-p", "-t", "0", "#{pane_title}"])
+        .output()
+        .unwrap();
+    let title = String::from_utf8_lossy(&title.stdout);
+    assert!(!title.contains("PWNED"), "{title}");
+    t.keys(&["q"]);
+    t.wait_for("the shell again", |s| s.contains("shell-before-top"));
+}

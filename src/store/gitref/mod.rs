@@ -111,7 +111,7 @@ fn sync_from(
             s.observe(Observed {
                 tip: before.clone(),
                 fetched: false,
-                rewritten_from: None,
+                rewritten_from: cache.rewrite().map(|r| r.from),
                 offline: true,
                 cache_age_s: age,
                 retries: None,
@@ -138,18 +138,7 @@ fn sync_from(
             Some(remote::fetch(&cache, g)?)
         }
     };
-    let rewritten_from = match (&before, &tip) {
-        (Some(old), Some(new)) if old != new && !cache.descends(old, new) => Some(old.clone()),
-        _ => None,
-    };
-    if let (Some(old), Some(new)) = (&rewritten_from, &tip) {
-        warn(&format!(
-            "{}: the ref {} was rewritten outside pair: its tip {new} does not descend from \
-             {old}, the tip this cache last saw; reading the board at the new tip",
-            shown.display(),
-            g.refname
-        ));
-    }
+    let rewritten_from = rewrite_seen(&cache, g, before.as_deref(), tip.as_deref(), shown);
     cache.touch();
     s.observe(Observed {
         tip: tip.clone(),
@@ -160,6 +149,91 @@ fn sync_from(
         retries: None,
     });
     Ok((cache, tip))
+}
+
+/// The tip this cache had seen before a rewrite of the ref that no recorded repair has accepted
+/// yet, said on stderr: a rewrite found now (`tip` does not follow `before`, the tip the cache
+/// last saw, as `pair` writes a ref: [`Cache::descends`]), kept in the cache
+/// ([`remote::Rewrite`]); or one found by an earlier read. Every read from the cache reports
+/// it, not the first alone (an agent's `poll --json` must not consume the only signal), until
+/// the board at the tip records a repair made after the rewrite.
+fn rewrite_seen(
+    cache: &Cache,
+    g: &GitBoard,
+    before: Option<&str>,
+    tip: Option<&str>,
+    shown: &Path,
+) -> Option<String> {
+    let tip = tip?;
+    let kept = cache.rewrite();
+    let (rewrite, now) = match before {
+        Some(old) if old != tip && !cache.descends(old, tip) => {
+            let r = remote::Rewrite {
+                from: kept.map_or_else(|| old.to_string(), |k| k.from),
+                at: tip.to_string(),
+            };
+            cache.keep_rewrite(&r);
+            (r, true)
+        }
+        _ => {
+            let r = kept?;
+            if repaired_since(cache, g, &r.at, tip) {
+                cache.forget_rewrite();
+                return None;
+            }
+            (r, false)
+        }
+    };
+    warn_rewrite(shown, g, &rewrite, now);
+    Some(rewrite.from)
+}
+
+fn warn_rewrite(shown: &Path, g: &GitBoard, r: &remote::Rewrite, now: bool) {
+    let (from, at) = (&r.from, &r.at);
+    let what = if now {
+        format!(
+            "its tip {at} does not descend from {from}, the tip this cache last saw, through \
+             commits of one parent each as pair makes them (a force push, or a merge commit \
+             pushed by plain git); reading the board at the new tip"
+        )
+    } else {
+        format!(
+            "its tip then, {at}, does not descend from {from}, the tip this cache had seen, and \
+             no repair has been recorded on the board since"
+        )
+    };
+    warn(&format!(
+        "{}: the ref {} was rewritten outside pair: {what}. Every read from this cache says so \
+         until a repair is recorded: check the board's history (`pair validate`), then record \
+         the board as it should stand with `pair write --repair`",
+        shown.display(),
+        g.refname
+    ));
+}
+
+/// Whether the board at `tip` records a repair that the board at `at` does not hold: a repair
+/// recorded after the rewrite that left the ref at `at`.
+fn repaired_since(cache: &Cache, g: &GitBoard, at: &str, tip: &str) -> bool {
+    if at == tip {
+        return false;
+    }
+    let specs = [format!("{at}:{}", g.path), format!("{tip}:{}", g.path)];
+    let Ok(blobs) = remote::read_blobs(cache, &specs, 2 * crate::law::validate::MAX_BOARD_BYTES)
+    else {
+        return false;
+    };
+    let lines = |i: usize| {
+        blobs
+            .get(i)
+            .and_then(Option::as_deref)
+            .and_then(crate::board::journal::record_lines)
+    };
+    match (lines(0), lines(1)) {
+        (earlier, Some(later)) => {
+            crate::board::journal::repaired_after(&earlier.unwrap_or_default(), &later)
+        }
+        _ => false,
+    }
 }
 
 /// A git board read once, at one commit ([`crate::store::snapshot`]).
@@ -187,10 +261,13 @@ pub(crate) fn snapshot(
         let cache = Cache::open(g, until.clone())?;
         if let Some(tip) = cache.cached_tip() {
             // Whatever goes wrong reading what the cache holds, the remote is asked.
-            if let Ok((Some(bytes), parent)) =
-                remote::read_board(&cache, &tip, &g.path, true, shown)
+            if let Ok(remote::BoardRead {
+                board: Some(bytes),
+                parent,
+                merge,
+            }) = remote::read_board(&cache, &tip, &g.path, true, shown)
             {
-                let history = lost_since_parent(&tip, parent.as_deref(), &bytes);
+                let history = tip_history(&tip, parent.as_deref(), merge, &bytes);
                 return Ok(Read {
                     cache,
                     tip,
@@ -244,10 +321,14 @@ fn read_at_tip(
         }
         read => (cache, tip, read?),
     };
-    let (bytes, parent) = read;
-    let bytes = bytes.ok_or_else(missing)?;
+    let remote::BoardRead {
+        board,
+        parent,
+        merge,
+    } = read;
+    let bytes = board.ok_or_else(missing)?;
     let history = if edit {
-        lost_since_parent(&tip, parent.as_deref(), &bytes)
+        tip_history(&tip, parent.as_deref(), merge, &bytes)
     } else {
         Vec::new()
     };
@@ -362,19 +443,12 @@ fn commit(
     ]);
     let r = cache.run_cmd(cmd, Some(&stream), "make the commit")?;
     let oid = String::from_utf8_lossy(&r.stdout).trim().to_string();
-    if !r.ok || !git_oid(&oid) {
+    if !r.ok || !remote::oid(&oid) {
         return Err(Error::Git {
             message: format!("cannot make the commit: git said: {}", r.said()),
         });
     }
     Ok(oid)
-}
-
-/// Whether `s` is a full object id as git prints it.
-fn git_oid(s: &str) -> bool {
-    matches!(s.len(), 40 | 64)
-        && s.bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// Push `new` to the ref with a lease on `tip` (on "absent" when `None`), and with it, in one
@@ -564,7 +638,17 @@ where
             && let Some(i) = unsure.iter().position(|(c, _)| cache.descends(c, t))
         {
             let (new, composed) = unsure.swap_remove(i);
-            return Ok(accepted(&cache, shown, &expect, new, composed, attempt, s));
+            return Ok(accepted(
+                &cache,
+                g,
+                shown,
+                &expect,
+                new,
+                composed,
+                attempt,
+                opts.repair,
+                s,
+            ));
         }
         let built = build_commit(
             &cache,
@@ -593,7 +677,17 @@ where
         let pushed = push(&cache, g, &new, tip.as_deref(), shown, &opts.publish)?;
         match pushed {
             Pushed::Accepted => {
-                return Ok(accepted(&cache, shown, &expect, new, composed, attempt, s));
+                return Ok(accepted(
+                    &cache,
+                    g,
+                    shown,
+                    &expect,
+                    new,
+                    composed,
+                    attempt,
+                    opts.repair,
+                    s,
+                ));
             }
             // The cache was behind: read the remote's tip and build again, at once.
             Pushed::Moved | Pushed::Stale if optimistic => {
@@ -620,7 +714,17 @@ where
                         && let Some(i) = unsure.iter().position(|(c, _)| cache.descends(c, t))
                     {
                         let (new, composed) = unsure.swap_remove(i);
-                        return Ok(accepted(cache, shown, &expect, new, composed, attempt, s));
+                        return Ok(accepted(
+                            cache,
+                            g,
+                            shown,
+                            &expect,
+                            new,
+                            composed,
+                            attempt,
+                            opts.repair,
+                            s,
+                        ));
                     }
                     return Err(lost(attempt, look.is_err() && !unsure.is_empty()));
                 }
@@ -632,13 +736,19 @@ where
 
 /// The write whose commit `new` the remote took: recorded in the cache (only a shortcut for the
 /// next read, which fetches if this failed, never a reason to report failure) and reported.
+///
+/// A rewrite the cache keeps is reported by the write as by a read, unless the write is the
+/// repair that accepts it.
+#[allow(clippy::too_many_arguments)]
 fn accepted(
     cache: &Cache,
+    g: &GitBoard,
     shown: &Path,
     expect: &Expect,
     new: String,
     composed: crate::store::Composed,
     attempt: u32,
+    repair: bool,
     s: &Session,
 ) -> Written {
     // An accepted push moved the cache's ref already; one that was found landed did not.
@@ -646,10 +756,22 @@ fn accepted(
         let _ = cache.set_tip(&new);
     }
     cache.touch();
+    let rewritten_from = if repair {
+        cache.forget_rewrite();
+        None
+    } else {
+        let kept = cache.rewrite();
+        if let Some(r) = &kept
+            && s.remote().is_none_or(|o| o.rewritten_from.is_none())
+        {
+            warn_rewrite(shown, g, r, false);
+        }
+        kept.map(|r| r.from)
+    };
     s.observe(Observed {
         tip: Some(new),
         fetched: false,
-        rewritten_from: None,
+        rewritten_from,
         offline: false,
         cache_age_s: Some(0),
         retries: Some(attempt),
@@ -691,11 +813,15 @@ where
     let current = match (found, tip) {
         (Some(current), _) => current,
         (None, Some(t)) => match remote::read_board(cache, t, &g.path, true, shown)? {
-            (Some(bytes), parent) => {
-                let history = lost_since_parent(t, parent.as_deref(), &bytes);
+            remote::BoardRead {
+                board: Some(bytes),
+                parent,
+                merge,
+            } => {
+                let history = tip_history(t, parent.as_deref(), merge, &bytes);
                 Some(Current::new(bytes, history))
             }
-            (None, _) => None,
+            _ => None,
         },
         (None, None) => None,
     };
@@ -727,41 +853,62 @@ fn lost_message(later: &str, earlier: &str, what: &str) -> String {
     )
 }
 
-/// A write's check of the board at the tip against the ref's previous commit (its board is
-/// read with the tip's, [`remote::read_board`]): the errors when the journal at the tip lost
-/// records the previous commit's held. `validate` walks further back ([`history`]).
-fn lost_since_parent(tip: &str, parent: Option<&[u8]>, bytes: &[u8]) -> Vec<FieldError> {
+fn merge_message(commit: &str) -> String {
+    format!(
+        "the ref's history holds a merge commit, {commit}: pair never makes one (each commit of \
+         the ref is one write on top of the one before), so it was pushed outside pair. A plain \
+         `git push` of a merge whose second parent is the old tip is a fast-forward to git, yet \
+         the board it holds may be any earlier one, its newer records gone; pair reads the ref \
+         by first parents, as it writes it. Restore the ref, or repair the board (`pair write \
+         --repair`), which is recorded"
+    )
+}
+
+/// A write's check of the board at the tip against the ref's history (the previous commit's
+/// board is read with the tip's, [`remote::read_board`]): the errors when the tip is a merge
+/// commit, or its journal lost records the tip's first parent held. `validate` walks further
+/// back ([`history`]).
+fn tip_history(tip: &str, parent: Option<&[u8]>, merge: bool, bytes: &[u8]) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    if merge {
+        errors.push(history_error(merge_message(tip)));
+    }
     let Some(parent) = parent else {
-        return vec![];
+        return errors;
     };
     let (Some(earlier), Some(later)) = (
         crate::board::journal::record_lines(parent),
         crate::board::journal::record_lines(bytes),
     ) else {
-        return vec![];
+        return errors;
     };
     // A repair may have mended the journal: its record and Decisions entry say so.
     if crate::board::journal::is_repair(&later) {
-        return vec![];
+        return errors;
     }
-    crate::board::journal::lost(&earlier, &later)
-        .map(|what| history_error(lost_message(tip, &format!("{tip}^1"), &what)))
-        .into_iter()
-        .collect()
+    errors.extend(
+        crate::board::journal::lost(&earlier, &later)
+            .map(|what| history_error(lost_message(tip, &format!("{tip}^1"), &what))),
+    );
+    errors
 }
 
 /// `validate`'s check of a git board's journal against the ref's own history, which a writer of
 /// the board's file cannot rewrite unseen (a rewritten ref is reported by every read): walking
-/// the first parents back from the tip `validate` read, each commit's board must keep the
-/// journal of the commit before it, until a repair (which may mend the journal) or the limits
-/// ([`HISTORY_COMMITS`], [`HISTORY_BYTES`]), which a warning names. (Errors, warnings.)
+/// the first parents back from the tip `validate` read, no commit may be a merge and each
+/// commit's board must keep the journal of the commit before it, until a repair (which may
+/// mend the journal) or the limits ([`HISTORY_COMMITS`], [`HISTORY_BYTES`]), which a warning
+/// names. (Errors, warnings.)
 pub fn history(g: &GitBoard, s: &Session) -> Result<(Vec<FieldError>, Vec<FieldError>)> {
     let Some(tip) = s.remote().and_then(|o| o.tip) else {
         return Ok((vec![], vec![]));
     };
     let cache = Cache::open(g, s.remote_until())?;
     let commits = remote::first_parents(&cache, &tip, HISTORY_COMMITS + 1)?;
-    let specs: Vec<String> = commits.iter().map(|c| format!("{c}:{}", g.path)).collect();
+    let specs: Vec<String> = commits
+        .iter()
+        .map(|(c, _)| format!("{c}:{}", g.path))
+        .collect();
     let blobs = remote::read_blobs(&cache, &specs, HISTORY_BYTES)?;
     let mut errors = vec![];
     let mut warnings = vec![];
@@ -774,22 +921,26 @@ pub fn history(g: &GitBoard, s: &Session) -> Result<(Vec<FieldError>, Vec<FieldE
             ended = true;
             break;
         };
-        let Some(lines) = crate::board::journal::record_lines(blob) else {
+        let lines = crate::board::journal::record_lines(blob);
+        // What a repair recorded after it accepted is not judged again.
+        if let Some((_, newer)) = &later
+            && crate::board::journal::is_repair(newer)
+        {
+            ended = true;
+            break;
+        }
+        let (commit, parents) = &commits[i];
+        if *parents > 1 {
+            errors.push(history_error(merge_message(commit)));
+        }
+        let Some(lines) = lines else {
             later = None;
             continue;
         };
-        if let Some((j, newer)) = &later {
-            if crate::board::journal::is_repair(newer) {
-                ended = true;
-                break;
-            }
-            if let Some(what) = crate::board::journal::lost(&lines, newer) {
-                errors.push(history_error(lost_message(
-                    &commits[*j],
-                    &commits[i],
-                    &what,
-                )));
-            }
+        if let Some((j, newer)) = &later
+            && let Some(what) = crate::board::journal::lost(&lines, newer)
+        {
+            errors.push(history_error(lost_message(&commits[*j].0, commit, &what)));
         }
         later = Some((i, lines));
     }

@@ -550,13 +550,9 @@ impl Cache {
     pub fn ref_tip(&self, refname: &str) -> Option<String> {
         match std::fs::read_to_string(self.dir.join(refname)) {
             Ok(text) => {
-                let oid = text.trim_end_matches('\n');
-                if matches!(oid.len(), 40 | 64)
-                    && oid
-                        .bytes()
-                        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-                {
-                    return Some(oid.to_string());
+                let found = text.trim_end_matches('\n');
+                if oid(found) {
+                    return Some(found.to_string());
                 }
             }
             // Neither a loose ref nor a packed one (nor another ref store): no such ref.
@@ -590,13 +586,118 @@ impl Cache {
         .map(|_| ())
     }
 
-    /// Whether `old` is `new` or an ancestor of it.
+    /// Whether `new` is `old` or follows it as `pair` writes a ref: `old` on the first-parent
+    /// line of `new`, and every commit after it there of one parent. A merge commit (which
+    /// `pair` never makes) does not follow the commits it merged: a plain `git push` of one
+    /// whose second parent is the old tip is a fast-forward to git, and may take the board back
+    /// to any earlier version; nor does a commit on top of one.
     pub fn descends(&self, old: &str, new: &str) -> bool {
+        if old == new {
+            return true;
+        }
+        // The first-parent line of `new` down to the first commit `old` reaches: `old` itself
+        // when it is on that line.
         let mut cmd = command(&self.dir);
-        cmd.args(["merge-base", "--is-ancestor", old, new]);
-        self.run_cmd(cmd, None, "compare commits")
-            .is_ok_and(|r| r.ok)
+        cmd.args([
+            "rev-list",
+            "--first-parent",
+            "--parents",
+            new,
+            &format!("^{old}"),
+            "--",
+        ]);
+        let Ok(r) = self.run_cmd(cmd, None, "compare commits") else {
+            return false;
+        };
+        if !r.ok {
+            return false;
+        }
+        let text = String::from_utf8_lossy(&r.stdout);
+        let lines: Vec<Vec<&str>> = text
+            .lines()
+            .map(|l| l.split_whitespace().collect())
+            .filter(|f: &Vec<&str>| !f.is_empty())
+            .collect();
+        lines.iter().all(|f| f.len() == 2) && lines.last().is_some_and(|f| f[1] == old)
     }
+
+    /// What this cache keeps of a rewrite of the ref it saw ([`Rewrite`]), until a recorded
+    /// repair accepts it.
+    fn rewrite_file(&self) -> PathBuf {
+        let name = self
+            .synced_marker
+            .file_name()
+            .map(|n| n.to_os_string())
+            .unwrap_or_default();
+        self.dir.join("pair-rewritten").join(name)
+    }
+
+    /// The rewrite of the ref this cache saw and no recorded repair has accepted yet.
+    pub fn rewrite(&self) -> Option<Rewrite> {
+        let text = read_note(&self.rewrite_file())?;
+        let mut from = None;
+        let mut at = None;
+        for line in text.lines() {
+            match line.split_once(' ') {
+                Some(("from", v)) if oid(v) => from = Some(v.to_string()),
+                Some(("at", v)) if oid(v) => at = Some(v.to_string()),
+                _ => {}
+            }
+        }
+        Some(Rewrite {
+            from: from?,
+            at: at?,
+        })
+    }
+
+    /// Keep a rewrite until a recorded repair accepts it (best effort: a cache that cannot be
+    /// written reports the rewrite once, as it sees it).
+    pub fn keep_rewrite(&self, r: &Rewrite) {
+        let file = self.rewrite_file();
+        if let Some(dir) = file.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = std::fs::write(&file, format!("from {}\nat {}\n", r.from, r.at));
+    }
+
+    /// Forget the rewrite: a recorded repair accepted it.
+    pub fn forget_rewrite(&self) {
+        let _ = std::fs::remove_file(self.rewrite_file());
+    }
+}
+
+/// A rewrite of the board's ref that a cache saw: the tip it had seen (`from`) and the tip
+/// that did not follow it (`at`). Kept in the cache (`pair-rewritten/`) and reported by every
+/// read from it until a repair is recorded on the board after `at`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rewrite {
+    pub from: String,
+    pub at: String,
+}
+
+/// A small note the cache keeps for itself: not followed through a link, not waited on, a
+/// regular file of at most 4 KiB.
+fn read_note(path: &Path) -> Option<String> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    f.take(4096).read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
+/// Whether `s` is a full object id as git prints it.
+pub fn oid(s: &str) -> bool {
+    matches!(s.len(), 40 | 64)
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// Create the cache of a board's remote at `dir`: made whole in a temporary directory beside
@@ -849,14 +950,23 @@ fn read_batch(cache: &Cache, specs: &[String], max: u64, what: &str) -> Result<V
     Ok(answers)
 }
 
-/// The board's bytes at a commit, and at its first parent ([`read_board`]).
-pub type BoardRead = (Option<Vec<u8>>, Option<Vec<u8>>);
+/// The board's bytes at a commit, and what a write checks of the commit's history
+/// ([`read_board`]).
+#[derive(Debug, Default)]
+pub struct BoardRead {
+    /// The board in the commit's tree (`None` when the tree has no such file).
+    pub board: Option<Vec<u8>>,
+    /// The board in the commit's first parent (`None` when there is none, or it is larger than
+    /// a board may be).
+    pub parent: Option<Vec<u8>>,
+    /// The commit has a second parent: a merge commit, which `pair` never makes.
+    pub merge: bool,
+}
 
-/// The board's bytes in a commit's tree (`None` when the tree has no such file), and with
-/// `parent`, the bytes of the board in the commit's first parent (`None` when there is none,
-/// or it is larger than a board may be): one `git cat-file --batch`, read header first, so a
-/// board over [`crate::law::validate::MAX_BOARD_BYTES`] is refused (exit 5) before a byte of it
-/// is read, as a file is.
+/// The board's bytes in a commit's tree, and with `parent`, the bytes of the board in the
+/// commit's first parent and whether the commit has a second one: one `git cat-file --batch`,
+/// read header first, so a board over [`crate::law::validate::MAX_BOARD_BYTES`] is refused
+/// (exit 5) before a byte of it is read, as a file is.
 pub fn read_board(
     cache: &Cache,
     commit: &str,
@@ -867,6 +977,7 @@ pub fn read_board(
     let mut specs = vec![format!("{commit}:{path}")];
     if parent {
         specs.push(format!("{commit}^1:{path}"));
+        specs.push(format!("{commit}^2"));
     }
     let max = crate::law::validate::MAX_BOARD_BYTES;
     let mut answers = read_batch(cache, &specs, max, "read the board from the cache")?.into_iter();
@@ -894,7 +1005,7 @@ pub fn read_board(
                 "read the board's tree from the cache",
             )?;
             if listed.is_empty() {
-                return Ok((None, None));
+                return Ok(BoardRead::default());
             }
             return Err(Error::Git {
                 message: format!(
@@ -908,22 +1019,30 @@ pub fn read_board(
         Some(Answer::Blob(bytes)) => Some(bytes),
         _ => None,
     };
-    Ok((Some(board), earlier))
+    let merge = matches!(answers.next(), Some(Answer::Other(kind)) if kind == "commit");
+    Ok(BoardRead {
+        board: Some(board),
+        parent: earlier,
+        merge,
+    })
 }
 
-/// The first-parent history of a commit in the cache, newest first, at most `max` commits.
-pub fn first_parents(cache: &Cache, tip: &str, max: usize) -> Result<Vec<String>> {
+/// The first-parent history of a commit in the cache, newest first, at most `max` commits:
+/// each commit and how many parents it has.
+pub fn first_parents(cache: &Cache, tip: &str, max: usize) -> Result<Vec<(String, usize)>> {
     let count = format!("--max-count={max}");
     let out = cache.run(
-        &["rev-list", "--first-parent", &count, tip, "--"],
+        &["rev-list", "--first-parent", "--parents", &count, tip, "--"],
         None,
         "read the ref's history from the cache",
     )?;
     Ok(String::from_utf8_lossy(&out)
         .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .map(str::to_string)
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let commit = f.next()?.to_string();
+            Some((commit, f.count()))
+        })
         .collect())
 }
 
