@@ -807,7 +807,7 @@ pub fn next(r: &Review, agent: &str, board: &str) -> (bool, Next) {
                 )
             };
             n.action = format!(
-                "{what} with `{}` (next.optional), then end your stage: `{}`.",
+                "{what} with `{}` (the optional step), then end your stage: `{}`.",
                 join(&opt.0),
                 join(&end)
             );
@@ -835,7 +835,7 @@ pub fn next(r: &Review, agent: &str, board: &str) -> (bool, Next) {
             ]);
             ph.insert(
                 "RULING".into(),
-                "one of `next.choices`: confirm (it holds) or dismiss (it does not)".into(),
+                "one of: confirm (it holds) or dismiss (it does not)".into(),
             );
             ph.insert("REASON".into(), "why".into());
             n.action = format!(

@@ -661,8 +661,13 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
     if let Some(o) = out.json.as_object_mut() {
         o.insert("check".into(), info);
     }
+    // What happened, once: the write's own summary line says the same in fewer words.
+    let rest = match out.text.split_once('\n') {
+        Some((first, rest)) if first.starts_with(&format!("check {}:", run.name)) => rest,
+        _ => out.text.as_str(),
+    };
     out.text = format!(
-        "check {}: {} on tree {} in {:.1} s{}\n{}",
+        "check {}: {} on tree {} in {:.1} s{}\n{}{}",
         run.name,
         result_word(run.exit_code),
         short(&run.tree),
@@ -673,7 +678,17 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
             (Some(_), true) => " (did NOT reproduce the previous run)".to_string(),
             _ => String::new(),
         },
-        out.text
+        if tree_after == run.tree {
+            String::new()
+        } else {
+            format!(
+                "warning: the worktree changed while the check ran (tree {} after it): this run \
+                 counts for tree {} only\n",
+                short(&tree_after),
+                short(&run.tree)
+            )
+        },
+        rest
     );
     Ok(out)
 }

@@ -1278,7 +1278,7 @@ fn decide(fm: &Frontmatter, agent: &str, place: &Place) -> Next {
                 .hole(
                     "VERDICT",
                     format!(
-                        "one of `next.choices`: {}",
+                        "one of: {}",
                         verdicts
                             .iter()
                             .map(|v| verdict_meaning(*v))
@@ -1480,7 +1480,7 @@ fn terminal(fm: &Frontmatter, agent: &str, doer: &str, place: &Place) -> Next {
             let action = format!(
                 "The blackboard is BLOCKED{}, which is nobody's turn: `pair status {b}` shows who \
                  blocked it and why. Ask the user; when they say the work can resume, unblock it \
-                 (`next.optional`).",
+                 (the optional step).",
                 blocked_from_text(fm)
             );
             return nobodys_turn(action, optional, line);
@@ -1505,7 +1505,7 @@ fn terminal(fm: &Frontmatter, agent: &str, doer: &str, place: &Place) -> Next {
                 line.shell()
             );
             let action = "The work is COMMITTED, which is terminal: stop polling. Recording a \
-                          merge later is optional (`next.optional`).";
+                          merge later is optional (the optional step).";
             return nobodys_turn(action.to_string(), optional, line);
         }
         (P::Merged, Some(line)) if is_doer => {
@@ -1524,7 +1524,7 @@ fn terminal(fm: &Frontmatter, agent: &str, doer: &str, place: &Place) -> Next {
                 line.shell()
             );
             let action = "The work is MERGED, which is terminal: stop polling. Recording the \
-                          clean-up later is optional (`next.optional`).";
+                          clean-up later is optional (the optional step).";
             return nobodys_turn(action.to_string(), optional, line);
         }
         (p, _) => (
@@ -1535,7 +1535,7 @@ fn terminal(fm: &Frontmatter, agent: &str, doer: &str, place: &Place) -> Next {
     step(NextActor::None, vec![], action, line)
 }
 
-/// Nobody's turn, with `line` as the step the agent may take outside it (`next.optional`).
+/// Nobody's turn, with `line` as the step the agent may take outside it (the optional step).
 fn nobodys_turn(action: String, optional: String, line: Line) -> Next {
     let mut next = step(NextActor::None, vec![], action, None);
     next.optional = Some(Optional {

@@ -612,3 +612,18 @@ fn a_gate_passed_by_a_raw_write_is_recorded_in_decisions() {
         "{after}"
     );
 }
+
+#[test]
+fn a_committed_boards_text_names_the_optional_merge_and_no_json_key() {
+    let lc = Lc::approved(&[]);
+    lc.g(&["commit", "-q", "-m", "fix"]);
+    lc.ok("doer", &["advance", "COMMITTED", "--user-approved"]);
+    let out = lc.run("doer", &["poll"]);
+    out.code(11);
+    assert!(
+        out.stdout.contains("optional    ") && out.stdout.contains("the optional step"),
+        "{}",
+        out.report()
+    );
+    assert!(!out.stdout.contains("next."), "{}", out.report());
+}

@@ -317,3 +317,38 @@ fn the_record_is_plain_text_and_keeps_the_test_runners_summary_printed_before_th
     );
     pair(["validate", lc.board.as_str()]).code(0);
 }
+
+#[test]
+fn check_says_once_what_happened_and_that_the_worktree_changed_while_it_ran() {
+    // Each run adds a line to a file of the worktree.
+    let lc = Lc::approved(&[
+        "--require-check",
+        "tests=sh -c 'echo run >> made-by-the-check.txt'",
+    ]);
+    let out = lc.ok("doer", &["check", "--name", "tests"]);
+    let said = out.stdout.to_lowercase();
+    assert_eq!(
+        said.matches("passed").count(),
+        1,
+        "the result once: {}",
+        out.report()
+    );
+    assert!(
+        said.contains("the worktree changed while the check ran")
+            && said.contains("counts for tree"),
+        "{}",
+        out.report()
+    );
+    // The same in JSON: the tree before and after.
+    let out = lc.ok("doer", &["check", "--name", "tests", "--json"]);
+    let j = out.json();
+    assert_ne!(j["check"]["tree"], j["check"]["tree_after"], "{j:#}");
+    // A run that changes nothing says nothing of it.
+    let lc = Lc::approved(&["--require-check", "tests=true"]);
+    let out = lc.ok("doer", &["check", "--name", "tests"]);
+    assert!(
+        !out.stdout.to_lowercase().contains("changed while"),
+        "{}",
+        out.report()
+    );
+}

@@ -395,3 +395,31 @@ fn poll_in_a_reviewable_phase_with_no_required_reviewers_hands_to_the_doer() {
     assert_eq!(v["next"]["actor"], "doer", "{v:#}");
     assert_eq!(strs(&v["next"]["handoff_to"]), sv(&["doer"]), "{v:#}");
 }
+
+/// The text a person reads names no JSON key: a step it points to is the one shown beside it
+/// (COMMITTED's, in `advance::`).
+#[test]
+fn poll_text_names_no_json_key_on_a_blocked_board() {
+    let blocked = set_top(
+        &set_top(&minimal_with_reviewer("alice"), "phase", "BLOCKED"),
+        "blocked_from",
+        "DRAFT",
+    );
+    let b = Board::new(&blocked);
+    let out = pair(["poll", b.p(), "--agent", "doer"]);
+    out.code(12);
+    assert!(
+        out.stdout.contains("optional    "),
+        "the optional step is shown: {}",
+        out.report()
+    );
+    assert!(!out.stdout.contains("next."), "{}", out.report());
+    let j = pair(["poll", b.p(), "--agent", "doer", "--json"]).json();
+    assert!(
+        j["next"]["action"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("the optional step"),
+        "{j:#}"
+    );
+}

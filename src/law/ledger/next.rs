@@ -142,8 +142,7 @@ pub fn steer(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
             let mut p = BTreeMap::new();
             p.insert(
                 "RULING".to_string(),
-                "one of `next.choices`: uphold (the doer must address it) or overrule (struck)"
-                    .to_string(),
+                "one of: uphold (the doer must address it) or overrule (struck)".to_string(),
             );
             p.insert("REASON".to_string(), "why".to_string());
             (
@@ -294,8 +293,8 @@ fn decision(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
     let mut placeholders = BTreeMap::new();
     placeholders.insert(
         "DECISION".to_string(),
-        "one of `next.choices`: accept (approve, the open objections recorded as accepted risks) \
-         or reject (stop the work); to defer instead, run `next.optional`"
+        "one of: accept (approve, the open objections recorded as accepted risks) \
+         or reject (stop the work); to defer instead, take the optional step"
             .to_string(),
     );
     placeholders.insert("REASON".to_string(), "why".to_string());
