@@ -370,6 +370,108 @@ pub fn on_signal_if_default(sig: libc::c_int, handler: extern "C" fn(libc::c_int
     unsafe { libc::sigaction(sig, &sa, std::ptr::null_mut()) == 0 }
 }
 
+// ---------------------------------------------------------------------------------------------
+// what a signal that ends the process does first
+
+/// The process group of the child the process is waiting for (0 while none), killed by a
+/// signal that ends the process.
+static END_GROUP: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// A file to leave behind when a signal ends the process: `bytes` written to `tmp` in the
+/// directory `dir` and renamed over `name` there. Set once.
+struct EndWrite {
+    dir: OwnedFd,
+    tmp: std::ffi::CString,
+    name: std::ffi::CString,
+    bytes: Vec<u8>,
+}
+
+static END_WRITE: std::sync::OnceLock<EndWrite> = std::sync::OnceLock::new();
+
+/// The handler of the signals that end the process (SIGINT, SIGTERM, SIGHUP): the file of
+/// [`write_on_end`] is written, the group of [`set_end_group`] killed, then the process ends as
+/// the signal ends it. Only async-signal-safe calls (an atomic load, `openat`, `write`,
+/// `close`, `renameat`, `kill`), nothing allocated.
+extern "C" fn on_end(sig: libc::c_int) {
+    if let Some(w) = END_WRITE.get() {
+        let flags = libc::O_WRONLY
+            | libc::O_CREAT
+            | libc::O_TRUNC
+            | libc::O_NOFOLLOW
+            | libc::O_NONBLOCK
+            | libc::O_CLOEXEC;
+        // SAFETY: a directory descriptor kept open by the static, a NUL-terminated name it
+        // owns; openat is async-signal-safe.
+        let fd = unsafe { libc::openat(w.dir.as_raw_fd(), w.tmp.as_ptr(), flags, 0o600) };
+        if fd >= 0 {
+            let mut done = 0usize;
+            while done < w.bytes.len() {
+                // SAFETY: the pointer and length stay within the static's bytes; write is
+                // async-signal-safe.
+                let n = unsafe {
+                    libc::write(fd, w.bytes[done..].as_ptr().cast(), w.bytes.len() - done)
+                };
+                if n <= 0 {
+                    break;
+                }
+                done += n as usize;
+            }
+            // SAFETY: a descriptor this handler opened; close and renameat are
+            // async-signal-safe, with names the static owns.
+            unsafe {
+                libc::close(fd);
+                if done == w.bytes.len() {
+                    libc::renameat(
+                        w.dir.as_raw_fd(),
+                        w.tmp.as_ptr(),
+                        w.dir.as_raw_fd(),
+                        w.name.as_ptr(),
+                    );
+                } else {
+                    libc::unlinkat(w.dir.as_raw_fd(), w.tmp.as_ptr(), 0);
+                }
+            }
+        }
+    }
+    let group = END_GROUP.load(std::sync::atomic::Ordering::SeqCst);
+    if group > 0 {
+        kill_group(group as u32);
+    }
+    raise_default(sig);
+}
+
+/// Let the signals that end the process (SIGINT, SIGTERM, SIGHUP) run [`on_end`] first, where
+/// they still have their default action (a command that handles them itself keeps its
+/// handler; one that ignores them keeps ignoring them). Once per process.
+pub fn on_end_signals() {
+    static SET: std::sync::Once = std::sync::Once::new();
+    SET.call_once(|| {
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            on_signal_if_default(sig, on_end);
+        }
+    });
+}
+
+/// The process group a signal that ends the process kills first (0: none).
+pub fn set_end_group(group: libc::pid_t) {
+    END_GROUP.store(group, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Leave `bytes` as the file `name` of the directory `dir` (through the temporary name `tmp`)
+/// if a signal ends the process; set once per process (false when it was set before).
+pub fn write_on_end(dir: OwnedFd, tmp: &CStr, name: &CStr, bytes: Vec<u8>) -> bool {
+    let set = END_WRITE
+        .set(EndWrite {
+            dir,
+            tmp: tmp.to_owned(),
+            name: name.to_owned(),
+            bytes,
+        })
+        .is_ok();
+    on_end_signals();
+    set
+}
+
 /// Make the child `cmd` starts die (`SIGKILL`) when this process does, even of a `SIGKILL` no
 /// handler sees (`PR_SET_PDEATHSIG`); a child whose parent is gone before that is set exits at
 /// once with status 1.

@@ -243,6 +243,11 @@ pub fn poll(a: PollArgs, first: Result<Snapshot>, as_json: bool, s: &Session) ->
     let first = first.ok().filter(|snap| git || snap.unchanged());
     // Without --interval a git board's wait asks often at first (see GIT_SCHEDULE).
     let adaptive = git && a.interval.is_none();
+    // A wait ended by a signal leaves the agent's presence saying it no longer waits, as one
+    // that ends by itself does (a server's calls are ended by their server, not a signal).
+    if s.interrupt().is_none() {
+        crate::watch::presence::clear_on_end(&a.board, &a.agent);
+    }
     let result = wait_loop(
         &a,
         after,
@@ -255,6 +260,7 @@ pub fn poll(a: PollArgs, first: Result<Snapshot>, as_json: bool, s: &Session) ->
         as_json,
         s,
     );
+    crate::watch::presence::done_waiting(&a.board, &a.agent);
     release(waiter, s);
     result
 }

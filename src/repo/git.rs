@@ -14,7 +14,7 @@ use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -153,29 +153,11 @@ pub(crate) struct Finished {
 /// arrives: `false` stops git (and everything it started) at once.
 pub(crate) type Watch = Box<dyn FnMut(&[u8]) -> bool + Send>;
 
-/// The process group of the git [`run_piped`] is waiting for (0 while none runs), for the
-/// signal handler that ends it with `pair`.
-static GIT_GROUP: AtomicI32 = AtomicI32::new(0);
-
-/// A signal that would end `pair` ends the git it is waiting for first (it runs in a process
-/// group of its own, out of reach of the terminal's signals), then `pair` as before.
-extern "C" fn end_with_git(sig: libc::c_int) {
-    let group = GIT_GROUP.load(Ordering::SeqCst);
-    // Both are async-signal-safe.
-    if group > 0 {
-        crate::sys::kill_group(group as u32);
-    }
-    crate::sys::raise_default(sig);
-}
-
-/// Make the signals that end a command (SIGINT, SIGTERM, SIGHUP) end the running git too,
-/// where they still have their default action (a command that handles them itself, such as
-/// `watch`, keeps its handler; one that ignores them keeps ignoring them).
+/// Make the signals that end a command (SIGINT, SIGTERM, SIGHUP) end the running git too (it
+/// runs in a process group of its own, out of reach of the terminal's signals), where they
+/// still have their default action ([`crate::sys::on_end_signals`]).
 fn end_git_on_signals() {
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // The handler only makes async-signal-safe calls.
-        crate::sys::on_signal_if_default(sig, end_with_git);
-    }
+    crate::sys::on_end_signals();
 }
 
 /// How long a git killed at its deadline, and the processes it started, are given to die and be
@@ -280,7 +262,7 @@ pub(crate) fn run_watched(
     adopt_orphans();
     let mut child = cmd.spawn().map_err(&cannot_start)?;
     let group = child.id();
-    GIT_GROUP.store(group as libc::pid_t, Ordering::SeqCst);
+    crate::sys::set_end_group(group as libc::pid_t);
     let (tx, rx) = mpsc::channel();
     if let Some(bytes) = input {
         let mut stdin = child.stdin.take();
@@ -386,7 +368,7 @@ pub(crate) fn run_watched(
                         Err(_) => break,
                     }
                 }
-                GIT_GROUP.store(0, Ordering::SeqCst);
+                crate::sys::set_end_group(0);
                 return Ok(stopped(
                     stdout.unwrap_or_default(),
                     stderr.unwrap_or_default(),
@@ -394,7 +376,7 @@ pub(crate) fn run_watched(
             }
         }
     }
-    GIT_GROUP.store(0, Ordering::SeqCst);
+    crate::sys::set_end_group(0);
     let status = exit.unwrap_or_else(|| Err(std::io::Error::other("git was not waited for")));
     let status = status.map_err(&cannot_start)?;
     Ok(Finished {

@@ -29,7 +29,8 @@ pub struct Presence {
     pub pid: u32,
     pub ppid: u32,
     pub host: String,
-    /// It was waiting (`poll --wait`) rather than checking once.
+    /// It is waiting (`poll --wait` under way) rather than checking once: false once the wait
+    /// ends, by itself or by a signal that ends it (SIGINT, SIGTERM, SIGHUP).
     pub waiting: bool,
 }
 
@@ -89,6 +90,26 @@ pub fn record(board: &Path, agent: &str, waiting: bool) {
     {
         return;
     }
+    if let Ok(line) = line(agent, waiting) {
+        let _ = dir.replace(&name, &line);
+    }
+}
+
+/// Refresh `agent`'s record to say it no longer waits (best effort), whatever its age: a wait
+/// that ended says so.
+pub fn done_waiting(board: &Path, agent: &str) {
+    if !is_agent_id(agent) {
+        return;
+    }
+    if let Ok(dir) = super::side::open(board, true).and_then(|side| side.dir(PRESENCE, true))
+        && let Ok(line) = line(agent, false)
+    {
+        let _ = dir.replace(&format!("{agent}.json"), &line);
+    }
+}
+
+/// This process's record for `agent`, now, as one JSON line.
+fn line(agent: &str, waiting: bool) -> serde_json::Result<Vec<u8>> {
     let p = Presence {
         agent: agent.to_string(),
         at: Timestamp::now().to_string(),
@@ -97,11 +118,31 @@ pub fn record(board: &Path, agent: &str, waiting: bool) {
         host: crate::board::journal::host(),
         waiting,
     };
-    let Ok(mut line) = serde_json::to_vec(&p) else {
+    let mut line = serde_json::to_vec(&p)?;
+    line.push(b'\n');
+    Ok(line)
+}
+
+/// `agent`'s record as it should read once it no longer waits: now, and `waiting` false. Left
+/// behind by a signal that ends the waiting process (Ctrl-C, `kill`), prepared before the wait
+/// (nothing is made in a signal handler); best effort, as every presence write is.
+pub fn clear_on_end(board: &Path, agent: &str) {
+    if !is_agent_id(agent) {
+        return;
+    }
+    let Ok(dir) = super::side::open(board, true).and_then(|side| side.dir(PRESENCE, true)) else {
         return;
     };
-    line.push(b'\n');
-    let _ = dir.replace(&name, &line);
+    let (Ok(fd), Ok(line)) = (dir.keep(), line(agent, false)) else {
+        return;
+    };
+    let (Ok(tmp), Ok(name)) = (
+        std::ffi::CString::new(format!(".tmp-end-{}", std::process::id())),
+        std::ffi::CString::new(format!("{agent}.json")),
+    ) else {
+        return;
+    };
+    crate::sys::write_on_end(fd, &tmp, &name, line);
 }
 
 /// Every presence record beside `board` that can be read (others are skipped); none when

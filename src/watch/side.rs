@@ -294,6 +294,11 @@ impl Dir {
         Ok(out)
     }
 
+    /// A descriptor of this directory of its own, kept for a write at the process's end.
+    pub fn keep(&self) -> io::Result<OwnedFd> {
+        self.fd.try_clone()
+    }
+
     /// Replace the file `name` with `bytes`: a new file made beside it (never over anything
     /// that is there) and renamed over it, within this directory.
     pub fn replace(&self, name: &str, bytes: &[u8]) -> io::Result<()> {

@@ -62,8 +62,12 @@ const STATICS: &[(&str, &str)] = &[
     ("text.rs", "SETTINGS"),
     // The installed git's version, checked once per process.
     ("store/gitref/remote.rs", "CHECKED"),
-    // The process group of the git being waited for, which a signal handler ends with pair.
-    ("repo/git.rs", "GIT_GROUP"),
+    // What a signal that ends the process does first, read by its handler: the process group
+    // of the git being waited for, killed with pair; the presence record a wait leaves behind;
+    // the handler set once.
+    ("sys.rs", "END_GROUP"),
+    ("sys.rs", "END_WRITE"),
+    ("sys.rs", "SET"),
     // Whether the process was made the reaper of what git starts: a process-wide setting,
     // made once.
     ("repo/git.rs", "ADOPTING"),

@@ -648,7 +648,8 @@ fn presence_from_poll_does_not_touch_the_board_and_an_unwritable_place_does_not_
     let rec: Value = serde_json::from_slice(&fs::read(&presence).unwrap()).unwrap();
     assert_eq!(rec["agent"], "doer");
     assert_eq!(rec["at"], "2026-01-01T00:40:00Z");
-    assert_eq!(rec["waiting"], true);
+    // The wait is over: the record says so.
+    assert_eq!(rec["waiting"], false);
     assert!(
         rec["pid"].as_u64().unwrap() > 0 && rec["host"].is_string(),
         "{rec}"
@@ -1362,4 +1363,58 @@ fn links_planted_beside_the_board_are_never_followed_and_a_fifo_never_waited_on(
         "{}",
         out.report()
     );
+}
+
+#[test]
+fn a_wait_ended_by_a_signal_leaves_its_presence_saying_it_no_longer_waits() {
+    use std::process::{Command, Stdio};
+    let b = plan_under_review("");
+    let presence = b.dir.path().join(".board.md.pair/presence/doer.json");
+    let read = || -> Option<Value> { serde_json::from_slice(&fs::read(&presence).ok()?).ok() };
+    for (sig, name) in [
+        (libc::SIGINT, "INT"),
+        (libc::SIGTERM, "TERM"),
+        (libc::SIGHUP, "HUP"),
+    ] {
+        let _ = fs::remove_file(&presence);
+        let mut child = Command::new(pair_bin())
+            .args([
+                "poll",
+                b.p(),
+                "--agent",
+                "doer",
+                "--wait",
+                "--timeout",
+                "120",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        // Until the wait has said it waits.
+        let waiting = (0..600).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            read().is_some_and(|r| r["waiting"] == true && r["pid"] == pid)
+        });
+        assert!(waiting, "the wait recorded itself: {:?}", read());
+        let sent = Command::new("kill")
+            .args(["-s", name, &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let status = child.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(sig), "ended by the signal, as before");
+        let rec = read().expect("a record");
+        assert_eq!(rec["waiting"], false, "signal {sig}: {rec}");
+        assert_eq!(rec["pid"], pid, "{rec}");
+        // Nothing else left in the presence directory (no temporary file).
+        let names: Vec<String> = fs::read_dir(presence.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, vec!["doer.json".to_string()], "{names:?}");
+    }
+    b.assert_untouched(&b.read());
 }
