@@ -154,7 +154,10 @@ impl Reader {
             .and_then(|snap| snap.load())
         {
             Ok(loaded) => {
-                let all = entry::entries(&loaded.valid.doc);
+                // The newest entries by their time, whatever section each is in (the body keeps
+                // them in section order); the oldest of them first.
+                let mut all = entry::entries(&loaded.valid.doc);
+                all.sort_by_key(|e| e.time);
                 let skip = all.len().saturating_sub(ENTRIES);
                 all[skip..]
                     .iter()
@@ -297,7 +300,7 @@ fn read_view(
         rows,
         selected: *selected,
         entries,
-        at: now.to_string().chars().take(19).collect::<String>() + "Z",
+        at: clock_text(now),
     };
     if crate::store::location::is_git(&a.project) {
         // No notification comes from a remote: ask it again every few seconds (one ls-remote;
@@ -306,6 +309,15 @@ fn read_view(
     }
     (view, (next != u64::MAX).then(|| Duration::from_secs(next)))
 }
+
+/// The dashboard's clock, to the second.
+fn clock_text(now: Timestamp) -> String {
+    now.to_string().chars().take(19).collect::<String>() + "Z"
+}
+
+/// How often the dashboard's clock is redrawn, whatever the boards do: it keeps time once
+/// every board is finished too.
+const CLOCK: Duration = Duration::from_secs(1);
 
 /// How often the dashboard of a git remote's namespace asks the remote again, in seconds.
 pub const REMOTE_INTERVAL_S: u64 = 2;
@@ -418,7 +430,9 @@ pub fn run(a: TopArgs, s: &Session) -> Result<Outcome> {
     drop(tx);
     let mut selected = 0usize;
     let mut reader = Reader::open(&a.project);
-    let (mut view, mut tick) = read_view(&a, &mut reader, &mut selected, s);
+    let (mut view, tick) = read_view(&a, &mut reader, &mut selected, s);
+    // When the rows change by the clock alone (a stall limit passed, a remote to ask again).
+    let mut due = tick.map(|t| std::time::Instant::now() + t);
     let mut redraws = 0u64;
     loop {
         screen
@@ -426,11 +440,13 @@ pub fn run(a: TopArgs, s: &Session) -> Result<Outcome> {
             .draw(|f| draw(f, &view))
             .map_err(|e| Error::io(Path::new("<terminal>"), "draw the dashboard", e))?;
         redraws += 1;
-        let woke = match tick {
-            Some(t) => rx.recv_timeout(t),
-            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
-        };
-        let mut reread = true;
+        let now = std::time::Instant::now();
+        let wait = due.map_or(CLOCK, |d| d.saturating_duration_since(now).min(CLOCK));
+        let woke = rx.recv_timeout(wait);
+        // A tick of the clock alone redraws the time; the boards are read again when they
+        // may have changed, or when their rows' clocks are due.
+        let rows_due = due.is_some_and(|d| std::time::Instant::now() >= d);
+        let mut reread = !matches!(woke, Err(RecvTimeoutError::Timeout)) || rows_due;
         let mut quit = false;
         let mut handle = |w: std::result::Result<Wake, RecvTimeoutError>| -> Result<()> {
             match w {
@@ -442,7 +458,8 @@ pub fn run(a: TopArgs, s: &Session) -> Result<Outcome> {
                     }
                 }
                 Ok(Wake::Key(_)) => reread = false,
-                Ok(Wake::Resize) | Ok(Wake::Changed) | Err(RecvTimeoutError::Timeout) => {}
+                Ok(Wake::Resize) | Ok(Wake::Changed) => reread = true,
+                Err(RecvTimeoutError::Timeout) => {}
                 Ok(Wake::Gone(e)) => {
                     return Err(Error::Usage(format!("`pair top` lost its terminal ({e})")));
                 }
@@ -462,7 +479,11 @@ pub fn run(a: TopArgs, s: &Session) -> Result<Outcome> {
             break;
         }
         if reread {
+            let tick;
             (view, tick) = read_view(&a, &mut reader, &mut selected, s);
+            due = tick.map(|t| std::time::Instant::now() + t);
+        } else {
+            view.at = clock_text(Timestamp::now_ms());
         }
     }
     Ok(done(screen, &a, count, redraws, reader.reads()))

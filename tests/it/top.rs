@@ -348,3 +348,61 @@ fn top_escapes_a_board_name_made_of_escape_sequences_as_ls_does() {
     t.keys(&["q"]);
     t.wait_for("the shell again", |s| s.contains("shell-before-top"));
 }
+
+#[test]
+fn top_keeps_time_once_every_board_is_finished_and_lists_entries_by_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let projects = dir.path().join("boards");
+    std::fs::create_dir_all(&projects).unwrap();
+    let done = init(&projects, "done", "alice");
+    let d = done.to_str().unwrap();
+    // An entry in a later section first, then one in an earlier section a second after: by
+    // time, the later section's comes first.
+    pair([
+        "note",
+        d,
+        "--agent",
+        "doer",
+        "--section",
+        "Validation",
+        "--note",
+        "older-in-validation",
+    ])
+    .code(0);
+    std::thread::sleep(Duration::from_millis(1100));
+    pair([
+        "note",
+        d,
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "newer-in-evidence",
+    ])
+    .code(0);
+    pair(["stop", d, "--agent", "doer", "--reason", "finished here"]).code(0);
+    let command = format!("{} top {}", pair_bin().display(), projects.display());
+    let t = Tmux::start(100, 30, &command);
+    let s = t.wait_for("the finished board", |s| {
+        s.contains("STOPPED") && s.contains("newer-in-evidence")
+    });
+    let older = s
+        .find("older-in-validation")
+        .expect("the older entry shown");
+    let newer = s.find("newer-in-evidence").unwrap();
+    assert!(older < newer, "oldest first, by time:\n{s}");
+    // The clock in the header: the time of day, to the second.
+    let clock = |s: &str| -> Option<String> {
+        s.split_whitespace()
+            .find(|w| w.len() >= 20 && w.as_bytes()[10] == b'T' && w.contains('Z'))
+            .map(str::to_string)
+    };
+    let first = clock(&s).unwrap_or_else(|| panic!("a clock in:\n{s}"));
+    let later = t.wait_for("the clock moving on", |s| {
+        clock(s).is_some_and(|c| c > first)
+    });
+    assert!(later.contains("STOPPED"), "{later}");
+    t.keys(&["q"]);
+    t.wait_for("the shell again", |s| s.contains("shell-before-top"));
+}
