@@ -22,7 +22,7 @@ use super::{Outcome, semantic, worktree};
 use crate::board::checks::{self, CheckRun};
 use crate::board::frontmatter::{Frontmatter, Timestamp};
 use crate::cli::{CheckArgs, WorktreeCreateArgs};
-use crate::error::{Error, Result};
+use crate::error::{Error, Flag, Hint, Result};
 use crate::law;
 use crate::law::protocol::Command;
 use crate::ops::{self, Created, Ctx};
@@ -43,6 +43,13 @@ fn text_of(p: &Path) -> Result<String> {
 }
 
 pub fn worktree_create(a: WorktreeCreateArgs, s: &Session) -> Result<Outcome> {
+    // A refusal's hint is rendered against the command as it was run (its `--path` or
+    // `--branch` replaced), and through the MCP server as the call that stands for it.
+    let board = super::shown(&a.board);
+    create_worktree(a, s).map_err(|e| e.suggest(&super::argv(), Some(&board)))
+}
+
+fn create_worktree(a: WorktreeCreateArgs, s: &Session) -> Result<Outcome> {
     super::agent_arg("--agent", &a.common.agent)?;
     super::semantic::check_common(&a.common)?;
     // What git makes is derived from the board read now, and the write edits that read.
@@ -85,11 +92,16 @@ pub fn worktree_create(a: WorktreeCreateArgs, s: &Session) -> Result<Outcome> {
         )));
     }
     if std::fs::symlink_metadata(&path).is_ok() {
-        return Err(Error::protocol(format!(
-            "{} already exists; `pair worktree create` makes a new worktree (choose another \
-             --path, or remove what is there)",
-            crate::render::output::path(&path)
-        )));
+        return Err(Error::refused(
+            format!(
+                "{} already exists; `pair worktree create` makes a new worktree (choose another \
+                 path, or remove what is there)",
+                crate::render::output::path(&path)
+            ),
+            Hint::Rerun {
+                add: vec![Flag::with("--path", "PATH")],
+            },
+        ));
     }
     let branch = match (&a.branch, &default) {
         (Some(b), _) => b.clone(),
@@ -108,11 +120,16 @@ pub fn worktree_create(a: WorktreeCreateArgs, s: &Session) -> Result<Outcome> {
     }
     repo::branch_name(&branch)?;
     if repo::branch(&root, &branch)?.is_some() {
-        return Err(Error::protocol(format!(
-            "the branch {branch} already exists in {}; `pair worktree create` makes a new topic \
-             branch (choose another with --branch)",
-            crate::render::output::path(&root)
-        )));
+        return Err(Error::refused(
+            format!(
+                "the branch {branch} already exists in {}; `pair worktree create` makes a new \
+                 topic branch (choose another name for it)",
+                crate::render::output::path(&root)
+            ),
+            Hint::Rerun {
+                add: vec![Flag::with("--branch", "BRANCH")],
+            },
+        ));
     }
     let Some(base_sha) = repo::head(&root)? else {
         return Err(Error::protocol(format!(

@@ -276,6 +276,26 @@ fn worktree_create_refuses_outside_plan_approved_and_leaves_nothing_behind() {
     git(&lc.root, &["branch", "pair/task"]);
     lc.refused("doer", &["worktree", "create", "--user-approved"], 6)
         .mentions(&["already exists", "--branch"]);
+    // The refusal's hint is the same command with the branch to choose: as argv in JSON (and,
+    // through the MCP server, as the call of `worktree-create`).
+    let e = lc
+        .refused(
+            "doer",
+            &["worktree", "create", "--user-approved", "--json"],
+            6,
+        )
+        .json_error(6);
+    let argv: Vec<String> = serde_json::from_value(e["hint"]["argv"].clone()).unwrap();
+    assert_eq!(&argv[..3], ["pair", "worktree", "create"], "{e:#}");
+    assert!(
+        argv.windows(2).any(|w| w == ["--branch", "BRANCH"])
+            && argv.contains(&"--user-approved".to_string()),
+        "{e:#}"
+    );
+    let tools = pair::cli::mcp::tools();
+    let call = pair::cli::mcp::call_of(&tools, &argv).expect("a call");
+    assert_eq!(call["name"], "worktree-create", "{call}");
+    assert_eq!(call["arguments"]["branch"], "BRANCH", "{call}");
     lc.ok(
         "doer",
         &[
