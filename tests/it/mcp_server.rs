@@ -5,7 +5,8 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use pair::commands::mcp::RUNNING;
@@ -19,11 +20,16 @@ const PROC_STATUS: Need = Need {
     how: "run the tests on Linux with /proc mounted",
 };
 
+/// How long a test waits for an answer or an exit before it fails: a guard against a hang,
+/// far above what any answer here needs, not a measure of it.
+const GUARD: Duration = Duration::from_secs(60);
+
 /// A server for alice on `board`, spoken to line by line.
 struct Server {
     child: Child,
     stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
+    /// The lines the server writes, read by a thread of their own.
+    lines: Receiver<String>,
 }
 
 impl Server {
@@ -38,10 +44,19 @@ impl Server {
             .unwrap();
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
         Server {
             child,
             stdin,
-            stdout,
+            lines,
         }
     }
 
@@ -84,9 +99,11 @@ impl Server {
     /// The next message the server writes that is not a notification.
     fn answer(&mut self) -> Json {
         loop {
-            let mut line = String::new();
-            let read = self.stdout.read_line(&mut line).unwrap();
-            assert!(read > 0, "the server closed its output");
+            let line = match self.lines.recv_timeout(GUARD) {
+                Ok(line) => line,
+                Err(RecvTimeoutError::Timeout) => panic!("no answer from the server"),
+                Err(RecvTimeoutError::Disconnected) => panic!("the server closed its output"),
+            };
             let v: Json = serde_json::from_str(&line).unwrap();
             if v.get("method").is_none() {
                 return v;
@@ -111,14 +128,10 @@ impl Server {
         kib * 1024
     }
 
-    /// Close the server's input and return its exit code, which must come within `guard`
-    /// (a hang guard far above what the exit needs, not a measure of it).
-    fn close(mut self, guard: Duration) -> i32 {
+    /// Close the server's input and return its exit code.
+    fn close(mut self) -> i32 {
         drop(self.stdin.take());
-        // Read what it still writes, so that it never blocks on a full pipe.
-        let mut rest = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut self.stdout, &mut rest);
-        let end = Instant::now() + guard;
+        let end = Instant::now() + GUARD;
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
                 return status.code().unwrap_or(-1);
@@ -210,7 +223,7 @@ fn a_line_that_is_not_json_is_answered_with_a_parse_error_and_a_null_id() {
     let a = s.call(8, "ping", json!({}));
     assert_eq!(a["id"], json!(8), "{a:#}");
     assert!(a["result"].is_object(), "{a:#}");
-    assert_eq!(s.close(Duration::from_secs(20)), 0);
+    assert_eq!(s.close(), 0);
 }
 
 #[test]
@@ -248,7 +261,7 @@ fn a_line_over_the_bound_is_answered_thrown_away_and_the_next_one_served() {
     );
     assert_eq!(a["id"], json!(3), "{a:#}");
     assert!(a["result"].is_object(), "{a:#}");
-    assert_eq!(s.close(Duration::from_secs(20)), 0);
+    assert_eq!(s.close(), 0);
 }
 
 #[test]
@@ -285,7 +298,7 @@ fn ill_typed_params_of_a_method_the_server_serves_are_invalid_params_in_the_read
     // A method the server does not serve is still not found.
     let a = s.call(5, "resources/unheard-of", json!({}));
     assert_eq!(error_of(&a).0, -32601, "{a:#}");
-    assert_eq!(s.close(Duration::from_secs(20)), 0);
+    assert_eq!(s.close(), 0);
 }
 
 #[test]
@@ -324,7 +337,7 @@ fn calls_beyond_the_bound_wait_their_turn_and_a_cancelled_one_gives_its_place_up
     assert!(a["result"]["content"].is_array(), "{a:#}");
     assert_ne!(a["result"]["isError"], json!(true), "{a:#}");
     // The input ends with waits in flight: they end, and so does the server.
-    assert_eq!(s.close(Duration::from_secs(20)), 0);
+    assert_eq!(s.close(), 0);
 }
 
 #[test]
@@ -340,7 +353,7 @@ fn many_calls_on_a_large_board_hold_the_memory_of_the_bound_not_of_the_calls() {
     assert!(a["result"]["content"].is_array(), "{a:#}");
     assert_ne!(a["result"]["isError"], json!(true), "{a:#}");
     let single = one.peak();
-    assert_eq!(one.close(Duration::from_secs(20)), 0);
+    assert_eq!(one.close(), 0);
     // 256 at once.
     let mut many = Server::ready(&b);
     let calls = 256;
@@ -355,7 +368,7 @@ fn many_calls_on_a_large_board_hold_the_memory_of_the_bound_not_of_the_calls() {
         answered += 1;
     }
     let peak = many.peak();
-    assert_eq!(many.close(Duration::from_secs(20)), 0);
+    assert_eq!(many.close(), 0);
     // Bounded, at most RUNNING calls' worth at once; twice that as the margin.
     let bound = 2 * RUNNING as u64 * single;
     assert!(
