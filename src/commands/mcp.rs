@@ -9,16 +9,24 @@
 //! A call runs on a thread of its own while the server goes on reading: a waiting `poll`
 //! reports progress each time it goes to sleep (and every few seconds), and a client's
 //! `notifications/cancelled` fires the call's [`Interrupt`], which ends the wait at once.
+//!
+//! The server bounds its work: a line is read up to [`lines::MAX_LINE`] (and answered with a
+//! JSON-RPC error when it cannot be taken), at most [`RUNNING`] calls run at once, the calls in
+//! flight hold at most [`ARGUMENTS_KIB`] of arguments, and when its input ends every call in
+//! flight stops waiting, so the process exits.
+
+mod lines;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, Prompt, PromptMessage, Role,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
+    Implementation, ListPromptsResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, Prompt, PromptMessage, Role, ServerCapabilities,
+    ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -40,6 +48,43 @@ const PROMPT: &str = "pair";
 /// How often a call that is still running says so (besides each time a wait goes to sleep).
 const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
+/// The calls that run at once: an agent's waiting `poll` (which holds its place while it
+/// waits) and three more. Each holds what its command reads (a `status` on a 15 MiB board
+/// about 40 MB at its peak), so this bounds the server's memory; the others wait their turn.
+pub const RUNNING: usize = 4;
+
+/// What the calls in flight (running or waiting their turn) may hold of arguments, in KiB:
+/// 64 MiB. A call counts its arguments' JSON, and at least [`CALL_KIB`]; one that would go over
+/// is answered at once that the server is busy. 256 calls of a few arguments each hold 1 MiB.
+pub const ARGUMENTS_KIB: u32 = 64 << 10;
+
+/// The least a call counts against [`ARGUMENTS_KIB`]: what a call in flight holds besides its
+/// arguments.
+const CALL_KIB: u32 = 4;
+
+/// The methods this server serves, each with the reading of its params: a request of one of
+/// them whose params do not read is answered "invalid params" (`-32602`) with the reader's
+/// words, not "method not found".
+const SERVED: &[(&str, Reads)] = &[
+    ("initialize", reads::<rmcp::model::InitializeRequestParams>),
+    ("tools/list", reads::<Option<PaginatedRequestParams>>),
+    ("tools/call", reads::<CallToolRequestParams>),
+    ("prompts/list", reads::<Option<PaginatedRequestParams>>),
+    ("prompts/get", reads::<GetPromptRequestParams>),
+];
+
+/// The JSON-RPC error of a call refused because the calls in flight hold [`ARGUMENTS_KIB`]
+/// already (one of the codes JSON-RPC leaves to servers).
+const BUSY: i32 = -32000;
+
+type Reads = fn(Json) -> std::result::Result<(), serde_json::Error>;
+
+fn reads<T: serde::de::DeserializeOwned>(
+    params: Json,
+) -> std::result::Result<(), serde_json::Error> {
+    serde_json::from_value::<T>(params).map(drop)
+}
+
 pub fn serve(
     a: McpArgs,
     origin: crate::board::journal::Origin,
@@ -47,13 +92,17 @@ pub fn serve(
 ) -> Result<Outcome> {
     super::agent_arg("--agent", &a.agent)?;
     super::timeout(a.timeout)?;
-    let server = Server::new(Fixed {
-        board: a.board,
-        agent: a.agent,
-        timeout: a.timeout,
-        origin,
-        transcript,
-    });
+    let (closed, input_closed) = tokio::sync::watch::channel(false);
+    let server = Server::new(
+        Fixed {
+            board: a.board,
+            agent: a.agent,
+            timeout: a.timeout,
+            origin,
+            transcript,
+        },
+        input_closed,
+    );
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .enable_io()
@@ -62,7 +111,7 @@ pub fn serve(
     let served = runtime.block_on(async move {
         // Made inside the runtime: a pipe registers with its reactor.
         let (input, output) = protocol_streams()?;
-        let running = match server.serve((input, output)).await {
+        let running = match server.serve(lines::Lines::new(input, output, closed)).await {
             Ok(running) => running,
             // The client went away before it said anything: nothing to serve.
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
@@ -81,7 +130,7 @@ pub fn serve(
             .map_err(|e| Error::io(&stdio(), "serve MCP", std::io::Error::other(e)))
     });
     // A call still running (a write under way when the client went away) ends before the
-    // process does: its interrupt has fired, so a wait ends at once.
+    // process does: its interrupt fired when the input ended, so a wait ends at once.
     drop(runtime);
     served?;
     Ok(Outcome {
@@ -160,10 +209,16 @@ struct State {
     tools: Vec<Tool>,
     listed: Vec<rmcp::model::Tool>,
     instructions: String,
+    /// The places of the calls that run at once ([`RUNNING`]).
+    running: Arc<tokio::sync::Semaphore>,
+    /// The KiB of arguments the calls in flight may hold ([`ARGUMENTS_KIB`]).
+    admitted: Arc<tokio::sync::Semaphore>,
+    /// Becomes true when the protocol's input ends.
+    input_closed: tokio::sync::watch::Receiver<bool>,
 }
 
 impl Server {
-    fn new(fixed: Fixed) -> Server {
+    fn new(fixed: Fixed, input_closed: tokio::sync::watch::Receiver<bool>) -> Server {
         let tools = tools::tools();
         let listed = listing(&tools);
         let instructions = instructions(&fixed);
@@ -172,7 +227,17 @@ impl Server {
             tools,
             listed,
             instructions,
+            running: Arc::new(tokio::sync::Semaphore::new(RUNNING)),
+            admitted: Arc::new(tokio::sync::Semaphore::new(ARGUMENTS_KIB as usize)),
+            input_closed,
         }))
+    }
+
+    /// Returns when the protocol's input has ended (at once if it has).
+    async fn input_closed(&self) {
+        let mut closed = self.0.input_closed.clone();
+        // An error is the transport gone: the input has ended too.
+        let _ = closed.wait_for(|closed| *closed).await.map(drop);
     }
 }
 
@@ -215,6 +280,27 @@ impl ServerHandler for Server {
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<ListToolsResult, McpError> {
         Ok(ListToolsResult::with_all_items(self.0.listed.clone()))
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<CustomResult, McpError> {
+        // rmcp hands over a request of a method it knows whose params did not read as one.
+        let CustomRequest { method, params, .. } = request;
+        let Some((_, reads)) = SERVED.iter().find(|(served, _)| *served == method) else {
+            return Err(McpError::new(ErrorCode::METHOD_NOT_FOUND, method, None));
+        };
+        let why = match params.map(reads) {
+            None => "it has none".into(),
+            Some(Err(e)) => e.to_string(),
+            Some(Ok(())) => "they do not read as its request's".into(),
+        };
+        Err(McpError::invalid_params(
+            format!("invalid params of {method}: {why}"),
+            None,
+        ))
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
@@ -279,6 +365,46 @@ impl ServerHandler for Server {
             Cmd::Poll(p) if p.wait => Some(p.timeout),
             _ => None,
         };
+        let Ok(admitted) = self
+            .0
+            .admitted
+            .clone()
+            .try_acquire_many_owned(weight(&args))
+        else {
+            return Err(McpError::new(
+                ErrorCode(BUSY),
+                format!(
+                    "the server is busy: the calls in flight hold {} MiB of arguments; call \
+                     again when one has ended",
+                    ARGUMENTS_KIB >> 10
+                ),
+                None,
+            ));
+        };
+        let progress = context.meta.get_progress_token();
+        let mut ticks =
+            tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
+        // Its turn among the calls that run at once; one cancelled meanwhile (or whose client
+        // went away) gives its place up without running.
+        let place = {
+            let queued = format!("{} waits its turn: {RUNNING} calls run at once", tool.name);
+            let turn = self.0.running.clone().acquire_owned();
+            tokio::pin!(turn);
+            loop {
+                tokio::select! {
+                    place = &mut turn => break place.ok(),
+                    _ = context.ct.cancelled() => break None,
+                    _ = self.input_closed() => break None,
+                    _ = ticks.tick() => notify(&context, &progress, started, total, &queued).await,
+                }
+            }
+        };
+        let Some(place) = place else {
+            return Err(McpError::internal_error(
+                format!("{} was cancelled before it ran", tool.name),
+                None,
+            ));
+        };
         let (tx, mut waiting) = tokio::sync::mpsc::unbounded_channel::<String>();
         let interrupt = Interrupt::new(move |what| {
             let _ = tx.send(what.to_string());
@@ -287,10 +413,11 @@ impl ServerHandler for Server {
             argv: Some(argv),
             interrupt: Some(interrupt.clone()),
         };
-        let mut task = tokio::task::spawn_blocking(move || super::run_with(cli, call));
-        let progress = context.meta.get_progress_token();
-        let mut ticks =
-            tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
+        // The places are given back when the command ends, not when the call is answered.
+        let mut task = tokio::task::spawn_blocking(move || {
+            let _places = (admitted, place);
+            super::run_with(cli, call)
+        });
         let mut cancelled = false;
         let mut said = format!("{} is running", tool.name);
         let joined = loop {
@@ -299,6 +426,11 @@ impl ServerHandler for Server {
                 _ = context.ct.cancelled(), if !cancelled => {
                     // The client cancelled (or went away): end the wait; the call's answer
                     // is not sent.
+                    interrupt.fire();
+                    cancelled = true;
+                }
+                _ = self.input_closed(), if !cancelled => {
+                    // Nobody will read the answer: end the wait, so the server can exit.
                     interrupt.fire();
                     cancelled = true;
                 }
@@ -328,6 +460,28 @@ impl ServerHandler for Server {
         }
         Ok(result.into())
     }
+}
+
+/// What a call counts against [`ARGUMENTS_KIB`]: its arguments' JSON in KiB, at least
+/// [`CALL_KIB`].
+fn weight(args: &Map<String, Json>) -> u32 {
+    /// Counts the bytes written to it.
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 = self.0.saturating_add(buf.len());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing to a counter cannot fail; a map of JSON values always serialises.
+    let _ = serde_json::to_writer(&mut count, args);
+    u32::try_from(count.0.div_ceil(1024))
+        .unwrap_or(u32::MAX)
+        .max(CALL_KIB)
 }
 
 /// Say that a call is still running, when the client asked for progress.

@@ -39,6 +39,7 @@ mod lock;
 mod machines;
 mod malformed;
 mod mcp;
+mod mcp_server;
 mod note;
 mod paths;
 mod pins;

@@ -1,0 +1,382 @@
+//! `pair mcp` against a raw client: a JSON-RPC error for every line the server cannot take
+//! (not JSON, over its bound, no message, ill-typed params), the calls it runs at once bounded
+//! (the others wait their turn, a cancelled one gives its place up), its memory under many
+//! calls on a large board, and its exit when its input ends with calls in flight.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use pair::commands::mcp::RUNNING;
+use serde_json::{Value as Json, json};
+
+use crate::common::prereq::{self, Need};
+use crate::common::{minimal_with_reviewer, pair_bin};
+
+const PROC_STATUS: Need = Need {
+    what: "/proc/PID/status (the server's peak memory, VmHWM)",
+    how: "run the tests on Linux with /proc mounted",
+};
+
+/// How long a test waits for an answer or an exit before it fails: a guard against a hang,
+/// far above what any answer here needs, not a measure of it.
+const GUARD: Duration = Duration::from_secs(60);
+
+/// A server for alice on `board`, spoken to line by line.
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    /// The lines the server writes, read by a thread of their own.
+    lines: Receiver<String>,
+}
+
+impl Server {
+    fn start(board: &Path) -> Server {
+        let mut child = Command::new(pair_bin())
+            .args(["mcp", board.to_str().unwrap(), "--agent", "alice"])
+            .env_remove("PAIR_AGENT")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Server {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    /// A server that has been through the protocol's initialisation.
+    fn ready(board: &Path) -> Server {
+        let mut s = Server::start(board);
+        let init = s.call(
+            0,
+            "initialize",
+            json!({"protocolVersion": "2024-11-05", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "0"}}),
+        );
+        assert!(init["result"].is_object(), "{init:#}");
+        s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        s
+    }
+
+    fn raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, message: &Json) {
+        self.raw(format!("{message}\n").as_bytes());
+    }
+
+    fn request(&mut self, id: u64, method: &str, params: Json) {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+    }
+
+    fn tool(&mut self, id: u64, name: &str, arguments: Json) {
+        self.request(
+            id,
+            "tools/call",
+            json!({"name": name, "arguments": arguments}),
+        );
+    }
+
+    /// The next message the server writes that is not a notification.
+    fn answer(&mut self) -> Json {
+        loop {
+            let line = match self.lines.recv_timeout(GUARD) {
+                Ok(line) => line,
+                Err(RecvTimeoutError::Timeout) => panic!("no answer from the server"),
+                Err(RecvTimeoutError::Disconnected) => panic!("the server closed its output"),
+            };
+            let v: Json = serde_json::from_str(&line).unwrap();
+            if v.get("method").is_none() {
+                return v;
+            }
+        }
+    }
+
+    fn call(&mut self, id: u64, method: &str, params: Json) -> Json {
+        self.request(id, method, params);
+        self.answer()
+    }
+
+    /// The server's peak resident memory so far, in bytes.
+    fn peak(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let kib: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().strip_suffix("kB"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap();
+        kib * 1024
+    }
+
+    /// Close the server's input and return its exit code.
+    fn close(mut self) -> i32 {
+        drop(self.stdin.take());
+        let end = Instant::now() + GUARD;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code().unwrap_or(-1);
+            }
+            if Instant::now() > end {
+                let _ = self.child.kill();
+                panic!("the server did not exit after its input closed");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A board with reviewer alice, its Evidence padded to about `size` bytes.
+fn board(dir: &Path, size: usize) -> std::path::PathBuf {
+    let mut s = format!("{}\n## Evidence\n\n", minimal_with_reviewer("alice"));
+    let mut i = 0usize;
+    while s.len() < size {
+        s.push_str(&format!(
+            "- evidence line {i:07}: the quick brown fox jumps over the lazy dog; `code`\n"
+        ));
+        i += 1;
+    }
+    let path = dir.join("board.md");
+    std::fs::write(&path, s).unwrap();
+    path
+}
+
+fn error_of(answer: &Json) -> (i64, String) {
+    (
+        answer["error"]["code"].as_i64().unwrap_or_default(),
+        answer["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+    )
+}
+
+#[test]
+fn a_line_that_is_not_json_is_answered_with_a_parse_error_and_a_null_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = board(dir.path(), 0);
+    // Before the initialisation, and after it.
+    let mut s = Server::start(&b);
+    s.raw(b"this is not json\n");
+    let a = s.answer();
+    assert_eq!(a["id"], Json::Null, "{a:#}");
+    assert!(a.as_object().unwrap().contains_key("id"), "{a:#}");
+    assert_eq!(error_of(&a).0, -32700, "{a:#}");
+    drop(s);
+    let mut s = Server::ready(&b);
+    for line in [
+        &b"{\"jsonrpc\": \"2.0\", \"id\": 4, \n"[..],
+        b"\xff\xfe{}\n",
+    ] {
+        s.raw(line);
+        let a = s.answer();
+        assert_eq!(a["id"], Json::Null, "{a:#}");
+        assert_eq!(error_of(&a).0, -32700, "{a:#}");
+        assert!(error_of(&a).1.contains("not JSON"), "{a:#}");
+    }
+    // JSON that is no message: an invalid request, with the id when it has one.
+    s.raw(b"{\"jsonrpc\": \"2.0\", \"id\": 7}\n");
+    let a = s.answer();
+    assert_eq!(
+        (a["id"].clone(), error_of(&a).0),
+        (json!(7), -32600),
+        "{a:#}"
+    );
+    s.raw(b"[1, 2]\n");
+    let a = s.answer();
+    assert_eq!(
+        (a["id"].clone(), error_of(&a).0),
+        (Json::Null, -32600),
+        "{a:#}"
+    );
+    // An ill-typed notification is not answered: the next answer is the next request's.
+    s.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": {"requestId": {"no": "id"}}}),
+    );
+    let a = s.call(8, "ping", json!({}));
+    assert_eq!(a["id"], json!(8), "{a:#}");
+    assert!(a["result"].is_object(), "{a:#}");
+    assert_eq!(s.close(), 0);
+}
+
+#[test]
+fn a_line_over_the_bound_is_answered_thrown_away_and_the_next_one_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = board(dir.path(), 0);
+    let mut s = Server::ready(&b);
+    let before = s.peak();
+    // 64 MiB on one line: a note far over the bound, as a client would send it.
+    let note = "x".repeat(64 << 20);
+    s.tool(1, "note", json!({"section": "Evidence", "note": note}));
+    let a = s.answer();
+    assert_eq!(a["id"], Json::Null, "{a:#}");
+    let (code, message) = error_of(&a);
+    assert_eq!(code, -32700, "{a:#}");
+    assert!(
+        message.contains("4 MiB") && message.contains("note_file"),
+        "{a:#}"
+    );
+    // The rest of that line was thrown away as it came: the next request is served.
+    let a = s.call(2, "tools/call", json!({"name": "status", "arguments": {}}));
+    assert_eq!(a["id"], json!(2), "{a:#}");
+    assert_ne!(a["result"]["isError"], json!(true), "{a:#}");
+    // It was never held: the server's peak grew by far less than the line.
+    if prereq::require(&PROC_STATUS, Path::new("/proc/self/status").exists()) {
+        let grew = s.peak().saturating_sub(before);
+        assert!(grew < 32 << 20, "the server's peak grew by {grew} bytes");
+    }
+    // A line just under the bound is read as any other.
+    let note = "y".repeat((4 << 20) - 1024);
+    let a = s.call(
+        3,
+        "tools/call",
+        json!({"name": "note", "arguments": {"section": "Evidence", "note": note}}),
+    );
+    assert_eq!(a["id"], json!(3), "{a:#}");
+    assert!(a["result"].is_object(), "{a:#}");
+    assert_eq!(s.close(), 0);
+}
+
+#[test]
+fn ill_typed_params_of_a_method_the_server_serves_are_invalid_params_in_the_readers_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = board(dir.path(), 0);
+    let mut s = Server::ready(&b);
+    for (id, method, params, words) in [
+        (1, "tools/call", json!({"name": 5}), "expected a string"),
+        (
+            2,
+            "tools/call",
+            json!({"name": "status", "arguments": "all"}),
+            "expected a map",
+        ),
+        (3, "tools/call", Json::Null, "none"),
+        (4, "prompts/get", json!({}), "missing field `name`"),
+    ] {
+        let msg = if params.is_null() {
+            json!({"jsonrpc": "2.0", "id": id, "method": method})
+        } else {
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+        };
+        s.send(&msg);
+        let a = s.answer();
+        assert_eq!(a["id"], json!(id), "{a:#}");
+        let (code, message) = error_of(&a);
+        assert_eq!(code, -32602, "{method}: {a:#}");
+        assert!(
+            message.contains(method) && message.contains(words),
+            "{method}: {a:#}"
+        );
+    }
+    // A method the server does not serve is still not found.
+    let a = s.call(5, "resources/unheard-of", json!({}));
+    assert_eq!(error_of(&a).0, -32601, "{a:#}");
+    assert_eq!(s.close(), 0);
+}
+
+#[test]
+fn calls_beyond_the_bound_wait_their_turn_and_a_cancelled_one_gives_its_place_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = board(dir.path(), 0);
+    let mut s = Server::ready(&b);
+    let wait = json!({"wait": true, "timeout": 600});
+    // Every place taken by a wait (not alice's turn: each waits its 600 s).
+    for id in 1..=RUNNING as u64 {
+        s.tool(id, "poll", wait.clone());
+    }
+    // A wait more, and a status: both wait their turn, while a ping (no call) is answered.
+    s.tool(100, "poll", wait.clone());
+    s.tool(101, "status", json!({}));
+    let a = s.call(102, "ping", json!({}));
+    assert_eq!(
+        a["id"],
+        json!(102),
+        "the status ran beyond the bound: {a:#}"
+    );
+    // The waiting wait is cancelled: it gives its place up without taking one.
+    s.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": {"requestId": 100}}),
+    );
+    let a = s.call(103, "ping", json!({}));
+    assert_eq!(a["id"], json!(103), "{a:#}");
+    // A running wait is cancelled: its place goes to the status, which is answered next.
+    s.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": {"requestId": 1}}),
+    );
+    let a = s.answer();
+    assert_eq!(a["id"], json!(101), "{a:#}");
+    assert!(a["result"]["content"].is_array(), "{a:#}");
+    assert_ne!(a["result"]["isError"], json!(true), "{a:#}");
+    // The input ends with waits in flight: they end, and so does the server.
+    assert_eq!(s.close(), 0);
+}
+
+#[test]
+fn many_calls_on_a_large_board_hold_the_memory_of_the_bound_not_of_the_calls() {
+    if !prereq::require(&PROC_STATUS, Path::new("/proc/self/status").exists()) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let b = board(dir.path(), 15 << 20);
+    // What one call costs the server, all told.
+    let mut one = Server::ready(&b);
+    let a = one.call(1, "tools/call", json!({"name": "status", "arguments": {}}));
+    assert!(a["result"]["content"].is_array(), "{a:#}");
+    assert_ne!(a["result"]["isError"], json!(true), "{a:#}");
+    let single = one.peak();
+    assert_eq!(one.close(), 0);
+    // 256 at once.
+    let mut many = Server::ready(&b);
+    let calls = 256;
+    for id in 1..=calls {
+        many.tool(id, "status", json!({}));
+    }
+    let mut answered = 0;
+    while answered < calls {
+        let a = many.answer();
+        assert!(a["result"]["content"].is_array(), "{a:#}");
+        assert_ne!(a["result"]["isError"], json!(true), "{a:#}");
+        answered += 1;
+    }
+    let peak = many.peak();
+    assert_eq!(many.close(), 0);
+    // Bounded, at most RUNNING calls' worth at once; twice that as the margin.
+    let bound = 2 * RUNNING as u64 * single;
+    assert!(
+        peak < bound,
+        "256 status calls on a 15 MiB board peaked at {} MiB; one call at {} MiB; the bound \
+         is {} MiB",
+        peak >> 20,
+        single >> 20,
+        bound >> 20
+    );
+}
