@@ -2507,6 +2507,15 @@ fn journal_positions_on_a_git_board_are_the_same_from_every_clone() {
 /// and hands over to the real one: first on PATH, it sees every git `pair` starts (the git
 /// those start in turn run from git's own exec path).
 fn logging_git(dir: &Path, log: &Path) -> PathBuf {
+    wrapped_git(
+        dir,
+        &format!("printf '%s\\n' \"$*\" >> '{}'", log.display()),
+    )
+}
+
+/// A directory holding a `git` that runs the shell lines `first`, then hands over to the real
+/// one (the first `git` on PATH).
+fn wrapped_git(dir: &Path, first: &str) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let real = std::env::split_paths(&std::env::var_os("PATH").unwrap())
         .map(|d| d.join("git"))
@@ -2517,11 +2526,7 @@ fn logging_git(dir: &Path, log: &Path) -> PathBuf {
     let script = bin.join("git");
     fs::write(
         &script,
-        format!(
-            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
-            log.display(),
-            real.display()
-        ),
+        format!("#!/bin/sh\n{first}\nexec '{}' \"$@\"\n", real.display()),
     )
     .unwrap();
     fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
@@ -2661,25 +2666,13 @@ fn a_body_line_starting_with_review_does_not_make_a_git_board_review_only() {
 /// A directory holding a `git` whose `ls-remote` answers after `delay` (and then as the real
 /// one does); every other git runs at once.
 fn slow_asking_git(dir: &Path, delay: Duration) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
-    let real = std::env::split_paths(&std::env::var_os("PATH").unwrap())
-        .map(|d| d.join("git"))
-        .find(|p| p.is_file())
-        .expect("git on PATH");
-    let bin = dir.join("bin");
-    fs::create_dir_all(&bin).unwrap();
-    let script = bin.join("git");
-    fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = ls-remote ] && sleep {}; done\nexec '{}' \"$@\"\n",
-            delay.as_secs_f64(),
-            real.display()
+    wrapped_git(
+        dir,
+        &format!(
+            "for a in \"$@\"; do [ \"$a\" = ls-remote ] && sleep {}; done",
+            delay.as_secs_f64()
         ),
     )
-    .unwrap();
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
-    bin
 }
 
 #[test]

@@ -500,7 +500,8 @@ fn a_text_over_the_limit_of_one_entry_is_refused_with_the_limit_and_the_board_un
     let long = dir.path().join("long.md");
     fs::write(&long, "a".repeat(limit + 1)).unwrap();
     let before = b.read();
-    for json in [false, true] {
+    let file = long.to_str().unwrap();
+    let args = |from: &str, json: bool| {
         let mut args = vec![
             "note",
             b.p(),
@@ -509,52 +510,29 @@ fn a_text_over_the_limit_of_one_entry_is_refused_with_the_limit_and_the_board_un
             "--section",
             "Evidence",
             "--note-file",
-            long.to_str().unwrap(),
         ];
+        args.push(if from == "-" { "-" } else { file });
         if json {
             args.push("--json");
-            let e = pair(&args).json_error(5);
-            assert!(e["errors"].to_string().contains("1 MiB"), "{e:#}");
-        } else {
-            let out = pair(&args);
-            out.code(5);
-            assert!(
-                out.stderr.contains("over the 1 MiB limit of one entry")
-                    && out.stderr.contains(&limit.to_string()),
-                "{}",
-                out.report()
-            );
         }
-        assert_eq!(b.read(), before, "the board is untouched");
-    }
-    // The same text through stdin, and a verdict's review, are bounded alike; a text at the
-    // limit goes in.
-    let out = pair_stdin(
-        [
-            "note",
-            b.p(),
-            "--agent",
-            "doer",
-            "--section",
-            "Evidence",
-            "--note-file",
-            "-",
-        ],
-        "b".repeat(limit + 1),
-    );
+        args.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let e = pair(args(file, true)).json_error(5);
+    assert!(e["errors"].to_string().contains("1 MiB"), "{e:#}");
+    assert_eq!(b.read(), before, "the board is untouched");
+    let out = pair(args(file, false));
     out.code(5);
+    assert!(
+        out.stderr.contains("over the 1 MiB limit of one entry")
+            && out.stderr.contains(&limit.to_string()),
+        "{}",
+        out.report()
+    );
+    assert_eq!(b.read(), before, "the board is untouched");
+    // The same text through stdin is bounded alike; a text at the limit goes in.
+    pair_stdin(args("-", false), "b".repeat(limit + 1)).code(5);
     assert_eq!(b.read(), before);
     fs::write(&long, "c".repeat(limit)).unwrap();
-    pair([
-        "note",
-        b.p(),
-        "--agent",
-        "doer",
-        "--section",
-        "Evidence",
-        "--note-file",
-        long.to_str().unwrap(),
-    ])
-    .code(0);
+    pair(args(file, false)).code(0);
     assert!(b.read().len() > limit);
 }
