@@ -96,7 +96,13 @@ pub enum Error {
     /// The artifact under review is not the one its submission pinned (it changed after the
     /// submission), or not the one the reviewer says it read.
     #[error("{message}")]
-    StaleArtifact { message: String },
+    StaleArtifact {
+        message: String,
+        /// What to run instead: the command again, or the read of the pinned artifact.
+        hint: Option<Hint>,
+        /// The hint as the argument vector after `pair`, once rendered (as for `Protocol`).
+        suggestion: Option<Vec<String>>,
+    },
 
     /// The artifact under review cannot be read on this machine (its worktree or files are on
     /// another, or its published commit cannot be fetched). Not stale: retrying changes nothing.
@@ -315,10 +321,20 @@ impl Error {
         }
     }
 
+    /// The artifact under review is not what the board pins (or what a command read of it
+    /// moved while it ran); `hint`: what to run instead, if anything.
+    pub fn stale_artifact(message: impl Into<String>, hint: Option<Hint>) -> Error {
+        Error::StaleArtifact {
+            message: message.into(),
+            hint,
+            suggestion: None,
+        }
+    }
+
     /// The structured hint, if the error carries one.
     pub fn hint(&self) -> Option<&Hint> {
         match self {
-            Error::Protocol { hint, .. } => hint.as_ref(),
+            Error::Protocol { hint, .. } | Error::StaleArtifact { hint, .. } => hint.as_ref(),
             _ => None,
         }
     }
@@ -326,6 +342,11 @@ impl Error {
     /// Render the hint against the command that failed (`argv` after `pair`) and its board.
     pub fn suggest(mut self, argv: &[String], board: Option<&str>) -> Error {
         if let Error::Protocol {
+            hint: Some(h),
+            suggestion,
+            ..
+        }
+        | Error::StaleArtifact {
             hint: Some(h),
             suggestion,
             ..
@@ -339,7 +360,9 @@ impl Error {
     /// The suggested command (argument vector after `pair`), once rendered.
     pub fn suggestion(&self) -> Option<&[String]> {
         match self {
-            Error::Protocol { suggestion, .. } => suggestion.as_deref(),
+            Error::Protocol { suggestion, .. } | Error::StaleArtifact { suggestion, .. } => {
+                suggestion.as_deref()
+            }
             _ => None,
         }
     }

@@ -33,14 +33,15 @@ pub fn run(a: DiffArgs, json_out: bool, s: &Session) -> Result<Outcome> {
     let (noun, unit) = target_noun(target);
     let round = format!("{} {unit} {}", noun.to_lowercase(), cur.counter);
     if let (Some(p), Some(false)) = (&cur.pin, cur.matches_pin()) {
-        return Err(Error::StaleArtifact {
-            message: format!(
+        return Err(Error::stale_artifact(
+            format!(
                 "stale artifact: {} changed after {round} was submitted (pinned sha256 {}, now \
                  {}); what is there now is not what was submitted for review. The doer must \
                  resubmit it or restore it",
                 cur.source, p.sha256, cur.sha256
             ),
-        });
+            None,
+        ));
     }
     // A published red test is shown as the change it makes to the base (or its files whole);
     // the pin still covers its text and files in the pinned form, which --pinned prints.

@@ -345,11 +345,11 @@ pub fn submit(a: SubmitArgs, s: &Session) -> Result<Outcome> {
             if let Some(seen) = &seen
                 && DiffSource::of(fm) != *seen
             {
-                return Err(Error::StaleArtifact {
-                    message: "the worktree or base_sha recorded on the blackboard changed while \
-                              the diff was being read; run the command again"
-                        .into(),
-                });
+                return Err(Error::stale_artifact(
+                    "the worktree or base_sha recorded on the blackboard changed while \
+                              the diff was being read; run the command again",
+                    Some(crate::error::Hint::Rerun { add: vec![] }),
+                ));
             }
             // A rework restarts the gate's rounds before the submission opens round 1.
             let restart = match &rework {
@@ -458,7 +458,9 @@ fn judge_artifact(
         read,
         &resubmit,
         readable.as_ref(),
-    )? {
+    )
+    .map_err(|e| e.suggest(&super::argv(), Some(&super::shown(board))))?
+    {
         Judged::Pinned(h) => Ok((Some(h), vec![])),
         Judged::NotPinned => Ok((
             None,

@@ -201,11 +201,13 @@ pub fn verify(
     if !verified(fm) || !steps {
         return Ok(out);
     }
-    let stale = || Error::StaleArtifact {
-        message: "the repository fields on the blackboard (repo_root, worktree, base_sha, \
+    let stale = || {
+        Error::stale_artifact(
+            "the repository fields on the blackboard (repo_root, worktree, base_sha, \
                   topic_branch, commit_sha or the code pin) changed while git was being read; \
-                  run the command again"
-            .into(),
+                  run the command again",
+            Some(crate::error::Hint::Rerun { add: vec![] }),
+        )
     };
     let Some(facts) = facts.filter(|f| f.basis == Basis::of(fm)) else {
         return Err(stale());

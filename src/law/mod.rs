@@ -620,15 +620,19 @@ fn check_judged(
     let counter = old.counter(t);
     match (old.pin(t), judged) {
         (Some(pin), Some(h)) if h == pin.sha256 => Ok(()),
-        (Some(pin), Some(h)) => Err(Error::StaleArtifact {
-            message: format!(
+        (Some(pin), Some(h)) => Err(Error::stale_artifact(
+            format!(
                 "stale verdict: field `agents.{id}.{field}` says the verdict judged {h}, but {t} \
                  {counter} is pinned at {} ({}); read the pinned artifact (`pair diff`) and give \
                  the verdict on it",
                 pin.sha256,
                 pin.kind.describe()
             ),
-        }),
+            Some(crate::error::Hint::Run {
+                command: "diff",
+                args: vec![],
+            }),
+        )),
         (Some(pin), None) => Err(refuse(format!(
             "field `agents.{id}.{field}`: {t} {counter} is pinned ({} sha256 {}); a verdict on it \
              records the hash of the artifact it judged (`pair verdict` does)",

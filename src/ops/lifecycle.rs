@@ -133,13 +133,14 @@ pub fn record_check(
 ) -> Result<Edit> {
     admit(fm, ctx, Command::Check)?;
     if fm.worktree.as_deref() != Some(worktree) {
-        return Err(Error::StaleArtifact {
-            message: format!(
+        return Err(Error::stale_artifact(
+            format!(
                 "the check ran in {worktree}, but the blackboard now records the worktree {}; \
                  run it again",
                 fm.worktree.as_deref().unwrap_or("(none)")
             ),
-        });
+            Some(crate::error::Hint::Rerun { add: vec![] }),
+        ));
     }
     let heading = format!(
         "Check {} — {} — tree {} — {} — {}",

@@ -525,12 +525,13 @@ pub fn current(
                         )
                     })?,
                     None => {
-                        return Err(Error::StaleArtifact {
-                            message: format!(
+                        return Err(Error::stale_artifact(
+                            format!(
                                 "{what} was not found in the blackboard's body, so the \
                                  submitted text cannot be read"
                             ),
-                        });
+                            None,
+                        ));
                     }
                 },
             };
@@ -596,15 +597,19 @@ pub fn check_verdict(
     if let Some(h) = read
         && h != pin.sha256
     {
-        return Err(Error::StaleArtifact {
-            message: format!(
+        return Err(Error::stale_artifact(
+            format!(
                 "stale verdict: you read an artifact with sha256 {h}, but {noun} {unit} {counter} \
                  is pinned at {} ({}). What you read is not what was submitted for review: read \
                  the pinned artifact with `pair diff` and give your verdict on it",
                 pin.sha256,
                 pin.kind.describe()
             ),
-        });
+            Some(crate::error::Hint::Run {
+                command: "diff",
+                args: vec![],
+            }),
+        ));
     }
     if !pin.kind.can_drift() {
         return Ok(Judged::Pinned(pin.sha256));
@@ -647,23 +652,28 @@ pub fn check_verdict(
         && let (Some(was), Some(is)) = (&pin.tree, &tree_now)
         && was != is
     {
-        return Err(Error::StaleArtifact {
-            message: format!(
-                "stale artifact: the content under review in {} changed after {noun} {unit}                  {counter} was submitted (its diff is the same, but the tree it stands for was                  pinned at {was} and is now {is}: the index changed under it). The verdict was                  not recorded. The doer must resubmit it (`{doer_submit}`) or restore it",
+        return Err(Error::stale_artifact(
+            format!(
+                "stale artifact: the content under review in {} changed after {noun} {unit} \
+                 {counter} was submitted (its diff is the same, but the tree it stands for was \
+                 pinned at {was} and is now {is}: the index changed under it). The verdict was \
+                 not recorded. The doer must resubmit it (`{doer_submit}`) or restore it",
                 DiffSource::of(fm).worktree.as_deref().unwrap_or_default()
             ),
-        });
+            None,
+        ));
     }
     if now.sha256 != pin.sha256 {
-        return Err(Error::StaleArtifact {
-            message: format!(
+        return Err(Error::stale_artifact(
+            format!(
                 "stale artifact: {} changed after {noun} {unit} {counter} was submitted (pinned \
                  sha256 {}, now {}). The verdict was not recorded: a verdict would not be about \
                  what was submitted. The doer must resubmit it (`{doer_submit}`) or restore it; \
                  then review the new pin",
                 now.source, pin.sha256, now.sha256
             ),
-        });
+            None,
+        ));
     }
     Ok(Judged::Pinned(pin.sha256))
 }

@@ -284,6 +284,29 @@ fn the_artifact_sha256_a_reviewer_read_must_be_the_pin() {
         3,
     )
     .mentions(&[&other, &pinned]);
+    // Its hint is the read of the pinned artifact: as argv, and through the MCP server as the
+    // call of the `diff` tool.
+    let e = pair([
+        "verdict",
+        p.p(),
+        "--agent",
+        "alice",
+        "APPROVED",
+        "--revision",
+        "1",
+        "--artifact-sha256",
+        &other,
+        "--note",
+        "x",
+        "--json",
+    ])
+    .json_error(3);
+    assert_eq!(e["kind"], "stale_artifact", "{e:#}");
+    let argv: Vec<String> = serde_json::from_value(e["hint"]["argv"].clone()).unwrap();
+    assert_eq!(argv, ["pair", "diff", p.p()], "{e:#}");
+    let tools = pair::cli::mcp::tools();
+    let call = pair::cli::mcp::call_of(&tools, &argv).expect("a call");
+    assert_eq!(call["name"], "diff", "{call}");
     p.refused(
         "alice",
         &[
