@@ -603,9 +603,7 @@ pub(super) fn wait_across(
         // A remote is asked again only with time left to hear its answer: past that, the
         // answer is this read's, at the deadline.
         let ask_by = if project.is_remote() {
-            deadline
-                .checked_sub(crate::store::clock::ASK_MARGIN)
-                .unwrap_or(deadline)
+            crate::store::clock::ask_by(deadline)
         } else {
             deadline
         };

@@ -370,9 +370,7 @@ fn wait_loop(
         // A git board's remote is asked again only with time left to hear its answer: past
         // that, the answer is this read's, at the deadline.
         let ask_by = if git {
-            deadline
-                .checked_sub(crate::store::clock::ASK_MARGIN)
-                .unwrap_or(deadline)
+            crate::store::clock::ask_by(deadline)
         } else {
             deadline
         };

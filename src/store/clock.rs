@@ -23,6 +23,11 @@ pub const DEFAULT_LIMIT: Duration = crate::store::DEFAULT_TIMEOUT;
 /// would report the remote as failing when it only had no time to answer.
 pub const ASK_MARGIN: Duration = Duration::from_secs(1);
 
+/// The last moment a wait ending at `deadline` may ask a remote again ([`ASK_MARGIN`] before).
+pub fn ask_by(deadline: Instant) -> Instant {
+    deadline.checked_sub(ASK_MARGIN).unwrap_or(deadline)
+}
+
 /// A command's deadline and the limit of one exchange.
 #[derive(Debug, Clone)]
 pub struct Clock {

@@ -77,9 +77,7 @@ pub fn record(board: &Path, agent: &str, waiting: bool) {
     if !is_agent_id(agent) {
         return;
     }
-    // Never through a symlink, into a directory another user planted, or onto a FIFO
-    // ([`super::side`]); a record that cannot be kept is not kept.
-    let Ok(dir) = super::side::open(board, true).and_then(|side| side.dir(PRESENCE, true)) else {
+    let Some(dir) = presence_dir(board) else {
         return;
     };
     let name = format!("{agent}.json");
@@ -101,11 +99,20 @@ pub fn done_waiting(board: &Path, agent: &str) {
     if !is_agent_id(agent) {
         return;
     }
-    if let Ok(dir) = super::side::open(board, true).and_then(|side| side.dir(PRESENCE, true))
+    if let Some(dir) = presence_dir(board)
         && let Ok(line) = line(agent, false)
     {
         let _ = dir.replace(&format!("{agent}.json"), &line);
     }
+}
+
+/// The directory of presence records beside `board`, made if missing: never through a
+/// symlink, into a directory another user planted, or onto a FIFO ([`super::side`]); `None`
+/// where it cannot be used (a record that cannot be kept is not kept).
+fn presence_dir(board: &Path) -> Option<super::side::Dir> {
+    super::side::open(board, true)
+        .and_then(|side| side.dir(PRESENCE, true))
+        .ok()
 }
 
 /// This process's record for `agent`, now, as one JSON line.
@@ -130,7 +137,7 @@ pub fn clear_on_end(board: &Path, agent: &str) {
     if !is_agent_id(agent) {
         return;
     }
-    let Ok(dir) = super::side::open(board, true).and_then(|side| side.dir(PRESENCE, true)) else {
+    let Some(dir) = presence_dir(board) else {
         return;
     };
     let (Ok(fd), Ok(line)) = (dir.keep(), line(agent, false)) else {
