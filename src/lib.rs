@@ -11,26 +11,28 @@
 //! 2. [`sys`] — the only module with `unsafe`: the system calls std does not offer, each a small
 //!    safe function with its SAFETY note;
 //! 3. [`error`] — typed errors, field errors, structured hints and every exit code;
-//! 4. [`board`] — the board as data: the file as text, entries, the YAML tree, the typed
+//! 4. [`input`] — the one reader of files read on an agent's behalf: never blocking, regular
+//!    files only, bounded, inside the places a read belongs to, hashed as it streams;
+//! 5. [`board`] — the board as data: the file as text, entries, the YAML tree, the typed
 //!    frontmatter and its field registry, the ledger's, SLAs' and checks' data, the journal's
 //!    records, the format version, emission with hand comments kept;
-//! 5. [`law`] — every rule, pure: the transition table, validation, body/frontmatter agreement,
+//! 6. [`law`] — every rule, pure: the transition table, validation, body/frontmatter agreement,
 //!    the ledger's moves, lifecycle checks, SLAs, whose turn; [`law::judge`] is the one entry;
-//! 6. [`repo`] — the only module that runs git: pinned settings, the repository's answers, and
+//! 7. [`repo`] — the only module that runs git: pinned settings, the repository's answers, and
 //!    what a command observes before its write (pins, anchors, lifecycle facts);
-//! 7. [`ops`] — the semantic operations as typed edits of a board (they state no refusal the
+//! 8. [`ops`] — the semantic operations as typed edits of a board (they state no refusal the
 //!    law states);
-//! 8. [`store`] — where a board lives: the backends (a file under a lock, a file in a git ref),
+//! 9. [`store`] — where a board lives: the backends (a file under a lock, a file in a git ref),
 //!    the lock, compare-and-swap, durable replace, the journal seal, waiting for a change;
-//! 9. [`transaction`] — one transaction for every writer: parse once, edit, judge, record,
-//!    render, commit through the store;
-//! 10. [`stats`] — where the time and tokens went, from the journal;
-//! 11. [`watch`] — presence records and the watchdog's findings;
-//! 12. [`render`] — human text, the whose-turn report, the SVG timeline;
-//! 13. [`project`] — a set of boards read as one (a directory, or a git remote's board
+//! 10. [`transaction`] — one transaction for every writer: parse once, edit, judge, record,
+//!     render, commit through the store;
+//! 11. [`stats`] — where the time and tokens went, from the journal;
+//! 12. [`watch`] — presence records and the watchdog's findings;
+//! 13. [`render`] — human text, the whose-turn report, the SVG timeline;
+//! 14. [`project`] — a set of boards read as one (a directory, or a git remote's board
 //!     namespace): listing, reading and waiting for a change in any;
-//! 14. [`cli`] — the command line's definitions (clap): every command's `Args`;
-//! 15. [`commands`] — one handler per command, from typed arguments to an outcome.
+//! 15. [`cli`] — the command line's definitions (clap): every command's `Args`;
+//! 16. [`commands`] — one handler per command, from typed arguments to an outcome.
 //!
 //! The binary (`main.rs`) is the edge over all of them: parse, run, print, exit code.
 
@@ -42,6 +44,8 @@ pub mod text;
 pub mod sys;
 
 pub mod error;
+
+pub mod input;
 
 pub mod board;
 

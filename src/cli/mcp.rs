@@ -31,6 +31,10 @@ pub struct McpArgs {
     /// How long each write waits for the lock (a git board: for its remote), in seconds.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub timeout: f64,
+    /// A directory whose files the tools' `*_file` arguments may also read (repeatable); by
+    /// default only the board's directory and the worktree the board records.
+    #[arg(long = "read-root", value_name = "DIR", value_hint = ValueHint::DirPath)]
+    pub read_roots: Vec<PathBuf>,
 }
 
 /// The commands that are no tool, each with why: what only a person runs, what streams its
@@ -186,6 +190,9 @@ pub struct Fixed {
     /// The writer's transcript every write reads: the server's own (`pair mcp --transcript
     /// FILE`, or `PAIR_TRANSCRIPT` as it started), whatever a call's environment says.
     pub transcript: Option<PathBuf>,
+    /// The directories beside the board's and the recorded worktree that a call's files may be
+    /// read from (`pair mcp --read-root DIR`).
+    pub read_roots: Vec<PathBuf>,
 }
 
 /// One tool: a command an agent runs, its schema, and how a call becomes its command line.

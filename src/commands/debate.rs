@@ -83,6 +83,12 @@ pub fn init(a: &InitArgs, target: &str, s: &Session) -> Result<Outcome> {
         op: "find the current directory",
         source: e,
     })?;
+    // A board that is there already is refused before the target is read.
+    if !store::location::is_git(&a.board) && std::fs::symlink_metadata(&a.board).is_ok() {
+        return Err(Error::Exists {
+            path: a.board.clone(),
+        });
+    }
     let read = crate::repo::review::read(target, &cwd)?;
     let markdown = read.kind == TargetKind::File
         && read
@@ -95,7 +101,7 @@ pub fn init(a: &InitArgs, target: &str, s: &Session) -> Result<Outcome> {
         kind: read.kind,
         root: read.root.to_string_lossy().into_owned(),
         files: read.files.clone(),
-        sha256: crate::text::sha256_hex(&read.bytes),
+        sha256: read.sha256.clone(),
         lines: read.lines,
         mode,
         max_rounds,
@@ -543,7 +549,6 @@ fn close(r: &mut Review, doc: &mut Document, now: Timestamp) -> Vec<String> {
         return vec![];
     };
     let now_sha = crate::repo::review::reread(r.kind, &r.target, Path::new(&r.root))
-        .map(|b| crate::text::sha256_hex(&b))
         .unwrap_or_else(|_| "unreadable".to_string());
     let drift = now_sha != r.sha256;
     r.stop = Some(Stop {

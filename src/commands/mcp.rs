@@ -100,6 +100,7 @@ pub fn serve(
             timeout: a.timeout,
             origin,
             transcript,
+            read_roots: a.read_roots,
         },
         input_closed,
     );
@@ -409,13 +410,18 @@ impl ServerHandler for Server {
         let interrupt = Interrupt::new(move |what| {
             let _ = tx.send(what.to_string());
         });
-        let call = Call {
-            argv: Some(argv),
-            interrupt: Some(interrupt.clone()),
-        };
+        let reads = reads_files(&args).then(|| self.0.fixed.clone());
+        let call_interrupt = interrupt.clone();
         // The places are given back when the command ends, not when the call is answered.
         let mut task = tokio::task::spawn_blocking(move || {
             let _places = (admitted, place);
+            let call = Call {
+                argv: Some(argv),
+                interrupt: Some(call_interrupt),
+                // A call that names a file reads it only inside its board's places: a file
+                // there, never one the server's user can read elsewhere.
+                places: reads.as_ref().map(file_places),
+            };
             super::run_with(cli, call)
         });
         let mut cancelled = false;
@@ -460,6 +466,39 @@ impl ServerHandler for Server {
         }
         Ok(result.into())
     }
+}
+
+/// Whether a call names a file to read (an argument `NAME_file`, or a review target).
+fn reads_files(args: &Map<String, Json>) -> bool {
+    args.keys().any(|k| k.ends_with("_file") || k == "review")
+}
+
+/// The directories a call's files may be read from: the board's own (for a board in a git ref,
+/// the server's working directory stands for it), the worktree the board records, and each
+/// `--read-root` the server was started with.
+fn file_places(fixed: &Fixed) -> Vec<PathBuf> {
+    let mut places = fixed.read_roots.clone();
+    if crate::store::location::is_git(&fixed.board) {
+        places.extend(std::env::current_dir().ok());
+    } else {
+        places.push(
+            fixed
+                .board
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf),
+        );
+    }
+    let recorded = crate::store::snapshot(
+        &fixed.board,
+        crate::store::Depth::Head,
+        &crate::store::Session::new(true),
+    )
+    .and_then(|snap| snap.frontmatter())
+    .ok()
+    .and_then(|v| v.parsed.fm.worktree);
+    places.extend(recorded.map(PathBuf::from));
+    places
 }
 
 /// What a call counts against [`ARGUMENTS_KIB`]: its arguments' JSON in KiB, at least

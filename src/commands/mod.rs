@@ -2,7 +2,7 @@
 //! an [`Outcome`]: a JSON object, the same result as text, and the exit code.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value as Json;
@@ -79,6 +79,9 @@ pub struct Call {
     pub argv: Option<Vec<String>>,
     /// Ends the command's wait early, and hears when it sleeps.
     pub interrupt: Option<crate::store::wait::Interrupt>,
+    /// The only directories the call may read a file from ([`crate::input::confine`]):
+    /// `None` on the command line, which reads what its user can read.
+    pub places: Option<Vec<PathBuf>>,
 }
 
 thread_local! {
@@ -108,6 +111,7 @@ pub fn run_with(cli: Cli, call: Call) -> Result<Outcome> {
         CALL_ARGV.with(|a| *a.borrow_mut() = Some(argv));
         CallArgv
     });
+    let _places = call.places.as_deref().map(crate::input::confine);
     run_call(cli, call.interrupt, started)
 }
 
@@ -408,13 +412,11 @@ fn input_too_large(path: &Path, what: &str) -> Error {
     ))
 }
 
-/// Read a file given on the command line, `-` meaning stdin.
-///
-/// A file must be a regular file: a FIFO without a writer would block forever and a device
-/// like `/dev/zero` never ends, so both are refused before a byte is read (text from a pipe
-/// comes through `-`). Files and standard input are read up to [`MAX_INPUT_BYTES`].
+/// Read a file given on the command line, `-` meaning stdin: a file through the one reader of
+/// what `pair` reads on an agent's behalf ([`crate::input`]: a regular file, never blocking, at
+/// most [`MAX_INPUT_BYTES`], inside the call's places when an edge confined it); standard
+/// input up to the same limit.
 pub(crate) fn read_input(path: &Path, what: &str) -> Result<Vec<u8>> {
-    use std::os::unix::fs::OpenOptionsExt;
     let mut buf = Vec::new();
     if path == Path::new("-") {
         std::io::stdin()
@@ -427,43 +429,7 @@ pub(crate) fn read_input(path: &Path, what: &str) -> Result<Vec<u8>> {
         }
         return Ok(buf);
     }
-    // O_NONBLOCK: opening a FIFO for reading waits for a writer; it must not.
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => Error::Usage(format!(
-                "{what} {}: no such file",
-                crate::render::output::path(path)
-            )),
-            _ => match std::fs::metadata(path) {
-                Ok(meta) if !meta.is_file() => not_regular(path, what, &meta),
-                _ => Error::io(path, "open", e),
-            },
-        })?;
-    let meta = file.metadata().map_err(|e| Error::io(path, "stat", e))?;
-    if !meta.is_file() {
-        return Err(not_regular(path, what, &meta));
-    }
-    if meta.len() > MAX_INPUT_BYTES {
-        return Err(input_too_large(path, what));
-    }
-    file.take(MAX_INPUT_BYTES + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| Error::io(path, "read", e))?;
-    if buf.len() as u64 > MAX_INPUT_BYTES {
-        return Err(input_too_large(path, what));
-    }
-    Ok(buf)
-}
-
-fn not_regular(path: &Path, what: &str, meta: &std::fs::Metadata) -> Error {
-    let kind = crate::store::kind_of(&meta.file_type());
-    Error::Usage(format!(
-        "{what} {}: is {kind}; give a regular file, or `-` to read standard input",
-        crate::render::output::path(path)
-    ))
+    crate::input::read(path, what, &crate::input::Rules::given(MAX_INPUT_BYTES))
 }
 
 /// Read UTF-8 text given on the command line, `-` meaning stdin.

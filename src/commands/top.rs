@@ -386,7 +386,6 @@ fn keys(tx: Sender<Wake>) {
 
 /// Watch the project's directory (or the board's) for changes to `.md` files.
 fn watcher(project: &Path, tx: Sender<Wake>) -> Option<notify::RecommendedWatcher> {
-    use notify::Watcher as _;
     let dir = if project.is_dir() {
         project.to_path_buf()
     } else {
@@ -395,7 +394,7 @@ fn watcher(project: &Path, tx: Sender<Wake>) -> Option<notify::RecommendedWatche
             .filter(|p| !p.as_os_str().is_empty())
             .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
     };
-    let mut w = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
+    crate::store::wait::watch_tree(&dir, move |ev: notify::Result<notify::Event>| {
         let md = ev.as_ref().map_or(true, |e| {
             e.paths
                 .iter()
@@ -405,9 +404,6 @@ fn watcher(project: &Path, tx: Sender<Wake>) -> Option<notify::RecommendedWatche
             let _ = tx.send(Wake::Changed);
         }
     })
-    .ok()?;
-    w.watch(&dir, notify::RecursiveMode::Recursive).ok()?;
-    Some(w)
 }
 
 pub fn run(a: TopArgs, s: &Session) -> Result<Outcome> {

@@ -138,13 +138,32 @@ fn file_of(art: &Artifact<'_>, path: &str, undeclared: bool) -> Result<String, A
             .map(|b| String::from_utf8_lossy(&b).into_owned())
             .map_err(|e| AnchorError(format!("{path}: the staged file cannot be read ({e})")));
     }
+    // Read through the one reader of agents' files, inside the base directory only: an
+    // anchor cannot tell whether a file elsewhere exists, how long it is or what it holds.
+    // A path that leaves it by its words is refused before anything is looked up.
+    let words = Path::new(path);
+    if words.is_absolute()
+        || words
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return Err(AnchorError(format!(
+            "{path}: a file anchor names a file of the worktree by its path from there, without \
+             `/` at its start or `..`"
+        )));
+    }
     let full = art.base.join(path);
-    std::fs::read(&full)
+    let base = [art.base.to_path_buf()];
+    let rules = crate::input::Rules {
+        within: crate::input::Within::Dirs(&base),
+        ..crate::input::Rules::given(crate::law::validate::MAX_BOARD_BYTES)
+    };
+    crate::input::read(&full, "the anchor's file", &rules)
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .map_err(|e| {
             AnchorError(format!(
-                "{path}: cannot read {} ({e}); a file anchor names a file of the worktree",
-                full.display()
+                "{path}: cannot be read ({e}); a file anchor names a file of the worktree, \
+                 relative to it"
             ))
         })
 }

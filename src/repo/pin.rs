@@ -57,14 +57,29 @@ fn bundle(text: &[u8], files: &[(String, Vec<u8>)]) -> Vec<u8> {
     out
 }
 
-/// Read the files a pin names; `Err` says which one could not be read and why.
-fn read_files(paths: &[String]) -> std::result::Result<Vec<(String, Vec<u8>)>, String> {
+/// Read the files a pin names, through the one reader of agents' files ([`crate::input`]):
+/// each a regular file of at most the input limit, inside the recorded `worktree` when the
+/// board records one. `Err` says which one could not be read and why.
+fn read_files(
+    paths: &[String],
+    worktree: Option<&Path>,
+) -> std::result::Result<Vec<(String, Vec<u8>)>, String> {
+    let places: Vec<PathBuf> = worktree.map(Path::to_path_buf).into_iter().collect();
+    let rules = crate::input::Rules {
+        within: match worktree {
+            Some(_) => crate::input::Within::Dirs(&places),
+            None => crate::input::Within::Call,
+        },
+        ..crate::input::Rules::given(crate::law::validate::MAX_BOARD_BYTES)
+    };
     paths
         .iter()
-        .map(|p| match std::fs::read(p) {
-            Ok(bytes) => Ok((p.clone(), bytes)),
-            Err(e) => Err(format!("{p}: {e}")),
-        })
+        .map(
+            |p| match crate::input::read(Path::new(p), "the file", &rules) {
+                Ok(bytes) => Ok((p.clone(), bytes)),
+                Err(e) => Err(e.to_string()),
+            },
+        )
         .collect()
 }
 
@@ -145,7 +160,7 @@ fn resolve_files(paths: &[PathBuf], worktree: Option<&Path>) -> Result<Vec<Strin
 /// path (relative ones as [`resolve_files`] takes them, from the recorded `worktree`).
 pub fn files(note: &str, paths: &[PathBuf], worktree: Option<&Path>) -> Result<Observed> {
     let names = resolve_files(paths, worktree)?;
-    let read = read_files(&names).map_err(|e| Error::Usage(format!("--files {e}")))?;
+    let read = read_files(&names, worktree).map_err(|e| Error::Usage(format!("--files {e}")))?;
     Ok(Observed {
         kind: PinKind::Files,
         sha256: Sha256::of(&bundle(&text_bytes(note), &read)),
@@ -168,7 +183,7 @@ pub fn publish_files(
     agent: &str,
 ) -> Result<(Observed, Made, Vec<String>)> {
     let names = resolve_files(paths, worktree)?;
-    let read = read_files(&names).map_err(|e| Error::Usage(format!("--files {e}")))?;
+    let read = read_files(&names, worktree).map_err(|e| Error::Usage(format!("--files {e}")))?;
     let first = Path::new(&names[0]);
     let dir = first.parent().unwrap_or(Path::new("/"));
     let top = crate::repo::toplevel_of(dir)?.ok_or_else(|| {
@@ -492,7 +507,9 @@ pub fn current(
                         })
                         .collect::<std::result::Result<Vec<_>, String>>(),
                 ),
-                (Some(p), _, _) if p.kind == PinKind::Files => Some(read_files(&p.files)),
+                (Some(p), _, _) if p.kind == PinKind::Files => {
+                    Some(read_files(&p.files, fm.worktree.as_deref().map(Path::new)))
+                }
                 _ => None,
             };
             let section = artifact_section(target, false);

@@ -14,8 +14,19 @@ pub struct Read {
     /// The file's absolute path, or the repository's top level.
     pub root: PathBuf,
     pub files: Vec<String>,
-    pub bytes: Vec<u8>,
+    /// The SHA-256 of the target's bytes (a file's, or the diff's in the pinned form).
+    pub sha256: String,
     pub lines: u32,
+}
+
+/// The most `init --review` reads of a file target: the limit of every file read on an
+/// agent's behalf ([`crate::input`]); it is hashed as it is read, never held whole.
+pub const MAX_TARGET_BYTES: u64 = crate::law::validate::MAX_BOARD_BYTES;
+
+/// How a file target is read: a regular file, never blocking, at most [`MAX_TARGET_BYTES`]
+/// (inside the call's places, when an edge confined it).
+fn rules() -> crate::input::Rules<'static> {
+    crate::input::Rules::given(MAX_TARGET_BYTES)
 }
 
 /// The word `init --review` takes for the staged diff.
@@ -38,35 +49,34 @@ pub fn read(target: &str, cwd: &Path) -> Result<Read> {
         let bytes = git::tree_diff(&root, &from, &to)?;
         return diff(TargetKind::Range, root, bytes, target);
     }
-    let bytes = std::fs::read(&path).map_err(|e| {
-        Error::Usage(format!(
-            "--review {target:?}: cannot read it ({e}); the target is a file, a commit range \
-             A..B or `staged`"
-        ))
-    })?;
-    if bytes.is_empty() {
+    if !path.exists() {
+        return Err(Error::Usage(format!(
+            "--review {target:?}: no such file; the target is a file, a commit range A..B or \
+             `staged`"
+        )));
+    }
+    let d = crate::input::digest(&path, "--review", &rules())?;
+    if d.len == 0 {
         return Err(Error::Usage(format!(
             "--review {target:?}: the file is empty; there is nothing to review"
         )));
     }
-    let root = std::fs::canonicalize(&path).unwrap_or(path);
     Ok(Read {
         kind: TargetKind::File,
-        files: vec![root.to_string_lossy().into_owned()],
-        lines: count_lines(&bytes),
-        root,
-        bytes,
+        files: vec![d.real.to_string_lossy().into_owned()],
+        lines: u32::try_from(d.lines).unwrap_or(u32::MAX),
+        sha256: d.sha256,
+        root: d.real,
     })
 }
 
-/// Read the target again, as pinned (`target` as given, from where it was resolved).
-pub fn reread(kind: TargetKind, target: &str, root: &Path) -> Result<Vec<u8>> {
-    match kind {
-        TargetKind::File => std::fs::read(root).map_err(|e| Error::Io {
-            path: root.to_path_buf(),
-            op: "read the review target",
-            source: e,
-        }),
+/// The SHA-256 of the target read again, as pinned (`target` as given, from where it was
+/// resolved).
+pub fn reread(kind: TargetKind, target: &str, root: &Path) -> Result<String> {
+    let bytes = match kind {
+        TargetKind::File => {
+            return crate::input::digest(root, "the review target", &rules()).map(|d| d.sha256);
+        }
         TargetKind::Staged => git::staged_diff(root, None),
         TargetKind::Range => {
             let (a, b) = target.split_once("..").unwrap_or((target, "HEAD"));
@@ -74,7 +84,8 @@ pub fn reread(kind: TargetKind, target: &str, root: &Path) -> Result<Vec<u8>> {
             let to = commit(root, b.trim_start_matches('.'))?;
             git::tree_diff(root, &from, &to)
         }
-    }
+    }?;
+    Ok(crate::text::sha256_hex(&bytes))
 }
 
 fn top(cwd: &Path) -> Result<PathBuf> {
@@ -121,7 +132,7 @@ fn diff(kind: TargetKind, root: PathBuf, bytes: Vec<u8>, target: &str) -> Result
         root,
         files,
         lines: count_lines(&bytes),
-        bytes,
+        sha256: crate::text::sha256_hex(&bytes),
     })
 }
 

@@ -31,23 +31,7 @@ pub fn resolve(path: &Path) -> Result<PathBuf> {
     }
 }
 
-/// What a non-regular file is, in words, for refusals.
-pub(crate) fn kind_of(ft: &fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if ft.is_dir() {
-        "a directory"
-    } else if ft.is_fifo() {
-        "a FIFO (named pipe)"
-    } else if ft.is_socket() {
-        "a socket"
-    } else if ft.is_block_device() || ft.is_char_device() {
-        "a device"
-    } else if ft.is_symlink() {
-        "a symlink"
-    } else {
-        "not a regular file"
-    }
-}
+pub(crate) use crate::input::kind_of;
 
 /// Open a blackboard for reading without ever blocking (a FIFO opened for reading would wait
 /// for a writer) and refuse anything that is not a regular file.

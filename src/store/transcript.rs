@@ -40,13 +40,26 @@ pub fn measure(path: &Path, previous: Option<&Position>) -> Measured {
     }
 }
 
+/// How a transcript is opened: through the one reader of agents' files ([`crate::input`]),
+/// never blocking (a FIFO is refused, not waited on while the board is locked), a regular file
+/// only, and never through a link in its own place (a link planted there would have this
+/// write record another file's size and fingerprint). It is the writer's own file, named by
+/// the writer's user (an MCP server's, not its caller's): no place confines it.
+const RULES: crate::input::Rules<'static> = crate::input::Rules {
+    limit: u64::MAX,
+    links: crate::input::Links::Never,
+    within: crate::input::Within::Anywhere,
+};
+
+/// The most of a transcript's end that is searched for its last line end, at the first write
+/// with it: a transcript whose last line is longer records no position yet.
+const MAX_LAST_LINE: u64 = MAX_READ;
+
 fn read(path: &Path, previous: Option<&Position>) -> std::io::Result<Measured> {
-    let mut file = File::open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    let len = meta.len();
+    let opened = crate::input::open(path, "the transcript", &RULES)
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    let mut file = opened.file;
+    let len = opened.len;
     let mut warnings = Vec::new();
     // Where to start: after the previous position when the file is still the one it was read
     // at (as long, and the same first bytes); else from the start of the file as it is now.
@@ -78,7 +91,12 @@ fn read(path: &Path, previous: Option<&Position>) -> std::io::Result<Measured> {
     // The first write with this transcript on the board counts nothing: what came before may
     // be another board's work. It records where the transcript stands.
     let Some(start) = start else {
-        let offset = complete_end(&mut file, len)?;
+        let Some(offset) = complete_end(&mut file, len)? else {
+            return Err(std::io::Error::other(format!(
+                "its last {} MiB hold no line end",
+                MAX_LAST_LINE >> 20
+            )));
+        };
         return Ok(Measured {
             tokens: None,
             position: Some(position(&mut file, offset)?),
@@ -125,21 +143,24 @@ fn read(path: &Path, previous: Option<&Position>) -> std::io::Result<Measured> {
 }
 
 /// The end of the last complete line of a file `len` bytes long (a line still being written is
-/// not counted yet): found by reading back from the end, a block at a time.
-fn complete_end(file: &mut File, len: u64) -> std::io::Result<u64> {
+/// not counted yet): found by reading back from the end, a block at a time, at most
+/// [`MAX_LAST_LINE`] bytes; `None` when there is no line end in them (`Some(0)` for a file
+/// shorter than that without one).
+fn complete_end(file: &mut File, len: u64) -> std::io::Result<Option<u64>> {
     let mut end = len;
+    let floor = len.saturating_sub(MAX_LAST_LINE);
     let mut block = vec![0u8; 64 * 1024];
-    while end > 0 {
-        let from = end.saturating_sub(block.len() as u64);
+    while end > floor {
+        let from = end.saturating_sub(block.len() as u64).max(floor);
         let n = (end - from) as usize;
         file.seek(SeekFrom::Start(from))?;
         file.read_exact(&mut block[..n])?;
         if let Some(i) = memchr::memrchr(b'\n', &block[..n]) {
-            return Ok(from + i as u64 + 1);
+            return Ok(Some(from + i as u64 + 1));
         }
         end = from;
     }
-    Ok(0)
+    Ok((floor == 0).then_some(0))
 }
 
 /// The position at `offset`, with the fingerprint of the file's first bytes.

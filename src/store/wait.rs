@@ -101,12 +101,7 @@ impl Waiter {
     pub fn tree(dir: &Path) -> Waiter {
         let (tx, rx) = channel();
         let events = tx.clone();
-        let watcher = (|| {
-            let mut watcher =
-                notify::recommended_watcher(move |e| drop(events.send(Wake::Fs(e)))).ok()?;
-            watcher.watch(dir, RecursiveMode::Recursive).ok()?;
-            Some(watcher)
-        })();
+        let watcher = watch_tree(dir, move |e| drop(events.send(Wake::Fs(e))));
         Waiter {
             watcher,
             rx,
@@ -265,6 +260,20 @@ impl Interrupt {
             state.wakers.push(waker);
         }
     }
+}
+
+/// A watch of every directory under `dir`, recursively, that never follows a link: the link
+/// policy of a project's walk ([`crate::project::walk`] lists no board through a link), so a
+/// link to `/` or to a large tree costs no watch and wakes nobody. `None` where no watch can be
+/// set up.
+pub fn watch_tree<F>(dir: &Path, handler: F) -> Option<RecommendedWatcher>
+where
+    F: Fn(notify::Result<Event>) + Send + 'static,
+{
+    let config = notify::Config::default().with_follow_symlinks(false);
+    let mut watcher = RecommendedWatcher::new(handler, config).ok()?;
+    watcher.watch(dir, RecursiveMode::Recursive).ok()?;
+    Some(watcher)
 }
 
 #[cfg(test)]

@@ -121,7 +121,7 @@ fn judge(e: &Env, rulings: &[(&str, &str)]) -> Run {
 }
 
 /// One round: findings at `anchors`, the first disputed, all confirmed.
-fn round_confirmed(e: &Env, round: u32, anchors: &[&str]) -> Run {
+pub fn round_confirmed(e: &Env, round: u32, anchors: &[&str]) -> Run {
     let ids = find(e, round, anchors);
     dispute(e, round, &[ids[0].as_str()]);
     let rulings: Vec<(&str, &str)> = ids.iter().map(|i| (i.as_str(), "confirm")).collect();

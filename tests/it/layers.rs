@@ -82,6 +82,10 @@ const STATICS: &[(&str, &str)] = &[
     // thread-local, set and cleared by `commands::run_with`): what a record copies and a
     // refusal suggests, which on the command line is the process's own arguments.
     ("commands/mod.rs", "CALL_ARGV"),
+    // The places a confined call may read files from, on the thread that runs it (a
+    // thread-local, set and cleared by `commands::run_with` for the MCP server's calls): the
+    // one reader of agents' files checks it however deep down the read is.
+    ("input.rs", "PLACES"),
 ];
 
 /// A piece of code with its comments, string literals and character literals blanked (each

@@ -1479,3 +1479,45 @@ fn poll_lists_the_first_twenty_unsettled_objections_and_counts_them_all() {
         .map(Vec::len);
     assert_eq!(n, Some(23), "{all:#}");
 }
+
+#[test]
+fn an_anchor_outside_the_worktree_or_not_a_regular_file_is_refused_without_reading_it() {
+    let p = code_review(&["--max-rounds", "3"]);
+    let wt = std::path::Path::new(&p.wt);
+    crate::common::files::mkfifo(&wt.join("pipe.txt"));
+    std::os::unix::fs::symlink("/dev/zero", wt.join("zero.txt")).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", wt.join("passwd.txt")).unwrap();
+    std::fs::write(wt.parent().unwrap().join("outside.txt"), "a\nb\n").unwrap();
+    for (bad, words) in [
+        ("/etc/passwd:1", &["without `/`"][..]),
+        ("/etc/passwd#root", &["without `/`"]),
+        ("/nonexistent:1", &["without `/`"]),
+        ("../outside.txt:1", &["not a stable anchor"]),
+        ("pipe.txt:1", &["FIFO"]),
+        ("zero.txt:1", &["device"]),
+        ("passwd.txt:1", &["outside"]),
+    ] {
+        let out = p.refused(
+            "alice",
+            &[
+                "object",
+                "--severity",
+                "blocking",
+                "--anchor",
+                bad,
+                "--title",
+                "t",
+                "--evidence",
+                "e",
+                "--fix",
+                "f",
+                "--undeclared-impact",
+                "coupled",
+            ],
+            4,
+        );
+        out.mentions(words);
+        // Whether the file exists or how long it is is not told.
+        assert!(!out.stderr.contains("no such file"), "{}", out.stderr);
+    }
+}

@@ -49,6 +49,7 @@ mod project;
 mod project_cursor;
 mod project_run;
 mod properties;
+mod readers;
 mod reads;
 mod refusals;
 mod repair;

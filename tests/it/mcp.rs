@@ -37,6 +37,7 @@ fn surface(agent: &str) -> (String, String) {
         timeout: 10.0,
         origin: Default::default(),
         transcript: None,
+        read_roots: vec![],
     };
     (
         answer.to_string(),
@@ -215,6 +216,7 @@ fn a_waiting_poll_defaults_to_a_timeout_clients_allow_and_keeps_its_own() {
         timeout: 10.0,
         origin: Default::default(),
         transcript: None,
+        read_roots: vec![],
     };
     let call = |args: Json| {
         let Json::Object(args) = args else { panic!() };
@@ -406,6 +408,7 @@ fn every_documented_example_is_a_call_that_runs_the_same_command() {
                 .unwrap_or(10.0),
             origin: Default::default(),
             transcript: None,
+            read_roots: vec![],
         };
         let argv = tool
             .command_line(args, &fixed)
@@ -503,6 +506,7 @@ fn a_call_is_refused_before_it_runs_when_its_arguments_are_wrong() {
         timeout: 10.0,
         origin: Default::default(),
         transcript: None,
+        read_roots: vec![],
     };
     let refused = |t: &str, args: Json| {
         let Json::Object(args) = args else { panic!() };

@@ -34,8 +34,13 @@ struct Server {
 
 impl Server {
     fn start(board: &Path) -> Server {
+        Server::start_with(board, &[])
+    }
+
+    fn start_with(board: &Path, extra: &[&str]) -> Server {
         let mut child = Command::new(pair_bin())
             .args(["mcp", board.to_str().unwrap(), "--agent", "alice"])
+            .args(extra)
             .env_remove("PAIR_AGENT")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -62,7 +67,11 @@ impl Server {
 
     /// A server that has been through the protocol's initialisation.
     fn ready(board: &Path) -> Server {
-        let mut s = Server::start(board);
+        Server::ready_with(board, &[])
+    }
+
+    fn ready_with(board: &Path, extra: &[&str]) -> Server {
+        let mut s = Server::start_with(board, extra);
         let init = s.call(
             0,
             "initialize",
@@ -379,4 +388,65 @@ fn many_calls_on_a_large_board_hold_the_memory_of_the_bound_not_of_the_calls() {
         single >> 20,
         bound >> 20
     );
+}
+
+#[test]
+fn a_file_argument_is_read_only_inside_the_boards_places() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = board(dir.path(), 1000);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let secret = elsewhere.path().join("secret.txt");
+    std::fs::write(&secret, "SECRET-4242\n").unwrap();
+    std::os::unix::fs::symlink(&secret, dir.path().join("link.txt")).unwrap();
+    std::fs::write(dir.path().join("mine.txt"), "INSIDE-1717\n").unwrap();
+    let mut s = Server::ready(&b);
+    let mut id = 0;
+    for file in [
+        secret.to_str().unwrap().to_string(),
+        dir.path().join("link.txt").to_str().unwrap().to_string(),
+        dir.path()
+            .join("../")
+            .join(elsewhere.path().file_name().unwrap())
+            .join("secret.txt")
+            .to_str()
+            .unwrap()
+            .to_string(),
+        "/proc/self/environ".to_string(),
+    ] {
+        id += 1;
+        s.tool(
+            id,
+            "note",
+            json!({"section": "Evidence", "note_file": file}),
+        );
+        let a = s.answer();
+        assert_eq!(a["result"]["isError"], json!(true), "{file}: {a:#}");
+        assert!(
+            a.to_string().contains("outside the places"),
+            "{file}: {a:#}"
+        );
+    }
+    let text = std::fs::read_to_string(&b).unwrap();
+    assert!(!text.contains("SECRET-4242"));
+    // A file in the board's directory is read.
+    s.tool(
+        9,
+        "note",
+        json!({"section": "Evidence", "note_file": dir.path().join("mine.txt")}),
+    );
+    let a = s.answer();
+    assert_ne!(a["result"]["isError"], json!(true), "{a:#}");
+    assert!(std::fs::read_to_string(&b).unwrap().contains("INSIDE-1717"));
+    drop(s);
+    // The server's user may widen the places.
+    let root = elsewhere.path().to_str().unwrap().to_string();
+    let mut s = Server::ready_with(&b, &["--read-root", &root]);
+    s.tool(
+        1,
+        "note",
+        json!({"section": "Evidence", "note_file": secret}),
+    );
+    let a = s.answer();
+    assert_ne!(a["result"]["isError"], json!(true), "{a:#}");
+    assert!(std::fs::read_to_string(&b).unwrap().contains("SECRET-4242"));
 }
