@@ -40,8 +40,9 @@ pub fn run(a: DiffArgs, json_out: bool, s: &Session) -> Result<Outcome> {
                  resubmit it or restore it",
                 cur.source, p.sha256, cur.sha256
             ),
-            None,
-        ));
+            Some(super::semantic::after_drift(fm, a.caller.agent.as_deref())),
+        )
+        .suggest(&super::argv(), Some(&shown(&a.board))));
     }
     // A published red test is shown as the change it makes to the base (or its files whole);
     // the pin still covers its text and files in the pinned form, which --pinned prints.

@@ -400,6 +400,46 @@ fn observe_diff(
     Ok(Some((observed, DiffSource::of(fm), Some(push))))
 }
 
+/// What the doer submits again to pin the artifact under review anew: the follow-up in a
+/// follow-up review, else the artifact of the gate under review.
+pub(super) fn resubmitted(fm: &Frontmatter) -> Artifact {
+    let target = fm.phase.review_target();
+    match fm.phase {
+        Phase::FollowupReview => Artifact::Followup,
+        _ => Artifact::ALL
+            .iter()
+            .copied()
+            .find(|a| Some(a.target()) == target)
+            .unwrap_or(Artifact::Code),
+    }
+}
+
+/// The step after a refusal because the artifact under review changed since it was pinned:
+/// for the doer, the submission that pins it anew; for anyone else (`agent`, or `ID` when the
+/// caller did not say who it is), the wait for that resubmission.
+pub(super) fn after_drift(fm: &Frontmatter, agent: Option<&str>) -> crate::error::Hint {
+    match (agent, fm.doer()) {
+        (Some(a), Some(doer)) if a == doer => crate::error::Hint::Run {
+            command: "submit",
+            args: vec![
+                "--agent".into(),
+                doer.into(),
+                resubmitted(fm).as_str().into(),
+                "--note-file".into(),
+                "FILE".into(),
+            ],
+        },
+        _ => crate::error::Hint::Run {
+            command: "poll",
+            args: vec![
+                "--agent".into(),
+                agent.unwrap_or("ID").into(),
+                "--wait".into(),
+            ],
+        },
+    }
+}
+
 /// `--artifact-sha256`: 64 hex digits.
 fn sha_arg(s: &str) -> Result<Sha256> {
     Sha256::parse(&s.trim().to_lowercase()).ok_or_else(|| {
@@ -436,27 +476,22 @@ fn judge_artifact(
         Some(p) if p.kind == PinKind::Files => Some(snap.load()?.valid.doc.body),
         _ => None,
     };
-    let artifact = match fm.phase {
-        Phase::FollowupReview => Artifact::Followup,
-        _ => Artifact::ALL
-            .iter()
-            .copied()
-            .find(|a| a.target() == target)
-            .unwrap_or(Artifact::Code),
-    };
     let resubmit = format!(
         "pair submit {} --agent {} {} --note-file FILE",
         shell_word(&super::shown(board)),
         shell_word(fm.doer().unwrap_or("DOER")),
-        artifact.as_str()
+        resubmitted(fm).as_str()
     );
     let readable = published::readable(board, fm, target)?;
+    // A reviewer cannot resubmit: its step is to wait for the doer's resubmission.
+    let wait = after_drift(fm, Some(agent));
     match pin::check_verdict(
         fm,
         target,
         body.as_deref(),
         read,
         &resubmit,
+        &wait,
         readable.as_ref(),
     )
     .map_err(|e| e.suggest(&super::argv(), Some(&super::shown(board))))?

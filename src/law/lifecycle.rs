@@ -140,6 +140,9 @@ pub struct MergeFacts {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CleanupFacts {
     pub worktree_exists: bool,
+    /// The files of the worktree no commit holds as they are (for which `git worktree remove`
+    /// refuses it), as git names them.
+    pub uncommitted: Vec<String>,
     pub worktree_listed: bool,
     pub branch_exists: bool,
 }
@@ -288,10 +291,26 @@ pub fn verify(
             let wt = fm.worktree.as_deref().unwrap_or_default();
             match (c.worktree_exists, c.worktree_listed) {
                 (false, false) => out.passed.push(format!("worktree {wt} is removed")),
-                (true, _) => out.fail(
+                (true, _) if c.uncommitted.is_empty() => out.fail(
                     "worktree-removed",
                     format!("the worktree {wt} is still there; remove it with `git worktree remove {wt}`"),
                 ),
+                (true, _) => {
+                    let shown: Vec<&str> = c.uncommitted.iter().take(5).map(String::as_str).collect();
+                    let more = match c.uncommitted.len() {
+                        n if n > 5 => format!(" and {} more", n - 5),
+                        _ => String::new(),
+                    };
+                    out.fail(
+                        "worktree-removed",
+                        format!(
+                            "the worktree {wt} is still there, with files no commit holds ({}{more}), \
+                             so `git worktree remove {wt}` refuses it: keep what is needed elsewhere, \
+                             then remove it with `git worktree remove --force {wt}`",
+                            shown.join(", ")
+                        ),
+                    )
+                }
                 (false, true) => out.fail(
                     "worktree-removed",
                     format!(

@@ -123,11 +123,21 @@ pub fn observe(
         }
         Phase::CleanedUp => {
             let wt = fm.worktree.as_deref().map(Path::new);
+            let worktree_exists = wt.is_some_and(|w| std::fs::symlink_metadata(w).is_ok());
+            let worktree_listed = match wt {
+                Some(w) => repo::lists_worktree(root, w)?,
+                None => false,
+            };
             Step::Cleanup(CleanupFacts {
-                worktree_exists: wt.is_some_and(|w| std::fs::symlink_metadata(w).is_ok()),
-                worktree_listed: match wt {
-                    Some(w) => repo::lists_worktree(root, w)?,
-                    None => false,
+                worktree_exists,
+                worktree_listed,
+                // Only to explain a refusal, and only of a worktree git still knows (in a bare
+                // directory left behind git would answer for the repository around it).
+                uncommitted: match wt {
+                    Some(w) if worktree_exists && worktree_listed => {
+                        repo::uncommitted(w).unwrap_or_default()
+                    }
+                    _ => Vec::new(),
                 },
                 branch_exists: match fm.audit.topic_branch.as_deref() {
                     Some(t) => repo::branch(root, t)?.is_some(),

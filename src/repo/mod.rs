@@ -300,6 +300,28 @@ pub fn worktrees(dir: &Path) -> Result<Vec<PathBuf>> {
         .collect())
 }
 
+/// The files of a worktree that no commit holds as they are (`git status`: modified, added,
+/// deleted, or untracked and not ignored), as git names them; `git worktree remove` refuses a
+/// worktree that has any.
+pub fn uncommitted(worktree: &Path) -> Result<Vec<String>> {
+    let out = run(
+        worktree,
+        &["status", "--porcelain", "-z", "--untracked-files=normal"],
+        "list the worktree's uncommitted files",
+    )?;
+    let mut files = Vec::new();
+    let mut entries = out.split(|b| *b == 0).filter(|e| !e.is_empty());
+    while let Some(entry) = entries.next() {
+        // `XY PATH`; a rename or copy is followed by its source, which is not listed.
+        let (status, path) = entry.split_at(entry.len().min(3));
+        if matches!(status.first(), Some(b'R' | b'C')) {
+            entries.next();
+        }
+        files.push(String::from_utf8_lossy(path).into_owned());
+    }
+    Ok(files)
+}
+
 /// Whether `path` is one of the worktrees git lists for the repository at `dir`.
 pub fn lists_worktree(dir: &Path, path: &Path) -> Result<bool> {
     let want = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());

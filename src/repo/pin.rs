@@ -596,13 +596,16 @@ pub enum Judged {
 
 /// Check a verdict's artifact before it is written: the reviewer's `--artifact-sha256` (what it
 /// read) must be the pin, and the artifact as it is now must still hash to the pin (for a text,
-/// it always does: the body is append-only). `body` is needed only for a `files` pin.
+/// it always does: the body is append-only). `body` is needed only for a `files` pin. When the
+/// artifact changed after it was pinned, the refusal names the doer's resubmission
+/// (`doer_submit`, a command line) and carries the caller's own step as its hint (`after_drift`).
 pub fn check_verdict(
     fm: &Frontmatter,
     target: Target,
     body: Option<&str>,
     read: Option<Sha256>,
     doer_submit: &str,
+    after_drift: &crate::error::Hint,
     published: Option<&Readable>,
 ) -> Result<Judged> {
     let Some(pin) = fm.pin(target) else {
@@ -677,7 +680,7 @@ pub fn check_verdict(
                  not recorded. The doer must resubmit it (`{doer_submit}`) or restore it",
                 DiffSource::of(fm).worktree.as_deref().unwrap_or_default()
             ),
-            None,
+            Some(after_drift.clone()),
         ));
     }
     if now.sha256 != pin.sha256 {
@@ -689,7 +692,7 @@ pub fn check_verdict(
                  then review the new pin",
                 now.source, pin.sha256, now.sha256
             ),
-            None,
+            Some(after_drift.clone()),
         ));
     }
     Ok(Judged::Pinned(pin.sha256))

@@ -247,6 +247,51 @@ fn merged_into_a_branch_without_the_commit_and_cleanup_with_the_worktree_present
     );
 }
 
+/// A check run in the worktree may leave a file no commit holds (the `Cargo.lock` of a first
+/// `cargo test`); `git worktree remove` then refuses the worktree, and so the cleanup's refusal
+/// names the files and the `--force` that removes it.
+#[test]
+fn a_cleanup_refused_over_files_no_commit_holds_names_them_and_how_to_remove_the_worktree() {
+    let lc = Lc::approved(&[]);
+    lc.g(&["commit", "-q", "-m", "fix"]);
+    lc.ok("doer", &["advance", "COMMITTED", "--user-approved"]);
+    git(&lc.root, &["merge", "-q", "--ff-only", "pair/task"]);
+    lc.ok(
+        "doer",
+        &[
+            "advance",
+            "MERGED",
+            "--merged-into",
+            "main",
+            "--user-approved",
+        ],
+    );
+    fs::write(lc.wt().join("Cargo.lock"), "# written by a test run\n").unwrap();
+    let wt = lc.wt().to_str().unwrap().to_string();
+    let remove = std::process::Command::new("git")
+        .args(["-C", lc.root.to_str().unwrap(), "worktree", "remove", &wt])
+        .output()
+        .unwrap();
+    assert!(
+        !remove.status.success(),
+        "git removed a worktree holding an untracked file"
+    );
+    lc.refused("doer", &["advance", "CLEANED_UP"], 6)
+        .mentions(&[
+            "worktree-removed",
+            "Cargo.lock",
+            &format!("git worktree remove --force {wt}"),
+        ]);
+    // Without such files the refusal says what it said before.
+    fs::remove_file(lc.wt().join("Cargo.lock")).unwrap();
+    let out = lc.refused("doer", &["advance", "CLEANED_UP"], 6);
+    out.mentions(&["still there", &format!("git worktree remove {wt}")]);
+    assert!(!out.all().contains("--force"), "{}", out.report());
+    git(&lc.root, &["worktree", "remove", &wt]);
+    git(&lc.root, &["branch", "-d", "pair/task"]);
+    lc.ok("doer", &["advance", "CLEANED_UP"]);
+}
+
 #[test]
 fn a_merge_that_brings_topic_commits_made_after_the_verified_one_is_refused() {
     let lc = Lc::approved(&[]);

@@ -64,6 +64,7 @@ mod transcript;
 mod users;
 mod validate;
 mod verdict;
+mod walkthroughs;
 mod watch;
 mod worktree;
 mod write;

@@ -76,6 +76,119 @@ fn the_verdict_is_stale_when_the_index_changes_under_an_unchanged_unstaged_diff(
         3,
     )
     .mentions(&["tree", "changed"]);
+    // The reviewer cannot resubmit: its step is the wait for the doer's resubmission.
+    let board = lc.board.as_str();
+    let out = pair([
+        "verdict",
+        board,
+        "--agent",
+        "alice",
+        "APPROVED",
+        "--revision",
+        "2",
+        "--note",
+        "ok",
+        "--json",
+    ]);
+    assert_eq!(
+        drift_hint(&out),
+        ["pair", "poll", board, "--agent", "alice", "--wait"]
+    );
+}
+
+/// The hint of a `stale_artifact` refusal (`--json`), as argv.
+#[track_caller]
+fn drift_hint(out: &Out) -> Vec<String> {
+    let e = out.json_error(3);
+    assert_eq!(e["kind"], "stale_artifact", "{e:#}");
+    serde_json::from_value(e["hint"]["argv"].clone())
+        .unwrap_or_else(|_| panic!("the refusal has no hint: {e:#}"))
+}
+
+/// A refusal because the artifact under review changed after it was pinned says what the caller
+/// does next: the doer, the submission that pins it anew; anyone else, the wait for that
+/// resubmission; as argv, in the message, and through the MCP server as the call of its tool.
+#[test]
+fn a_drifted_artifact_s_refusal_hints_the_doer_s_resubmission_and_anyone_else_s_wait() {
+    let p = coding();
+    p.ok("doer", &["submit", "code", "--note", "staged"]);
+    fs::write(wt(&p).join("lib.txt"), "one\ntwo\nsneaky\n").unwrap();
+    git(wt(&p), &["add", "lib.txt"]);
+    let board = p.p();
+    let wait = |id: &str| -> Vec<String> {
+        ["pair", "poll", board, "--agent", id, "--wait"]
+            .map(String::from)
+            .to_vec()
+    };
+    let resubmit: Vec<String> = [
+        "pair",
+        "submit",
+        board,
+        "--agent",
+        "doer",
+        "code",
+        "--note-file",
+        "FILE",
+    ]
+    .map(String::from)
+    .to_vec();
+    // A reviewer's verdict, and its read of the artifact.
+    let verdict = pair([
+        "verdict",
+        board,
+        "--agent",
+        "alice",
+        "APPROVED",
+        "--revision",
+        "1",
+        "--note",
+        "x",
+        "--json",
+    ]);
+    assert_eq!(drift_hint(&verdict), wait("alice"));
+    let diff = pair(["diff", board, "--agent", "alice", "--json"]);
+    assert_eq!(drift_hint(&diff), wait("alice"));
+    // The doer, named by PAIR_AGENT, is told to resubmit.
+    let diff = pair_env(["diff", board, "--json"], &[("PAIR_AGENT", "doer")]);
+    assert_eq!(drift_hint(&diff), resubmit);
+    // Whoever does not say who it is is told to wait, under its id.
+    assert_eq!(drift_hint(&pair(["diff", board, "--json"])), wait("ID"));
+    // Without --json the message ends with the command.
+    pair(["diff", board, "--agent", "doer"])
+        .code(3)
+        .mentions(&[&format!(
+            "Run `pair submit {board} --agent doer code --note-file FILE`"
+        )]);
+    pair([
+        "verdict",
+        board,
+        "--agent",
+        "alice",
+        "APPROVED",
+        "--revision",
+        "1",
+        "--note",
+        "x",
+    ])
+    .code(3)
+    .mentions(&[&format!("Run `pair poll {board} --agent alice --wait`")]);
+    // Through the MCP server, each is the call of a tool.
+    let tools = pair::cli::mcp::tools();
+    for (argv, name) in [(wait("alice"), "poll"), (resubmit.clone(), "submit")] {
+        let call = pair::cli::mcp::call_of(&tools, &argv).expect("a call");
+        assert_eq!(call["name"], name, "{call}");
+    }
+    // The step the doer is given pins the new content: the verdict on it goes through.
+    let notes = tempfile::tempdir().unwrap();
+    let note = notes.path().join("note.md");
+    fs::write(&note, "resubmitted\n").unwrap();
+    let mut words: Vec<String> = resubmit[1..resubmit.len() - 1].to_vec();
+    words.push(note.to_str().unwrap().to_string());
+    pair(&words).code(0);
+    p.ok(
+        "alice",
+        &["verdict", "APPROVED", "--revision", "2", "--note", "lgtm"],
+    );
 }
 
 /// A board with one required reviewer (alice), driven to CODING on the proto's git worktree.
