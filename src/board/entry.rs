@@ -478,6 +478,39 @@ pub fn decided(e: &Entry) -> Option<Decided> {
         .map(|(_, d)| *d)
 }
 
+/// Who wrote an entry: its heading's agent, or for an objection or a dissent (whose heading
+/// puts the severity or the outcome where the others put the agent) the part before it.
+pub fn writer(e: &Entry) -> Option<String> {
+    if e.label.starts_with("Objection ") || e.label == DISSENT {
+        let parts: Vec<&str> = e.heading.split(SEP).collect();
+        parts
+            .len()
+            .checked_sub(3)
+            .filter(|i| *i > 0)
+            .map(|i| parts[i].to_string())
+    } else {
+        e.agent.clone()
+    }
+}
+
+/// The parts of an entry's heading between its first part and its agent and time: `["plan
+/// round 1"]` of `Objection BLK-1 — plan round 1 — alice — blocking — T`, `["DRAFT →
+/// PLANNING"]` of `Gate approved — DRAFT → PLANNING — doer — T`.
+pub fn middle(e: &Entry) -> Vec<&str> {
+    let parts: Vec<&str> = e.heading.split(SEP).collect();
+    let tail = if e.label.starts_with("Objection ") || e.label == DISSENT {
+        3
+    } else if e.agent.is_some() {
+        2
+    } else {
+        1
+    };
+    parts
+        .get(1..parts.len().saturating_sub(tail))
+        .map(<[&str]>::to_vec)
+        .unwrap_or_default()
+}
+
 /// The body section an artifact's submissions and reviews go to (SPEC §2.3).
 pub fn artifact_section(target: Target, review: bool) -> &'static str {
     match (target, review) {

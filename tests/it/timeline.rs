@@ -2,7 +2,8 @@
 //! phases, revisited phases, writes that keep a phase, a long path and a long agent id, every
 //! label's box lies inside the canvas and no two overlap; there is one phase band per visit, a
 //! time axis with ticks, and a legend that names every mark and keys every phase drawn. Times
-//! with milliseconds are drawn to the millisecond.
+//! with milliseconds are drawn to the millisecond. `pair stats` settles an objection accepted as
+//! a risk at the user's decision, not at the need for one.
 
 use crate::common::*;
 use serde_json::Value;
@@ -475,4 +476,199 @@ fn the_timeline_draws_milliseconds_and_several_boards_without_collisions() {
     assert_eq!(legends, 1);
     let stats: Value = pair(["stats", &quick, &long, "--json"]).json();
     assert_eq!(stats["boards"].as_array().unwrap().len(), 2);
+}
+
+/// An analysis gate of two rounds and a plan gate with a dissent stage, a minute or more
+/// between the writes: alice raises BLK-1 and BLK-2; the doer resolves BLK-1 (alice accepts it
+/// later) and challenges BLK-2, which the user overrules; alice raises REG-1 against BLK-1's
+/// fix, the round cap sends the gate to a decision, and the user accepts REG-1 as a risk; the
+/// plan passes, dana raises ADV-1 (left open) and dissents advisory. The gates the user
+/// approved are recorded, the board stops at 40 minutes.
+fn ledger_board(dir: &std::path::Path) -> String {
+    let b = dir.join("ledger.md").to_str().unwrap().to_string();
+    let p = b.as_str();
+    let object = |time: &str, who: &str, severity: &str, title: &str, extra: &[&str]| {
+        let mut args = vec![
+            "object",
+            p,
+            "--agent",
+            who,
+            "--severity",
+            severity,
+            "--anchor",
+            "## Goal",
+            "--title",
+            title,
+            "--evidence",
+            "e",
+            "--fix",
+            "f",
+        ];
+        args.extend_from_slice(extra);
+        at(&t(time), &args);
+    };
+    let verdict = |time: &str, who: &str, v: &str, rev: &str, ids: &[&str]| {
+        let joined = ids.join(",");
+        let mut args = vec![
+            "verdict",
+            p,
+            v,
+            "--revision",
+            rev,
+            "--note",
+            "n",
+            "--agent",
+            who,
+        ];
+        if !ids.is_empty() {
+            args.extend(["--objections", &joined]);
+        }
+        at(&t(time), &args);
+    };
+    let doer = |time: &str, args: &[&str]| {
+        let mut all = vec![args[0], p];
+        all.extend_from_slice(&args[1..]);
+        all.extend(["--agent", "doer"]);
+        at(&t(time), &all);
+    };
+    at(
+        &t("00:00:00"),
+        &[
+            "init",
+            p,
+            "--reviewers",
+            "alice,bob",
+            "--goal",
+            "g",
+            "--work-type",
+            "debugging",
+            "--max-rounds",
+            "2",
+            "--dissent",
+            "plan",
+        ],
+    );
+    for (time, who) in [
+        ("00:00:05", "alice"),
+        ("00:00:06", "bob"),
+        ("00:00:07", "dana"),
+    ] {
+        at(&t(time), &["register", p, "--agent", who]);
+    }
+    doer("00:01:00", &["advance", "ANALYZING", "--user-approved"]);
+    doer(
+        "00:02:00",
+        &["submit", "analysis", "--note", "v1", "--user-approved"],
+    );
+    at(&t("00:02:30"), &["claim", p, "--agent", "alice"]);
+    object("00:03:00", "alice", "blocking", "Zero is not covered", &[]);
+    object("00:03:30", "alice", "blocking", "Callers add one", &[]);
+    verdict("00:04:00", "bob", "APPROVED", "1", &[]);
+    verdict(
+        "00:05:00",
+        "alice",
+        "CHANGES_REQUESTED",
+        "1",
+        &["BLK-1", "BLK-2"],
+    );
+    doer(
+        "00:10:00",
+        &[
+            "resolve",
+            "BLK-1",
+            "--resolution",
+            "fixed",
+            "--surfaces",
+            "analysis",
+        ],
+    );
+    doer("00:11:00", &["challenge", "BLK-2", "--grounds", "already"]);
+    doer(
+        "00:12:00",
+        &[
+            "rule",
+            "BLK-2",
+            "overrule",
+            "--user-approved",
+            "--reason",
+            "the user agrees",
+        ],
+    );
+    doer(
+        "00:15:00",
+        &["submit", "analysis", "--note", "v2", "--user-approved"],
+    );
+    verdict("00:16:00", "bob", "APPROVED", "2", &[]);
+    at(&t("00:17:00"), &["accept", p, "BLK-1", "--agent", "alice"]);
+    object(
+        "00:18:00",
+        "alice",
+        "blocking",
+        "Pager says 1 of 0",
+        &["--regression-of", "BLK-1"],
+    );
+    verdict("00:19:00", "alice", "CHANGES_REQUESTED", "2", &["REG-1"]);
+    doer(
+        "00:25:00",
+        &[
+            "decide",
+            "accept",
+            "--user-approved",
+            "--reason",
+            "risk taken",
+        ],
+    );
+    doer("00:26:00", &["advance", "PLANNING", "--user-approved"]);
+    doer(
+        "00:27:00",
+        &["submit", "plan", "--note", "p1", "--user-approved"],
+    );
+    verdict("00:28:00", "bob", "APPROVED", "1", &[]);
+    verdict("00:29:00", "alice", "APPROVED", "1", &[]);
+    object("00:31:00", "dana", "advisory", "Backoff is linear", &[]);
+    at(
+        &t("00:32:00"),
+        &[
+            "dissent",
+            p,
+            "advisory",
+            "--revision",
+            "1",
+            "--note",
+            "as read",
+            "--agent",
+            "dana",
+        ],
+    );
+    doer("00:40:00", &["stop", "--reason", "done"]);
+    b
+}
+
+#[test]
+fn an_objection_accepted_as_a_risk_is_settled_by_the_decision_not_by_the_need_for_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let board = ledger_board(dir.path());
+    let stats = pair(["stats", &board, "--json"]).json();
+    let list = stats["boards"][0]["objections"]["list"].as_array().unwrap();
+    let settled: Vec<(&str, &str, &str)> = list
+        .iter()
+        .map(|o| {
+            (
+                o["id"].as_str().unwrap(),
+                o["raised"].as_str().unwrap(),
+                o["settled"].as_str().unwrap_or("-"),
+            )
+        })
+        .collect();
+    // REG-1 became a decision to make at 00:19 (`Decision needed` names it); the user decided at
+    // 00:25.
+    assert_eq!(
+        settled,
+        [
+            ("BLK-1", t("00:03:00").as_str(), t("00:17:00").as_str()),
+            ("BLK-2", &t("00:03:30"), &t("00:12:00")),
+            ("REG-1", &t("00:18:00"), &t("00:25:00")),
+            ("ADV-1", &t("00:31:00"), "-"),
+        ]
+    );
 }
