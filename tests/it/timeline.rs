@@ -1,9 +1,13 @@
 //! The SVG timeline of `pair stats --svg`, read back as geometry: on real boards with short
 //! phases, revisited phases, writes that keep a phase, a long path and a long agent id, every
-//! label's box lies inside the canvas and no two overlap; there is one phase band per visit, a
-//! time axis with ticks, and a legend that names every mark and keys every phase drawn. Times
-//! with milliseconds are drawn to the millisecond. `pair stats` settles an objection accepted as
-//! a risk at the user's decision, not at the need for one.
+//! label's box lies inside the canvas and no two overlap, no label covers a mark of an objection,
+//! a decision or a dissent, and the marks of two of them never overlap; there is one phase band
+//! per visit, a time axis with ticks, and a legend that names every mark and keys every phase
+//! drawn. Times with milliseconds are drawn to the millisecond.
+//! Each objection is marked on the lane of its raiser from the time it was raised to the time it
+//! was settled, each decision of the user's on the user's lane, each dissent on its dissenter's
+//! lane, at the time of the write that made it, in the demo's real time too. `pair stats`
+//! settles an objection accepted as a risk at the user's decision, not at the need for one.
 
 use crate::common::*;
 use serde_json::Value;
@@ -244,6 +248,58 @@ fn text_box(e: &Element) -> Extent {
     (left, y - size * ASCENT, left + w, y + size * DESCENT)
 }
 
+/// The points of a polygon.
+fn points(e: &Element) -> Vec<(f64, f64)> {
+    e.attr("points")
+        .split_whitespace()
+        .map(|p| {
+            let (x, y) = p.split_once(',').expect("x,y");
+            (x.parse().unwrap(), y.parse().unwrap())
+        })
+        .collect()
+}
+
+/// The box of a mark: a rect, a polygon, or a line (as thick as it is drawn).
+fn mark_box(e: &Element) -> Extent {
+    match e.name.as_str() {
+        "rect" => (
+            e.num("x"),
+            e.num("y"),
+            e.num("x") + e.num("width"),
+            e.num("y") + e.num("height"),
+        ),
+        "polygon" => points(e).iter().fold(
+            (f64::MAX, f64::MAX, f64::MIN, f64::MIN),
+            |(l, t, r, b), (x, y)| (l.min(*x), t.min(*y), r.max(*x), b.max(*y)),
+        ),
+        "line" => (
+            e.num("x1").min(e.num("x2")),
+            e.num("y1").min(e.num("y2")) - 1.0,
+            e.num("x1").max(e.num("x2")),
+            e.num("y1").max(e.num("y2")) + 1.0,
+        ),
+        other => panic!("no box for a {other}"),
+    }
+}
+
+fn overlap(a: Extent, b: Extent) -> bool {
+    !(a.2 <= b.0 || b.2 <= a.0 || a.3 <= b.1 || b.3 <= a.1)
+}
+
+/// The middle of a mark, across and down.
+fn centre(e: &Element) -> (f64, f64) {
+    let b = mark_box(e);
+    ((b.0 + b.2) / 2.0, (b.1 + b.3) / 2.0)
+}
+
+const MARKS: [&str; 5] = [
+    "objection-raised",
+    "objection-span",
+    "objection-settled",
+    "decision",
+    "dissent",
+];
+
 /// The runs of one phase in a board's journal: its visits, in order.
 fn visits(board: &str) -> Vec<String> {
     let log = pair(["log", board, "--json"]);
@@ -309,6 +365,43 @@ fn drawn(boards: &[&str], svg: &std::path::Path) -> Vec<Element> {
             "{e:?}"
         );
     }
+    // The marks of objections, decisions and dissents stay on the canvas and no label covers
+    // one; the marks of two objections (an objection's triangle, line and bar are one) or of two
+    // decisions never overlap.
+    let marks: Vec<(&Element, Extent)> = els
+        .iter()
+        .filter(|e| MARKS.contains(&e.class()))
+        .map(|e| (e, mark_box(e)))
+        .collect();
+    for (m, b) in &marks {
+        assert!(
+            b.0 >= 0.0 && b.1 >= 0.0 && b.2 <= width && b.3 <= height,
+            "the mark {m:?} ({b:?}) leaves the canvas {width}×{height}"
+        );
+        for (e, t) in &labels {
+            assert!(
+                !overlap(*b, *t),
+                "the label {:?} {t:?} covers the mark {m:?} {b:?}",
+                e.text
+            );
+        }
+    }
+    let item = |e: &Element| match e.class() {
+        "decision" => format!("{e:p}"),
+        _ => format!("{}@{:.1}", e.attr("data-id"), centre(e).1),
+    };
+    let shapes: Vec<&(&Element, Extent)> = marks
+        .iter()
+        .filter(|(e, _)| e.class() != "dissent")
+        .collect();
+    for (i, (a, ba)) in shapes.iter().enumerate() {
+        for (c, bc) in &shapes[i + 1..] {
+            assert!(
+                item(a) == item(c) || !overlap(*ba, *bc),
+                "the marks {a:?} and {c:?} overlap"
+            );
+        }
+    }
     // One band per visit of a phase, in order, for each board together.
     let bands: Vec<String> = els
         .iter()
@@ -334,6 +427,15 @@ fn drawn(boards: &[&str], svg: &std::path::Path) -> Vec<Element> {
         "verdict: approved",
         "verdict: changes requested",
         "verdict: comment",
+        "objection: blocking",
+        "objection: advisory",
+        "objection still to be settled",
+        "the user approved a gate or a step",
+        "the user waived a check",
+        "a ruling, or a decision at the round cap",
+        "dissent: blocking",
+        "dissent: advisory",
+        "dissent: none",
     ] {
         assert!(words.contains(&needed), "the legend lacks {needed:?}");
     }
@@ -671,4 +773,326 @@ fn an_objection_accepted_as_a_risk_is_settled_by_the_decision_not_by_the_need_fo
             ("ADV-1", &t("00:31:00"), "-"),
         ]
     );
+}
+
+/// Where a time falls on a one-board picture whose last write entered its last phase: its
+/// bands run from its first write to that last one.
+fn x_at(els: &[Element], start: &str, end: &str, time: &str) -> f64 {
+    let bands: Vec<&Element> = els.iter().filter(|e| e.class() == "band").collect();
+    let (x0, x1) = (bands[0].num("x"), bands.last().unwrap().num("x"));
+    let ts = |s: &str| pair::board::frontmatter::Timestamp::parse(s).expect("a time");
+    let (start, end, time) = (ts(start), ts(end), ts(time));
+    x0 + start.millis_until(time) as f64 / start.millis_until(end) as f64 * (x1 - x0)
+}
+
+/// The lane a height is in: the name in the margin of the lane that starts above it.
+fn lane_at(els: &[Element], y: f64) -> String {
+    els.iter()
+        .filter(|e| e.class().starts_with("gutter") && e.text != "phase")
+        // A lane starts 16 above its name's baseline (its first row is 24 high, the name 4
+        // under its middle).
+        .filter(|e| e.num("y") - 16.0 <= y)
+        .max_by(|a, b| a.num("y").total_cmp(&b.num("y")))
+        .map(|e| e.text.clone())
+        .unwrap_or_default()
+}
+
+/// The objections, decisions and dissents of a picture as `(class, id or kind, lane, x)`.
+fn marked(els: &[Element]) -> Vec<(String, String, String, f64)> {
+    els.iter()
+        .filter(|e| MARKS.contains(&e.class()) && e.class() != "objection-span")
+        .map(|e| {
+            let what = match e.class() {
+                "decision" => e.attr("data-kind"),
+                "dissent" => e.attr("data-outcome"),
+                _ => e.attr("data-id"),
+            };
+            let (x, y) = centre(e);
+            (e.class().to_string(), what.to_string(), lane_at(els, y), x)
+        })
+        .collect()
+}
+
+#[test]
+fn the_timeline_marks_each_objection_decision_and_dissent_on_its_lane_at_its_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let board = ledger_board(dir.path());
+    let svg = dir.path().join("timeline.svg");
+    let els = drawn(&[&board], &svg);
+    let x = |time: &str| x_at(&els, &t("00:00:00"), &t("00:40:00"), &t(time));
+    let near = |a: f64, b: f64| (a - b).abs() < 0.02;
+    let found = marked(&els);
+    let one = |class: &str, what: &str| -> (String, f64) {
+        let all: Vec<&(String, String, String, f64)> = found
+            .iter()
+            .filter(|(c, w, _, _)| c == class && w == what)
+            .collect();
+        assert_eq!(all.len(), 1, "{class} {what}: {found:?}");
+        (all[0].2.clone(), all[0].3)
+    };
+    // Each objection on its raiser's lane, from the write that raised it to the one that
+    // settled it: BLK-1 accepted by alice, BLK-2 overruled by the user (through the doer),
+    // REG-1 accepted as a risk by the user's decision, ADV-1 still open.
+    for (id, raised, settled) in [
+        ("BLK-1", "00:03:00", Some("00:17:00")),
+        ("BLK-2", "00:03:30", Some("00:12:00")),
+        ("REG-1", "00:18:00", Some("00:25:00")),
+        ("ADV-1", "00:31:00", None),
+    ] {
+        let raiser = if id == "ADV-1" { "dana" } else { "alice" };
+        let (lane, at) = one("objection-raised", id);
+        assert_eq!(lane, raiser, "{id}");
+        assert!(
+            near(at, x(raised)),
+            "{id} raised at {at}, not {}",
+            x(raised)
+        );
+        match settled {
+            Some(s) => {
+                let (lane, at) = one("objection-settled", id);
+                assert_eq!(lane, raiser, "{id}");
+                assert!(near(at, x(s)), "{id} settled at {at}, not {}", x(s));
+            }
+            None => assert!(
+                !found
+                    .iter()
+                    .any(|(c, w, _, _)| c == "objection-settled" && w == id)
+            ),
+        }
+        // Its line runs from raised to settled, dashed to the end while it is open.
+        let span = els
+            .iter()
+            .find(|e| e.class() == "objection-span" && e.attr("data-id") == id)
+            .unwrap();
+        assert!(near(span.num("x1"), x(raised)), "{span:?}");
+        assert!(
+            near(span.num("x2"), x(settled.unwrap_or("00:40:00"))),
+            "{span:?}"
+        );
+        assert_eq!(
+            settled.is_none(),
+            span.attrs.contains_key("stroke-dasharray")
+        );
+    }
+    let states: Vec<(&str, &str)> = els
+        .iter()
+        .filter(|e| e.class() == "objection-settled")
+        .map(|e| (e.attr("data-id"), e.attr("data-state")))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("BLK-1", "accepted"),
+            ("BLK-2", "overruled"),
+            ("REG-1", "risk_accepted")
+        ]
+    );
+    // Labelled with its id and how it ended.
+    let texts: Vec<&str> = els
+        .iter()
+        .filter(|e| e.class() == "objection-label")
+        .map(|e| e.text.as_str())
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "BLK-1 accepted",
+            "BLK-2 overruled",
+            "REG-1 risk accepted",
+            "ADV-1 open"
+        ]
+    );
+    // Its tooltip tells its history.
+    let tip = els
+        .iter()
+        .find(|e| e.name == "title" && e.text.starts_with("BLK-2: Callers add one"))
+        .expect("BLK-2's tooltip");
+    for step in [
+        "blocking objection on the analysis (round 1) raised by alice; now overruled",
+        "Challenge BLK-2 by doer at 2026-01-01T00:11:00Z",
+        "Ruling BLK-2 — overruled by doer at 2026-01-01T00:12:00Z",
+    ] {
+        assert!(tip.text.contains(step), "{step:?} in {:?}", tip.text);
+    }
+    // The user's decisions on the user's lane, one square per write that recorded any: the
+    // gates approved, the ruling on BLK-2 and the decision at the cap.
+    let decisions: Vec<(&str, String, f64)> = found
+        .iter()
+        .filter(|(c, _, _, _)| c == "decision")
+        .map(|(_, w, lane, at)| (w.as_str(), lane.clone(), *at))
+        .collect();
+    let want = [
+        ("approval", "00:01:00"),
+        ("approval", "00:02:00"),
+        ("ruling", "00:12:00"),
+        ("approval", "00:15:00"),
+        ("ruling", "00:25:00"),
+        ("approval", "00:27:00"),
+    ];
+    assert_eq!(decisions.len(), want.len(), "{decisions:?}");
+    for ((kind, lane, at), (k, time)) in decisions.iter().zip(want) {
+        assert_eq!((*kind, lane.as_str()), (k, "the user"), "{decisions:?}");
+        assert!(near(*at, x(time)), "{k} at {at}, not {}", x(time));
+    }
+    let texts: Vec<&str> = els
+        .iter()
+        .filter(|e| e.class() == "decision-label")
+        .map(|e| e.text.as_str())
+        .collect();
+    assert_eq!(texts, ["overruled BLK-2", "analysis: accept"]);
+    let tip = els
+        .iter()
+        .find(|e| e.name == "title" && e.text.contains("Decision — analysis — accept"))
+        .expect("the decision's tooltip");
+    assert!(
+        tip.text
+            .starts_with("the user's decision, recorded by doer at 2026-01-01T00:25:00Z"),
+        "{:?}",
+        tip.text
+    );
+    assert!(
+        tip.text
+            .contains("User's ruling — REG-1, decision on the analysis")
+    );
+    assert!(
+        tip.text
+            .contains("Gate approved — AWAITING_DECISION → ANALYSIS_APPROVED")
+    );
+    // dana's dissent on her lane, in place of the dot of its write.
+    let (lane, dx) = one("dissent", "advisory");
+    assert_eq!(lane, "dana");
+    assert!(near(dx, x("00:32:00")), "{dx}");
+    assert!(!els.iter().any(|e| e.class() == "write"
+        && near(e.num("cx"), x("00:32:00"))
+        && lane_at(&els, e.num("cy")) == "dana"));
+    // The user's lane comes first; the objections take rows under alice's first row.
+    let lanes: Vec<&str> = els
+        .iter()
+        .filter(|e| e.class().starts_with("gutter") && e.text != "phase")
+        .map(|e| e.text.as_str())
+        .collect();
+    assert_eq!(lanes, ["the user", "alice", "bob", "dana", "doer"]);
+}
+
+#[test]
+fn the_demos_timeline_marks_its_objections_decisions_and_dissent_at_the_times_of_their_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let keep = dir.path().join("demo");
+    let keep_s = keep.to_str().unwrap();
+    pair(["demo", "--keep", keep_s, "--timeout", "240", "--json"]).code(0);
+    let board = keep.join("task.md").to_str().unwrap().to_string();
+    let svg = dir.path().join("timeline.svg");
+    let els = drawn(&[&board], &svg);
+    // The writes the marks stand for, to the millisecond, from the journal.
+    let log = pair(["log", &board, "--json"]).json();
+    let records = log["records"].as_array().unwrap().clone();
+    let time = |r: &Value| r["at"].as_str().unwrap().to_string();
+    let (start, end) = (time(&records[0]), time(records.last().unwrap()));
+    let x = |at: &str| x_at(&els, &start, &end, at);
+    let writes = |who: &str, command: &str| -> Vec<String> {
+        records
+            .iter()
+            .filter(|r| r["by"] == who && r["command"] == command)
+            .map(time)
+            .collect()
+    };
+    let near = |a: f64, b: f64| (a - b).abs() < 0.02;
+    let found = marked(&els);
+    let at_of = |class: &str, what: &str| -> (String, f64) {
+        let f = found
+            .iter()
+            .find(|(c, w, _, _)| c == class && w == what)
+            .unwrap_or_else(|| panic!("no {class} {what}: {found:?}"));
+        (f.2.clone(), f.3)
+    };
+    // alice raised BLK-1 and BLK-2 in the plan's first round, REG-1 in its second, writes a few
+    // milliseconds apart; BLK-1 was settled by her acceptance, BLK-2 by the user's ruling, REG-1
+    // by the user's decision at the cap; dana raised ADV-1, left open.
+    let objects = writes("alice", "object");
+    let expected = [
+        (
+            "BLK-1",
+            "alice",
+            &objects[0],
+            writes("alice", "accept").first().cloned(),
+        ),
+        (
+            "BLK-2",
+            "alice",
+            &objects[1],
+            writes("doer", "rule").first().cloned(),
+        ),
+        (
+            "REG-1",
+            "alice",
+            &objects[2],
+            writes("doer", "decide").first().cloned(),
+        ),
+        ("ADV-1", "dana", &writes("dana", "object")[0], None),
+    ];
+    let mut raised_xs = Vec::new();
+    for (id, raiser, raised, settled) in &expected {
+        let (lane, rx) = at_of("objection-raised", id);
+        assert_eq!(&lane, raiser, "{id}");
+        assert!(
+            near(rx, x(raised)),
+            "{id} raised at {rx}, its write at {}",
+            x(raised)
+        );
+        raised_xs.push(rx);
+        match settled {
+            Some(s) => {
+                let (lane, sx) = at_of("objection-settled", id);
+                assert_eq!(&lane, raiser, "{id}");
+                assert!(
+                    near(sx, x(s)),
+                    "{id} settled at {sx}, its write at {}",
+                    x(s)
+                );
+                assert!(rx < sx, "{id}");
+            }
+            None => assert!(
+                !found
+                    .iter()
+                    .any(|(c, w, _, _)| c == "objection-settled" && w == id)
+            ),
+        }
+    }
+    assert!(raised_xs.windows(2).all(|w| w[0] < w[1]), "{raised_xs:?}");
+    // dana's advisory dissent at its write.
+    let (lane, dx) = at_of("dissent", "advisory");
+    assert_eq!(lane, "dana");
+    assert!(near(dx, x(&writes("dana", "dissent")[0])));
+    // The user's decisions: each gate the user approved at the write that moved the phase past
+    // it, the ruling on BLK-2 and the decision at the cap, on the user's lane.
+    let body = std::fs::read_to_string(&board).unwrap();
+    let mut want: Vec<(String, String)> = Vec::new();
+    for line in body.lines() {
+        let Some(rest) = line.strip_prefix("### Gate approved — ") else {
+            continue;
+        };
+        let (from, to) = rest.split(" — ").next().unwrap().split_once(" → ").unwrap();
+        let r = records
+            .iter()
+            .find(|r| r["from"] == from && r["to"] == to)
+            .unwrap();
+        let kind = if r["command"] == "decide" {
+            "ruling"
+        } else {
+            "approval"
+        };
+        want.push((kind.to_string(), time(r)));
+    }
+    want.push(("ruling".to_string(), writes("doer", "rule")[0].clone()));
+    want.sort_by(|a, b| a.1.cmp(&b.1));
+    let decisions: Vec<(String, String, f64)> = found
+        .iter()
+        .filter(|(c, _, _, _)| c == "decision")
+        .map(|(_, w, lane, at)| (w.clone(), lane.clone(), *at))
+        .collect();
+    assert_eq!(decisions.len(), want.len(), "{decisions:?} {want:?}");
+    for ((kind, lane, at), (k, time)) in decisions.iter().zip(&want) {
+        assert_eq!((kind, lane.as_str()), (k, "the user"));
+        assert!(near(*at, x(time)), "{k} at {at}, its write at {}", x(time));
+    }
 }
