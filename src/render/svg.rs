@@ -15,13 +15,14 @@
 //!
 //! Every text is laid out as a box, for a monospace font whose glyphs are at most
 //! [`GLYPH`] em wide: no label overlaps another or leaves the canvas. A phase's name is written
-//! in its band when it fits, else its number from the key when that fits, else its number above
-//! the band row with a stroke down to the band, in up to three rows where the numbers keep
-//! apart (a band left over is named by its colour, the key and its tooltip). An objection's or
-//! a decision's label goes after its mark, or before it when the canvas ends first, and the
-//! marks of a lane take as many rows as they need to keep apart, labels included. An agent id
-//! or a path too long for its place is shortened with `…` (the tooltip has it whole). Times may
-//! carry fractions of a second. Every text goes through [`escape`].
+//! in its band when it fits, else above the band row beside a stroke down to the band, else its
+//! number from the key in the band, else that number above; the labels above take up to four
+//! rows where they keep apart from each other and from each other's strokes (a band left over
+//! is named by its colour, the key and its tooltip). An objection's or a decision's label goes
+//! after its mark, or before it when the canvas ends first, and the marks of a lane take as many
+//! rows as they need to keep apart, labels included. An agent id or a path too long for its
+//! place is shortened with `…` (the tooltip has it whole). Times may carry fractions of a
+//! second. Every text goes through [`escape`].
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -243,70 +244,132 @@ fn visits(records: &[Record], end: Timestamp) -> Vec<Visit> {
     out
 }
 
-/// The height of a row of band numbers above the bands.
+/// The height of a row of band labels above the bands.
 const CALLOUT: f64 = 11.0;
-/// At most this many rows of band numbers: a band left over is named by its colour, the key
-/// and its tooltip.
-const CALLOUT_ROWS: usize = 3;
+/// At most this many rows of band labels above the bands: a band left over is named by its
+/// colour, the key and its tooltip.
+const CALLOUT_ROWS: usize = 4;
+/// The room between two labels in a row above the bands: a glyph's width, so that two names
+/// do not read as one.
+const CALLOUT_GAP: f64 = SMALL * GLYPH;
 
-/// A band's number written above the band row.
+/// A band's name or number written above the band row, beside a stroke that goes down to the
+/// middle of its band: a flag, its text after the stroke (or before it, where the canvas ends).
 struct Callout {
     label: String,
-    /// Where the text starts.
+    /// Where the text starts, and its width.
     x: f64,
-    /// The middle of its band.
+    width: f64,
+    /// The middle of its band, where its stroke goes down.
     mid: f64,
+    /// Its row: 0 is the nearest the bands.
     row: usize,
 }
 
-/// Where each band's label goes: its phase's name in the band when it fits, else its number in
-/// the band when that fits, else its number above the band row, in the first of
-/// [`CALLOUT_ROWS`] rows where it keeps apart from the others (and within the plot). Returns
-/// the labels in the bands, the callouts and how many callout rows are used.
+/// From the text of a flag to its stroke.
+const FLAG: f64 = 2.0;
+
+impl Callout {
+    /// From the left of its stroke or text to the right of them.
+    fn extent(x: f64, width: f64, mid: f64) -> (f64, f64) {
+        (x.min(mid), (x + width).max(mid))
+    }
+
+    /// Whether a flag with its text at `x` of `width` in `row` and its stroke at `mid` keeps
+    /// apart from this one: apart in the same row, its text clear of this one's stroke where
+    /// that stroke passes (the rows under this one), and its own stroke clear of this one's text
+    /// (when this one is under it).
+    fn clear_of(&self, x: f64, width: f64, mid: f64, row: usize) -> bool {
+        let (a0, a1) = Callout::extent(self.x, self.width, self.mid);
+        let (b0, b1) = Callout::extent(x, width, mid);
+        let crosses = |x0: f64, w: f64, at: f64| x0 - FLAG <= at && at <= x0 + w + FLAG;
+        match row.cmp(&self.row) {
+            std::cmp::Ordering::Equal => a1 + CALLOUT_GAP <= b0 || b1 + CALLOUT_GAP <= a0,
+            std::cmp::Ordering::Less => !crosses(x, width, self.mid),
+            std::cmp::Ordering::Greater => !crosses(self.x, self.width, mid),
+        }
+    }
+}
+
+/// Where a flag of `label` whose stroke goes down at `mid` fits above the bands among `placed`:
+/// the first row (the nearest the bands first) where it keeps apart, its text after its stroke,
+/// else before it, on the canvas.
+fn callout(label: &str, mid: f64, placed: &[&Callout]) -> Option<Callout> {
+    let width = text_width(label, SMALL);
+    let starts: Vec<f64> = [mid + FLAG, mid - FLAG - width]
+        .into_iter()
+        .filter(|x| *x >= LEFT && x + width <= WIDTH - 4.0)
+        .collect();
+    (0..CALLOUT_ROWS).find_map(|row| {
+        starts
+            .iter()
+            .find(|x| placed.iter().all(|c| c.clear_of(**x, width, mid, row)))
+            .map(|x| Callout {
+                label: label.to_string(),
+                x: *x,
+                width,
+                mid,
+                row,
+            })
+    })
+}
+
+/// Where each band's label goes: its phase's name in the band when it fits, else above the
+/// band row ([`callout`]) where it fits, else its number in the band, else its number above.
+/// The numbers are placed first, so that a name above never takes the place of a band's only
+/// label. Returns the labels in the bands, the callouts and how many callout rows are used.
 fn band_labels(
     visits: &[Visit],
     key: &BTreeMap<Phase, usize>,
     x: &dyn Fn(Timestamp) -> f64,
 ) -> (Vec<Option<String>>, Vec<Callout>, usize) {
-    let mut in_band = Vec::with_capacity(visits.len());
-    let mut callouts: Vec<Callout> = Vec::new();
-    // The right edge of the last label in each row.
-    let mut rows: Vec<f64> = Vec::new();
-    for v in visits {
-        let (x0, x1) = (x(v.from), x(v.to).max(x(v.from)));
-        let w = (x1 - x0).max(0.5);
+    let spans: Vec<(f64, f64)> = visits
+        .iter()
+        .map(|v| {
+            let x0 = x(v.from);
+            (x0, (x(v.to).max(x0) - x0).max(0.5))
+        })
+        .collect();
+    let inside = |l: &str, w: f64| text_width(l, SMALL) + 6.0 <= w;
+    let names: Vec<String> = visits
+        .iter()
+        .map(|v| v.phase.as_str().to_string())
+        .collect();
+    let mut in_band: Vec<Option<String>> = vec![None; visits.len()];
+    let mut above: Vec<Option<Callout>> = (0..visits.len()).map(|_| None).collect();
+    // First every band's name or number in it, else its number above.
+    for (i, v) in visits.iter().enumerate() {
+        let (x0, w) = spans[i];
         let number = key.get(&v.phase).copied().unwrap_or(0).to_string();
-        let label = [v.phase.as_str().to_string(), number.clone()]
-            .into_iter()
-            .find(|l| text_width(l, SMALL) + 6.0 <= w);
-        if label.is_some() {
-            in_band.push(label);
-            continue;
-        }
-        in_band.push(None);
-        let mid = x0 + w / 2.0;
-        let width = text_width(&number, SMALL);
-        let at = (mid - width / 2.0).clamp(LEFT, WIDTH - 4.0 - width);
-        let row = rows
-            .iter()
-            .position(|right| *right + 3.0 <= at)
-            .or_else(|| {
-                (rows.len() < CALLOUT_ROWS).then(|| {
-                    rows.push(f64::NEG_INFINITY);
-                    rows.len() - 1
-                })
-            });
-        if let Some(row) = row {
-            rows[row] = at + width;
-            callouts.push(Callout {
-                label: number,
-                x: at,
-                mid,
-                row,
-            });
+        if inside(&names[i], w) {
+            in_band[i] = Some(names[i].clone());
+        } else if inside(&number, w) {
+            in_band[i] = Some(number);
+        } else {
+            let placed: Vec<&Callout> = above.iter().flatten().collect();
+            above[i] = callout(&number, x0 + w / 2.0, &placed);
         }
     }
-    (in_band, callouts, rows.len())
+    // Then a name above in place of a number, where one fits.
+    for i in 0..visits.len() {
+        if in_band[i].as_deref() == Some(names[i].as_str()) {
+            continue;
+        }
+        let (x0, w) = spans[i];
+        let placed: Vec<&Callout> = above
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .filter_map(|(_, c)| c.as_ref())
+            .collect();
+        if let Some(c) = callout(&names[i], x0 + w / 2.0, &placed) {
+            in_band[i] = None;
+            above[i] = Some(c);
+        }
+    }
+    let callouts: Vec<Callout> = above.into_iter().flatten().collect();
+    let rows = callouts.iter().map(|c| c.row + 1).max().unwrap_or(0);
+    (in_band, callouts, rows)
 }
 
 /// The key number of each phase drawn, in the order the phases first appear.
@@ -617,17 +680,17 @@ fn board(
             );
         }
     }
-    // The numbers of the bands too narrow for one, above the bands, each with a stroke down to
-    // the middle of its band.
+    // The names or numbers of the bands too narrow for them, above the bands, each with a
+    // stroke down to the middle of its band.
     for c in &callouts {
-        let y = callout_top + CALLOUT * (c.row + 1) as f64 - 2.0;
+        let y = band_top - CALLOUT * c.row as f64 - 3.0;
         text(out, c.x, y, SMALL, "start", "band-callout", &c.label);
         let _ = writeln!(
             out,
             "<line class=\"callout\" x1=\"{:.2}\" y1=\"{:.1}\" x2=\"{:.2}\" y2=\"{band_top:.1}\" \
-             stroke=\"#999\" stroke-width=\"0.5\"/>",
+             stroke=\"#555\" stroke-width=\"0.8\"/>",
             c.mid,
-            y + 1.0,
+            y - SMALL * 0.8,
             c.mid
         );
     }
@@ -1262,7 +1325,7 @@ fn legend(out: &mut String, key: &BTreeMap<Phase, usize>, top: f64) -> f64 {
     let y = heading(
         out,
         y + 4.0,
-        "Phases, numbered: a band shows its phase's name, or its number (above a narrow band)",
+        "Phases, numbered: a band shows its phase's name, in it or above it, else its number",
     );
     flow(out, y, &items, "key")
 }

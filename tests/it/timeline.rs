@@ -1,8 +1,9 @@
 //! The SVG timeline of `pair stats --svg`, read back as geometry: on real boards with short
 //! phases, revisited phases, writes that keep a phase, a long path and a long agent id, every
 //! label's box lies inside the canvas and no two overlap, no label covers a mark of an objection,
-//! a decision or a dissent, and the marks of two of them never overlap; there is one phase band
-//! per visit, a time axis with ticks, and a legend that names every mark and keys every phase
+//! a decision or a dissent, the marks of two of them never overlap, and no stroke from a band's
+//! label crosses a text; there is one phase band per visit, named in it or above it where its
+//! name fits, a time axis with ticks, and a legend that names every mark and keys every phase
 //! drawn. Times with milliseconds are drawn to the millisecond.
 //! Each objection is marked on the lane of its raiser from the time it was raised to the time it
 //! was settled, each decision of the user's on the user's lane, each dissent on its dissenter's
@@ -314,6 +315,36 @@ fn visits(board: &str) -> Vec<String> {
     out
 }
 
+/// What each band of a one-board picture is named by, in order: the text in it, or the text
+/// above it beside the stroke that goes down to its middle.
+fn band_names(els: &[Element]) -> Vec<Option<String>> {
+    // A text's place is written to a tenth, a shape's to a hundredth.
+    let near = |a: f64, b: f64| (a - b).abs() < 0.06;
+    els.iter()
+        .filter(|e| e.class() == "band")
+        .map(|b| {
+            let (x, w) = (b.num("x"), b.num("width"));
+            if let Some(l) = els
+                .iter()
+                .find(|e| e.class() == "band-label" && near(e.num("x"), x + 3.0))
+            {
+                return Some(l.text.clone());
+            }
+            let stroke = els
+                .iter()
+                .find(|e| e.class() == "callout" && near(e.num("x1"), x + w / 2.0))?;
+            let mid = stroke.num("x1");
+            els.iter()
+                .filter(|e| e.class() == "band-callout")
+                .find(|e| {
+                    let t = text_box(e);
+                    (near(t.0, mid + 2.0) || near(t.2, mid - 2.0)) && near(t.1, stroke.num("y1"))
+                })
+                .map(|e| e.text.clone())
+        })
+        .collect()
+}
+
 /// Draw `boards` and check the picture's geometry; returns its elements.
 #[track_caller]
 fn drawn(boards: &[&str], svg: &std::path::Path) -> Vec<Element> {
@@ -401,6 +432,28 @@ fn drawn(boards: &[&str], svg: &std::path::Path) -> Vec<Element> {
                 "the marks {a:?} and {c:?} overlap"
             );
         }
+    }
+    // A stroke from a label above the bands down to its band crosses no text, and a name in a
+    // band fits in it.
+    for l in els.iter().filter(|e| e.class() == "callout") {
+        let (x, y0, y1) = (l.num("x1"), l.num("y1"), l.num("y2"));
+        for (e, t) in &labels {
+            assert!(
+                !(t.0 < x && x < t.2 && t.1 < y1 && t.3 > y0),
+                "the stroke {l:?} crosses the label {:?} {t:?}",
+                e.text
+            );
+        }
+    }
+    let band_rects: Vec<&Element> = els.iter().filter(|e| e.class() == "band").collect();
+    for (e, t) in labels.iter().filter(|(e, _)| e.class() == "band-label") {
+        assert!(
+            band_rects.iter().any(|b| overlap(*t, mark_box(b))
+                && t.0 >= b.num("x")
+                && t.2 <= b.num("x") + b.num("width")),
+            "the band label {:?} {t:?} does not fit in its band",
+            e.text
+        );
     }
     // One band per visit of a phase, in order, for each board together.
     let bands: Vec<String> = els
@@ -512,27 +565,31 @@ fn the_timeline_has_a_legend_an_axis_one_band_per_visit_and_labels_that_never_co
     for tick in ["0", "10m", "30m", "1h"] {
         assert!(labels.contains(&tick), "no tick {tick}: {labels:?}");
     }
-    // The phases of a second or two keep no name that would not fit their band.
-    assert!(
-        !labels.contains(&"PLANNING_SUBMITTED"),
-        "a 1-second band cannot hold its name: {labels:?}"
-    );
-    // Every band is named: by its phase or number inside it, or by its number above it with a
-    // stroke down to it; the short ones are all of the latter.
-    let inside = els.iter().filter(|e| e.class() == "band-label").count();
-    let above: Vec<&str> = els
-        .iter()
-        .filter(|e| e.class() == "band-callout")
-        .map(|e| e.text.as_str())
-        .collect();
-    assert_eq!(inside + above.len(), bands.len(), "{labels:?}");
-    assert!(
-        !above.is_empty(),
-        "no band is too narrow for its number: {labels:?}"
+    // Each band is named where its name fits: in the band, else above it beside a stroke down
+    // to its middle; else by its number. The 1-second first PLANNING_SUBMITTED, whose stroke
+    // would cross its neighbours' names, is left to its colour, the key and its tooltip.
+    assert_eq!(
+        band_names(&els),
+        [
+            Some("DRAFT"),
+            Some("PLANNING"),
+            None,
+            Some("REVIEWING_PLAN"),
+            Some("PLAN_CHANGES_REQUESTED"),
+            Some("PLANNING_SUBMITTED"),
+            Some("REVIEWING_PLAN"),
+            Some("PLAN_CHANGES_REQUESTED"),
+            Some("PLANNING_SUBMITTED"),
+            Some("4"),
+            Some("PLAN_APPROVED"),
+            Some("STOPPED"),
+        ]
+        .map(|n| n.map(String::from)),
+        "{labels:?}"
     );
     assert_eq!(
         els.iter().filter(|e| e.class() == "callout").count(),
-        above.len()
+        els.iter().filter(|e| e.class() == "band-callout").count()
     );
     // Every verdict is a mark: three approvals of alice's, a request for changes, a comment and
     // an approval of the long id's.
