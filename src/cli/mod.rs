@@ -691,8 +691,8 @@ pub struct StatsArgs {
     pub caller: Caller,
     /// Also draw a timeline to FILE: a band per visit of a phase, named where the name fits; a
     /// lane per agent with its turns, writes, verdicts and dissents and the objections it raised,
-    /// from raised to settled; a lane of the user's decisions; a time axis; a legend
-    /// (docs/stats.md).
+    /// from raised to settled; a lane of the user's decisions; one time axis for all the boards;
+    /// a legend (docs/stats.md).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
 }

@@ -10,8 +10,9 @@
 //! user's lane has a square for each write that recorded decisions of the user's (a gate
 //! approved, a check waived, a ruling, a decision at the round cap), labelled with the ruling.
 //! Every mark is at the time of the write that made it ([`crate::stats::moments`]), with a
-//! tooltip that says it whole. A legend under the boards explains the marks and keys every phase
-//! drawn by colour and number.
+//! tooltip that says it whole. Boards drawn together share one time axis, from the first write
+//! of any of them to the end of the last, so that the same time is at the same place in each.
+//! A legend under the boards explains the marks and keys every phase drawn by colour and number.
 //!
 //! Every text is laid out as a box, for a monospace font whose glyphs are at most
 //! [`GLYPH`] em wide: no label overlaps another or leaves the canvas. A phase's name is written
@@ -384,16 +385,20 @@ fn phase_key(boards: &[Board]) -> BTreeMap<Phase, usize> {
     key
 }
 
-/// Draw the timeline of the boards.
+/// Draw the timeline of the boards, on one time axis: from the first write of any of them to
+/// the end of the last.
 pub fn timeline(boards: &[Board]) -> String {
     let key = phase_key(boards);
+    let start = boards.iter().filter_map(|b| b.stats.start).min();
+    let end = boards.iter().filter_map(|b| b.stats.end).max();
+    let axis = start.zip(end).map(|(start, end)| Axis {
+        start,
+        span: seconds(start, end).max(0.001),
+        shared: boards.len() > 1,
+    });
     let mut body = String::new();
     let mut y = 8.0;
     for b in boards {
-        let axis = b.stats.start.zip(b.stats.end).map(|(start, end)| Axis {
-            start,
-            span: seconds(start, end).max(0.001),
-        });
         y = board(&mut body, b, &key, axis.as_ref(), y) + 18.0;
     }
     y = legend(&mut body, &key, y);
@@ -407,11 +412,13 @@ pub fn timeline(boards: &[Board]) -> String {
     )
 }
 
-/// A board's time axis.
+/// The time axis every board is drawn on.
 struct Axis {
     start: Timestamp,
     /// In seconds.
     span: f64,
+    /// Whether several boards share it.
+    shared: bool,
 }
 
 impl Axis {
@@ -1056,7 +1063,8 @@ fn tick_step(span: f64) -> f64 {
 }
 
 /// The time axis under the lanes: ticks at round intervals labelled with the time since the
-/// first write, and a caption with the start and end times.
+/// first write (of any of the boards, when several share the axis), and a caption with the
+/// board's first write and end.
 fn axis_of(
     out: &mut String,
     axis: &Axis,
@@ -1102,11 +1110,20 @@ fn axis_of(
         }
         i += 1;
     }
-    let caption = format!(
-        "ticks: time since the first write ({start}); the timeline ends {end} ({} {})",
+    let elapsed = format!(
+        "{} {}",
         crate::stats::figure::ELAPSED.name,
         elapsed_text(seconds(start, end))
     );
+    let caption = if axis.shared {
+        format!(
+            "ticks: time since the boards' first write ({}); this board from {start} to {end} \
+             ({elapsed})",
+            axis.start
+        )
+    } else {
+        format!("ticks: time since the first write ({start}); the timeline ends {end} ({elapsed})")
+    };
     text(
         out,
         LEFT,

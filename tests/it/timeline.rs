@@ -3,8 +3,8 @@
 //! label's box lies inside the canvas and no two overlap, no label covers a mark of an objection,
 //! a decision or a dissent, the marks of two of them never overlap, and no stroke from a band's
 //! label crosses a text; there is one phase band per visit, named in it or above it where its
-//! name fits, a time axis with ticks, and a legend that names every mark and keys every phase
-//! drawn. Times with milliseconds are drawn to the millisecond.
+//! name fits, a time axis with ticks shared by the boards drawn together, and a legend that names
+//! every mark and keys every phase drawn. Times with milliseconds are drawn to the millisecond.
 //! Each objection is marked on the lane of its raiser from the time it was raised to the time it
 //! was settled, each decision of the user's on the user's lane, each dissent on its dissenter's
 //! lane, at the time of the write that made it, in the demo's real time too. `pair stats`
@@ -626,7 +626,7 @@ fn the_timeline_draws_milliseconds_and_several_boards_without_collisions() {
         labels.iter().any(|l| l.ends_with("elapsed 2.5s")),
         "{labels:?}"
     );
-    // Two boards, each on its own axis, one legend and key for both.
+    // Two boards on one axis, one legend and key for both.
     let els = drawn(&[&quick, &long], &svg);
     let legends = els
         .iter()
@@ -1029,6 +1029,128 @@ fn the_timeline_marks_each_objection_decision_and_dissent_on_its_lane_at_its_tim
         .map(|e| e.text.as_str())
         .collect();
     assert_eq!(lanes, ["the user", "alice", "bob", "dana", "doer"]);
+}
+
+/// A board that starts half an hour after [`long_board`] and ends at 00:45.
+fn late_board(dir: &std::path::Path) -> String {
+    let b = dir.join("late.md").to_str().unwrap().to_string();
+    let p = b.as_str();
+    at(
+        &t("00:30:00"),
+        &["init", p, "--reviewers", "bob", "--goal", "g"],
+    );
+    at(&t("00:30:10"), &["register", p, "--agent", "bob"]);
+    at(
+        &t("00:31:00"),
+        &[
+            "advance",
+            p,
+            "PLANNING",
+            "--agent",
+            "doer",
+            "--user-approved",
+        ],
+    );
+    at(
+        &t("00:33:00"),
+        &[
+            "submit",
+            p,
+            "plan",
+            "--note",
+            "v1",
+            "--agent",
+            "doer",
+            "--user-approved",
+        ],
+    );
+    at(
+        &t("00:40:00"),
+        &[
+            "verdict",
+            p,
+            "APPROVED",
+            "--revision",
+            "1",
+            "--note",
+            "ok",
+            "--agent",
+            "bob",
+        ],
+    );
+    at(
+        &t("00:45:00"),
+        &["stop", p, "--agent", "doer", "--reason", "done"],
+    );
+    b
+}
+
+#[test]
+fn boards_drawn_together_share_one_time_axis() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = long_board(dir.path());
+    let late = late_board(dir.path());
+    let svg = dir.path().join("timeline.svg");
+    let els = drawn(&[&long, &late], &svg);
+    let near = |a: f64, b: f64| (a - b).abs() < 0.02;
+    // The bands of each board, in order, with where they start and end.
+    let bands: Vec<(&str, f64, f64, f64)> = els
+        .iter()
+        .filter(|e| e.class() == "band")
+        .map(|e| {
+            (
+                e.attr("data-phase"),
+                e.num("x"),
+                e.num("x") + e.num("width"),
+                e.num("y"),
+            )
+        })
+        .collect();
+    type Band<'a> = &'a (&'a str, f64, f64, f64);
+    let (first, second): (Vec<Band>, Vec<Band>) = bands.iter().partition(|b| b.3 == bands[0].3);
+    // The long board spans the whole axis, an hour; the late one starts at its half and ends at
+    // three quarters.
+    let (x0, x1) = (first[0].1, first.last().unwrap().1);
+    let at = |minutes: f64| x0 + minutes / 60.0 * (x1 - x0);
+    assert!(near(second[0].1, at(30.0)), "{second:?}");
+    assert!(near(second.last().unwrap().1, at(45.0)), "{second:?}");
+    // The same time is at the same place on both: the long board's second plan submission and
+    // the late board's first write, both at 00:30:00.
+    let resubmitted = first
+        .iter()
+        .filter(|b| b.0 == "PLANNING_SUBMITTED")
+        .nth(1)
+        .unwrap();
+    assert!(
+        near(resubmitted.1, second[0].1),
+        "{resubmitted:?} {second:?}"
+    );
+    let approved = second.iter().find(|b| b.0 == "PLAN_APPROVED").unwrap();
+    assert!(near(approved.1, at(40.0)), "{approved:?}");
+    // Both axes have the same ticks, at the same places, and say whose first write they count
+    // from.
+    let ticks = |top: f64, bottom: f64| -> Vec<(String, f64)> {
+        els.iter()
+            .filter(|e| e.class() == "tick-label" && e.num("y") > top && e.num("y") < bottom)
+            .map(|e| (e.text.clone(), e.num("x")))
+            .collect()
+    };
+    let (y1, y2) = (first[0].3, second[0].3);
+    let (a, b) = (ticks(y1, y2), ticks(y2, f64::MAX));
+    assert!(a.len() >= 4 && a.iter().any(|(l, _)| l == "1h"), "{a:?}");
+    assert_eq!(a, b);
+    let captions: Vec<&str> = els
+        .iter()
+        .filter(|e| e.class() == "caption")
+        .map(|e| e.text.as_str())
+        .collect();
+    assert_eq!(captions.len(), 2);
+    for c in captions {
+        assert!(
+            c.starts_with("ticks: time since the boards' first write (2026-01-01T00:00:00Z)"),
+            "{c}"
+        );
+    }
 }
 
 #[test]
