@@ -18,12 +18,13 @@
 //! [`GLYPH`] em wide: no label overlaps another or leaves the canvas. A phase's name is written
 //! in its band when it fits, else above the band row beside a stroke down to the band, else its
 //! number from the key in the band, else that number above; the labels above take up to four
-//! rows where they keep apart from each other and from each other's strokes (a band left over
-//! is named by its colour, the key and its tooltip). An objection's or a decision's label goes
-//! after its mark, or before it when the canvas ends first, and the marks of a lane take as many
-//! rows as they need to keep apart, labels included. An agent id or a path too long for its
-//! place is shortened with `…` (the tooltip has it whole). Times may carry fractions of a
-//! second. Every text goes through [`escape`].
+//! rows where they keep apart from each other and from each other's strokes, laid out to name
+//! the most bands with the fewest rows (a band left over is named by its colour, the key and its
+//! tooltip). An objection's or a decision's label goes after its mark, or before it when the
+//! canvas ends first, and the marks of a lane take as many rows as they need to keep apart,
+//! labels included. An agent id or a path too long for its place is shortened with `…` (the
+//! tooltip has it whole). Times may carry fractions of a second. Every text goes through
+//! [`escape`].
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -292,33 +293,73 @@ impl Callout {
     }
 }
 
-/// Where a flag of `label` whose stroke goes down at `mid` fits above the bands among `placed`:
-/// the first row (the nearest the bands first) where it keeps apart, its text after its stroke,
-/// else before it, on the canvas.
-fn callout(label: &str, mid: f64, placed: &[&Callout]) -> Option<Callout> {
+/// Where a flag of `label` whose stroke goes down at `mid` fits above the bands among `placed`,
+/// in one of `rows` rows: the first of them, in the order `rows` gives, where it keeps apart,
+/// its text after its stroke, else before it, on the canvas.
+fn callout(label: &str, mid: f64, placed: &[&Callout], rows: &[usize]) -> Option<Callout> {
     let width = text_width(label, SMALL);
     let starts: Vec<f64> = [mid + FLAG, mid - FLAG - width]
         .into_iter()
         .filter(|x| *x >= LEFT && x + width <= WIDTH - 4.0)
         .collect();
-    (0..CALLOUT_ROWS).find_map(|row| {
+    rows.iter().find_map(|row| {
         starts
             .iter()
-            .find(|x| placed.iter().all(|c| c.clear_of(**x, width, mid, row)))
+            .find(|x| placed.iter().all(|c| c.clear_of(**x, width, mid, *row)))
             .map(|x| Callout {
                 label: label.to_string(),
                 x: *x,
                 width,
                 mid,
-                row,
+                row: *row,
             })
     })
 }
 
+/// The labels of the bands: in each band, and above each.
+type Labels = (Vec<Option<String>>, Vec<Option<Callout>>);
+
+/// The labels of the bands laid out with the rows above them tried in the order `rows` gives:
+/// first every band's name or number in it, else its number above; then a name above in place
+/// of a number, where one fits (so that a name never takes the place of a band's only label).
+fn lay_out(spans: &[(f64, f64)], names: &[String], numbers: &[String], rows: &[usize]) -> Labels {
+    let inside = |l: &str, w: f64| text_width(l, SMALL) + 6.0 <= w;
+    let mut in_band: Vec<Option<String>> = vec![None; spans.len()];
+    let mut above: Vec<Option<Callout>> = (0..spans.len()).map(|_| None).collect();
+    for (i, (x0, w)) in spans.iter().enumerate() {
+        if inside(&names[i], *w) {
+            in_band[i] = Some(names[i].clone());
+        } else if inside(&numbers[i], *w) {
+            in_band[i] = Some(numbers[i].clone());
+        } else {
+            let placed: Vec<&Callout> = above.iter().flatten().collect();
+            above[i] = callout(&numbers[i], x0 + w / 2.0, &placed, rows);
+        }
+    }
+    for (i, (x0, w)) in spans.iter().enumerate() {
+        if in_band[i].as_deref() == Some(names[i].as_str()) {
+            continue;
+        }
+        let placed: Vec<&Callout> = above
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .filter_map(|(_, c)| c.as_ref())
+            .collect();
+        if let Some(c) = callout(&names[i], x0 + w / 2.0, &placed, rows) {
+            in_band[i] = None;
+            above[i] = Some(c);
+        }
+    }
+    (in_band, above)
+}
+
 /// Where each band's label goes: its phase's name in the band when it fits, else above the
-/// band row ([`callout`]) where it fits, else its number in the band, else its number above.
-/// The numbers are placed first, so that a name above never takes the place of a band's only
-/// label. Returns the labels in the bands, the callouts and how many callout rows are used.
+/// band row ([`callout`]), else its number in the band, else its number above. Of the layouts
+/// with up to [`CALLOUT_ROWS`] rows above the bands, each filled from its nearest row up or from
+/// its highest row down (a long name up high leaves the rows under it to the strokes of its
+/// neighbours), the one that labels the most bands, then names the most, with the fewest rows.
+/// Returns the labels in the bands, the callouts and how many callout rows are used.
 fn band_labels(
     visits: &[Visit],
     key: &BTreeMap<Phase, usize>,
@@ -331,43 +372,40 @@ fn band_labels(
             (x0, (x(v.to).max(x0) - x0).max(0.5))
         })
         .collect();
-    let inside = |l: &str, w: f64| text_width(l, SMALL) + 6.0 <= w;
     let names: Vec<String> = visits
         .iter()
         .map(|v| v.phase.as_str().to_string())
         .collect();
-    let mut in_band: Vec<Option<String>> = vec![None; visits.len()];
-    let mut above: Vec<Option<Callout>> = (0..visits.len()).map(|_| None).collect();
-    // First every band's name or number in it, else its number above.
-    for (i, v) in visits.iter().enumerate() {
-        let (x0, w) = spans[i];
-        let number = key.get(&v.phase).copied().unwrap_or(0).to_string();
-        if inside(&names[i], w) {
-            in_band[i] = Some(names[i].clone());
-        } else if inside(&number, w) {
-            in_band[i] = Some(number);
-        } else {
-            let placed: Vec<&Callout> = above.iter().flatten().collect();
-            above[i] = callout(&number, x0 + w / 2.0, &placed);
+    let numbers: Vec<String> = visits
+        .iter()
+        .map(|v| key.get(&v.phase).copied().unwrap_or(0).to_string())
+        .collect();
+    let mut best: Option<((usize, usize), Labels)> = None;
+    for n in 0..=CALLOUT_ROWS {
+        let up: Vec<usize> = (0..n).collect();
+        let down: Vec<usize> = (0..n).rev().collect();
+        for rows in [up, down] {
+            let (in_band, above) = lay_out(&spans, &names, &numbers, &rows);
+            let labelled = (0..spans.len())
+                .filter(|i| in_band[*i].is_some() || above[*i].is_some())
+                .count();
+            let named = (0..spans.len())
+                .filter(|i| {
+                    in_band[*i]
+                        .as_ref()
+                        .or(above[*i].as_ref().map(|c| &c.label))
+                        == Some(&names[*i])
+                })
+                .count();
+            if best
+                .as_ref()
+                .is_none_or(|(score, ..)| (labelled, named) > *score)
+            {
+                best = Some(((labelled, named), (in_band, above)));
+            }
         }
     }
-    // Then a name above in place of a number, where one fits.
-    for i in 0..visits.len() {
-        if in_band[i].as_deref() == Some(names[i].as_str()) {
-            continue;
-        }
-        let (x0, w) = spans[i];
-        let placed: Vec<&Callout> = above
-            .iter()
-            .enumerate()
-            .filter(|(j, _)| *j != i)
-            .filter_map(|(_, c)| c.as_ref())
-            .collect();
-        if let Some(c) = callout(&names[i], x0 + w / 2.0, &placed) {
-            in_band[i] = None;
-            above[i] = Some(c);
-        }
-    }
+    let (_, (in_band, above)) = best.unwrap_or_default();
     let callouts: Vec<Callout> = above.into_iter().flatten().collect();
     let rows = callouts.iter().map(|c| c.row + 1).max().unwrap_or(0);
     (in_band, callouts, rows)
