@@ -18,6 +18,7 @@
 //! SLA breaches belong to the watchdog: [`BoardStats::sla_breaches`] is `None` until SLAs exist.
 
 pub mod handoffs;
+pub mod moments;
 pub mod objections;
 
 use std::collections::BTreeMap;

@@ -427,6 +427,90 @@ pub fn nearest_section<'a>(name: &str, sections: &[&'a str]) -> Option<&'a str> 
 
 pub const DECISIONS: &str = "Decisions";
 
+/// The first parts of the headings of the `## Decisions` records that hold a decision
+/// ([`DECIDED`] says of which kind), and of a rework and its refusal.
+pub const GATE_APPROVED: &str = "Gate approved";
+pub const GATE_WAIVED: &str = "Gate waived";
+pub const OBJECTIONS_WAIVED: &str = "Open objections waived";
+pub const NO_REVIEW_APPROVED: &str = "No-review workflow approved";
+pub const REVIEWER_ADDED: &str = "Required reviewer added";
+pub const REVIEWER_REMOVED: &str = "Required reviewer removed";
+pub const SLA_CHANGED: &str = "SLA changed";
+pub const USERS_RULING: &str = "User's ruling";
+pub const DECISION: &str = "Decision";
+pub const REWORK: &str = "Rework";
+pub const REWORK_REJECTED: &str = "Rework rejected";
+/// The first part of a dissenter's answer's heading (in the gate's review section).
+pub const DISSENT: &str = "Dissent";
+
+/// What a decision recorded in `## Decisions` is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Decided {
+    /// The user approved a step: a human gate, working without reviewers, a required reviewer
+    /// added or removed, a changed SLA.
+    Approval,
+    /// The user waived a check: a gate's predicate, or the open objections of a submission.
+    Waiver,
+    /// A ruling of the arbiter's: the user's on objections, a rework or a gate's decision, or
+    /// the decision that ends a gate at its round cap (`pair decide`; the arbiter is the user,
+    /// or the only required reviewer).
+    Ruling,
+}
+
+/// The records of `## Decisions` that hold a decision, by the first part of their heading.
+pub const DECIDED: &[(&str, Decided)] = &[
+    (GATE_APPROVED, Decided::Approval),
+    (NO_REVIEW_APPROVED, Decided::Approval),
+    (REVIEWER_ADDED, Decided::Approval),
+    (REVIEWER_REMOVED, Decided::Approval),
+    (SLA_CHANGED, Decided::Approval),
+    (GATE_WAIVED, Decided::Waiver),
+    (OBJECTIONS_WAIVED, Decided::Waiver),
+    (USERS_RULING, Decided::Ruling),
+    (DECISION, Decided::Ruling),
+];
+
+/// The decision a record of `## Decisions` holds, if it holds one.
+pub fn decided(e: &Entry) -> Option<Decided> {
+    (e.section == DECISIONS && e.kind == Kind::Record)
+        .then(|| DECIDED.iter().find(|(l, _)| *l == e.label))
+        .flatten()
+        .map(|(_, d)| *d)
+}
+
+/// Who wrote an entry: its heading's agent, or for an objection or a dissent (whose heading
+/// puts the severity or the outcome where the others put the agent) the part before it.
+pub fn writer(e: &Entry) -> Option<String> {
+    if e.label.starts_with("Objection ") || e.label == DISSENT {
+        let parts: Vec<&str> = e.heading.split(SEP).collect();
+        parts
+            .len()
+            .checked_sub(3)
+            .filter(|i| *i > 0)
+            .map(|i| parts[i].to_string())
+    } else {
+        e.agent.clone()
+    }
+}
+
+/// The parts of an entry's heading between its first part and its agent and time: `["plan
+/// round 1"]` of `Objection BLK-1 — plan round 1 — alice — blocking — T`, `["DRAFT →
+/// PLANNING"]` of `Gate approved — DRAFT → PLANNING — doer — T`.
+pub fn middle(e: &Entry) -> Vec<&str> {
+    let parts: Vec<&str> = e.heading.split(SEP).collect();
+    let tail = if e.label.starts_with("Objection ") || e.label == DISSENT {
+        3
+    } else if e.agent.is_some() {
+        2
+    } else {
+        1
+    };
+    parts
+        .get(1..parts.len().saturating_sub(tail))
+        .map(<[&str]>::to_vec)
+        .unwrap_or_default()
+}
+
 /// The body section an artifact's submissions and reviews go to (SPEC §2.3).
 pub fn artifact_section(target: Target, review: bool) -> &'static str {
     match (target, review) {

@@ -689,8 +689,10 @@ pub struct StatsArgs {
     pub board: Vec<PathBuf>,
     #[command(flatten)]
     pub caller: Caller,
-    /// Also draw a timeline to FILE: a band per visit of a phase, a lane per agent with its
-    /// turns, writes and verdicts, a time axis and a legend (docs/stats.md).
+    /// Also draw a timeline to FILE: a band per visit of a phase, named where the name fits; a
+    /// lane per agent with its turns, writes, verdicts and dissents and the objections it raised,
+    /// from raised to settled; a lane of the user's decisions; one time axis for all the boards;
+    /// a legend (docs/stats.md).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
 }

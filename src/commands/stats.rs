@@ -12,6 +12,7 @@ use crate::cli::StatsArgs;
 use crate::error::{Error, Result};
 use crate::render::output;
 use crate::render::report::SCHEMA;
+use crate::stats::moments::Moments;
 use crate::stats::objections::ObjectionStats;
 use crate::stats::{self, BoardStats, Secs, Usage, figure};
 use crate::store::Session;
@@ -209,12 +210,30 @@ fn board_text(b: &BoardStats) -> String {
     t
 }
 
-/// One board's figures, the records its timeline draws (with `--svg`), and its objections.
+/// One board's figures, the records and moments its timeline draws (with `--svg`), and its
+/// objections.
 type Figures = (
     BoardStats,
     Vec<crate::board::journal::Record>,
+    Moments,
     Vec<ObjectionStats>,
 );
+
+/// The moments a board's timeline marks (its objections, decisions and dissents), at the times
+/// of `records`, the journal's.
+fn moments_of(
+    path: &std::path::Path,
+    records: &[crate::board::journal::Record],
+    s: &Session,
+) -> Result<Moments> {
+    let loaded = crate::store::snapshot(path, crate::store::Depth::Whole, s)?.load()?;
+    let entries = crate::board::entry::entries(&loaded.valid.doc);
+    Ok(stats::moments::of(
+        &loaded.valid.parsed.fm,
+        &entries,
+        records,
+    ))
+}
 
 fn figures(path: &std::path::Path, svg: bool, now: Timestamp, s: &Session) -> Result<Figures> {
     // The journal is streamed through the figures; only a timeline to draw keeps its records.
@@ -239,20 +258,27 @@ fn figures(path: &std::path::Path, svg: bool, now: Timestamp, s: &Session) -> Re
     b.sla_breaches = sla.map(|f| f.finish(phase, now));
     b.role_handoffs = handoffs.finish();
     let objections = cross::objections_of(path, &b, now, s)?;
-    Ok((b, records, objections))
+    let moments = if svg {
+        moments_of(path, &records, s)?
+    } else {
+        Moments::default()
+    };
+    Ok((b, records, moments, objections))
 }
 
 pub fn run(a: StatsArgs, s: &Session) -> Result<Outcome> {
     let now = Timestamp::now_ms();
     let mut boards = Vec::new();
     let mut all_records = Vec::new();
+    let mut all_moments = Vec::new();
     let (paths, mut unread) = cross::expand(&a.board, s)?;
     let mut objections = Vec::new();
     for named in &paths {
         match figures(&named.path, a.svg.is_some(), now, s) {
-            Ok((b, records, o)) => {
+            Ok((b, records, m, o)) => {
                 boards.push(b);
                 all_records.push(records);
+                all_moments.push(m);
                 objections.push(o);
             }
             // A board of a project that cannot be read is reported, and the others counted, as
@@ -266,7 +292,12 @@ pub fn run(a: StatsArgs, s: &Session) -> Result<Outcome> {
         let drawn: Vec<crate::render::svg::Board> = boards
             .iter()
             .zip(&all_records)
-            .map(|(stats, records)| crate::render::svg::Board { stats, records })
+            .zip(&all_moments)
+            .map(|((stats, records), moments)| crate::render::svg::Board {
+                stats,
+                records,
+                moments,
+            })
             .collect();
         let svg = crate::render::svg::timeline(&drawn);
         std::fs::write(file, svg).map_err(|e| Error::io(file, "write the SVG timeline", e))?;

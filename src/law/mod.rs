@@ -25,6 +25,7 @@ pub mod sla;
 pub mod unrequire;
 pub mod validate;
 
+use crate::board::entry::{GATE_APPROVED, GATE_WAIVED, NO_REVIEW_APPROVED, REVIEWER_ADDED};
 use crate::board::field::{self, Field, Owner};
 use crate::board::frontmatter::{Agent, Frontmatter, Phase, Role, Target, Timestamp};
 use crate::error::{Error, Flag, Hint, Result};
@@ -667,7 +668,7 @@ fn check_no_review(
         ));
     }
     ruling.records.push(Record {
-        heading: format!("No-review workflow approved — {id} — {now}"),
+        heading: format!("{NO_REVIEW_APPROVED} — {id} — {now}"),
         text: "The user approved working without reviewers; submissions are approved as they \
                are submitted."
             .to_string(),
@@ -696,7 +697,7 @@ fn check_reviewer_list(
             None => "joins from the next review round".to_string(),
         };
         ruling.records.push(Record {
-            heading: format!("Required reviewer added — {id} — {now}"),
+            heading: format!("{REVIEWER_ADDED} — {id} — {now}"),
             text: format!("The user named {id} a required reviewer; {id} {when}."),
         });
         return Ok(());
@@ -912,7 +913,7 @@ fn check_gates(
     }
     if gated {
         ruling.records.push(Record {
-            heading: format!("Gate approved — {from} → {to} — {id} — {now}"),
+            heading: format!("{GATE_APPROVED} — {from} → {to} — {id} — {now}"),
             text: format!(
                 "The user approved the human gate {from} → {to} (`{}`).",
                 consent.invocation
@@ -938,7 +939,7 @@ fn check_gates(
         ));
     };
     ruling.records.push(Record {
-        heading: format!("Gate waived — {from} → {to} — {id} — {now}"),
+        heading: format!("{GATE_WAIVED} — {from} → {to} — {id} — {now}"),
         text: format!(
             "The user waived the predicate \"{}\".\n\nReason: {}",
             t.guard.describe(),

@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use crate::board::entry::SLA_CHANGED;
 use crate::board::sla::{Limit, value};
 
 /// The law's rule for `sla` ([`crate::board::field::Owner::User`]): it is the user's, so it changes
@@ -45,7 +46,7 @@ pub fn judge_change(
         );
     }
     records.push(crate::law::Record {
-        heading: format!("SLA changed — {id} — {now}"),
+        heading: format!("{SLA_CHANGED} — {id} — {now}"),
         text,
     });
     Ok(())

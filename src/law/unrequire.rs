@@ -3,6 +3,7 @@
 //! gate does not wait for it forever. A registered one stays: its verdict is on its way or on the
 //! record.
 
+use crate::board::entry::REVIEWER_REMOVED;
 use crate::board::frontmatter::{Frontmatter, Timestamp};
 use crate::error::{Error, Flag, Hint, Result};
 use crate::law::{Consent, Record};
@@ -74,7 +75,7 @@ pub fn judge(
         ));
     }
     records.push(Record {
-        heading: format!("Required reviewer removed — {id} — {writer} — {now}"),
+        heading: format!("{REVIEWER_REMOVED} — {id} — {writer} — {now}"),
         text,
     });
     Ok(true)

@@ -3,7 +3,7 @@
 
 use super::{Ctx, Edit, Entry, admit, checked_note, set_phase, touch};
 use crate::board::dissent::{Outcome, Round};
-use crate::board::entry::{artifact_section, target_noun};
+use crate::board::entry::{DISSENT, artifact_section, target_noun};
 use crate::board::frontmatter::{Frontmatter, Status};
 use crate::error::{Error, Hint, Result};
 use crate::law::dissent::{self as rules, MAX_ROUNDS};
@@ -110,7 +110,7 @@ pub fn dissent(
         entries: vec![Entry::new(
             artifact_section(t, true),
             format!(
-                "Dissent — {noun_lc} {unit} {counter} — {id} — {outcome} — {}",
+                "{DISSENT} — {noun_lc} {unit} {counter} — {id} — {outcome} — {}",
                 ctx.now
             ),
             text,

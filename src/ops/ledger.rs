@@ -3,7 +3,7 @@
 //! the law judges the change by the same table.
 
 use super::{Ctx, Edit, Entry, admit, checked_note, set_phase, touch};
-use crate::board::entry::{DECISIONS, artifact_section};
+use crate::board::entry::{DECISION, DECISIONS, REWORK, REWORK_REJECTED, artifact_section};
 use crate::board::frontmatter::{Frontmatter, Phase, Role, Status, Target, Verdict};
 use crate::board::ledger::{
     Kind, Objection, Severity, Stage, State, StopReason, Verb, allowed_phases, find_move, holds,
@@ -469,7 +469,7 @@ fn reject_rework(fm: &mut Frontmatter, ctx: &Ctx, id: &str, reason: &str) -> Res
         ),
         entries: vec![Entry::new(
             DECISIONS,
-            format!("Rework rejected — {gate} — {} — {}", ctx.agent, ctx.now),
+            format!("{REWORK_REJECTED} — {gate} — {} — {}", ctx.agent, ctx.now),
             format!(
                 "{reason}\n\nThe objections were addressable incrementally; back to open: {}.",
                 if back.is_empty() {
@@ -640,7 +640,7 @@ pub fn decide(
         entries: vec![Entry::new(
             DECISIONS,
             format!(
-                "Decision — {gate} — {} — {} — {}",
+                "{DECISION} — {gate} — {} — {} — {}",
                 decision.as_str(),
                 ctx.agent,
                 ctx.now
@@ -685,7 +685,7 @@ pub fn rework(fm: &mut Frontmatter, ctx: &Ctx, gate: Target, reason: &str) -> Re
     }
     Ok(Entry::new(
         DECISIONS,
-        format!("Rework — {gate} — {} — {}", ctx.agent, ctx.now),
+        format!("{REWORK} — {gate} — {} — {}", ctx.agent, ctx.now),
         format!(
             "Reason: {reason}\n\nThe {gate} gate's rounds restart; superseded: {}. A reviewer \
              may refuse the rework (`pair rule BOARD rework reject-rework`) if the objections \

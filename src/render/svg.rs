@@ -1,25 +1,40 @@
 //! `pair stats --svg`: a timeline of one or more boards that a browser opens.
 //!
 //! Each board has a title, a row of phase bands (one band per visit of a phase: the writes that
-//! keep the board in its phase do not split it), one lane per agent in which the agent's turns
-//! are bars, its writes dots and its verdicts diamonds (green approved, red changes requested,
-//! grey comment), and a time axis with ticks at round intervals since the board's first write.
+//! keep the board in its phase do not split it), a lane for the user's decisions when the user
+//! made any, one lane per agent in which the agent's turns are bars, its writes dots, its
+//! verdicts diamonds (green approved, red changes requested, grey comment) and its dissents
+//! triangles pointing down, and a time axis with ticks at round intervals. Under an agent's first
+//! row, each objection it raised is a line from a triangle where it was raised to a bar where it
+//! was settled (dashed to the end while it is not), labelled with its id and how it ended; the
+//! user's lane has a square for each write that recorded decisions of the user's (a gate
+//! approved, a check waived, a ruling, a decision at the round cap), labelled with the ruling.
+//! Every mark is at the time of the write that made it ([`crate::stats::moments`]), with a
+//! tooltip that says it whole. Boards drawn together share one time axis, from the first write
+//! of any of them to the end of the last, so that the same time is at the same place in each.
 //! A legend under the boards explains the marks and keys every phase drawn by colour and number.
 //!
 //! Every text is laid out as a box, for a monospace font whose glyphs are at most
 //! [`GLYPH`] em wide: no label overlaps another or leaves the canvas. A phase's name is written
-//! in its band when it fits, else its number from the key when that fits, else its number above
-//! the band row with a stroke down to the band, in up to three rows where the numbers keep
-//! apart (a band left over is named by its colour, the key and its tooltip); an agent id or a path too long for its place
-//! is shortened with `…` (the tooltip has it whole). Times may carry fractions of a second.
-//! Every text goes through [`escape`].
+//! in its band when it fits, else above the band row beside a stroke down to the band, else its
+//! number from the key in the band, else that number above; the labels above take up to four
+//! rows where they keep apart from each other and from each other's strokes, laid out to name
+//! the most bands with the fewest rows (a band left over is named by its colour, the key and its
+//! tooltip). An objection's or a decision's label goes after its mark, or before it when the
+//! canvas ends first, and the marks of a lane take as many rows as they need to keep apart,
+//! labels included. An agent id or a path too long for its place is shortened with `…` (the
+//! tooltip has it whole). Times may carry fractions of a second. Every text goes through
+//! [`escape`].
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use crate::board::dissent::Outcome;
+use crate::board::entry::Decided;
 use crate::board::frontmatter::{Phase, Timestamp};
 use crate::board::journal::Record;
 use crate::stats::BoardStats;
+use crate::stats::moments::{self, Moments};
 
 /// The canvas width.
 pub const WIDTH: f64 = 1100.0;
@@ -194,10 +209,11 @@ fn text(out: &mut String, x: f64, y: f64, size: f64, anchor: &str, class: &str, 
     );
 }
 
-/// One board's records and figures.
+/// One board's records, figures and moments.
 pub struct Board<'a> {
     pub stats: &'a BoardStats,
     pub records: &'a [Record],
+    pub moments: &'a Moments,
 }
 
 /// A stretch of a board in one phase: from the write that entered it to the write that left it.
@@ -230,70 +246,169 @@ fn visits(records: &[Record], end: Timestamp) -> Vec<Visit> {
     out
 }
 
-/// The height of a row of band numbers above the bands.
+/// The height of a row of band labels above the bands.
 const CALLOUT: f64 = 11.0;
-/// At most this many rows of band numbers: a band left over is named by its colour, the key
-/// and its tooltip.
-const CALLOUT_ROWS: usize = 3;
+/// At most this many rows of band labels above the bands: a band left over is named by its
+/// colour, the key and its tooltip.
+const CALLOUT_ROWS: usize = 4;
+/// The room between two labels in a row above the bands: a glyph's width, so that two names
+/// do not read as one.
+const CALLOUT_GAP: f64 = SMALL * GLYPH;
 
-/// A band's number written above the band row.
+/// A band's name or number written above the band row, beside a stroke that goes down to the
+/// middle of its band: a flag, its text after the stroke (or before it, where the canvas ends).
 struct Callout {
     label: String,
-    /// Where the text starts.
+    /// Where the text starts, and its width.
     x: f64,
-    /// The middle of its band.
+    width: f64,
+    /// The middle of its band, where its stroke goes down.
     mid: f64,
+    /// Its row: 0 is the nearest the bands.
     row: usize,
 }
 
-/// Where each band's label goes: its phase's name in the band when it fits, else its number in
-/// the band when that fits, else its number above the band row, in the first of
-/// [`CALLOUT_ROWS`] rows where it keeps apart from the others (and within the plot). Returns
-/// the labels in the bands, the callouts and how many callout rows are used.
+/// From the text of a flag to its stroke.
+const FLAG: f64 = 2.0;
+
+impl Callout {
+    /// From the left of its stroke or text to the right of them.
+    fn extent(x: f64, width: f64, mid: f64) -> (f64, f64) {
+        (x.min(mid), (x + width).max(mid))
+    }
+
+    /// Whether a flag with its text at `x` of `width` in `row` and its stroke at `mid` keeps
+    /// apart from this one: apart in the same row, its text clear of this one's stroke where
+    /// that stroke passes (the rows under this one), and its own stroke clear of this one's text
+    /// (when this one is under it).
+    fn clear_of(&self, x: f64, width: f64, mid: f64, row: usize) -> bool {
+        let (a0, a1) = Callout::extent(self.x, self.width, self.mid);
+        let (b0, b1) = Callout::extent(x, width, mid);
+        let crosses = |x0: f64, w: f64, at: f64| x0 - FLAG <= at && at <= x0 + w + FLAG;
+        match row.cmp(&self.row) {
+            std::cmp::Ordering::Equal => a1 + CALLOUT_GAP <= b0 || b1 + CALLOUT_GAP <= a0,
+            std::cmp::Ordering::Less => !crosses(x, width, self.mid),
+            std::cmp::Ordering::Greater => !crosses(self.x, self.width, mid),
+        }
+    }
+}
+
+/// Where a flag of `label` whose stroke goes down at `mid` fits above the bands among `placed`,
+/// in one of `rows` rows: the first of them, in the order `rows` gives, where it keeps apart,
+/// its text after its stroke, else before it, on the canvas.
+fn callout(label: &str, mid: f64, placed: &[&Callout], rows: &[usize]) -> Option<Callout> {
+    let width = text_width(label, SMALL);
+    let starts: Vec<f64> = [mid + FLAG, mid - FLAG - width]
+        .into_iter()
+        .filter(|x| *x >= LEFT && x + width <= WIDTH - 4.0)
+        .collect();
+    rows.iter().find_map(|row| {
+        starts
+            .iter()
+            .find(|x| placed.iter().all(|c| c.clear_of(**x, width, mid, *row)))
+            .map(|x| Callout {
+                label: label.to_string(),
+                x: *x,
+                width,
+                mid,
+                row: *row,
+            })
+    })
+}
+
+/// The labels of the bands: in each band, and above each.
+type Labels = (Vec<Option<String>>, Vec<Option<Callout>>);
+
+/// The labels of the bands laid out with the rows above them tried in the order `rows` gives:
+/// first every band's name or number in it, else its number above; then a name above in place
+/// of a number, where one fits (so that a name never takes the place of a band's only label).
+fn lay_out(spans: &[(f64, f64)], names: &[String], numbers: &[String], rows: &[usize]) -> Labels {
+    let inside = |l: &str, w: f64| text_width(l, SMALL) + 6.0 <= w;
+    let mut in_band: Vec<Option<String>> = vec![None; spans.len()];
+    let mut above: Vec<Option<Callout>> = (0..spans.len()).map(|_| None).collect();
+    for (i, (x0, w)) in spans.iter().enumerate() {
+        if inside(&names[i], *w) {
+            in_band[i] = Some(names[i].clone());
+        } else if inside(&numbers[i], *w) {
+            in_band[i] = Some(numbers[i].clone());
+        } else {
+            let placed: Vec<&Callout> = above.iter().flatten().collect();
+            above[i] = callout(&numbers[i], x0 + w / 2.0, &placed, rows);
+        }
+    }
+    for (i, (x0, w)) in spans.iter().enumerate() {
+        if in_band[i].as_deref() == Some(names[i].as_str()) {
+            continue;
+        }
+        let placed: Vec<&Callout> = above
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .filter_map(|(_, c)| c.as_ref())
+            .collect();
+        if let Some(c) = callout(&names[i], x0 + w / 2.0, &placed, rows) {
+            in_band[i] = None;
+            above[i] = Some(c);
+        }
+    }
+    (in_band, above)
+}
+
+/// Where each band's label goes: its phase's name in the band when it fits, else above the
+/// band row ([`callout`]), else its number in the band, else its number above. Of the layouts
+/// with up to [`CALLOUT_ROWS`] rows above the bands, each filled from its nearest row up or from
+/// its highest row down (a long name up high leaves the rows under it to the strokes of its
+/// neighbours), the one that labels the most bands, then names the most, with the fewest rows.
+/// Returns the labels in the bands, the callouts and how many callout rows are used.
 fn band_labels(
     visits: &[Visit],
     key: &BTreeMap<Phase, usize>,
     x: &dyn Fn(Timestamp) -> f64,
 ) -> (Vec<Option<String>>, Vec<Callout>, usize) {
-    let mut in_band = Vec::with_capacity(visits.len());
-    let mut callouts: Vec<Callout> = Vec::new();
-    // The right edge of the last label in each row.
-    let mut rows: Vec<f64> = Vec::new();
-    for v in visits {
-        let (x0, x1) = (x(v.from), x(v.to).max(x(v.from)));
-        let w = (x1 - x0).max(0.5);
-        let number = key.get(&v.phase).copied().unwrap_or(0).to_string();
-        let label = [v.phase.as_str().to_string(), number.clone()]
-            .into_iter()
-            .find(|l| text_width(l, SMALL) + 6.0 <= w);
-        if label.is_some() {
-            in_band.push(label);
-            continue;
-        }
-        in_band.push(None);
-        let mid = x0 + w / 2.0;
-        let width = text_width(&number, SMALL);
-        let at = (mid - width / 2.0).clamp(LEFT, WIDTH - 4.0 - width);
-        let row = rows
-            .iter()
-            .position(|right| *right + 3.0 <= at)
-            .or_else(|| {
-                (rows.len() < CALLOUT_ROWS).then(|| {
-                    rows.push(f64::NEG_INFINITY);
-                    rows.len() - 1
+    let spans: Vec<(f64, f64)> = visits
+        .iter()
+        .map(|v| {
+            let x0 = x(v.from);
+            (x0, (x(v.to).max(x0) - x0).max(0.5))
+        })
+        .collect();
+    let names: Vec<String> = visits
+        .iter()
+        .map(|v| v.phase.as_str().to_string())
+        .collect();
+    let numbers: Vec<String> = visits
+        .iter()
+        .map(|v| key.get(&v.phase).copied().unwrap_or(0).to_string())
+        .collect();
+    let mut best: Option<((usize, usize), Labels)> = None;
+    for n in 0..=CALLOUT_ROWS {
+        let up: Vec<usize> = (0..n).collect();
+        let down: Vec<usize> = (0..n).rev().collect();
+        for rows in [up, down] {
+            let (in_band, above) = lay_out(&spans, &names, &numbers, &rows);
+            let labelled = (0..spans.len())
+                .filter(|i| in_band[*i].is_some() || above[*i].is_some())
+                .count();
+            let named = (0..spans.len())
+                .filter(|i| {
+                    in_band[*i]
+                        .as_ref()
+                        .or(above[*i].as_ref().map(|c| &c.label))
+                        == Some(&names[*i])
                 })
-            });
-        if let Some(row) = row {
-            rows[row] = at + width;
-            callouts.push(Callout {
-                label: number,
-                x: at,
-                mid,
-                row,
-            });
+                .count();
+            if best
+                .as_ref()
+                .is_none_or(|(score, ..)| (labelled, named) > *score)
+            {
+                best = Some(((labelled, named), (in_band, above)));
+            }
         }
     }
-    (in_band, callouts, rows.len())
+    let (_, (in_band, above)) = best.unwrap_or_default();
+    let callouts: Vec<Callout> = above.into_iter().flatten().collect();
+    let rows = callouts.iter().map(|c| c.row + 1).max().unwrap_or(0);
+    (in_band, callouts, rows)
 }
 
 /// The key number of each phase drawn, in the order the phases first appear.
@@ -308,13 +423,21 @@ fn phase_key(boards: &[Board]) -> BTreeMap<Phase, usize> {
     key
 }
 
-/// Draw the timeline of the boards.
+/// Draw the timeline of the boards, on one time axis: from the first write of any of them to
+/// the end of the last.
 pub fn timeline(boards: &[Board]) -> String {
     let key = phase_key(boards);
+    let start = boards.iter().filter_map(|b| b.stats.start).min();
+    let end = boards.iter().filter_map(|b| b.stats.end).max();
+    let axis = start.zip(end).map(|(start, end)| Axis {
+        start,
+        span: seconds(start, end).max(0.001),
+        shared: boards.len() > 1,
+    });
     let mut body = String::new();
     let mut y = 8.0;
     for b in boards {
-        y = board(&mut body, b, &key, y) + 18.0;
+        y = board(&mut body, b, &key, axis.as_ref(), y) + 18.0;
     }
     y = legend(&mut body, &key, y);
     let height = (y + 8.0).ceil();
@@ -327,10 +450,154 @@ pub fn timeline(boards: &[Board]) -> String {
     )
 }
 
-fn board(out: &mut String, b: &Board, key: &BTreeMap<Phase, usize>, top: f64) -> f64 {
+/// The time axis every board is drawn on.
+struct Axis {
+    start: Timestamp,
+    /// In seconds.
+    span: f64,
+    /// Whether several boards share it.
+    shared: bool,
+}
+
+impl Axis {
+    fn x(&self, t: Timestamp) -> f64 {
+        LEFT + (seconds(self.start, t) / self.span).clamp(0.0, 1.0) * PLOT
+    }
+}
+
+/// The height of a row of objections or decisions under a lane's first row.
+const TRACK: f64 = 14.0;
+
+const ADVISORY: &str = "#e39b1b";
+const RULING: &str = "#7b4fb3";
+/// The lane of the user's decisions: two words, so no agent id.
+const USER_LANE: &str = "the user";
+
+/// A lane: the user's, or an agent's.
+struct Lane<'a> {
+    name: String,
+    agent: Option<&'a str>,
+    items: Vec<Item<'a>>,
+    /// The rows of its items: the user's lane puts them from its first row on, an agent's under
+    /// its first row (which has its turns, writes, verdicts and dissents).
+    rows: usize,
+}
+
+impl Lane<'_> {
+    fn height(&self) -> f64 {
+        match self.agent {
+            Some(_) => LANE + TRACK * self.rows as f64,
+            None => LANE + TRACK * self.rows.saturating_sub(1) as f64,
+        }
+    }
+
+    /// The middle of item row `row`, the lane starting at `top`.
+    fn row_mid(&self, top: f64, row: usize) -> f64 {
+        match (self.agent, row) {
+            (None, 0) => top + LANE / 2.0,
+            (None, r) => top + LANE + TRACK * (r - 1) as f64 + TRACK / 2.0,
+            (Some(_), r) => top + LANE + TRACK * r as f64 + TRACK / 2.0,
+        }
+    }
+}
+
+/// What an item of a lane marks.
+enum Mark<'a> {
+    Objection(&'a moments::Objection),
+    Decision(&'a moments::Decision),
+}
+
+/// A mark laid out in a lane: the extent of its shapes, its label and the row it is in.
+struct Item<'a> {
+    mark: Mark<'a>,
+    /// Its shapes span from `x0` to `x1`.
+    x0: f64,
+    x1: f64,
+    /// Its label and where the label starts.
+    label: Option<(String, f64)>,
+    row: usize,
+}
+
+impl<'a> Item<'a> {
+    fn new(mark: Mark<'a>, axis: &Axis, end: Timestamp) -> Item<'a> {
+        let (x0, x1, labels) = match &mark {
+            Mark::Objection(o) => {
+                let (a, b) = (axis.x(o.raised), axis.x(o.settled.unwrap_or(end)));
+                (
+                    a - 4.0,
+                    (b + 1.5).max(a + 4.0),
+                    vec![format!("{} {}", o.id, state_words(o.state)), o.id.clone()],
+                )
+            }
+            Mark::Decision(d) => {
+                let a = axis.x(d.at);
+                (a - 4.5, a + 4.5, d.label.iter().cloned().collect())
+            }
+        };
+        // The label after the mark where it fits on the canvas, else before it in the plot.
+        let label = labels.into_iter().find_map(|l| {
+            let w = text_width(&l, SMALL);
+            if x1 + 3.0 + w <= WIDTH - 4.0 {
+                Some((l, x1 + 3.0))
+            } else if x0 - 3.0 - w >= LEFT {
+                Some((l, x0 - 3.0 - w))
+            } else {
+                None
+            }
+        });
+        Item {
+            mark,
+            x0,
+            x1,
+            label,
+            row: 0,
+        }
+    }
+
+    /// From the left of its shapes or label to the right of them.
+    fn extent(&self) -> (f64, f64) {
+        match &self.label {
+            Some((l, at)) => (self.x0.min(*at), self.x1.max(at + text_width(l, SMALL))),
+            None => (self.x0, self.x1),
+        }
+    }
+}
+
+/// Put each item in the first row where it keeps apart from the others, in the order they
+/// start; returns how many rows are used.
+fn pack(items: &mut [Item]) -> usize {
+    items.sort_by(|a, b| a.extent().0.total_cmp(&b.extent().0));
+    let mut rows: Vec<f64> = Vec::new();
+    for it in items.iter_mut() {
+        let (left, right) = it.extent();
+        let row = match rows.iter().position(|r| *r + 4.0 <= left) {
+            Some(r) => r,
+            None => {
+                rows.push(f64::NEG_INFINITY);
+                rows.len() - 1
+            }
+        };
+        rows[row] = right;
+        it.row = row;
+    }
+    rows.len()
+}
+
+/// An objection's state in words: `accepted`, `risk accepted`.
+fn state_words(s: crate::board::ledger::State) -> String {
+    s.as_str().replace('_', " ")
+}
+
+fn board(
+    out: &mut String,
+    b: &Board,
+    key: &BTreeMap<Phase, usize>,
+    axis: Option<&Axis>,
+    top: f64,
+) -> f64 {
     let s = b.stats;
     let title_y = top + TITLE;
-    let (Some(start), Some(end)) = (s.start, s.end) else {
+    let (Some(start), Some(end), Some(axis)) = (s.start, s.end, axis) else {
         text(
             out,
             4.0,
@@ -370,15 +637,53 @@ fn board(out: &mut String, b: &Board, key: &BTreeMap<Phase, usize>, top: f64) ->
         &format!("{}{tail}", fit_middle(&s.path, room.max(0.0), TITLE)),
     );
     out.push_str("</g>\n");
-    let span = seconds(start, end).max(0.001);
-    let x = |t: Timestamp| LEFT + (seconds(start, t) / span).clamp(0.0, 1.0) * PLOT;
-    let agents: Vec<&String> = s.agents.keys().collect();
+    let x = |t: Timestamp| axis.x(t);
+    let m = b.moments;
+    // The lanes: the user's when the user decided anything, then one per agent.
+    let mut lanes: Vec<Lane> = Vec::new();
+    let users: Vec<&moments::Decision> = m.decisions.iter().filter(|d| d.users).collect();
+    if !users.is_empty() {
+        lanes.push(Lane {
+            name: USER_LANE.to_string(),
+            agent: None,
+            items: users
+                .iter()
+                .map(|d| Item::new(Mark::Decision(d), axis, end))
+                .collect(),
+            rows: 0,
+        });
+    }
+    let mut ids: std::collections::BTreeSet<&str> = s.agents.keys().map(String::as_str).collect();
+    ids.extend(m.objections.iter().map(|o| o.by.as_str()));
+    ids.extend(m.dissents.iter().map(|d| d.by.as_str()));
+    for id in ids {
+        let objections = m
+            .objections
+            .iter()
+            .filter(|o| o.by == id)
+            .map(|o| Item::new(Mark::Objection(o), axis, end));
+        // A decision the only required reviewer made as the arbiter is on its own lane.
+        let decisions = m
+            .decisions
+            .iter()
+            .filter(|d| !d.users && d.by.as_deref() == Some(id))
+            .map(|d| Item::new(Mark::Decision(d), axis, end));
+        lanes.push(Lane {
+            name: id.to_string(),
+            agent: Some(id),
+            items: objections.chain(decisions).collect(),
+            rows: 0,
+        });
+    }
+    for lane in &mut lanes {
+        lane.rows = pack(&mut lane.items);
+    }
     let visits = visits(b.records, end);
     let (in_band, callouts, rows) = band_labels(&visits, key, &x);
     let callout_top = title_y + 8.0;
     let band_top = callout_top + CALLOUT * rows as f64;
     let lanes_top = band_top + BAND + 2.0;
-    let bottom = lanes_top + LANE * agents.len() as f64;
+    let bottom = lanes_top + lanes.iter().map(Lane::height).sum::<f64>();
     text(out, 4.0, band_top + 15.0, TEXT, "start", "gutter", "phase");
     // One band per visit of a phase, shaded on through the lanes.
     for (i, v) in visits.iter().enumerate() {
@@ -420,33 +725,37 @@ fn board(out: &mut String, b: &Board, key: &BTreeMap<Phase, usize>, top: f64) ->
             );
         }
     }
-    // The numbers of the bands too narrow for one, above the bands, each with a stroke down to
-    // the middle of its band.
+    // The names or numbers of the bands too narrow for them, above the bands, each with a
+    // stroke down to the middle of its band.
     for c in &callouts {
-        let y = callout_top + CALLOUT * (c.row + 1) as f64 - 2.0;
+        let y = band_top - CALLOUT * c.row as f64 - 3.0;
         text(out, c.x, y, SMALL, "start", "band-callout", &c.label);
         let _ = writeln!(
             out,
             "<line class=\"callout\" x1=\"{:.2}\" y1=\"{:.1}\" x2=\"{:.2}\" y2=\"{band_top:.1}\" \
-             stroke=\"#999\" stroke-width=\"0.5\"/>",
+             stroke=\"#555\" stroke-width=\"0.8\"/>",
             c.mid,
-            y + 1.0,
+            y - SMALL * 0.8,
             c.mid
         );
     }
-    // One lane per agent: its turns, its writes and its verdicts.
-    for (k, id) in agents.iter().enumerate() {
-        let ly = lanes_top + LANE * k as f64;
+    let dissent_records: Vec<usize> = m.dissents.iter().filter_map(|d| d.record).collect();
+    let mut ly = lanes_top;
+    for lane in &lanes {
         let mid = ly + LANE / 2.0;
-        let _ = writeln!(out, "<g><title>{}</title>", escape(id));
+        let _ = writeln!(out, "<g><title>{}</title>", escape(&lane.name));
         text(
             out,
             4.0,
             mid + 4.0,
             TEXT,
             "start",
-            "gutter",
-            &fit_end(id, LEFT - 10.0, TEXT),
+            if lane.agent.is_some() {
+                "gutter"
+            } else {
+                "gutter user"
+            },
+            &fit_end(&lane.name, LEFT - 10.0, TEXT),
         );
         out.push_str("</g>\n");
         let _ = writeln!(
@@ -454,77 +763,235 @@ fn board(out: &mut String, b: &Board, key: &BTreeMap<Phase, usize>, top: f64) ->
             "<line x1=\"{LEFT}\" y1=\"{mid:.1}\" x2=\"{:.1}\" y2=\"{mid:.1}\" stroke=\"#bbb\"/>",
             LEFT + PLOT
         );
-        // Turns: from the write that made it the agent's turn to the one that passed it on.
-        let mut since: Option<Timestamp> = None;
-        let mut turns = Vec::new();
-        for r in b.records {
-            let holds = r.turn.iter().any(|t| t == *id);
-            match (holds, since) {
-                (true, None) => since = Some(r.at),
-                (false, Some(from)) => {
-                    turns.push((from, r.at));
-                    since = None;
-                }
-                _ => {}
+        if let Some(id) = lane.agent {
+            agent_row(out, b, id, &dissent_records, &x, ly, end);
+        }
+        for it in &lane.items {
+            item(out, it, lane.row_mid(ly, it.row), &x, end);
+        }
+        ly += lane.height();
+    }
+    axis_of(out, axis, start, end, band_top, bottom)
+}
+
+/// An agent's first row: its turns, its writes, its verdicts and its dissents.
+fn agent_row(
+    out: &mut String,
+    b: &Board,
+    id: &str,
+    dissent_records: &[usize],
+    x: &dyn Fn(Timestamp) -> f64,
+    ly: f64,
+    end: Timestamp,
+) {
+    let mid = ly + LANE / 2.0;
+    // Turns: from the write that made it the agent's turn to the one that passed it on.
+    let mut since: Option<Timestamp> = None;
+    let mut turns = Vec::new();
+    for r in b.records {
+        let holds = r.turn.iter().any(|t| t == id);
+        match (holds, since) {
+            (true, None) => since = Some(r.at),
+            (false, Some(from)) => {
+                turns.push((from, r.at));
+                since = None;
             }
+            _ => {}
         }
-        if let Some(from) = since {
-            turns.push((from, end));
+    }
+    if let Some(from) = since {
+        turns.push((from, end));
+    }
+    for (from, to) in turns {
+        let (x0, x1) = (x(from), x(to).max(x(from)));
+        let _ = writeln!(
+            out,
+            "<rect class=\"turn\" x=\"{x0:.2}\" y=\"{:.1}\" width=\"{:.2}\" height=\"{:.1}\" \
+             fill=\"{TURN}\" opacity=\"0.6\"><title>{}: its turn from {from} to {to}\
+             </title></rect>",
+            ly + LANE * 0.3,
+            (x1 - x0).max(0.5),
+            LANE * 0.4,
+            escape(id)
+        );
+    }
+    for (i, r) in b.records.iter().enumerate() {
+        if r.by.as_deref() != Some(id) {
+            continue;
         }
-        for (from, to) in turns {
-            let (x0, x1) = (x(from), x(to).max(x(from)));
-            let _ = writeln!(
-                out,
-                "<rect class=\"turn\" x=\"{x0:.2}\" y=\"{:.1}\" width=\"{:.2}\" height=\"{:.1}\" \
-                 fill=\"{TURN}\" opacity=\"0.6\"><title>{}: its turn from {from} to {to}\
-                 </title></rect>",
-                ly + LANE * 0.3,
-                (x1 - x0).max(0.5),
-                LANE * 0.4,
-                escape(id)
-            );
+        let cx = x(r.at);
+        if dissent_records.contains(&i) {
+            continue;
         }
-        for r in b
-            .records
-            .iter()
-            .filter(|r| r.by.as_deref() == Some(id.as_str()))
-        {
-            let cx = x(r.at);
-            match &r.verdict {
-                Some(v) => {
-                    let fill = if v.ends_with("CHANGES_REQUESTED") {
-                        CHANGES
-                    } else if v.ends_with("APPROVED") {
-                        APPROVED
-                    } else {
-                        COMMENT
-                    };
-                    let _ = writeln!(
-                        out,
-                        "<path class=\"verdict\" d=\"{}\" fill=\"{fill}\" stroke=\"#fff\" \
-                         stroke-width=\"0.8\"><title>{} at {}: verdict {}</title></path>",
-                        diamond(cx, mid),
-                        escape(id),
-                        r.at,
-                        escape(v)
-                    );
-                }
-                None => {
-                    let _ = writeln!(
-                        out,
-                        "<circle class=\"write\" cx=\"{cx:.2}\" cy=\"{mid:.1}\" r=\"3.5\" \
-                         fill=\"#222\"><title>{} at {}: {} ({} → {})</title></circle>",
-                        escape(id),
-                        r.at,
-                        escape(&r.command),
-                        r.from.map_or("-", |p| p.as_str()),
-                        r.to
-                    );
-                }
+        match &r.verdict {
+            Some(v) => {
+                let fill = if v.ends_with("CHANGES_REQUESTED") {
+                    CHANGES
+                } else if v.ends_with("APPROVED") {
+                    APPROVED
+                } else {
+                    COMMENT
+                };
+                let _ = writeln!(
+                    out,
+                    "<path class=\"verdict\" d=\"{}\" fill=\"{fill}\" stroke=\"#fff\" \
+                     stroke-width=\"0.8\"><title>{} at {}: verdict {}</title></path>",
+                    diamond(cx, mid),
+                    escape(id),
+                    r.at,
+                    escape(v)
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "<circle class=\"write\" cx=\"{cx:.2}\" cy=\"{mid:.1}\" r=\"3.5\" \
+                     fill=\"#222\"><title>{} at {}: {} ({} → {})</title></circle>",
+                    escape(id),
+                    r.at,
+                    escape(&r.command),
+                    r.from.map_or("-", |p| p.as_str()),
+                    r.to
+                );
             }
         }
     }
-    axis(out, start, end, span, band_top, bottom)
+    // A dissent is drawn in place of the dot of its write.
+    for d in b.moments.dissents.iter().filter(|d| d.by == id) {
+        let fill = match d.outcome {
+            Some(Outcome::Blocking) => CHANGES,
+            Some(Outcome::Advisory) => ADVISORY,
+            _ => COMMENT,
+        };
+        let outcome = d.outcome.map_or("?", |o| o.as_str());
+        let cx = x(d.at);
+        let _ = writeln!(
+            out,
+            "<polygon class=\"dissent\" data-by=\"{}\" data-outcome=\"{outcome}\" \
+             points=\"{}\" fill=\"{fill}\" stroke=\"#fff\" stroke-width=\"0.8\"><title>{} at \
+             {}: dissent on {}: {outcome}. {}</title></polygon>",
+            escape(id),
+            dissent_points(cx, mid),
+            escape(id),
+            d.at,
+            escape(&d.what),
+            escape(&d.summary)
+        );
+    }
+}
+
+/// An item of a lane, its row's middle at `y`.
+fn item(out: &mut String, it: &Item, y: f64, x: &dyn Fn(Timestamp) -> f64, end: Timestamp) {
+    match &it.mark {
+        Mark::Objection(o) => {
+            let colour = match o.severity {
+                crate::board::ledger::Severity::Blocking => CHANGES,
+                crate::board::ledger::Severity::Advisory => ADVISORY,
+            };
+            let (a, b) = (x(o.raised), x(o.settled.unwrap_or(end)));
+            let mut tip = format!(
+                "{}: {}\n{} objection on the {} (round {}) raised by {}; now {}",
+                o.id,
+                o.title,
+                o.severity,
+                o.gate,
+                o.round,
+                o.by,
+                state_words(o.state)
+            );
+            for st in &o.steps {
+                let _ = write!(
+                    tip,
+                    "\n{} by {} at {}",
+                    st.what,
+                    st.by.as_deref().unwrap_or("-"),
+                    st.at
+                );
+            }
+            let id = escape(&o.id);
+            let _ = writeln!(
+                out,
+                "<g class=\"objection\"><title>{}</title>",
+                escape(&tip)
+            );
+            let _ = writeln!(
+                out,
+                "<line class=\"objection-span\" data-id=\"{id}\" x1=\"{a:.2}\" y1=\"{y:.1}\" \
+                 x2=\"{b:.2}\" y2=\"{y:.1}\" stroke=\"{colour}\" stroke-width=\"2\"{}/>",
+                if o.settled.is_some() {
+                    ""
+                } else {
+                    " stroke-dasharray=\"4 3\""
+                }
+            );
+            let _ = writeln!(
+                out,
+                "<polygon class=\"objection-raised\" data-id=\"{id}\" data-at=\"{}\" \
+                 points=\"{:.2},{:.1} {:.2},{y:.1} {:.2},{:.1}\" fill=\"{colour}\"/>",
+                o.raised,
+                a - 4.0,
+                y - 4.5,
+                a + 4.0,
+                a - 4.0,
+                y + 4.5
+            );
+            if let Some(t) = o.settled {
+                let _ = writeln!(
+                    out,
+                    "<rect class=\"objection-settled\" data-id=\"{id}\" data-at=\"{t}\" \
+                     data-state=\"{}\" x=\"{:.2}\" y=\"{:.1}\" width=\"3\" height=\"10\" \
+                     fill=\"#333\"/>",
+                    o.state,
+                    b - 1.5,
+                    y - 5.0
+                );
+            }
+            if let Some((l, at)) = &it.label {
+                text(out, *at, y + 3.0, SMALL, "start", "objection-label", l);
+            }
+            out.push_str("</g>\n");
+        }
+        Mark::Decision(d) => {
+            let fill = match d.kind {
+                Decided::Approval => APPROVED,
+                Decided::Waiver => ADVISORY,
+                Decided::Ruling => RULING,
+            };
+            let whose = if d.users {
+                "the user's decision"
+            } else {
+                "the arbiter's decision"
+            };
+            let mut tip = format!(
+                "{whose}, recorded by {} at {}",
+                d.by.as_deref().unwrap_or("-"),
+                d.at
+            );
+            for l in &d.lines {
+                let _ = write!(tip, "\n{l}");
+            }
+            let kind = match d.kind {
+                Decided::Approval => "approval",
+                Decided::Waiver => "waiver",
+                Decided::Ruling => "ruling",
+            };
+            let cx = x(d.at);
+            let _ = writeln!(
+                out,
+                "<g class=\"decided\"><title>{}</title>\n<rect class=\"decision\" \
+                 data-kind=\"{kind}\" data-at=\"{}\" x=\"{:.2}\" y=\"{:.1}\" width=\"9\" \
+                 height=\"9\" fill=\"{fill}\" stroke=\"#fff\" stroke-width=\"0.8\"/>",
+                escape(&tip),
+                d.at,
+                cx - 4.5,
+                y - 4.5
+            );
+            if let Some((l, at)) = &it.label {
+                text(out, *at, y + 3.0, SMALL, "start", "decision-label", l);
+            }
+            out.push_str("</g>\n");
+        }
+    }
 }
 
 fn diamond(cx: f64, cy: f64) -> String {
@@ -534,6 +1001,18 @@ fn diamond(cx: f64, cy: f64) -> String {
         cx + 7.0,
         cy + 7.0,
         cx - 7.0
+    )
+}
+
+/// A triangle pointing down: a dissent.
+fn dissent_points(cx: f64, cy: f64) -> String {
+    format!(
+        "{:.2},{:.1} {:.2},{:.1} {cx:.2},{:.1}",
+        cx - 7.0,
+        cy - 6.0,
+        cx + 7.0,
+        cy - 6.0,
+        cy + 7.0
     )
 }
 
@@ -622,16 +1101,18 @@ fn tick_step(span: f64) -> f64 {
 }
 
 /// The time axis under the lanes: ticks at round intervals labelled with the time since the
-/// first write, and a caption with the start and end times.
-fn axis(
+/// first write (of any of the boards, when several share the axis), and a caption with the
+/// board's first write and end.
+fn axis_of(
     out: &mut String,
+    axis: &Axis,
     start: Timestamp,
     end: Timestamp,
-    span: f64,
     top: f64,
     bottom: f64,
 ) -> f64 {
     let y = bottom + 2.0;
+    let span = axis.span;
     let _ = writeln!(
         out,
         "<line class=\"axis\" x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" \
@@ -667,11 +1148,20 @@ fn axis(
         }
         i += 1;
     }
-    let caption = format!(
-        "ticks: time since the first write ({start}); the timeline ends {end} ({} {})",
+    let elapsed = format!(
+        "{} {}",
         crate::stats::figure::ELAPSED.name,
         elapsed_text(seconds(start, end))
     );
+    let caption = if axis.shared {
+        format!(
+            "ticks: time since the boards' first write ({}); this board from {start} to {end} \
+             ({elapsed})",
+            axis.start
+        )
+    } else {
+        format!("ticks: time since the first write ({start}); the timeline ends {end} ({elapsed})")
+    };
     text(
         out,
         LEFT,
@@ -689,12 +1179,19 @@ enum Swatch {
     Block(String, f64),
     Dot,
     Diamond(&'static str),
+    /// An objection's line from raised to settled; dashed while still to be settled.
+    Objection(&'static str, bool),
+    /// A decision's square.
+    Decision(&'static str),
+    /// A dissent's triangle.
+    Dissent(&'static str),
 }
 
 const SWATCH: f64 = 16.0;
 
 impl Swatch {
     fn draw(&self, out: &mut String, x: f64, cy: f64) {
+        let mid = x + SWATCH / 2.0;
         let _ = match self {
             Swatch::Block(fill, opacity) => writeln!(
                 out,
@@ -704,16 +1201,52 @@ impl Swatch {
             ),
             Swatch::Dot => writeln!(
                 out,
-                "<circle class=\"swatch\" cx=\"{:.1}\" cy=\"{cy:.1}\" r=\"3.5\" \
-                 fill=\"#222\"/>",
-                x + SWATCH / 2.0
+                "<circle class=\"swatch\" cx=\"{mid:.1}\" cy=\"{cy:.1}\" r=\"3.5\" \
+                 fill=\"#222\"/>"
             ),
             Swatch::Diamond(fill) => writeln!(
                 out,
-                "<path class=\"swatch\" d=\"M{:.1} {:.1} l6 6 l-6 6 l-6 -6 Z\" \
+                "<path class=\"swatch\" d=\"M{mid:.1} {:.1} l6 6 l-6 6 l-6 -6 Z\" \
                  fill=\"{fill}\"/>",
-                x + SWATCH / 2.0,
                 cy - 6.0
+            ),
+            Swatch::Objection(colour, open) => writeln!(
+                out,
+                "<line class=\"swatch\" x1=\"{:.1}\" y1=\"{cy:.1}\" x2=\"{:.1}\" y2=\"{cy:.1}\" \
+                 stroke=\"{colour}\" stroke-width=\"2\"{}/>\n<polygon class=\"swatch\" \
+                 points=\"{x:.1},{:.1} {:.1},{cy:.1} {x:.1},{:.1}\" fill=\"{colour}\"/>{}",
+                x + 4.0,
+                x + SWATCH - 1.5,
+                if *open {
+                    " stroke-dasharray=\"4 3\""
+                } else {
+                    ""
+                },
+                cy - 4.5,
+                x + 8.0,
+                cy + 4.5,
+                if *open {
+                    String::new()
+                } else {
+                    format!(
+                        "\n<rect class=\"swatch\" x=\"{:.1}\" y=\"{:.1}\" width=\"3\" \
+                         height=\"10\" fill=\"#333\"/>",
+                        x + SWATCH - 3.0,
+                        cy - 5.0
+                    )
+                }
+            ),
+            Swatch::Decision(fill) => writeln!(
+                out,
+                "<rect class=\"swatch\" x=\"{:.1}\" y=\"{:.1}\" width=\"9\" height=\"9\" \
+                 fill=\"{fill}\"/>",
+                mid - 4.5,
+                cy - 4.5
+            ),
+            Swatch::Dissent(fill) => writeln!(
+                out,
+                "<polygon class=\"swatch\" points=\"{}\" fill=\"{fill}\"/>",
+                dissent_points(mid, cy)
             ),
         };
     }
@@ -778,6 +1311,42 @@ fn legend(out: &mut String, key: &BTreeMap<Phase, usize>, top: f64) -> f64 {
         (Swatch::Diamond(COMMENT), "verdict: comment".to_string()),
     ];
     let y = flow(out, y, &marks, "legend");
+    let y = heading(
+        out,
+        y + 4.0,
+        "Objections under the lane of the agent who raised them, from raised to settled, with \
+         their id and how they ended; decisions; dissents:",
+    );
+    let marks = vec![
+        (
+            Swatch::Objection(CHANGES, false),
+            "objection: blocking".to_string(),
+        ),
+        (
+            Swatch::Objection(ADVISORY, false),
+            "objection: advisory".to_string(),
+        ),
+        (
+            Swatch::Objection(CHANGES, true),
+            "objection still to be settled".to_string(),
+        ),
+        (
+            Swatch::Decision(APPROVED),
+            "the user approved a gate or a step".to_string(),
+        ),
+        (
+            Swatch::Decision(ADVISORY),
+            "the user waived a check".to_string(),
+        ),
+        (
+            Swatch::Decision(RULING),
+            "a ruling, or a decision at the round cap".to_string(),
+        ),
+        (Swatch::Dissent(CHANGES), "dissent: blocking".to_string()),
+        (Swatch::Dissent(ADVISORY), "dissent: advisory".to_string()),
+        (Swatch::Dissent(COMMENT), "dissent: none".to_string()),
+    ];
+    let y = flow(out, y, &marks, "legend");
     if key.is_empty() {
         return y;
     }
@@ -811,7 +1380,7 @@ fn legend(out: &mut String, key: &BTreeMap<Phase, usize>, top: f64) -> f64 {
     let y = heading(
         out,
         y + 4.0,
-        "Phases, numbered: a band shows its phase's name, or its number (above a narrow band)",
+        "Phases, numbered: a band shows its phase's name, in it or above it, else its number",
     );
     flow(out, y, &items, "key")
 }

@@ -6,19 +6,21 @@
 //! An objection is raised by the write of its `Objection ID` entry. It is settled by the write
 //! that left it in a state nobody still has to act on: its `Accepted`, `Withdrawn` or `Ruling`
 //! entry (the last entry about it), or, for a decision or a rework that settles several at once,
-//! the `Decision` or `Rework` entry that names it. The tokens are those of the journal records
-//! of the writes about it (its raising, resolutions, challenges, rulings, acceptance: a record
-//! by the entry's agent within the second of the entry's time), where they reported any.
+//! the `Decision` (not the `Decision needed` before it) or `Rework` entry that names it. The
+//! tokens are those of the journal records of the writes about it (its raising, resolutions,
+//! challenges, rulings, acceptance: the record of the write that made each entry, as
+//! [`Writes`] finds it), where they reported any.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use super::{BoardStats, Secs, Usage, secs};
-use crate::board::entry::{DECISIONS, Entry, of_objection};
+use crate::board::entry::{DECISION, DECISIONS, Entry, REWORK, of_objection};
 use crate::board::frontmatter::{Frontmatter, Phase, Timestamp};
 use crate::board::journal::Record;
-use crate::board::ledger::{Kind, Severity, State};
+use crate::board::ledger::{Kind, Objection, Severity, State};
+use crate::stats::moments::Writes;
 
 /// One objection's history.
 #[derive(Debug, Clone, Serialize)]
@@ -101,30 +103,49 @@ fn names(text: &str, id: &str) -> bool {
         .any(|w| w == id)
 }
 
-/// The records of the write that made `e` (by its agent, within the second of its time). An
-/// agent may write several times in one second (entries carry whole seconds): the record whose
-/// command is the entry's (`object` for an `Objection`, `resolve` for a `Resolution`, `rule`
-/// for a `Ruling`, …: the same first three letters) is taken before the first of that second.
-/// `raiser` is the objection's author, the writer of its `Objection` entry (whose heading puts
-/// the severity where other entries put the agent).
-fn usage_of(e: &Entry, raiser: &str, records: &[Record]) -> Usage {
-    let mut u = Usage::default();
-    let agent = if e.label.starts_with("Objection ") {
-        Some(raiser)
+/// An objection's entries: every one about it in body order, the one that raised it, and the
+/// one that settled it (`None` while it is still to be settled, or when that entry cannot be
+/// found).
+pub struct History<'a> {
+    pub about: Vec<&'a Entry>,
+    pub raised: Option<&'a Entry>,
+    pub settled: Option<&'a Entry>,
+}
+
+/// The first word of an entry's label: `Objection`, `Resolution`, `Accepted`, `Decision`, …
+fn word(e: &Entry) -> &str {
+    e.label.split(' ').next().unwrap_or("")
+}
+
+/// The history of objection `o` in the board's entries.
+pub fn history<'a>(o: &Objection, entries: &'a [Entry]) -> History<'a> {
+    let about = of_objection(entries, o.gate, &o.id);
+    let raised = about.iter().find(|e| word(e) == "Objection").copied();
+    let last = about.last().map(|e| e.time);
+    let settled = if o.state.is_unsettled() {
+        None
     } else {
-        e.agent.as_deref()
+        match o.state {
+            State::RiskAccepted | State::Deferred | State::Superseded => {
+                let label = if o.state == State::Superseded {
+                    REWORK
+                } else {
+                    DECISION
+                };
+                entries
+                    .iter()
+                    .filter(|e| e.section == DECISIONS && e.label == label)
+                    .filter(|e| last.is_none_or(|l| e.time >= l))
+                    .find(|e| names(&e.text, &o.id))
+            }
+            _ => about.last().copied(),
+        }
     };
-    let candidates = || {
-        records
-            .iter()
-            .filter(|r| r.by.as_deref() == agent && (0..1000).contains(&e.time.millis_until(r.at)))
-    };
-    let stem = e.label.get(..3).map(str::to_ascii_lowercase);
-    let same = candidates().find(|r| r.command.get(..3).map(str::to_ascii_lowercase) == stem);
-    if let Some(r) = same.or_else(|| candidates().next()) {
-        u.add(r.tokens, r.cost_micros);
+    History {
+        about,
+        raised,
+        settled,
     }
-    u
 }
 
 /// Every objection of a board, with its history; `end` ends the time of those still to be
@@ -135,42 +156,21 @@ pub fn objections(
     records: &[Record],
     end: Timestamp,
 ) -> Vec<ObjectionStats> {
+    let writes = Writes::new(entries, records);
     fm.ledger
         .objections
         .iter()
         .map(|o| {
-            let about = of_objection(entries, o.gate, &o.id);
-            let word = |e: &Entry| e.label.split(' ').next().unwrap_or("").to_string();
-            let raised = about
-                .iter()
-                .find(|e| word(e) == "Objection")
-                .map(|e| e.time);
-            let last = about.last().map(|e| e.time);
-            let reopened = about.iter().filter(|e| word(e) == "Reopened").count();
+            let h = history(o, entries);
+            let raised = h.raised.map(|e| e.time);
+            let settled = h.settled.map(|e| e.time);
+            let reopened = h.about.iter().filter(|e| word(e) == "Reopened").count();
             let mut usage = Usage::default();
-            for e in &about {
-                usage.merge(&usage_of(e, &o.by, records));
-            }
-            let settled = if o.state.is_unsettled() {
-                None
-            } else {
-                match o.state {
-                    State::RiskAccepted | State::Deferred | State::Superseded => {
-                        let label = if o.state == State::Superseded {
-                            "Rework"
-                        } else {
-                            "Decision"
-                        };
-                        entries
-                            .iter()
-                            .filter(|e| e.section == DECISIONS && word(e) == label)
-                            .filter(|e| last.is_none_or(|l| e.time >= l))
-                            .find(|e| names(&e.text, &o.id))
-                            .map(|e| e.time)
-                    }
-                    _ => last,
+            for e in &h.about {
+                if let Some(r) = writes.record(e).map(|i| &records[i]) {
+                    usage.add(r.tokens, r.cost_micros);
                 }
-            };
+            }
             let seconds = match (raised, settled) {
                 (Some(r), Some(s)) => secs(r, s),
                 (Some(r), None) => secs(r, end),

@@ -9,6 +9,7 @@
 pub mod next;
 pub mod valid;
 
+use crate::board::entry::{OBJECTIONS_WAIVED, USERS_RULING};
 use crate::board::frontmatter::{Frontmatter, Phase, Role, Target, Timestamp, Verdict};
 use crate::board::handoff::places_of;
 use crate::board::ledger::{
@@ -250,7 +251,7 @@ pub fn judge(
     check_transition(old, new, consent, transition, now, id, records)?;
     if !user_ruled.is_empty() && sole_reviewer(old).as_deref() != Some(id) {
         records.push(Record {
-            heading: format!("User's ruling — {} — {id} — {now}", user_ruled.join(", ")),
+            heading: format!("{USERS_RULING} — {} — {id} — {now}", user_ruled.join(", ")),
             text: format!(
                 "The user made this ruling as the arbiter (`{}`).",
                 consent.invocation
@@ -816,7 +817,7 @@ fn check_transition(
         if !open.is_empty() {
             match &consent.waive {
                 Some(reason) => records.push(Record {
-                    heading: format!("Open objections waived — {t} — {id} — {now}"),
+                    heading: format!("{OBJECTIONS_WAIVED} — {t} — {id} — {now}"),
                     text: format!(
                         "Submitted with blocking objections neither resolved nor challenged: {}.\n\nReason: {}",
                         open.join(", "),
