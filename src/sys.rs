@@ -472,6 +472,24 @@ pub fn write_on_end(dir: OwnedFd, tmp: &CStr, name: &CStr, bytes: Vec<u8>) -> bo
     set
 }
 
+/// Start the child `cmd` starts in a session of its own (`setsid`): the leader of a new process
+/// group, as `process_group(0)` makes it, and with no controlling terminal, so that nothing it
+/// runs (ssh asking to trust a host key or for a password, a credential helper) can open
+/// `/dev/tty` and wait there for an answer nobody gives: it fails at once instead.
+pub fn new_session(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt as _;
+    // SAFETY: the closure runs in the child between fork and exec, where only async-signal-safe
+    // calls are allowed: setsid is, and it allocates nothing.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Make the child `cmd` starts die (`SIGKILL`) when this process does, even of a `SIGKILL` no
 /// handler sees (`PR_SET_PDEATHSIG`); a child whose parent is gone before that is set exits at
 /// once with status 1.

@@ -222,7 +222,6 @@ pub(crate) fn run_watched(
     cannot_start: impl Fn(std::io::Error) -> Error,
     watch: Option<Watch>,
 ) -> Result<Finished> {
-    use std::os::unix::process::CommandExt;
     let started = Instant::now();
     let stopped = |stdout: Vec<u8>, stderr: Vec<u8>| {
         let ran = started.elapsed();
@@ -252,8 +251,9 @@ pub(crate) fn run_watched(
     if input.is_some() {
         cmd.stdin(Stdio::piped());
     }
-    // A group of its own, so that everything git starts can be killed with it.
-    cmd.process_group(0);
+    // A session of its own: a group, so that everything git starts can be killed with it, and
+    // no terminal, so that nothing it starts can wait at a prompt.
+    crate::sys::new_session(&mut cmd);
     // And git dies with `pair`, even when `pair` is killed with SIGKILL (which no handler
     // sees): a push must not go on, or land, after the command that started it is gone.
     #[cfg(target_os = "linux")]

@@ -2957,3 +2957,100 @@ fn a_rewrite_stays_reported_from_a_cache_until_a_recorded_repair() {
     assert!(v["remote"]["rewritten_from"].is_null(), "{v:#}");
     m.pair(&["status", &b]).code(0);
 }
+
+#[test]
+fn git_configuration_given_through_the_environment_reaches_the_remote_git() {
+    let remote = Remote::new();
+    let m = Machine::new(&remote);
+    // The board is named by an address only a URL rewrite given as GIT_CONFIG_COUNT/KEY/VALUE
+    // leads to the remote.
+    let alias = "file:///nonexistent/alias.git";
+    let b = format!("git+{alias}#{REF}:task.md");
+    let args = [
+        "init",
+        b.as_str(),
+        "--doer",
+        "doer",
+        "--reviewers",
+        "alice",
+        "--goal",
+        "CSV export",
+    ];
+    let rewrite = format!("url.{}.insteadOf", remote.url());
+    let mut c = m.command(&args);
+    c.env("GIT_CONFIG_COUNT", "1")
+        .env("GIT_CONFIG_KEY_0", &rewrite)
+        .env("GIT_CONFIG_VALUE_0", alias);
+    run_bounded(&mut c, &args).code(0);
+    assert!(remote.text(REF).contains("CSV export"));
+    let note = [
+        "note",
+        b.as_str(),
+        "--agent",
+        "doer",
+        "--section",
+        "Evidence",
+        "--note",
+        "via the rewrite",
+    ];
+    let mut c = m.command(&note);
+    c.env("GIT_CONFIG_COUNT", "1")
+        .env("GIT_CONFIG_KEY_0", &rewrite)
+        .env("GIT_CONFIG_VALUE_0", alias);
+    run_bounded(&mut c, &note).code(0);
+    assert!(remote.text(REF).contains("via the rewrite"));
+    // Without it, a write cannot reach the remote (exit 1).
+    let mut c = m.command(&note);
+    run_bounded(&mut c, &note).code(1);
+    // A count whose keys are missing passes nothing, as git itself would refuse it.
+    let mut c = m.command(&note);
+    c.env("GIT_CONFIG_COUNT", "2")
+        .env("GIT_CONFIG_KEY_0", &rewrite)
+        .env("GIT_CONFIG_VALUE_0", alias);
+    run_bounded(&mut c, &note).code(1);
+    assert_eq!(remote.commits(REF), 2);
+}
+
+#[test]
+fn a_remote_git_that_would_prompt_has_no_terminal_to_wait_on() {
+    if !require(
+        &crate::common::prereq::SCRIPT,
+        crate::common::prereq::on_path("script"),
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // An ssh stand-in that asks on the terminal, as ssh does for a host key or a password.
+    let ssh = dir.path().join("ssh-prompt");
+    let said = dir.path().join("said");
+    std::fs::write(
+        &ssh,
+        format!(
+            "#!/bin/sh\nif (true </dev/tty) 2>/dev/null; then echo tty > {s}; \
+             read answer </dev/tty; else echo no-tty > {s}; fi\n\
+             echo 'Permission denied (publickey).' >&2\nexit 255\n",
+            s = said.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&ssh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let b = "git+ssh://git@example.invalid/repo.git#refs/pair/task:task.md";
+    let line = format!(
+        "{} note '{b}' --agent doer --section Evidence --note n --timeout 30",
+        crate::common::pair_bin().display()
+    );
+    // Run under a terminal of its own (script), as an agent's shell would be.
+    let mut c = Command::new("script");
+    c.args(["-qec", &line, "/dev/null"])
+        .env("GIT_SSH_COMMAND", &ssh)
+        .env("PAIR_CACHE_DIR", dir.path().join("cache"))
+        .stdin(Stdio::null());
+    let out = crate::common::bounded::within(c, Duration::from_secs(30));
+    assert_eq!(
+        std::fs::read_to_string(&said).unwrap().trim(),
+        "no-tty",
+        "{}",
+        out.report()
+    );
+    assert!(out.stdout.contains("Permission denied"), "{}", out.report());
+}

@@ -11,7 +11,7 @@
 //! [`LATE`] past it; at that time git is killed with everything it started, and reaped
 //! (`crate::repo::git::run_piped`).
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,6 +39,41 @@ const TRANSPORT_ENV: &[&str] = &[
     "GIT_CONFIG_GLOBAL",
     "GIT_CONFIG_NOSYSTEM",
 ];
+
+/// The most settings taken from `GIT_CONFIG_COUNT`.
+const MAX_CONFIG_ENV: usize = 64;
+
+/// Git configuration given through the environment (`GIT_CONFIG_COUNT`, then
+/// `GIT_CONFIG_KEY_n` and `GIT_CONFIG_VALUE_n` for each `n` below it): passed on to a remote
+/// git as given, so that a credential header, a URL rewrite or a proxy set that way reaches the
+/// transport. It cannot change what `pair` pins: a `-c` on the command line wins over it. A
+/// count that is not a number, or a key or value missing below it, passes nothing (git would
+/// refuse to run).
+fn config_env() -> Vec<(String, OsString)> {
+    let Some(count) = std::env::var("GIT_CONFIG_COUNT")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|c| *c <= MAX_CONFIG_ENV)
+    else {
+        return vec![];
+    };
+    let mut out = vec![(
+        "GIT_CONFIG_COUNT".to_string(),
+        OsString::from(count.to_string()),
+    )];
+    for n in 0..count {
+        for name in [
+            format!("GIT_CONFIG_KEY_{n}"),
+            format!("GIT_CONFIG_VALUE_{n}"),
+        ] {
+            match std::env::var_os(&name) {
+                Some(v) => out.push((name, v)),
+                None => return vec![],
+            }
+        }
+    }
+    out
+}
 
 /// How long one git call that works on the cache alone (reading the board's blob, making a
 /// commit, checking the cache) may take at most, and never past [`LATE`] after the command's
@@ -174,6 +209,9 @@ pub fn command(dir: &Path) -> Command {
         if let Some(v) = std::env::var_os(k) {
             cmd.env(k, v);
         }
+    }
+    for (k, v) in config_env() {
+        cmd.env(k, v);
     }
     cmd.env("GIT_TERMINAL_PROMPT", "0")
         .env("GCM_INTERACTIVE", "never")
