@@ -57,8 +57,7 @@ fn pages_for_zero_results() {
 }
 ";
 /// What the throwaway repository ignores: pair's own files and the agents' notes.
-const GITIGNORE: &str =
-    "task.md\ntask.md.lock\ntask.md.lock.owner.json\n.task.md.pair-tmp-*\n.worktrees/\nnotes/\n";
+const GITIGNORE: &str = "task.md\ntask.md.lock\ntask.md.lock.owner.json\n.task.md.pair-tmp-*\n.task.md.lock.owner.json.pair-tmp-*\n.worktrees/\nnotes/\n";
 const CODE_BEFORE: &str = "pub fn search_pages(total: usize, per_page: usize) -> usize {
     total / per_page + 1
 }

@@ -168,6 +168,10 @@ pub const GITIGNORE_LINES: &[(&str, &str)] = &[
     ("*.md.lock", "task.md.lock"),
     ("*.md.lock.owner.json", "task.md.lock.owner.json"),
     (".*.md.pair-tmp-*", ".task.md.pair-tmp-x"),
+    (
+        ".*.md.lock.owner.json.pair-tmp-*",
+        ".task.md.lock.owner.json.pair-tmp-x",
+    ),
     (".*.md.pair/", ".task.md.pair/watch.json"),
     (".worktrees/", ".worktrees/task/x"),
 ];

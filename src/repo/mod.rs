@@ -419,7 +419,9 @@ pub fn ignored_untracked(root: &Path) -> Result<Vec<String>> {
             || name.ends_with(".md.lock")
             || name.ends_with(".md.lock.owner.json")
             || (name.starts_with('.')
-                && (name.ends_with(".md.pair") || name.contains(".md.pair-tmp-")))
+                && (name.ends_with(".md.pair")
+                    || name.contains(".md.pair-tmp-")
+                    || name.contains(".md.lock.owner.json.pair-tmp-")))
     };
     Ok(out
         .stdout

@@ -73,6 +73,7 @@ fn init_suggests_gitignore_lines_inside_a_git_work_tree_until_they_are_there() {
         "*.md.lock",
         "*.md.lock.owner.json",
         ".*.md.pair-tmp-*",
+        ".*.md.lock.owner.json.pair-tmp-*",
         ".*.md.pair/",
         ".worktrees/",
     ] {
@@ -90,7 +91,8 @@ fn init_suggests_gitignore_lines_inside_a_git_work_tree_until_they_are_there() {
     fs::remove_file(&board).unwrap();
     fs::write(
         dir.path().join(".gitignore"),
-        "*.md.lock\n*.md.lock.owner.json\n.*.md.pair-tmp-*\n.*.md.pair/\n.worktrees/\n",
+        "*.md.lock\n*.md.lock.owner.json\n.*.md.pair-tmp-*\n.*.md.lock.owner.json.pair-tmp-*\n\
+         .*.md.pair/\n.worktrees/\n",
     )
     .unwrap();
     let out = pair(["init", board.to_str().unwrap()]);
