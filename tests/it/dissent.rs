@@ -689,6 +689,33 @@ fn a_dissenter_acts_on_one_cycle_of_a_board_and_a_fresh_id_answers_the_next_gate
         before,
         "the refusal leaves the board untouched"
     );
+    // Nor may a raw write turn the setting on: it is the user's, made with the board.
+    let text = String::from_utf8(before.clone()).unwrap();
+    let raw = dir.path().join("raw.md");
+    let set = text.replace(
+        "dissent_gates: [analysis, plan]\n",
+        "dissent_gates: [analysis, plan]\ndissent_every_cycle: true\n",
+    );
+    assert_ne!(set, text);
+    std::fs::write(&raw, set).unwrap();
+    let sha = crate::common::sha256_hex(&before);
+    let out = pair([
+        "write",
+        &b,
+        "--as",
+        "dana",
+        "--content-file",
+        raw.to_str().unwrap(),
+        "--expect-sha256",
+        &sha,
+    ]);
+    assert_eq!(out.code, Some(6), "{}", out.report());
+    assert!(
+        out.stderr.contains("dissent_every_cycle"),
+        "{}",
+        out.report()
+    );
+    assert_eq!(std::fs::read(&b).unwrap(), before);
     // A fresh id is offered the dissent and answers it.
     pair(["register", &b, "--agent", "erin"]).code(0);
     let v = json(&pair(["poll", &b, "--agent", "erin", "--json"]));
