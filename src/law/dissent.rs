@@ -216,8 +216,8 @@ pub fn unfit(fm: &Frontmatter, id: &str, t: Target) -> Option<String> {
     } else if let Some(r) = used_up(fm, id) {
         return Some(format!(
             "{id} already dissented on this board ({} {}) and may not dissent again ({}); a \
-             fresh dissenter answers the {t} gate: an agent id new to the board (`pair register \
-             BOARD --agent NEW_ID`, then `pair dissent` as NEW_ID)",
+             fresh dissenter answers the {t} gate: an agent id new to the board registers and \
+             answers under that id",
             r.gate, r.counter, WHO[2].why
         ));
     } else {
