@@ -4,12 +4,14 @@
 //!
 //! ```yaml
 //! dissent_gates: [plan, code]
+//! dissent_every_cycle: true
 //! dissent_rounds:
 //!   - "code 1 dave blocking BLK-1,BLK-2"
 //!   - "code 2 erin none"
 //! ```
 //!
-//! Both fields are absent on a board without a dissent stage. The rules over this data are the
+//! `dissent_every_cycle` is written only when the user let one dissenter act on every cycle
+//! (`init --dissenter-every-cycle`). All three are absent on a board without a dissent stage. The rules over this data are the
 //! law's ([`crate::law::dissent`]).
 
 use std::fmt;
@@ -30,6 +32,8 @@ word_enum!(
 
 /// The key of the gates that need a dissent stage.
 pub const GATES_FIELD: &str = "dissent_gates";
+/// The key of the setting that lets one dissenter act on every cycle of the board.
+pub const EVERY_CYCLE_FIELD: &str = "dissent_every_cycle";
 /// The key of the dissenters' verdicts.
 pub const ROUNDS_FIELD: &str = "dissent_rounds";
 
@@ -103,6 +107,9 @@ impl Round {
 pub struct Dissent {
     /// The gates whose approval waits for a dissenter (empty: no dissent stage).
     pub gates: Vec<Target>,
+    /// The user let one dissenter act on every cycle of the board (`init
+    /// --dissenter-every-cycle`); without it a dissenter acts on one cycle only.
+    pub every_cycle: bool,
     /// Every dissenter's verdict, oldest first.
     pub rounds: Vec<Round>,
 }

@@ -47,6 +47,7 @@ pub enum Field {
     Ledger,
     Sla,
     DissentGates,
+    DissentEveryCycle,
     DissentRounds,
     Handoffs,
 }
@@ -125,6 +126,7 @@ impl Field {
         Field::Ledger,
         Field::Sla,
         Field::DissentGates,
+        Field::DissentEveryCycle,
         Field::DissentRounds,
         Field::Handoffs,
         Field::Agents,
@@ -168,6 +170,7 @@ impl Field {
             Field::Ledger => "ledger",
             Field::Sla => "sla",
             Field::DissentGates => crate::board::dissent::GATES_FIELD,
+            Field::DissentEveryCycle => crate::board::dissent::EVERY_CYCLE_FIELD,
             Field::DissentRounds => crate::board::dissent::ROUNDS_FIELD,
             Field::Handoffs => crate::board::handoff::FIELD,
         }
@@ -195,7 +198,8 @@ impl Field {
             | Field::PoolReviews
             | Field::After
             | Field::IndependentReview
-            | Field::DissentGates => Owner::Settings,
+            | Field::DissentGates
+            | Field::DissentEveryCycle => Owner::Settings,
             Field::DissentRounds => Owner::Dissent,
             Field::Handoffs => Owner::Handoff,
             Field::CheckRuns => Owner::Checks,
@@ -296,6 +300,8 @@ impl Field {
             Field::Ledger => Some(format!("{{{}}}", crate::board::ledger::summary(&fm.ledger))),
             Field::Sla => crate::board::sla::value(&fm.sla),
             Field::DissentGates => fm.dissent.gates_value(),
+            // Written only when set, like `independent_review`.
+            Field::DissentEveryCycle => fm.dissent.every_cycle.then(|| "true".to_string()),
             Field::DissentRounds => (!fm.dissent.rounds.is_empty()).then(|| {
                 let lines: Vec<String> = fm.dissent.rounds.iter().map(|r| r.value()).collect();
                 format!("[{}]", lines.join("; "))

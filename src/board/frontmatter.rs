@@ -1690,6 +1690,7 @@ pub fn from_parts(
             Vec::new(),
             conv_dissent_gates,
         ),
+        every_cycle: f.opt(crate::board::dissent::EVERY_CYCLE_FIELD, false, conv_bool),
         rounds: f.opt(
             crate::board::dissent::ROUNDS_FIELD,
             Vec::new(),

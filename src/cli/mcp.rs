@@ -148,6 +148,7 @@ pub const LEFT_OUT: &[(&str, &str, &str)] = &[
         "how often a wait asks a git remote: the default fits an agent",
     ),
     ("init", "dissent", USERS_CHOICE),
+    ("init", "dissenter_every_cycle", USERS_CHOICE),
     ("init", "yolo", USERS_CHOICE),
     ("init", "independent_review", USERS_CHOICE),
     ("init", "sla", USERS_CHOICE),

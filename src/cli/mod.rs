@@ -923,7 +923,7 @@ pub struct DemoArgs {
 
 /// What `init --review` refuses: a pairing board's settings, which a review-only board (no doer,
 /// three debate roles, its own stop) has no use for; given, they would be silently dropped.
-pub const REVIEW_ONLY_REFUSES: [&str; 14] = [
+pub const REVIEW_ONLY_REFUSES: [&str; 15] = [
     "from_review",
     "goal",
     "goal_file",
@@ -936,6 +936,7 @@ pub const REVIEW_ONLY_REFUSES: [&str; 14] = [
     "template",
     "require_check",
     "dissent",
+    "dissenter_every_cycle",
     "max_rounds",
     "sla",
 ];
@@ -1075,6 +1076,9 @@ pub struct InitArgs {
     /// answers none, advisory or blocking).
     #[arg(long, value_name = "GATES", num_args = 0..=1, default_missing_value = "all")]
     pub dissent: Option<String>,
+    /// One dissenter may answer every cycle (default: a fresh one per cycle).
+    #[arg(long, requires = "dissent")]
+    pub dissenter_every_cycle: bool,
     /// Objection ledger: at most N rounds per gate (then a decision).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_rounds: Option<u32>,

@@ -182,6 +182,49 @@ fn review_json(r: &Review) -> Json {
     serde_json::to_value(r).unwrap_or(Json::Null)
 }
 
+/// A review-only board's review state, as `poll` and `status` print it: the target and its pin,
+/// the mode, where the debate is and, once stopped, why (the findings are `show`'s).
+pub fn review_state(r: &Review) -> Json {
+    json!({
+        "target": r.target,
+        "kind": r.kind,
+        "sha256": r.sha256,
+        "lines": r.lines,
+        "mode": r.mode,
+        "max_rounds": r.max_rounds,
+        "roles": r.roles,
+        "round": r.round,
+        "stage": r.stage,
+        "stop_reason": r.stop.as_ref().map(|s| s.reason.as_str()),
+        "stop": r.stop,
+    })
+}
+
+/// The review state in one line, for `status`.
+pub fn review_state_line(r: &Review) -> String {
+    format!(
+        "`{}` pinned {} · {} mode · round {} of at most {} · stage {}{}",
+        escape(&r.target),
+        r.sha256,
+        mode_word(r),
+        r.round,
+        r.max_rounds,
+        serde_json::to_value(r.stage)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default(),
+        r.stop.as_ref().map_or(String::new(), |s| format!(
+            " · stopped: {}{}",
+            s.reason.as_str(),
+            if s.drift {
+                format!(" (target changed: now {})", s.target_sha256)
+            } else {
+                String::new()
+            }
+        )),
+    )
+}
+
 /// What one write did, for its output.
 struct Did {
     json: Json,
@@ -899,13 +942,7 @@ pub fn poll(a: &PollArgs, snap: Snapshot, s: &Session) -> Result<Outcome> {
                 "role": r.role_of(&a.agent).map(|x| x.as_str()),
                 "your_turn": mine,
                 "terminal": terminal,
-                "review": {
-                    "round": r.round,
-                    "stage": r.stage,
-                    "mode": r.mode,
-                    "max_rounds": r.max_rounds,
-                    "stop_reason": r.stop.as_ref().map(|s| s.reason.as_str()),
-                },
+                "review": review_state(&r),
                 "next": next,
                 "version": version,
             });

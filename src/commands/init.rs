@@ -192,6 +192,7 @@ pub fn run(a: InitArgs, s: &Session) -> Result<Outcome> {
     // The dissent stage (a template's is not carried, like its ledger).
     fm.dissent = crate::board::dissent::Dissent {
         gates: dissent_gates,
+        every_cycle: a.dissenter_every_cycle,
         rounds: Vec::new(),
     };
 
@@ -248,6 +249,7 @@ pub fn run(a: InitArgs, s: &Session) -> Result<Outcome> {
         "required_reviewers": fm.required_reviewers,
         "reviewer_pool": fm.pool.as_ref().map(|p| json!({"members": p.members, "reviews": p.reviews})),
         "dissent_gates": fm.dissent.gates,
+        "dissent_every_cycle": fm.dissent.every_cycle,
         "after": fm.after,
         "required_checks": fm.required_checks.iter().map(|c| json!({"name": c.name, "command": c.command})).collect::<Vec<_>>(),
         "next": next,

@@ -499,6 +499,11 @@ pub fn status(a: StatusArgs, s: &Session) -> Result<Outcome> {
             json!(crate::board::ledger::terminal_stop_reason(fm)),
         );
     }
+    // A review-only board's state is its review's, not a round of a gate.
+    let debate = crate::board::debate::of(fm).and_then(|r| r.ok());
+    if let (Some(r), Some(obj)) = (&debate, json.as_object_mut()) {
+        obj.insert("review".into(), super::debate::review_state(r));
+    }
     let style = Style::for_stdout();
     let mut text = format!("{}\n", style.bold(&output::path(&a.board)));
     text.push_str(&turn.render_head(&style));
@@ -519,6 +524,12 @@ pub fn status(a: StatusArgs, s: &Session) -> Result<Outcome> {
                     .collect::<Vec<_>>()
                     .join(" ")
             )
+        ));
+    }
+    if let Some(r) = &debate {
+        text.push_str(&format!(
+            "review      {}\n",
+            super::debate::review_state_line(r)
         ));
     }
     if let Some(r) = &turn.review {

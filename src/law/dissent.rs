@@ -1,7 +1,8 @@
 //! The dissent stage's rules (see [`crate::board::dissent`] for its data). On a gate that
 //! requires it (`init --dissent`), the reviewers' pass is not the end of the gate: the phase
 //! stays in the review while a fresh dissenter — an agent that is neither the doer nor a reviewer
-//! of the gate, and has not dissented on it before — answers none, advisory or blocking. None and
+//! of the gate, and has not dissented on the board before (unless the board was made with
+//! `--dissenter-every-cycle`) — answers none, advisory or blocking. None and
 //! advisory approve the gate (advisory objections go into its consensus entry); blocking sends it
 //! back to the doer as a changes-requested round would, and the next dissenter judges the
 //! revisions against those objections. The [`MAX_ROUNDS`]th blocking dissent sends the gate to
@@ -40,9 +41,10 @@ pub const WHO: &[Who] = &[
         why: "its pass is what the dissent tests",
     },
     Who {
-        who: "an agent that already dissented on the gate",
+        who: "an agent that already dissented on the board (on any gate)",
         may_dissent: false,
-        why: "a fresh dissenter each cycle: one answer per agent per gate",
+        why: "a fresh dissenter each cycle: a dissenter answers one dissent round of one board, \
+              unless the board was made with `--dissenter-every-cycle`",
     },
     Who {
         who: "any other agent on the blackboard (`pair register`, not required)",
@@ -100,7 +102,8 @@ pub struct Rule {
 pub const RULES: &[Rule] = &[
     Rule {
         name: "settings",
-        says: "`dissent_gates` is set at `pair init --dissent` and changes only by a human repair",
+        says: "`dissent_gates` and `dissent_every_cycle` are set at `pair init --dissent \
+               [--dissenter-every-cycle]` and change only by a human repair",
     },
     Rule {
         name: "record",
@@ -115,7 +118,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         name: "fresh",
         says: "the dissenter is neither the doer nor a reviewer of the gate, and has not dissented \
-               on it before",
+               on the board before (on any gate), unless `dissent_every_cycle` is set",
     },
     Rule {
         name: "judged",
@@ -196,14 +199,27 @@ pub fn reviews(fm: &Frontmatter, id: &str, t: Target) -> bool {
             .is_some_and(|a| a.review(t).reviewed.is_some() || a.review(t).verdict.is_some())
 }
 
+/// The dissent `id` already gave on the board, if the board allows a dissenter one cycle only.
+fn used_up<'a>(fm: &'a Frontmatter, id: &str) -> Option<&'a Round> {
+    if fm.dissent.every_cycle {
+        return None;
+    }
+    fm.dissent.rounds.iter().find(|r| r.by == id)
+}
+
 /// Why `id` may not dissent on gate `t` (`None`: it may): the [`WHO`] table's refusals.
 pub fn unfit(fm: &Frontmatter, id: &str, t: Target) -> Option<String> {
     let row = if fm.doer() == Some(id) {
         &WHO[0]
     } else if reviews(fm, id, t) {
         &WHO[1]
-    } else if fm.dissent.of_gate(t).any(|r| r.by == id) {
-        &WHO[2]
+    } else if let Some(r) = used_up(fm, id) {
+        return Some(format!(
+            "{id} already dissented on this board ({} {}) and may not dissent again ({}); a \
+             fresh dissenter answers the {t} gate: an agent id new to the board registers and \
+             answers under that id",
+            r.gate, r.counter, WHO[2].why
+        ));
     } else {
         return None;
     };
@@ -212,6 +228,20 @@ pub fn unfit(fm: &Frontmatter, id: &str, t: Target) -> Option<String> {
         row.who.split(" (").next().unwrap_or(row.who),
         row.why
     ))
+}
+
+/// The refusal of a dissent by `id` on gate `t` (`None`: it may dissent), with the step to take:
+/// for a dissenter whose one cycle is used up, a fresh agent id registering; else waiting.
+pub fn unfit_refusal(fm: &Frontmatter, id: &str, t: Target, prefix: &str) -> Option<Error> {
+    let why = unfit(fm, id, t)?;
+    let hint = match used_up(fm, id) {
+        Some(_) if fm.doer() != Some(id) && !reviews(fm, id, t) => Hint::Run {
+            command: "register",
+            args: vec!["--agent".into(), "NEW_ID".into()],
+        },
+        _ => poll_wait(id),
+    };
+    Some(Error::refused(format!("{prefix}{why}"), hint))
 }
 
 /// Whether `id` is the dissenter the open stage waits for.
@@ -381,12 +411,14 @@ pub fn judge(old: &Frontmatter, new: &Frontmatter, id: &str, role: Role) -> Resu
         }
         return Ok(());
     }
-    if old.dissent.gates != new.dissent.gates {
-        return Err(refuse(format!(
-            "field `{}`: {}",
-            crate::board::dissent::GATES_FIELD,
-            RULES[0].says
-        )));
+    if old.dissent.gates != new.dissent.gates || old.dissent.every_cycle != new.dissent.every_cycle
+    {
+        let field = if old.dissent.gates != new.dissent.gates {
+            crate::board::dissent::GATES_FIELD
+        } else {
+            crate::board::dissent::EVERY_CYCLE_FIELD
+        };
+        return Err(refuse(format!("field `{field}`: {}", RULES[0].says)));
     }
     let field = crate::board::dissent::ROUNDS_FIELD;
     let kept = new.dissent.rounds.len() == old.dissent.rounds.len() + 1
@@ -411,11 +443,8 @@ pub fn judge(old: &Frontmatter, new: &Frontmatter, id: &str, role: Role) -> Resu
             r.counter
         )));
     }
-    if let Some(why) = unfit(old, id, t) {
-        return Err(Error::refused(
-            format!("field `{field}`: {why}"),
-            poll_wait(id),
-        ));
+    if let Some(e) = unfit_refusal(old, id, t, &format!("field `{field}`: ")) {
+        return Err(e);
     }
     if let Some(why) = outcome_refusal(new, id, t, r.outcome, &r.objections) {
         return Err(refuse(format!("dissent {}: {why}", r.outcome)));

@@ -1136,10 +1136,14 @@ fn dissent_step(fm: &Frontmatter, agent: &str, target: Target, place: &Place) ->
             format!(
                 "The reviewers passed {target} {counter}; the gate waits for a fresh dissenter \
                  (dissent round {round} of {}): an agent that is neither the doer nor a reviewer \
-                 of the gate and has not dissented on it registers (`pair register {b} --agent \
-                 NEW-ID`), reads its bundle (`pair brief {b} --for dissenter`) and answers \
-                 (`pair dissent`).",
-                d::MAX_ROUNDS
+                 of the gate{} registers (`pair register {b} --agent NEW-ID`), reads its bundle \
+                 (`pair brief {b} --for dissenter`) and answers (`pair dissent`).",
+                d::MAX_ROUNDS,
+                if fm.dissent.every_cycle {
+                    ""
+                } else {
+                    " and has not dissented on this board before"
+                }
             ),
             None,
         );

@@ -338,7 +338,7 @@ pub fn invariants(p: &Parsed) -> Vec<FieldError> {
             message,
         });
     };
-    let checks: [Invariant; 8] = [
+    let checks: [Invariant; 9] = [
         one_doer,
         required_are_reviewers,
         verdict_bookkeeping,
@@ -347,6 +347,7 @@ pub fn invariants(p: &Parsed) -> Vec<FieldError> {
         blocked_bookkeeping,
         review_has_reviewers,
         outcome_agrees,
+        dissent_settings,
     ];
     for check in checks {
         check(&p.fm, &mut err);
@@ -503,6 +504,19 @@ fn blocked_bookkeeping(fm: &frontmatter::Frontmatter, err: &mut dyn FnMut(&str, 
             format!("is {b} but phase is {p}; blocked_from is set only while BLOCKED"),
         ),
         _ => {}
+    }
+}
+
+/// `dissent_every_cycle` is a setting of the dissent stage: a board without one has no dissenter.
+fn dissent_settings(fm: &frontmatter::Frontmatter, err: &mut dyn FnMut(&str, String)) {
+    if fm.dissent.every_cycle && fm.dissent.gates.is_empty() {
+        err(
+            crate::board::dissent::EVERY_CYCLE_FIELD,
+            format!(
+                "is true but `{}` names no gate: the setting is of a dissent stage",
+                crate::board::dissent::GATES_FIELD
+            ),
+        );
     }
 }
 

@@ -41,8 +41,8 @@ pub fn dissent(
     if fm.agent(&id).is_none() {
         return Err(crate::law::not_registered(&id));
     }
-    if let Some(why) = rules::unfit(fm, &id, t) {
-        return Err(Error::refused(why, poll_wait(&id)));
+    if let Some(e) = rules::unfit_refusal(fm, &id, t, "") {
+        return Err(e);
     }
     let counter = fm.counter(t);
     let (noun, unit) = target_noun(t);

@@ -558,3 +558,54 @@ fn a_review_only_board_refuses_a_pairing_boards_settings_instead_of_dropping_the
     }
     e.ok(0, &["init", B, "--review", "lib.rs"]);
 }
+
+/// The review state `status --json` and `poll --json` print, with the pin being the target's
+/// SHA-256, before and after the stop.
+fn review_state(e: &Env, pin: &str, round: u32, stage: &str, stop: Option<(&str, u32)>, code: i32) {
+    let want = serde_json::json!({
+        "target": "lib.rs",
+        "kind": "file",
+        "sha256": pin,
+        "lines": 20,
+        "mode": "lightweight",
+        "max_rounds": 3,
+        "roles": ["enthusiast", "adversary", "judge"],
+        "round": round,
+        "stage": stage,
+        "stop_reason": stop.map(|s| s.0),
+        "stop": stop.map(|(reason, round)| serde_json::json!({
+            "reason": reason,
+            "round": round,
+            "target_sha256": pin,
+            "drift": false,
+        })),
+    });
+    let status = json(&e.ok(0, &["status", B, "--json"]));
+    assert_eq!(status["review"], want, "{status:#}");
+    let poll = json(&e.ok(code, &["poll", B, "--agent", "enthusiast", "--json"]));
+    assert_eq!(poll["review"], want, "{poll:#}");
+    let text = e.ok(0, &["status", B]).stdout;
+    let line = format!(
+        "review      `lib.rs` pinned {pin} · lightweight mode · round {round} of at most 3 · stage \
+         {stage}{}",
+        stop.map_or(String::new(), |s| format!(" · stopped: {}", s.0))
+    );
+    assert!(text.contains(&format!("{line}\n")), "{text}");
+}
+
+#[test]
+fn status_and_poll_show_a_review_only_boards_whole_review_state_with_its_pin() {
+    let e = target("lib.rs", 20);
+    let pin = crate::common::sha256_hex(fs::read(e.path("lib.rs")).unwrap());
+    e.ok(0, &["init", B, "--review", "lib.rs"]);
+    // The enthusiast's poll: its turn, then the adversary's, then the end.
+    review_state(&e, &pin, 1, "find", None, 0);
+    find(&e, 1, &[]);
+    review_state(&e, &pin, 1, "dispute", None, 10);
+    dispute(&e, 1, &[]);
+    // Round 1 never stops the debate; an empty round 2 does.
+    review_state(&e, &pin, 2, "find", None, 0);
+    find(&e, 2, &[]);
+    dispute(&e, 2, &[]);
+    review_state(&e, &pin, 2, "done", Some(("zero-findings", 2)), 11);
+}

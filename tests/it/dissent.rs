@@ -590,3 +590,159 @@ fn a_board_with_a_dissent_stage_cannot_work_without_reviewers() {
     assert!(out.stderr.contains("dissent stage"), "{}", out.report());
     assert_eq!(std::fs::read(&b).unwrap(), before);
 }
+
+/// A board whose analysis and plan gates require a dissent stage, alice their one required
+/// reviewer: `dana` answers the analysis gate, and the plan is submitted and passed by alice.
+fn two_gates(dir: &Path, extra: &[&str]) -> String {
+    let b = dir.join("task.md").to_str().unwrap().to_string();
+    let mut init = vec![
+        "init",
+        b.as_str(),
+        "--goal",
+        "Add retries to the uploader",
+        "--yolo",
+        "--rca",
+        "--reviewers",
+        "alice",
+        "--dissent",
+        "analysis,plan",
+    ];
+    init.extend(extra);
+    pair(&init).code(0);
+    pair(["register", &b, "--agent", "alice"]).code(0);
+    pair(["advance", &b, "--agent", "doer", "ANALYZING"]).code(0);
+    pair([
+        "submit",
+        &b,
+        "--agent",
+        "doer",
+        "analysis",
+        "--note",
+        "The loop.",
+    ])
+    .code(0);
+    let ok = ["--revision", "1", "--note", "ok"];
+    pair([&["verdict", &b, "--agent", "alice", "APPROVED"][..], &ok].concat()).code(0);
+    pair(["register", &b, "--agent", "dana"]).code(0);
+    dissent(&b, "dana", "none", "1", &[]).code(0);
+    assert_eq!(phase(&b), "ANALYSIS_APPROVED");
+    pair(["advance", &b, "--agent", "doer", "PLANNING"]).code(0);
+    pair([
+        "submit",
+        &b,
+        "--agent",
+        "doer",
+        "plan",
+        "--note",
+        "Step 1: retry.",
+    ])
+    .code(0);
+    pair([&["verdict", &b, "--agent", "alice", "APPROVED"][..], &ok].concat()).code(0);
+    assert_eq!(phase(&b), "PLANNING_SUBMITTED");
+    b
+}
+
+#[test]
+fn a_dissenter_acts_on_one_cycle_of_a_board_and_a_fresh_id_answers_the_next_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = two_gates(dir.path(), &[]);
+    // The used-up dissenter is offered nothing at the second gate.
+    let v = json(&pair(["poll", &b, "--agent", "dana", "--json"]));
+    assert_eq!(v["your_turn"], false, "{v:#}");
+    assert_ne!(v["next"]["command"][1], "dissent", "{v:#}");
+    assert!(
+        !v["next"]["handoff_to"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x == "dana"),
+        "{v:#}"
+    );
+    // Its dissent is refused, exit 6, naming the step: a fresh id; the board is untouched.
+    let before = std::fs::read(&b).unwrap();
+    let out = dissent(&b, "dana", "none", "1", &[]);
+    assert_eq!(out.code, Some(6), "{}", out.report());
+    assert!(
+        out.stderr
+            .contains("already dissented on this board (analysis 1)"),
+        "{}",
+        out.report()
+    );
+    assert!(out.stderr.contains("register"), "{}", out.report());
+    let e = pair([
+        "dissent",
+        &b,
+        "--agent",
+        "dana",
+        "none",
+        "--revision",
+        "1",
+        "--note",
+        "again",
+        "--json",
+    ])
+    .json_error(6);
+    assert_eq!(e["kind"], "protocol", "{e:#}");
+    assert_eq!(e["hint"]["argv"][1], "register", "{e:#}");
+    assert_eq!(
+        std::fs::read(&b).unwrap(),
+        before,
+        "the refusal leaves the board untouched"
+    );
+    // Nor may a raw write turn the setting on: it is the user's, made with the board.
+    let text = String::from_utf8(before.clone()).unwrap();
+    let raw = dir.path().join("raw.md");
+    let set = text.replace(
+        "dissent_gates: [analysis, plan]\n",
+        "dissent_gates: [analysis, plan]\ndissent_every_cycle: true\n",
+    );
+    assert_ne!(set, text);
+    std::fs::write(&raw, set).unwrap();
+    let sha = crate::common::sha256_hex(&before);
+    let out = pair([
+        "write",
+        &b,
+        "--as",
+        "dana",
+        "--content-file",
+        raw.to_str().unwrap(),
+        "--expect-sha256",
+        &sha,
+    ]);
+    assert_eq!(out.code, Some(6), "{}", out.report());
+    assert!(
+        out.stderr.contains("dissent_every_cycle"),
+        "{}",
+        out.report()
+    );
+    assert_eq!(std::fs::read(&b).unwrap(), before);
+    // A fresh id is offered the dissent and answers it.
+    pair(["register", &b, "--agent", "erin"]).code(0);
+    let v = json(&pair(["poll", &b, "--agent", "erin", "--json"]));
+    assert_eq!(v["next"]["command"][1], "dissent", "{v:#}");
+    dissent(&b, "erin", "none", "1", &[]).code(0);
+    assert_eq!(phase(&b), "PLAN_APPROVED");
+    pair(["validate", &b]).code(0);
+}
+
+#[test]
+fn a_board_made_with_dissenter_every_cycle_lets_one_dissenter_answer_every_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = two_gates(dir.path(), &["--dissenter-every-cycle"]);
+    assert!(
+        std::fs::read_to_string(&b)
+            .unwrap()
+            .contains("\ndissent_every_cycle: true\n")
+    );
+    let v = json(&pair(["status", &b, "--json"]));
+    assert_eq!(v["frontmatter"]["dissent_every_cycle"], true, "{v:#}");
+    let v = json(&pair(["poll", &b, "--agent", "dana", "--json"]));
+    assert_eq!(v["next"]["command"][1], "dissent", "{v:#}");
+    dissent(&b, "dana", "none", "1", &[]).code(0);
+    assert_eq!(phase(&b), "PLAN_APPROVED");
+    pair(["validate", &b]).code(0);
+    // The setting needs a dissent stage, and no pairing board without one carries it.
+    let other = dir.path().join("other.md").to_str().unwrap().to_string();
+    let out = pair(["init", &other, "--goal", "g", "--dissenter-every-cycle"]);
+    assert_eq!(out.code, Some(4), "{}", out.report());
+}
