@@ -229,6 +229,10 @@ pub struct Pin {
     /// with the remote can read (see `crate::repo::artifact`).
     #[serde(skip_serializing_if = "Option::is_none", flatten)]
     pub published: Option<Publication>,
+    /// When the submission was made (`submitted_at`): when its round's review became
+    /// available. Absent on a pin written before it was recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub submitted_at: Option<Timestamp>,
 }
 
 /// A published artifact: the commit that holds exactly the content under review, the ref it
@@ -260,8 +264,9 @@ pub struct Observed {
 }
 
 impl Observed {
-    pub fn pin(self, counter: u32) -> Pin {
+    pub fn pin(self, counter: u32, submitted_at: Timestamp) -> Pin {
         Pin {
+            submitted_at: Some(submitted_at),
             counter,
             kind: self.kind,
             sha256: self.sha256,
@@ -733,6 +738,11 @@ fn emit_pin(out: &mut String, t: Target, pin: &Pin) {
     out.push_str("\n    sha256: ");
     out.push_str(&yaml::quoted(&pin.sha256.to_string()));
     out.push('\n');
+    if let Some(at) = &pin.submitted_at {
+        out.push_str("    submitted_at: ");
+        out.push_str(&yaml::quoted(&at.to_string()));
+        out.push('\n');
+    }
     if let Some(tree) = &pin.tree {
         out.push_str("    tree: ");
         out.push_str(&yaml::quoted(tree));
@@ -1147,7 +1157,15 @@ fn conv_paths(v: &Value) -> Result<Vec<String>, String> {
 }
 
 const PIN_KEYS: &[&str] = &[
-    "counter", "kind", "sha256", "files", "tree", "commit", "ref", "paths",
+    "counter",
+    "kind",
+    "sha256",
+    "files",
+    "tree",
+    "commit",
+    "ref",
+    "paths",
+    "submitted_at",
 ];
 
 /// Whether `s` can name a file inside a git tree: relative, `/`-separated, no empty, `.` or
@@ -1264,6 +1282,7 @@ fn pins_from_node(
         let commit = f.opt("commit", None, conv_opt_tree);
         let refname = f.opt("ref", None, |v| conv_artifact_ref(v).map(Some));
         let paths = f.opt("paths", Vec::new(), conv_rel_paths);
+        let submitted_at = f.opt("submitted_at", None, |v| conv_timestamp(v).map(Some));
         // A later version may add fields to a pin: kept, with a warning.
         let unknown = f.unknown(PIN_KEYS);
         for (k, n) in &unknown {
@@ -1286,6 +1305,7 @@ fn pins_from_node(
                         refname: refname.unwrap_or_default(),
                         paths,
                     }),
+                    submitted_at,
                 }),
             );
             pins.1[Pins::index(target)] = crate::board::format::Unknown(unknown);

@@ -147,6 +147,11 @@ pub const LEFT_OUT: &[(&str, &str, &str)] = &[
         "interval",
         "how often a wait asks a git remote: the default fits an agent",
     ),
+    (
+        "next",
+        "max_held",
+        "how many pool reviews an agent holds at once: one at a time fits an agent",
+    ),
     ("init", "dissent", USERS_CHOICE),
     ("init", "dissenter_every_cycle", USERS_CHOICE),
     ("init", "yolo", USERS_CHOICE),

@@ -538,12 +538,13 @@ Examples:
   pair ls 'git+file:///srv/repo.git#refs/pair/' --agent alice --json")]
     Ls(crate::cli::project::LsArgs),
 
-    /// The one step you should take next anywhere in a project (reviews waiting longest first,
-    /// then your own work), with its command (exit 0 one found, 10 none).
+    /// The one step to take next anywhere in a project (what you hold first, then new work,
+    /// oldest first), with its command (exit 0 one found, 10 none, 11 you are done).
     #[command(after_help = "\
 Examples:
   pair next boards/ --agent alice
-  pair next boards/ --agent alice --wait --timeout 600 --json")]
+  pair next boards/ --agent alice --wait --timeout 600 --json
+  pair next boards/ --agent alice --max-held 2")]
     Next(crate::cli::project::NextArgs),
 }
 

@@ -76,4 +76,7 @@ pub struct NextArgs {
     /// With --wait: how often a git remote is asked (default 1; a directory is watched).
     #[arg(long, value_name = "SECONDS", requires = "wait")]
     pub interval: Option<f64>,
+    /// Unfinished pool reviews you may hold before a new claim is offered.
+    #[arg(long, default_value_t = crate::commands::project::MAX_HELD, value_name = "N")]
+    pub max_held: usize,
 }

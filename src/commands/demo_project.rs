@@ -388,6 +388,13 @@ pub fn agent(me: &Agent, project: &Path) -> Result<()> {
             "--timeout",
             SLICE,
         ])?;
+        if next.code == exit::TERMINAL {
+            me.emit(me.event(
+                "done",
+                "every board of mine is finished or handed over; stopping",
+            ));
+            return Ok(());
+        }
         if next.code == exit::NOT_YOUR_TURN {
             if finished(me, &project_s)? {
                 me.emit(me.event("done", "every board of the project is finished; stopping"));

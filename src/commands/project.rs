@@ -302,12 +302,89 @@ fn render_rows(rows: &[Row]) -> String {
     out
 }
 
-/// What kind of step a candidate is: reviews come first.
+/// What kind of step a candidate is: within a rank, reviews come first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     Review,
     Work,
+}
+
+/// Where a step stands in `next`'s order: what the agent already holds before anything new.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rank {
+    Claimed,
+    Turn,
+    Acknowledge,
+    New,
+}
+
+/// One rank of [`RANKS`].
+pub struct RankRule {
+    pub rank: Rank,
+    /// Its name, as `step.rank` (JSON) and docs/commands.md spell it.
+    pub name: &'static str,
+    /// What a step of this rank is, one sentence.
+    pub says: &'static str,
+}
+
+/// `next`'s order of steps, first first: read by [`steps`], by `step.rank` and by the
+/// documentation test that keeps docs/commands.md's table in step. Within a rank, reviews come
+/// before work, then the step that became available first (a review: when its submission was
+/// made, the pin's `submitted_at`; any other step: when its phase was entered), then by name.
+pub const RANKS: &[RankRule] = &[
+    RankRule {
+        rank: Rank::Claimed,
+        name: "claimed",
+        says: "a pool review the agent claimed and has not given its verdict on",
+    },
+    RankRule {
+        rank: Rank::Turn,
+        name: "turn",
+        says: "the agent's turn on a board it is registered on (its doer work, or a review it \
+               is required in by name)",
+    },
+    RankRule {
+        rank: Rank::Acknowledge,
+        name: "acknowledge",
+        says: "a role a handoff offers the agent, to acknowledge",
+    },
+    RankRule {
+        rank: Rank::New,
+        name: "new",
+        says: "new work: a pool review to claim, or a board to register on",
+    },
+];
+
+/// How many unfinished pool claims an agent holds before `next` offers it another one, unless
+/// `--max-held` says otherwise.
+pub const MAX_HELD: usize = 1;
+
+impl Rank {
+    fn rule(self) -> &'static RankRule {
+        RANKS
+            .iter()
+            .find(|r| r.rank == self)
+            .expect("every rank is in RANKS")
+    }
+
+    /// Its place in [`RANKS`]: the lower, the sooner.
+    pub fn order(self) -> usize {
+        RANKS
+            .iter()
+            .position(|r| r.rank == self)
+            .unwrap_or(usize::MAX)
+    }
+
+    pub fn name(self) -> &'static str {
+        self.rule().name
+    }
+}
+
+impl Serialize for Rank {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
 }
 
 /// One step an agent may take on a board of the project.
@@ -316,12 +393,20 @@ pub struct Step {
     pub name: String,
     pub board: String,
     pub kind: Kind,
+    /// Its rank in `next`'s order ([`RANKS`]).
+    pub rank: Rank,
+    /// The step takes a new pool claim (`--max-held` counts it).
+    pub claims: bool,
     pub phase: Phase,
-    /// When the step became the agent's (the phase was entered).
+    /// When the phase was entered.
     pub since: String,
+    /// When the step became available: for a review, when its submission was made (the pin's
+    /// `submitted_at`, else when the phase was entered); for any other step, when the phase
+    /// was entered.
+    pub available_at: String,
     pub next: Next,
     #[serde(skip)]
-    since_ts: Timestamp,
+    available_ts: Timestamp,
 }
 
 /// Whether a board is the agent's business: it is on it, named as a required reviewer, in its
@@ -346,6 +431,76 @@ pub struct Held {
     pub waits_for: Vec<Dep>,
 }
 
+/// A board the agent is done on: it handed its role over (acknowledged) and holds none there.
+#[derive(Debug, Clone, Serialize)]
+pub struct Done {
+    pub name: String,
+    pub board: String,
+    /// The role it handed over, and to whom (who holds the place now).
+    pub role: crate::board::frontmatter::Role,
+    pub to: String,
+}
+
+/// What `next` found for an agent across a project.
+#[derive(Debug, Clone, Default)]
+pub struct Found {
+    /// The steps to take, the first first.
+    pub steps: Vec<Step>,
+    /// The agent's boards that wait for other boards.
+    pub held: Vec<Held>,
+    /// The boards the agent handed its role over on.
+    pub done: Vec<Done>,
+    /// New pool claims left out because the agent holds `max_held` unfinished ones.
+    pub deferred: usize,
+    /// Whether every board the agent has anything to do with is finished, or done for it
+    /// (with at least one it handed over): nothing more will come for it here.
+    pub finished: bool,
+}
+
+/// When a step became available: a review when its submission was made (the pin, when it
+/// records it), anything else when its phase was entered.
+fn available_at(fm: &Frontmatter, kind: Kind) -> Timestamp {
+    let submitted = match kind {
+        Kind::Review => fm
+            .phase
+            .review_target()
+            .and_then(|t| fm.pin(t))
+            .and_then(|p| p.submitted_at),
+        Kind::Work => None,
+    };
+    submitted.unwrap_or(fm.phase_updated_at)
+}
+
+fn rank_of(fm: &Frontmatter, agent: &str, kind: Kind, claims: bool) -> Rank {
+    if crate::law::handoff::offered_to(fm, agent).is_some() {
+        Rank::Acknowledge
+    } else if kind == Kind::Review
+        && fm
+            .phase
+            .review_target()
+            .is_some_and(|t| fm.pool_takers(t).iter().any(|a| a == agent))
+    {
+        Rank::Claimed
+    } else if fm.agent(agent).is_some() && !claims {
+        Rank::Turn
+    } else {
+        Rank::New
+    }
+}
+
+fn done(m: &Member, fm: &Frontmatter, agent: &str) -> Option<Done> {
+    let h = crate::board::handoff::handed_away(fm, agent)?;
+    if crate::law::handoff::role_held(fm, agent).is_some() {
+        return None;
+    }
+    Some(Done {
+        name: m.name.clone(),
+        board: m.board.display().to_string(),
+        role: h.role,
+        to: crate::board::handoff::holder(fm, agent),
+    })
+}
+
 fn step(m: &Member, fm: &Frontmatter, agent: &str, deps: &[Dep]) -> (Option<Step>, Option<Held>) {
     if !concerns(fm, agent) {
         return (None, None);
@@ -368,40 +523,71 @@ fn step(m: &Member, fm: &Frontmatter, agent: &str, deps: &[Dep]) -> (Option<Step
         NextActor::Doer | NextActor::User => Kind::Work,
         NextActor::None => return (None, held()),
     };
+    let claims = kind == Kind::Review
+        && crate::law::handoff::offered_to(fm, agent).is_none()
+        && fm.in_pool(agent)
+        && !fm.is_required_now(agent);
+    let available = available_at(fm, kind);
     (
         Some(Step {
             name: m.name.clone(),
             board: place.board.clone(),
             kind,
+            rank: rank_of(fm, agent, kind, claims),
+            claims,
             phase: fm.phase,
             since: fm.phase_updated_at.to_string(),
-            since_ts: fm.phase_updated_at,
+            available_at: available.to_string(),
+            available_ts: available,
             next,
         }),
         None,
     )
 }
 
-/// Every step the agent may take in the project, the one to take first first: reviews before
-/// the agent's own doer work, each oldest first, then by name; and the agent's boards held by
-/// what they wait for.
-pub fn steps(members: &[Member], agent: &str) -> (Vec<Step>, Vec<Held>) {
+/// Every step the agent may take in the project, the one to take first first: by rank
+/// ([`RANKS`]), then reviews before work, then the one available first, then by name; no new
+/// pool claim while the agent holds `max_held` unfinished ones. Also the agent's boards held by
+/// what they wait for, and those it handed its role over on.
+pub fn steps(members: &[Member], agent: &str, max_held: usize) -> Found {
     let deps = crate::project::dependencies(members);
-    let mut out = Vec::new();
-    let mut held = Vec::new();
+    let mut found = Found::default();
+    // Whether some board of the agent's may still give it work.
+    let mut open = false;
     for (m, d) in members.iter().zip(&deps) {
         let Some(fm) = &m.fm else { continue };
+        if let Some(gone) = done(m, fm, agent) {
+            found.done.push(gone);
+            continue;
+        }
+        // A BLOCKED board goes on once unblocked; the other terminal phases are final.
+        if concerns(fm, agent) && (!fm.phase.is_terminal() || fm.phase == Phase::Blocked) {
+            open = true;
+        }
         let (st, h) = step(m, fm, agent, d);
-        out.extend(st);
-        held.extend(h);
+        found.steps.extend(st);
+        found.held.extend(h);
     }
-    out.sort_by(|a, b| {
-        a.kind
-            .cmp(&b.kind)
-            .then_with(|| 0.cmp(&a.since_ts.millis_until(b.since_ts)))
+    found.steps.sort_by(|a, b| {
+        a.rank
+            .order()
+            .cmp(&b.rank.order())
+            .then_with(|| a.kind.cmp(&b.kind))
+            .then_with(|| 0.cmp(&a.available_ts.millis_until(b.available_ts)))
             .then_with(|| a.name.cmp(&b.name))
     });
-    (out, held)
+    let holding = found
+        .steps
+        .iter()
+        .filter(|s| s.rank == Rank::Claimed)
+        .count();
+    if holding >= max_held {
+        let before = found.steps.len();
+        found.steps.retain(|s| !s.claims);
+        found.deferred = before - found.steps.len();
+    }
+    found.finished = !open && !found.done.is_empty();
+    found
 }
 
 /// How a command names the project for a command it hands on: a git address as given, a
@@ -436,7 +622,7 @@ fn wait_command(a: &NextArgs) -> Vec<String> {
 fn next_outcome(
     a: &NextArgs,
     project: &Project,
-    found: (Vec<Step>, Vec<Held>),
+    found: Found,
     boards: usize,
     waited: Option<Duration>,
 ) -> Outcome {
@@ -444,16 +630,25 @@ fn next_outcome(
 }
 
 /// What `next` (and a project's `poll`) answers: the agent's first step with its command, or,
-/// with none, `wait` as the command to run.
+/// with none, `wait` as the command to run; or, when every board of the agent's is finished or
+/// handed over, that it is done (exit 11, no command).
 pub(super) fn outcome(
     agent: &str,
     project: &Project,
-    (steps, held): (Vec<Step>, Vec<Held>),
+    found: Found,
     boards: usize,
     waited: Option<Duration>,
     wait: Vec<String>,
 ) -> Outcome {
+    let Found {
+        steps,
+        held,
+        done,
+        deferred,
+        finished,
+    } = found;
     let first = steps.first().cloned();
+    let finished = first.is_none() && finished;
     let mut json = json!({
         "schema": SCHEMA,
         "project": project.name(),
@@ -461,7 +656,11 @@ pub(super) fn outcome(
         "boards": boards,
         "found": first.is_some(),
         "waiting": steps.len(),
+        "steps": steps,
         "held": held,
+        "done": done,
+        "deferred": deferred,
+        "finished": finished,
     });
     let mut text = String::new();
     match &first {
@@ -469,13 +668,14 @@ pub(super) fn outcome(
             json["step"] = serde_json::to_value(st).unwrap_or_default();
             json["next"] = serde_json::to_value(&st.next).unwrap_or_default();
             text.push_str(&format!(
-                "board       {}\nphase       {}\nkind        {}\naction      {}\n",
+                "board       {}\nphase       {}\nkind        {}\nrank        {}\naction      {}\n",
                 escape(&st.name),
                 st.phase,
                 match st.kind {
                     Kind::Review => "review",
                     Kind::Work => "work",
                 },
+                st.rank.name(),
                 escape(&st.next.action)
             ));
             if let Some(c) = &st.next.command {
@@ -486,7 +686,6 @@ pub(super) fn outcome(
             }
         }
         None => {
-            let command = wait;
             let held_text = if held.is_empty() {
                 String::new()
             } else {
@@ -504,10 +703,37 @@ pub(super) fn outcome(
                         .join("; ")
                 )
             };
-            let action = format!(
-                "Nothing for you on the {boards} board(s) of the project{held_text}. Wait with `{}`.",
-                shell_line(&command)
-            );
+            let (action, command) = if finished {
+                (
+                    format!(
+                        "You are done in the project: you handed your role over on {} and \
+                         every other board of yours is finished. Nothing here will be yours \
+                         to do; stop.",
+                        done.iter()
+                            .map(|d| d.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    serde_json::Value::Null,
+                )
+            } else {
+                let deferred_text = if deferred == 0 {
+                    String::new()
+                } else {
+                    format!(
+                        " ({deferred} pool review(s) left to others: you hold as many unfinished \
+                         claims as --max-held allows)"
+                    )
+                };
+                (
+                    format!(
+                        "Nothing for you on the {boards} board(s) of the project{held_text}\
+                         {deferred_text}. Wait with `{}`.",
+                        shell_line(&wait)
+                    ),
+                    json!(wait),
+                )
+            };
             json["step"] = serde_json::Value::Null;
             json["next"] = json!({
                 "actor": "none",
@@ -528,6 +754,14 @@ pub(super) fn outcome(
             escape(&crate::render::report::waits_text(&h.waits_for))
         ));
     }
+    for d in &done {
+        text.push_str(&format!(
+            "done        {}: you handed the {} role over to {}\n",
+            escape(&d.name),
+            d.role,
+            escape(&d.to)
+        ));
+    }
     if let Some(w) = waited {
         json["waited_ms"] = json!(w.as_millis() as u64);
         text.push_str(&format!("waited      {:.1} s\n", w.as_secs_f64()));
@@ -537,6 +771,8 @@ pub(super) fn outcome(
         text,
         code: if first.is_some() {
             exit::OK
+        } else if finished {
+            exit::TERMINAL
         } else {
             exit::NOT_YOUR_TURN
         },
@@ -548,10 +784,17 @@ pub(super) fn outcome(
 /// `pair next --agent ID PROJECT [--wait]`.
 pub fn next(a: NextArgs, s: &Session) -> Result<Outcome> {
     agent_arg("--agent", &a.agent)?;
+    if a.max_held == 0 {
+        return Err(Error::Usage(
+            "--max-held 0 would offer no pool review at all; give 1 or more (run `pair next \
+             --help`)"
+                .into(),
+        ));
+    }
     let project = Project::open(&a.project)?;
     if !a.wait {
         let members = project.read(s)?;
-        let found = steps(&members, &a.agent);
+        let found = steps(&members, &a.agent, a.max_held);
         return Ok(next_outcome(&a, &project, found, members.len(), None));
     }
     let count = |m: &[Member]| m.len();
@@ -562,8 +805,9 @@ pub fn next(a: NextArgs, s: &Session) -> Result<Outcome> {
         "work",
         s,
         |members, waited, last| {
-            let found = steps(&members, &a.agent);
-            Ok((!found.0.is_empty() || last)
+            let found = steps(&members, &a.agent, a.max_held);
+            // Done in the project: nothing will come, so the wait ends now.
+            Ok((!found.steps.is_empty() || found.finished || last)
                 .then(|| next_outcome(&a, &project, found, count(&members), waited)))
         },
     )

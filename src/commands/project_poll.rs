@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::Outcome;
-use super::project::{Held, Step, outcome, project_word, steps};
+use super::project::{Found, outcome, project_word, steps};
 use crate::board::journal::Record;
 use crate::cli::PollArgs;
 use crate::error::{Error, Result};
@@ -152,7 +152,7 @@ fn answer(
     a: &PollArgs,
     project: &Project,
     members: &[Member],
-    found: (Vec<Step>, Vec<Held>),
+    found: Found,
     c: CatchUp,
     waited: Option<Duration>,
 ) -> Outcome {
@@ -232,7 +232,7 @@ pub fn poll(a: PollArgs, s: &Session) -> Result<Outcome> {
     if !a.wait {
         let members = project.read(s)?;
         let c = catch_up(&project, &members, &cursor, s);
-        let found = steps(&members, &a.agent);
+        let found = steps(&members, &a.agent, super::project::MAX_HELD);
         return Ok(answer(&a, &project, &members, found, c, None));
     }
     super::project::wait_across(
@@ -243,14 +243,14 @@ pub fn poll(a: PollArgs, s: &Session) -> Result<Outcome> {
         s,
         |members, waited, last| {
             let c = catch_up(&project, &members, &cursor, s);
-            let found = steps(&members, &a.agent);
+            let found = steps(&members, &a.agent, super::project::MAX_HELD);
             // A record wakes the wait unless the waiting agent wrote it: its own writes are
             // not news to it (they are still listed when something else wakes it).
             let news = c
                 .records
                 .iter()
                 .any(|r| !super::read::written_by(&r.record, &a.agent));
-            let work = news || !found.0.is_empty();
+            let work = news || !found.steps.is_empty() || found.finished;
             Ok((work || last).then(|| answer(&a, &project, &members, found, c, waited)))
         },
     )

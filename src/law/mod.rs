@@ -1351,6 +1351,7 @@ agents:
                 files: vec![],
                 tree: None,
                 published: None,
+                submitted_at: None,
             }),
         );
         fm
@@ -1389,6 +1390,7 @@ agents:
             files: vec![],
             tree: None,
             published: None,
+            submitted_at: None,
         };
         // Not a submission: no pin moves.
         let mut new = old.clone();

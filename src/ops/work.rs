@@ -81,7 +81,7 @@ pub fn submit(
             p.sha256.short()
         )
     });
-    fm.pins.set(target, pin.map(|p| p.pin(n)));
+    fm.pins.set(target, pin.map(|p| p.pin(n, ctx.now)));
     set_phase(fm, ctx, to);
     touch(fm, ctx, Some(Status::Waiting));
     let verb = if from.is_reviewable() {

@@ -293,3 +293,23 @@ fn the_handoff_tables_are_the_law_s() {
         );
     }
 }
+
+/// docs/commands.md's table of `next`'s order is the code's table of ranks, in its order.
+#[test]
+fn the_order_of_next_is_the_code_s_table_of_ranks() {
+    let commands =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/commands.md"))
+            .expect("docs/commands.md");
+    let mut at = 0;
+    for r in pair::commands::project::RANKS {
+        let row = format!(
+            "| `{}` | {} |",
+            r.name,
+            r.says.split_whitespace().collect::<Vec<_>>().join(" ")
+        );
+        let found = commands[at..]
+            .find(&row)
+            .unwrap_or_else(|| panic!("docs/commands.md lacks the rank row {row}, in order"));
+        at += found + row.len();
+    }
+}

@@ -706,3 +706,50 @@ fn a_handoff_left_pending_on_a_finished_board_is_offered_to_nobody() {
     assert!(text.contains("\"doer doer carol pending\""), "{text}");
     pair(["validate", &b]).code(0);
 }
+
+/// An agent that handed its role over (acknowledged) is done on that board: a project's `next`
+/// offers it nothing there and, with no other board of its own left unfinished, says it is done
+/// (exit 11, no command), also with `--wait`, which does not wait for what cannot come.
+#[test]
+fn next_tells_an_agent_that_handed_its_role_over_it_is_done_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = submitted(dir.path());
+    let project = dir.path().to_str().unwrap();
+    pair([
+        "handoff",
+        &b,
+        "--agent",
+        "doer",
+        "--to",
+        "carol",
+        "--user-approved",
+    ])
+    .code(0);
+    // While the offer is pending, the role is still the doer's: it waits, not done.
+    let v = json(&pair(["next", "--agent", "doer", project, "--json"]));
+    assert_eq!(v["finished"], false, "{v:#}");
+    assert_eq!(v["done"], serde_json::json!([]), "{v:#}");
+    pair(["acknowledge", &b, "--agent", "carol"]).code(0);
+    for wait in [&[][..], &["--wait", "--timeout", "30"][..]] {
+        let mut args = vec!["next", "--agent", "doer", project, "--json"];
+        args.extend_from_slice(wait);
+        let out = pair(args);
+        out.code(11);
+        let v = json(&out);
+        assert_eq!(v["finished"], true, "{v:#}");
+        assert_eq!(v["step"], Value::Null, "{v:#}");
+        assert_eq!(v["next"]["command"], Value::Null, "{v:#}");
+        assert_eq!(v["done"][0]["name"], "task", "{v:#}");
+        assert_eq!(v["done"][0]["role"], "doer", "{v:#}");
+        assert_eq!(v["done"][0]["to"], "carol", "{v:#}");
+    }
+    let text = pair(["next", "--agent", "doer", project]);
+    text.code(11)
+        .mentions(&["You are done", "handed the doer role over to carol"]);
+    // With another board of its own still open, it is told of the handed one and waits.
+    let other = dir.path().join("other.md");
+    pair(["init", other.to_str().unwrap(), "--goal", "g"]).code(0);
+    let v = json(&pair(["next", "--agent", "doer", project, "--json"]));
+    assert_eq!(v["finished"], false, "{v:#}");
+    assert_eq!(v["done"][0]["name"], "task", "{v:#}");
+}

@@ -339,3 +339,165 @@ fn stats_of_a_git_namespace_reports_a_junk_ref_and_counts_the_boards() {
     assert_eq!(unread.len(), 1, "{v:#}");
     assert_eq!(unread[0]["path"], board("junk"), "{v:#}");
 }
+
+/// A board in `dir` named `name` whose plan asks `reviews` review(s) of the pool alice, bob,
+/// carol, submitted at `at` (every member registered before).
+fn pool_submitted(dir: &Path, name: &str, reviews: &str, at: &str) -> String {
+    let b = s(&dir.join(format!("{name}.md"))).to_string();
+    let now = [("PAIR_NOW", at)];
+    pair_env(
+        [
+            "init",
+            &b,
+            "--goal",
+            "g",
+            "--yolo",
+            "--reviewer-pool",
+            "alice,bob,carol",
+            "--reviews",
+            reviews,
+        ],
+        &now,
+    )
+    .code(0);
+    for m in ["alice", "bob", "carol"] {
+        pair_env(["register", &b, "--agent", m], &now).code(0);
+    }
+    pair_env(["advance", &b, "--agent", "doer", "PLANNING"], &now).code(0);
+    pair_env(
+        [
+            "submit", &b, "--agent", "doer", "plan", "--note", "the plan",
+        ],
+        &now,
+    )
+    .code(0);
+    b
+}
+
+fn next_at(dir: &Path, agent: &str, at: &str, more: &[&str]) -> crate::common::Out {
+    let mut args = vec!["next", "--agent", agent, s(dir), "--json"];
+    args.extend_from_slice(more);
+    pair_env(args, &[("PAIR_NOW", at)])
+}
+
+/// Two boards wait for the pool's review, submitted a second apart; alice claims the older one
+/// (its phase, REVIEWING_PLAN, is entered at the claim). Two seconds later `next` gives her
+/// the verdict on the board she holds, not the other board, which now looks older; bob, who
+/// holds nothing, is given the other board to claim.
+#[test]
+fn next_gives_the_review_an_agent_claimed_before_an_older_looking_new_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = pool_submitted(dir.path(), "a", "1", "2026-01-01T00:00:00Z");
+    pool_submitted(dir.path(), "b", "1", "2026-01-01T00:00:01Z");
+    pair_env(
+        ["claim", &a, "--agent", "alice"],
+        &[("PAIR_NOW", "2026-01-01T00:00:02Z")],
+    )
+    .code(0);
+    let v = next_at(dir.path(), "alice", "2026-01-01T00:00:04Z", &[])
+        .code(0)
+        .json();
+    assert_eq!(v["step"]["name"], "a", "{v:#}");
+    assert_eq!(v["step"]["phase"], "REVIEWING_PLAN", "{v:#}");
+    assert_eq!(v["step"]["rank"], "claimed", "{v:#}");
+    assert_eq!(v["next"]["command"][1], "verdict", "{v:#}");
+    assert_eq!(v["next"]["command"][2], a, "{v:#}");
+    // The claim on b is held back while a is unfinished.
+    assert_eq!(v["waiting"], 1, "{v:#}");
+    assert_eq!(v["deferred"], 1, "{v:#}");
+    let v = next_at(dir.path(), "bob", "2026-01-01T00:00:04Z", &[])
+        .code(0)
+        .json();
+    assert_eq!(v["step"]["name"], "b", "{v:#}");
+    assert_eq!(v["step"]["rank"], "new", "{v:#}");
+    assert_eq!(v["next"]["command"][1], "claim", "{v:#}");
+}
+
+/// Among new work the review submitted first comes first, by the submission's time the pin
+/// records, not by the board's last phase change: b was submitted before a, and another member's
+/// claim later moved b into REVIEWING_PLAN.
+#[test]
+fn next_orders_new_reviews_by_when_they_were_submitted_not_by_the_last_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = pool_submitted(dir.path(), "b", "2", "2026-01-01T00:00:00Z");
+    pool_submitted(dir.path(), "a", "2", "2026-01-01T00:00:05Z");
+    pair_env(
+        ["claim", &b, "--agent", "bob"],
+        &[("PAIR_NOW", "2026-01-01T00:00:10Z")],
+    )
+    .code(0);
+    let text = std::fs::read_to_string(&b).unwrap();
+    assert!(
+        text.contains("submitted_at: \"2026-01-01T00:00:00Z\""),
+        "{text}"
+    );
+    let v = next_at(dir.path(), "alice", "2026-01-01T00:00:20Z", &[])
+        .code(0)
+        .json();
+    assert_eq!(v["step"]["name"], "b", "{v:#}");
+    assert_eq!(v["step"]["rank"], "new", "{v:#}");
+    assert_eq!(v["step"]["phase"], "REVIEWING_PLAN", "{v:#}");
+    assert_eq!(v["step"]["since"], "2026-01-01T00:00:10Z", "{v:#}");
+    assert_eq!(v["step"]["available_at"], "2026-01-01T00:00:00Z", "{v:#}");
+    assert_eq!(v["steps"][1]["name"], "a", "{v:#}");
+    pair(["validate", &b]).code(0);
+}
+
+/// An agent holding an unfinished pool review is offered no new claim; `--max-held 2` lets it
+/// take a second one (listed after the review it holds); `--max-held 0` is a usage error.
+#[test]
+fn next_offers_no_second_claim_while_one_is_held_unless_max_held_allows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = pool_submitted(dir.path(), "a", "1", "2026-01-01T00:00:00Z");
+    let b = pool_submitted(dir.path(), "b", "1", "2026-01-01T00:00:01Z");
+    pair(["claim", &a, "--agent", "alice"]).code(0);
+    let v = next_at(dir.path(), "alice", "2026-01-01T00:00:30Z", &[])
+        .code(0)
+        .json();
+    let names: Vec<&str> = v["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["a"], "{v:#}");
+    let v = next_at(
+        dir.path(),
+        "alice",
+        "2026-01-01T00:00:30Z",
+        &["--max-held", "2"],
+    )
+    .code(0)
+    .json();
+    assert_eq!(v["step"]["name"], "a", "{v:#}");
+    assert_eq!(v["deferred"], 0, "{v:#}");
+    assert_eq!(v["steps"][1]["name"], "b", "{v:#}");
+    assert_eq!(v["steps"][1]["claims"], true, "{v:#}");
+    assert_eq!(v["steps"][1]["next"]["command"][1], "claim", "{v:#}");
+    assert_eq!(v["steps"][1]["next"]["command"][2], b, "{v:#}");
+    // Once the held review is given, the next claim is offered again.
+    pair([
+        "verdict",
+        &a,
+        "--agent",
+        "alice",
+        "APPROVED",
+        "--revision",
+        "1",
+        "--note",
+        "fine",
+    ])
+    .code(0);
+    let v = next_at(dir.path(), "alice", "2026-01-01T00:00:40Z", &[])
+        .code(0)
+        .json();
+    assert_eq!(v["step"]["name"], "b", "{v:#}");
+    assert_eq!(v["next"]["command"][1], "claim", "{v:#}");
+    next_at(
+        dir.path(),
+        "alice",
+        "2026-01-01T00:00:40Z",
+        &["--max-held", "0"],
+    )
+    .code(4);
+}

@@ -243,6 +243,14 @@ fn agent(setup: Arc<Setup>, who: &'static str, stop: Arc<AtomicBool>, log: Arc<M
         match out.status.code() {
             Some(0) => {}
             Some(10) => continue,
+            // Done in the project: every board of its own is finished or handed over. It stays
+            // until the run stops (an agent gone before that would read as one that failed).
+            Some(11) => {
+                while !stop.load(Ordering::SeqCst) {
+                    std::thread::park_timeout(std::time::Duration::from_millis(50));
+                }
+                return;
+            }
             _ => {
                 log.lock().unwrap().refused.push(format!(
                     "{who}: next failed: {}",

@@ -250,6 +250,10 @@ fn pin() -> impl Strategy<Value = Pin> {
                 }),
                 // Paths with control characters are refused; a pin never holds one.
                 files,
+                // Written by every submission; absent on an older pin.
+                submitted_at: (counter % 2 == 0).then(|| {
+                    pair::board::frontmatter::Timestamp::parse("2026-01-01T00:00:07Z").unwrap()
+                }),
             }
         })
 }
