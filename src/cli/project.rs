@@ -4,6 +4,10 @@ use std::path::PathBuf;
 
 use clap::{ValueEnum, ValueHint};
 
+/// How many unfinished pool claims an agent holds before `next` offers it another one, unless
+/// `--max-held` says otherwise.
+pub const MAX_HELD: usize = 1;
+
 /// How `ls` orders its rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum LsSort {
@@ -77,6 +81,6 @@ pub struct NextArgs {
     #[arg(long, value_name = "SECONDS", requires = "wait")]
     pub interval: Option<f64>,
     /// Unfinished pool reviews you may hold before a new claim is offered.
-    #[arg(long, default_value_t = crate::commands::project::MAX_HELD, value_name = "N")]
+    #[arg(long, default_value_t = MAX_HELD, value_name = "N")]
     pub max_held: usize,
 }

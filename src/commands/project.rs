@@ -356,9 +356,7 @@ pub const RANKS: &[RankRule] = &[
     },
 ];
 
-/// How many unfinished pool claims an agent holds before `next` offers it another one, unless
-/// `--max-held` says otherwise.
-pub const MAX_HELD: usize = 1;
+pub use crate::cli::project::MAX_HELD;
 
 impl Rank {
     fn rule(self) -> &'static RankRule {

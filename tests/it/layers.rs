@@ -631,6 +631,15 @@ impl<'ast> Visit<'ast> for Reader {
         self.note_path(&segments(&m.path));
         self.tokens(m.tokens.clone());
     }
+
+    /// An attribute's arguments are tokens too (`#[arg(default_value_t = crate::x::Y)]`): the
+    /// paths written in them count as references.
+    fn visit_attribute(&mut self, a: &'ast syn::Attribute) {
+        if let syn::Meta::List(list) = &a.meta {
+            self.tokens(list.tokens.clone());
+        }
+        syn::visit::visit_attribute(self, a);
+    }
 }
 
 /// Parse one file of `src/` (`rel`, as `store/local.rs`) and read what it names and does. The
@@ -869,6 +878,7 @@ fn the_parsed_checks_see_the_ways_around_a_text_lint() {
         "use crate::{text::{self, x}, {commands::run}};",
         "use super::super::commands;",
         "fn f() { let _ = crate::commands::run; }",
+        "struct A { #[arg(default_value_t = crate::commands::project::MAX_HELD)] n: usize }",
         "fn f() -> crate::commands::Outcome { todo!() }",
         "fn f() { format!(\"{}\", crate::commands::NAME); }",
         "use crate::*;",
