@@ -72,6 +72,14 @@ impl Rules<'_> {
             within: Within::Call,
         }
     }
+
+    /// A file inside one of `dirs` (and the call's places), up to `limit` bytes.
+    pub fn inside(dirs: &[PathBuf], limit: u64) -> Rules<'_> {
+        Rules {
+            within: Within::Dirs(dirs),
+            ..Rules::given(limit)
+        }
+    }
 }
 
 thread_local! {

@@ -154,10 +154,7 @@ fn file_of(art: &Artifact<'_>, path: &str, undeclared: bool) -> Result<String, A
     }
     let full = art.base.join(path);
     let base = [art.base.to_path_buf()];
-    let rules = crate::input::Rules {
-        within: crate::input::Within::Dirs(&base),
-        ..crate::input::Rules::given(crate::law::validate::MAX_BOARD_BYTES)
-    };
+    let rules = crate::input::Rules::inside(&base, crate::law::validate::MAX_BOARD_BYTES);
     crate::input::read(&full, "the anchor's file", &rules)
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .map_err(|e| {

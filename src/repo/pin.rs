@@ -65,12 +65,10 @@ fn read_files(
     worktree: Option<&Path>,
 ) -> std::result::Result<Vec<(String, Vec<u8>)>, String> {
     let places: Vec<PathBuf> = worktree.map(Path::to_path_buf).into_iter().collect();
-    let rules = crate::input::Rules {
-        within: match worktree {
-            Some(_) => crate::input::Within::Dirs(&places),
-            None => crate::input::Within::Call,
-        },
-        ..crate::input::Rules::given(crate::law::validate::MAX_BOARD_BYTES)
+    let limit = crate::law::validate::MAX_BOARD_BYTES;
+    let rules = match worktree {
+        Some(_) => crate::input::Rules::inside(&places, limit),
+        None => crate::input::Rules::given(limit),
     };
     paths
         .iter()
