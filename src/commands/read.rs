@@ -470,12 +470,28 @@ pub fn status(a: StatusArgs, s: &Session) -> Result<Outcome> {
         Err(report) => return Err(invalid(&a.board, bytes, report.errors)),
     };
     let fm = &loaded.valid.parsed.fm;
+    // A review-only board has no doer: without --agent it is read from the side of the agent
+    // whose stage it is (nobody's once the debate has stopped: its judge's).
+    let debate = crate::board::debate::of(fm).and_then(|r| r.ok());
     let agent = a
         .agent
         .clone()
         .or_else(|| fm.doer().map(String::from))
+        .or_else(|| {
+            debate.as_ref().map(|r| {
+                let role = crate::law::debate::role_of(r.stage)
+                    .unwrap_or(crate::board::debate::DebateRole::Judge);
+                r.agent(role).to_string()
+            })
+        })
         .unwrap_or_default();
     let mut turn = Turn::new(fm, &agent, &shown(&a.board), &super::place(&a.board, fm));
+    // A review-only board's next step is its debate's, as its poll gives it.
+    if let Some(r) = &debate {
+        let (mine, next) = super::debate::next(r, &agent, &super::place_of(&a.board));
+        turn.your_turn = mine;
+        turn.next = next;
+    }
     // Without --agent, whoever runs it reads the doer's point of view in the third person.
     turn.asked_by_agent = a.agent.is_some();
     let sections = SectionInfo::of(&loaded.valid.doc);
@@ -500,7 +516,6 @@ pub fn status(a: StatusArgs, s: &Session) -> Result<Outcome> {
         );
     }
     // A review-only board's state is its review's, not a round of a gate.
-    let debate = crate::board::debate::of(fm).and_then(|r| r.ok());
     if let (Some(r), Some(obj)) = (&debate, json.as_object_mut()) {
         obj.insert("review".into(), super::debate::review_state(r));
     }

@@ -582,6 +582,40 @@ fn review_state(e: &Env, pin: &str, round: u32, stage: &str, stop: Option<(&str,
     });
     let status = json(&e.ok(0, &["status", B, "--json"]));
     assert_eq!(status["review"], want, "{status:#}");
+    // Without --agent, a review-only board is read from the side of the role whose stage it
+    // is: its next step is that role's, never a registration of nobody.
+    let acting = match stage {
+        "find" => Some("enthusiast"),
+        "dispute" => Some("adversary"),
+        "rule" => Some("judge"),
+        _ => None,
+    };
+    let command = status["next"]["command"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let words: Vec<&str> = command.iter().filter_map(Value::as_str).collect();
+    match acting {
+        Some(role) => {
+            assert_eq!(words.get(1), Some(&"verdict"), "{status:#}");
+            assert_eq!(words.get(3..5), Some(&["--agent", role][..]), "{status:#}");
+            assert_eq!(status["your_turn"], true, "{status:#}");
+            // Any other role is told to wait, with its own id.
+            let other = if role == "judge" {
+                "enthusiast"
+            } else {
+                "judge"
+            };
+            let theirs = json(&e.ok(0, &["status", B, "--agent", other, "--json"]));
+            assert_eq!(theirs["your_turn"], false, "{theirs:#}");
+            let action = theirs["next"]["action"].as_str().unwrap_or_default();
+            assert!(
+                action.contains(&format!("--agent {other} --wait")),
+                "{theirs:#}"
+            );
+        }
+        None => assert!(!words.contains(&"register"), "{status:#}"),
+    }
     let poll = json(&e.ok(code, &["poll", B, "--agent", "enthusiast", "--json"]));
     assert_eq!(poll["review"], want, "{poll:#}");
     let text = e.ok(0, &["status", B]).stdout;
