@@ -143,6 +143,12 @@ pub const LEFT_OUT: &[(&str, &str, &str)] = &[
         "how often a wait re-reads where it cannot be told of a change: the defaults fit an agent",
     ),
     (
+        "poll",
+        "until",
+        "waiting past COMMITTED for the doer's records of the merge and the clean-up is the \
+         command line's (`pair poll --until`): a tool's wait ends at COMMITTED",
+    ),
+    (
         "next",
         "interval",
         "how often a wait asks a git remote: the default fits an agent",

@@ -141,6 +141,7 @@ Examples:
   pair poll task.md --agent alice --wait --timeout 600
   pair poll task.md --agent alice --wait --through-blocked --json
   pair poll task.md --agent alice --wait --after 12 --json
+  pair poll task.md --agent alice --wait --until CLEANED_UP --json
   pair poll boards/ --agent alice --after 0 --json
   PAIR_AGENT=doer pair poll task.md --json")]
     Poll(PollArgs),
@@ -900,6 +901,45 @@ impl TypedValueParser for PhaseArg {
     }
 }
 
+/// A phase `poll --until` waits for past COMMITTED: one of
+/// [`crate::law::protocol::until_phases`], in any case.
+#[derive(Debug, Clone, Copy)]
+struct UntilArg;
+
+impl TypedValueParser for UntilArg {
+    type Value = Phase;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> std::result::Result<Phase, clap::Error> {
+        let phase = PhaseArg.parse_ref(cmd, arg, value)?;
+        let ends = crate::law::protocol::until_phases();
+        if ends.contains(&phase) {
+            return Ok(phase);
+        }
+        let names: Vec<&str> = ends.iter().map(|p| p.as_str()).collect();
+        Err(clap::Error::raw(
+            clap::error::ErrorKind::InvalidValue,
+            format!(
+                "--until {phase}: a wait past COMMITTED waits for {}; before COMMITTED, `poll \
+                 --wait` already waits for your turn\n",
+                names.join(" or ")
+            ),
+        ))
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            crate::law::protocol::until_phases()
+                .iter()
+                .map(|p| PossibleValue::new(p.as_str())),
+        ))
+    }
+}
+
 /// The work types the template knows (any other lower-case word is accepted too).
 const WORK_TYPES: &[&str] = &["feature", "debugging", "refactor", "docs", "spike"];
 
@@ -1141,6 +1181,12 @@ pub struct PollArgs {
     /// for a project, a cursor: 0, then the answer's `cursor`).
     #[arg(long, value_name = "SEQ", allow_negative_numbers = true)]
     pub after: Option<String>,
+    /// Wait past COMMITTED until PHASE (MERGED or CLEANED_UP).
+    ///
+    /// The doer records MERGED and CLEANED_UP when the user asks: reaching PHASE ends the wait
+    /// (exit 11); at the timeout, a board still short of it is exit 10.
+    #[arg(long, value_name = "PHASE", value_parser = UntilArg)]
+    pub until: Option<Phase>,
 }
 
 #[derive(Debug, Args)]

@@ -910,6 +910,13 @@ pub fn poll(a: &PollArgs, snap: Snapshot, s: &Session) -> Result<Outcome> {
             super::shown(&a.board)
         )));
     }
+    if let Some(until) = a.until {
+        return Err(Error::Usage(format!(
+            "--until {until} waits for a pairing board's lifecycle; {} is a review-only board, \
+             whose debate ends without one: poll it without --until",
+            super::shown(&a.board)
+        )));
+    }
     let start = std::time::Instant::now();
     let deadline = start + timeout(a.timeout)?;
     let interval = std::time::Duration::from_secs_f64(a.interval.unwrap_or(0.5).max(0.01));

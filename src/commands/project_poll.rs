@@ -227,6 +227,14 @@ pub fn poll(a: PollArgs, s: &Session) -> Result<Outcome> {
             a.board.display()
         )));
     }
+    if let Some(until) = a.until {
+        return Err(Error::Usage(format!(
+            "--until {until} waits for one board's lifecycle; {} is a project: poll the board \
+             itself (`pair poll BOARD --agent {} --wait --until {until}`)",
+            a.board.display(),
+            crate::text::shell_word(&a.agent)
+        )));
+    }
     let cursor = cursor_arg(&a)?;
     let project = Project::open(&a.board)?;
     if !a.wait {

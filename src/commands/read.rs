@@ -67,7 +67,11 @@ fn answer(a: &PollArgs, after: Option<u64>, snap: &Snapshot) -> Result<Answer> {
     let valid = snap.frontmatter()?;
     crate::watch::presence::record(&a.board, &a.agent, a.wait);
     let fm = &valid.parsed.fm;
-    let turn = Turn::new(fm, &a.agent, &shown(&a.board), &super::place(&a.board, fm));
+    let place = super::place(&a.board, fm);
+    let mut turn = Turn::new(fm, &a.agent, &shown(&a.board), &place);
+    if let Some(until) = a.until {
+        turn.wait_until(fm, &a.agent, until, &place);
+    }
     let cursor = after.map(|n| cursor(a, n, snap)).transpose()?;
     Ok(Answer {
         turn,
@@ -318,6 +322,7 @@ fn wait_loop(
             Ok(r)
                 if r.turn.your_turn
                     || (r.turn.terminal
+                        && !r.turn.short_of_until()
                         && !(a.through_blocked && r.turn.phase == Phase::Blocked)) =>
             {
                 return Ok(ended(&r));

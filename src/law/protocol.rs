@@ -1531,12 +1531,62 @@ fn terminal(fm: &Frontmatter, agent: &str, doer: &str, place: &Place) -> Next {
                           clean-up later is optional (the optional step).";
             return nobodys_turn(action.to_string(), optional, line);
         }
+        (p @ (P::Committed | P::Merged), _) => {
+            let line = Line::new("poll", place)
+                .flag("--agent", agent)
+                .arg("--wait")
+                .flag("--timeout", WAIT_SECONDS)
+                .flag("--until", P::CleanedUp.to_string())
+                .arg("--json");
+            let optional = format!(
+                "To see the work to its end (the doer records the merge and the clean-up when \
+                 the user asks), wait for it: `{}`.",
+                line.shell()
+            );
+            let action = format!("The phase is {p}, which is terminal: stop polling.");
+            return nobodys_turn(action, optional, line);
+        }
         (p, _) => (
             format!("The phase is {p}, which is terminal: stop polling."),
             None,
         ),
     };
     step(NextActor::None, vec![], action, line)
+}
+
+/// The phases a board moves through after it is committed, in order: the lifecycle's end,
+/// which `poll --wait --until PHASE` waits for past COMMITTED (SPEC §3 stops every poll at
+/// COMMITTED; the doer's records of the merge and the clean-up come after it).
+pub const LIFECYCLE_END: [Phase; 3] = [P::Committed, P::Merged, P::CleanedUp];
+
+/// The phases `--until` takes: those of [`LIFECYCLE_END`] after COMMITTED.
+pub fn until_phases() -> &'static [Phase] {
+    &LIFECYCLE_END[1..]
+}
+
+/// Whether a wait until `until` goes on in `phase`: the phase is terminal but on the way to
+/// `until` (COMMITTED before MERGED; COMMITTED or MERGED before CLEANED_UP).
+pub fn short_of(phase: Phase, until: Phase) -> bool {
+    let at = |p: Phase| LIFECYCLE_END.iter().position(|q| *q == p);
+    matches!((at(phase), at(until)), (Some(a), Some(b)) if a < b)
+}
+
+/// The step of an agent that waits for the board to reach `until` (`poll --wait --until`):
+/// the same wait again, while the board is [`short_of`] it.
+pub fn wait_until(fm: &Frontmatter, agent: &str, until: Phase, place: &Place) -> Next {
+    let line = Line::new("poll", place)
+        .flag("--agent", agent)
+        .arg("--wait")
+        .flag("--timeout", WAIT_SECONDS)
+        .flag("--until", until.to_string())
+        .arg("--json");
+    let action = format!(
+        "The work is {}; only the doer records what follows, when the user asks. Keep waiting \
+         for {until}: `{}`.",
+        fm.phase,
+        line.shell()
+    );
+    step(NextActor::None, vec![], action, Some(line))
 }
 
 /// Nobody's turn, with `line` as the step the agent may take outside it (the optional step).

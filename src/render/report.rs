@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use crate::board::field::Field;
 use crate::board::frontmatter::{Frontmatter, Phase, Role, Status, Target, Verdict};
-use crate::law::protocol::{self, Next, NextActor};
+use crate::law::protocol::{self, Next, NextActor, Place};
 use crate::text::escape;
 use crate::text::shell_line;
 
@@ -88,6 +88,13 @@ impl PoolBlock {
     }
 }
 
+/// What `poll --until PHASE` waits for (see [`Turn::until`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct Until {
+    pub phase: Phase,
+    pub reached: bool,
+}
+
 /// Everything `poll` reports.
 #[derive(Debug, Clone, Serialize)]
 pub struct Turn {
@@ -119,6 +126,10 @@ pub struct Turn {
     pub agent: AgentBlock,
     pub next: Next,
     pub your_turn: bool,
+    /// `poll --until PHASE`: the phase waited for past COMMITTED, and whether the board is
+    /// there (or past it, or stopped elsewhere: then `reached` is false and the wait is over).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub until: Option<Until>,
     /// The boards this one waits for, with each one's phase and standing (left out when it
     /// waits for none), see [`crate::law::depend`].
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -241,6 +252,7 @@ impl Turn {
                 required: fm.is_required_now(agent),
             },
             your_turn: next.handoff_to.iter().any(|h| h == agent),
+            until: None,
             next,
             waits_for: place.waits.clone(),
             objections: crate::board::ledger::summary_of(fm),
@@ -252,7 +264,9 @@ impl Turn {
     /// Exit code of `poll`: 0 your turn, 10 not, 11 terminal, 12 blocked.
     pub fn exit_code(&self) -> i32 {
         use crate::error::exit;
-        if self.phase == Phase::Blocked {
+        if self.short_of_until() {
+            exit::NOT_YOUR_TURN
+        } else if self.phase == Phase::Blocked {
             exit::BLOCKED
         } else if self.terminal {
             exit::TERMINAL
@@ -260,6 +274,26 @@ impl Turn {
             exit::OK
         } else {
             exit::NOT_YOUR_TURN
+        }
+    }
+
+    /// Whether the board is terminal but still on its way to the phase `--until` waits for:
+    /// not the end of that wait.
+    pub fn short_of_until(&self) -> bool {
+        self.until
+            .as_ref()
+            .is_some_and(|u| protocol::short_of(self.phase, u.phase))
+    }
+
+    /// Wait past COMMITTED for `until` (`poll --until`): while the board is short of it, the
+    /// agent's step is the same wait again.
+    pub fn wait_until(&mut self, fm: &Frontmatter, agent: &str, until: Phase, place: &Place) {
+        self.until = Some(Until {
+            phase: until,
+            reached: self.phase == until || protocol::short_of(until, self.phase),
+        });
+        if self.short_of_until() {
+            self.next = protocol::wait_until(fm, agent, until, place);
         }
     }
 

@@ -888,7 +888,18 @@ fn a_terminal_phase_has_no_next_command_and_reports_the_optional_record_apart() 
             assert_eq!(v["next"]["command"], Value::Null, "{what}: {:#}", v["next"]);
             assert_eq!(v["next"]["choices"], Value::Null, "{what}");
             if agent != "doer" {
-                assert_eq!(v["next"]["optional"], Value::Null, "{what}");
+                // Anyone else may wait on for the end of the lifecycle, which the doer records.
+                let argv: Vec<&str> = v["next"]["optional"]["command"]
+                    .as_array()
+                    .unwrap_or_else(|| panic!("{what}: an optional wait: {:#}", v["next"]))
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect();
+                assert_eq!(argv[..3], ["pair", "poll", board.as_str()], "{what}");
+                assert!(
+                    argv.windows(2).any(|w| w == ["--until", "CLEANED_UP"]),
+                    "{what}: {argv:?}"
+                );
                 continue;
             }
             // The doer's later record is optional, under a key of its own, and runs as given.
@@ -1577,6 +1588,13 @@ fn every_command_line_of_the_skill_runs_as_given_through_a_whole_lifecycle() {
     git(r, &["worktree", "remove", ".worktrees/task"]);
     git(r, &["branch", "-d", "pair/task"]);
     s.run(r, "pair advance task.md --agent doer CLEANED_UP", &[], 0);
+    // The reviewer that waited on for the end of the lifecycle is there: exit 11 at once.
+    s.run(
+        r,
+        "pair poll task.md --agent alice --wait --until CLEANED_UP",
+        &[],
+        11,
+    );
     s.shows(r, "pair status task.md", &["CLEANED_UP"]);
     s.shows(r, "pair log task.md", &["init", "CLEANED_UP", "alice"]);
     s.shows(r, "pair stats task.md", &["CLEANED_UP"]);

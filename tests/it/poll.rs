@@ -423,3 +423,141 @@ fn poll_text_names_no_json_key_on_a_blocked_board() {
         "{j:#}"
     );
 }
+
+/// SPEC §3 stops every poll at COMMITTED; `--until` lets a reviewer wait on for the end of the
+/// lifecycle, which only the doer records. A wait until CLEANED_UP goes on through MERGED and
+/// ends at CLEANED_UP (exit 11, `until.reached`); a board short of it at the timeout is exit 10,
+/// whose `next.command` is the same wait again; a phase that is no end of the lifecycle is a
+/// usage error.
+#[test]
+fn a_reviewer_waits_past_committed_until_the_board_is_cleaned_up() {
+    let p = crate::common::phases::board_in("COMMITTED", &["--reviewers", "alice,bob"]);
+    let b = p.p().to_string();
+    // Without --until, COMMITTED ends every poll; the reviewer is shown the wait as optional.
+    let out = pair(["poll", &b, "--agent", "alice", "--json"]);
+    out.code(11);
+    let v = out.json();
+    let optional = v["next"]["optional"]["command"].clone();
+    let words: Vec<&str> = optional
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        words.get(1..),
+        Some(
+            &[
+                "poll",
+                b.as_str(),
+                "--agent",
+                "alice",
+                "--wait",
+                "--timeout",
+                "600",
+                "--until",
+                "CLEANED_UP",
+                "--json"
+            ][..]
+        ),
+        "{v:#}"
+    );
+    assert!(v.get("until").is_none(), "{v:#}");
+    // Asked at once: short of it, exit 10, and the step is the wait again.
+    let out = pair([
+        "poll",
+        &b,
+        "--agent",
+        "alice",
+        "--until",
+        "CLEANED_UP",
+        "--json",
+    ]);
+    out.code(10);
+    let v = out.json();
+    assert_eq!(
+        v["until"],
+        serde_json::json!({"phase": "CLEANED_UP", "reached": false})
+    );
+    assert_eq!(v["terminal"], true, "{v:#}");
+    assert_eq!(v["next"]["command"], optional, "{v:#}");
+    // A wait that times out on a board still short of it: exit 10, within its limit.
+    let started = std::time::Instant::now();
+    let out = pair([
+        "poll",
+        &b,
+        "--agent",
+        "bob",
+        "--wait",
+        "--timeout",
+        "1",
+        "--until",
+        "MERGED",
+    ]);
+    out.code(10);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        "{}",
+        out.report()
+    );
+    assert!(
+        out.stdout.contains("Keep waiting for MERGED"),
+        "{}",
+        out.report()
+    );
+    // A phase that is no end of the lifecycle, or a project or a review-only board: usage.
+    for phase in ["COMMITTED", "PLANNING"] {
+        let out = pair(["poll", &b, "--agent", "alice", "--until", phase]);
+        out.code(4);
+        assert!(
+            out.stderr.contains("MERGED or CLEANED_UP"),
+            "{}",
+            out.report()
+        );
+    }
+    pair(["poll", &b, "--agent", "alice", "--until", "planned"]).code(4);
+    // The wait goes on through MERGED and ends at CLEANED_UP.
+    let mut waiter = std::process::Command::new(pair_bin())
+        .args([
+            "poll",
+            &b,
+            "--agent",
+            "alice",
+            "--wait",
+            "--timeout",
+            "60",
+            "--until",
+            "CLEANED_UP",
+            "--json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    p.ok(
+        &p.doer,
+        &[
+            "advance",
+            "MERGED",
+            "--merged-into",
+            "main",
+            "--user-approved",
+        ],
+    );
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(
+        waiter.try_wait().unwrap().is_none(),
+        "the wait ended at MERGED, short of CLEANED_UP"
+    );
+    p.ok(&p.doer, &["advance", "CLEANED_UP"]);
+    let out = waiter.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(11), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["phase"], "CLEANED_UP", "{v:#}");
+    assert_eq!(
+        v["until"],
+        serde_json::json!({"phase": "CLEANED_UP", "reached": true})
+    );
+    // Past it, an --until MERGED is reached too.
+    let out = pair(["poll", &b, "--agent", "bob", "--until", "MERGED", "--json"]);
+    out.code(11);
+    assert_eq!(out.json()["until"]["reached"], true);
+}
