@@ -114,6 +114,12 @@ pub enum Error {
     #[error("{message}")]
     ArtifactMismatch { message: String },
 
+    /// A check's command could not run here: it could not start, or it ended with 126 or 127
+    /// (the shell's "cannot execute" and "not found"). Not a result of the code: nothing is
+    /// recorded.
+    #[error("{message}")]
+    CannotRun { message: String },
+
     /// A board that asks for independent review refuses a verdict from the session that wrote
     /// the artifact under review, or from a writer that named no session
     /// ([`crate::law::independence`]). The message says what to do: review from a fresh
@@ -260,6 +266,7 @@ impl Error {
             Error::Missing { .. } | Error::Exists { .. } => exit::MISSING,
             Error::Format { .. } => exit::FORMAT,
             Error::ArtifactUnavailable { .. } | Error::ArtifactMismatch { .. } => exit::ARTIFACT,
+            Error::CannotRun { .. } => exit::CANNOT_RUN,
         }
     }
 
@@ -282,6 +289,7 @@ impl Error {
             Error::Format { .. } => "format",
             Error::ArtifactUnavailable { .. } => "artifact_unavailable",
             Error::ArtifactMismatch { .. } => "artifact_mismatch",
+            Error::CannotRun { .. } => "cannot_run",
             Error::NotIndependent { .. } => "not_independent",
         }
     }
@@ -473,4 +481,7 @@ pub mod exit {
     /// The artifact under review cannot be read here as it was pinned: unavailable on this
     /// machine, or its published copy is not what was pinned. Not stale: do not retry as is.
     pub const ARTIFACT: i32 = 15;
+    /// `check`: the command could not run here (it could not start, or exited 126 or 127): no
+    /// result of the code, nothing recorded.
+    pub const CANNOT_RUN: i32 = 16;
 }

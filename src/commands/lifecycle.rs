@@ -410,7 +410,50 @@ struct Ran {
 /// Run the command in the worktree, its standard output and error together, in a process group
 /// of its own so that a time limit stops everything it started (a test runner's children too),
 /// not just the first process.
-fn run_command(worktree: &Path, argv: &[String], limit: Option<Duration>) -> Result<Ran> {
+/// A check whose command exited 126 or 127: it could not run here, which says nothing of the
+/// code. The error carries the tail of what it printed, which names what is missing.
+fn cannot_run(argv: &[String], code: i32, output: &str) -> Error {
+    let why = if code == 127 {
+        "a program it runs was not found here"
+    } else {
+        "a program it runs could not be executed here"
+    };
+    let line = argv
+        .iter()
+        .map(|w| shell_arg(w))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let tail: Vec<&str> = output.lines().rev().take(10).collect();
+    let tail: Vec<&str> = tail.into_iter().rev().collect();
+    Error::CannotRun {
+        message: format!(
+            "`{}` could not run here (exit {code}: {why}). That is no result of the code: \
+             install what it needs here (a tool on PATH, a file outside the checkout), or run \
+             the check where it can run; nothing was recorded{}",
+            crate::text::escape(&line),
+            if tail.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ". Its last lines:\n{}",
+                    tail.iter()
+                        .map(|l| format!("  {}", crate::text::escape(l)))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                )
+            }
+        ),
+    }
+}
+
+/// Run a check's command in `worktree`; `scratch`: a temporary checkout, where git's hooks are
+/// off for whatever git the command runs.
+fn run_command(
+    worktree: &Path,
+    argv: &[String],
+    limit: Option<Duration>,
+    scratch: bool,
+) -> Result<Ran> {
     use std::os::unix::process::CommandExt;
     let (mut reader, writer) =
         std::io::pipe().map_err(|e| Error::io(worktree, "make a pipe for the check in", e))?;
@@ -425,11 +468,15 @@ fn run_command(worktree: &Path, argv: &[String], limit: Option<Duration>) -> Res
         .stdout(writer)
         .stderr(writer2)
         .process_group(0);
-    let mut child = cmd.spawn().map_err(|e| {
-        Error::Usage(format!(
-            "cannot run {}: {e}; nothing was recorded",
+    if scratch {
+        crate::repo::hooks_off(&mut cmd);
+    }
+    let mut child = cmd.spawn().map_err(|e| Error::CannotRun {
+        message: format!(
+            "{} could not run here: {e}. That is no result of the code: install what it needs \
+             here, or run the check where it can run; nothing was recorded",
             shell_arg(&argv[0])
-        ))
+        ),
     })?;
     // The command holds the writing ends; dropping it lets the read see the end.
     drop(cmd);
@@ -553,7 +600,13 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
         }
     };
     let limit = (a.time_limit > 0).then(|| Duration::from_secs(a.time_limit));
-    let ran = run_command(&run_dir, &plan.argv, limit)?;
+    let ran = run_command(&run_dir, &plan.argv, limit, checkout.is_some())?;
+    // The shell's "cannot execute" and "not found": the command never ran the code.
+    if let Some(code @ (126 | 127)) = ran.code
+        && !ran.timed_out
+    {
+        return Err(cannot_run(&plan.argv, code, &ran.output));
+    }
     let (exit_code, duration_ms, output) = (ran.code, ran.duration_ms, ran.output);
     let tree_after = match &checkout {
         Some(_) => tree.clone(),
@@ -684,7 +737,7 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
         _ => out.text.as_str(),
     };
     out.text = format!(
-        "check {}: {} on tree {} in {:.1} s{}\n{}{}",
+        "check {}: {} on tree {} in {:.1} s{}\n{}{}{}",
         run.name,
         result_word(run.exit_code),
         short(&run.tree),
@@ -705,10 +758,27 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
                 short(&run.tree)
             )
         },
-        rest
+        rest,
+        // A failing run shows why, as the record keeps it: the last lines of its output.
+        if run.passed() || out_tail.is_empty() {
+            String::new()
+        } else {
+            let tail: Vec<&str> = out_tail.lines().rev().take(TAIL_SHOWN).collect();
+            format!(
+                "last lines of its output:\n{}\n",
+                tail.into_iter()
+                    .rev()
+                    .map(|l| format!("  {}", crate::text::escape(l)))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            )
+        }
     );
     Ok(out)
 }
+
+/// How many lines of a failing check's output `check` prints (the record keeps its whole tail).
+const TAIL_SHOWN: usize = 20;
 
 /// A temporary checkout of the pinned tree a reproduction runs in: the published commit (from
 /// the board's remote, on any machine), else the pinned tree from the worktree's repository.

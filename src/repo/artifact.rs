@@ -16,6 +16,7 @@
 //! reproduces with nothing but git and sed. Commits are made with fixed dates, so the same
 //! content on the same base always makes the same commit.
 
+use super::HOOKS_OFF;
 use std::path::{Path, PathBuf};
 
 use crate::board::frontmatter::ARTIFACT_REF_PREFIX;
@@ -274,7 +275,9 @@ impl Checkout {
         let p = path.to_string_lossy().into_owned();
         run(
             &r.git_dir,
-            &["worktree", "add", "--quiet", "--detach", &p, &r.commit],
+            &[
+                "-c", HOOKS_OFF, "worktree", "add", "--quiet", "--detach", &p, &r.commit,
+            ],
             "check out the published commit",
         )?;
         Ok(Checkout {

@@ -432,6 +432,25 @@ pub fn ignored_untracked(root: &Path) -> Result<Vec<String>> {
         .collect())
 }
 
+/// The setting that turns git's hooks off: a scratch checkout runs no hook of the repository's
+/// or the user's (`core.hooksPath` in their configuration included).
+pub(crate) const HOOKS_OFF: &str = "core.hooksPath=/dev/null";
+
+/// Turn git's hooks off for whatever git `cmd` runs (a check in a scratch checkout): the
+/// setting is added to the configuration given through the environment (`GIT_CONFIG_COUNT`,
+/// `GIT_CONFIG_KEY_n`, `GIT_CONFIG_VALUE_n`), which comes after every file's, so no
+/// repository's or user's `core.hooksPath` overrides it; settings already given there stay.
+pub fn hooks_off(cmd: &mut std::process::Command) {
+    let given = std::env::var("GIT_CONFIG_COUNT")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    let (key, value) = HOOKS_OFF.split_once('=').unwrap_or((HOOKS_OFF, ""));
+    cmd.env("GIT_CONFIG_COUNT", (given + 1).to_string())
+        .env(format!("GIT_CONFIG_KEY_{given}"), key)
+        .env(format!("GIT_CONFIG_VALUE_{given}"), value);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

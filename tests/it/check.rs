@@ -193,9 +193,9 @@ fn any_output_is_recorded_safely_and_a_failing_command_is_a_recorded_failure() {
         lc.status()["frontmatter"]["check_runs"]["hostile"]["agent"],
         "alice"
     );
-    // A program that cannot be started records nothing.
-    lc.refused("doer", &["check", "--", "/no/such/program"], 4)
-        .mentions(&["cannot run"]);
+    // A program that cannot be started could not run here (exit 16): it records nothing.
+    lc.refused("doer", &["check", "--", "/no/such/program"], 16)
+        .mentions(&["could not run here", "nothing was recorded"]);
     // Someone not on the blackboard may not record a run.
     lc.refused("mallory", &["check", "--", "true"], 6);
 }
@@ -350,5 +350,108 @@ fn check_says_once_what_happened_and_that_the_worktree_changed_while_it_ran() {
         !out.stdout.to_lowercase().contains("changed while"),
         "{}",
         out.report()
+    );
+}
+
+/// A check whose tool is missing here (the shell's exit 127) or cannot be executed (126) could
+/// not run here: exit 16, the tail of what it printed, nothing recorded — never a failure of
+/// the code. A failing check prints the last lines of its output; a reproduction in a scratch
+/// checkout runs no git hook, not even one the user's global `core.hooksPath` names.
+#[test]
+fn a_check_that_could_not_run_here_records_nothing_and_a_scratch_checkout_runs_no_hook() {
+    let lc = Lc::new(&["--require-check", "tests=grep -q two lib.txt"]);
+    lc.ok("doer", &["worktree", "create", "--user-approved"]);
+    lc.write("lib.txt", "one\ntwo\n");
+    lc.g(&["add", "lib.txt"]);
+    lc.ok("doer", &["submit", "code", "--note", "staged"]);
+    for (script, code) in [
+        ("no-such-linter --strict .", "127"),
+        ("f=$(mktemp); printf 'x' > \"$f\"; \"$f\"", "126"),
+    ] {
+        let before = lc.text();
+        let out = lc.run(
+            "alice",
+            &[
+                "check", "--name", "lint", "--json", "--", "sh", "-c", script,
+            ],
+        );
+        out.code(16);
+        let e = out.json_error(16);
+        assert_eq!(e["kind"], "cannot_run", "{}", out.report());
+        let message = e["message"].as_str().unwrap_or_default();
+        assert!(message.contains(&format!("exit {code}")), "{message}");
+        assert!(message.contains("could not run here"), "{message}");
+        if code == "127" {
+            assert!(message.contains("no-such-linter"), "{message}");
+        }
+        assert_eq!(lc.text(), before, "nothing is recorded");
+    }
+    // A failing run is recorded, and its output's last lines are printed.
+    let out = lc.run(
+        "alice",
+        &[
+            "check",
+            "--name",
+            "red",
+            "--",
+            "sh",
+            "-c",
+            "echo first; echo 'E501 line too long'; exit 1",
+        ],
+    );
+    out.code(0);
+    assert!(
+        out.stdout.contains("last lines of its output:"),
+        "{}",
+        out.report()
+    );
+    assert!(
+        out.stdout.contains("  E501 line too long"),
+        "{}",
+        out.report()
+    );
+    // A global hooks directory whose post-commit hook leaves a mark: a git the reproduction
+    // runs in its scratch checkout runs no hook, while the same git elsewhere does.
+    let home = tempfile::tempdir().unwrap();
+    let hooks = home.path().join("hooks");
+    std::fs::create_dir(&hooks).unwrap();
+    let mark = home.path().join("hook-ran");
+    let hook = hooks.join("post-commit");
+    std::fs::write(&hook, format!("#!/bin/sh\ntouch '{}'\n", mark.display())).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(
+        home.path().join(".gitconfig"),
+        format!(
+            "[core]\n\thooksPath = {}\n[user]\n\tname = t\n\temail = t@example.invalid\n",
+            hooks.display()
+        ),
+    )
+    .unwrap();
+    let home_s = home.path().to_str().unwrap();
+    let commit = "git init -q . && git commit -q --allow-empty -m probe && grep -q two lib.txt";
+    let out = pair_env(
+        [
+            "check", &lc.board, "--agent", "alice", "--name", "hooks", "--", "sh", "-c", commit,
+        ],
+        &[("HOME", home_s), ("XDG_CONFIG_HOME", home_s)],
+    );
+    out.code(0);
+    assert!(out.stdout.contains("passed"), "{}", out.report());
+    assert!(!mark.exists(), "a hook ran in the scratch checkout");
+    // The same git outside pair does run it: the mark is a real one.
+    let probe = tempfile::tempdir().unwrap();
+    let ran = std::process::Command::new("sh")
+        .args(["-c", commit.replace(" && grep -q two lib.txt", "").as_str()])
+        .current_dir(probe.path())
+        .env("HOME", home_s)
+        .env("XDG_CONFIG_HOME", home_s)
+        .env_remove("GIT_CONFIG_COUNT")
+        .status()
+        .unwrap();
+    assert!(ran.success());
+    assert!(
+        mark.exists(),
+        "the probe's hook did not run: the test proves nothing"
     );
 }
