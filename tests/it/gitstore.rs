@@ -15,7 +15,7 @@ use tempfile::TempDir;
 
 /// The shared remote: a bare repository in a temporary directory.
 pub(crate) struct Remote {
-    dir: TempDir,
+    pub(crate) dir: TempDir,
 }
 
 impl Remote {
@@ -25,7 +25,7 @@ impl Remote {
         Remote { dir }
     }
 
-    fn bare(&self) -> PathBuf {
+    pub(crate) fn bare(&self) -> PathBuf {
         self.dir.path().join("remote.git")
     }
 
@@ -39,7 +39,7 @@ impl Remote {
     }
 
     /// Where the ref points on the remote (read without `pair`).
-    fn tip(&self, refname: &str) -> Option<String> {
+    pub(crate) fn tip(&self, refname: &str) -> Option<String> {
         let out = Command::new("git")
             .args(["--git-dir", self.bare().to_str().unwrap()])
             .args(["rev-parse", "--verify", "--quiet", refname])
@@ -83,7 +83,7 @@ fn git_in(dir: &Path, args: &[&str]) {
 /// One machine: its own clone of the remote as its working directory, and its own cache.
 pub(crate) struct Machine {
     clone: TempDir,
-    cache: PathBuf,
+    pub(crate) cache: PathBuf,
     _own_cache: Option<TempDir>,
 }
 
@@ -114,7 +114,7 @@ impl Machine {
         }
     }
 
-    fn command(&self, args: &[&str]) -> Command {
+    pub(crate) fn command(&self, args: &[&str]) -> Command {
         let mut c = Command::new(pair_bin());
         c.args(args)
             .current_dir(self.clone.path())
@@ -210,7 +210,7 @@ fn json(out: &Out) -> serde_json::Value {
 
 pub(crate) const REF: &str = "refs/pair/task";
 
-fn init(m: &Machine, board: &str, reviewers: &str) {
+pub(crate) fn init(m: &Machine, board: &str, reviewers: &str) {
     m.pair(&[
         "init",
         board,
