@@ -128,11 +128,12 @@ fn sync_from(
     let mut fetched = false;
     // The cache holds the tip only when its ref points there. That a commit is in its object
     // store says nothing of the commit's tree and blob: another process sharing the cache may
-    // be fetching it right now, and git writes what it fetches before it moves the ref (a
-    // pack, or one loose object at a time, the commit first, for a small fetch of a published
-    // artifact), then checks they are all there, and only then moves the ref. A read that took the commit alone for the tip read the
-    // board's blob before it was written ("the cache lacks the board's object"), and could not
-    // rebuild the cache from under the process still fetching into it.
+    // be fetching it right now, and git writes what it fetches first (a pack, whose objects
+    // may be found before all are checked; a small fetch without a filter, one loose object
+    // at a time, the commit first), then checks they are all there, and only then moves the
+    // ref. A read that took the commit alone for the tip read the board's blob before it was
+    // written ("the cache lacks the board's object"), and could not rebuild the cache from
+    // under the process still fetching into it.
     let tip = match tip {
         None => None,
         Some(t) if before.as_deref() == Some(t.as_str()) => Some(t),
