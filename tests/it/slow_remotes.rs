@@ -357,6 +357,7 @@ fn a_server_that_drops_the_connection_mid_pack_fails_each_command_in_time() {
         .within(secs(3))
         .code(0)
         .mentions(&["OFFLINE", "cannot fetch"]);
+    assert!(t.poll.out.elapsed <= secs(6), "{}", t.poll.out.report());
     t.mcp.refused(secs(5), 1, &["cannot fetch", "git said"]);
     assert_eq!(cache_refs(&s.m), before, "the cache's refs changed");
     assert_eq!(s.remote.tip(REF), tip, "something was written");
