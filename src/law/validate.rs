@@ -44,6 +44,16 @@ pub fn too_large_message(size: u64) -> String {
     )
 }
 
+/// Why a board whose size is not known is refused: the remote left its blob out of a fetch that
+/// takes no blob over the limit, so it is over it.
+pub fn too_large_unfetched_message() -> String {
+    format!(
+        "the file is over the 64 MiB limit of a blackboard ({MAX_BOARD_BYTES} bytes): the remote \
+         left it out of the fetch, which takes no file that large, so it was not downloaded; move \
+         old entries to another file"
+    )
+}
+
 /// Why a frontmatter of `size` bytes is refused; `canonical`: the size is that of the form
 /// every write emits.
 fn frontmatter_too_large(size: usize, canonical: bool) -> String {

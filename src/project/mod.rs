@@ -439,8 +439,13 @@ impl Project {
             let refspec = format!("+{p}*:refs/pair-cache/{p}*", p = ns.prefix);
             let mut tries = 0;
             while lacking(&blobs) {
-                let fetched =
-                    remote::fetch_spec(&cache, &ns.url, &refspec, "fetch the project's boards");
+                let fetched = remote::fetch_spec(
+                    &cache,
+                    &ns.url,
+                    &refspec,
+                    "fetch the project's boards",
+                    remote::Fetch::Boards,
+                );
                 blobs = remote::read_blobs(&cache, &specs, u64::MAX)?;
                 tries += 1;
                 match fetched {

@@ -241,10 +241,20 @@ pub struct Written {
 
 /// The refusal of a blackboard, or of content about to be written, over [`MAX_BOARD_BYTES`].
 pub(super) fn too_large_content(path: &Path, size: u64, new_content: bool) -> Error {
+    too_large_because(path, validate::too_large_message(size), new_content)
+}
+
+/// The refusal of a board over [`validate::MAX_BOARD_BYTES`] that the remote left out of a
+/// fetch, its size unknown (exit 5).
+pub(super) fn too_large_unfetched(path: &Path) -> Error {
+    too_large_because(path, validate::too_large_unfetched_message(), false)
+}
+
+fn too_large_because(path: &Path, message: String, new_content: bool) -> Error {
     let error = FieldError {
         field: "file".to_string(),
         line: None,
-        message: validate::too_large_message(size),
+        message,
     };
     Error::invalid(path, vec![error], new_content)
 }

@@ -2,7 +2,7 @@
 //! directory with its own cache (`PAIR_CACHE_DIR`), and they meet only at a bare repository,
 //! over `file://` or through `git daemon` on 127.0.0.1.
 
-use crate::common::bounded::{Timed, run_timed};
+use crate::common::bounded::{MARK, Timed, alive_marked, new_mark, run_timed};
 use crate::common::prereq::{GIT_DAEMON, require};
 use crate::common::{Out, git, git_worktree, pair_bin};
 use std::fs;
@@ -15,7 +15,7 @@ use tempfile::TempDir;
 
 /// The shared remote: a bare repository in a temporary directory.
 pub(crate) struct Remote {
-    dir: TempDir,
+    pub(crate) dir: TempDir,
 }
 
 impl Remote {
@@ -25,7 +25,7 @@ impl Remote {
         Remote { dir }
     }
 
-    fn bare(&self) -> PathBuf {
+    pub(crate) fn bare(&self) -> PathBuf {
         self.dir.path().join("remote.git")
     }
 
@@ -39,7 +39,7 @@ impl Remote {
     }
 
     /// Where the ref points on the remote (read without `pair`).
-    fn tip(&self, refname: &str) -> Option<String> {
+    pub(crate) fn tip(&self, refname: &str) -> Option<String> {
         let out = Command::new("git")
             .args(["--git-dir", self.bare().to_str().unwrap()])
             .args(["rev-parse", "--verify", "--quiet", refname])
@@ -83,7 +83,7 @@ fn git_in(dir: &Path, args: &[&str]) {
 /// One machine: its own clone of the remote as its working directory, and its own cache.
 pub(crate) struct Machine {
     clone: TempDir,
-    cache: PathBuf,
+    pub(crate) cache: PathBuf,
     _own_cache: Option<TempDir>,
 }
 
@@ -114,7 +114,7 @@ impl Machine {
         }
     }
 
-    fn command(&self, args: &[&str]) -> Command {
+    pub(crate) fn command(&self, args: &[&str]) -> Command {
         let mut c = Command::new(pair_bin());
         c.args(args)
             .current_dir(self.clone.path())
@@ -181,6 +181,31 @@ fn run_bounded(c: &mut Command, args: &[&str]) -> Out {
     o
 }
 
+/// Run a command against the limit it claims (its `--timeout`): it must end within it and
+/// [`crate::common::bounded::SLACK`], leaving no process it started alive.
+#[track_caller]
+fn pair_within(m: &Machine, args: &[&str], limit: Duration) -> Out {
+    let ran = run_timed(vec![(format!("pair {}", args.join(" ")), m.command(args))]);
+    ran[0].within(limit).clone()
+}
+
+/// Wait until no process carrying `mark` ([`MARK`]) is alive, for `limit` at most: whether none
+/// is.
+fn all_gone(mark: &str, limit: Duration) -> bool {
+    let end = Instant::now() + limit;
+    loop {
+        let alive = alive_marked(mark);
+        if alive.is_empty() {
+            return true;
+        }
+        if Instant::now() >= end {
+            eprintln!("still alive: {alive:?}");
+            return false;
+        }
+        sleep(Duration::from_millis(20));
+    }
+}
+
 /// The board as a machine reads it (through its own cache), copied to a file byte for byte.
 fn fetch_board(m: &Machine, b: &str) -> Vec<u8> {
     let copy = m.clone.path().join("read.md");
@@ -210,7 +235,7 @@ fn json(out: &Out) -> serde_json::Value {
 
 pub(crate) const REF: &str = "refs/pair/task";
 
-fn init(m: &Machine, board: &str, reviewers: &str) {
+pub(crate) fn init(m: &Machine, board: &str, reviewers: &str) {
     m.pair(&[
         "init",
         board,
@@ -734,18 +759,22 @@ fn a_write_that_keeps_losing_the_race_gives_up_with_exit_2_and_writes_nothing() 
                 n += 1;
             }
         });
-        let out = m.pair(&[
-            "note",
-            &b,
-            "--agent",
-            "doer",
-            "--section",
-            "Evidence",
-            "--note",
-            "never lands",
-            "--timeout",
-            "1",
-        ]);
+        let out = pair_within(
+            &m,
+            &[
+                "note",
+                &b,
+                "--agent",
+                "doer",
+                "--section",
+                "Evidence",
+                "--note",
+                "never lands",
+                "--timeout",
+                "1",
+            ],
+            Duration::from_secs(1),
+        );
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         out
     });
@@ -1070,8 +1099,9 @@ fn through_git_daemon_a_waiting_poll_outlives_an_outage_and_wakes_on_the_next_wr
     assert!(stderr.contains("still waiting"), "{stderr}");
     // A remote that never answered is an error at once, not a wait.
     let nowhere = format!("git+git://127.0.0.1:1/remote.git#{REF}");
-    alice
-        .pair(&[
+    pair_within(
+        &alice,
+        &[
             "poll",
             &nowhere,
             "--agent",
@@ -1079,9 +1109,11 @@ fn through_git_daemon_a_waiting_poll_outlives_an_outage_and_wakes_on_the_next_wr
             "--wait",
             "--timeout",
             "60",
-        ])
-        .code(1)
-        .mentions(&["cannot reach the remote"]);
+        ],
+        Duration::ZERO,
+    )
+    .code(1)
+    .mentions(&["cannot reach the remote"]);
 }
 
 #[test]
@@ -1533,7 +1565,23 @@ fn a_write_out_of_retries_whose_last_push_landed_reports_it_written_not_busy() {
     };
     note(&other, "first", "10").code(0);
     let armed = landing_hook(&remote, 2);
-    note(&m, "landed unheard", "4").code(0);
+    pair_within(
+        &m,
+        &[
+            "note",
+            &b,
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            "landed unheard",
+            "--timeout",
+            "4",
+        ],
+        Duration::from_secs(4),
+    )
+    .code(0);
     assert!(!armed.exists(), "the hook did not run");
     assert_eq!(remote.text(REF).matches("landed unheard").count(), 1);
     // init, the other note, this note, the hook's commit.
@@ -2012,7 +2060,14 @@ fn a_command_ended_by_a_signal_ends_the_git_it_was_waiting_for() {
     let m = Machine::new(&remote);
     let stall = Stalled::start(None);
     let b = stall.board("http");
-    let child = m.spawn(&["status", &b]);
+    let mark = new_mark();
+    let child = m
+        .command(&["status", &b])
+        .env(MARK, &mark)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let start = Instant::now();
     while stall.accepted() == 0 {
         assert!(
@@ -2035,6 +2090,10 @@ fn a_command_ended_by_a_signal_ends_the_git_it_was_waiting_for() {
     assert!(
         stall.all_closed(Duration::from_secs(10)),
         "git (or its remote helper) outlived pair"
+    );
+    assert!(
+        all_gone(&mark, Duration::from_secs(5)),
+        "a process pair started outlived it"
     );
 }
 
@@ -2059,10 +2118,18 @@ fn through_git_daemon_a_remote_that_stalls_leaves_status_on_the_cache_and_writes
         let ran = run_timed(vec![(format!("pair {}", args.join(" ")), m.command(args))]);
         ran[0].within(Duration::from_secs(limit)).clone()
     };
-    let out = timed(&doer, &["status", &b], 10);
-    out.code(0)
+    let statuses = run_timed(vec![
+        ("pair status".to_string(), doer.command(&["status", &b])),
+        (
+            "pair status --json".to_string(),
+            doer.command(&["status", &b, "--json"]),
+        ),
+    ]);
+    statuses[0]
+        .within(Duration::from_secs(10))
+        .code(0)
         .mentions(&["OFFLINE", "s ago", "cannot be reached", "was stopped"]);
-    let v = json(&doer.pair(&["status", &b, "--json"]));
+    let v = json(statuses[1].within(Duration::from_secs(10)));
     assert_eq!(v["remote"]["offline"], true, "{v:#}");
     assert_eq!(v["phase"], "DRAFT");
     // A write gives up at its --timeout (the cached tip is pushed to, and the push stopped).
@@ -2113,18 +2180,25 @@ fn a_writer_killed_with_sigkill_takes_its_git_with_it() {
     let m = Machine::new(&remote);
     let stall = Stalled::start(None);
     let b = stall.board("git");
-    let mut child = m.spawn(&[
-        "note",
-        &b,
-        "--agent",
-        "doer",
-        "--section",
-        "Evidence",
-        "--note",
-        "x",
-        "--timeout",
-        "60",
-    ]);
+    let mark = new_mark();
+    let mut child = m
+        .command(&[
+            "note",
+            &b,
+            "--agent",
+            "doer",
+            "--section",
+            "Evidence",
+            "--note",
+            "x",
+            "--timeout",
+            "60",
+        ])
+        .env(MARK, &mark)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let start = Instant::now();
     while stall.accepted() == 0 {
         assert!(
@@ -2133,11 +2207,21 @@ fn a_writer_killed_with_sigkill_takes_its_git_with_it() {
         );
         sleep(Duration::from_millis(10));
     }
+    // The mark finds what pair started, though git runs in a session of its own.
+    let running = alive_marked(&mark);
+    assert!(
+        running.iter().any(|p| p.contains(" git ")),
+        "no git found by its mark: {running:?}"
+    );
     child.kill().unwrap();
     let _ = child.wait();
     assert!(
         stall.all_closed(Duration::from_secs(20)),
         "git outlived the pair killed with SIGKILL"
+    );
+    assert!(
+        all_gone(&mark, Duration::from_secs(5)),
+        "a process pair started outlived it"
     );
 }
 

@@ -55,6 +55,7 @@ mod refusals;
 mod repair;
 mod roundtrip;
 mod seal;
+mod slow_remotes;
 mod status;
 mod submit;
 mod suite;

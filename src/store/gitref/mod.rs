@@ -98,36 +98,42 @@ fn sync_from(
     shown: &Path,
     s: &Session,
 ) -> Result<(Cache, Option<String>)> {
+    // A read that may show the cache (`status`) shows it when the remote cannot be reached,
+    // or its tip cannot be fetched (it does not answer in time, or breaks the connection).
+    let offline = |cache: Cache, e: Error| -> Result<(Cache, Option<String>)> {
+        if !(s.offline_reads && before.is_some()) {
+            return Err(e);
+        }
+        let age = cache.age().map(|d| d.as_secs());
+        warn(&format!(
+            "{}: the remote cannot be reached ({e}); showing the cached board, last synced {} s \
+             ago",
+            shown.display(),
+            age.map_or_else(|| "?".to_string(), |a| a.to_string())
+        ));
+        s.observe(Observed {
+            tip: before.clone(),
+            fetched: false,
+            rewritten_from: cache.rewrite().map(|r| r.from),
+            offline: true,
+            cache_age_s: age,
+            retries: None,
+        });
+        Ok((cache, before.clone()))
+    };
     let tip = match remote::ls_remote(&cache, g) {
         Ok(t) => t,
-        Err(e) if s.offline_reads && before.is_some() => {
-            let age = cache.age().map(|d| d.as_secs());
-            warn(&format!(
-                "{}: the remote cannot be reached ({e}); showing the cached board, last synced \
-                 {} s ago",
-                shown.display(),
-                age.map_or_else(|| "?".to_string(), |a| a.to_string())
-            ));
-            s.observe(Observed {
-                tip: before.clone(),
-                fetched: false,
-                rewritten_from: cache.rewrite().map(|r| r.from),
-                offline: true,
-                cache_age_s: age,
-                retries: None,
-            });
-            return Ok((cache, before));
-        }
-        Err(e) => return Err(e),
+        Err(e) => return offline(cache, e),
     };
     let mut fetched = false;
     // The cache holds the tip only when its ref points there. That a commit is in its object
     // store says nothing of the commit's tree and blob: another process sharing the cache may
-    // be fetching it right now, and git writes what it fetches one object at a time (a small
-    // fetch unpacks them as loose objects, the commit first), then checks they are all there,
-    // and only then moves the ref. A read that took the commit alone for the tip read the
-    // board's blob before it was written ("the cache lacks the board's object"), and could not
-    // rebuild the cache from under the process still fetching into it.
+    // be fetching it right now, and git writes what it fetches first (a pack, whose objects
+    // may be found before all are checked; a small fetch without a filter, one loose object
+    // at a time, the commit first), then checks they are all there, and only then moves the
+    // ref. A read that took the commit alone for the tip read the board's blob before it was
+    // written ("the cache lacks the board's object"), and could not rebuild the cache from
+    // under the process still fetching into it.
     let tip = match tip {
         None => None,
         Some(t) if before.as_deref() == Some(t.as_str()) => Some(t),
@@ -135,7 +141,10 @@ fn sync_from(
         Some(t) if cache.cached_tip().as_deref() == Some(t.as_str()) => Some(t),
         Some(_) => {
             fetched = true;
-            Some(remote::fetch(&cache, g)?)
+            match remote::fetch(&cache, g) {
+                Ok(t) => Some(t),
+                Err(e) => return offline(cache, e),
+            }
         }
     };
     let rewritten_from = rewrite_seen(&cache, g, before.as_deref(), tip.as_deref(), shown);
@@ -971,7 +980,7 @@ pub fn artifact(g: &GitBoard, refname: &str, commit: &str) -> Result<PathBuf> {
     }
     let spec = format!("+{refname}:{local}");
     let what = format!("fetch the published artifact {refname} from {}", g.url);
-    let fetched = remote::fetch_spec(&cache, &g.url, &spec, &what);
+    let fetched = remote::fetch_spec(&cache, &g.url, &spec, &what, remote::Fetch::Whole);
     if let Err(e) = fetched {
         return Err(Error::ArtifactUnavailable {
             message: format!(

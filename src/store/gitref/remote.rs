@@ -288,7 +288,12 @@ pub fn run(
 fn run_remote(cache: &Cache, args: &[&str], what: &str) -> Result<Vec<u8>> {
     let mut cmd = command(&cache.dir);
     cmd.args(args);
-    let r = run_remote_cmd(cache, cmd, what)?;
+    remote_output(run_remote_cmd(cache, cmd, what)?, what)
+}
+
+/// What a git call to the remote printed on stdout, or an error quoting what git said, or
+/// saying that it was stopped, or not started.
+fn remote_output(r: Ran, what: &str) -> Result<Vec<u8>> {
     if r.stopped.is_some_and(|ran| ran.is_zero()) {
         return Err(Error::Git {
             message: format!(
@@ -544,7 +549,9 @@ impl Cache {
     /// other reason, such as another process's lock, is not damage).
     pub fn damaged(&self) -> bool {
         let mut cmd = command(&self.dir);
-        cmd.args(["fsck", "--no-dangling", "--no-progress"]);
+        // A blob a fetch of boards left out (over the size limit) is no damage.
+        let promised = format!("remote.{FETCH_REMOTE}.promisor=true");
+        cmd.args(["-c", &promised, "fsck", "--no-dangling", "--no-progress"]);
         run_cmd(cmd, None, self.until.local_call(), "check the cache")
             .is_ok_and(|r| !r.ok && r.stopped.is_none())
     }
@@ -829,23 +836,83 @@ pub fn fetch(cache: &Cache, g: &GitBoard) -> Result<String> {
     }
 }
 
+/// The name a fetch of boards gives the remote, for that fetch alone (`-c remote.NAME.url=…`):
+/// its settings as a promisor remote are given on the command line and never written to the
+/// cache's configuration.
+const FETCH_REMOTE: &str = "pair-fetch";
+
+/// The filter of a fetch of boards: `blob:limit=N` leaves out every blob of N bytes or more,
+/// so a blob over [`crate::law::validate::MAX_BOARD_BYTES`] is never downloaded from a remote
+/// that filters (`uploadpack.allowFilter`; every common host does).
+fn board_filter() -> String {
+    format!("blob:limit={}", crate::law::validate::MAX_BOARD_BYTES + 1)
+}
+
+/// What a fetch of boards from a remote that does not filter prints (git's words), which the
+/// message of a fetch stopped at its deadline then explains.
+const NOT_FILTERED: &str = "filtering not recognized by server";
+
+/// What [`fetch_spec`] fetches: boards, without any blob larger than a board may be, or a
+/// published artifact, whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fetch {
+    Boards,
+    Whole,
+}
+
 /// `git fetch URL REFSPEC` into the cache (no tags, no FETCH_HEAD, no submodules), bounded by
-/// the cache's deadline for the remote.
-pub fn fetch_spec(cache: &Cache, url: &str, refspec: &str, what: &str) -> Result<Vec<u8>> {
-    run_remote(
-        cache,
-        &[
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            "--no-write-fetch-head",
-            "--no-recurse-submodules",
-            "--",
-            url,
-            refspec,
-        ],
-        what,
-    )
+/// the cache's deadline for the remote. A fetch of [`Fetch::Boards`] asks the remote to leave
+/// out every blob over the board size limit ([`board_filter`]); the remote is then a promisor
+/// remote for that fetch alone (named [`FETCH_REMOTE`] on the command line), so git records
+/// nothing in the cache's configuration and no later git in the cache can fetch a left-out
+/// blob lazily: reading it finds it missing, which [`read_board`] takes for a board over the
+/// limit. A remote that does not filter sends it whole, within the deadline.
+pub fn fetch_spec(
+    cache: &Cache,
+    url: &str,
+    refspec: &str,
+    what: &str,
+    kind: Fetch,
+) -> Result<Vec<u8>> {
+    let mut cmd = command(&cache.dir);
+    let filter = board_filter();
+    let filter_arg = format!("--filter={filter}");
+    let source = match kind {
+        Fetch::Boards => {
+            for c in [
+                format!("remote.{FETCH_REMOTE}.url={url}"),
+                format!("remote.{FETCH_REMOTE}.promisor=true"),
+                format!("remote.{FETCH_REMOTE}.partialCloneFilter={filter}"),
+            ] {
+                cmd.arg("-c").arg(c);
+            }
+            FETCH_REMOTE
+        }
+        Fetch::Whole => url,
+    };
+    cmd.args([
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-write-fetch-head",
+        "--no-recurse-submodules",
+    ]);
+    if kind == Fetch::Boards {
+        cmd.arg(&filter_arg);
+    }
+    cmd.args(["--", source, refspec]);
+    let r = run_remote_cmd(cache, cmd, what)?;
+    if r.stopped.is_some_and(|ran| !ran.is_zero()) && r.stderr.contains(NOT_FILTERED) {
+        return Err(Error::Git {
+            message: format!(
+                "{}; the remote does not filter what it sends (git said: {NOT_FILTERED}), so a \
+                 board over the size limit would be downloaded whole before it is refused, and \
+                 only the time limit bounds the download",
+                stopped_message(what, r.stopped.unwrap_or_default())
+            ),
+        });
+    }
+    remote_output(r, what)
 }
 
 fn fetch_into(cache: &Cache, g: &GitBoard) -> Result<String> {
@@ -856,7 +923,7 @@ fn fetch_into(cache: &Cache, g: &GitBoard) -> Result<String> {
     // longer each time (20 ms doubling, at most six tries, never past the deadline).
     let mut pause = Duration::from_millis(20);
     for _ in 0..6 {
-        match fetch_spec(cache, &g.url, &refspec, &what) {
+        match fetch_spec(cache, &g.url, &refspec, &what, Fetch::Boards) {
             Ok(_) => {
                 return cache.cached_tip().ok_or_else(|| Error::Git {
                     message: format!("cannot {what}: the cache has no commit at the ref after it"),
@@ -1044,6 +1111,11 @@ pub fn read_board(
             )?;
             if listed.is_empty() {
                 return Ok(BoardRead::default());
+            }
+            // A blob the fetch left out is one over the limit (a fetch of boards takes none
+            // larger): refused as the file it is, unless the cache lost it (then it is rebuilt).
+            if !cache.damaged() {
+                return Err(crate::store::too_large_unfetched(shown));
             }
             return Err(Error::Git {
                 message: format!(

@@ -42,6 +42,57 @@ pub fn alive_in_session(sid: u32) -> Vec<String> {
     alive
 }
 
+/// The variable [`run_timed`] marks each command's environment with, which every process it
+/// starts inherits (git, a remote helper, `ssh`, even in a session of their own).
+pub const MARK: &str = "PAIR_TEST_RUN";
+
+/// A value of [`MARK`] no other run has.
+pub fn new_mark() -> String {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!(
+        "{}-{}-{nanos}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::SeqCst)
+    )
+}
+
+/// The processes still alive (zombies are not) whose environment holds `MARK=mark`, each as
+/// `PID STATE COMMAND LINE`.
+pub fn alive_marked(mark: &str) -> Vec<String> {
+    let wanted = format!("{MARK}={mark}");
+    let mut alive = vec![];
+    for e in fs::read_dir("/proc").unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(env) = fs::read(e.path().join("environ")) else {
+            continue;
+        };
+        if !env.split(|b| *b == 0).any(|v| v == wanted.as_bytes()) {
+            continue;
+        }
+        let Ok(stat) = fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        let state = stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().next())
+            .unwrap_or("?");
+        if !matches!(state, "Z" | "X") {
+            let cmdline = fs::read(e.path().join("cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            alive.push(format!("{name} {state} {cmdline}"));
+        }
+    }
+    alive
+}
+
 /// A `pair` run against a deadline: how it ended, timed on the monotonic clock from just before
 /// it was started to its exit, and what of the processes it started was still alive a second
 /// after it exited.
@@ -50,9 +101,11 @@ pub struct Timed {
     pub left: Vec<String>,
 }
 
-/// Run commands at once, each in a session of its own (so that everything it starts, and
-/// everything those start, is found by its session however it is grouped), each killed after a
-/// minute; a second after each exits, the processes of its session still alive.
+/// Run commands at once, each in a session of its own and with a [`MARK`] of its own in its
+/// environment (so that everything it starts, and everything those start, is found by its
+/// session or, when it was put in a session of its own, by its mark), each killed after a
+/// minute; a second after each exits, the processes of its session or with its mark still
+/// alive.
 pub fn run_timed(commands: Vec<(String, Command)>) -> Vec<Timed> {
     use std::os::unix::process::CommandExt;
     struct Running {
@@ -60,12 +113,15 @@ pub fn run_timed(commands: Vec<(String, Command)>) -> Vec<Timed> {
         child: Option<Child>,
         started: Instant,
         sid: u32,
+        mark: String,
         ended: Option<(Instant, Out)>,
         left: Option<Vec<String>>,
     }
     let mut running: Vec<Running> = commands
         .into_iter()
         .map(|(desc, mut c)| {
+            let mark = new_mark();
+            c.env(MARK, &mark);
             c.stdout(Stdio::piped()).stderr(Stdio::piped());
             // SAFETY: setsid is async-signal-safe and touches no memory of the parent's.
             unsafe {
@@ -81,6 +137,7 @@ pub fn run_timed(commands: Vec<(String, Command)>) -> Vec<Timed> {
             Running {
                 desc,
                 sid: child.id(),
+                mark,
                 child: Some(child),
                 started,
                 ended: None,
@@ -117,7 +174,13 @@ pub fn run_timed(commands: Vec<(String, Command)>) -> Vec<Timed> {
                 && r.left.is_none()
                 && at.elapsed() >= Duration::from_secs(1)
             {
-                r.left = Some(alive_in_session(r.sid));
+                let mut left = alive_in_session(r.sid);
+                for p in alive_marked(&r.mark) {
+                    if !left.contains(&p) {
+                        left.push(p);
+                    }
+                }
+                r.left = Some(left);
             }
         }
         sleep(Duration::from_millis(2));

@@ -13,6 +13,7 @@ pub mod flow;
 pub mod handmade;
 pub mod phases;
 pub mod prereq;
+pub mod proxy;
 pub mod reads;
 pub mod repair;
 pub mod repo;
