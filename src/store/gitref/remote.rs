@@ -180,22 +180,98 @@ pub struct Ran {
 
 impl Ran {
     /// The lines git printed on stderr (and `!` lines of a porcelain push on stdout), for an
-    /// error message: the first few non-empty ones, trimmed.
+    /// error message: the first few non-empty ones, trimmed. Lines the remote printed
+    /// (`remote: …`, what its hooks and its host say) are not repeated: they are the server's
+    /// free text, which may carry a token a hook echoes, and they would go into an agent's
+    /// transcript; git's own lines say what happened (`[remote rejected] … (pre-receive hook
+    /// declined)`), and how many of the remote's were left out is said. When git failed to
+    /// authenticate, what to configure follows ([`auth_hint`]).
     pub fn said(&self) -> String {
         let out = String::from_utf8_lossy(&self.stdout);
-        let lines: Vec<&str> = self
+        let all: Vec<&str> = self
             .stderr
             .lines()
             .chain(out.lines().filter(|l| l.starts_with('!')))
             .map(str::trim)
             .filter(|l| !l.is_empty() && *l != "Done" && !l.starts_with("To "))
+            .collect();
+        let from_remote = all.iter().filter(|l| l.starts_with("remote:")).count();
+        let lines: Vec<&str> = all
+            .iter()
+            .copied()
+            .filter(|l| !l.starts_with("remote:"))
             .take(6)
             .collect();
-        if lines.is_empty() {
+        let mut said = if lines.is_empty() {
             "git printed nothing".to_string()
         } else {
             lines.join(" | ")
+        };
+        if from_remote > 0 {
+            said.push_str(&format!(
+                " ({from_remote} line{} the remote printed not repeated: run the git command \
+                 by hand to read {})",
+                if from_remote == 1 { "" } else { "s" },
+                if from_remote == 1 { "it" } else { "them" },
+            ));
         }
+        if let Some(hint) = auth_hint(&self.stderr) {
+            said.push_str(". ");
+            said.push_str(hint);
+        }
+        said
+    }
+
+    /// Whether git failed because the remote refused this machine's credentials, or this
+    /// machine refused the remote's host key ([`auth_hint`]).
+    pub fn auth_failed(&self) -> bool {
+        auth_hint(&self.stderr).is_some()
+    }
+}
+
+/// What to configure when git's stderr shows that authentication failed: the ssh host key
+/// not trusted, the ssh key refused, or no (valid) credential for HTTP. `pair` never prompts,
+/// and git and ssh run with no terminal, so these fail at once instead of asking.
+pub fn auth_hint(stderr: &str) -> Option<&'static str> {
+    let has = |words: &[&str]| words.iter().any(|w| stderr.contains(w));
+    if has(&[
+        "Host key verification failed",
+        "REMOTE HOST IDENTIFICATION HAS CHANGED",
+        "No ED25519 host key is known",
+        "No RSA host key is known",
+        "No ECDSA host key is known",
+    ]) {
+        Some(
+            "Authentication failed: this machine does not trust the ssh server's host key; add \
+             it to ~/.ssh/known_hosts (for example with ssh-keyscan, after checking its \
+             fingerprint). pair never prompts (see docs/git-boards.md)",
+        )
+    } else if has(&[
+        "Permission denied (publickey",
+        "Permission denied, please try again",
+    ]) {
+        Some(
+            "Authentication failed: the ssh server accepted none of this machine's keys; \
+             configure a key the server accepts for this user (in ~/.ssh, `IdentityFile` in \
+             ~/.ssh/config, or an ssh agent reached through SSH_AUTH_SOCK, passphrase already \
+             given). pair never prompts (see docs/git-boards.md)",
+        )
+    } else if has(&[
+        "Authentication failed for",
+        "could not read Username",
+        "could not read Password",
+        "The requested URL returned error: 401",
+        "The requested URL returned error: 403",
+    ]) {
+        Some(
+            "Authentication failed: the server refused this machine's credentials, or none \
+             were configured; configure a credential helper that holds a valid token for this \
+             host (`git config --global credential.helper …`, see `git help credentials`) or \
+             an `http.extraHeader` through GIT_CONFIG_COUNT, never the address. pair never \
+             prompts (see docs/git-boards.md)",
+        )
+    } else {
+        None
     }
 }
 

@@ -11,11 +11,13 @@ pub mod env;
 pub mod files;
 pub mod flow;
 pub mod handmade;
+pub mod httpd;
 pub mod phases;
 pub mod prereq;
 pub mod reads;
 pub mod repair;
 pub mod repo;
+pub mod sshd;
 
 use assert_cmd::Command;
 use sha2::{Digest, Sha256};
