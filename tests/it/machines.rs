@@ -10,7 +10,7 @@
 use crate::common::accounts::{Users, account_tool};
 use crate::common::daemon::{Daemon, daemon_installed};
 use crate::common::httpd::{Httpd, httpd_installed};
-use crate::common::prereq::{GIT_DAEMON, LIGHTTPD, SSH, require};
+use crate::common::prereq::{GIT_DAEMON, LIGHTTPD, SCRIPT, SSH, on_path, require};
 use crate::common::sshd::{GIT_SHELL, Sshd, ssh_installed};
 use crate::common::*;
 use serde_json::Value;
@@ -1232,6 +1232,76 @@ fn a_key_the_ssh_server_does_not_accept_is_exit_1_naming_the_key_to_configure_wi
         "Permission denied (publickey)",
     ];
     refused(&users, &doer, b, &srv, None, &key_words);
+    // The server now accepts that key, but its passphrase is in no agent. Under a terminal of its
+    // own (`script`), as in an agent's shell, with a keyboard that never types, ssh would ask
+    // for the passphrase there and wait: it is not asked, and gives up at once.
+    if require(&SCRIPT, on_path("script")) {
+        sshd.authorize(&fs::read_to_string(doer.home.join(".ssh/id_ed25519.pub")).unwrap());
+        let line = format!("{} poll '{b}' --agent doer", pair_bin().display());
+        let mut c = doer.std_command(Path::new("script"), &doer.home);
+        c.args(["-qec", &line, "/dev/null"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let start = std::time::Instant::now();
+        let mut child = c.spawn().unwrap();
+        let keyboard = child.stdin.take();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if start.elapsed() > Duration::from_secs(60) {
+                let _ = child.kill();
+                panic!("pair waited on a prompt in a terminal");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let elapsed = start.elapsed();
+        drop(keyboard);
+        let out = child.wait_with_output().unwrap();
+        let shown = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert_eq!(status.code(), Some(1), "{shown}");
+        assert!(
+            shown.contains("Permission denied (publickey)") && !shown.contains("stopped"),
+            "ssh gave up by itself, not at the time limit: {shown}"
+        );
+        assert!(!shown.contains("Enter passphrase"), "{shown}");
+        assert!(
+            elapsed < Duration::from_secs(10 + 2),
+            "{elapsed:?}: {shown}"
+        );
+        assert_eq!(processes_of(&users, &doer, None), Vec::<String>::new());
+        // git alone, in the same terminal, does ask (and would wait).
+        let mut c = doer.std_command(Path::new("script"), &doer.home);
+        let line = format!("git ls-remote {}", ssh_url(&users, &sshd, &srv));
+        c.args(["-qec", &line, "/dev/null"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        let mut child = c.spawn().unwrap();
+        let keyboard = child.stdin.take();
+        let mut terminal = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let (mut buf, mut all) = ([0u8; 4096], Vec::new());
+            while let Ok(n) = terminal.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                all.extend_from_slice(&buf[..n]);
+                if String::from_utf8_lossy(&all).contains("Enter passphrase") {
+                    let _ = tx.send(());
+                }
+            }
+        });
+        let asked = rx.recv_timeout(Duration::from_secs(30)).is_ok();
+        let _ = child.kill();
+        let _ = child.wait();
+        drop(keyboard);
+        assert!(asked, "git alone asks for the passphrase in the terminal");
+    }
     // The server no longer accepts the key the reviewer's agent holds.
     sshd.revoke_all();
     refused(&users, &rev, b, &srv, agent_pid, &key_words);
