@@ -231,9 +231,15 @@ impl Ran {
 
 /// What to configure when git's stderr shows that authentication failed: the ssh host key
 /// not trusted, the ssh key refused, or no (valid) credential for HTTP. `pair` never prompts,
-/// and git and ssh run with no terminal, so these fail at once instead of asking.
+/// and git and ssh run with no terminal, so these fail at once instead of asking. Only git's and
+/// ssh's own lines are read: what the remote printed (`remote: …`, a hook's text) comes after
+/// authentication, so it says nothing of it.
 pub fn auth_hint(stderr: &str) -> Option<&'static str> {
-    let has = |words: &[&str]| words.iter().any(|w| stderr.contains(w));
+    let own: Vec<&str> = stderr
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("remote:"))
+        .collect();
+    let has = |words: &[&str]| words.iter().any(|w| own.iter().any(|l| l.contains(w)));
     if has(&[
         "Host key verification failed",
         "REMOTE HOST IDENTIFICATION HAS CHANGED",
@@ -1232,4 +1238,69 @@ pub fn read_blobs(cache: &Cache, specs: &[String], budget: u64) -> Result<Vec<Op
 /// `OsStr` of a string, for environment values.
 pub fn os(s: &str) -> &OsStr {
     OsStr::new(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ran(stderr: &str, stdout: &str) -> Ran {
+        Ran {
+            ok: false,
+            stdout: stdout.as_bytes().to_vec(),
+            stderr: stderr.to_string(),
+            stopped: None,
+            cut: false,
+        }
+    }
+
+    #[test]
+    fn what_the_remote_printed_is_counted_not_quoted() {
+        let r = ran(
+            "remote: frozen; ask with token s3cr3t\nremote: second line\nerror: failed to push \
+             some refs to 'https://host/repo.git'\n",
+            "To https://host/repo.git\n!\tabc:refs/pair/x\t[remote rejected] (pre-receive hook \
+             declined)\nDone\n",
+        );
+        let said = r.said();
+        assert!(!said.contains("s3cr3t"), "{said}");
+        assert!(said.contains("pre-receive hook declined"), "{said}");
+        assert!(said.contains("error: failed to push"), "{said}");
+        assert!(
+            said.contains("(2 lines the remote printed not repeated"),
+            "{said}"
+        );
+        assert!(!r.auth_failed());
+    }
+
+    #[test]
+    fn an_authentication_failure_says_what_to_configure() {
+        let key = ran(
+            "git@host: Permission denied (publickey).\nfatal: Could not read from remote \
+             repository.\n",
+            "",
+        );
+        assert!(key.auth_failed());
+        assert!(key.said().contains("ssh agent"), "{}", key.said());
+        let host = ran("Host key verification failed.\nfatal: Could not read\n", "");
+        assert!(host.said().contains("known_hosts"), "{}", host.said());
+        let token = ran(
+            "fatal: Authentication failed for 'https://host/repo.git/'\n",
+            "",
+        );
+        assert!(
+            token.said().contains("credential helper"),
+            "{}",
+            token.said()
+        );
+        let none = ran(
+            "fatal: could not read Username for 'https://host': terminal prompts disabled\n",
+            "",
+        );
+        assert!(none.said().contains("credential helper"), "{}", none.said());
+        // A hook's text is not git's: it says nothing of authentication.
+        let hook = ran("remote: Permission denied (publickey) for the deploy\n", "");
+        assert!(!hook.auth_failed());
+        assert!(!ran("fatal: unable to access: Connection refused\n", "").auth_failed());
+    }
 }
