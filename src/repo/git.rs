@@ -377,6 +377,12 @@ pub(crate) fn run_watched(
         }
     }
     crate::sys::set_end_group(0);
+    // Git ended and was reaped. What it started and did not wait for (an `ssh` that git, dying
+    // on an error such as a refused key, left ending) was handed to `pair`: reap it too, so
+    // that nothing of the run is left, not even an entry in the process table, when it returns.
+    if exit.is_some() {
+        reap_group(group, Instant::now() + REAP_GRACE);
+    }
     let status = exit.unwrap_or_else(|| Err(std::io::Error::other("git was not waited for")));
     let status = status.map_err(&cannot_start)?;
     Ok(Finished {

@@ -519,6 +519,14 @@ fn push(
     match remote::ls_remote(cache, g) {
         Ok(now) if now.as_deref() == Some(new) => Ok(Pushed::Accepted),
         Ok(now) if now.as_deref() != tip => Ok(Pushed::Moved),
+        Err(_) if r.auth_failed() => Err(Error::Git {
+            message: format!(
+                "{}: the remote {} refused the push; nothing was written. git said: {}",
+                shown.display(),
+                g.url,
+                r.said()
+            ),
+        }),
         Err(_) => Err(Error::Git {
             message: format!(
                 "{}: cannot reach the remote {} to push the write. git said: {}. If the \

@@ -180,22 +180,104 @@ pub struct Ran {
 
 impl Ran {
     /// The lines git printed on stderr (and `!` lines of a porcelain push on stdout), for an
-    /// error message: the first few non-empty ones, trimmed.
+    /// error message: the first few non-empty ones, trimmed. Lines the remote printed
+    /// (`remote: …`, what its hooks and its host say) are not repeated: they are the server's
+    /// free text, which may carry a token a hook echoes, and they would go into an agent's
+    /// transcript; git's own lines say what happened (`[remote rejected] … (pre-receive hook
+    /// declined)`), and how many of the remote's were left out is said. When git failed to
+    /// authenticate, what to configure follows ([`auth_hint`]).
     pub fn said(&self) -> String {
         let out = String::from_utf8_lossy(&self.stdout);
-        let lines: Vec<&str> = self
+        let all: Vec<&str> = self
             .stderr
             .lines()
             .chain(out.lines().filter(|l| l.starts_with('!')))
             .map(str::trim)
             .filter(|l| !l.is_empty() && *l != "Done" && !l.starts_with("To "))
+            .collect();
+        let from_remote = all.iter().filter(|l| l.starts_with("remote:")).count();
+        let lines: Vec<&str> = all
+            .iter()
+            .copied()
+            .filter(|l| !l.starts_with("remote:"))
             .take(6)
             .collect();
-        if lines.is_empty() {
+        let mut said = if lines.is_empty() {
             "git printed nothing".to_string()
         } else {
             lines.join(" | ")
+        };
+        if from_remote > 0 {
+            said.push_str(&format!(
+                " ({from_remote} line{} the remote printed not repeated: run the git command \
+                 by hand to read {})",
+                if from_remote == 1 { "" } else { "s" },
+                if from_remote == 1 { "it" } else { "them" },
+            ));
         }
+        if let Some(hint) = auth_hint(&self.stderr) {
+            said.push_str(". ");
+            said.push_str(hint);
+        }
+        said
+    }
+
+    /// Whether git failed because the remote refused this machine's credentials, or this
+    /// machine refused the remote's host key ([`auth_hint`]).
+    pub fn auth_failed(&self) -> bool {
+        auth_hint(&self.stderr).is_some()
+    }
+}
+
+/// What to configure when git's stderr shows that authentication failed: the ssh host key
+/// not trusted, the ssh key refused, or no (valid) credential for HTTP. `pair` never prompts,
+/// and git and ssh run with no terminal, so these fail at once instead of asking. Only git's and
+/// ssh's own lines are read: what the remote printed (`remote: …`, a hook's text) comes after
+/// authentication, so it says nothing of it.
+pub fn auth_hint(stderr: &str) -> Option<&'static str> {
+    let own: Vec<&str> = stderr
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("remote:"))
+        .collect();
+    let has = |words: &[&str]| words.iter().any(|w| own.iter().any(|l| l.contains(w)));
+    if has(&[
+        "Host key verification failed",
+        "REMOTE HOST IDENTIFICATION HAS CHANGED",
+        "No ED25519 host key is known",
+        "No RSA host key is known",
+        "No ECDSA host key is known",
+    ]) {
+        Some(
+            "Authentication failed: this machine does not trust the ssh server's host key; add \
+             it to ~/.ssh/known_hosts (for example with ssh-keyscan, after checking its \
+             fingerprint). pair never prompts (see docs/git-boards.md)",
+        )
+    } else if has(&[
+        "Permission denied (publickey",
+        "Permission denied, please try again",
+    ]) {
+        Some(
+            "Authentication failed: the ssh server accepted none of this machine's keys; \
+             configure a key the server accepts for this user (in ~/.ssh, `IdentityFile` in \
+             ~/.ssh/config, or an ssh agent reached through SSH_AUTH_SOCK, passphrase already \
+             given). pair never prompts (see docs/git-boards.md)",
+        )
+    } else if has(&[
+        "Authentication failed for",
+        "could not read Username",
+        "could not read Password",
+        "The requested URL returned error: 401",
+        "The requested URL returned error: 403",
+    ]) {
+        Some(
+            "Authentication failed: the server refused this machine's credentials, or none \
+             were configured; configure a credential helper that holds a valid token for this \
+             host (`git config --global credential.helper …`, see `git help credentials`) or \
+             an `http.extraHeader` through GIT_CONFIG_COUNT, never the address. pair never \
+             prompts (see docs/git-boards.md)",
+        )
+    } else {
+        None
     }
 }
 
@@ -1228,4 +1310,69 @@ pub fn read_blobs(cache: &Cache, specs: &[String], budget: u64) -> Result<Vec<Op
 /// `OsStr` of a string, for environment values.
 pub fn os(s: &str) -> &OsStr {
     OsStr::new(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ran(stderr: &str, stdout: &str) -> Ran {
+        Ran {
+            ok: false,
+            stdout: stdout.as_bytes().to_vec(),
+            stderr: stderr.to_string(),
+            stopped: None,
+            cut: false,
+        }
+    }
+
+    #[test]
+    fn what_the_remote_printed_is_counted_not_quoted() {
+        let r = ran(
+            "remote: frozen; ask with token s3cr3t\nremote: second line\nerror: failed to push \
+             some refs to 'https://host/repo.git'\n",
+            "To https://host/repo.git\n!\tabc:refs/pair/x\t[remote rejected] (pre-receive hook \
+             declined)\nDone\n",
+        );
+        let said = r.said();
+        assert!(!said.contains("s3cr3t"), "{said}");
+        assert!(said.contains("pre-receive hook declined"), "{said}");
+        assert!(said.contains("error: failed to push"), "{said}");
+        assert!(
+            said.contains("(2 lines the remote printed not repeated"),
+            "{said}"
+        );
+        assert!(!r.auth_failed());
+    }
+
+    #[test]
+    fn an_authentication_failure_says_what_to_configure() {
+        let key = ran(
+            "git@host: Permission denied (publickey).\nfatal: Could not read from remote \
+             repository.\n",
+            "",
+        );
+        assert!(key.auth_failed());
+        assert!(key.said().contains("ssh agent"), "{}", key.said());
+        let host = ran("Host key verification failed.\nfatal: Could not read\n", "");
+        assert!(host.said().contains("known_hosts"), "{}", host.said());
+        let token = ran(
+            "fatal: Authentication failed for 'https://host/repo.git/'\n",
+            "",
+        );
+        assert!(
+            token.said().contains("credential helper"),
+            "{}",
+            token.said()
+        );
+        let none = ran(
+            "fatal: could not read Username for 'https://host': terminal prompts disabled\n",
+            "",
+        );
+        assert!(none.said().contains("credential helper"), "{}", none.said());
+        // A hook's text is not git's: it says nothing of authentication.
+        let hook = ran("remote: Permission denied (publickey) for the deploy\n", "");
+        assert!(!hook.auth_failed());
+        assert!(!ran("fatal: unable to access: Connection refused\n", "").auth_failed());
+    }
 }

@@ -11,12 +11,14 @@ pub mod env;
 pub mod files;
 pub mod flow;
 pub mod handmade;
+pub mod httpd;
 pub mod phases;
 pub mod prereq;
 pub mod proxy;
 pub mod reads;
 pub mod repair;
 pub mod repo;
+pub mod sshd;
 
 use assert_cmd::Command;
 use sha2::{Digest, Sha256};

@@ -37,6 +37,17 @@ pub const GIT_DAEMON: Need = Need {
     how: "apt-get install git (it ships /usr/lib/git-core/git-daemon)",
 };
 
+pub const SSH: Need = Need {
+    what: "the OpenSSH server and client (/usr/sbin/sshd, ssh, ssh-keygen, ssh-agent, ssh-add) \
+           and /usr/bin/git-shell",
+    how: "apt-get install openssh-server openssh-client git",
+};
+
+pub const LIGHTTPD: Need = Need {
+    what: "lighttpd with mod_cgi and mod_authn_file, and `git http-backend`",
+    how: "apt-get install lighttpd git",
+};
+
 pub const SCRIPT: Need = Need {
     what: "`script`, to run a command in a terminal",
     how: "apt-get install bsdutils",
