@@ -521,10 +521,12 @@ Examples:
   pair migrate task.md")]
     Migrate(crate::cli::migrate::MigrateArgs),
 
-    /// Serve the agent commands as MCP tools over stdio, for one agent on one blackboard.
+    /// Serve the agent commands as MCP tools over stdio, for one agent on one blackboard, or on
+    /// a project's boards: then `next` names the board the other tools act on.
     #[command(after_help = "\
 Examples:
   pair mcp task.md --agent alice
+  pair mcp boards/ --agent alice
   pair mcp --board task.md --agent doer --timeout 30
   claude mcp add pair -- pair mcp --board task.md --agent alice")]
     Mcp(crate::cli::mcp::McpArgs),
