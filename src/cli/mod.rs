@@ -1814,7 +1814,7 @@ impl Cli {
             Cmd::Unrequire(a) => not_stdin("unrequire", &a.board),
             Cmd::Watch(a) => a.board.iter().try_for_each(|b| not_stdin("watch", b)),
             Cmd::Top(a) => not_stdin_project("top", &a.project),
-            Cmd::Mcp(a) => not_stdin("mcp", &a.board),
+            Cmd::Mcp(a) => not_stdin_project("mcp", &a.board),
             // A project's address is checked when it is opened (a prefix, not a board's ref).
             Cmd::Ls(a) => not_stdin_project("ls", &a.project),
             Cmd::Next(a) => not_stdin_project("next", &a.project),

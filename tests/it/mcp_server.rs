@@ -38,9 +38,15 @@ impl Server {
     }
 
     fn start_with(board: &Path, extra: &[&str]) -> Server {
+        Server::start_in(board, extra, &[])
+    }
+
+    /// A server started with `env` besides the test's environment.
+    fn start_in(board: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
         let mut child = Command::new(pair_bin())
             .args(["mcp", board.to_str().unwrap(), "--agent", "alice"])
             .args(extra)
+            .envs(env.iter().copied())
             .env_remove("PAIR_AGENT")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -71,7 +77,11 @@ impl Server {
     }
 
     fn ready_with(board: &Path, extra: &[&str]) -> Server {
-        let mut s = Server::start_with(board, extra);
+        Server::ready_in(board, extra, &[])
+    }
+
+    fn ready_in(board: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
+        let mut s = Server::start_in(board, extra, env);
         let init = s.call(
             0,
             "initialize",
@@ -623,5 +633,81 @@ fn a_project_server_acts_on_the_board_the_last_next_named() {
     s.tool(11, "next", json!({"wait": true, "timeout": 1}));
     let (quiet, _) = result_of(&s.answer());
     assert_eq!(quiet["records"], json!([]), "{quiet:#}");
+    assert_eq!(s.close(), 0);
+}
+
+#[test]
+fn a_project_server_serves_a_git_remotes_namespace_as_it_serves_a_directory() {
+    if !prereq::require(&prereq::GIT, prereq::on_path("git")) {
+        return;
+    }
+    let remote = tempfile::tempdir().unwrap();
+    crate::common::git(remote.path(), &["init", "-q", "--bare", "remote.git"]);
+    let cache = tempfile::tempdir().unwrap();
+    let env = [("PAIR_CACHE_DIR", cache.path().to_str().unwrap())];
+    let url = format!("file://{}/remote.git", remote.path().display());
+    let board = |r: &str| format!("git+{url}#refs/pair/{r}:task.md");
+    for name in ["a", "b"] {
+        let out = crate::common::pair_env(
+            [
+                "init",
+                &board(name),
+                "--goal",
+                "Task",
+                "--doer",
+                "d",
+                "--reviewers",
+                "alice",
+            ],
+            &env,
+        );
+        assert_eq!(out.code, Some(0), "{}", out.report());
+    }
+    // Where each board's ref stands in the remote: a write moves it.
+    let tip = |name: &str| {
+        crate::common::git(
+            &remote.path().join("remote.git"),
+            &["rev-parse", &format!("refs/pair/{name}")],
+        )
+    };
+    let project = format!("git+{url}#refs/pair/:task.md");
+    let mut s = Server::ready_in(Path::new(&project), &[], &env);
+    s.tool(1, "next", json!({}));
+    let (step, is_error) = result_of(&s.answer());
+    assert!(!is_error, "{step:#}");
+    assert_eq!(step["step"]["board"], json!(board("a")), "{step:#}");
+    assert_eq!(
+        step["next"]["tool"],
+        json!({"name": "register", "arguments": {}}),
+        "{step:#}"
+    );
+    assert_eq!(step["steps"][1]["next"]["tool"], Json::Null, "{step:#}");
+    let (a, b) = (tip("a"), tip("b"));
+    s.tool(2, "register", json!({}));
+    let (done, is_error) = result_of(&s.answer());
+    assert!(!is_error, "{done:#}");
+    assert_eq!(done["exit"], json!(0), "{done:#}");
+    assert_ne!(tip("a"), a, "register wrote board a");
+    assert_eq!(tip("b"), b, "and not board b");
+    s.tool(3, "next", json!({}));
+    let (step, _) = result_of(&s.answer());
+    assert_eq!(step["step"]["board"], json!(board("b")), "{step:#}");
+    s.tool(4, "register", json!({}));
+    let (_, is_error) = result_of(&s.answer());
+    assert!(!is_error);
+    // Nothing left: a waiting `next` returns at its timeout with a cursor, and no board is
+    // current.
+    s.tool(5, "next", json!({"wait": true, "timeout": 1}));
+    let (quiet, _) = result_of(&s.answer());
+    assert_eq!(quiet["exit"], json!(10), "{quiet:#}");
+    assert!(quiet["cursor"].is_string(), "{quiet:#}");
+    assert_eq!(
+        quiet["next"]["tool"],
+        json!({"name": "next", "arguments": {"wait": true}}),
+        "{quiet:#}"
+    );
+    s.tool(6, "status", json!({}));
+    let (_, is_error) = result_of(&s.answer());
+    assert!(is_error);
     assert_eq!(s.close(), 0);
 }
