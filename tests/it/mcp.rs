@@ -251,6 +251,71 @@ fn a_waiting_poll_defaults_to_a_timeout_clients_allow_and_keeps_its_own() {
 }
 
 #[test]
+fn a_waiting_next_defaults_to_the_same_timeout_and_on_a_project_is_the_projects_poll() {
+    let fixed = Fixed {
+        board: "proj".into(),
+        project: None,
+        agent: "alice".into(),
+        timeout: 10.0,
+        origin: Default::default(),
+        transcript: None,
+        read_roots: vec![],
+    };
+    let args = |v: Json| match v {
+        Json::Object(args) => args,
+        _ => panic!(),
+    };
+    let tools = tools::tools();
+    let next = tools.iter().find(|t| t.name == "next").unwrap();
+    let (cli, _) = pair::commands::mcp::prepare(
+        next,
+        &args(json!({"project": "proj", "wait": true})),
+        &fixed,
+    )
+    .unwrap();
+    match cli.command {
+        Cmd::Next(n) => assert_eq!((n.wait, n.timeout), (true, tools::POLL_TIMEOUT_S)),
+        other => panic!("{other:?}"),
+    }
+    // On a server of a project, the project is the server's and the wait is its poll from the
+    // server's cursor (`0` stands for one not read yet).
+    let tools = tools::project_tools();
+    let next = tools.iter().find(|t| t.name == "next").unwrap();
+    let fixed = Fixed {
+        project: Some("proj".into()),
+        ..fixed
+    };
+    for (cursor, after) in [(None, "0"), (Some("p1.AAAA"), "p1.AAAA")] {
+        let (cli, argv) = pair::commands::mcp::prepare_project_wait(
+            next,
+            &args(json!({"wait": true})),
+            &fixed,
+            cursor,
+        )
+        .unwrap();
+        assert_eq!(argv[..2], ["poll", "proj"], "{argv:?}");
+        match cli.command {
+            Cmd::Poll(p) => {
+                assert_eq!((p.wait, p.timeout), (true, tools::POLL_TIMEOUT_S));
+                assert_eq!(p.after.as_deref(), Some(after));
+                assert_eq!(p.agent, "alice");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    let refused = pair::commands::mcp::prepare_project_wait(
+        next,
+        &args(json!({"wait": true, "project": "elsewhere"})),
+        &fixed,
+        None,
+    );
+    assert!(
+        refused.is_err(),
+        "a project named in the call is no argument here"
+    );
+}
+
+#[test]
 fn a_suggested_wait_as_a_call_waits_within_the_servers_time_not_the_command_lines() {
     // The command line's waits say `--timeout 600`; a client that copies the call must not
     // wait longer than a request may take.
