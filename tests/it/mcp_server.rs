@@ -711,3 +711,53 @@ fn a_project_server_serves_a_git_remotes_namespace_as_it_serves_a_directory() {
     assert!(is_error);
     assert_eq!(s.close(), 0);
 }
+
+#[test]
+fn a_project_server_has_no_board_once_next_says_the_agent_is_done() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("boards");
+    std::fs::create_dir_all(&project).unwrap();
+    let board = project.join("a.md");
+    let board_arg = board.to_str().unwrap();
+    let out = crate::common::pair([
+        "init",
+        board_arg,
+        "--goal",
+        "Task",
+        "--doer",
+        "d",
+        "--reviewers",
+        "alice",
+    ]);
+    assert_eq!(out.code, Some(0), "{}", out.report());
+    let mut s = Server::ready(&project);
+    s.tool(1, "next", json!({}));
+    let (step, _) = result_of(&s.answer());
+    assert_eq!(step["step"]["board"], json!(board_arg), "{step:#}");
+    s.tool(2, "register", json!({}));
+    let (_, is_error) = result_of(&s.answer());
+    assert!(!is_error);
+    // alice hands her role over on the board `next` named; carol takes it.
+    s.tool(3, "handoff", json!({"to": "carol", "user_approved": true}));
+    let (handed, is_error) = result_of(&s.answer());
+    assert!(!is_error, "{handed:#}");
+    let out = crate::common::pair(["acknowledge", board_arg, "--agent", "carol"]);
+    assert_eq!(out.code, Some(0), "{}", out.report());
+    // Done in the project (exit 11): no board is current any more.
+    s.tool(4, "next", json!({}));
+    let (done, _) = result_of(&s.answer());
+    assert_eq!(done["exit"], json!(11), "{done:#}");
+    assert_eq!(done["finished"], json!(true), "{done:#}");
+    assert_eq!(done["step"], Json::Null, "{done:#}");
+    s.tool(5, "status", json!({}));
+    let (refusal, is_error) = result_of(&s.answer());
+    assert!(is_error, "{refusal:#}");
+    assert!(
+        refusal["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no board to act on"),
+        "{refusal:#}"
+    );
+    assert_eq!(s.close(), 0);
+}
