@@ -8,7 +8,9 @@
 //!
 //! The server is started for one agent on one blackboard: the blackboard, the agent, the lock
 //! timeout and the flags every command shares are fixed then ([`SERVER_ARGS`], and the global
-//! options) and are in no tool's schema. What is no tool is data: [`NOT_TOOLS`].
+//! options) and are in no tool's schema. A server of a project fixes the project too
+//! ([`PROJECT_ARGS`]); its tools act on the board its `next` named. What is no tool is data:
+//! [`NOT_TOOLS`].
 
 use std::any::TypeId;
 use std::path::PathBuf;
@@ -21,9 +23,10 @@ use crate::error::{Error, Result};
 
 #[derive(Debug, Args)]
 pub struct McpArgs {
-    /// The blackboard every tool works on (may be left out when --board PATH or $PAIR_BOARD
-    /// names it).
-    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
+    /// The blackboard every tool works on, or a project (a directory of blackboards, or
+    /// git+<url>#<ref-prefix>/): then `next` names the board the other tools work on (may be
+    /// left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::AnyPath)]
     pub board: PathBuf,
     /// The agent every tool acts as.
     #[arg(long, env = "PAIR_AGENT", value_name = "ID")]
@@ -105,6 +108,10 @@ pub const SERVER_ARGS: &[(&str, &str)] = &[
          never holds: the protocol judges each change",
     ),
 ];
+
+/// Arguments the server fixes only when it serves a project (`pair mcp PROJECT --agent ID`):
+/// (tool, argument, why).
+pub const PROJECT_ARGS: &[(&str, &str, &str)] = &[("next", "project", "the server's project")];
 
 /// Arguments a tool keeps although [`SERVER_ARGS`] names them: `poll`'s and `next`'s timeouts
 /// bound their waits, not a lock.
@@ -191,7 +198,11 @@ pub const SERVER_DEFAULTS: &[(&str, &str, f64)] = &[
 /// What the server fixes when it starts, for every call.
 #[derive(Debug, Clone)]
 pub struct Fixed {
+    /// The board a call works on (for a server of a project, the board the last `next` named;
+    /// the project itself for `next`).
     pub board: PathBuf,
+    /// The project the server serves, if it serves one (`pair mcp PROJECT`).
+    pub project: Option<PathBuf>,
     pub agent: String,
     /// The lock timeout, in seconds.
     pub timeout: f64,
@@ -224,7 +235,9 @@ pub struct Tool {
     positionals: Vec<String>,
     /// The long flag that names the agent (`agent`; `init`'s is `doer`).
     agent_flag: Option<String>,
-    takes_board: bool,
+    /// The id of the positional argument the server fills in: the blackboard (`board`,
+    /// `paths`), or the project (`next`'s, on a server of a project).
+    board_id: Option<String>,
     takes_lock_timeout: bool,
 }
 
@@ -266,9 +279,18 @@ fn definitions() -> clap::Command {
 
 /// Every tool, in the order the command line defines the commands.
 pub fn tools() -> Vec<Tool> {
+    tools_of(false)
+}
+
+/// Every tool of a server of a project: the same tools, with [`PROJECT_ARGS`] fixed too.
+pub fn project_tools() -> Vec<Tool> {
+    tools_of(true)
+}
+
+fn tools_of(project: bool) -> Vec<Tool> {
     let root = definitions();
     let mut out = Vec::new();
-    collect(&root, &mut Vec::new(), &mut out);
+    collect(&root, &mut Vec::new(), project, &mut out);
     out
 }
 
@@ -295,25 +317,25 @@ fn is_not_tool(command: &str) -> bool {
     NOT_TOOLS.iter().any(|(c, _)| *c == command)
 }
 
-fn collect(cmd: &clap::Command, words: &mut Vec<String>, out: &mut Vec<Tool>) {
+fn collect(cmd: &clap::Command, words: &mut Vec<String>, project: bool, out: &mut Vec<Tool>) {
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         words.push(sub.get_name().to_string());
         if is_not_tool(&words.join(" ")) {
         } else if sub.has_subcommands() {
-            collect(sub, words, out);
+            collect(sub, words, project, out);
         } else {
-            out.push(tool(sub, words));
+            out.push(tool(sub, words, project));
         }
         words.pop();
     }
 }
 
-fn tool(sub: &clap::Command, words: &[String]) -> Tool {
+fn tool(sub: &clap::Command, words: &[String], project: bool) -> Tool {
     let name = words.join("-");
     let mut params = Vec::new();
     let mut valued = Vec::new();
     let mut agent_flag = None;
-    let mut takes_board = false;
+    let mut board_id = None;
     let mut takes_lock_timeout = false;
     let mut positionals: Vec<(usize, String)> = Vec::new();
     for arg in sub.get_arguments() {
@@ -349,10 +371,14 @@ fn tool(sub: &clap::Command, words: &[String]) -> Tool {
         if LEFT_OUT.iter().any(|(t, a, _)| *t == name && *a == id) {
             continue;
         }
+        if project && PROJECT_ARGS.iter().any(|(t, a, _)| *t == name && *a == id) {
+            board_id = Some(id.to_string());
+            continue;
+        }
         let own = OWN_ARGS.iter().any(|(t, a)| *t == name && *a == id);
         if SERVER_ARGS.iter().any(|(a, _)| *a == id) && !own {
             match id {
-                "board" | "paths" => takes_board = true,
+                "board" | "paths" => board_id = Some(id.to_string()),
                 "timeout" => takes_lock_timeout = true,
                 _ => {}
             }
@@ -434,7 +460,7 @@ fn tool(sub: &clap::Command, words: &[String]) -> Tool {
         valued,
         positionals: positionals.into_iter().map(|(_, id)| id).collect(),
         agent_flag,
-        takes_board,
+        board_id,
         takes_lock_timeout,
     }
 }
@@ -616,6 +642,12 @@ impl Tool {
         self.agent_flag.is_some()
     }
 
+    /// Whether the server fills in the tool's board (or, for `next` on a server of a project,
+    /// its project): `skill` takes none.
+    pub fn takes_board(&self) -> bool {
+        self.board_id.is_some()
+    }
+
     /// Whether the tool takes the argument `name` (as its schema names it).
     pub fn has_argument(&self, name: &str) -> bool {
         self.params.iter().any(|p| p.name == name)
@@ -639,7 +671,7 @@ impl Tool {
             }
         }
         let mut argv = self.words.clone();
-        if self.takes_board {
+        if self.board_id.is_some() {
             argv.push(fixed.board.display().to_string());
         }
         let mut options = Vec::new();
@@ -706,14 +738,15 @@ impl Tool {
     }
 
     /// A command line (starting with `pair`) of this tool's command as a call: the arguments
-    /// it gives, less what the server fixes. `None` when it is not this tool's command, or uses an
-    /// argument the tool leaves out ([`LEFT_OUT`]).
-    fn call_of(&self, argv: &[String]) -> Option<Map<String, Json>> {
+    /// it gives, less what the server fixes, and the board (or project) it names. `None` when
+    /// it is not this tool's command, or uses an argument the tool leaves out ([`LEFT_OUT`]).
+    fn call_of(&self, argv: &[String]) -> Option<(Map<String, Json>, Option<String>)> {
         let rest = argv.get(1..)?;
         if rest.len() < self.words.len() || rest[..self.words.len()] != self.words[..] {
             return None;
         }
         let mut args = Map::new();
+        let mut board = None;
         let mut positional = 0usize;
         let mut words = rest[self.words.len()..].iter();
         let mut after_dashes = false;
@@ -755,6 +788,9 @@ impl Tool {
             } else {
                 let id = self.positionals.get(positional)?;
                 positional += 1;
+                if self.board_id.as_ref() == Some(id) {
+                    board = Some(w.clone());
+                }
                 self.params
                     .iter()
                     .find(|p| &p.id == id && p.positional && !p.last)
@@ -769,7 +805,7 @@ impl Tool {
         for (_, arg, _) in SERVER_DEFAULTS.iter().filter(|(t, _, _)| *t == self.name) {
             args.remove(*arg);
         }
-        Some(args)
+        Some((args, board))
     }
 }
 
@@ -833,6 +869,12 @@ fn put(args: &mut Map<String, Json>, p: &Param, value: Option<String>) {
 /// A suggested command line (starting with `pair`) as the call of a tool that stands for it:
 /// `{"name", "arguments"}`, or `None` when its command is no tool.
 pub fn call_of(tools: &[Tool], argv: &[String]) -> Option<Json> {
+    call_on(tools, argv).map(|(call, _)| call)
+}
+
+/// A suggested command line as a call ([`call_of`]), with the board (or, for `next` on a server
+/// of a project, the project) the command names, as it names it.
+pub fn call_on(tools: &[Tool], argv: &[String]) -> Option<(Json, Option<String>)> {
     if argv.first().map(String::as_str) != Some("pair") {
         return None;
     }
@@ -841,7 +883,7 @@ pub fn call_of(tools: &[Tool], argv: &[String]) -> Option<Json> {
     candidates.sort_by_key(|t| std::cmp::Reverse(t.words.len()));
     candidates.into_iter().find_map(|t| {
         t.call_of(argv)
-            .map(|args| json!({"name": t.name, "arguments": args}))
+            .map(|(args, board)| (json!({"name": t.name, "arguments": args}), board))
     })
 }
 

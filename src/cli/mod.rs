@@ -522,10 +522,12 @@ Examples:
   pair migrate task.md")]
     Migrate(crate::cli::migrate::MigrateArgs),
 
-    /// Serve the agent commands as MCP tools over stdio, for one agent on one blackboard.
+    /// Serve the agent commands as MCP tools over stdio, for one agent on one blackboard, or on
+    /// a project's boards: then `next` names the board the other tools act on.
     #[command(after_help = "\
 Examples:
   pair mcp task.md --agent alice
+  pair mcp boards/ --agent alice
   pair mcp --board task.md --agent doer --timeout 30
   claude mcp add pair -- pair mcp --board task.md --agent alice")]
     Mcp(crate::cli::mcp::McpArgs),
@@ -1858,7 +1860,7 @@ impl Cli {
             Cmd::Unrequire(a) => not_stdin("unrequire", &a.board),
             Cmd::Watch(a) => a.board.iter().try_for_each(|b| not_stdin("watch", b)),
             Cmd::Top(a) => not_stdin_project("top", &a.project),
-            Cmd::Mcp(a) => not_stdin("mcp", &a.board),
+            Cmd::Mcp(a) => not_stdin_project("mcp", &a.board),
             // A project's address is checked when it is opened (a prefix, not a board's ref).
             Cmd::Ls(a) => not_stdin_project("ls", &a.project),
             Cmd::Next(a) => not_stdin_project("next", &a.project),

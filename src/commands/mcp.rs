@@ -6,6 +6,10 @@
 //! resulting [`crate::cli::Cli`] with [`super::run_with`]: the same handler, the same JSON as
 //! `--json` (docs/json.md), the same refusals.
 //!
+//! A server of a project (`pair mcp PROJECT`) keeps the board the last `next` named as its
+//! current board, on which every other tool acts, and the cursor its waiting `next` (the
+//! project's poll) goes on from.
+//!
 //! A call runs on a thread of its own while the server goes on reading: a waiting `poll`
 //! reports progress each time it goes to sleep (and every few seconds), and a client's
 //! `notifications/cancelled` fires the call's [`Interrupt`], which ends the wait at once.
@@ -41,6 +45,9 @@ use crate::store::wait::Interrupt;
 
 /// The server's instructions: the protocol in short, for an agent that has only the server.
 const INSTRUCTIONS: &str = include_str!("../../templates/mcp/instructions.md");
+
+/// The instructions of a server of a project: `next` names the board the other tools act on.
+const PROJECT_INSTRUCTIONS: &str = include_str!("../../templates/mcp/instructions-project.md");
 
 /// The prompt that carries the skill (`pair skill`).
 const PROMPT: &str = "pair";
@@ -93,9 +100,11 @@ pub fn serve(
     super::agent_arg("--agent", &a.agent)?;
     super::timeout(a.timeout)?;
     let (closed, input_closed) = tokio::sync::watch::channel(false);
+    let project = crate::project::is_project(&a.board).then(|| a.board.clone());
     let server = Server::new(
         Fixed {
             board: a.board,
+            project,
             agent: a.agent,
             timeout: a.timeout,
             origin,
@@ -216,11 +225,21 @@ struct State {
     admitted: Arc<tokio::sync::Semaphore>,
     /// Becomes true when the protocol's input ends.
     input_closed: tokio::sync::watch::Receiver<bool>,
+    /// A server of a project: the board the last `next` named, which the other tools act on
+    /// (none before the first `next`, or when the last named none).
+    current: std::sync::Mutex<Option<String>>,
+    /// A server of a project: the cursor its waiting `next` goes on from (the project's
+    /// `poll --after`), the one the last waiting `next` answered; none before the first.
+    cursor: std::sync::Mutex<Option<String>>,
 }
 
 impl Server {
     fn new(fixed: Fixed, input_closed: tokio::sync::watch::Receiver<bool>) -> Server {
-        let tools = tools::tools();
+        let tools = if fixed.project.is_some() {
+            tools::project_tools()
+        } else {
+            tools::tools()
+        };
         let listed = listing(&tools);
         let instructions = instructions(&fixed);
         Server(Arc::new(State {
@@ -231,6 +250,8 @@ impl Server {
             running: Arc::new(tokio::sync::Semaphore::new(RUNNING)),
             admitted: Arc::new(tokio::sync::Semaphore::new(ARGUMENTS_KIB as usize)),
             input_closed,
+            current: std::sync::Mutex::new(None),
+            cursor: std::sync::Mutex::new(None),
         }))
     }
 
@@ -257,10 +278,14 @@ pub fn instructions(fixed: &Fixed) -> String {
         .map(|(name, what)| format!("`{name}`: {what}"))
         .collect::<Vec<_>>()
         .join("; ");
-    INSTRUCTIONS
-        .trim_end()
-        .replace("{agent}", &fixed.agent)
-        .replace("{shared}", &shared)
+    if fixed.project.is_some() {
+        PROJECT_INSTRUCTIONS
+    } else {
+        INSTRUCTIONS
+    }
+    .trim_end()
+    .replace("{agent}", &fixed.agent)
+    .replace("{shared}", &shared)
 }
 
 impl ServerHandler for Server {
@@ -358,12 +383,28 @@ impl ServerHandler for Server {
             ));
         };
         let args = request.arguments.unwrap_or_default();
-        let (cli, argv) = match prepare(tool, &args, &self.0.fixed) {
+        let fixed = match self.fixed_for(tool) {
+            Ok(fixed) => fixed,
+            Err(e) => return Ok(self.no_board(&e).into()),
+        };
+        // A waiting `next` of a project goes on from the server's cursor; the first starts
+        // where the boards' journals end when it runs.
+        let waits = fixed.project.is_some() && tool.name == "next" && waits(&args);
+        let prepared = if waits {
+            prepare_project_wait(tool, &args, &fixed, self.cursor().as_deref())
+        } else {
+            prepare(tool, &args, &fixed)
+        };
+        let (mut cli, mut argv) = match prepared {
             Ok(prepared) => prepared,
-            Err(e) => return Ok(self.refusal(&e).into()),
+            Err(e) => {
+                let here = self.here(&fixed, tool, self.current());
+                return Ok(self.refusal(&e, here.as_ref()).into());
+            }
         };
         let total = match &cli.command {
             Cmd::Poll(p) if p.wait => Some(p.timeout),
+            Cmd::Next(n) if n.wait => Some(n.timeout),
             _ => None,
         };
         let Ok(admitted) = self
@@ -410,11 +451,23 @@ impl ServerHandler for Server {
         let interrupt = Interrupt::new(move |what| {
             let _ = tx.send(what.to_string());
         });
-        let reads = reads_files(&args).then(|| self.0.fixed.clone());
+        let reads = reads_files(&args).then(|| fixed.clone());
+        let starts_cursor = (waits && self.cursor().is_none()).then(|| fixed.board.clone());
         let call_interrupt = interrupt.clone();
         // The places are given back when the command ends, not when the call is answered.
         let mut task = tokio::task::spawn_blocking(move || {
             let _places = (admitted, place);
+            if let Some(project) = starts_cursor {
+                let token =
+                    super::project_poll::cursor_now(&project, &crate::store::Session::new(true))?
+                        .token();
+                if let Cmd::Poll(p) = &mut cli.command {
+                    p.after = Some(token.clone());
+                }
+                if let Some(at) = argv.iter().position(|w| w == "--after") {
+                    argv[at + 1] = token;
+                }
+            }
             let call = Call {
                 argv: Some(argv),
                 interrupt: Some(call_interrupt),
@@ -447,9 +500,17 @@ impl ServerHandler for Server {
                 _ = ticks.tick() => notify(&context, &progress, started, total, &said).await,
             }
         };
+        // `next` names the board the tools act on from now on.
+        let current = match &joined {
+            Ok(Ok(outcome)) if fixed.project.is_some() && tool.name == "next" => {
+                self.named(&outcome.json)
+            }
+            _ => self.current(),
+        };
+        let here = self.here(&fixed, tool, current);
         let result = match joined {
-            Ok(Ok(outcome)) => self.result(outcome),
-            Ok(Err(e)) => self.refusal(&e),
+            Ok(Ok(outcome)) => self.result(outcome, here.as_ref()),
+            Ok(Err(e)) => self.refusal(&e, here.as_ref()),
             Err(e) => {
                 return Err(McpError::internal_error(
                     format!("{} did not finish: {e}", tool.name),
@@ -546,11 +607,12 @@ pub fn prepare(tool: &Tool, args: &Map<String, Json>, fixed: &Fixed) -> Result<(
     let argv = tool.command_line(args, fixed)?;
     let mut cli = tools::parse(&argv)?;
     cli.global.json = true;
-    if let Cmd::Poll(p) = &mut cli.command
-        && p.wait
-        && !args.contains_key("timeout")
-    {
-        p.timeout = tools::POLL_TIMEOUT_S;
+    if !args.contains_key("timeout") {
+        match &mut cli.command {
+            Cmd::Poll(p) if p.wait => p.timeout = tools::POLL_TIMEOUT_S,
+            Cmd::Next(n) if n.wait => n.timeout = tools::POLL_TIMEOUT_S,
+            _ => {}
+        }
     }
     cli.resolve()?;
     // The session and model were fixed when the server started.
@@ -563,7 +625,7 @@ pub fn prepare(tool: &Tool, args: &Map<String, Json>, fixed: &Fixed) -> Result<(
 impl Server {
     /// A command's result: its JSON, with the exit code its command line would have exited
     /// with (`exit`), its warnings, and each suggested command also as a call.
-    fn result(&self, outcome: Outcome) -> CallToolResult {
+    fn result(&self, outcome: Outcome, here: Option<&Here>) -> CallToolResult {
         let mut json = outcome.json;
         if let Some(obj) = json.as_object_mut() {
             obj.insert("exit".into(), json!(outcome.code));
@@ -571,12 +633,12 @@ impl Server {
                 obj.insert("warnings".into(), json!(outcome.warnings));
             }
         }
-        calls(&self.0.tools, &mut json);
+        calls_in(&self.0.tools, here, &mut json);
         CallToolResult::success(vec![ContentBlock::text(json.to_string())])
     }
 
     /// A refusal: the command line's JSON error envelope, its hint also as a call.
-    fn refusal(&self, e: &Error) -> CallToolResult {
+    fn refusal(&self, e: &Error, here: Option<&Here>) -> CallToolResult {
         let mut envelope = crate::render::output::envelope(e);
         // Said in the tools' own words: their arguments, not the command line's flags.
         if let Error::NoText { what, flag } = e {
@@ -585,7 +647,37 @@ impl Server {
                  server reads)"
             ));
         }
-        calls(&self.0.tools, &mut envelope);
+        calls_in(&self.0.tools, here, &mut envelope);
+        CallToolResult::error(vec![ContentBlock::text(envelope.to_string())])
+    }
+
+    /// The refusal of a board tool on a server of a project before `next` named a board: its
+    /// hint is `next`.
+    fn no_board(&self, e: &Error) -> CallToolResult {
+        let mut envelope = crate::render::output::envelope(e);
+        let project = self
+            .0
+            .fixed
+            .project
+            .as_deref()
+            .unwrap_or(&self.0.fixed.board);
+        let argv: Vec<String> = vec![
+            "next".into(),
+            "--agent".into(),
+            self.0.fixed.agent.clone(),
+            super::project::project_word(project),
+        ];
+        let mut full = vec!["pair".to_string()];
+        full.extend(argv.iter().cloned());
+        envelope["error"]["hint"] = json!({
+            "argv": full,
+            "command": crate::render::output::command_line(&argv),
+        });
+        let here = Here {
+            project: project.to_path_buf(),
+            board: None,
+        };
+        calls_in(&self.0.tools, Some(&here), &mut envelope);
         CallToolResult::error(vec![ContentBlock::text(envelope.to_string())])
     }
 }
@@ -594,6 +686,14 @@ impl Server {
 /// words starting with `pair`), the call of the tool that stands for it (`tool`: `{name,
 /// arguments}`, null when its command is no tool).
 pub fn calls(tools: &[Tool], json: &mut Json) {
+    calls_in(tools, None, json);
+}
+
+/// [`calls`] on a server of a project (`here`): a suggested command on the board the call acted
+/// on is a call of its tool; a wait on the project (`next --wait`, the project's `poll`) is a
+/// waiting `next`; a command on any other board is no call here (`tool` null: `next` names
+/// the board to act on).
+pub fn calls_in(tools: &[Tool], here: Option<&Here>, json: &mut Json) {
     match json {
         Json::Object(obj) => {
             let suggested = ["command", "argv"].iter().find_map(|key| {
@@ -606,16 +706,163 @@ pub fn calls(tools: &[Tool], json: &mut Json) {
                 (words.first().map(String::as_str) == Some("pair")).then_some(words)
             });
             if let Some(words) = suggested {
-                obj.insert(
-                    "tool".into(),
-                    tools::call_of(tools, &words).unwrap_or(Json::Null),
-                );
+                let call = tools::call_on(tools, &words).and_then(|(call, board)| match here {
+                    None => Some(call),
+                    Some(here) => in_project(here, call, board.as_deref()),
+                });
+                obj.insert("tool".into(), call.unwrap_or(Json::Null));
             }
             for (_, v) in obj.iter_mut() {
-                calls(tools, v);
+                calls_in(tools, here, v);
             }
         }
-        Json::Array(items) => items.iter_mut().for_each(|v| calls(tools, v)),
+        Json::Array(items) => items.iter_mut().for_each(|v| calls_in(tools, here, v)),
         _ => {}
+    }
+}
+
+/// Where a server of a project acts: its project, and the board a call acted on (for `next`,
+/// the board it named). A suggested command on another board has no call here.
+pub struct Here {
+    pub project: PathBuf,
+    pub board: Option<String>,
+}
+
+/// Whether a call asks to wait.
+fn waits(args: &Map<String, Json>) -> bool {
+    args.get("wait") == Some(&Json::Bool(true))
+}
+
+/// What a cursor not yet known is written as until the call that starts it reads the project.
+const CURSOR_UNKNOWN: &str = "0";
+
+/// A waiting `next` on a server of a project, as the project's poll from the server's cursor
+/// (`pair poll PROJECT --agent ID --after CURSOR --wait`): it returns when the agent has a step,
+/// or another agent wrote on any board, with what `next` answers plus those records.
+pub fn prepare_project_wait(
+    tool: &Tool,
+    args: &Map<String, Json>,
+    fixed: &Fixed,
+    cursor: Option<&str>,
+) -> Result<(Cli, Vec<String>)> {
+    // The call's arguments are checked as `next`'s.
+    tool.command_line(args, fixed)?;
+    let timeout = match args.get("timeout") {
+        Some(Json::String(t)) => t.clone(),
+        Some(t) if !t.is_null() => t.to_string(),
+        _ => tools::POLL_TIMEOUT_S.to_string(),
+    };
+    let argv: Vec<String> = [
+        "poll",
+        &fixed.board.display().to_string(),
+        "--agent",
+        &fixed.agent,
+        "--after",
+        cursor.unwrap_or(CURSOR_UNKNOWN),
+        "--wait",
+        "--timeout",
+        &timeout,
+    ]
+    .iter()
+    .map(|w| w.to_string())
+    .collect();
+    let mut cli = tools::parse(&argv)?;
+    cli.global.json = true;
+    cli.resolve()?;
+    cli.global.session = fixed.origin.session.clone();
+    cli.global.model = fixed.origin.model.clone();
+    cli.global.transcript = fixed.transcript.clone();
+    Ok((cli, argv))
+}
+
+impl Server {
+    /// The board the last `next` named, if any.
+    fn current(&self) -> Option<String> {
+        self.0.current.lock().ok().and_then(|c| c.clone())
+    }
+
+    fn cursor(&self) -> Option<String> {
+        self.0.cursor.lock().ok().and_then(|c| c.clone())
+    }
+
+    /// Take what a `next` answered: the board of its step becomes the current board (none
+    /// when it names no step: nothing now, or done), and a waiting one's cursor is kept.
+    fn named(&self, answer: &Json) -> Option<String> {
+        let board = answer["step"]["board"].as_str().map(String::from);
+        if let Ok(mut current) = self.0.current.lock() {
+            *current = board.clone();
+        }
+        if let Some(cursor) = answer["cursor"].as_str()
+            && let Ok(mut kept) = self.0.cursor.lock()
+        {
+            *kept = Some(cursor.to_string());
+        }
+        board
+    }
+
+    /// What a call works on: the server's board; on a server of a project, the project for
+    /// `next` and the current board for any other tool that takes a board (refused when `next`
+    /// named none).
+    fn fixed_for(&self, tool: &Tool) -> Result<Fixed> {
+        let mut fixed = self.0.fixed.clone();
+        let Some(project) = &fixed.project else {
+            return Ok(fixed);
+        };
+        if tool.name == "next" {
+            fixed.board = project.clone();
+            return Ok(fixed);
+        }
+        if !tool.takes_board() {
+            return Ok(fixed);
+        }
+        let Some(board) = self.current() else {
+            return Err(Error::Usage(format!(
+                "no board to act on: this server serves the project {}, and `{}` acts on the \
+                 board the last `next` named; `next` has named none (it was not called yet, or \
+                 found nothing for you then). Call `next` (wait=true to wait for work) first",
+                fixed.board.display(),
+                tool.name
+            )));
+        };
+        fixed.board = PathBuf::from(board);
+        Ok(fixed)
+    }
+
+    fn here(&self, fixed: &Fixed, tool: &Tool, current: Option<String>) -> Option<Here> {
+        let project = fixed.project.clone()?;
+        Some(Here {
+            project,
+            board: if tool.name == "next" || !tool.takes_board() {
+                current
+            } else {
+                Some(fixed.board.display().to_string())
+            },
+        })
+    }
+}
+
+/// Whether two words name the same board or project.
+fn same_place(a: &str, b: &std::path::Path) -> bool {
+    let a = std::path::Path::new(a);
+    if crate::store::location::is_git(a) || crate::store::location::is_git(b) {
+        return a == b;
+    }
+    match (std::path::absolute(a), std::path::absolute(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// A suggested call on a server of a project ([`calls_in`]).
+fn in_project(here: &Here, call: Json, board: Option<&str>) -> Option<Json> {
+    let on_project = board.is_some_and(|b| same_place(b, &here.project));
+    match call["name"].as_str() {
+        Some("next") => Some(call),
+        Some("poll") if on_project => Some(json!({"name": "next", "arguments": {"wait": true}})),
+        _ => match (board, &here.board) {
+            (None, _) => Some(call),
+            (Some(b), Some(current)) if same_place(b, std::path::Path::new(current)) => Some(call),
+            _ => None,
+        },
     }
 }

@@ -263,3 +263,16 @@ pub fn poll(a: PollArgs, s: &Session) -> Result<Outcome> {
         },
     )
 }
+
+/// The cursor past every record the project's boards hold now: where a wait that has seen
+/// nothing yet starts (a waiting `next` of `pair mcp PROJECT`). A board's seal says where its
+/// journal ends; a board without one is read.
+pub fn cursor_now(spec: &std::path::Path, s: &Session) -> Result<Cursor> {
+    let project = Project::open(spec)?;
+    let members = project.read(s)?;
+    let sealed = Cursor::of(members.iter().filter_map(|m| {
+        let records = m.fm.as_ref()?.journal.as_ref()?.records;
+        Some((m.name.as_str(), records))
+    }));
+    Ok(catch_up(&project, &members, &sealed, s).cursor)
+}

@@ -23,16 +23,26 @@ use crate::common::{pair, pair_bin};
 const TOKEN_BUDGET: usize = 3_500;
 
 /// What an agent's client would read first: the `tools/list` answer as the server sends it
-/// (a JSON-RPC response) and the instructions.
-fn surface(agent: &str) -> (String, String) {
-    let listed = pair::commands::mcp::listing(&tools::tools());
+/// (a JSON-RPC response) and the instructions, of a server of one board or (`project`) of a
+/// project.
+fn surface(agent: &str, project: bool) -> (String, String) {
+    let listed = pair::commands::mcp::listing(&if project {
+        tools::project_tools()
+    } else {
+        tools::tools()
+    });
     let answer = json!({
         "jsonrpc": "2.0",
         "id": 1,
         "result": {"tools": listed},
     });
     let fixed = Fixed {
-        board: PathBuf::from("/home/user/src/app/task.md"),
+        board: PathBuf::from(if project {
+            "/home/user/src/app/boards"
+        } else {
+            "/home/user/src/app/task.md"
+        }),
+        project: project.then(|| PathBuf::from("/home/user/src/app/boards")),
         agent: agent.into(),
         timeout: 10.0,
         origin: Default::default(),
@@ -168,37 +178,45 @@ fn schemas_are_plain_json_schema_and_take_no_flag_the_server_fixes() {
 
 #[test]
 fn the_tools_and_instructions_fit_the_token_budget() {
-    let (answer, instructions) = surface("reviewer-1");
-    let bytes = answer.len() + instructions.len();
-    let tokens = bytes / 4;
-    eprintln!(
-        "pair mcp surface: tools/list {} bytes + instructions {} bytes = {bytes} bytes, {tokens} \
-         tokens (budget {TOKEN_BUDGET})",
-        answer.len(),
-        instructions.len()
-    );
-    assert!(
-        tokens < TOKEN_BUDGET,
-        "tools/list ({} bytes) + instructions ({} bytes) = {tokens} tokens, over the budget of \
-         {TOKEN_BUDGET}: shorten what the schemas say (docs/PERFORMANCE.md)",
-        answer.len(),
-        instructions.len()
-    );
-    // The figure docs/PERFORMANCE.md reports is this one, to the hundred.
     let perf =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/PERFORMANCE.md"))
             .unwrap();
-    let hundreds = format!("~{},{:03}", tokens / 1000, tokens % 1000 / 100 * 100);
-    assert!(
-        perf.contains(&hundreds),
-        "docs/PERFORMANCE.md should report the MCP surface as {hundreds} tokens ({tokens})"
-    );
-    for (name, _) in SHARED_ARGS {
-        assert!(
-            instructions.contains(&format!("`{name}`")),
-            "the instructions describe `{name}`"
+    for (what, project) in [("pair mcp BOARD", false), ("pair mcp PROJECT", true)] {
+        let (answer, instructions) = surface("reviewer-1", project);
+        let bytes = answer.len() + instructions.len();
+        let tokens = bytes / 4;
+        eprintln!(
+            "{what} surface: tools/list {} bytes + instructions {} bytes = {bytes} bytes, \
+             {tokens} tokens (budget {TOKEN_BUDGET})",
+            answer.len(),
+            instructions.len()
         );
+        assert!(
+            tokens < TOKEN_BUDGET,
+            "{what}: tools/list ({} bytes) + instructions ({} bytes) = {tokens} tokens, over the \
+             budget of {TOKEN_BUDGET}: shorten what the schemas say (docs/PERFORMANCE.md)",
+            answer.len(),
+            instructions.len()
+        );
+        // The figure docs/PERFORMANCE.md reports is this one, to the hundred.
+        let hundreds = format!("~{},{:03}", tokens / 1000, tokens % 1000 / 100 * 100);
+        assert!(
+            perf.contains(&format!("`{what}`: **{hundreds} tokens**")),
+            "docs/PERFORMANCE.md should report the surface of `{what}` as `{what}`: \
+             **{hundreds} tokens** ({tokens})"
+        );
+        for (name, _) in SHARED_ARGS {
+            assert!(
+                instructions.contains(&format!("`{name}`")),
+                "{what}: the instructions describe `{name}`"
+            );
+        }
     }
+    // A server of a project fixes `next`'s project, as a server of a board fixes the board.
+    let tools = tools::project_tools();
+    let next = tools.iter().find(|t| t.name == "next").unwrap();
+    assert!(!next.has_argument("project"), "{:?}", next.schema());
+    assert!(next.has_argument("wait") && next.has_argument("timeout"));
 }
 
 #[test]
@@ -212,6 +230,7 @@ fn a_waiting_poll_defaults_to_a_timeout_clients_allow_and_keeps_its_own() {
     );
     let fixed = Fixed {
         board: "t.md".into(),
+        project: None,
         agent: "alice".into(),
         timeout: 10.0,
         origin: Default::default(),
@@ -229,6 +248,71 @@ fn a_waiting_poll_defaults_to_a_timeout_clients_allow_and_keeps_its_own() {
     assert_eq!(call(json!({"wait": true})), (true, tools::POLL_TIMEOUT_S));
     assert_eq!(call(json!({"wait": true, "timeout": 5})), (true, 5.0));
     assert!(!call(json!({})).0);
+}
+
+#[test]
+fn a_waiting_next_defaults_to_the_same_timeout_and_on_a_project_is_the_projects_poll() {
+    let fixed = Fixed {
+        board: "proj".into(),
+        project: None,
+        agent: "alice".into(),
+        timeout: 10.0,
+        origin: Default::default(),
+        transcript: None,
+        read_roots: vec![],
+    };
+    let args = |v: Json| match v {
+        Json::Object(args) => args,
+        _ => panic!(),
+    };
+    let tools = tools::tools();
+    let next = tools.iter().find(|t| t.name == "next").unwrap();
+    let (cli, _) = pair::commands::mcp::prepare(
+        next,
+        &args(json!({"project": "proj", "wait": true})),
+        &fixed,
+    )
+    .unwrap();
+    match cli.command {
+        Cmd::Next(n) => assert_eq!((n.wait, n.timeout), (true, tools::POLL_TIMEOUT_S)),
+        other => panic!("{other:?}"),
+    }
+    // On a server of a project, the project is the server's and the wait is its poll from the
+    // server's cursor (`0` stands for one not read yet).
+    let tools = tools::project_tools();
+    let next = tools.iter().find(|t| t.name == "next").unwrap();
+    let fixed = Fixed {
+        project: Some("proj".into()),
+        ..fixed
+    };
+    for (cursor, after) in [(None, "0"), (Some("p1.AAAA"), "p1.AAAA")] {
+        let (cli, argv) = pair::commands::mcp::prepare_project_wait(
+            next,
+            &args(json!({"wait": true})),
+            &fixed,
+            cursor,
+        )
+        .unwrap();
+        assert_eq!(argv[..2], ["poll", "proj"], "{argv:?}");
+        match cli.command {
+            Cmd::Poll(p) => {
+                assert_eq!((p.wait, p.timeout), (true, tools::POLL_TIMEOUT_S));
+                assert_eq!(p.after.as_deref(), Some(after));
+                assert_eq!(p.agent, "alice");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    let refused = pair::commands::mcp::prepare_project_wait(
+        next,
+        &args(json!({"wait": true, "project": "elsewhere"})),
+        &fixed,
+        None,
+    );
+    assert!(
+        refused.is_err(),
+        "a project named in the call is no argument here"
+    );
 }
 
 #[test]
@@ -398,6 +482,7 @@ fn every_documented_example_is_a_call_that_runs_the_same_command() {
         };
         let fixed = Fixed {
             board,
+            project: None,
             agent: flag_value(&words, "--agent")
                 .or_else(|| flag_value(&words, "--doer"))
                 .unwrap_or("doer")
@@ -502,6 +587,7 @@ fn a_call_is_refused_before_it_runs_when_its_arguments_are_wrong() {
     let tool = |n: &str| tools.iter().find(|t| t.name == n).unwrap();
     let fixed = Fixed {
         board: "t.md".into(),
+        project: None,
         agent: "doer".into(),
         timeout: 10.0,
         origin: Default::default(),
@@ -700,6 +786,75 @@ fn the_python_sdk_runs_a_doer_and_a_reviewer_through_a_task() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+}
+
+#[test]
+fn the_python_sdk_runs_two_doers_and_a_reviewer_through_a_project() {
+    install_clients();
+    if !prereq::require(&MCP_PYTHON, python().is_file()) {
+        return;
+    }
+    if !prereq::require(&prereq::GIT, prereq::on_path("git")) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = assert_cmd::Command::new(python())
+        .arg("-I")
+        .arg(script())
+        .args(["project", "--pair"])
+        .arg(pair_bin())
+        .arg("--dir")
+        .arg(dir.path())
+        .env("PYTHONOPTIMIZE", "2")
+        .timeout(Duration::from_secs(300))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the Python MCP client failed ({:?}):\n{stderr}\n{stdout}",
+        out.status
+    );
+    let summary: Json =
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    eprintln!("{summary:#}");
+    // Each agent took its steps through `next` alone: the doers every step of their boards
+    // from DRAFT to COMMITTED, the reviewer a registration and two verdicts on each board.
+    let calls = |agent: &str| -> Vec<String> {
+        summary["calls"][agent]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap().to_string())
+            .collect()
+    };
+    for (doer, boards) in [("d1", &["a", "b"][..]), ("d2", &["c"][..])] {
+        let made = calls(doer);
+        for board in boards {
+            let on: Vec<&str> = made
+                .iter()
+                .filter_map(|c| c.strip_prefix(&format!("{board}:")))
+                .collect();
+            assert_eq!(
+                on,
+                ["advance", "submit", "worktree-create", "submit", "advance"],
+                "{doer} on {board}: {made:?}"
+            );
+        }
+    }
+    let made = calls("alice");
+    for board in ["a", "b", "c"] {
+        let on: Vec<&str> = made
+            .iter()
+            .filter_map(|c| c.strip_prefix(&format!("{board}:")))
+            .collect();
+        assert_eq!(
+            on,
+            ["register", "verdict", "verdict"],
+            "alice on {board}: {made:?}"
+        );
+    }
 }
 
 /// The documented examples as calls.

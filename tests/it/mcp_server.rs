@@ -38,9 +38,15 @@ impl Server {
     }
 
     fn start_with(board: &Path, extra: &[&str]) -> Server {
+        Server::start_in(board, extra, &[])
+    }
+
+    /// A server started with `env` besides the test's environment.
+    fn start_in(board: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
         let mut child = Command::new(pair_bin())
             .args(["mcp", board.to_str().unwrap(), "--agent", "alice"])
             .args(extra)
+            .envs(env.iter().copied())
             .env_remove("PAIR_AGENT")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -71,7 +77,11 @@ impl Server {
     }
 
     fn ready_with(board: &Path, extra: &[&str]) -> Server {
-        let mut s = Server::start_with(board, extra);
+        Server::ready_in(board, extra, &[])
+    }
+
+    fn ready_in(board: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
+        let mut s = Server::start_in(board, extra, env);
         let init = s.call(
             0,
             "initialize",
@@ -449,4 +459,305 @@ fn a_file_argument_is_read_only_inside_the_boards_places() {
     let a = s.answer();
     assert_ne!(a["result"]["isError"], json!(true), "{a:#}");
     assert!(std::fs::read_to_string(&b).unwrap().contains("SECRET-4242"));
+}
+
+/// The result of a tool call, as JSON (its text), and whether it is an error.
+fn result_of(answer: &Json) -> (Json, bool) {
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no result: {answer:#}"));
+    (
+        serde_json::from_str(text).unwrap(),
+        answer["result"]["isError"] == json!(true),
+    )
+}
+
+/// A project of two boards in directories of their own, `a/task.md` (doer d1) and `b/task.md`
+/// (doer d2), each with alice as its reviewer.
+fn project(dir: &Path) -> (std::path::PathBuf, [std::path::PathBuf; 2]) {
+    let project = dir.join("boards");
+    let boards = ["a", "b"].map(|name| {
+        let board = project.join(name).join("task.md");
+        std::fs::create_dir_all(board.parent().unwrap()).unwrap();
+        let out = crate::common::pair([
+            "init",
+            board.to_str().unwrap(),
+            "--goal",
+            &format!("Task {name}"),
+            "--doer",
+            &format!("d-{name}"),
+            "--reviewers",
+            "alice",
+        ]);
+        assert_eq!(out.code, Some(0), "{}", out.report());
+        board
+    });
+    (project, boards)
+}
+
+#[test]
+fn a_project_server_acts_on_the_board_the_last_next_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let (project, [a, b]) = project(dir.path());
+    let registered = |board: &Path| {
+        std::fs::read_to_string(board)
+            .unwrap()
+            .contains("by=alice cmd=register")
+    };
+    let mut s = Server::ready(&project);
+    // A tool that takes no board runs before any `next`.
+    s.tool(100, "skill", json!({}));
+    let a0 = s.answer();
+    assert_ne!(a0["result"]["isError"], json!(true), "{a0:#}");
+    // Before any `next`, a board tool has no board: it says to call `next`, as a call.
+    s.tool(1, "status", json!({}));
+    let (refusal, is_error) = result_of(&s.answer());
+    assert!(is_error, "{refusal:#}");
+    assert_eq!(refusal["error"]["code"], json!(4), "{refusal:#}");
+    assert!(
+        refusal["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Call `next`"),
+        "{refusal:#}"
+    );
+    assert_eq!(
+        refusal["error"]["hint"]["tool"],
+        json!({"name": "next", "arguments": {}}),
+        "{refusal:#}"
+    );
+    // `next` answers as `pair next` does, and names board a: `register` acts on it, not on b.
+    s.tool(2, "next", json!({}));
+    let (step, is_error) = result_of(&s.answer());
+    assert!(!is_error, "{step:#}");
+    let cli = crate::common::pair([
+        "next",
+        "--agent",
+        "alice",
+        project.to_str().unwrap(),
+        "--json",
+    ]);
+    let cli: Json = serde_json::from_str(&cli.stdout).unwrap();
+    assert_eq!(step["step"]["board"], cli["step"]["board"], "{step:#}");
+    assert_eq!(step["steps"].as_array().unwrap().len(), 2, "{step:#}");
+    assert_eq!(
+        step["step"]["board"],
+        json!(a.to_str().unwrap()),
+        "{step:#}"
+    );
+    assert_eq!(step["exit"], json!(0), "{step:#}");
+    assert_eq!(
+        step["next"]["tool"],
+        json!({"name": "register", "arguments": {}}),
+        "{step:#}"
+    );
+    // The step on the other board is no call here: `next` names it when it comes first.
+    assert_eq!(step["steps"][1]["next"]["tool"], Json::Null, "{step:#}");
+    s.tool(3, "register", json!({}));
+    let (done, is_error) = result_of(&s.answer());
+    assert!(!is_error, "{done:#}");
+    assert!(registered(&a) && !registered(&b));
+    // A file argument is read only inside the current board's places: b's directory is not
+    // one of a's.
+    let elsewhere = b.parent().unwrap().join("note.txt");
+    std::fs::write(&elsewhere, "SECRET-OF-B\n").unwrap();
+    let before = std::fs::read(&a).unwrap();
+    s.tool(
+        4,
+        "note",
+        json!({"section": "Evidence", "note_file": elsewhere}),
+    );
+    let (refusal, is_error) = result_of(&s.answer());
+    assert!(is_error, "{refusal:#}");
+    assert!(
+        refusal.to_string().contains("outside the places"),
+        "{refusal:#}"
+    );
+    assert_eq!(std::fs::read(&a).unwrap(), before);
+    // The next `next` names b.
+    s.tool(5, "next", json!({}));
+    let (step, _) = result_of(&s.answer());
+    assert_eq!(
+        step["step"]["board"],
+        json!(b.to_str().unwrap()),
+        "{step:#}"
+    );
+    s.tool(6, "register", json!({}));
+    let (_, is_error) = result_of(&s.answer());
+    assert!(!is_error);
+    assert!(registered(&b));
+    // Nothing left for alice: `next` names no board, and the current board is cleared.
+    s.tool(7, "next", json!({}));
+    let (nothing, _) = result_of(&s.answer());
+    assert_eq!(nothing["exit"], json!(10), "{nothing:#}");
+    assert_eq!(nothing["step"], Json::Null, "{nothing:#}");
+    assert_eq!(
+        nothing["next"]["tool"],
+        json!({"name": "next", "arguments": {"wait": true}}),
+        "{nothing:#}"
+    );
+    s.tool(8, "status", json!({}));
+    let (refusal, is_error) = result_of(&s.answer());
+    assert!(is_error, "{refusal:#}");
+    assert!(
+        refusal["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no board to act on"),
+        "{refusal:#}"
+    );
+    // The waiting `next` is the project's poll from the server's cursor: the first starts at
+    // the boards' ends, so it holds no record from before; each later one gives what others
+    // wrote since the last, once.
+    s.tool(9, "next", json!({"wait": true, "timeout": 1}));
+    let (quiet, _) = result_of(&s.answer());
+    assert_eq!(quiet["exit"], json!(10), "{quiet:#}");
+    assert_eq!(quiet["records"], json!([]), "{quiet:#}");
+    assert!(quiet["cursor"].is_string(), "{quiet:#}");
+    assert!(quiet["waited_ms"].as_u64().unwrap() >= 1000, "{quiet:#}");
+    let out = crate::common::pair([
+        "advance",
+        a.to_str().unwrap(),
+        "--agent",
+        "d-a",
+        "PLANNING",
+        "--user-approved",
+    ]);
+    assert_eq!(out.code, Some(0), "{}", out.report());
+    s.tool(10, "next", json!({"wait": true, "timeout": 30}));
+    let (news, _) = result_of(&s.answer());
+    let records = news["records"].as_array().unwrap();
+    assert_eq!(records.len(), 1, "{news:#}");
+    assert_eq!(records[0]["by"], json!("d-a"), "{news:#}");
+    assert_eq!(records[0]["board"], json!(a.to_str().unwrap()), "{news:#}");
+    s.tool(11, "next", json!({"wait": true, "timeout": 1}));
+    let (quiet, _) = result_of(&s.answer());
+    assert_eq!(quiet["records"], json!([]), "{quiet:#}");
+    assert_eq!(s.close(), 0);
+}
+
+#[test]
+fn a_project_server_serves_a_git_remotes_namespace_as_it_serves_a_directory() {
+    if !prereq::require(&prereq::GIT, prereq::on_path("git")) {
+        return;
+    }
+    let remote = tempfile::tempdir().unwrap();
+    crate::common::git(remote.path(), &["init", "-q", "--bare", "remote.git"]);
+    let cache = tempfile::tempdir().unwrap();
+    let env = [("PAIR_CACHE_DIR", cache.path().to_str().unwrap())];
+    let url = format!("file://{}/remote.git", remote.path().display());
+    let board = |r: &str| format!("git+{url}#refs/pair/{r}:task.md");
+    for name in ["a", "b"] {
+        let out = crate::common::pair_env(
+            [
+                "init",
+                &board(name),
+                "--goal",
+                "Task",
+                "--doer",
+                "d",
+                "--reviewers",
+                "alice",
+            ],
+            &env,
+        );
+        assert_eq!(out.code, Some(0), "{}", out.report());
+    }
+    // Where each board's ref stands in the remote: a write moves it.
+    let tip = |name: &str| {
+        crate::common::git(
+            &remote.path().join("remote.git"),
+            &["rev-parse", &format!("refs/pair/{name}")],
+        )
+    };
+    let project = format!("git+{url}#refs/pair/:task.md");
+    let mut s = Server::ready_in(Path::new(&project), &[], &env);
+    s.tool(1, "next", json!({}));
+    let (step, is_error) = result_of(&s.answer());
+    assert!(!is_error, "{step:#}");
+    assert_eq!(step["step"]["board"], json!(board("a")), "{step:#}");
+    assert_eq!(
+        step["next"]["tool"],
+        json!({"name": "register", "arguments": {}}),
+        "{step:#}"
+    );
+    assert_eq!(step["steps"][1]["next"]["tool"], Json::Null, "{step:#}");
+    let (a, b) = (tip("a"), tip("b"));
+    s.tool(2, "register", json!({}));
+    let (done, is_error) = result_of(&s.answer());
+    assert!(!is_error, "{done:#}");
+    assert_eq!(done["exit"], json!(0), "{done:#}");
+    assert_ne!(tip("a"), a, "register wrote board a");
+    assert_eq!(tip("b"), b, "and not board b");
+    s.tool(3, "next", json!({}));
+    let (step, _) = result_of(&s.answer());
+    assert_eq!(step["step"]["board"], json!(board("b")), "{step:#}");
+    s.tool(4, "register", json!({}));
+    let (_, is_error) = result_of(&s.answer());
+    assert!(!is_error);
+    // Nothing left: a waiting `next` returns at its timeout with a cursor, and no board is
+    // current.
+    s.tool(5, "next", json!({"wait": true, "timeout": 1}));
+    let (quiet, _) = result_of(&s.answer());
+    assert_eq!(quiet["exit"], json!(10), "{quiet:#}");
+    assert!(quiet["cursor"].is_string(), "{quiet:#}");
+    assert_eq!(
+        quiet["next"]["tool"],
+        json!({"name": "next", "arguments": {"wait": true}}),
+        "{quiet:#}"
+    );
+    s.tool(6, "status", json!({}));
+    let (_, is_error) = result_of(&s.answer());
+    assert!(is_error);
+    assert_eq!(s.close(), 0);
+}
+
+#[test]
+fn a_project_server_has_no_board_once_next_says_the_agent_is_done() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("boards");
+    std::fs::create_dir_all(&project).unwrap();
+    let board = project.join("a.md");
+    let board_arg = board.to_str().unwrap();
+    let out = crate::common::pair([
+        "init",
+        board_arg,
+        "--goal",
+        "Task",
+        "--doer",
+        "d",
+        "--reviewers",
+        "alice",
+    ]);
+    assert_eq!(out.code, Some(0), "{}", out.report());
+    let mut s = Server::ready(&project);
+    s.tool(1, "next", json!({}));
+    let (step, _) = result_of(&s.answer());
+    assert_eq!(step["step"]["board"], json!(board_arg), "{step:#}");
+    s.tool(2, "register", json!({}));
+    let (_, is_error) = result_of(&s.answer());
+    assert!(!is_error);
+    // alice hands her role over on the board `next` named; carol takes it.
+    s.tool(3, "handoff", json!({"to": "carol", "user_approved": true}));
+    let (handed, is_error) = result_of(&s.answer());
+    assert!(!is_error, "{handed:#}");
+    let out = crate::common::pair(["acknowledge", board_arg, "--agent", "carol"]);
+    assert_eq!(out.code, Some(0), "{}", out.report());
+    // Done in the project (exit 11): no board is current any more.
+    s.tool(4, "next", json!({}));
+    let (done, _) = result_of(&s.answer());
+    assert_eq!(done["exit"], json!(11), "{done:#}");
+    assert_eq!(done["finished"], json!(true), "{done:#}");
+    assert_eq!(done["step"], Json::Null, "{done:#}");
+    s.tool(5, "status", json!({}));
+    let (refusal, is_error) = result_of(&s.answer());
+    assert!(is_error, "{refusal:#}");
+    assert!(
+        refusal["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no board to act on"),
+        "{refusal:#}"
+    );
+    assert_eq!(s.close(), 0);
 }

@@ -11,6 +11,13 @@ prints on stdout); it needs the `mcp` package (scripts/mcp-clients.sh installs i
         the tools are the agent commands and that every schema is plain JSON Schema that
         validates each tool's documented examples.
 
+    client.py project --pair PAIR --dir DIR
+        A project of three boards in one repository (doer d1 on two of them, d2 on the third,
+        alice reviewing all three), each agent with its own `pair mcp PROJECT --agent ID`
+        server. Each agent only calls `next` (waiting) and the call it names, filling in its
+        placeholders, until every board is COMMITTED; a file outside the current board's places
+        is refused once.
+
     client.py latency --pair PAIR --dir DIR --runs N
         Measure how soon a waiting `poll` returns after the other agent's write, through MCP
         and as `pair poll --wait`, and print the medians.
@@ -90,7 +97,8 @@ class Agent:
 
 
 async def start(stack, pair, board, agent, cwd, run_dir):
-    """Start `pair mcp` for one agent (through `sh`, which records its pid and execs it)."""
+    """Start `pair mcp` for one agent on a board or a project."""
+    # Through `sh`, which records its pid and execs it.
     pidfile = Path(run_dir) / f"{agent}.pid"
     params = StdioServerParameters(
         command="/bin/sh",
@@ -384,6 +392,121 @@ async def lifecycle(opts):
     print(json.dumps({"steps": STEPS}))
 
 
+async def project(opts):
+    """Two doers and a reviewer through a three-board project, each only calling `next` and
+    the call it names."""
+    run_dir = Path(opts.dir)
+    repo = run_dir / "repo"
+    boards = repo / "boards"
+    boards.mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "doer@example.com")
+    git(repo, "config", "user.name", "Doer")
+    for name in "abc":
+        (repo / f"{name}.py").write_text(f"def {name}():\n    return 0\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "initial")
+    doers = {"a": "d1", "b": "d1", "c": "d2"}
+    for name, doer in doers.items():
+        subprocess.run(
+            [opts.pair, "init", str(boards / f"{name}.md"), "--goal", f"Make {name}() return 1",
+             "--doer", doer, "--reviewers", "alice"],
+            check=True, capture_output=True,
+        )
+    outside = repo / "outside.txt"
+    outside.write_text("not a board's file\n")
+
+    def phases():
+        out = subprocess.run([opts.pair, "ls", str(boards), "--json"], check=True,
+                             capture_output=True, text=True).stdout
+        return {row["name"]: row["phase"] for row in json.loads(out)["boards"]}
+
+    worktrees = {}
+    calls = {"d1": [], "d2": [], "alice": []}
+    refused = []
+
+    def fill(name, step, call):
+        """The call `next` named, its placeholders filled in as an agent would."""
+        args = dict(call["arguments"])
+        board = Path(step["board"])
+        for key, value in list(args.items()):
+            if value == "FILE":
+                text = {"submit": "#### Step 1\n\nReturn 1.\n" if args.get("artifact") == "plan"
+                        else "Returns 1 now.\n", "verdict": "Sound.\n"}.get(call["name"], "Done.\n")
+                note = board.parent / f"{step['name']}-{call['name']}-{len(calls[name])}.txt"
+                note.write_text(text)
+                args[key] = str(note)
+            elif value == "VERDICT":
+                args[key] = "APPROVED"
+        expect(not any(v in ("FILE", "VERDICT") for v in args.values()), (call, args))
+        return args
+
+    async def work(agent):
+        # `next` at once after each step; with nothing to do, the waiting `next` (the project's
+        # poll), which also returns when another agent writes.
+        waits = False
+        for _ in range(400):
+            turn = await agent.call("next", **({"wait": True, "timeout": 30} if waits else {}))
+            expect(("cursor" in turn) == waits, turn)
+            if turn["exit"] == 11:
+                return
+            if not turn["found"]:
+                expect(turn["step"] is None and turn["next"]["tool"] == {"name": "next", "arguments": {"wait": True}}, turn)
+                if all(p == "COMMITTED" for p in phases().values()):
+                    return
+                waits = True
+                continue
+            waits = False
+            step = turn["step"]
+            call = turn["next"]["tool"]
+            expect(call is not None and call["name"] != "next", turn)
+            args = fill(agent.name, step, call)
+            if call["name"] == "submit" and args.get("artifact") == "plan" and not refused:
+                # A file outside the current board's places is refused before it is read (by
+                # the first doer to get here).
+                refused.append(agent.name)
+                error = await agent.refused("submit", **{**args, "note_file": str(outside)})
+                expect(error["code"] == 4 and "outside the places" in error["message"], error)
+            if call["name"] == "submit" and args.get("artifact") == "code":
+                tree = worktrees[step["name"]]
+                (tree / f"{step['name']}.py").write_text(f"def {step['name']}():\n    return 1\n")
+                git(tree, "add", f"{step['name']}.py")
+            if call["name"] == "advance" and args.get("phase") == "COMMITTED":
+                tree = worktrees[step["name"]]
+                git(tree, "commit", "-q", "-m", f"Make {step['name']}() return 1")
+            result = await agent.call(call["name"], **args)
+            if call["name"] == "worktree-create":
+                worktrees[step["name"]] = Path(result["worktree"]["worktree"])
+            calls[agent.name].append(f"{step['name']}:{call['name']}")
+        raise CheckFailed(f"{agent.name}: the boards did not all reach COMMITTED: {phases()}")
+
+    async with AsyncExitStack() as stack:
+        agents = [await start(stack, opts.pair, str(boards), name, str(repo), run_dir)
+                  for name in ("d1", "d2", "alice")]
+        instructions = agents[0].init.instructions or ""
+        expect("`next`" in instructions and "`d1`" in instructions, instructions)
+        listed = {t.name: t for t in (await agents[0].session.list_tools()).tools}
+        expect("project" not in listed["next"].input_schema.get("properties", {}), listed["next"])
+        # A board tool before `next` named a board: refused, `next` is the call to make.
+        error = await agents[2].refused("status")
+        expect(error["hint"]["tool"] == {"name": "next", "arguments": {}}, error)
+        step("alice: status before any next refused, hint.tool is next")
+        await asyncio.gather(*(work(agent) for agent in agents))
+
+    final = phases()
+    expect(final == {"a": "COMMITTED", "b": "COMMITTED", "c": "COMMITTED"}, final)
+    expect(len(refused) == 1, refused)
+    for name in "abc":
+        log = subprocess.run(["git", "log", "--oneline", "-1", f"pair/{name}"], cwd=repo,
+                             check=True, capture_output=True, text=True).stdout
+        expect(f"Make {name}() return 1" in log, log)
+    step(f"{refused[0]}: a file outside the current board's places refused (exit 4)")
+    for name, made in calls.items():
+        step(f"{name}: {', '.join(made)}")
+    step(f"every board COMMITTED: {final}")
+    print(json.dumps({"steps": STEPS, "calls": calls}))
+
+
 async def latency(opts):
     """Wake-up latency of a waiting poll, through MCP and as `pair poll --wait`: from the start
     of the `pair submit` that gives the reviewer the turn to the waiting poll's answer (the
@@ -494,14 +617,15 @@ def main():
         # A check that cannot hold: the run must fail, however Python was started.
         expect(False, "the client's checks are live")
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["lifecycle", "latency"])
+    parser.add_argument("mode", choices=["lifecycle", "project", "latency"])
     parser.add_argument("--pair", required=True)
     parser.add_argument("--dir", required=True)
     parser.add_argument("--tools", default="")
     parser.add_argument("--examples", default="")
     parser.add_argument("--runs", type=int, default=20)
     opts = parser.parse_args()
-    asyncio.run(lifecycle(opts) if opts.mode == "lifecycle" else latency(opts))
+    modes = {"lifecycle": lifecycle, "project": project, "latency": latency}
+    asyncio.run(modes[opts.mode](opts))
 
 
 if __name__ == "__main__":
