@@ -499,6 +499,14 @@ fn done(m: &Member, fm: &Frontmatter, agent: &str) -> Option<Done> {
     })
 }
 
+/// Whether the board's round has something for a pool member new to it: a review of the pool
+/// not taken yet, or a dissent stage (which a fresh agent may answer).
+fn review_to_take(fm: &Frontmatter) -> bool {
+    fm.phase
+        .review_target()
+        .is_some_and(|t| fm.pool_unclaimed(t) > 0 || crate::law::dissent::stage_open(fm) == Some(t))
+}
+
 fn step(m: &Member, fm: &Frontmatter, agent: &str, deps: &[Dep]) -> (Option<Step>, Option<Held>) {
     if !concerns(fm, agent) {
         return (None, None);
@@ -525,6 +533,11 @@ fn step(m: &Member, fm: &Frontmatter, agent: &str, deps: &[Dep]) -> (Option<Step
         && crate::law::handoff::offered_to(fm, agent).is_none()
         && fm.in_pool(agent)
         && !fm.is_required_now(agent);
+    if claims && fm.agent(agent).is_none() && !review_to_take(fm) {
+        // A pool member new to the board registers to take a review there; with none to take,
+        // registering would come before a review waiting elsewhere and only spend its time.
+        return (None, held());
+    }
     let available = available_at(fm, kind);
     (
         Some(Step {
