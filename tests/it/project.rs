@@ -568,3 +568,49 @@ fn next_sends_a_pool_member_to_register_only_where_a_review_waits() {
         .json();
     assert_eq!(v["next"]["command"][1], "claim", "{v:#}");
 }
+
+/// Free pool members are spread over the reviews that wait instead of all being given the
+/// oldest: matched with them oldest first, the member who gave the fewest reviews in the project
+/// first (then by id), round the list when members outnumber the reviews.
+#[test]
+fn next_spreads_free_pool_members_over_the_waiting_reviews_fewest_reviews_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = pool_submitted(dir.path(), "a", "1", "2026-01-01T00:00:00Z");
+    pool_submitted(dir.path(), "b", "1", "2026-01-01T00:00:01Z");
+    let first = |who: &str| {
+        let v = next_at(dir.path(), who, "2026-01-01T00:00:10Z", &[])
+            .code(0)
+            .json();
+        assert_eq!(v["next"]["command"][1], "claim", "{v:#}");
+        assert_eq!(v["waiting"], 2, "{v:#}");
+        v["step"]["name"].as_str().unwrap().to_string()
+    };
+    assert_eq!(
+        [first("alice"), first("bob"), first("carol")],
+        ["a", "b", "a"]
+    );
+    // Alice reviews a third board: having given one review, she comes after bob and carol.
+    let c = pool_submitted(dir.path(), "c", "1", "2026-01-01T00:00:02Z");
+    pair(["claim", &c, "--agent", "alice"]).code(0);
+    pair([
+        "verdict",
+        &c,
+        "--agent",
+        "alice",
+        "APPROVED",
+        "--revision",
+        "1",
+        "--note",
+        "fine",
+    ])
+    .code(0);
+    assert_eq!(
+        [first("bob"), first("carol"), first("alice")],
+        ["a", "b", "a"]
+    );
+    // A member holding an unfinished claim is not free: with bob on a, b and d wait, and carol
+    // (no review given) is matched with b, alice (one) with d.
+    pool_submitted(dir.path(), "d", "1", "2026-01-01T00:00:03Z");
+    pair(["claim", &a, "--agent", "bob"]).code(0);
+    assert_eq!([first("carol"), first("alice")], ["b", "d"]);
+}
