@@ -499,6 +499,14 @@ fn done(m: &Member, fm: &Frontmatter, agent: &str) -> Option<Done> {
     })
 }
 
+/// Whether the board's round has something for a pool member new to it: a review of the pool
+/// not taken yet, or a dissent stage (which a fresh agent may answer).
+fn review_to_take(fm: &Frontmatter) -> bool {
+    fm.phase
+        .review_target()
+        .is_some_and(|t| fm.pool_unclaimed(t) > 0 || crate::law::dissent::stage_open(fm) == Some(t))
+}
+
 fn step(m: &Member, fm: &Frontmatter, agent: &str, deps: &[Dep]) -> (Option<Step>, Option<Held>) {
     if !concerns(fm, agent) {
         return (None, None);
@@ -525,6 +533,11 @@ fn step(m: &Member, fm: &Frontmatter, agent: &str, deps: &[Dep]) -> (Option<Step
         && crate::law::handoff::offered_to(fm, agent).is_none()
         && fm.in_pool(agent)
         && !fm.is_required_now(agent);
+    if claims && fm.agent(agent).is_none() && !review_to_take(fm) {
+        // A pool member new to the board registers to take a review there; with none to take,
+        // registering would come before a review waiting elsewhere and only spend its time.
+        return (None, held());
+    }
     let available = available_at(fm, kind);
     (
         Some(Step {
@@ -544,9 +557,10 @@ fn step(m: &Member, fm: &Frontmatter, agent: &str, deps: &[Dep]) -> (Option<Step
 }
 
 /// Every step the agent may take in the project, the one to take first first: by rank
-/// ([`RANKS`]), then reviews before work, then the one available first, then by name; no new
-/// pool claim while the agent holds `max_held` unfinished ones. Also the agent's boards held by
-/// what they wait for, and those it handed its role over on.
+/// ([`RANKS`]), then reviews before work, then the one available first, then by name, the new
+/// pool claims spread over the free members ([`spread`]); no new pool claim while the agent
+/// holds `max_held` unfinished ones. Also the agent's boards held by what they wait for, and
+/// those it handed its role over on.
 pub fn steps(members: &[Member], agent: &str, max_held: usize) -> Found {
     let deps = crate::project::dependencies(members);
     let mut found = Found::default();
@@ -584,8 +598,59 @@ pub fn steps(members: &[Member], agent: &str, max_held: usize) -> Found {
         found.steps.retain(|s| !s.claims);
         found.deferred = before - found.steps.len();
     }
+    spread(&mut found.steps, members, agent);
     found.finished = !open && !found.done.is_empty();
     found
+}
+
+/// Pool members free at once, each given the same oldest review, would all race for it, and the
+/// pool would take one review at a time however many wait. So the free members (holding no
+/// unfinished claim; the agent asking always counts), fewest reviews given in the project first,
+/// then by id, are matched with the new claims, oldest first: the one at the agent's place
+/// (round the list when members outnumber the claims) is put first among its new claims.
+fn spread(steps: &mut Vec<Step>, members: &[Member], agent: &str) {
+    let new: Vec<usize> = (0..steps.len()).filter(|i| steps[*i].claims).collect();
+    if new.len() < 2 {
+        return;
+    }
+    let offering: BTreeSet<&str> = new.iter().map(|i| steps[*i].name.as_str()).collect();
+    let mut peers: BTreeSet<&str> = BTreeSet::from([agent]);
+    let mut busy: BTreeSet<String> = BTreeSet::new();
+    let mut given: std::collections::BTreeMap<&str, usize> = Default::default();
+    for m in members {
+        let Some(fm) = &m.fm else { continue };
+        let Some(pool) = &fm.pool else { continue };
+        if offering.contains(m.name.as_str()) {
+            peers.extend(pool.members.iter().map(String::as_str));
+        }
+        for (id, a) in &fm.agents {
+            let targets = crate::board::frontmatter::Target::ALL;
+            *given.entry(id.as_str()).or_default() += targets
+                .iter()
+                .filter(|t| a.review(**t).verdict.is_some())
+                .count();
+        }
+        if let Some(t) = fm.phase.review_target() {
+            let counter = fm.counter(t);
+            for id in fm.pool_takers(t) {
+                if fm
+                    .agent(&id)
+                    .is_some_and(|a| a.review(t).reviewed != Some(counter))
+                {
+                    busy.insert(id);
+                }
+            }
+        }
+    }
+    let mut free: Vec<&str> = peers
+        .into_iter()
+        .filter(|p| *p == agent || !busy.contains(*p))
+        .collect();
+    free.sort_by_key(|p| (given.get(p).copied().unwrap_or(0), *p));
+    let place = free.iter().position(|p| *p == agent).unwrap_or(0);
+    let pick = new[place % new.len()];
+    let st = steps.remove(pick);
+    steps.insert(new[0], st);
 }
 
 /// How a command names the project for a command it hands on: a git address as given, a

@@ -501,3 +501,116 @@ fn next_offers_no_second_claim_while_one_is_held_unless_max_held_allows_it() {
     )
     .code(4);
 }
+
+/// A pool member not on a board yet is sent to register there only when the board has a review
+/// for it to take: a board still being planned offers it nothing (registering there came first,
+/// by age, before a review submitted later elsewhere), and a board whose plan waits for the
+/// pool offers the registration that leads to the claim.
+#[test]
+fn next_sends_a_pool_member_to_register_only_where_a_review_waits() {
+    let dir = tempfile::tempdir().unwrap();
+    let early = s(&dir.path().join("early.md")).to_string();
+    let t0 = [("PAIR_NOW", "2026-01-01T00:00:00Z")];
+    pair_env(
+        [
+            "init",
+            &early,
+            "--goal",
+            "g",
+            "--yolo",
+            "--reviewer-pool",
+            "alice,bob",
+            "--reviews",
+            "1",
+        ],
+        &t0,
+    )
+    .code(0);
+    pair_env(["advance", &early, "--agent", "doer", "PLANNING"], &t0).code(0);
+    let v = next_at(dir.path(), "alice", "2026-01-01T00:00:01Z", &[])
+        .code(10)
+        .json();
+    assert_eq!(v["steps"], serde_json::json!([]), "{v:#}");
+    let late = s(&dir.path().join("late.md")).to_string();
+    let t5 = [("PAIR_NOW", "2026-01-01T00:00:05Z")];
+    pair_env(
+        [
+            "init",
+            &late,
+            "--goal",
+            "g",
+            "--yolo",
+            "--reviewer-pool",
+            "alice,bob",
+            "--reviews",
+            "1",
+        ],
+        &t5,
+    )
+    .code(0);
+    pair_env(["advance", &late, "--agent", "doer", "PLANNING"], &t5).code(0);
+    pair_env(
+        [
+            "submit", &late, "--agent", "doer", "plan", "--note", "the plan",
+        ],
+        &t5,
+    )
+    .code(0);
+    let v = next_at(dir.path(), "alice", "2026-01-01T00:00:06Z", &[])
+        .code(0)
+        .json();
+    assert_eq!(v["step"]["name"], "late", "{v:#}");
+    assert_eq!(v["next"]["command"][1], "register", "{v:#}");
+    assert_eq!(v["waiting"], 1, "{v:#}");
+    pair(["register", &late, "--agent", "alice"]).code(0);
+    let v = next_at(dir.path(), "alice", "2026-01-01T00:00:07Z", &[])
+        .code(0)
+        .json();
+    assert_eq!(v["next"]["command"][1], "claim", "{v:#}");
+}
+
+/// Free pool members are spread over the reviews that wait instead of all being given the
+/// oldest: matched with them oldest first, the member who gave the fewest reviews in the project
+/// first (then by id), round the list when members outnumber the reviews.
+#[test]
+fn next_spreads_free_pool_members_over_the_waiting_reviews_fewest_reviews_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = pool_submitted(dir.path(), "a", "1", "2026-01-01T00:00:00Z");
+    pool_submitted(dir.path(), "b", "1", "2026-01-01T00:00:01Z");
+    let first = |who: &str| {
+        let v = next_at(dir.path(), who, "2026-01-01T00:00:10Z", &[])
+            .code(0)
+            .json();
+        assert_eq!(v["next"]["command"][1], "claim", "{v:#}");
+        assert_eq!(v["waiting"], 2, "{v:#}");
+        v["step"]["name"].as_str().unwrap().to_string()
+    };
+    assert_eq!(
+        [first("alice"), first("bob"), first("carol")],
+        ["a", "b", "a"]
+    );
+    // Alice reviews a third board: having given one review, she comes after bob and carol.
+    let c = pool_submitted(dir.path(), "c", "1", "2026-01-01T00:00:02Z");
+    pair(["claim", &c, "--agent", "alice"]).code(0);
+    pair([
+        "verdict",
+        &c,
+        "--agent",
+        "alice",
+        "APPROVED",
+        "--revision",
+        "1",
+        "--note",
+        "fine",
+    ])
+    .code(0);
+    assert_eq!(
+        [first("bob"), first("carol"), first("alice")],
+        ["a", "b", "a"]
+    );
+    // A member holding an unfinished claim is not free: with bob on a, b and d wait, and carol
+    // (no review given) is matched with b, alice (one) with d.
+    pool_submitted(dir.path(), "d", "1", "2026-01-01T00:00:03Z");
+    pair(["claim", &a, "--agent", "bob"]).code(0);
+    assert_eq!([first("carol"), first("alice")], ["b", "d"]);
+}

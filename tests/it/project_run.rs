@@ -50,21 +50,21 @@ fn doer_of(i: usize) -> &'static str {
 }
 
 /// Where the run's boards are and how each agent reaches them.
-struct Setup {
+pub(crate) struct Setup {
     /// The project as agents name it.
-    project: String,
+    pub(crate) project: String,
     /// Each board's address by name.
-    boards: BTreeMap<String, String>,
+    pub(crate) boards: BTreeMap<String, String>,
     /// The environment of each agent's processes (its clone of a remote).
-    env: BTreeMap<String, Vec<(String, String)>>,
+    pub(crate) env: BTreeMap<String, Vec<(String, String)>>,
     /// Scratch space for the agents' own files.
-    home: PathBuf,
+    pub(crate) home: PathBuf,
     /// Reads a board's whole text (for the checks).
-    read: Box<dyn Fn(&str) -> String + Send + Sync>,
+    pub(crate) read: Box<dyn Fn(&str) -> String + Send + Sync>,
 }
 
 impl Setup {
-    fn pair(&self, who: &str, args: &[String]) -> std::process::Output {
+    pub(crate) fn pair(&self, who: &str, args: &[String]) -> std::process::Output {
         let mut c = Command::new(pair_bin());
         c.args(args)
             .current_dir(&self.home)
@@ -78,7 +78,7 @@ impl Setup {
         c.output().unwrap()
     }
 
-    fn ok(&self, who: &str, args: &[&str]) -> std::process::Output {
+    pub(crate) fn ok(&self, who: &str, args: &[&str]) -> std::process::Output {
         let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
         let out = self.pair(who, &args);
         assert!(
@@ -94,8 +94,8 @@ impl Setup {
 /// What the agents did that the journals cannot tell: the refused write of the incoming doer
 /// before its acknowledgement, and each refusal an agent met running a command `next` gave.
 #[derive(Default)]
-struct Log {
-    trail: Vec<String>,
+pub(crate) struct Log {
+    pub(crate) trail: Vec<String>,
     refused_before_ack: Option<(i32, String)>,
     /// Commands refused because another agent's write came first (the step `next` gave was
     /// gone by the time it ran): (agent, board, command).
@@ -104,7 +104,7 @@ struct Log {
     refused: Vec<String>,
 }
 
-fn words(v: &Value) -> Vec<String> {
+pub(crate) fn words(v: &Value) -> Vec<String> {
     v.as_array()
         .unwrap_or_else(|| panic!("a command: {v:#}"))
         .iter()
@@ -118,7 +118,7 @@ fn worktree(setup: &Setup, board: &str) -> PathBuf {
 
 /// The agent's own work for a step: fill each placeholder of the command (and, before a code
 /// submission, write and stage the code in the worktree).
-fn fill(setup: &Setup, who: &str, step: &Value, log: &Mutex<Log>) -> Vec<String> {
+pub(crate) fn fill(setup: &Setup, who: &str, step: &Value, log: &Mutex<Log>) -> Vec<String> {
     let next = &step["next"];
     let board = step["step"]["name"].as_str().unwrap().to_string();
     let command = words(&next["command"]);
@@ -200,7 +200,7 @@ fn fill(setup: &Setup, who: &str, step: &Value, log: &Mutex<Log>) -> Vec<String>
 
 /// Whether `next` still gives the agent this same command on this board (then a refusal of it
 /// was no lost race).
-fn still_offered(setup: &Setup, who: &str, board: &str, command: &[String]) -> bool {
+pub(crate) fn still_offered(setup: &Setup, who: &str, board: &str, command: &[String]) -> bool {
     let out = setup.pair(
         who,
         &[
@@ -330,15 +330,15 @@ fn agent(setup: Arc<Setup>, who: &'static str, stop: Arc<AtomicBool>, log: Arc<M
 
 /// One journal record, as the checks need it.
 #[derive(Debug, Clone)]
-struct Rec {
-    at: String,
-    by: String,
-    cmd: String,
-    phase: String,
-    verdict: String,
+pub(crate) struct Rec {
+    pub(crate) at: String,
+    pub(crate) by: String,
+    pub(crate) cmd: String,
+    pub(crate) phase: String,
+    pub(crate) verdict: String,
 }
 
-fn journal(text: &str) -> Vec<Rec> {
+pub(crate) fn journal(text: &str) -> Vec<Rec> {
     let start = text.find("\n## Journal").expect("a journal");
     text[start..]
         .lines()
@@ -744,7 +744,7 @@ fn twelve_boards_on_a_git_remote_worked_from_two_clones() {
     drop(daemon);
 }
 
-fn read_ref(bare: &Path, n: &str) -> String {
+pub(crate) fn read_ref(bare: &Path, n: &str) -> String {
     let out = Command::new("git")
         .arg("--git-dir")
         .arg(bare)
