@@ -47,6 +47,7 @@ mod poll;
 mod pool;
 mod project;
 mod project_cursor;
+mod project_read;
 mod project_run;
 mod properties;
 mod readers;
