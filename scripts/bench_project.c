@@ -8,6 +8,10 @@
  *       Run CMD REPS times (stdout and stderr to /dev/null), each timed from just before fork to
  *       the return of wait4; print "median_ns min_ns max_ns cpu_median_ns exit". An exit other
  *       than 0 or 10 (nothing to do) is reported and fails.
+ *   bench_project paired REPS -- CMD1 ARGS... -- CMD2 ARGS... [-- CMD3 ARGS...]
+ *       REPS rounds, each running every CMD once in turn (interleaved, so a change in the
+ *       machine's load falls on all of them alike), timed as by `time`; print one line per CMD,
+ *       in order: "median_ns min_ns max_ns cpu_median_ns exit".
  *   bench_project wake-rename REPS BOARD IDLE BUSY SETTLE_MS -- WAITER ARGS...
  *       REPS times: put IDLE in place at BOARD (copy, then rename), start WAITER with its stdout
  *       on a pipe, let it settle SETTLE_MS, then copy BUSY beside BOARD and time from just before
@@ -183,6 +187,36 @@ static void drain_and_reap(int fd, pid_t pid) {
     waitpid(pid, &st, 0);
 }
 
+/* Run CMD once (stdout and stderr to /dev/null), timed from just before fork to the return of
+ * wait4; its wall and CPU time (user+sys, its waited-for children included), and its exit. An
+ * exit other than 0 or 10 (nothing to do) fails the run. */
+static int timed_run(char **cmd, int64_t *wall, int64_t *cpu) {
+    int64_t t0 = now_ns();
+    pid_t pid = spawn(cmd, -1);
+    int st;
+    struct rusage ru;
+    if (wait4(pid, &st, 0, &ru) < 0) die("wait4");
+    *wall = now_ns() - t0;
+    *cpu = ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000 +
+           ((int64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
+    int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    if (code != 0 && code != 10) {
+        fprintf(stderr, "bench_project: %s exited %d\n", cmd[0], code);
+        exit(2);
+    }
+    return code;
+}
+
+/* "median_ns min_ns max_ns cpu_median_ns exit" of REPS timed runs. */
+static void print_times(int64_t *wall, int64_t *cpu, int reps, int code) {
+    int64_t lo = wall[0];
+    for (int i = 1; i < reps; i++)
+        if (wall[i] < lo) lo = wall[i];
+    int64_t hi = worst(wall, reps);
+    printf("%lld %lld %lld %lld %d\n", (long long)median(wall, reps), (long long)lo,
+           (long long)hi, (long long)median(cpu, reps), code);
+}
+
 static char **after_dashes(int argc, char **argv, int from) {
     for (int i = from; i < argc; i++)
         if (strcmp(argv[i], "--") == 0) return argv + i + 1;
@@ -205,27 +239,29 @@ int main(int argc, char **argv) {
         char **cmd = after_dashes(argc, argv, 3);
         int64_t *wall = calloc(reps, sizeof *wall), *cpu = calloc(reps, sizeof *cpu);
         int code = 0;
-        for (int i = 0; i < reps; i++) {
-            int64_t t0 = now_ns();
-            pid_t pid = spawn(cmd, -1);
-            int st;
-            struct rusage ru;
-            if (wait4(pid, &st, 0, &ru) < 0) die("wait4");
-            wall[i] = now_ns() - t0;
-            cpu[i] = ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000 +
-                     ((int64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
-            code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-            if (code != 0 && code != 10) {
-                fprintf(stderr, "bench_project: %s exited %d\n", cmd[0], code);
-                return 2;
+        for (int i = 0; i < reps; i++) code = timed_run(cmd, &wall[i], &cpu[i]);
+        print_times(wall, cpu, reps, code);
+        return 0;
+    }
+    if (strcmp(mode, "paired") == 0) {
+        int reps = atoi(argv[2]);
+        /* The commands: each starts after a "--", which becomes its predecessor's end. */
+        char **cmds[8];
+        int n = 0;
+        for (int i = 3; i < argc && n < 8; i++) {
+            if (strcmp(argv[i], "--") == 0) {
+                argv[i] = NULL;
+                cmds[n++] = argv + i + 1;
             }
         }
-        int64_t lo = wall[0];
-        for (int i = 1; i < reps; i++)
-            if (wall[i] < lo) lo = wall[i];
-        int64_t hi = worst(wall, reps);
-        printf("%lld %lld %lld %lld %d\n", (long long)median(wall, reps), (long long)lo,
-               (long long)hi, (long long)median(cpu, reps), code);
+        if (n == 0) return 2;
+        int64_t *wall = calloc((size_t)reps * n, sizeof *wall);
+        int64_t *cpu = calloc((size_t)reps * n, sizeof *cpu);
+        int code[8] = {0};
+        for (int i = 0; i < reps; i++)
+            for (int c = 0; c < n; c++)
+                code[c] = timed_run(cmds[c], &wall[c * reps + i], &cpu[c * reps + i]);
+        for (int c = 0; c < n; c++) print_times(wall + c * reps, cpu + c * reps, reps, code[c]);
         return 0;
     }
     if (strcmp(mode, "wake-rename") == 0) {

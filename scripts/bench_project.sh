@@ -4,8 +4,9 @@
 # waiting `pair next --wait` wakes after the write that gives its agent work; and what an idle
 # `next --wait` costs in CPU.
 #
-#   scripts/bench_project.sh                 # release build; 10, 100, 1000 boards; 9 runs each
+#   scripts/bench_project.sh                 # release build; 10, 100, 1000 boards; 11 runs each
 #   scripts/bench_project.sh --quick         # 10 and 100 boards, 3 runs, 3 wake-ups
+#   scripts/bench_project.sh --reads         # ls and next only (no wake-ups, no idle figure)
 #   scripts/bench_project.sh --keep          # keep the projects (the directory is printed)
 #   PAIR=target/debug/pair scripts/bench_project.sh --quick   # no build
 #
@@ -22,19 +23,27 @@
 # just before fork to the return of wait4; a wake-up from just before the rename(2) that puts the
 # new board in place (or from the start and the exit of the `pair` write that makes it) to the
 # first byte the waiting `next --wait` prints. The floor of `ls` is the least any program could
-# do for it: exec, walk the directory and read each board's head up to its closing `---`.
+# do for it: exec, walk the directory and read each board's head up to its closing `---`. The
+# floor, `ls` and `next` run interleaved (the harness's `paired`: one of each in turn), and
+# beside the medians are their CPU times and the instructions of one run under
+# `valgrind --tool=callgrind` (repeatable where wall times are not; the process alone, not the
+# git it starts; "-" without valgrind). On a remote, the floor is the directory's of the same
+# size, and `git ls-remote` of the namespace alone runs in the same rounds.
 set -euo pipefail
 
-reps=9
+reps=11
 wakes=9
 sizes="10 100 1000"
-remote_sizes="10 100"
+remote_sizes="10 100 1000"
+remote_wakes="10 100"
 idle_s=5
 keep=""
+reads_only=""
 for a in "$@"; do
     case "$a" in
-        --quick) reps=3; wakes=3; sizes="10 100"; remote_sizes="10" ;;
+        --quick) reps=3; wakes=3; sizes="10 100"; remote_sizes="10"; remote_wakes="10" ;;
         --keep) keep=1 ;;
+        --reads) reads_only=1 ;;
         *) echo "unknown option $a" >&2; exit 2 ;;
     esac
 done
@@ -204,33 +213,44 @@ make_remote() {
 }
 
 # ---- ls and next --------------------------------------------------------------------------------
-echo "pair: $PAIR ($("$PAIR" --version)); $(nproc) CPUs; $(git --version); runs=$reps wake-ups=$wakes"
+# Instructions of one run of CMD under callgrind (the process alone), or "-" without valgrind.
+instr() {
+    command -v valgrind >/dev/null || { echo "-"; return; }
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
+        awk '/Collected :/ {print $NF}'
+}
+mi() { [[ "$1" == "-" ]] && echo "-" || awk -v n="$1" 'BEGIN {printf "%.1f M", n/1e6}'; }
+echo "pair: $PAIR ($("$PAIR" --version)); $(nproc) CPUs; $(git --version); runs=$reps wake-ups=$wakes; load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| boards | store | floor (exec, walk, read heads) | \`ls --json\` | ls / floor | \`next --agent p1 --json\` | next per board |"
-echo "|---|---|---|---|---|---|---|"
-declare -A ls_ms next_ms
+echo "| boards | store | floor (exec, walk, read heads) | \`ls --json\` | ls / floor | \`next --agent p1 --json\` | next / floor | CPU: floor, ls, next | instructions: floor, ls, next |"
+echo "|---|---|---|---|---|---|---|---|---|"
+declare -A ls_ms next_ms floor_ms
 for n in $sizes; do
     dir=$(make_dir "$n")
-    read -r floor _ <<<"$("$H" time "$reps" -- "$H" floor "$dir")"
     "$H" time 1 -- "$PAIR" ls "$dir" --json >/dev/null # warm the page cache
-    read -r ls _ <<<"$("$H" time "$reps" -- "$PAIR" ls "$dir" --json)"
-    read -r nx _ <<<"$("$H" time "$reps" -- "$PAIR" next --agent p1 "$dir" --json)"
+    { read -r floor _ _ fc _; read -r ls _ _ lc _; read -r nx _ _ nc _; } < <("$H" paired "$reps" \
+        -- "$H" floor "$dir" -- "$PAIR" ls "$dir" --json -- "$PAIR" next --agent p1 "$dir" --json)
     ls_ms[$n]=$ls
     next_ms[$n]=$nx
-    echo "| $n | directory | $(ms "$floor") ms | $(ms "$ls") ms | $(ratio "$ls" "$floor")x | $(ms "$nx") ms | $(awk -v a="$nx" -v n="$n" 'BEGIN {printf "%.3f", a/n/1e6}') ms |"
+    floor_ms[$n]=$floor
+    echo "| $n | directory | $(ms "$floor") ms | $(ms "$ls") ms | $(ratio "$ls" "$floor")x | $(ms "$nx") ms | $(ratio "$nx" "$floor")x | $(ms "$fc"), $(ms "$lc"), $(ms "$nc") ms | $(mi "$(instr "$H" floor "$dir")"), $(mi "$(instr "$PAIR" ls "$dir" --json)"), $(mi "$(instr "$PAIR" next --agent p1 "$dir" --json)") |"
 done
 for n in $remote_sizes; do
     ns=$(make_remote "$n")
+    dir="$work/dir$n"
+    [[ -d "$dir" ]] || dir=$(make_dir "$n")
     read -r cold _ <<<"$("$H" time 1 -- env PAIR_CACHE_DIR="$work/cache-cold$n" "$PAIR" ls "$ns" --json)"
-    read -r ls _ <<<"$("$H" time "$reps" -- "$PAIR" ls "$ns" --json)"
-    read -r nx _ <<<"$("$H" time "$reps" -- "$PAIR" next --agent p1 "$ns" --json)"
-    echo "| $n | git daemon (first ls, empty cache: $(ms "$cold") ms) | - | $(ms "$ls") ms | - | $(ms "$nx") ms | $(awk -v a="$nx" -v n="$n" 'BEGIN {printf "%.3f", a/n/1e6}') ms |"
+    { read -r floor _ _ fc _; read -r lsr _; read -r ls _ _ lc _; read -r nx _ _ nc _; } < <(
+        "$H" paired "$reps" -- "$H" floor "$dir" -- git ls-remote --refs "$url" "refs/s$n/*" \
+            -- "$PAIR" ls "$ns" --json -- "$PAIR" next --agent p1 "$ns" --json)
+    echo "| $n | git daemon (first ls, empty cache: $(ms "$cold") ms; \`git ls-remote\` alone: $(ms "$lsr") ms) | $(ms "$floor") ms | $(ms "$ls") ms | $(ratio "$ls" "$floor")x | $(ms "$nx") ms | $(ratio "$nx" "$floor")x | $(ms "$fc"), $(ms "$lc"), $(ms "$nc") ms (git included) | -, $(mi "$(instr "$PAIR" ls "$ns" --json)"), $(mi "$(instr "$PAIR" next --agent p1 "$ns" --json)") |"
 done
 echo
 first=${sizes%% *}
 last=${sizes##* }
-echo "Growth (directory): ls ${first}→${last} boards: $(ratio "${ls_ms[$last]}" "${ls_ms[$first]}")x; next: $(ratio "${next_ms[$last]}" "${next_ms[$first]}")x"
+echo "Growth (directory): ls ${first}→${last} boards: $(ratio "${ls_ms[$last]}" "${ls_ms[$first]}")x; next: $(ratio "${next_ms[$last]}" "${next_ms[$first]}")x; floor: $(ratio "${floor_ms[$last]}" "${floor_ms[$first]}")x"
 echo
+[[ -n "$reads_only" ]] && exit 0
 
 # ---- next --wait: wake-up latency and idle CPU -------------------------------------------------
 echo "| wake-up of a waiting \`next --wait\` | boards | median | worst |"
@@ -252,7 +272,7 @@ for n in $sizes; do
     echo "| \`pair submit\` exits → waiter prints (directory) | $n | $(ms "$e_med") ms | $(ms "$e_worst") ms |"
     cp "$work/plan-orig.md" "$target"
 done
-for n in $remote_sizes; do
+for n in $remote_wakes; do
     ns="git+$url#refs/s$n/"
     board="git+$url#refs/s$n/g001/plan:board.md"
     orig=$(git --git-dir="$bare" rev-parse "refs/s$n/g001/plan")

@@ -908,7 +908,12 @@ type Conv<T> = fn(&Value) -> Result<T, String>;
 
 impl<'a> Fields<'a, '_> {
     fn path(&self, key: &str) -> String {
-        format!("{}{}", self.prefix, key)
+        // Joined by hand: this runs for every field of every board read, where the formatting
+        // machinery costs several times the copy.
+        let mut path = String::with_capacity(self.prefix.len() + key.len());
+        path.push_str(&self.prefix);
+        path.push_str(key);
+        path
     }
 
     /// The field's node, borrowed from the mapping (not from the walker: no copy of a large
@@ -1670,7 +1675,8 @@ pub fn from_parts(
         }]);
     };
     let mut errors = Vec::new();
-    let mut lines = HashMap::new();
+    // The line of every field read: sized for a board of a few agents, grown for more.
+    let mut lines = HashMap::with_capacity(128);
     let mut warnings = Vec::new();
     let mut f = Fields {
         entries,

@@ -1,13 +1,14 @@
 //! The frontmatter's own form, read without the general YAML parser.
 //!
 //! Every write emits the frontmatter in one block form: `key: value` lines indented by two,
-//! `- ` sequence items, plain words, double-quoted strings, `null`, booleans, integers and
-//! one-line flow collections of scalars. [`parse`] reads exactly that subset, about twenty times
-//! faster than the general parser, and gives up (`None`) on anything else — a comment, an
-//! anchor, a tag, a single-quoted or multi-line scalar, a tab, a duplicate key, a word YAML could
-//! read as something other than a string — so that [`super::yaml::parse`] reads it instead, with
-//! its budgets and its error messages. Whatever this module accepts, it reads as the general
-//! parser does, lines included (a test compares the two on every fixture and generated board).
+//! `- ` sequence items, plain words (one, or a few with single spaces, as a pool claim's
+//! `plan 1`), double-quoted strings, `null`, booleans, integers and one-line flow collections of
+//! scalars. [`parse`] reads exactly that subset, about twenty times faster than the general
+//! parser, and gives up (`None`) on anything else — a comment, an anchor, a tag, a single-quoted
+//! or multi-line scalar, a tab, a duplicate key, a word YAML could read as something other than
+//! a string — so that [`super::yaml::parse`] reads it instead, with its budgets and its error
+//! messages. Whatever this module accepts, it reads as the general parser does, lines included
+//! (a test compares the two on every fixture and generated board).
 
 use super::ledger::form::TypedLedger;
 use super::yaml::{Node, Value};
@@ -333,7 +334,21 @@ pub fn scalar(text: &str) -> Option<Value> {
         }
         return text.parse::<i64>().ok().map(|i| Value::Int(i.into()));
     }
-    plain_string(text).then(|| Value::Str(text.to_string()))
+    (plain_string(text) || plain_words(text)).then(|| Value::Str(text.to_string()))
+}
+
+/// Plain words separated by single spaces, the first a [`plain_string`]'s start (`plan 1`, as
+/// a pool claim is written): YAML reads the whole as this very string (no word of it can be an
+/// indicator, a comment, a `: ` or a number's or keyword's whole text).
+fn plain_words(s: &str) -> bool {
+    let first = s.bytes().next().unwrap_or(b' ');
+    (first.is_ascii_alphabetic() || first == b'/' || first == b'_')
+        && s.contains(' ')
+        && s.split(' ').all(|w| {
+            !w.is_empty()
+                && w.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'-'))
+        })
 }
 
 /// A plain word every YAML reader takes for this very string (the set pair emits unquoted).

@@ -361,48 +361,56 @@ impl Project {
     }
 
     fn read_dir(&self, dir: &Path, s: &Session) -> Vec<Member> {
-        // A file whose stamp has not moved is what it was: a board remembered, or not a board.
+        // The members in walk order: the walk asks of each file in name order whether it is a
+        // board, and lists those that are in that order.
+        let found = RefCell::new(Vec::new());
         let is_board = |p: &Path| {
             if p.extension().and_then(|e| e.to_str()) != Some("md") {
                 return false;
             }
-            let stamp = file_stamp(p);
-            if self.remembered(p, &stamp).is_some() {
-                return true;
-            }
-            if self.not_boards.borrow().get(p) == Some(&stamp) {
-                return false;
+            // A file read before whose stamp has not moved is what it was: a board remembered,
+            // or not a board. (A file never read before is not even looked at here: its stamp
+            // is that of the file its one read opens.)
+            let known =
+                self.memo.borrow().contains_key(p) || self.not_boards.borrow().contains_key(p);
+            if known {
+                let stamp = file_stamp(p);
+                if let Some(m) = self.remembered(p, &stamp) {
+                    found.borrow_mut().push(m);
+                    return true;
+                }
+                if self.not_boards.borrow().get(p) == Some(&stamp) {
+                    return false;
+                }
             }
             self.count_read();
-            // Each board found is loaded below (or was, unchanged), which notes its format: the
-            // walk only looks at the heads.
-            let yes = is_board_file(p, None);
-            if yes {
-                self.not_boards.borrow_mut().remove(p);
-            } else {
+            // One open and one read of the head: whether it is a board, and its frontmatter.
+            let Ok(snap) = crate::store::peek(p) else {
+                return false;
+            };
+            let stamp = snap.file_meta().map(stamp_of).unwrap_or_default();
+            if !head_is_board(snap.bytes()) {
                 self.not_boards.borrow_mut().insert(p.to_path_buf(), stamp);
+                return false;
             }
-            yes
+            self.not_boards.borrow_mut().remove(p);
+            let name = p
+                .strip_prefix(dir)
+                .unwrap_or(p)
+                .with_extension("")
+                .to_string_lossy()
+                .replace('\\', "/");
+            let read = snap.walked_frontmatter(s);
+            found.borrow_mut().push(member(
+                p.to_path_buf(),
+                name,
+                stamp,
+                read.map(|v| v.parsed.fm),
+            ));
+            true
         };
-        let (paths, _) = walk_by(dir, &is_board);
-        paths
-            .into_iter()
-            .map(|p| {
-                let stamp = file_stamp(&p);
-                if let Some(m) = self.remembered(&p, &stamp) {
-                    return m;
-                }
-                let name = p
-                    .strip_prefix(dir)
-                    .unwrap_or(&p)
-                    .with_extension("")
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                self.count_read();
-                let read = crate::store::load_frontmatter(&p, s);
-                member(p, name, stamp, read.map(|v| v.parsed.fm))
-            })
-            .collect()
+        walk_by(dir, &is_board);
+        found.into_inner()
     }
 
     /// The refs under the namespace's prefix and their tips: one `git ls-remote`.
@@ -494,18 +502,21 @@ impl Project {
 /// What identifies a version of a file without reading it: its inode (every write of a board
 /// renames a new file over it), modification time and size.
 fn file_stamp(p: &Path) -> String {
-    use std::os::unix::fs::MetadataExt as _;
     std::fs::metadata(p)
         .ok()
-        .map(|m| {
-            let t = m
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_nanos());
-            format!("{}:{t}:{}", m.ino(), m.len())
-        })
+        .map(|m| stamp_of(&m))
         .unwrap_or_default()
+}
+
+/// [`file_stamp`] of a file's metadata.
+fn stamp_of(m: &std::fs::Metadata) -> String {
+    use std::os::unix::fs::MetadataExt as _;
+    let t = m
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    format!("{}:{t}:{}", m.ino(), m.len())
 }
 
 fn member(board: PathBuf, name: String, stamp: String, read: Result<Frontmatter>) -> Member {
@@ -621,22 +632,41 @@ pub fn dependencies(members: &[Member]) -> Vec<Vec<crate::law::depend::Dep>> {
 }
 
 /// The edges of the project's dependency graph, by board name: each board with the boards of
-/// the project it waits for.
+/// the project it waits for. Each board's address is made [`normal`](crate::store::depend::normal)
+/// once, and each dependency found among them by that address ([`name_of`], for every one at
+/// once): the cost grows with the boards and their dependencies, not with their product.
 pub fn edges(
     members: &[Member],
     deps: &[Vec<crate::law::depend::Dep>],
 ) -> BTreeMap<String, Vec<String>> {
+    let names = names_by_address(members);
     members
         .iter()
         .zip(deps)
         .map(|(m, d)| {
-            let names = d
+            let found = d
                 .iter()
-                .filter_map(|d| name_of(members, &d.address))
+                .filter_map(|d| {
+                    names
+                        .get(&crate::store::depend::normal(Path::new(&d.address)))
+                        .map(|n| n.to_string())
+                })
                 .collect();
-            (m.name.clone(), names)
+            (m.name.clone(), found)
         })
         .collect()
+}
+
+/// Each member's name by its normal address; where two members have one address, the first's
+/// (as [`name_of`] finds it).
+fn names_by_address(members: &[Member]) -> std::collections::HashMap<PathBuf, &str> {
+    let mut names = std::collections::HashMap::with_capacity(members.len());
+    for m in members {
+        names
+            .entry(crate::store::depend::normal(&m.board))
+            .or_insert(m.name.as_str());
+    }
+    names
 }
 
 /// A cycle among the project's boards (each waiting for the next, back to the first: none of

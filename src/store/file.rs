@@ -154,20 +154,23 @@ pub fn read_head(path: &Path) -> Result<Vec<u8>> {
 /// closed at all).
 pub(super) fn read_head_cut(file: &mut File, path: &Path) -> Result<(Vec<u8>, bool)> {
     use crate::board::document::{BOM, is_delimiter_line};
-    let mut buf = Vec::with_capacity(8192);
-    let mut chunk = vec![0u8; 16 * 1024];
+    // Read straight into the buffer, a small first read (most heads are a few KiB: a directory
+    // walk reads one of every Markdown file), each next one twice as large.
+    let mut buf = Vec::new();
+    let mut want = 4096;
     let limit = HEAD_LIMIT;
     // Where the search for the closing delimiter goes on: a `\n` followed by `---` at or after
     // it (`None` until the first line is read).
     let mut from: Option<usize> = None;
     loop {
-        let n = file
-            .read(&mut chunk)
-            .map_err(|e| Error::io(path, "read the blackboard", e))?;
+        let len = buf.len();
+        buf.resize(len + want, 0);
+        let read = file.read(&mut buf[len..]);
+        let n = read.map_err(|e| Error::io(path, "read the blackboard", e))?;
+        buf.truncate(len + n);
         if n == 0 {
             return Ok((buf, false));
         }
-        buf.extend_from_slice(&chunk[..n]);
         if from.is_none()
             && let Some(nl) = memchr::memchr(b'\n', &buf)
         {
@@ -201,9 +204,9 @@ pub(super) fn read_head_cut(file: &mut File, path: &Path) -> Result<(Vec<u8>, bo
         if buf.len() > limit {
             return Ok((buf, true));
         }
-        // A large frontmatter is read in a few calls, not one per 16 KiB.
-        if chunk.len() < 1024 * 1024 {
-            chunk.resize(chunk.len() * 2, 0);
+        // A large frontmatter is read in a few calls, not one per 4 KiB.
+        if want < 1024 * 1024 {
+            want *= 2;
         }
     }
 }

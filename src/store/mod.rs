@@ -68,7 +68,7 @@ pub(crate) use file::kind_of;
 pub use file::{Loaded, resolve};
 pub use history::{History, history};
 pub use lock::{Lock, lock, lock_path, owner_path};
-pub use snapshot::{Depth, Snapshot, Version, snapshot};
+pub use snapshot::{Depth, Snapshot, Version, peek, snapshot};
 
 /// What the writer expects to find under the lock.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -159,6 +159,23 @@ pub fn snapshot(path: &Path, depth: Depth, s: &Session) -> Result<Snapshot> {
     Ok(snap)
 }
 
+/// A [`Depth::Head`] snapshot of the file at `path` for a directory walk, which asks of each
+/// Markdown file whether it is a blackboard and reads the frontmatter of those that are from the
+/// same bytes: one open and one read of each file. Unlike [`snapshot`], a file over the size
+/// limit is not refused and its format not noted until [`Snapshot::walked_frontmatter`] is
+/// asked: a file that is no blackboard is never judged.
+pub fn peek(path: &Path) -> Result<Snapshot> {
+    let (mut file, meta) = super::file::open_regular_meta(path)?;
+    let (bytes, cut) = super::file::read_head_cut(&mut file, path)?;
+    Ok(Snapshot {
+        path: path.to_path_buf(),
+        depth: Depth::Head,
+        current: Current::new(bytes, Vec::new()),
+        cut,
+        at: At::File { file, meta },
+    })
+}
+
 impl Snapshot {
     /// The board's address, as the command was given it.
     pub fn path(&self) -> &Path {
@@ -218,6 +235,27 @@ impl Snapshot {
             }
             Error::invalid(&self.path, r.errors, false)
         })
+    }
+
+    /// The frontmatter of a snapshot [`peek`] took, as [`super::load_frontmatter`] reads it
+    /// (the same answer, the same errors): a file over the size limit refused, its format noted
+    /// in `s`, then parsed and checked.
+    pub fn walked_frontmatter(&self, s: &Session) -> Result<Valid> {
+        if let At::File { meta, .. } = &self.at
+            && meta.len() > crate::law::validate::MAX_BOARD_BYTES
+        {
+            return Err(super::file::too_large(&self.path, meta.len()));
+        }
+        s.read(self.bytes());
+        self.frontmatter()
+    }
+
+    /// The metadata of the file read, taken when it was opened (a file board).
+    pub fn file_meta(&self) -> Option<&fs::Metadata> {
+        match &self.at {
+            At::File { meta, .. } => Some(meta),
+            At::Absent | At::Git { .. } => None,
+        }
     }
 
     /// The whole board, parsed and checked.

@@ -48,6 +48,7 @@ mod pool;
 mod project;
 mod project_cursor;
 mod project_fair;
+mod project_read;
 mod project_run;
 mod properties;
 mod readers;

@@ -784,3 +784,49 @@ proptest! {
         }
     }
 }
+
+/// A pool claim is written as two plain words (`plan 1`): the plain reader reads it, and any
+/// words so written, as the general parser does, in a block and in a flow collection.
+#[test]
+fn the_plain_reader_reads_a_pool_claim_s_words_as_the_general_parser_does() {
+    let text = "agents:\n  p2:\n    role: reviewer\n    pool_claim: plan 1\n";
+    assert_eq!(plain_agrees(text, 1), Ok(Some(())), "{text}");
+    for words in [
+        "plan 1",
+        "code_review 12",
+        "a -b",
+        "a - b",
+        "/x y/z",
+        "null x",
+        "yes no",
+        "_ 0",
+        "a.b c-d e_f",
+    ] {
+        for text in [format!("x: {words}\n"), format!("x: [{words}, b]\n")] {
+            assert_eq!(plain_agrees(&text, 0), Ok(Some(())), "{text}");
+        }
+    }
+    // What is not a plain word is left to the general parser.
+    for words in ["plan  1", "1 plan", "a #b", "a: b", "a 'b'", "-a b"] {
+        let text = format!("x: {words}\n");
+        assert_eq!(plain_agrees(&text, 0), Ok(None), "{text}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn the_plain_reader_reads_plain_words_as_the_general_parser_does(
+        words in proptest::collection::vec("[a-zA-Z0-9_./-]{1,6}", 1..4),
+        first in "[a-zA-Z/_][a-zA-Z0-9_./-]{0,5}",
+    ) {
+        let text = std::iter::once(first).chain(words).collect::<Vec<_>>().join(" ");
+        for text in [format!("x: {text}\n"), format!("x: [{text}]\n")] {
+            match plain_agrees(&text, 0) {
+                Ok(_) => {}
+                Err(e) => prop_assert!(false, "{}", e),
+            }
+        }
+    }
+}
