@@ -142,6 +142,29 @@ fn agents<'a>(users: &'a Users, root: &Path) -> (Agent<'a>, Agent<'a>) {
     (agent("doer"), agent("rev"))
 }
 
+/// A board at `b` that the doer made and the reviewer joined, each working from its own home:
+/// the state an authentication test starts from.
+fn started(doer: &Agent, rev: &Agent, b: &str) {
+    doer.pair_in(
+        &doer.home,
+        &[
+            "init",
+            b,
+            "--doer",
+            "doer",
+            "--reviewers",
+            "rev",
+            "--goal",
+            "g",
+        ],
+    )
+    .code(0);
+    rev.pair_in(&rev.home, &["register", b, "--agent", "rev"])
+        .code(0);
+    doer.pair_in(&doer.home, &["poll", b, "--agent", "doer"])
+        .code(0);
+}
+
 fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = vec![dir.to_path_buf()];
     if dir.is_dir() {
@@ -1198,24 +1221,7 @@ fn a_key_the_ssh_server_does_not_accept_is_exit_1_naming_the_key_to_configure_wi
         ssh_url(&users, &sshd, &srv)
     );
     let b = b.as_str();
-    doer.pair_in(
-        &doer.home,
-        &[
-            "init",
-            b,
-            "--doer",
-            "doer",
-            "--reviewers",
-            "rev",
-            "--goal",
-            "g",
-        ],
-    )
-    .code(0);
-    rev.pair_in(&rev.home, &["register", b, "--agent", "rev"])
-        .code(0);
-    doer.pair_in(&doer.home, &["poll", b, "--agent", "doer"])
-        .code(0);
+    started(&doer, &rev, b);
     // The doer's key is replaced by one the server never accepted, with a passphrase no one
     // gives: ssh may not ask for it.
     sh(
@@ -1337,24 +1343,7 @@ fn a_revoked_http_token_is_exit_1_naming_the_credential_helper_with_nothing_writ
     http_client(&users, &rev, &httpd, &rev_token, false);
     let b = format!("git+{}#refs/pair/auth:board.md", httpd.url("remote.git"));
     let b = b.as_str();
-    doer.pair_in(
-        &doer.home,
-        &[
-            "init",
-            b,
-            "--doer",
-            "doer",
-            "--reviewers",
-            "rev",
-            "--goal",
-            "g",
-        ],
-    )
-    .code(0);
-    rev.pair_in(&rev.home, &["register", b, "--agent", "rev"])
-        .code(0);
-    doer.pair_in(&doer.home, &["poll", b, "--agent", "doer"])
-        .code(0);
+    started(&doer, &rev, b);
     // The reviewer's token is revoked on the server; the doer's helper gives a wrong one.
     httpd.set_users(&[("doer", &doer_token)]);
     let http_words = [
