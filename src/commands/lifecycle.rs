@@ -423,8 +423,7 @@ fn cannot_run(argv: &[String], code: i32, output: &str) -> Error {
         .map(|w| shell_arg(w))
         .collect::<Vec<_>>()
         .join(" ");
-    let tail: Vec<&str> = output.lines().rev().take(10).collect();
-    let tail: Vec<&str> = tail.into_iter().rev().collect();
+    let tail = last_lines(output);
     Error::CannotRun {
         message: format!(
             "`{}` could not run here (exit {code}: {why}). That is no result of the code: \
@@ -763,11 +762,10 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
         if run.passed() || out_tail.is_empty() {
             String::new()
         } else {
-            let tail: Vec<&str> = out_tail.lines().rev().take(TAIL_SHOWN).collect();
             format!(
                 "last lines of its output:\n{}\n",
-                tail.into_iter()
-                    .rev()
+                last_lines(&out_tail)
+                    .into_iter()
                     .map(|l| format!("  {}", crate::text::escape(l)))
                     .collect::<Vec<_>>()
                     .join("\n")
@@ -779,6 +777,13 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
 
 /// How many lines of a failing check's output `check` prints (the record keeps its whole tail).
 const TAIL_SHOWN: usize = 20;
+
+/// The last [`TAIL_SHOWN`] lines of a command's output, in order.
+fn last_lines(output: &str) -> Vec<&str> {
+    let mut tail: Vec<&str> = output.lines().rev().take(TAIL_SHOWN).collect();
+    tail.reverse();
+    tail
+}
 
 /// A temporary checkout of the pinned tree a reproduction runs in: the published commit (from
 /// the board's remote, on any machine), else the pinned tree from the worktree's repository.

@@ -1532,12 +1532,7 @@ fn terminal(fm: &Frontmatter, agent: &str, doer: &str, place: &Place) -> Next {
             return nobodys_turn(action.to_string(), optional, line);
         }
         (p @ (P::Committed | P::Merged), _) => {
-            let line = Line::new("poll", place)
-                .flag("--agent", agent)
-                .arg("--wait")
-                .flag("--timeout", WAIT_SECONDS)
-                .flag("--until", P::CleanedUp.to_string())
-                .arg("--json");
+            let line = until_line(agent, P::CleanedUp, place);
             let optional = format!(
                 "To see the work to its end (the doer records the merge and the clean-up when \
                  the user asks), wait for it: `{}`.",
@@ -1571,15 +1566,20 @@ pub fn short_of(phase: Phase, until: Phase) -> bool {
     matches!((at(phase), at(until)), (Some(a), Some(b)) if a < b)
 }
 
-/// The step of an agent that waits for the board to reach `until` (`poll --wait --until`):
-/// the same wait again, while the board is [`short_of`] it.
-pub fn wait_until(fm: &Frontmatter, agent: &str, until: Phase, place: &Place) -> Next {
-    let line = Line::new("poll", place)
+/// The `poll --wait --until` that waits past COMMITTED for `until`.
+fn until_line(agent: &str, until: Phase, place: &Place) -> Line {
+    Line::new("poll", place)
         .flag("--agent", agent)
         .arg("--wait")
         .flag("--timeout", WAIT_SECONDS)
         .flag("--until", until.to_string())
-        .arg("--json");
+        .arg("--json")
+}
+
+/// The step of an agent that waits for the board to reach `until` (`poll --wait --until`):
+/// the same wait again, while the board is [`short_of`] it.
+pub fn wait_until(fm: &Frontmatter, agent: &str, until: Phase, place: &Place) -> Next {
+    let line = until_line(agent, until, place);
     let action = format!(
         "The work is {}; only the doer records what follows, when the user asks. Keep waiting \
          for {until}: `{}`.",

@@ -1421,22 +1421,7 @@ fn a_write_over_ssh_or_smart_http_wakes_the_other_users_wait_within_the_claimed_
     ] {
         let b = format!("git+{url}#refs/pair/{task}:board.md");
         let b = b.as_str();
-        doer.pair_in(
-            &doer.home,
-            &[
-                "init",
-                b,
-                "--doer",
-                "doer",
-                "--reviewers",
-                "rev",
-                "--goal",
-                "g",
-            ],
-        )
-        .code(0);
-        rev.pair_in(&rev.home, &["register", b, "--agent", "rev"])
-            .code(0);
+        started(&doer, &rev, b);
         let (mut times, mut writes) = (Vec::new(), Vec::new());
         for (i, delay) in delays.iter().cycle().take(rounds).enumerate() {
             let at = rev.pair_in(
