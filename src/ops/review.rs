@@ -9,6 +9,18 @@ use crate::law::protocol::{self, Command, DiffScope, TRANSITIONS, To};
 /// `register`: add the actor as a reviewer (and, with `required`, to `required_reviewers`; the
 /// law records that the user named it).
 pub fn register(fm: &mut Frontmatter, ctx: &Ctx, required: bool) -> Result<Edit> {
+    // A pool member is offered `register` while a submission waits; when it arrives after the
+    // board went on to a phase that takes no reviewer (the round ended and the board was
+    // committed, stopped or blocked since it read it), re-read (exit 3), as for a late claim.
+    if fm.in_pool(&ctx.agent) && fm.agent(&ctx.agent).is_none() && fm.phase.is_terminal() {
+        return Err(Error::StaleCounter {
+            message: format!(
+                "nothing to review: the board is in {} now (the round may have ended since you \
+                 read it); read it again with `pair poll --agent {} --wait`",
+                fm.phase, ctx.agent
+            ),
+        });
+    }
     admit(fm, ctx, Command::Register)?;
     let id = ctx.agent.clone();
     let mut said = Vec::new();

@@ -458,3 +458,37 @@ fn a_raw_write_removing_another_members_claim_is_refused_naming_the_field() {
     assert!(!out.all().contains("unknown field"), "{}", out.report());
     assert_eq!(std::fs::read_to_string(&b).unwrap(), text);
 }
+
+#[test]
+fn a_pool_members_register_arriving_after_the_board_stopped_is_told_to_re_read() {
+    // A member is offered `register` while a submission waits; by the time it runs it, the
+    // board may have gone on to a phase that takes no reviewer. That is a board that moved on
+    // since it was read (exit 3), not a refusal of what the member was told.
+    let dir = tempfile::tempdir().unwrap();
+    let b = dir.path().join("task.md").to_str().unwrap().to_string();
+    pair([
+        "init",
+        &b,
+        "--goal",
+        "g",
+        "--reviewer-pool",
+        "alice,bob",
+        "--reviews",
+        "1",
+    ])
+    .code(0);
+    pair(["stop", &b, "--agent", "doer", "--reason", "the user asked"]).code(0);
+    let before = std::fs::read(&b).unwrap();
+    pair(["register", &b, "--agent", "bob"]).code(3).mentions(&[
+        "nothing to review",
+        "STOPPED",
+        "poll --agent bob --wait",
+    ]);
+    // Someone outside the pool was never offered it: refused as before (terminal phase).
+    pair(["register", &b, "--agent", "mallory"]).code(6);
+    assert_eq!(
+        std::fs::read(&b).unwrap(),
+        before,
+        "the board is left as it was"
+    );
+}

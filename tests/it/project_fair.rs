@@ -125,7 +125,9 @@ struct Events {
     ran: Vec<Ran>,
     /// Commands refused while `next` still offered them: a bug.
     refused: Vec<String>,
-    lost_races: Vec<(String, String, String)>,
+    /// Steps that failed because the board moved on since `next` read it: agent, board,
+    /// command, exit code and what it printed.
+    lost_races: Vec<(String, String, String, Option<i32>, String)>,
 }
 
 /// One agent: `next --wait`, then the command as given, until the run is over.
@@ -217,7 +219,13 @@ fn agent(setup: Arc<Setup>, who: &'static str, stop: Arc<AtomicBool>, ev: Arc<Mu
             e.refused
                 .push(format!("{who}: pair {}: {why}", argv.join(" ")));
         } else {
-            e.lost_races.push((who.into(), board, command[1].clone()));
+            e.lost_races.push((
+                who.into(),
+                board,
+                command[1].clone(),
+                done.status.code(),
+                why,
+            ));
         }
     }
 }
@@ -400,11 +408,14 @@ fn four_doers_and_a_pool_of_six_on_three_clones_share_the_reviews_fairly() {
         finished && unfinished.is_empty(),
         "not every board reached COMMITTED within {limit:?}: {unfinished:?}"
     );
-    // The only steps two agents are given at once: a pool's claim, and the handed board's.
-    for (who, board, command) in &ev.lost_races {
+    // The only steps two agents are given at once: a pool's claim (and a member's `register`
+    // before it, which a board that moved on answers the same way: re-read, exit 3), and the
+    // handed board's.
+    for (who, board, command, code, why) in &ev.lost_races {
         assert!(
-            command == "claim" || (who == "d1" && board == HANDED),
-            "{who} lost a race for {command} on {board}"
+            (["claim", "register"].contains(&command.as_str()) && *code == Some(3))
+                || (who == "d1" && board == HANDED),
+            "{who} lost a race for {command} on {board} (exit {code:?}): {why}"
         );
     }
     // The handoff happened: offered by d1, acknowledged by d2, who finished the board.

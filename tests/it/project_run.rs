@@ -590,11 +590,12 @@ fn work_through(setup: Setup) {
     );
     assert_eq!(want["boards"], BOARDS as f64);
     // The only steps two agents are given at once: a pool's claim (exclusive: one takes it,
-    // the others are told who did), and the handed board's, which its outgoing doer holds
-    // until the incoming one acknowledges.
+    // the others are told who did) and a member's `register` before it (late once the board is
+    // committed), and the handed board's, which its outgoing doer holds until the incoming one
+    // acknowledges.
     for (who, board, command) in &log.lost_races {
         assert!(
-            command == "claim" || (who == "d1" && board == HANDED),
+            command == "claim" || command == "register" || (who == "d1" && board == HANDED),
             "{who} lost a race for {command} on {board}\n--- trail ---\n{trail}"
         );
     }
