@@ -47,6 +47,13 @@ pub fn board_key(board: &Path) -> Option<(String, String)> {
     }
 }
 
+/// The ref the commit `advance COMMITTED` recorded on a git board is published to: the board's
+/// artifact namespace, `committed-<id>`. Every clone derives it from the board's ref and path
+/// and the recorded `commit_sha`, so nothing more is recorded on the board.
+pub fn committed_ref(key: &(String, String), commit: &str) -> String {
+    crate::repo::artifact::ref_name(&key.0, &key.1, "committed", commit)
+}
+
 /// The word an artifact ref names a submission by.
 pub fn kind_word(artifact: Artifact) -> &'static str {
     match artifact {

@@ -639,6 +639,7 @@ pub fn advance(a: AdvanceArgs, s: &Session) -> Result<Outcome> {
     check_common(&a.common)?;
     let snap = store::snapshot(&a.board, Depth::Edit { fresh: true }, s)?;
     observe_step(&snap, &a.common.agent, to, &mut args)?;
+    let publish = committed_publication(&a.board, &snap, &args)?;
     // The worktree and repository the board records, for the clean-up after CLEANED_UP.
     let recorded: std::cell::RefCell<Option<(String, String)>> = Default::default();
     let mut out = apply_on(
@@ -647,7 +648,7 @@ pub fn advance(a: AdvanceArgs, s: &Session) -> Result<Outcome> {
         "advance",
         consent(a.user_approved, a.waive.clone()),
         s,
-        Vec::new(),
+        publish,
         |fm, ctx| {
             if let (Some(w), Some(r)) = (&fm.worktree, &fm.audit.repo_root) {
                 *recorded.borrow_mut() = Some((w.clone(), r.clone()));
@@ -719,6 +720,39 @@ fn observe_step(
     }
     args.facts = Some(facts);
     Ok(())
+}
+
+/// On a git board, the commit `advance COMMITTED` records travels with the write: pushed, in
+/// the same atomic push as the board, to the board's artifact ref named after it
+/// ([`published::committed_ref`]), from the recorded repository's objects, so that `validate`
+/// on any clone can read it. Nothing is published for a file board, for a board that records
+/// no repository, or for a commit git did not find there (a step that is refused, or waived).
+fn committed_publication(
+    board: &Path,
+    snap: &Snapshot,
+    args: &ops::AdvanceArgs,
+) -> Result<Vec<store::Publish>> {
+    let Some(crate::law::lifecycle::Facts {
+        step: crate::law::lifecycle::Step::Commit(c),
+        ..
+    }) = &args.facts
+    else {
+        return Ok(Vec::new());
+    };
+    let (Some(sha), Some(key)) = (&c.sha, published::board_key(board)) else {
+        return Ok(Vec::new());
+    };
+    let Ok(valid) = snap.frontmatter() else {
+        return Ok(Vec::new());
+    };
+    let Some(root) = valid.parsed.fm.audit.repo_root.as_deref() else {
+        return Ok(Vec::new());
+    };
+    Ok(vec![store::Publish {
+        refname: published::committed_ref(&key, sha),
+        commit: sha.clone(),
+        objects: crate::repo::artifact::objects_dir(Path::new(root))?,
+    }])
 }
 
 /// `--worktree PATH` on a board that records a repository must be one of its worktrees.

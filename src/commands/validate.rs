@@ -15,6 +15,8 @@ use crate::render::output::{self};
 use crate::render::report::SCHEMA;
 use crate::store;
 use crate::store::Session;
+use crate::store::gitref::OnRemote;
+use crate::store::location::GitBoard;
 use crate::text::escape;
 use crate::text::sanitize;
 
@@ -35,91 +37,262 @@ struct FileReport {
     ledger: Option<String>,
 }
 
-/// The lifecycle checks that apply to a board, as `validate` reports them.
-fn lifecycle(fm: &crate::board::frontmatter::Frontmatter) -> serde_json::Value {
+/// The lifecycle checks that apply to a board, as `validate` reports them, and a warning for
+/// each recorded step a check now contradicts. `remote` is the board's remote, for a git board.
+fn lifecycle(
+    fm: &crate::board::frontmatter::Frontmatter,
+    remote: Option<(&Path, &GitBoard)>,
+) -> (serde_json::Value, Vec<FieldError>) {
     let checks: Vec<serde_json::Value> = crate::law::lifecycle::applicable(fm)
         .into_iter()
         .map(|(c, applies)| {
             json!({"name": c.name, "step": c.step, "applies": applies, "rule": c.rule})
         })
         .collect();
-    let (checked_here, checked) = check_here(fm);
-    json!({
+    let found = check_here(fm, remote);
+    let warnings = found
+        .ran
+        .iter()
+        .filter(|c| c["ok"] == false)
+        .map(|c| FieldError {
+            field: "lifecycle".into(),
+            line: None,
+            message: format!(
+                "the recorded step no longer holds: {} failed: {}",
+                c["name"].as_str().unwrap_or_default(),
+                c["detail"].as_str().unwrap_or_default()
+            ),
+        })
+        .collect();
+    let value = json!({
         "verified": crate::law::lifecycle::verified(fm),
         "repo_root": fm.audit.repo_root,
         "checks": checks,
-        "checked_here": checked_here,
-        "checked": checked,
-    })
+        "checked_here": found.here,
+        "checked": found.ran,
+        "not_checked": found.not_checked,
+        "merged": found.merged,
+    });
+    (value, warnings)
 }
 
-/// The recorded lifecycle checked against the repository now, where it is present: the
-/// commit exists and holds the approved tree, the merge branch contains it, the worktree is
-/// gone after the cleanup. `(false, [])` when there is nothing to check here (no repository
-/// recorded, or it is not on this machine).
-fn check_here(fm: &crate::board::frontmatter::Frontmatter) -> (bool, Vec<serde_json::Value>) {
-    use std::path::Path;
-    let Some(root) = fm.audit.repo_root.as_deref().map(Path::new) else {
-        return (false, vec![]);
-    };
-    if crate::repo::head(root).is_err() || !root.join(".git").exists() {
-        return (false, vec![]);
+/// What `validate` found of the recorded lifecycle just now.
+#[derive(Default)]
+struct Found {
+    /// Whether it could check the recorded steps here (the repository is on this machine, or the
+    /// board's remote has what a git board published), and did, as far as the board has come.
+    here: bool,
+    /// `{name, ok, detail}` of each check run.
+    ran: Vec<serde_json::Value>,
+    /// `{name, detail}` of each recorded step that could not be checked here, and why.
+    not_checked: Vec<serde_json::Value>,
+    /// Whether the branch the board records the merge into contains the commit: `None` when no
+    /// merge is recorded or it could not be checked here.
+    merged: Option<bool>,
+}
+
+impl Found {
+    fn ran(&mut self, name: &str, ok: bool, detail: String) {
+        self.ran
+            .push(json!({"name": name, "ok": ok, "detail": detail}));
     }
-    let mut out = vec![];
-    let mut push = |name: &str, ok: bool, detail: String| {
-        out.push(json!({"name": name, "ok": ok, "detail": detail}));
+
+    fn not_checked(&mut self, name: &str, detail: String) {
+        self.not_checked
+            .push(json!({"name": name, "detail": detail}));
+    }
+}
+
+/// The recorded lifecycle checked now: on a git board, against what its remote holds (the
+/// commit `advance COMMITTED` published, the branch the merge went into), from any clone; on a
+/// file board, against the repository where it is present. The worktree's removal is checked
+/// where the repository is. Where nothing can be checked (no repository recorded, or neither it
+/// nor a remote here), `here` is false and `ran` empty: the steps are recorded, not checked.
+fn check_here(
+    fm: &crate::board::frontmatter::Frontmatter,
+    remote: Option<(&Path, &GitBoard)>,
+) -> Found {
+    let mut found = Found::default();
+    let Some(root) = fm.audit.repo_root.as_deref().map(Path::new) else {
+        return found;
     };
-    if let Some(sha) = fm.audit.commit_sha.as_deref() {
-        match crate::repo::commit(root, sha) {
-            Ok(Some(full)) => {
-                push(
-                    "commit-exists",
-                    true,
-                    format!("commit {full} is in {}", root.display()),
-                );
-                if let Some(want) = crate::law::lifecycle::approved_tree(fm) {
-                    let tree = crate::repo::tree_of(root, &full).unwrap_or_default();
-                    push(
-                        "commit-is-approved-tree",
-                        tree == want,
-                        format!("its tree is {tree}; the approved tree is {want}"),
-                    );
-                }
-                // Each step is checked when the board records it: the merge by `merged_into`,
-                // the cleanup by `worktree_removed`.
-                if let Some(into) = fm.audit.merged_into.as_deref() {
-                    let tip = crate::repo::branch(root, into).ok().flatten();
-                    let ok = tip
-                        .as_deref()
-                        .is_some_and(|t| crate::repo::is_ancestor(root, &full, t).unwrap_or(false));
-                    push(
-                        "merged",
-                        ok,
-                        format!(
-                            "{into} {} the commit",
-                            if ok { "contains" } else { "does not contain" }
-                        ),
-                    );
-                }
-            }
-            _ => push(
-                "commit-exists",
-                false,
-                format!("no commit {sha} in {}", root.display()),
-            ),
-        }
+    let local = crate::repo::head(root).is_ok() && root.join(".git").exists();
+    match remote {
+        Some((board, g)) => check_on_remote(fm, board, g, &mut found),
+        None if local => check_in_repository(fm, root, &mut found),
+        None => return found,
     }
     if fm.audit.worktree_removed == Some(true)
         && let Some(wt) = fm.worktree.as_deref()
     {
-        let gone = !Path::new(wt).exists();
-        push(
-            "worktree-removed",
-            gone,
-            format!("{wt} is {}", if gone { "gone" } else { "still there" }),
-        );
+        if local {
+            let gone = !Path::new(wt).exists();
+            found.ran(
+                "worktree-removed",
+                gone,
+                format!("{wt} is {}", if gone { "gone" } else { "still there" }),
+            );
+        } else {
+            found.not_checked(
+                "worktree-removed",
+                format!(
+                    "the worktree {wt} was on the machine of the repository {} (not here)",
+                    root.display()
+                ),
+            );
+        }
     }
-    (true, out)
+    found.here =
+        !found.ran.is_empty() || (found.not_checked.is_empty() && (local || remote.is_some()));
+    found
+}
+
+/// The checks of a file board's lifecycle, in the recorded repository on this machine.
+fn check_in_repository(
+    fm: &crate::board::frontmatter::Frontmatter,
+    root: &Path,
+    found: &mut Found,
+) {
+    let Some(sha) = fm.audit.commit_sha.as_deref() else {
+        return;
+    };
+    match crate::repo::commit(root, sha) {
+        Ok(Some(full)) => {
+            found.ran(
+                "commit-exists",
+                true,
+                format!("commit {full} is in {}", root.display()),
+            );
+            if let Some(want) = crate::law::lifecycle::approved_tree(fm) {
+                let tree = crate::repo::tree_of(root, &full).unwrap_or_default();
+                found.ran(
+                    "commit-is-approved-tree",
+                    tree == want,
+                    format!("its tree is {tree}; the approved tree is {want}"),
+                );
+            }
+            // Each step is checked when the board records it: the merge by `merged_into`.
+            if let Some(into) = fm.audit.merged_into.as_deref() {
+                let tip = crate::repo::branch(root, into).ok().flatten();
+                let ok = tip
+                    .as_deref()
+                    .is_some_and(|t| crate::repo::is_ancestor(root, &full, t).unwrap_or(false));
+                found.merged = Some(ok);
+                found.ran(
+                    "merged",
+                    ok,
+                    format!(
+                        "{into} {} the commit",
+                        if ok { "contains" } else { "does not contain" }
+                    ),
+                );
+            }
+        }
+        _ => found.ran(
+            "commit-exists",
+            false,
+            format!("no commit {sha} in {}", root.display()),
+        ),
+    }
+}
+
+/// The checks of a git board's lifecycle, against its remote: the commit `advance COMMITTED`
+/// published with its write is fetched from the board's artifact ref, its tree compared with
+/// the approved one, and the branch the merge went into read on the same remote.
+fn check_on_remote(
+    fm: &crate::board::frontmatter::Frontmatter,
+    board: &Path,
+    g: &GitBoard,
+    found: &mut Found,
+) {
+    let Some(sha) = fm.audit.commit_sha.as_deref() else {
+        return;
+    };
+    let merge = fm.audit.merged_into.as_deref();
+    let not_checked = |found: &mut Found, why: &str| {
+        found.not_checked("commit-exists", why.to_string());
+        if crate::law::lifecycle::approved_tree(fm).is_some() {
+            found.not_checked("commit-is-approved-tree", why.to_string());
+        }
+        if let Some(into) = merge {
+            found.not_checked("merged", format!("merged into {into}: {why}"));
+        }
+    };
+    let Some(key) = super::published::board_key(board) else {
+        return;
+    };
+    if !crate::repo::git::commit_id(sha) {
+        found.ran(
+            "commit-exists",
+            false,
+            format!("commit_sha {sha:?} is not a commit id"),
+        );
+        return;
+    }
+    let refname = super::published::committed_ref(&key, sha);
+    let cache = match crate::store::gitref::artifact(g, &refname, sha) {
+        Ok(dir) => dir,
+        Err(e @ Error::ArtifactMismatch { .. }) => {
+            found.ran("commit-exists", false, e.to_string());
+            return;
+        }
+        Err(e) => {
+            not_checked(
+                found,
+                &format!(
+                    "the commit was not read from the board's remote ({e}); a board committed \
+                     by an older pair did not publish it"
+                ),
+            );
+            return;
+        }
+    };
+    found.ran(
+        "commit-exists",
+        true,
+        format!("commit {sha} is published on {} at {refname}", g.url),
+    );
+    if let Some(want) = crate::law::lifecycle::approved_tree(fm) {
+        match crate::repo::tree_of(&cache, sha) {
+            Ok(tree) => found.ran(
+                "commit-is-approved-tree",
+                tree == want,
+                format!("its tree is {tree}; the approved tree is {want}"),
+            ),
+            Err(e) => found.not_checked("commit-is-approved-tree", e.to_string()),
+        }
+    }
+    let Some(into) = merge else {
+        return;
+    };
+    match crate::store::gitref::branch_contains(g, into, sha) {
+        Ok(OnRemote::Tip { tip, contains }) => {
+            found.merged = Some(contains);
+            found.ran(
+                "merged",
+                contains,
+                if contains {
+                    format!("{into} on {} (at {tip}) contains the commit", g.url)
+                } else {
+                    format!(
+                        "{into} on {} (at {tip}) does not contain the commit: the branch was \
+                         moved away from it (force-pushed or reset), or the merge was never \
+                         pushed there",
+                        g.url
+                    )
+                },
+            );
+        }
+        Ok(OnRemote::NoBranch) => found.not_checked(
+            "merged",
+            format!(
+                "merged into {into}: the board's remote {} has no branch {into} (the \
+                 repository pushes it elsewhere, or not at all)",
+                g.url
+            ),
+        ),
+        Err(e) => found.not_checked("merged", format!("merged into {into}: {e}")),
+    }
 }
 
 fn lifecycle_text(l: &serde_json::Value) -> String {
@@ -134,43 +307,61 @@ fn lifecycle_text(l: &serde_json::Value) -> String {
             })
             .unwrap_or_default()
     };
+    let listed = |key: &str, each: &dyn Fn(&serde_json::Value) -> String| -> Vec<String> {
+        l[key]
+            .as_array()
+            .map(|cs| cs.iter().map(each).collect())
+            .unwrap_or_default()
+    };
+    let checked = listed("checked", &|c| {
+        format!(
+            "{} {}",
+            c["name"].as_str().unwrap_or_default(),
+            if c["ok"] == true { "ok" } else { "FAILED" }
+        )
+    });
+    let not_checked = listed("not_checked", &|c| {
+        format!(
+            "{} ({})",
+            c["name"].as_str().unwrap_or_default(),
+            c["detail"].as_str().unwrap_or_default()
+        )
+    });
     let (on, off) = (names(true), names(false));
-    format!(
-        "  lifecycle: {}; checks that apply: {}{}\n",
-        if l["verified"] == true && l["checked_here"] == true {
-            let checked: Vec<String> = l["checked"]
-                .as_array()
-                .map(|cs| {
-                    cs.iter()
-                        .map(|c| {
-                            format!(
-                                "{} {}",
-                                c["name"].as_str().unwrap_or_default(),
-                                if c["ok"] == true { "ok" } else { "FAILED" }
-                            )
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            format!(
-                "git lifecycle recorded (repo_root {}), checked here: {}",
-                l["repo_root"].as_str().unwrap_or_default(),
+    let root = l["repo_root"].as_str().unwrap_or_default();
+    let state = if l["verified"] != true {
+        "git lifecycle not verified (no repo_root recorded; `pair worktree create` records one)"
+            .to_string()
+    } else if l["checked_here"] != true && not_checked.is_empty() {
+        format!(
+            "git lifecycle recorded (repo_root {root}), not checked here (repository not present)"
+        )
+    } else {
+        let mut parts = Vec::new();
+        if l["checked_here"] == true {
+            parts.push(format!(
+                "checked here: {}",
                 if checked.is_empty() {
                     "nothing recorded yet to check".to_string()
                 } else {
                     checked.join(", ")
                 }
-            )
-        } else if l["verified"] == true {
-            format!(
-                "git lifecycle recorded (repo_root {}), not checked here (repository not present)",
-                l["repo_root"].as_str().unwrap_or_default()
-            )
-        } else {
-            "git lifecycle not verified (no repo_root recorded; `pair worktree create` \
-             records one)"
-                .to_string()
-        },
+            ));
+        }
+        if !not_checked.is_empty() {
+            parts.push(format!(
+                "recorded, not checked here: {}",
+                not_checked.join(", ")
+            ));
+        }
+        format!(
+            "git lifecycle recorded (repo_root {root}), {}",
+            parts.join("; ")
+        )
+    };
+    format!(
+        "  lifecycle: {}; checks that apply: {}{}\n",
+        escape(&state),
         if on.is_empty() {
             "none".to_string()
         } else {
@@ -295,15 +486,25 @@ fn check_read(path: &Path, bytes: Result<Vec<u8>>) -> FileReport {
     };
     let sha256 = Some(crate::text::sha256_hex(&bytes));
     match check_all(&bytes) {
-        Ok(v) => FileReport {
-            path: shown,
-            valid: true,
-            sha256,
-            errors: vec![],
-            lifecycle: Some(lifecycle(&v.parsed.fm)),
-            ledger: crate::board::ledger::describe(&v.parsed.fm),
-            warnings: v.parsed.warnings,
-        },
+        Ok(v) => {
+            let board = match crate::store::location::Location::of(path) {
+                Ok(crate::store::location::Location::Git(g)) if path != Path::new("-") => Some(g),
+                _ => None,
+            };
+            let (lifecycle, contradicted) =
+                lifecycle(&v.parsed.fm, board.as_ref().map(|g| (path, g)));
+            let mut warnings = v.parsed.warnings;
+            warnings.extend(contradicted);
+            FileReport {
+                path: shown,
+                valid: true,
+                sha256,
+                errors: vec![],
+                lifecycle: Some(lifecycle),
+                ledger: crate::board::ledger::describe(&v.parsed.fm),
+                warnings,
+            }
+        }
         Err(r) => FileReport {
             path: shown,
             valid: false,

@@ -3144,3 +3144,238 @@ fn a_remote_git_that_would_prompt_has_no_terminal_to_wait_on() {
     );
     assert!(out.stdout.contains("Permission denied"), "{}", out.report());
 }
+
+/// The text of the first file's lifecycle in `validate --json` of `b` from `m`, exit 0 expected.
+fn lifecycle_of(m: &Machine, b: &str) -> serde_json::Value {
+    let out = m.pair(&["validate", b, "--json"]);
+    out.code(0);
+    let v = json(&out);
+    assert_eq!(v["valid"], true, "{v:#}");
+    v["files"][0].clone()
+}
+
+/// `(name, ok)` of each check `validate` ran.
+fn ran(file: &serde_json::Value) -> Vec<(String, bool)> {
+    file["lifecycle"]["checked"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{file:#}"))
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap().to_string(), c["ok"] == true))
+        .collect()
+}
+
+fn pairs(list: &[(&str, bool)]) -> Vec<(String, bool)> {
+    list.iter().map(|(n, ok)| (n.to_string(), *ok)).collect()
+}
+
+/// A board on `b` taken to COMMITTED through a worktree of the doer's clone (whose `main` is on
+/// the remote): the commit's id and the base's.
+fn committed(remote: &Remote, doer: &Machine, alice: &Machine, b: &str) -> (String, String) {
+    let clone = doer.clone.path();
+    git(clone, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+    fs::write(clone.join("lib.txt"), "one\n").unwrap();
+    git(clone, &["add", "lib.txt"]);
+    git(clone, &["commit", "-q", "-m", "base"]);
+    git(clone, &["push", "-q", "origin", "main"]);
+    let base = git(clone, &["rev-parse", "HEAD"]).trim().to_string();
+    init(doer, b, "alice");
+    alice.pair(&["register", b, "--agent", "alice"]).code(0);
+    doer.pair(&[
+        "advance",
+        b,
+        "--agent",
+        "doer",
+        "PLANNING",
+        "--user-approved",
+    ])
+    .code(0);
+    doer.pair(&[
+        "submit",
+        b,
+        "--agent",
+        "doer",
+        "plan",
+        "--note",
+        "p",
+        "--user-approved",
+    ])
+    .code(0);
+    approve_round_1(&[(alice, "alice")], b);
+    doer.pair(&[
+        "worktree",
+        "create",
+        b,
+        "--agent",
+        "doer",
+        "--user-approved",
+    ])
+    .code(0);
+    let poll = json(&doer.pair(&["poll", b, "--agent", "doer", "--json"]));
+    let wt = PathBuf::from(poll["worktree"].as_str().unwrap());
+    fs::write(wt.join("lib.txt"), "one\ntwo\n").unwrap();
+    git(&wt, &["add", "lib.txt"]);
+    doer.pair(&["submit", b, "--agent", "doer", "code", "--note", "two"])
+        .code(0);
+    let pin = json(&alice.pair(&["poll", b, "--agent", "alice", "--json"]))["review"]["artifact"]
+        ["sha256"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    alice
+        .pair(&[
+            "verdict",
+            b,
+            "--agent",
+            "alice",
+            "APPROVED",
+            "--revision",
+            "1",
+            "--artifact-sha256",
+            &pin,
+            "--note",
+            "ok",
+        ])
+        .code(0);
+    git(&wt, &["commit", "-q", "-m", "two"]);
+    let sha = git(&wt, &["rev-parse", "HEAD"]).trim().to_string();
+    let before = artifact_refs(remote);
+    doer.pair(&[
+        "advance",
+        b,
+        "--agent",
+        "doer",
+        "COMMITTED",
+        "--user-approved",
+    ])
+    .code(0);
+    // The commit travelled with the write: one more artifact ref, named after it, holding it.
+    let after = artifact_refs(remote);
+    let new: Vec<&String> = after.iter().filter(|r| !before.contains(r)).collect();
+    assert_eq!(new.len(), 1, "{after:?}");
+    assert!(
+        new[0].ends_with(&format!("/committed-{}", &sha[..12])),
+        "{new:?}"
+    );
+    assert_eq!(remote.tip(new[0]).as_deref(), Some(sha.as_str()));
+    (sha, base)
+}
+
+#[test]
+fn through_git_daemon_the_committed_commit_and_the_merge_are_checked_from_any_clone() {
+    if !require(&GIT_DAEMON, daemon_installed()) {
+        return;
+    }
+    let remote = Remote::new();
+    let daemon = Daemon::start(remote.dir.path(), None);
+    let b = daemon.board(REF);
+    let (doer, alice) = (Machine::new(&remote), Machine::new(&remote));
+    let (sha, base) = committed(&remote, &doer, &alice, &b);
+    // A clone that never saw the doer's repository checks the commit and its tree on the remote.
+    let carol = Machine::new(&remote);
+    let f = lifecycle_of(&carol, &b);
+    assert_eq!(
+        ran(&f),
+        pairs(&[("commit-exists", true), ("commit-is-approved-tree", true)]),
+        "{f:#}"
+    );
+    assert_eq!(f["lifecycle"]["checked_here"], true, "{f:#}");
+    assert_eq!(f["lifecycle"]["merged"], serde_json::Value::Null, "{f:#}");
+
+    // Merged with a merge commit and pushed: the remote's main contains the commit.
+    let clone = doer.clone.path();
+    git(clone, &["merge", "-q", "--no-ff", "-m", "merge", &sha]);
+    git(clone, &["push", "-q", "origin", "main"]);
+    doer.pair(&[
+        "advance",
+        &b,
+        "--agent",
+        "doer",
+        "MERGED",
+        "--merged-into",
+        "main",
+        "--user-approved",
+    ])
+    .code(0);
+    let f = lifecycle_of(&carol, &b);
+    assert_eq!(
+        ran(&f),
+        pairs(&[
+            ("commit-exists", true),
+            ("commit-is-approved-tree", true),
+            ("merged", true)
+        ]),
+        "{f:#}"
+    );
+    assert_eq!(f["lifecycle"]["merged"], true, "{f:#}");
+    assert_eq!(f["warnings"], serde_json::json!([]), "{f:#}");
+
+    // main force-pushed back to the base: the record no longer holds, and validate says so
+    // (a warning: the board itself is valid, exit 0).
+    git(
+        clone,
+        &[
+            "push",
+            "-q",
+            "-f",
+            "origin",
+            &format!("{base}:refs/heads/main"),
+        ],
+    );
+    let f = lifecycle_of(&carol, &b);
+    assert_eq!(f["lifecycle"]["merged"], false, "{f:#}");
+    assert_eq!(ran(&f)[2], ("merged".to_string(), false), "{f:#}");
+    let detail = f["lifecycle"]["checked"][2]["detail"].as_str().unwrap();
+    assert!(detail.contains("does not contain the commit"), "{f:#}");
+    assert!(detail.contains(&base), "names the branch's tip: {f:#}");
+    assert_eq!(f["warnings"][0]["field"], "lifecycle", "{f:#}");
+    assert!(
+        f["warnings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("merged failed"),
+        "{f:#}"
+    );
+    carol.pair(&["validate", &b]).code(0).mentions(&[
+        "merged FAILED",
+        "the recorded step no longer holds: merged failed",
+    ]);
+
+    // The branch gone from the remote: recorded, not checked here.
+    git(&remote.bare(), &["update-ref", "-d", "refs/heads/main"]);
+    let f = lifecycle_of(&carol, &b);
+    assert_eq!(f["lifecycle"]["merged"], serde_json::Value::Null, "{f:#}");
+    assert_eq!(
+        ran(&f),
+        pairs(&[("commit-exists", true), ("commit-is-approved-tree", true)]),
+        "{f:#}"
+    );
+    assert_eq!(f["lifecycle"]["not_checked"][0]["name"], "merged", "{f:#}");
+    assert!(
+        f["lifecycle"]["not_checked"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("has no branch main"),
+        "{f:#}"
+    );
+    carol
+        .pair(&["validate", &b])
+        .code(0)
+        .mentions(&["recorded, not checked here: merged (merged into main"]);
+
+    // The committed ref moved to another commit: a clone that fetches it refuses it.
+    let art = artifact_refs(&remote)
+        .into_iter()
+        .find(|r| r.contains("/committed-"))
+        .unwrap();
+    git(&remote.bare(), &["update-ref", &art, &base]);
+    let dave = Machine::new(&remote);
+    let f = lifecycle_of(&dave, &b);
+    assert_eq!(ran(&f), pairs(&[("commit-exists", false)]), "{f:#}");
+    assert!(
+        f["lifecycle"]["checked"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("pinned commit {sha}")),
+        "{f:#}"
+    );
+}

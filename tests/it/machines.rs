@@ -532,10 +532,46 @@ fn two_users(doer: &Agent, rev: &Agent, url: &str) {
         "--user-approved",
     ])
     .code(0);
+    // The reviewer waits, from its own clone, for the end of the lifecycle the doer records.
+    let mut c = rev.std_command(&pair_bin(), &rev.clone_dir());
+    c.args([
+        "poll",
+        b,
+        "--agent",
+        "rev",
+        "--wait",
+        "--until",
+        "CLEANED_UP",
+        "--json",
+    ])
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
+    let waiter = c.spawn().unwrap();
+    // Committed, the commit is on the remote: the reviewer's clone checks it, and no merge is
+    // recorded yet.
+    let theirs = rev.json(&["validate", b]);
+    let l = &theirs["files"][0]["lifecycle"];
+    assert_eq!(l["checked_here"], true, "{theirs:#}");
+    assert_eq!(l["merged"], Value::Null, "{theirs:#}");
+    let names: Vec<(String, bool)> = l["checked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (s(&c["name"]), c["ok"] == true))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("commit-exists".to_string(), true),
+            ("commit-is-approved-tree".to_string(), true)
+        ],
+        "{theirs:#}"
+    );
     let clone = doer.clone_dir();
     // The red test was written in the main checkout; the merge brings it from the topic branch.
     fs::remove_file(&test).unwrap();
     doer.git(&clone, &["merge", "-q", "--ff-only", "pair/max-board"]);
+    doer.git(&clone, &["push", "-q", "origin", "main"]);
     doer.pair(&[
         "advance",
         b,
@@ -551,9 +587,17 @@ fn two_users(doer: &Agent, rev: &Agent, url: &str) {
     doer.git(&clone, &["branch", "-q", "-d", "pair/max-board"]);
     doer.pair(&["advance", b, "--agent", "doer", "CLEANED_UP"])
         .code(0);
+    // The reviewer's wait went on through COMMITTED and MERGED and ended at CLEANED_UP.
+    let out = waiter.wait_with_output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(out.status.code(), Some(11), "{v:#}");
+    assert_eq!(v["phase"], "CLEANED_UP", "{v:#}");
+    assert_eq!(v["until"]["reached"], true, "{v:#}");
 
-    // `validate` says "checked" only where it checked: the doer's clone has the repository, the
-    // reviewer's machine does not.
+    // `validate` says "checked" only where it checked: the doer's clone has the repository and
+    // the worktree was there; from the reviewer's clone the commit, its tree and the merge are
+    // checked on the remote, the worktree's removal is recorded, not checked.
     let mine = doer.json(&["validate", b]);
     let l = &mine["files"][0]["lifecycle"];
     assert_eq!(l["checked_here"], true, "{mine:#}");
@@ -581,15 +625,44 @@ fn two_users(doer: &Agent, rev: &Agent, url: &str) {
             .all(|c| c["ok"] == true),
         "{mine:#}"
     );
+    assert_eq!(l["merged"], true, "{mine:#}");
     let theirs = rev.json(&["validate", b]);
     assert_eq!(theirs["valid"], true, "{theirs:#}");
+    let l = &theirs["files"][0]["lifecycle"];
+    assert_eq!(l["checked_here"], true, "{theirs:#}");
+    assert_eq!(l["merged"], true, "{theirs:#}");
+    let checked: Vec<(String, bool)> = l["checked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (s(&c["name"]), c["ok"] == true))
+        .collect();
     assert_eq!(
-        theirs["files"][0]["lifecycle"]["checked_here"], false,
+        checked,
+        [
+            ("commit-exists".to_string(), true),
+            ("commit-is-approved-tree".to_string(), true),
+            ("merged".to_string(), true)
+        ],
         "{theirs:#}"
     );
-    rev.pair(&["validate", b])
-        .code(0)
-        .mentions(&["not checked here (repository not present)"]);
+    assert!(
+        s(&l["checked"][2]["detail"]).starts_with("main on "),
+        "{theirs:#}"
+    );
+    assert_eq!(
+        l["not_checked"][0]["name"], "worktree-removed",
+        "{theirs:#}"
+    );
+    assert_eq!(
+        theirs["files"][0]["warnings"],
+        serde_json::json!([]),
+        "{theirs:#}"
+    );
+    rev.pair(&["validate", b]).code(0).mentions(&[
+        "checked here: commit-exists ok, commit-is-approved-tree ok, merged ok",
+        "recorded, not checked here: worktree-removed",
+    ]);
     // Nothing the reviewer ran wrote into the doer's tree: no temporary checkout is left.
     assert!(
         fs::read_dir(rev.home.join("tmp")).unwrap().next().is_none(),

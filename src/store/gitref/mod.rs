@@ -1026,6 +1026,53 @@ pub fn artifact(g: &GitBoard, refname: &str, commit: &str) -> Result<PathBuf> {
     Ok(cache.dir)
 }
 
+/// What the board's remote says of a branch and a commit: whether the branch `refs/heads/NAME`
+/// there contains the commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OnRemote {
+    /// The remote has no such branch.
+    NoBranch,
+    /// The branch's tip, and whether the commit is it or one of its ancestors.
+    Tip { tip: String, contains: bool },
+}
+
+/// Whether the branch `branch` of the board's remote contains `commit`, a commit the cache
+/// holds whole (a published artifact fetched by [`artifact`]): one `ls-remote` of the branch,
+/// then, unless its tip is the commit itself, one fetch of the branch into the cache (under
+/// `refs/pair-cache-branches/`), which sends only what the cache lacks; both bounded by the
+/// command's deadline for the remote.
+pub fn branch_contains(g: &GitBoard, branch: &str, commit: &str) -> Result<OnRemote> {
+    crate::repo::branch_name(branch)?;
+    let cache = Cache::open(g, crate::store::clock::Clock::current_until())?;
+    let full = format!("refs/heads/{branch}");
+    let on_branch = GitBoard {
+        refname: full.clone(),
+        ..g.clone()
+    };
+    let Some(listed) = remote::ls_remote(&cache, &on_branch)? else {
+        return Ok(OnRemote::NoBranch);
+    };
+    // A fast-forward merge leaves the branch at the commit itself: nothing to fetch.
+    if listed == commit {
+        return Ok(OnRemote::Tip {
+            tip: listed,
+            contains: true,
+        });
+    }
+    let local = format!("refs/pair-cache-branches/{branch}");
+    let spec = format!("+{full}:{local}");
+    let what = format!("fetch the branch {branch} from {}", g.url);
+    remote::fetch_spec(&cache, &g.url, &spec, &what, remote::Fetch::Whole)?;
+    let tip = cache.ref_tip(&local).ok_or_else(|| Error::Git {
+        message: format!(
+            "the fetch of the branch {branch} from {} left no tip",
+            g.url
+        ),
+    })?;
+    let contains = crate::repo::is_ancestor(&cache.dir, commit, &tip)?;
+    Ok(OnRemote::Tip { tip, contains })
+}
+
 /// Create the board with exactly these bytes (no journal record: a copy, byte for byte),
 /// making the ref; refused when the ref exists.
 pub fn create_copy(
