@@ -3239,6 +3239,29 @@ fn committed(remote: &Remote, doer: &Machine, alice: &Machine, b: &str) -> (Stri
     git(&wt, &["commit", "-q", "-m", "two"]);
     let sha = git(&wt, &["rev-parse", "HEAD"]).trim().to_string();
     let before = artifact_refs(remote);
+    // A remote that refuses the commit's ref refuses the board's write with it: one atomic push.
+    let hook = remote.bare().join("hooks").join("update");
+    fs::write(
+        &hook,
+        "#!/bin/sh\ncase \"$1\" in refs/pair-artifacts/*/committed-*) echo 'not today' >&2; exit 1;; esac\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+    let tip = remote.tip(REF);
+    doer.pair(&[
+        "advance",
+        b,
+        "--agent",
+        "doer",
+        "COMMITTED",
+        "--user-approved",
+    ])
+    .code(1)
+    .mentions(&["hook declined"]);
+    assert_eq!(remote.tip(REF), tip, "the board's write did not land");
+    assert_eq!(artifact_refs(remote), before, "nor the commit's ref");
+    fs::remove_file(&hook).unwrap();
     doer.pair(&[
         "advance",
         b,
@@ -3378,4 +3401,25 @@ fn through_git_daemon_the_committed_commit_and_the_merge_are_checked_from_any_cl
             .contains(&format!("pinned commit {sha}")),
         "{f:#}"
     );
+
+    // No committed ref at all (a board committed by an older pair): recorded, not checked.
+    git(&remote.bare(), &["update-ref", "-d", &art]);
+    let erin = Machine::new(&remote);
+    let f = lifecycle_of(&erin, &b);
+    assert_eq!(ran(&f), pairs(&[]), "{f:#}");
+    assert_eq!(f["lifecycle"]["checked_here"], false, "{f:#}");
+    let names: Vec<&str> = f["lifecycle"]["not_checked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["commit-exists", "commit-is-approved-tree", "merged"],
+        "{f:#}"
+    );
+    erin.pair(&["validate", &b])
+        .code(0)
+        .mentions(&["recorded, not checked here: commit-exists ("]);
 }
