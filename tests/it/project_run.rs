@@ -181,9 +181,18 @@ pub(crate) fn fill(setup: &Setup, who: &str, step: &Value, log: &Mutex<Log>) -> 
                     w.display().to_string()
                 }
                 "SHA" => {
-                    // The doer commits what was reviewed.
+                    // The doer commits what was reviewed (once: when an earlier `advance`
+                    // with this commit did not land, the commit is made already).
                     let w = worktree(setup, &board);
-                    git(&w, &["commit", "-q", "-m", &format!("{board}: the change")]);
+                    let staged = Command::new("git")
+                        .arg("-C")
+                        .arg(&w)
+                        .args(["diff", "--cached", "--quiet"])
+                        .status()
+                        .unwrap();
+                    if !staged.success() {
+                        git(&w, &["commit", "-q", "-m", &format!("{board}: the change")]);
+                    }
                     let head = Command::new("git")
                         .arg("-C")
                         .arg(&w)
