@@ -252,3 +252,42 @@ fn a_raw_write_is_held_to_the_seconds_rules_and_validate_names_a_broken_second()
         .code(5)
         .mentions(&["seconds", "twice"]);
 }
+
+#[test]
+fn a_second_after_approving_replaces_the_approval_and_object_warns_only_at_the_same_place() {
+    let p = code_review(&["--max-rounds", "3"]);
+    object(&p, "alice", "blocking", "lib.txt:2", "Two is wrong", &[]);
+    // Another place (a heading, not a line of lib.txt): no warning.
+    let out = p.ok(
+        "bob",
+        &[
+            "object",
+            "--severity",
+            "advisory",
+            "--anchor",
+            "## Goal",
+            "--title",
+            "Goal is vague",
+            "--evidence",
+            "e",
+            "--fix",
+            "f",
+            "--json",
+        ],
+    );
+    assert!(strs(&out.json()["warnings"]).is_empty(), "{}", out.report());
+    // bob approved, then finds alice's BLK-1 holds: his second replaces the approval.
+    verdict(&p, "bob", "APPROVED", &[]).code(0);
+    p.ok("bob", &["second", "BLK-1"]);
+    let (_, poll) = p.poll("doer");
+    let reviewers = &poll["review"]["reviewers"];
+    assert_eq!(strs(&reviewers["changes_requested"]), ["bob"], "{poll}");
+    assert!(strs(&reviewers["approved"]).is_empty(), "{poll}");
+    assert!(
+        p.text()
+            .contains("bob's APPROVED on code 1 is replaced by CHANGES_REQUESTED naming BLK-1."),
+        "{}",
+        p.text()
+    );
+    p.assert_valid();
+}
