@@ -68,6 +68,23 @@ p submit $B --agent doer plan \
     --note $'1. Write the index with the sources hash.\n2. Rebuild it when the hash differs.' \
     --user-approved
 
+# seconded: one finding held by two reviewers: alice raises it, bob seconds it, both request
+# changes naming it
+B=seconded.md
+p init $B --goal 'Read the config once' --reviewers alice,bob --max-rounds 3
+p register $B --agent alice
+p register $B --agent bob
+p advance $B --agent doer PLANNING --user-approved
+p submit $B --agent doer plan --note $'1. Read the config in main.\n2. Pass it to each stage.' \
+    --user-approved
+p object $B --agent alice --severity blocking --anchor '## Goal' \
+    --title 'The stages still read the config themselves' \
+    --evidence 'Step 2 passes it, but nothing removes the reads in each stage.' \
+    --fix 'Say that each stage drops its own read.'
+p second $B BLK-1 --agent bob
+p verdict $B --agent alice CHANGES_REQUESTED --revision 1 --note 'See BLK-1.' --objections BLK-1
+p verdict $B --agent bob CHANGES_REQUESTED --revision 1 --note 'As BLK-1 says.' --objections BLK-1
+
 # blocked: work stopped for the user
 B=blocked.md
 p init $B --goal 'Drop the legacy v1 API' --reviewers alice --work-type refactor
@@ -105,7 +122,7 @@ cd ..
 # objections and a decision, commit, merge, cleanup)
 "$PAIR" demo --keep "$ROOT/demo" >/dev/null
 
-cp fresh.md mid_review.md ledger.md blocked.md "$OUT/"
+cp fresh.md mid_review.md ledger.md seconded.md blocked.md "$OUT/"
 cp repo/board.md "$OUT/sla_checks.md"
 cp demo/task.md "$OUT/demo_cleaned_up.md"
 "$PAIR" validate "$OUT" >/dev/null

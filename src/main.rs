@@ -223,6 +223,7 @@ impl Plan {
             Cmd::Rule(a) => (Some(a.board.clone()), false),
             Cmd::Accept(a) => (Some(a.board.clone()), false),
             Cmd::Reopen(a) | Cmd::Withdraw(a) => (Some(a.board.clone()), false),
+            Cmd::Second(a) => (Some(a.board.clone()), false),
             Cmd::Objections(a) => (Some(a.board.clone()), false),
             Cmd::Decide(a) => (Some(a.board.clone()), false),
             Cmd::Extend(a) => (Some(a.board.clone()), false),

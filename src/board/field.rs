@@ -50,6 +50,7 @@ pub enum Field {
     DissentEveryCycle,
     DissentRounds,
     Handoffs,
+    Seconds,
 }
 
 /// Who may change a field (SPEC §5), as the law reads it.
@@ -84,6 +85,9 @@ pub enum Owner {
     /// `handoffs`: a role handed over, acknowledged or withdrawn, under the handoff's rules
     /// ([`crate::law::handoff`]).
     Handoff,
+    /// `seconds`: each reviewer adds or removes its own second of an open objection, under the
+    /// law's rules ([`crate::law::ledger::check_seconds`]).
+    Seconds,
     /// `journal`: the journal's seal, set by `pair` at every write of a board of format 2 after
     /// the law allowed it: whatever a raw write's content says, the seal replaces it.
     Store,
@@ -124,6 +128,7 @@ impl Field {
         Field::RequiredChecks,
         Field::CheckRuns,
         Field::Ledger,
+        Field::Seconds,
         Field::Sla,
         Field::DissentGates,
         Field::DissentEveryCycle,
@@ -173,6 +178,7 @@ impl Field {
             Field::DissentEveryCycle => crate::board::dissent::EVERY_CYCLE_FIELD,
             Field::DissentRounds => crate::board::dissent::ROUNDS_FIELD,
             Field::Handoffs => crate::board::handoff::FIELD,
+            Field::Seconds => crate::board::ledger::second::FIELD,
         }
     }
 
@@ -202,6 +208,7 @@ impl Field {
             | Field::DissentEveryCycle => Owner::Settings,
             Field::DissentRounds => Owner::Dissent,
             Field::Handoffs => Owner::Handoff,
+            Field::Seconds => Owner::Seconds,
             Field::CheckRuns => Owner::Checks,
             Field::RequiredReviewers => Owner::ReviewerList,
             Field::NoReview => Owner::NoReview,
@@ -307,6 +314,7 @@ impl Field {
                 format!("[{}]", lines.join("; "))
             }),
             Field::Handoffs => crate::board::handoff::value(&fm.handoffs),
+            Field::Seconds => crate::board::ledger::second::value(&fm.seconds),
         }
     }
 

@@ -610,6 +610,9 @@ pub struct Frontmatter {
     /// Every handoff of a role (`handoffs`), oldest first, empty on a board whose roles never
     /// rotated, see [`crate::board::handoff`].
     pub handoffs: Vec<crate::board::handoff::Handoff>,
+    /// Every second of an objection (`seconds`), oldest first, empty on a board where nobody
+    /// seconded one, see [`crate::board::ledger::second`].
+    pub seconds: Vec<crate::board::ledger::second::Second>,
     /// Top-level keys this version does not know, in file order.
     pub extra: Vec<(String, Node)>,
 }
@@ -708,6 +711,7 @@ impl Frontmatter {
                 Field::Sla => crate::board::sla::emit(&mut out, &self.sla),
                 Field::DissentRounds => crate::board::dissent::emit_rounds(&mut out, &self.dissent),
                 Field::Handoffs => crate::board::handoff::emit(&mut out, &self.handoffs),
+                Field::Seconds => crate::board::ledger::second::emit(&mut out, &self.seconds),
                 f => {
                     if let Some(v) = f.value(self) {
                         out.push_str(f.name());
@@ -1621,6 +1625,36 @@ fn conv_handoffs(v: &Value) -> Result<Vec<crate::board::handoff::Handoff>, Strin
     Ok(out)
 }
 
+fn conv_seconds(v: &Value) -> Result<Vec<crate::board::ledger::second::Second>, String> {
+    let Value::Seq(items) = v else {
+        return Err(format!("expected a list of seconds, {}", found(v)));
+    };
+    let mut out: Vec<crate::board::ledger::second::Second> = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let s = match &item.value {
+            Value::Str(s) => crate::board::ledger::second::Second::parse(s)
+                .map_err(|e| format!("item {}: {e}", i + 1))?,
+            other => {
+                return Err(format!(
+                    "item {} should be a string, {}",
+                    i + 1,
+                    found(other)
+                ));
+            }
+        };
+        if out.contains(&s) {
+            return Err(format!(
+                "item {}: {} seconds {} twice; a reviewer seconds an objection once",
+                i + 1,
+                s.by,
+                s.id
+            ));
+        }
+        out.push(s);
+    }
+    Ok(out)
+}
+
 fn conv_agent_ids(v: &Value) -> Result<Vec<String>, String> {
     let Value::Seq(items) = v else {
         return Err(format!("expected a list of agent ids, {}", found(v)));
@@ -1724,6 +1758,11 @@ pub fn from_parts(
         ),
     };
     let handoffs = f.opt(crate::board::handoff::FIELD, Vec::new(), conv_handoffs);
+    let seconds = f.opt(
+        crate::board::ledger::second::FIELD,
+        Vec::new(),
+        conv_seconds,
+    );
     let no_review = f.opt("no_review", false, conv_bool);
     let analysis_revision = f.req("analysis_revision", conv_count);
     let plan_revision = f.req("plan_revision", conv_count);
@@ -1829,6 +1868,7 @@ pub fn from_parts(
             independent_review,
             dissent,
             handoffs,
+            seconds,
             no_review,
             analysis_revision,
             plan_revision,

@@ -1,5 +1,5 @@
 //! The arguments of the objection ledger's commands: `object`, `resolve`, `challenge`, `rule`,
-//! `accept`, `reopen`, `withdraw`, `objections` and `decide`.
+//! `accept`, `reopen`, `withdraw`, `second`, `objections` and `decide`.
 
 use std::path::PathBuf;
 
@@ -173,6 +173,21 @@ pub struct ReopenArgs {
     pub common: WriteCommon,
     #[command(flatten)]
     pub reason: ReasonText,
+}
+
+#[derive(Debug, Args)]
+pub struct SecondArgs {
+    /// The blackboard (may be left out when --board PATH or $PAIR_BOARD names it).
+    #[arg(value_name = "BOARD", value_hint = ValueHint::FilePath)]
+    pub board: PathBuf,
+    /// Another reviewer's open objection (BLK-N, ADV-N, REG-N).
+    #[arg(value_name = "ID")]
+    pub id: String,
+    #[command(flatten)]
+    pub common: WriteCommon,
+    /// Take your second back.
+    #[arg(long)]
+    pub withdraw: bool,
 }
 
 #[derive(Debug, Args)]

@@ -82,6 +82,11 @@ pub const NOT_TOOLS: &[(&str, &str)] = &[
         "tokens and cost are in no tool's schema (see docs/spec-reading.md)",
     ),
     ("mcp", "the server itself"),
+    (
+        "second",
+        "seconding an objection is the command line's (`pair second`): the tool list's token \
+         budget has no room for another tool",
+    ),
 ];
 
 /// Arguments (by id) in no tool's schema, each with why. The server is started for one agent

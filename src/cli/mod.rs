@@ -439,6 +439,15 @@ Examples:
   pair withdraw task.md ADV-2 --agent alice --reason 'Covered by BLK-1'")]
     Withdraw(crate::cli::ledger::ReopenArgs),
 
+    /// Second another reviewer's open objection (one finding, one objection), or withdraw your
+    /// second.
+    #[command(after_help = "\
+Examples:
+  pair second task.md BLK-1 --agent bob
+  pair verdict task.md --agent bob CHANGES_REQUESTED --revision 1 --objections BLK-1 --note 'As BLK-1 says'
+  pair second task.md BLK-1 --agent bob --withdraw")]
+    Second(crate::cli::ledger::SecondArgs),
+
     /// List the objection ledger (ids, raisers, gates, rounds, anchors, states).
     #[command(after_help = "\
 Examples:
@@ -1853,6 +1862,7 @@ impl Cli {
             Cmd::Accept(a) => not_stdin("accept", &a.board),
             Cmd::Reopen(a) => not_stdin("reopen", &a.board),
             Cmd::Withdraw(a) => not_stdin("withdraw", &a.board),
+            Cmd::Second(a) => not_stdin("second", &a.board),
             Cmd::Objections(a) => not_stdin("objections", &a.board),
             Cmd::Decide(a) => not_stdin("decide", &a.board),
             Cmd::Extend(a) => not_stdin("extend", &a.board),

@@ -12,7 +12,7 @@ use crate::board::ledger::anchor;
 use crate::board::ledger::{Severity, State, round_of, terminal_stop_reason};
 use crate::cli::ledger::{
     AcceptArgs, ChallengeArgs, DecideArgs, DecisionArg, ObjectArgs, ObjectionsArgs, ReopenArgs,
-    ResolveArgs, RuleArgs, RulingArg, SeverityArg,
+    ResolveArgs, RuleArgs, RulingArg, SecondArgs, SeverityArg,
 };
 use crate::error::{Error, Result};
 use crate::law::protocol::Command;
@@ -137,6 +137,8 @@ pub fn object(a: ObjectArgs, first: Result<Snapshot>, s: &Session) -> Result<Out
         undeclared,
         checked,
     };
+    // Open objections of others at the same place, as the board stood under the lock.
+    let mut near: Vec<(String, String, String, String)> = Vec::new();
     let mut out = super::semantic::apply_on(
         snap,
         &a.common,
@@ -144,7 +146,24 @@ pub fn object(a: ObjectArgs, first: Result<Snapshot>, s: &Session) -> Result<Out
         consent(false),
         s,
         Vec::new(),
-        |fm, ctx| ops::object(fm, ctx, &raise),
+        |fm, ctx| {
+            near = fm
+                .phase
+                .review_target()
+                .map(|t| crate::board::ledger::second::near(fm, t, &raise.anchor, &ctx.agent))
+                .unwrap_or_default()
+                .into_iter()
+                .map(|o| {
+                    (
+                        o.id.clone(),
+                        o.by.clone(),
+                        o.anchor.clone(),
+                        o.title.clone(),
+                    )
+                })
+                .collect();
+            ops::object(fm, ctx, &raise)
+        },
     )?;
     // The new id, for the caller to name in its verdict.
     let id = out.json["summary"]
@@ -154,6 +173,24 @@ pub fn object(a: ObjectArgs, first: Result<Snapshot>, s: &Session) -> Result<Out
         .to_string();
     out.json["id"] = json!(id);
     out.text = format!("{id}\n{}", out.text);
+    // One finding, one objection: say where another reviewer's open objection is already there.
+    for (other, by, anchor, title) in near {
+        let board = crate::text::shell_word(&shown(&a.board));
+        let agent = crate::text::shell_arg(&a.common.agent);
+        let warning = format!(
+            "{other} ({by}, open, `{anchor}`: {title}) is anchored where {id} is (the same \
+             anchor, or a line of the same file within {}); if they are one finding, second it \
+             instead of keeping both: `pair second {board} {other} --agent {agent}`, then `pair \
+             withdraw {board} {id} --agent {agent} --reason 'Seconded {other}'`",
+            crate::board::ledger::second::NEAR_LINES,
+            anchor = crate::text::escape(&anchor),
+            title = crate::text::escape(&title),
+        );
+        if let Some(w) = out.json.get_mut("warnings").and_then(|w| w.as_array_mut()) {
+            w.push(json!(warning));
+        }
+        out.warnings.push(warning);
+    }
     Ok(out)
 }
 
@@ -241,6 +278,17 @@ pub fn withdraw(a: ReopenArgs, s: &Session) -> Result<Outcome> {
     )
 }
 
+pub fn second(a: SecondArgs, s: &Session) -> Result<Outcome> {
+    super::semantic::apply(
+        &a.board,
+        &a.common,
+        "second",
+        consent(false),
+        s,
+        |fm, ctx| ops::second(fm, ctx, &a.id, a.withdraw),
+    )
+}
+
 pub fn decide(a: DecideArgs, s: &Session) -> Result<Outcome> {
     let reason = required(&a.reason.reason, &a.reason.reason_file, "--reason")?;
     let decision = match a.decision {
@@ -257,6 +305,19 @@ pub fn decide(a: DecideArgs, s: &Session) -> Result<Outcome> {
         s,
         |fm, ctx| ops::decide(fm, ctx, decision, &reason, escalation.as_deref()),
     )
+}
+
+/// ` (seconded by bob, carol)` after an objection's title, or nothing.
+pub(crate) fn seconded(fm: &crate::board::frontmatter::Frontmatter, id: &str) -> String {
+    let who = crate::board::ledger::second::seconders(fm, id);
+    if who.is_empty() {
+        return String::new();
+    }
+    let who: Vec<String> = who
+        .iter()
+        .map(|w| crate::text::escape(w).into_owned())
+        .collect();
+    format!(" (seconded by {})", who.join(", "))
 }
 
 /// `objections`: the ledger as a table (no lock: a read).
@@ -277,6 +338,7 @@ pub fn objections(a: ObjectionsArgs, s: &Session) -> Result<Outcome> {
                 "id": o.id, "by": o.by, "gate": o.gate, "round": o.round,
                 "severity": o.severity, "state": o.state, "anchor": o.anchor,
                 "title": o.title, "cause": o.cause,
+                "seconded_by": crate::board::ledger::second::seconders(fm, &o.id),
             })
         })
         .collect();
@@ -318,7 +380,7 @@ pub fn objections(a: ObjectionsArgs, s: &Session) -> Result<Outcome> {
         ));
         for o in &rows {
             text.push_str(&format!(
-                "{:<wi$}  {:<wb$}  {:<9}  {:>5}  {:<8}  {:<13}  {:<wa$}  {}{}\n",
+                "{:<wi$}  {:<wb$}  {:<9}  {:>5}  {:<8}  {:<13}  {:<wa$}  {}{}{}\n",
                 o.id,
                 crate::text::escape(&o.by),
                 o.gate.as_str(),
@@ -330,7 +392,8 @@ pub fn objections(a: ObjectionsArgs, s: &Session) -> Result<Outcome> {
                 o.cause
                     .as_ref()
                     .map(|c| format!(" (caused by {c})"))
-                    .unwrap_or_default()
+                    .unwrap_or_default(),
+                seconded(fm, &o.id)
             ));
         }
     }

@@ -111,7 +111,7 @@ pub fn run(a: ShowArgs, first: Result<Snapshot>, _s: &Session) -> Result<Outcome
     }
     for o in &open {
         text.push('\n');
-        text.push_str(&objection_text(o, &all));
+        text.push_str(&objection_text(fm, o, &all));
     }
     let json = json!({
         "schema": SCHEMA,
@@ -122,7 +122,7 @@ pub fn run(a: ShowArgs, first: Result<Snapshot>, _s: &Session) -> Result<Outcome
         "artifact": artifact,
         "reviews": reviews,
         "corrections": corrections,
-        "objections": open.iter().map(|o| objection_json(o, &all)).collect::<Vec<_>>(),
+        "objections": open.iter().map(|o| objection_json(fm, o, &all)).collect::<Vec<_>>(),
         "warnings": warnings,
     });
     let mut out = Outcome::ok(json, text);
@@ -182,17 +182,25 @@ fn with_place(e: &Entry) -> String {
 }
 
 /// One objection as the ledger keeps it, in a line.
-fn objection_line(o: &Objection) -> String {
+fn objection_line(fm: &Frontmatter, o: &Objection) -> String {
     format!(
-        "{} — {} {} on the {} gate, round {} — raised by {} — anchor `{}` — {}",
-        o.id, o.state, o.severity, o.gate, o.round, o.by, o.anchor, o.title
+        "{} — {} {} on the {} gate, round {} — raised by {}{} — anchor `{}` — {}",
+        o.id,
+        o.state,
+        o.severity,
+        o.gate,
+        o.round,
+        o.by,
+        super::ledger::seconded(fm, &o.id),
+        o.anchor,
+        o.title
     )
 }
 
 /// An objection: its line, then its entries (the raising, with the evidence and the suggested
 /// fix, and every later move on it).
-fn objection_text(o: &Objection, all: &[Entry]) -> String {
-    let mut text = format!("{}\n", objection_line(o));
+fn objection_text(fm: &Frontmatter, o: &Objection, all: &[Entry]) -> String {
+    let mut text = format!("{}\n", objection_line(fm, o));
     let entries = entry::of_objection(all, o.gate, &o.id);
     if entries.is_empty() {
         text.push_str(&format!(
@@ -208,10 +216,11 @@ fn objection_text(o: &Objection, all: &[Entry]) -> String {
     text
 }
 
-fn objection_json(o: &Objection, all: &[Entry]) -> serde_json::Value {
+fn objection_json(fm: &Frontmatter, o: &Objection, all: &[Entry]) -> serde_json::Value {
     json!({
         "id": o.id, "by": o.by, "gate": o.gate, "round": o.round, "severity": o.severity,
         "state": o.state, "anchor": o.anchor, "title": o.title, "cause": o.cause,
+        "seconded_by": crate::board::ledger::second::seconders(fm, &o.id),
         "entries": entry::of_objection(all, o.gate, &o.id),
     })
 }
@@ -230,10 +239,10 @@ fn objection(board: &str, fm: &Frontmatter, all: &[Entry], id: &str) -> Result<O
             crate::text::shell_word(board)
         )));
     };
-    let mut json = objection_json(o, all);
+    let mut json = objection_json(fm, o, all);
     if let Some(obj) = json.as_object_mut() {
         obj.insert("schema".into(), json!(SCHEMA));
         obj.insert("path".into(), json!(board));
     }
-    Ok(Outcome::ok(json, objection_text(o, all)))
+    Ok(Outcome::ok(json, objection_text(fm, o, all)))
 }

@@ -178,9 +178,19 @@ pub fn add(
                     .tokens
                     .map(|n| format!(", {n} tokens"))
                     .unwrap_or_default();
+                let seconded = if o.seconded_by.is_empty() {
+                    String::new()
+                } else {
+                    let who: Vec<String> = o
+                        .seconded_by
+                        .iter()
+                        .map(|w| crate::text::escape(w).into_owned())
+                        .collect();
+                    format!(", seconded by {}", who.join(", "))
+                };
                 let _ = writeln!(
                     text,
-                    "  {} {} {} {}: {} {}{tokens}",
+                    "  {} {} {} {}: {} {}{tokens}{seconded}",
                     o.id,
                     o.gate,
                     o.severity,

@@ -435,6 +435,7 @@ fn check_fields(
             | Owner::Ledger
             | Owner::Dissent
             | Owner::Handoff
+            | Owner::Seconds
             | Owner::Store => {}
         }
     }

@@ -100,6 +100,9 @@ pub enum Command {
     Accept,
     Reopen,
     Withdraw,
+    /// `pair second`: a required reviewer seconds another reviewer's open objection, or
+    /// withdraws its second ([`crate::law::ledger::check_seconds`]).
+    Second,
     /// The decision a gate awaits after its round cap (or divergence).
     Decide,
     /// `pair extend`: the user changes an SLA.
@@ -140,6 +143,7 @@ impl Command {
             Command::Accept => "accept",
             Command::Reopen => "reopen",
             Command::Withdraw => "withdraw",
+            Command::Second => "second",
             Command::Decide => "decide",
             Command::Extend => "extend",
             Command::Away => "away",
@@ -157,9 +161,11 @@ impl Command {
     pub fn actor(self) -> Actor {
         match self {
             // Outside the table (or, for a verdict, only its automatic move is there).
-            Command::Verdict | Command::Register | Command::Unregister | Command::Correct => {
-                Actor::Reviewer
-            }
+            Command::Verdict
+            | Command::Register
+            | Command::Unregister
+            | Command::Correct
+            | Command::Second => Actor::Reviewer,
             Command::Note | Command::Check => Actor::Any,
             // The ledger's rules say who moves an objection.
             c if crate::law::ledger::is_ledger_command(c) => crate::law::ledger::actor(c),

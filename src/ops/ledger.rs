@@ -495,10 +495,82 @@ pub fn reopen(fm: &mut Frontmatter, ctx: &Ctx, id: &str, reason: &str) -> Result
     Ok(edit)
 }
 
-/// `withdraw`: the objecting reviewer takes an objection back.
+/// `withdraw`: the objecting reviewer takes an objection back. Its seconds stay on the record
+/// and hold nothing more: a seconder who still finds it raises its own (the entry says so).
 pub fn withdraw(fm: &mut Frontmatter, ctx: &Ctx, id: &str, reason: &str) -> Result<Edit> {
-    let reason = text("--reason", reason)?;
+    let mut reason = text("--reason", reason)?;
+    let seconders = crate::board::ledger::second::seconders(fm, id).join(", ");
+    if !seconders.is_empty() {
+        reason.push_str(&format!(
+            "\n\nSeconded by {seconders}: the objection is withdrawn for them too; a seconder \
+             who still holds the finding raises its own (`pair object`)."
+        ));
+    }
     Ok(simple_move(fm, ctx, Command::Withdraw, Verb::Withdraw, id, reason)?.1)
+}
+
+/// `second`: a required reviewer seconds another reviewer's open objection (one finding, one
+/// objection): it then holds it as its raiser does for its verdicts (CHANGES_REQUESTED names
+/// it, APPROVED is refused while it is open). `withdraw`: the reviewer takes its second back.
+/// The raiser alone still accepts, reopens or withdraws the objection.
+pub fn second(fm: &mut Frontmatter, ctx: &Ctx, id: &str, withdraw: bool) -> Result<Edit> {
+    use crate::board::ledger::second::{Second, second_of};
+    admit(fm, ctx, Command::Second)?;
+    let o: Objection = fm.ledger.get(id).cloned().ok_or_else(|| unknown(fm, id))?;
+    let who = ctx.agent.clone();
+    let (heading, body, summary) = if withdraw {
+        let Some(by) = second_of(fm, id, &who) else {
+            return Err(Error::protocol(format!(
+                "{who} does not second {id}; there is no second to withdraw (`pair objections` \
+                 shows who seconds what)"
+            )));
+        };
+        if !o.state.is_unsettled() {
+            return Err(Error::protocol(format!(
+                "{id} is `{}` (settled); its seconds stay on the record",
+                o.state
+            )));
+        }
+        fm.seconds.retain(|s| !(s.id == id && s.by == by));
+        (
+            "Second-withdrawn",
+            format!("{who} no longer seconds {id} ({}).", o.title),
+            format!("{id}: second withdrawn by {who}"),
+        )
+    } else {
+        if let Some(why) = crate::law::ledger::second_refusal(fm, id, &who) {
+            return Err(Error::protocol(why));
+        }
+        fm.seconds.push(Second {
+            id: id.to_string(),
+            by: who.clone(),
+        });
+        (
+            "Seconded",
+            format!(
+                "{who} seconds {id}, raised by {}: **{}** (anchor `{}`).",
+                o.by, o.title, o.anchor
+            ),
+            format!("{id}: seconded by {who}"),
+        )
+    };
+    let replaced = match (withdraw, o.severity) {
+        (false, Severity::Blocking) => replace_approval(fm, ctx, o.gate, id),
+        _ => None,
+    };
+    touch(fm, ctx, None);
+    Ok(Edit {
+        command: Command::Second,
+        summary,
+        entries: vec![entry(
+            o.gate,
+            format!("{heading} {id} — {who} — {}", ctx.now),
+            body,
+        )]
+        .into_iter()
+        .chain(replaced)
+        .collect(),
+    })
 }
 
 /// What `pair decide` decides.
@@ -725,22 +797,19 @@ pub fn named(
     for id in ids {
         let o = fm.ledger.get(id).ok_or_else(|| unknown(fm, id))?;
         if o.gate != gate
-            || o.by != ctx.agent
+            || !crate::board::ledger::second::holds(fm, o, &ctx.agent)
             || o.severity != Severity::Blocking
             || !o.state.is_open()
         {
             return Err(Error::Usage(format!(
-                "--objections {id}: a verdict names open blocking objections of its own reviewer \
-                 on the {gate} gate; {id} is {} {} by {} on the {}",
+                "--objections {id}: a verdict names open blocking objections its reviewer raised \
+                 or seconds (`pair second`) on the {gate} gate; {id} is {} {} by {} on the {}",
                 o.state, o.severity, o.by, o.gate
             )));
         }
     }
     if verdict == Verdict::ChangesRequested && fm.ledger.in_use() && ids.is_empty() && !no_ids {
-        let open = fm.ledger.open_blocking(
-            gate,
-            Some(&crate::board::handoff::places_of(fm, &ctx.agent)),
-        );
+        let open = crate::board::ledger::second::open_blocking_held(fm, gate, &ctx.agent);
         return Err(Error::Usage(format!(
             "CHANGES_REQUESTED on a board that uses the objection ledger names the open blocking \
              objections it is about: --objections {}{}; for free-text-only changes pass \

@@ -40,6 +40,8 @@ pub struct ObjectionStats {
     pub seconds: Secs,
     /// How often it was reopened.
     pub reopened: usize,
+    /// The reviewers who second it (`pair second`), in the order they did.
+    pub seconded_by: Vec<String>,
     /// Tokens and cost of the writes about it.
     #[serde(flatten)]
     pub usage: Usage,
@@ -58,6 +60,8 @@ pub struct ObjectionTotal {
     pub reopenings: usize,
     /// Regressions raised (`REG-N`).
     pub regressions: usize,
+    /// Objections seconded by at least one other reviewer (one finding held by several).
+    pub seconded: usize,
     pub settled: usize,
     /// Raised to settled, over the settled ones: in all, and the longest.
     pub settle_seconds: Secs,
@@ -73,6 +77,7 @@ impl ObjectionTotal {
         *self.by_state.entry(o.state.to_string()).or_default() += 1;
         self.reopenings += o.reopened;
         self.regressions += usize::from(o.regression);
+        self.seconded += usize::from(!o.seconded_by.is_empty());
         if o.settled.is_some() {
             self.settled += 1;
             self.settle_seconds += o.seconds;
@@ -91,6 +96,7 @@ impl ObjectionTotal {
         }
         self.reopenings += o.reopenings;
         self.regressions += o.regressions;
+        self.seconded += o.seconded;
         self.settled += o.settled;
         self.settle_seconds += o.settle_seconds;
         self.max_settle_seconds = self.max_settle_seconds.max(o.max_settle_seconds);
@@ -186,6 +192,10 @@ pub fn objections(
                 settled,
                 seconds,
                 reopened,
+                seconded_by: crate::board::ledger::second::seconders(fm, &o.id)
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect(),
                 usage,
             }
         })

@@ -346,3 +346,46 @@ fn a_bad_format_is_an_invalid_board_naming_the_field_and_line() {
             .starts_with("---\nformat: 1\nphase: DRAFT\n")
     );
 }
+
+/// A second (`seconds`, a top-level key) reads in a `pair` that does not know it as any key a
+/// later version adds: this `pair` reads the fixture with the key renamed to one it does not know
+/// as such a `pair` reads the fixture itself. The board is valid, with a warning naming the key;
+/// the ledger reads the same; a write keeps the key's lines as they were, and the doer works on.
+#[test]
+fn a_seconded_board_reads_where_seconds_are_unknown_as_a_board_with_a_later_key() {
+    let bytes = fs::read(formats_dir().join("2/seconded.md")).unwrap();
+    let text = String::from_utf8(bytes).unwrap();
+    let block = "seconds:\n  - \"BLK-1 bob\"\n";
+    assert!(text.contains(block), "the fixture seconds BLK-1:\n{text}");
+    let unknown = "seconds_unknown:\n  - \"BLK-1 bob\"\n";
+    let b = Board::new(text.replace(block, unknown));
+    let (_, warnings) = status(&b, "seconded.md, seconds unknown");
+    assert!(
+        warnings.contains(&"seconds_unknown".to_string()),
+        "{warnings:?}"
+    );
+    let objections = |b: &Board| pair(["objections", b.p(), "--json"]).code(0).json();
+    let read = objections(&b);
+    let known = objections(&Board::new(&text));
+    assert_eq!(read["objections"][0]["id"], "BLK-1");
+    assert_eq!(
+        read["objections"][0]["state"],
+        known["objections"][0]["state"]
+    );
+    assert_eq!(known["objections"][0]["seconded_by"][0], "bob");
+    assert_eq!(read["open_blocking"], known["open_blocking"]);
+    note(&b, "Read where seconds are unknown.").code(0);
+    assert!(b.read_string().contains(unknown), "{}", b.read_string());
+    pair([
+        "resolve",
+        b.p(),
+        "BLK-1",
+        "--agent",
+        "doer",
+        "--resolution",
+        "Each stage drops its own read.",
+    ])
+    .code(0);
+    assert!(b.read_string().contains(unknown));
+    pair(["validate", b.p()]).code(0);
+}

@@ -1385,6 +1385,8 @@ fn every_command_line_of_the_skill_runs_as_given_through_a_whole_lifecycle() {
             "f",
         ],
     );
+    // bob found BLK-1 too: he seconds it rather than raise it again.
+    s.run(r, "pair second task.md BLK-1 --agent bob", &[], 0);
     let (h, c) = (hash(), counter());
     other(
         "bob",

@@ -148,12 +148,12 @@ fn status_of_a_gate_deferred_to_blocked_names_who_deferred_it_and_why() {
 }
 
 /// `pair objections BOARD --json`.
-fn ledger(p: &Proto) -> Value {
+pub(crate) fn ledger(p: &Proto) -> Value {
     pair(["objections", p.p(), "--json"]).code(0).json()
 }
 
 /// The state of objection `id`.
-fn state(p: &Proto, id: &str) -> String {
+pub(crate) fn state(p: &Proto, id: &str) -> String {
     let l = ledger(p);
     l["objections"]
         .as_array()
@@ -166,7 +166,7 @@ fn state(p: &Proto, id: &str) -> String {
         .to_string()
 }
 
-fn phase(p: &Proto) -> String {
+pub(crate) fn phase(p: &Proto) -> String {
     pair(["poll", p.p(), "--agent", &p.doer, "--json"]).json()["phase"]
         .as_str()
         .unwrap()
@@ -174,20 +174,20 @@ fn phase(p: &Proto) -> String {
 }
 
 /// The pinned artifact hash of the round under review.
-fn artifact(p: &Proto) -> String {
+pub(crate) fn artifact(p: &Proto) -> String {
     pair(["poll", p.p(), "--agent", &p.doer, "--json"]).json()["review"]["artifact"]["sha256"]
         .as_str()
         .unwrap()
         .to_string()
 }
 
-fn counter(p: &Proto) -> String {
+pub(crate) fn counter(p: &Proto) -> String {
     pair(["poll", p.p(), "--agent", &p.doer, "--json"]).json()["review"]["counter"].to_string()
 }
 
 /// A raise by `who`; returns the id printed.
 #[track_caller]
-fn object(
+pub(crate) fn object(
     p: &Proto,
     who: &str,
     severity: &str,
@@ -215,7 +215,7 @@ fn object(
 }
 
 #[track_caller]
-fn verdict(p: &Proto, who: &str, v: &str, extra: &[&str]) -> Out {
+pub(crate) fn verdict(p: &Proto, who: &str, v: &str, extra: &[&str]) -> Out {
     let a = artifact(p);
     let c = counter(p);
     let mut words = vec![
@@ -234,7 +234,7 @@ fn verdict(p: &Proto, who: &str, v: &str, extra: &[&str]) -> Out {
 
 /// A board with reviewers alice and bob (user-approved gates pre-approved), its code round 1
 /// under review: the worktree's staged diff touches `lib.txt`.
-fn code_review(extra: &[&str]) -> Proto {
+pub(crate) fn code_review(extra: &[&str]) -> Proto {
     let mut args = vec!["--reviewers", "alice,bob", "--yolo"];
     args.extend_from_slice(extra);
     let p = Proto::init(&args);

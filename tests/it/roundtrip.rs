@@ -415,6 +415,7 @@ fn frontmatter() -> impl Strategy<Value = Frontmatter> {
                     independent_review: yolo && no_review,
                     dissent: Default::default(),
                     handoffs: Vec::new(),
+                    seconds: Vec::new(),
                     no_review,
                     analysis_revision: a,
                     plan_revision: p,

@@ -10,6 +10,7 @@
 //!
 //! * [`anchor`] — the anchor forms and their syntax;
 //! * [`form`] — the `ledger:` block of the frontmatter, written and read;
+//! * [`second`] — the seconds: reviewers backing another's open objection;
 //! * [`status`] — what `status`, `validate` and `poll` say about it;
 //! * [`valid`] — the invariants `validate` checks;
 //! * [`rules`] — what the law checks of a change to the ledger, and the invariants `validate`
@@ -25,6 +26,7 @@ use crate::board::frontmatter::{Frontmatter, Phase, Target};
 
 pub mod anchor;
 pub mod form;
+pub mod second;
 pub mod status;
 
 pub use form::{emit, from_node, summary};

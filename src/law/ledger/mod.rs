@@ -233,6 +233,7 @@ pub fn judge(
     now: Timestamp,
     records: &mut Vec<Record>,
 ) -> Result<()> {
+    check_seconds(old, new, id, role)?;
     let touched = old.ledger != new.ledger;
     if !touched && !old.ledger.in_use() && transition.is_none() {
         return Ok(());
@@ -420,6 +421,91 @@ pub fn regression_cause_refusal(ledger: &Ledger, gate: Target, cause: &str) -> O
              resolution caused it; {cause} is not one"
         )
     })
+}
+
+/// What the change does to `seconds`: a reviewer adds only its own second, of another
+/// reviewer's open objection on the gate under review, as a required reviewer of it (who may
+/// raise objections there: [`objection_gate`]); and removes only its own, while the objection is
+/// still to be settled. Nobody else changes a second.
+pub fn check_seconds(old: &Frontmatter, new: &Frontmatter, id: &str, role: Role) -> Result<()> {
+    use crate::board::ledger::second::FIELD;
+    if old.seconds == new.seconds {
+        return Ok(());
+    }
+    let mine = places_of(old, id);
+    for s in old.seconds.iter().filter(|s| !new.seconds.contains(s)) {
+        if !mine.contains(&s.by) {
+            return Err(refuse(format!(
+                "field `{FIELD}`: {}'s second of {} is withdrawn only by {} (`pair second … \
+                 --withdraw`); {id} may not withdraw it",
+                s.by, s.id, s.by
+            )));
+        }
+        if !old
+            .ledger
+            .get(&s.id)
+            .is_some_and(|o| o.state.is_unsettled())
+        {
+            return Err(refuse(format!(
+                "field `{FIELD}`: {} is settled; its seconds stay on the record",
+                s.id
+            )));
+        }
+    }
+    for s in new.seconds.iter().filter(|s| !old.seconds.contains(s)) {
+        if s.by != id || role != Role::Reviewer {
+            return Err(refuse(format!(
+                "field `{FIELD}` ({}): a second is added by a required reviewer under its own \
+                 id (`pair second`); {id} may not add one as {:?}",
+                s.id, s.by
+            )));
+        }
+        if let Some(why) = second_refusal(old, &s.id, id) {
+            return Err(refuse(format!("field `{FIELD}`: {why}")));
+        }
+    }
+    Ok(())
+}
+
+/// Why `agent` may not second objection `oid` now (`None`: it may). The one statement of the
+/// rule, for `pair second` and for a raw write that adds a second.
+pub fn second_refusal(fm: &Frontmatter, oid: &str, agent: &str) -> Option<String> {
+    let Some(o) = fm.ledger.get(oid) else {
+        return Some(format!("no objection {oid:?} on this blackboard to second"));
+    };
+    if fm.agent(agent).is_some_and(|a| a.role == Role::Doer) {
+        return Some(format!(
+            "{agent} is the doer; a reviewer seconds another reviewer's objection"
+        ));
+    }
+    if places_of(fm, agent).contains(&o.by) {
+        return Some(format!(
+            "{oid} is {agent}'s own objection (raised by {}); a reviewer seconds another \
+             reviewer's",
+            o.by
+        ));
+    }
+    if let Some(by) = crate::board::ledger::second::second_of(fm, oid, agent) {
+        return Some(format!(
+            "{by} already seconds {oid}; a reviewer seconds it once"
+        ));
+    }
+    if !o.state.is_open() {
+        return Some(format!(
+            "{oid} is `{}`; only an open objection is seconded (raise your own with `pair \
+             object` if the finding stands)",
+            o.state
+        ));
+    }
+    match objection_gate(fm, agent) {
+        Err(e) => Some(format!("{oid} cannot be seconded now: {e}")),
+        Ok(gate) if gate != o.gate => Some(format!(
+            "{oid} is on the {} gate; a second is given while its gate is under review, and \
+             the phase is {}",
+            o.gate, fm.phase
+        )),
+        Ok(_) => None,
+    }
 }
 
 /// A new objection: raised by a required reviewer, in a review phase of its gate, with the next
@@ -626,7 +712,8 @@ fn check_verdicts(
         return approvals_stand(old, new, t, id);
     }
     let mine = places_of(new, id);
-    let open = new.ledger.open_blocking(t, Some(&mine));
+    // What the reviewer holds: the objections it raised, and those it seconds.
+    let open = crate::board::ledger::second::open_blocking_held(new, t, id);
     let challenged: Vec<&str> = new
         .ledger
         .of_gate(t)
@@ -653,7 +740,8 @@ fn check_verdicts(
             format!(
                 "verdict APPROVED is refused: {id} has open blocking objections on the {t} gate \
                  ({}); accept their resolutions (`pair accept`), or withdraw them (`pair \
-                 withdraw`), or request changes naming them",
+                 withdraw`; a second: `pair second … --withdraw`), or request changes naming \
+                 them",
                 open.join(", ")
             ),
             crate::error::Hint::Run {
@@ -677,9 +765,10 @@ fn check_verdicts(
             } else {
                 Err(refuse(format!(
                     "verdict CHANGES_REQUESTED is refused: on a board that uses the ledger it \
-                     names at least one open blocking objection of {id} on the {t} gate, and \
-                     {id} has none. Raise one (`pair object … --severity blocking`), then give \
-                     the verdict with --objections BLK-N; or, for free-text-only changes, pass \
+                     names at least one open blocking objection {id} raised or seconds on the \
+                     {t} gate, and {id} has none. Raise one (`pair object … --severity \
+                     blocking`), or second another reviewer's (`pair second BOARD BLK-N`), then \
+                     give the verdict with --objections BLK-N; or, for free-text-only changes, pass \
                      --no-objection-ids (recorded)"
                 )))
             }

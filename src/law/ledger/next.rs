@@ -85,9 +85,7 @@ pub fn steer(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
     } else {
         Vec::new()
     };
-    let open = fm
-        .ledger
-        .open_blocking(t, Some(&crate::board::handoff::places_of(fm, agent)));
+    let open = crate::board::ledger::second::open_blocking_held(fm, t, agent);
     let mut said = Vec::new();
     let mut accept_line = None;
     let mut rule_line = None;
@@ -122,7 +120,7 @@ pub fn steer(fm: &Frontmatter, agent: &str, place: &Place, next: Next) -> Next {
     }
     if !open.is_empty() {
         said.push(format!(
-            "Your open blocking objections: {} ({})",
+            "Your open blocking objections (raised or seconded): {} ({})",
             open.join(", "),
             if crate::law::dissent::is_dissenter_now(fm, agent) {
                 "a blocking dissent names them with --objections; none and advisory are refused \
@@ -367,9 +365,7 @@ pub fn verdict_options(fm: &Frontmatter, t: Target, agent: &str) -> (Vec<Verdict
             Vec::new(),
         );
     }
-    let open = fm
-        .ledger
-        .open_blocking(t, Some(&crate::board::handoff::places_of(fm, agent)));
+    let open = crate::board::ledger::second::open_blocking_held(fm, t, agent);
     if !open.is_empty() {
         return (
             vec![Verdict::ChangesRequested],

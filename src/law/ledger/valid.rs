@@ -13,6 +13,28 @@ pub fn invariants(p: &Parsed) -> Vec<FieldError> {
     let fm = &p.fm;
     let l = &fm.ledger;
     let mut errors = Vec::new();
+    for (i, sec) in fm.seconds.iter().enumerate() {
+        let field = format!("{}.{}", crate::board::ledger::second::FIELD, i + 1);
+        let line = p.line(crate::board::ledger::second::FIELD);
+        let message = match l.get(&sec.id) {
+            None => Some(format!(
+                "{} seconds {}, which is not an objection on this board",
+                sec.by, sec.id
+            )),
+            Some(o) if o.by == sec.by => Some(format!(
+                "{} raised {}; a reviewer seconds another reviewer's objection, not its own",
+                sec.by, sec.id
+            )),
+            Some(_) => None,
+        };
+        if let Some(message) = message {
+            errors.push(FieldError {
+                field,
+                line,
+                message,
+            });
+        }
+    }
     let mut err = |field: String, message: String| {
         let line = p.line("ledger");
         errors.push(FieldError {
