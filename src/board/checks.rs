@@ -17,6 +17,19 @@
 //!
 //! A required check runs as `sh -c CMD` in the recorded worktree; a run counts for
 //! `advance COMMITTED` when it ran that command on the approved tree and exited 0.
+//!
+//! What a run needs besides its command (`check --needs PATH --setup CMD`: files git does not
+//! track, and the command that makes them in a fresh checkout) is kept apart, under
+//! `check_needs`, tied to the run by its time, so that a `pair` that knows no such key keeps it
+//! as an unknown field instead of refusing the board over an unknown key in a run:
+//!
+//! ```yaml
+//! check_needs:
+//!   tests:
+//!     files: ["gen/config.txt"]
+//!     setup: "make gen"
+//!     run_at: "2026-01-31T12:00:00Z"
+//! ```
 
 use crate::board::frontmatter::{Timestamp, is_agent_id};
 use crate::board::yaml::{self, Node, Value};
@@ -49,6 +62,106 @@ pub struct CheckRun {
     pub duration_ms: u64,
     pub agent: String,
     pub at: Timestamp,
+    /// What it needs besides its command (`check_needs`), if it declared anything.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub needs: Option<Needs>,
+}
+
+/// What a check needs besides its command in a checkout holding only what git tracks.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Needs {
+    /// Paths relative to the checkout that the command reads and git does not track.
+    pub files: Vec<String>,
+    /// The command line (run as `sh -c`) that makes them in a fresh checkout.
+    pub setup: Option<String>,
+}
+
+/// The key under which each run's needs are kept.
+pub const NEEDS_FIELD: &str = "check_needs";
+
+/// A path a check may declare it needs: relative, inside the checkout (no `..`), on one line.
+pub fn is_needed_path(p: &str) -> bool {
+    !p.trim().is_empty()
+        && !p.starts_with('/')
+        && !p.starts_with('~')
+        && !p.contains(['\n', '\r', '\0'])
+        && !p.split('/').any(|c| c == "..")
+}
+
+/// Programs whose `-c` argument is a shell script.
+const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "ash", "busybox"];
+
+/// Where the tools a check runs live on every machine: a path under one names a tool (a
+/// missing one makes the check "could not run here"), not a file the check reads.
+const TOOL_DIRS: &[&str] = &["/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/dev/"];
+
+/// The paths a check's command names that a reproduction, in a fresh checkout elsewhere, may not
+/// have: in its arguments and in the script of a shell's `-c`, `$HOME` (or `${HOME}`), a `~`
+/// path, and any absolute path — the worktree's own included, as a reproduction runs in another
+/// checkout — but one under [`TOOL_DIRS`]. The program itself (`argv[0]`) is not looked at: a
+/// program missing here is a check that could not run here. In order, each once.
+pub fn outside_paths(argv: &[String]) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    let program = argv
+        .first()
+        .map(|p| p.rsplit('/').next().unwrap_or(p))
+        .unwrap_or("");
+    let shell = SHELLS.contains(&program);
+    let mut script_next = false;
+    for w in argv.iter().skip(1) {
+        if script_next {
+            script_next = false;
+            scan_script(w, &mut found);
+            continue;
+        }
+        if shell && w.starts_with('-') && !w.starts_with("--") && w.contains('c') {
+            script_next = true;
+            continue;
+        }
+        scan_script(w, &mut found);
+    }
+    found
+}
+
+fn scan_script(script: &str, found: &mut Vec<String>) {
+    let mut push = |p: &str| {
+        if !found.iter().any(|f| f == p) {
+            found.push(p.to_string());
+        }
+    };
+    let bytes = script.as_bytes();
+    for (i, _) in script.match_indices("$HOME") {
+        let next = bytes.get(i + 5).copied();
+        if !next.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            push("$HOME");
+        }
+    }
+    if script.contains("${HOME}") || script.contains("${HOME:") || script.contains("${HOME-") {
+        push("${HOME}");
+    }
+    let split = |c: char| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                ';' | '|' | '&' | '(' | ')' | '<' | '>' | '\'' | '"' | '`' | '=' | ':' | ','
+            )
+    };
+    for t in script.split(split).filter(|t| !t.is_empty()) {
+        let tilde = t == "~"
+            || t.starts_with("~/")
+            || (t.starts_with('~') && t[1..].starts_with(|c: char| c.is_ascii_alphabetic()));
+        let absolute = t.starts_with('/')
+            && !t.chars().all(|c| c == '/')
+            && !TOOL_DIRS.iter().any(|d| t.starts_with(d));
+        if tilde || absolute {
+            push(t);
+        }
+    }
+}
+
+/// A setup command line: not empty, on one line.
+pub fn is_setup(s: &str) -> bool {
+    !s.trim().is_empty() && !s.contains(['\n', '\r', '\0'])
 }
 
 impl CheckRun {
@@ -292,10 +405,191 @@ pub fn runs_from_node(node: &Node, errors: &mut Vec<FieldError>) -> Vec<CheckRun
                 duration_ms,
                 agent,
                 at,
+                needs: None,
             });
         }
     }
     out
+}
+
+const NEEDS_KEYS: &[&str] = &["files", "setup", "run_at"];
+
+/// `check_needs`: attach each entry to the run of its name recorded at its `run_at`. An entry of
+/// a run that is no longer the latest (a `pair` that knows no needs recorded a new run over it)
+/// is a warning, not used, and dropped by the next write.
+pub fn needs_from_node(
+    node: &Node,
+    runs: &mut [CheckRun],
+    errors: &mut Vec<FieldError>,
+    warnings: &mut Vec<FieldError>,
+) {
+    let entries = match &node.value {
+        Value::Null => return,
+        Value::Map(e) => e,
+        _ => {
+            err(
+                errors,
+                NEEDS_FIELD.into(),
+                node,
+                "expected a mapping of check name to what its latest run needs",
+            );
+            return;
+        }
+    };
+    for (name, n) in entries {
+        let path = format!("{NEEDS_FIELD}.{name}");
+        let Value::Map(fields) = &n.value else {
+            err(
+                errors,
+                path,
+                n,
+                "expected a mapping with files, setup and run_at",
+            );
+            continue;
+        };
+        let before = errors.len();
+        let get = |k: &str| fields.iter().find(|(key, _)| key == k).map(|(_, v)| v);
+        for (k, v) in fields {
+            if !NEEDS_KEYS.contains(&k.as_str()) {
+                warnings.push(FieldError {
+                    field: format!("{path}.{k}"),
+                    line: line_of(v),
+                    message: "unknown key in a check's needs (kept until the check runs again; a \
+                              newer version of pair may use it)"
+                        .into(),
+                });
+            }
+        }
+        let files: Vec<String> = match get("files").map(|v| (v, &v.value)) {
+            None | Some((_, Value::Null)) => Vec::new(),
+            Some((_, Value::Seq(items)))
+                if items
+                    .iter()
+                    .all(|i| matches!(&i.value, Value::Str(s) if is_needed_path(s))) =>
+            {
+                items
+                    .iter()
+                    .filter_map(|i| match &i.value {
+                        Value::Str(s) => Some(s.clone()),
+                        _ => None,
+                    })
+                    .collect()
+            }
+            Some((v, _)) => {
+                err(
+                    errors,
+                    format!("{path}.files"),
+                    v,
+                    "expected a list of paths relative to the checkout (no `..`, not absolute)",
+                );
+                Vec::new()
+            }
+        };
+        let setup = match get("setup").map(|v| (v, &v.value)) {
+            None | Some((_, Value::Null)) => None,
+            Some((_, Value::Str(s))) if is_setup(s) => Some(s.clone()),
+            Some((v, _)) => {
+                err(
+                    errors,
+                    format!("{path}.setup"),
+                    v,
+                    "expected the setup command line (a non-empty string on one line)",
+                );
+                None
+            }
+        };
+        let at = match get("run_at").map(|v| (v, &v.value)) {
+            Some((_, Value::Str(s))) if Timestamp::parse(s).is_some() => Timestamp::parse(s),
+            Some((v, _)) => {
+                err(
+                    errors,
+                    format!("{path}.run_at"),
+                    v,
+                    "expected the time of the run it belongs to, a quoted UTC timestamp",
+                );
+                None
+            }
+            None => {
+                errors.push(FieldError {
+                    field: format!("{path}.run_at"),
+                    line: line_of(n),
+                    message: "required field is missing".into(),
+                });
+                None
+            }
+        };
+        if errors.len() > before {
+            continue;
+        }
+        match runs
+            .iter_mut()
+            .find(|r| &r.name == name && Some(&r.at) == at.as_ref())
+        {
+            Some(r) => r.needs = Some(Needs { files, setup }),
+            None => warnings.push(FieldError {
+                field: path,
+                line: line_of(n),
+                message: "the needs of a run that is no longer the latest run of this check \
+                          (not used; the next write drops them)"
+                    .into(),
+            }),
+        }
+    }
+}
+
+/// Emit `check_needs` (nothing when no run declared any).
+pub fn emit_needs(out: &mut String, runs: &[CheckRun]) {
+    let with: Vec<(&CheckRun, &Needs)> = runs
+        .iter()
+        .filter_map(|r| r.needs.as_ref().map(|n| (r, n)))
+        .collect();
+    if with.is_empty() {
+        return;
+    }
+    out.push_str(NEEDS_FIELD);
+    out.push_str(":\n");
+    for (r, n) in with {
+        out.push_str("  ");
+        out.push_str(&yaml::scalar(&r.name));
+        out.push_str(":\n    files: [");
+        out.push_str(
+            &n.files
+                .iter()
+                .map(|a| yaml::quoted(a))
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+        out.push_str("]\n");
+        if let Some(s) = &n.setup {
+            out.push_str("    setup: ");
+            out.push_str(&yaml::quoted(s));
+            out.push('\n');
+        }
+        out.push_str("    run_at: ");
+        out.push_str(&yaml::quoted(&r.at.to_string()));
+        out.push('\n');
+    }
+}
+
+/// The one-line form of `check_needs`, for messages.
+pub fn needs_value(runs: &[CheckRun]) -> Option<String> {
+    let parts: Vec<String> = runs
+        .iter()
+        .filter_map(|r| {
+            r.needs.as_ref().map(|n| {
+                format!(
+                    "{}: files [{}]{}",
+                    r.name,
+                    n.files.join(", "),
+                    n.setup
+                        .as_ref()
+                        .map(|s| format!(", setup {}", yaml::quoted(s)))
+                        .unwrap_or_default()
+                )
+            })
+        })
+        .collect();
+    (!parts.is_empty()).then(|| format!("{{{}}}", parts.join(", ")))
 }
 
 /// Emit `required_checks` (nothing when none are required).
@@ -423,16 +717,83 @@ mod tests {
             duration_ms: 12,
             agent: "alice".into(),
             at: Timestamp::parse("2026-01-31T12:00:00Z").unwrap(),
+            needs: Some(Needs {
+                files: vec!["gen/a b.txt".into()],
+                setup: Some("make gen && echo \"ok\"".into()),
+            }),
         };
         let mut text = String::new();
         emit_runs(&mut text, std::slice::from_ref(&run));
+        emit_needs(&mut text, std::slice::from_ref(&run));
         let node = yaml::parse(&text, 0).unwrap();
         let Value::Map(top) = &node.value else {
             panic!("a mapping")
         };
         let mut errors = Vec::new();
-        let back = runs_from_node(&top[0].1, &mut errors);
+        let mut warnings = Vec::new();
+        let mut back = runs_from_node(&top[0].1, &mut errors);
+        needs_from_node(&top[1].1, &mut back, &mut errors, &mut warnings);
         assert!(errors.is_empty(), "{errors:?}");
-        assert_eq!(back, vec![run]);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(back, vec![run.clone()]);
+        // Needs of a run that is no longer the latest are not used, with a warning.
+        let later = text.replace(
+            "run_at: \"2026-01-31T12:00:00Z\"",
+            "run_at: \"2026-01-31T12:00:01Z\"",
+        );
+        let node = yaml::parse(&later, 0).unwrap();
+        let Value::Map(top) = &node.value else {
+            panic!("a mapping")
+        };
+        let mut back = runs_from_node(&top[0].1, &mut errors);
+        needs_from_node(&top[1].1, &mut back, &mut errors, &mut warnings);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert_eq!(back[0].needs, None);
+    }
+
+    #[test]
+    fn paths_outside_the_checkout_are_found_in_arguments_and_shell_scripts() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            outside_paths(&v(&[
+                "sh",
+                "-c",
+                "cat $HOME/.netrc && ls ${HOME}/x ~/y ~bob/z"
+            ])),
+            ["$HOME", "${HOME}", "~/y", "~bob/z"]
+        );
+        assert_eq!(
+            outside_paths(&v(&[
+                "bash",
+                "-ec",
+                "make -C /opt/sdk >/dev/null 2>&1; /usr/bin/env true"
+            ])),
+            ["/opt/sdk"]
+        );
+        assert_eq!(
+            outside_paths(&v(&["/usr/bin/pytest", "--rootdir=/home/d/wt", "tests/"])),
+            ["/home/d/wt"]
+        );
+        // Tools, /dev/null, relative paths, a variable named like HOME, a lone slash: nothing.
+        assert!(
+            outside_paths(&v(&[
+                "sh",
+                "-c",
+                "/bin/echo ok > /dev/null; cd src && $HOMEDIR_X; cut -d / -f1 a/b"
+            ]))
+            .is_empty()
+        );
+        assert!(outside_paths(&v(&["cargo", "test", "--", "--nocapture"])).is_empty());
+    }
+
+    #[test]
+    fn a_needed_path_is_relative_and_inside_the_checkout() {
+        for ok in ["gen/config.txt", ".env", "a/b/c.txt"] {
+            assert!(is_needed_path(ok), "{ok}");
+        }
+        for bad in ["", "/etc/passwd", "~/x", "../x", "a/../../x", "a\nb"] {
+            assert!(!is_needed_path(bad), "{bad}");
+        }
     }
 }

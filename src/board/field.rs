@@ -43,6 +43,7 @@ pub enum Field {
     WorktreeRemoved,
     RequiredChecks,
     CheckRuns,
+    CheckNeeds,
     Agents,
     Ledger,
     Sla,
@@ -72,7 +73,8 @@ pub enum Owner {
     NoReview,
     /// Each agent entry belongs to its own agent.
     Agents,
-    /// `check_runs`: any agent on the blackboard records a run (`pair check`).
+    /// `check_runs` and `check_needs`: any agent on the blackboard records a run (`pair
+    /// check`).
     Checks,
     /// The objection ledger: each objection moves along the ledger's rules
     /// ([`crate::board::ledger::MOVES`]); the round cap is a setting.
@@ -127,6 +129,7 @@ impl Field {
         Field::WorktreeRemoved,
         Field::RequiredChecks,
         Field::CheckRuns,
+        Field::CheckNeeds,
         Field::Ledger,
         Field::Seconds,
         Field::Sla,
@@ -171,6 +174,7 @@ impl Field {
             Field::WorktreeRemoved => "worktree_removed",
             Field::RequiredChecks => "required_checks",
             Field::CheckRuns => "check_runs",
+            Field::CheckNeeds => crate::board::checks::NEEDS_FIELD,
             Field::Agents => "agents",
             Field::Ledger => "ledger",
             Field::Sla => "sla",
@@ -209,7 +213,7 @@ impl Field {
             Field::DissentRounds => Owner::Dissent,
             Field::Handoffs => Owner::Handoff,
             Field::Seconds => Owner::Seconds,
-            Field::CheckRuns => Owner::Checks,
+            Field::CheckRuns | Field::CheckNeeds => Owner::Checks,
             Field::RequiredReviewers => Owner::ReviewerList,
             Field::NoReview => Owner::NoReview,
             Field::Worktree
@@ -301,6 +305,7 @@ impl Field {
             Field::WorktreeRemoved => a.worktree_removed.map(|b| b.to_string()),
             Field::RequiredChecks => crate::board::checks::required_value(&fm.required_checks),
             Field::CheckRuns => crate::board::checks::runs_value(&fm.check_runs),
+            Field::CheckNeeds => crate::board::checks::needs_value(&fm.check_runs),
             // The agents are a block, not a value; `differs` compares them entry by entry.
             Field::Agents => Some(format!("{} agents", fm.agents.len())),
             Field::Ledger if fm.ledger.is_empty() => None,

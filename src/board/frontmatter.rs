@@ -697,6 +697,7 @@ impl Frontmatter {
                     crate::board::checks::emit_required(&mut out, &self.required_checks)
                 }
                 Field::CheckRuns => crate::board::checks::emit_runs(&mut out, &self.check_runs),
+                Field::CheckNeeds => crate::board::checks::emit_needs(&mut out, &self.check_runs),
                 Field::Agents if !self.agents.is_empty() => {
                     out.push_str("agents:\n");
                     for (id, agent) in &self.agents {
@@ -1783,6 +1784,7 @@ pub fn from_parts(
     let pins_node = f.get("pins");
     let required_checks_node = f.get("required_checks");
     let check_runs_node = f.get("check_runs");
+    let check_needs_node = f.get(crate::board::checks::NEEDS_FIELD);
     let ledger_node = f.get("ledger");
     let sla_node = f.get("sla");
     let extra = f.unknown_top();
@@ -1802,9 +1804,12 @@ pub fn from_parts(
     let required_checks = required_checks_node
         .map(|n| crate::board::checks::required_from_node(n, &mut errors))
         .unwrap_or_default();
-    let check_runs = check_runs_node
+    let mut check_runs = check_runs_node
         .map(|n| crate::board::checks::runs_from_node(n, &mut errors))
         .unwrap_or_default();
+    if let Some(n) = check_needs_node {
+        crate::board::checks::needs_from_node(n, &mut check_runs, &mut errors, &mut warnings);
+    }
     let ledger = match (ledger, ledger_node) {
         (Some(typed), _) => typed,
         (None, Some(n)) => crate::board::ledger::from_node(n, &mut errors),

@@ -170,6 +170,23 @@ pub const LEFT_OUT: &[(&str, &str, &str)] = &[
         "max_held",
         "how many pool reviews an agent holds at once: one at a time fits an agent",
     ),
+    (
+        "check",
+        "yes",
+        "a reproduction runs another agent's command here: the server runs a required check \
+         without setup (the user's command), and refuses the others with the command line to \
+         run from a shell once read",
+    ),
+    (
+        "check",
+        "needs",
+        "what a check needs besides its command is declared on the command line",
+    ),
+    (
+        "check",
+        "setup",
+        "what a check needs besides its command is declared on the command line",
+    ),
     ("init", "dissent", USERS_CHOICE),
     ("init", "dissenter_every_cycle", USERS_CHOICE),
     ("init", "yolo", USERS_CHOICE),

@@ -359,7 +359,8 @@ Examples:
 Examples:
   pair check task.md --agent doer --name tests -- cargo test
   pair check task.md --agent doer --name tests        # a required check: its recorded command
-  pair check task.md --agent alice --reproduce tests  # re-run it cold and compare
+  pair check task.md --agent alice --reproduce tests --yes  # re-run it cold and compare
+  pair check task.md --agent doer --name tests --needs .env --setup 'cp .env.example .env' -- make test
   pair check task.md --agent doer --json -- make lint
   pair check task.md --agent doer --time-limit 600 --name tests -- cargo test")]
     Check(CheckArgs),
@@ -812,6 +813,24 @@ pub struct CheckArgs {
     /// Re-run the named check (its recorded command, and compare with its previous run).
     #[arg(long, value_name = "NAME")]
     pub reproduce: Option<String>,
+    /// With --reproduce: run the recorded command (and its setup first), which you have read.
+    /// Without it a reproduction prints them and runs nothing, unless the check is one the user
+    /// required at `init` and no setup comes with it.
+    #[arg(long, requires = "reproduce")]
+    pub yes: bool,
+    /// Files the command reads that git does not track (relative to the worktree;
+    /// comma-separated or repeated): recorded, and checked for before a reproduction runs.
+    #[arg(
+        long,
+        value_name = "PATH",
+        value_delimiter = ',',
+        conflicts_with = "reproduce"
+    )]
+    pub needs: Vec<String>,
+    /// The command line (`sh -c`) that makes the --needs files in a fresh checkout: recorded,
+    /// and run first in a temporary checkout.
+    #[arg(long, value_name = "CMD", conflicts_with = "reproduce")]
+    pub setup: Option<String>,
     /// Stop the command after this many seconds (its whole process group, SIGKILL, and record
     /// the run as failed by the time limit); 0: no limit.
     #[arg(long, default_value_t = 1800, value_name = "SECONDS")]

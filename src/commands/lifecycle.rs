@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::{Outcome, semantic, worktree};
-use crate::board::checks::{self, CheckRun};
+use crate::board::checks::{self, CheckRun, Needs};
 use crate::board::frontmatter::{Frontmatter, Timestamp};
 use crate::cli::{CheckArgs, WorktreeCreateArgs};
 use crate::error::{Error, Flag, Hint, Result};
@@ -302,6 +302,45 @@ struct Plan {
     argv: Vec<String>,
     previous: Option<CheckRun>,
     reproduce: bool,
+    /// What it needs besides its command: declared now, or the previous run's for a
+    /// reproduction.
+    needs: Option<Needs>,
+    /// The command is a required check's, as the user set it at `init`.
+    required: bool,
+}
+
+/// The needs `--needs` and `--setup` declare (`None`: neither given).
+fn declared_needs(a: &CheckArgs) -> Result<Option<Needs>> {
+    if a.needs.is_empty() && a.setup.is_none() {
+        return Ok(None);
+    }
+    if let Some(bad) = a.needs.iter().find(|p| !checks::is_needed_path(p)) {
+        return Err(Error::Usage(format!(
+            "--needs {:?}: a needed file is a path relative to the worktree, inside it (no \
+             `..`, not absolute, not `~`), on one line",
+            bad
+        )));
+    }
+    if let Some(s) = &a.setup
+        && !checks::is_setup(s)
+    {
+        return Err(Error::Usage(
+            "--setup: the setup is one non-empty command line, run as `sh -c CMD` in the \
+             checkout"
+                .into(),
+        ));
+    }
+    let mut files: Vec<String> = Vec::new();
+    for f in &a.needs {
+        let f = f.trim_end_matches('/').to_string();
+        if !files.contains(&f) {
+            files.push(f);
+        }
+    }
+    Ok(Some(Needs {
+        files,
+        setup: a.setup.clone(),
+    }))
 }
 
 fn plan(a: &CheckArgs, fm: &Frontmatter) -> Result<Plan> {
@@ -326,11 +365,18 @@ fn plan(a: &CheckArgs, fm: &Frontmatter) -> Result<Plan> {
                 )));
             }
         };
+        // The previous run's needs, when it ran the same command.
+        let needs = previous
+            .as_ref()
+            .filter(|p| p.command == argv)
+            .and_then(|p| p.needs.clone());
         return Ok(Plan {
             name: n.clone(),
+            required: required(n).is_some(),
             argv,
             previous,
             reproduce: true,
+            needs,
         });
     }
     let name = match (&a.name, a.command.first()) {
@@ -372,10 +418,12 @@ fn plan(a: &CheckArgs, fm: &Frontmatter) -> Result<Plan> {
         (None, false) => a.command.clone(),
     };
     Ok(Plan {
+        required: required(&name).is_some(),
         name: name.clone(),
         argv,
         previous: last(&name),
         reproduce: false,
+        needs: declared_needs(a)?,
     })
 }
 
@@ -561,6 +609,10 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
         }));
     };
     let plan = plan(&a, fm)?;
+    if plan.reproduce && !a.yes {
+        confirmation(&plan)
+            .map_err(|e| e.suggest(&super::argv(), Some(&super::shown(&a.board))))?;
+    }
     // A reproduction, and any check a reviewer runs, runs in a temporary checkout of the pinned
     // tree when a tree is pinned; a check of the doer's, and one on a red test pinned as files
     // (no tree: the files are in the worktree), runs in the worktree, as its record says.
@@ -599,6 +651,32 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
         }
     };
     let limit = (a.time_limit > 0).then(|| Duration::from_secs(a.time_limit));
+    // What the check needs besides its command: made by its setup in a temporary checkout
+    // (the worktree already has it), then looked for.
+    if let Some(needs) = &plan.needs {
+        if let (Some(setup), Some(_)) = (&needs.setup, &checkout) {
+            let setup_argv = vec!["sh".to_string(), "-c".to_string(), setup.clone()];
+            let done = run_command(&run_dir, &setup_argv, limit, true)?;
+            if done.code != Some(0) || done.timed_out {
+                return Err(setup_failed(setup, &done));
+            }
+        }
+        let missing: Vec<&str> = needs
+            .files
+            .iter()
+            .map(String::as_str)
+            .filter(|f| !run_dir.join(f).exists())
+            .collect();
+        if !missing.is_empty() {
+            return Err(missing_needs(&plan, needs, &missing, checkout.is_some()));
+        }
+    }
+    // At record time, what the command names that a fresh checkout elsewhere may not have.
+    let outside = if plan.reproduce {
+        Vec::new()
+    } else {
+        checks::outside_paths(&plan.argv)
+    };
     let ran = run_command(&run_dir, &plan.argv, limit, checkout.is_some())?;
     // The shell's "cannot execute" and "not found": the command never ran the code.
     if let Some(code @ (126 | 127)) = ran.code
@@ -611,6 +689,7 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
         Some(_) => tree.clone(),
         None => repo::worktree_tree(&run_dir)?,
     };
+    let scratch = checkout.is_some();
     drop(checkout);
     let run = CheckRun {
         name: plan.name.clone(),
@@ -620,6 +699,7 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
         duration_ms,
         agent: a.common.agent.clone(),
         at: Timestamp::now(),
+        needs: plan.needs.clone(),
     };
     let command_line = plan
         .argv
@@ -641,6 +721,9 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
         result_word(exit_code),
         duration_ms as f64 / 1000.0
     );
+    if let Some(n) = &plan.needs {
+        text.push_str(&format!("\n\n{}", needs_sentence(n, scratch)));
+    }
     if ran.timed_out {
         text.push_str(&format!(
             "\n\nStopped by the time limit of {} s (`--time-limit`): its process group was \
@@ -726,9 +809,27 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
         "required": fm.required_checks.iter().any(|c| c.name == run.name),
         "reproduce": plan.reproduce,
         "comparison": comparison,
+        "needs": run.needs,
     });
     if let Some(o) = out.json.as_object_mut() {
         o.insert("check".into(), info);
+    }
+    if !outside.is_empty() {
+        semantic::add_warnings(
+            &mut out,
+            vec![format!(
+                "check {} names {} outside the checkout: a reproduction runs in a fresh \
+                 checkout, perhaps on another machine, where {} may not be; declare a file the \
+                 check needs inside the checkout with --needs PATH (and --setup CMD to make it)",
+                run.name,
+                outside
+                    .iter()
+                    .map(|p| crate::text::escape(p).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if outside.len() == 1 { "it" } else { "they" }
+            )],
+        );
     }
     // What happened, once: the write's own summary line says the same in fewer words.
     let rest = match out.text.split_once('\n') {
@@ -736,7 +837,7 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
         _ => out.text.as_str(),
     };
     out.text = format!(
-        "check {}: {} on tree {} in {:.1} s{}\n{}{}{}",
+        "check {}: {} on tree {} in {:.1} s{}\n{}{}{}{}",
         run.name,
         result_word(run.exit_code),
         short(&run.tree),
@@ -746,6 +847,11 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
                 " (reproduced the previous run)".to_string(),
             (Some(_), true) => " (did NOT reproduce the previous run)".to_string(),
             _ => String::new(),
+        },
+        if plan.reproduce {
+            format!("{}\n", shown_command(&plan))
+        } else {
+            String::new()
         },
         if tree_after == run.tree {
             String::new()
@@ -773,6 +879,169 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
         }
     );
     Ok(out)
+}
+
+/// A command line as the shell would take it, each word quoted where it needs to be.
+fn line_of(argv: &[String]) -> String {
+    argv.iter()
+        .map(|w| shell_arg(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// What a reproduction runs, for the reviewer to read: the command, and the setup first.
+fn shown_command(plan: &Plan) -> String {
+    let cmd = crate::text::escape(&line_of(&plan.argv)).into_owned();
+    match plan.needs.as_ref().and_then(|n| n.setup.as_ref()) {
+        Some(setup) => format!(
+            "ran: `sh -c {}`, then `{cmd}`",
+            crate::text::escape(&shell_arg(setup))
+        ),
+        None => format!("ran: `{cmd}`"),
+    }
+}
+
+/// A reproduction runs another agent's command on this machine: without `--yes` it prints the
+/// command (and setup) and runs nothing, unless it is a required check the user set at `init`
+/// and no setup comes with it.
+fn confirmation(plan: &Plan) -> Result<()> {
+    let setup = plan.needs.as_ref().and_then(|n| n.setup.as_ref());
+    if plan.required && setup.is_none() {
+        return Ok(());
+    }
+    let by = plan
+        .previous
+        .as_ref()
+        .map(|p| p.agent.as_str())
+        .unwrap_or("another agent");
+    let cmd = crate::text::escape(&line_of(&plan.argv)).into_owned();
+    let what = match setup {
+        Some(s) => format!(
+            "the setup `sh -c {}` recorded by {by}, then {} `{cmd}`",
+            crate::text::escape(&shell_arg(s)),
+            if plan.required {
+                "the required check"
+            } else {
+                "the command"
+            }
+        ),
+        None => format!("the command `{cmd}` recorded by {by}"),
+    };
+    let files = plan
+        .needs
+        .as_ref()
+        .filter(|n| !n.files.is_empty())
+        .map(|n| {
+            format!(
+                " (it needs {})",
+                n.files
+                    .iter()
+                    .map(|f| crate::text::escape(f).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+        .unwrap_or_default();
+    Err(Error::refused(
+        format!(
+            "reproducing {} runs on this machine, in a temporary checkout: {what}{files}. Nothing \
+             was run: read it, and if it is safe to run here, confirm with --yes",
+            plan.name
+        ),
+        Hint::Rerun {
+            add: vec![Flag::bare("--yes")],
+        },
+    ))
+}
+
+/// The setup of a check failed in the temporary checkout: the check could not run here.
+fn setup_failed(setup: &str, done: &Ran) -> Error {
+    let tail = last_lines(&done.output);
+    Error::CannotRun {
+        message: format!(
+            "the setup `sh -c {}` {} in the temporary checkout, so the check could not run \
+             here; nothing was recorded{}",
+            crate::text::escape(&shell_arg(setup)),
+            match (done.timed_out, done.code) {
+                (true, _) => "was stopped by the time limit".to_string(),
+                (false, Some(c)) => format!("exited {c}"),
+                (false, None) => "was ended by a signal".to_string(),
+            },
+            if tail.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ". Its last lines:\n{}",
+                    tail.iter()
+                        .map(|l| format!("  {}", crate::text::escape(l)))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                )
+            }
+        ),
+    }
+}
+
+/// Files the check declared are not in the checkout (after its setup, in a temporary one).
+fn missing_needs(plan: &Plan, needs: &Needs, missing: &[&str], scratch: bool) -> Error {
+    let list = missing
+        .iter()
+        .map(|f| crate::text::escape(f).into_owned())
+        .collect::<Vec<_>>()
+        .join(", ");
+    Error::CannotRun {
+        message: if scratch {
+            format!(
+                "check {} could not run here: it needs {list}, which {} not in the temporary \
+                 checkout{}; nothing was run or recorded. The doer records a setup that makes \
+                 {}: `pair check BOARD --name {} --needs PATH --setup CMD`",
+                plan.name,
+                if missing.len() == 1 { "is" } else { "are" },
+                if needs.setup.is_some() {
+                    " after its setup"
+                } else {
+                    " (no setup is recorded)"
+                },
+                if missing.len() == 1 { "it" } else { "them" },
+                plan.name
+            )
+        } else {
+            format!(
+                "check {} could not run here: it declares that it needs {list}, which {} not in \
+                 the worktree; make {} there, or leave {} out of --needs; nothing was run or \
+                 recorded",
+                plan.name,
+                if missing.len() == 1 { "is" } else { "are" },
+                if missing.len() == 1 { "it" } else { "them" },
+                if missing.len() == 1 { "it" } else { "them" },
+            )
+        },
+    }
+}
+
+/// The Validation entry's sentence on what the check needs.
+fn needs_sentence(n: &Needs, scratch: bool) -> String {
+    let files = if n.files.is_empty() {
+        "no file git does not track".to_string()
+    } else {
+        n.files
+            .iter()
+            .map(|f| format!("`{}`", crate::text::escape(f).replace('`', "'")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match &n.setup {
+        Some(s) => format!(
+            "Needs {files}, made by the setup `{}`{}.",
+            crate::text::escape(s).replace('`', "'"),
+            if scratch {
+                ", run first in the temporary checkout"
+            } else {
+                " (run in a temporary checkout; the worktree has them)"
+            }
+        ),
+        None => format!("Needs {files} (no setup)."),
+    }
 }
 
 /// How many lines of a failing check's output `check` prints (the record keeps its whole tail).

@@ -44,7 +44,7 @@ fn note_text(t: &NoteText, required: bool) -> Result<(Option<String>, Vec<String
 }
 
 /// Add warnings to a command's result (stderr and the JSON `warnings`).
-fn add_warnings(out: &mut Outcome, warnings: Vec<String>) {
+pub(super) fn add_warnings(out: &mut Outcome, warnings: Vec<String>) {
     if let Some(list) = out.json.get_mut("warnings").and_then(|w| w.as_array_mut()) {
         list.extend(warnings.iter().map(|w| json!(w)));
     }

@@ -1,5 +1,6 @@
 //! `pair check`: recorded runs of the required checks on the tree they ran on, their time limit,
-//! `--reproduce`, and a failing check that blocks the commit unless it is waived.
+//! `--reproduce` (confirmed, with the setup a check recorded), what a check needs besides its
+//! command, and a failing check that blocks the commit unless it is waived.
 
 use crate::common::repo::Lc;
 use crate::common::*;
@@ -439,6 +440,22 @@ fn a_check_that_could_not_run_here_records_nothing_and_a_scratch_checkout_runs_n
     out.code(0);
     assert!(out.stdout.contains("passed"), "{}", out.report());
     assert!(!mark.exists(), "a hook ran in the scratch checkout");
+    // Its reproduction, confirmed, runs in a scratch checkout too: still no hook.
+    let out = pair_env(
+        [
+            "check",
+            &lc.board,
+            "--agent",
+            "alice",
+            "--reproduce",
+            "hooks",
+            "--yes",
+        ],
+        &[("HOME", home_s), ("XDG_CONFIG_HOME", home_s)],
+    );
+    out.code(0);
+    assert!(out.stdout.contains("reproduced"), "{}", out.report());
+    assert!(!mark.exists(), "a hook ran in the reproduction's checkout");
     // The same git outside pair does run it: the mark is a real one.
     let probe = tempfile::tempdir().unwrap();
     let ran = std::process::Command::new("sh")
@@ -454,4 +471,285 @@ fn a_check_that_could_not_run_here_records_nothing_and_a_scratch_checkout_runs_n
         mark.exists(),
         "the probe's hook did not run: the test proves nothing"
     );
+}
+
+/// The code round of a board whose repository ignores `gen/`, with `gen/config.txt` made in the
+/// worktree by hand, as a generated file is.
+fn with_generated_file() -> Lc {
+    let lc = Lc::new_ignoring(
+        "*.md.lock\n*.md.lock.owner.json\n.worktrees/\ntask.md\ngen/\n",
+        &[],
+    );
+    lc.ok("doer", &["worktree", "create", "--user-approved"]);
+    fs::create_dir_all(lc.wt().join("gen")).unwrap();
+    lc.write("gen/config.txt", "ok\n");
+    lc.write("lib.txt", "one\ntwo\n");
+    lc.g(&["add", "lib.txt"]);
+    lc.ok("doer", &["submit", "code", "--note", "staged"]);
+    lc
+}
+
+/// A check records what it needs besides its command; a reproduction runs the recorded setup
+/// in its temporary checkout first, then looks for each file: one missing is "could not run
+/// here" (exit 16) naming it, with nothing recorded.
+#[test]
+fn a_checks_setup_makes_an_ignored_file_in_the_temporary_checkout_and_a_missing_one_cannot_run() {
+    let lc = with_generated_file();
+    let test = [
+        "--",
+        "sh",
+        "-c",
+        "grep -q ok gen/config.txt && grep -q two lib.txt",
+    ];
+    let mut args = vec![
+        "check",
+        "--name",
+        "gen",
+        "--needs",
+        "gen/config.txt",
+        "--setup",
+        "mkdir -p gen && echo ok > gen/config.txt",
+        "--json",
+    ];
+    args.extend(test);
+    let out = lc.ok("doer", &args);
+    let j = out.json();
+    assert_eq!(j["check"]["passed"], true, "{}", out.report());
+    assert_eq!(j["check"]["needs"]["files"][0], "gen/config.txt", "{j:#}");
+    assert_eq!(j["warnings"].as_array().map(Vec::len), Some(0), "{j:#}");
+    let needs = lc.field("check_needs");
+    assert_eq!(needs["gen"]["files"][0], "gen/config.txt", "{needs:#}");
+    assert_eq!(
+        needs["gen"]["setup"], "mkdir -p gen && echo ok > gen/config.txt",
+        "{needs:#}"
+    );
+    let validation = section_text(&lc.text(), "Validation").unwrap();
+    assert!(
+        validation.contains("Needs `gen/config.txt`, made by the setup"),
+        "{validation}"
+    );
+    // The reviewer's reproduction: the pinned tree has no gen/; the setup makes it.
+    let out = lc.ok("alice", &["check", "--reproduce", "gen", "--yes", "--json"]);
+    let j = out.json();
+    assert_eq!(j["check"]["passed"], true, "{}", out.report());
+    assert_eq!(j["check"]["comparison"]["reproduced"], true, "{j:#}");
+    assert_eq!(
+        j["check"]["needs"]["setup"],
+        "mkdir -p gen && echo ok > gen/config.txt"
+    );
+    // Without the setup, the reproduction's checkout lacks the file: could not run here.
+    let mut args = vec!["check", "--name", "gen", "--needs", "gen/config.txt"];
+    args.extend(test);
+    lc.ok("doer", &args);
+    assert!(lc.field("check_needs")["gen"]["setup"].is_null());
+    let before = lc.text();
+    let out = lc.run("alice", &["check", "--reproduce", "gen", "--yes", "--json"]);
+    let e = out.json_error(16);
+    assert_eq!(e["kind"], "cannot_run", "{}", out.report());
+    let message = e["message"].as_str().unwrap_or_default();
+    assert!(message.contains("gen/config.txt"), "{message}");
+    assert!(message.contains("no setup is recorded"), "{message}");
+    assert_eq!(lc.text(), before, "nothing is recorded");
+    // A setup that fails is no result of the code either.
+    let mut args = vec![
+        "check",
+        "--name",
+        "gen",
+        "--needs",
+        "gen/config.txt",
+        "--setup",
+        "echo no generator; exit 3",
+    ];
+    args.extend(test);
+    lc.ok("doer", &args);
+    let before = lc.text();
+    let out = lc.run("alice", &["check", "--reproduce", "gen", "--yes"]);
+    out.code(16)
+        .mentions(&["exited 3", "no generator", "nothing was recorded"]);
+    assert_eq!(lc.text(), before, "nothing is recorded");
+    // The doer's declared file must be in the worktree: a typo is caught when it is recorded.
+    let mut args = vec!["check", "--name", "gen", "--needs", "gen/typo.txt"];
+    args.extend(test);
+    lc.refused("doer", &args, 16)
+        .mentions(&["gen/typo.txt", "not in the worktree"]);
+    // A needed file is inside the checkout.
+    for bad in ["../outside.txt", "/etc/hostname"] {
+        let mut args = vec!["check", "--name", "gen", "--needs", bad];
+        args.extend(test);
+        lc.refused("doer", &args, 4).mentions(&["--needs", bad]);
+    }
+    // A raw write cannot declare needs for a run either.
+    let forged = lc
+        .text()
+        .replace("files: [\"gen/config.txt\"]", "files: []");
+    assert_ne!(forged, lc.text());
+    let before = fs::read(&lc.board).unwrap();
+    raw_write(&lc, forged, "doer")
+        .code(6)
+        .mentions(&["check_runs"]);
+    assert_eq!(before, fs::read(&lc.board).unwrap());
+}
+
+/// At record time, a check whose command names a path a fresh checkout elsewhere may not have
+/// — `$HOME` inside an `sh -c` string, `~`, an absolute path — gets a warning (stderr and the
+/// JSON `warnings`); tools under /bin or /usr/bin and /dev/null do not.
+#[test]
+fn a_check_whose_shell_string_names_home_is_warned_when_it_is_recorded() {
+    let lc = with_generated_file();
+    let out = lc.ok(
+        "doer",
+        &[
+            "check",
+            "--name",
+            "cfg",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "test -n \"$HOME\" && ls ~/ > /dev/null",
+        ],
+    );
+    let j = out.json();
+    let warnings = j["warnings"].to_string();
+    assert!(
+        warnings.contains("$HOME") && warnings.contains("~/"),
+        "{}",
+        out.report()
+    );
+    assert!(warnings.contains("--needs"), "{warnings}");
+    assert!(out.stderr.contains("$HOME"), "{}", out.report());
+    // An absolute path in an argument, without a shell.
+    let out = lc.ok(
+        "doer",
+        &["check", "--name", "abs", "--", "test", "-d", "/opt"],
+    );
+    assert!(out.stderr.contains("/opt"), "{}", out.report());
+    // Tools and /dev/null are no file of the checkout.
+    let out = lc.ok(
+        "doer",
+        &[
+            "check",
+            "--name",
+            "tools",
+            "--json",
+            "--",
+            "/bin/sh",
+            "-c",
+            "/usr/bin/env true > /dev/null && grep -q two lib.txt",
+        ],
+    );
+    assert_eq!(
+        out.json()["warnings"].as_array().map(Vec::len),
+        Some(0),
+        "{}",
+        out.report()
+    );
+}
+
+/// `--reproduce` prints the command it would run and runs nothing without `--yes`; a required
+/// check the user set at init runs without it, unless the doer recorded a setup for it. A
+/// reproduction where its tool is missing could not run here: exit 16, nothing recorded as
+/// failed.
+#[test]
+fn a_reproduction_runs_nothing_unconfirmed_and_a_missing_tool_is_not_a_failure() {
+    let lc = Lc::new(&["--require-check", "tests=grep -q two lib.txt"]);
+    lc.ok("doer", &["worktree", "create", "--user-approved"]);
+    lc.write("lib.txt", "one\ntwo\n");
+    lc.g(&["add", "lib.txt"]);
+    lc.ok("doer", &["submit", "code", "--note", "staged"]);
+    // A tool the doer has on its PATH and the reviewer does not; it leaves a mark when it runs.
+    let tools = tempfile::tempdir().unwrap();
+    let mark = tools.path().join("ran");
+    let tool = tools.path().join("mylint");
+    fs::write(
+        &tool,
+        format!("#!/bin/sh\ntouch '{}'\nexit 0\n", mark.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&tool, fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        tools.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    pair_env(
+        [
+            "check", &lc.board, "--agent", "doer", "--name", "lint", "--", "sh", "-c", "mylint .",
+        ],
+        &[("PATH", path.as_str())],
+    )
+    .code(0);
+    assert!(mark.exists(), "the doer's run ran the tool");
+    fs::remove_file(&mark).unwrap();
+    // Unconfirmed: the command is printed, nothing runs, nothing is written.
+    let before = lc.text();
+    let out = pair_env(
+        [
+            "check",
+            &lc.board,
+            "--agent",
+            "alice",
+            "--reproduce",
+            "lint",
+            "--json",
+        ],
+        &[("PATH", path.as_str())],
+    );
+    let e = out.json_error(6);
+    let message = e["message"].as_str().unwrap_or_default();
+    assert!(message.contains("mylint ."), "{message}");
+    assert!(message.contains("--yes"), "{message}");
+    assert_eq!(
+        e["hint"]["argv"]
+            .as_array()
+            .map(|a| a.iter().any(|w| w == "--yes")),
+        Some(true),
+        "{e:#}"
+    );
+    assert!(
+        !mark.exists(),
+        "an unconfirmed reproduction ran the command"
+    );
+    assert_eq!(lc.text(), before);
+    // Confirmed, with the tool: it runs and reproduces.
+    let out = pair_env(
+        [
+            "check",
+            &lc.board,
+            "--agent",
+            "alice",
+            "--reproduce",
+            "lint",
+            "--yes",
+        ],
+        &[("PATH", path.as_str())],
+    );
+    out.code(0)
+        .mentions(&["ran: `sh -c 'mylint .'`", "reproduced the previous run"]);
+    assert!(mark.exists(), "the confirmed reproduction ran the tool");
+    // Where the tool is missing: could not run here, the run the doer recorded stays a pass.
+    let before = lc.text();
+    let out = lc.run(
+        "alice",
+        &["check", "--reproduce", "lint", "--yes", "--json"],
+    );
+    let e = out.json_error(16);
+    assert_eq!(e["kind"], "cannot_run", "{}", out.report());
+    let message = e["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("exit 127") && message.contains("mylint"),
+        "{message}"
+    );
+    assert_eq!(lc.text(), before, "nothing is recorded as failed");
+    assert_eq!(lc.field("check_runs")["lint"]["exit_code"], 0);
+    // The user's required check runs unconfirmed...
+    lc.ok("doer", &["check", "--name", "tests"]);
+    lc.ok("alice", &["check", "--reproduce", "tests"])
+        .mentions(&["ran: `sh -c 'grep -q two lib.txt'`"]);
+    // ...but not once the doer recorded a setup for it: that is the doer's command.
+    lc.ok("doer", &["check", "--name", "tests", "--setup", "true"]);
+    lc.refused("alice", &["check", "--reproduce", "tests"], 6)
+        .mentions(&["the setup `sh -c true`", "--yes"]);
+    lc.ok("alice", &["check", "--reproduce", "tests", "--yes"]);
 }

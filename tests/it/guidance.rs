@@ -1358,6 +1358,12 @@ fn every_command_line_of_the_skill_runs_as_given_through_a_whole_lifecycle() {
         r,
         "pair check task.md --agent alice --reproduce tests",
         &[],
+        6,
+    );
+    s.run(
+        r,
+        "pair check task.md --agent alice --reproduce tests --yes",
+        &[],
         0,
     );
     s.run(

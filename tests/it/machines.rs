@@ -499,7 +499,15 @@ fn two_users(doer: &Agent, rev: &Agent, url: &str) {
         s(&d["content"]).contains("+# the larger of two numbers"),
         "{d:#}"
     );
-    let again = rev.json(&["check", b, "--agent", "rev", "--reproduce", "tests"]);
+    let again = rev.json(&[
+        "check",
+        b,
+        "--agent",
+        "rev",
+        "--reproduce",
+        "tests",
+        "--yes",
+    ]);
     assert_eq!(again["check"]["passed"], true, "{again:#}");
     rev.pair(&["accept", b, "BLK-1", "--agent", "rev"]).code(0);
     rev.pair(&[
@@ -698,6 +706,136 @@ fn a_doer_and_a_reviewer_who_cannot_read_each_others_files_finish_a_review_over_
     let url = format!("file://{}", srv.join("remote.git").display());
     let (doer, rev) = agents(&users, root.path());
     two_users(&doer, &rev, &url);
+}
+
+/// A check that needs a file git ignores: the doer declares it and the setup that makes it;
+/// the other user's reproduction, from its own clone, runs nothing until confirmed, then runs
+/// the setup in its temporary checkout of the published commit and reproduces the pass.
+#[test]
+fn a_check_whose_setup_makes_an_ignored_file_reproduces_on_the_other_users_side() {
+    let Some(users) = Users::new(&["doer", "rev"]) else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    chmod(root.path(), 0o755);
+    let srv = remote(root.path());
+    let url = format!("file://{}", srv.join("remote.git").display());
+    let (doer, rev) = agents(&users, root.path());
+    for a in [&doer, &rev] {
+        a.git(&a.home, &["clone", "-q", &url, "clone"]);
+    }
+    let b = format!("git+{url}#refs/pair/gen:board.md");
+    let b = b.as_str();
+    doer.pair(&[
+        "init",
+        b,
+        "--doer",
+        "doer",
+        "--reviewers",
+        "rev",
+        "--goal",
+        "g",
+    ])
+    .code(0);
+    rev.pair(&["register", b, "--agent", "rev"]).code(0);
+    doer.pair(&[
+        "advance",
+        b,
+        "--agent",
+        "doer",
+        "PLANNING",
+        "--user-approved",
+    ])
+    .code(0);
+    doer.pair(&[
+        "submit",
+        b,
+        "--agent",
+        "doer",
+        "plan",
+        "--note",
+        "p",
+        "--user-approved",
+    ])
+    .code(0);
+    rev.pair(&[
+        "verdict",
+        b,
+        "--agent",
+        "rev",
+        "APPROVED",
+        "--revision",
+        "1",
+        "--note",
+        "ok",
+    ])
+    .code(0);
+    doer.pair(&[
+        "worktree",
+        "create",
+        b,
+        "--agent",
+        "doer",
+        "--user-approved",
+    ])
+    .code(0);
+    let wt = PathBuf::from(s(&doer.json(&["poll", b, "--agent", "doer"])["worktree"]));
+    // A test that reads a generated file git ignores; the file made by hand in the worktree.
+    let mut c = doer.command(Path::new("/bin/sh"), &wt);
+    c.args([
+        "-c",
+        "echo gen/ > .gitignore && printf '[ \"$(cat gen/limit)\" = 7 ]\\n' > tests/gen.sh \
+         && mkdir gen && echo 7 > gen/limit && git add -A",
+    ]);
+    run(&mut c, "the generated file".into()).code(0);
+    doer.pair(&["submit", b, "--agent", "doer", "code", "--note", "c"])
+        .code(0);
+    let setup = "mkdir -p gen && echo 7 > gen/limit";
+    let check = doer.json(&[
+        "check",
+        b,
+        "--agent",
+        "doer",
+        "--name",
+        "tests",
+        "--needs",
+        "gen/limit",
+        "--setup",
+        setup,
+        "--",
+        "sh",
+        "run-tests.sh",
+    ]);
+    assert_eq!(check["check"]["passed"], true, "{check:#}");
+    // The reviewer's clone has no gen/limit, nor can it read the doer's: unconfirmed, nothing runs.
+    let out = rev.pair(&["check", b, "--agent", "rev", "--reproduce", "tests"]);
+    out.code(6).mentions(&[setup, "sh run-tests.sh", "--yes"]);
+    let again = rev.json(&[
+        "check",
+        b,
+        "--agent",
+        "rev",
+        "--reproduce",
+        "tests",
+        "--yes",
+    ]);
+    assert_eq!(again["check"]["passed"], true, "{again:#}");
+    assert_eq!(
+        again["check"]["comparison"]["reproduced"], true,
+        "{again:#}"
+    );
+    assert_eq!(
+        again["check"]["needs"]["files"][0], "gen/limit",
+        "{again:#}"
+    );
+    assert!(
+        s(&again["check"]["output_tail"]).contains("all tests passed"),
+        "{again:#}"
+    );
+    assert!(
+        !rev.clone_dir().join("gen").exists(),
+        "the setup ran in the temporary checkout, not in the reviewer's clone"
+    );
 }
 
 #[test]
