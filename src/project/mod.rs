@@ -340,7 +340,7 @@ impl Project {
             .collect();
         let g = ns.board(&format!("{}x", ns.prefix));
         let blobs = remote::Cache::open(&g, s.remote_until())
-            .and_then(|cache| remote::read_blobs(&cache, &specs, u64::MAX));
+            .and_then(|cache| remote::read_boards(&cache, &specs));
         let blobs = blobs.unwrap_or_default();
         ms.iter()
             .enumerate()
@@ -422,14 +422,38 @@ impl Project {
 
     fn read_remote(&self, ns: &Namespace, s: &Session) -> Result<Vec<Member>> {
         use crate::store::gitref::remote;
-        let tips = self.list(ns, s)?;
-        *self.tips.borrow_mut() = Some(tips.clone());
         let g = ns.board(&format!("{}x", ns.prefix));
         let cache = remote::Cache::open(&g, s.remote_until())?;
+        // While the remote is asked for its tips, the boards the cache already holds are read
+        // (the first read of the process only: a later one knows the boards it read); those
+        // whose tip the remote still has are not read again.
+        let first = self.memo.borrow().is_empty();
+        let (tips, held) = std::thread::scope(|scope| {
+            let listing = scope.spawn(|| remote::list_refs(&cache, &ns.url, &ns.prefix));
+            let held = if first {
+                Self::read_cached(ns, &cache)
+            } else {
+                BTreeMap::new()
+            };
+            let tips = listing.join().unwrap_or_else(|_| {
+                Err(Error::Git {
+                    message: format!("cannot reach the remote {}", ns.url),
+                })
+            });
+            (tips, held)
+        });
+        let tips = tips?;
+        *self.tips.borrow_mut() = Some(tips.clone());
         let address = |r: &str| PathBuf::from(ns.board(r).address());
         let mut out: Vec<Option<Member>> = tips
             .iter()
-            .map(|(r, tip)| self.remembered(&address(r), tip))
+            .map(|(r, tip)| {
+                self.remembered(&address(r), tip).or_else(|| {
+                    let m = held.get(r).filter(|m| &m.stamp == tip)?;
+                    self.count_read();
+                    Some(m.clone())
+                })
+            })
             .collect();
         let missing: Vec<usize> = (0..tips.len()).filter(|i| out[*i].is_none()).collect();
         if !missing.is_empty() {
@@ -437,7 +461,7 @@ impl Project {
                 .iter()
                 .map(|&i| format!("{}:{}", tips[i].1, ns.path))
                 .collect();
-            let mut blobs = remote::read_blobs(&cache, &specs, u64::MAX)?;
+            let mut blobs = remote::read_boards(&cache, &specs)?;
             let lacking =
                 |b: &Vec<Option<Vec<u8>>>| b.len() < specs.len() || b.iter().any(Option::is_none);
             // The cache lacks some tips: fetch the whole namespace, then read again. Another
@@ -454,7 +478,7 @@ impl Project {
                     "fetch the project's boards",
                     remote::Fetch::Boards,
                 );
-                blobs = remote::read_blobs(&cache, &specs, u64::MAX)?;
+                blobs = remote::read_boards(&cache, &specs)?;
                 tries += 1;
                 match fetched {
                     Ok(_) => break,
@@ -469,20 +493,52 @@ impl Project {
             for (k, &i) in missing.iter().enumerate() {
                 self.count_read();
                 let (r, tip) = &tips[i];
-                let name = r.strip_prefix(&ns.prefix).unwrap_or(r).to_string();
-                let board = address(r);
-                let read = match blobs.get(k).cloned().flatten() {
-                    Some(bytes) => crate::law::validate::check_frontmatter_bytes(&bytes)
-                        .map(|v| v.parsed.fm)
-                        .map_err(|rep| Error::invalid(&board, rep.errors, false)),
-                    None => Err(Error::Missing {
-                        path: board.clone(),
-                    }),
-                };
-                out[i] = Some(member(board, name, tip.clone(), read));
+                out[i] = Some(Self::member_at(ns, r, tip, blobs.get(k).cloned().flatten()));
             }
         }
         Ok(out.into_iter().flatten().collect())
+    }
+
+    /// The member of ref `r` at commit `tip`, from the board's bytes there (`None`: missing).
+    fn member_at(ns: &Namespace, r: &str, tip: &str, bytes: Option<Vec<u8>>) -> Member {
+        let name = r.strip_prefix(&ns.prefix).unwrap_or(r).to_string();
+        let board = PathBuf::from(ns.board(r).address());
+        let read = match bytes {
+            Some(bytes) => crate::law::validate::check_frontmatter_bytes(&bytes)
+                .map(|v| v.parsed.fm)
+                .map_err(|rep| Error::invalid(&board, rep.errors, false)),
+            None => Err(Error::Missing {
+                path: board.clone(),
+            }),
+        };
+        member(board, name, tip.to_string(), read)
+    }
+
+    /// The boards of the namespace the cache holds from its last fetch, by ref, each with the
+    /// commit it was read at: one `for-each-ref` and one `cat-file`. What cannot be read here
+    /// is left out (the read from the remote's tips reads it).
+    fn read_cached(
+        ns: &Namespace,
+        cache: &crate::store::gitref::remote::Cache,
+    ) -> BTreeMap<String, Member> {
+        use crate::store::gitref::remote;
+        let Ok(refs) = remote::cached_refs(cache, &ns.prefix) else {
+            return BTreeMap::new();
+        };
+        let specs: Vec<String> = refs
+            .iter()
+            .map(|(_, tip)| format!("{tip}:{}", ns.path))
+            .collect();
+        let Ok(blobs) = remote::read_boards(cache, &specs) else {
+            return BTreeMap::new();
+        };
+        refs.into_iter()
+            .zip(blobs)
+            .filter_map(|((r, tip), bytes)| {
+                let m = Self::member_at(ns, &r, &tip, Some(bytes?));
+                Some((r, m))
+            })
+            .collect()
     }
 
     /// A waiter that wakes when any board of the project may have changed.

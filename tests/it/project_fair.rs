@@ -1,8 +1,11 @@
 //! The fairness run: a project on a git remote worked by 4 doers and a pool of 6 reviewers,
-//! each agent a loop that runs `pair next --agent ID PROJECT --wait --json` and then the command
-//! it returns (each call a process of its own), the agents spread over three clones of the
-//! remote ("three machines": a cache each), some boards waiting for others (`init --after`)
-//! and one doer's role handed over mid-run. Afterwards, from the boards' journals: every board
+//! each agent an OS process of its own (this test binary run again, as that agent: see
+//! [`agent_process`]) looping on `pair next --agent ID PROJECT --wait --json` and then the
+//! command it returns (each call a process of its own), the agents spread over three clones of
+//! the remote ("three machines": a cache each), some boards waiting for others (`init
+//! --after`) and one doer's role handed over mid-run. Each agent writes what it did (its waits,
+//! the commands it ran, the races it lost, any refusal) as JSON lines to a file of its own,
+//! which the run reads afterwards. Then, from those and the boards' journals: every board
 //! COMMITTED, no pool member ever held two unfinished claims at once, no review waited
 //! unclaimed while a pool member sat idle in `next --wait` (beyond what noticing it takes),
 //! and each member's share of the reviews within a factor of 2 of the mean.
@@ -14,12 +17,13 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::common::daemon::{Daemon, daemon_installed};
 use crate::common::git;
@@ -130,11 +134,70 @@ struct Events {
     lost_races: Vec<(String, String, String, Option<i32>, String)>,
 }
 
-/// One agent: `next --wait`, then the command as given, until the run is over.
-fn agent(setup: Arc<Setup>, who: &'static str, stop: Arc<AtomicBool>, ev: Arc<Mutex<Events>>) {
+/// The test that runs the fairness run; run again as one agent when [`AGENT_ENV`] is set.
+const TEST: &str =
+    "project_fair::four_doers_and_a_pool_of_six_on_three_clones_share_the_reviews_fairly";
+/// The agent a run of this test binary is (set by the run for each agent's process).
+const AGENT_ENV: &str = "PAIR_FAIR_AGENT";
+/// The run's setup, as JSON (project, boards, each agent's environment, scratch directory).
+const SETUP_ENV: &str = "PAIR_FAIR_SETUP";
+/// The file the agent appends its events to, one JSON object a line.
+const EVENTS_ENV: &str = "PAIR_FAIR_EVENTS";
+/// A file whose existence tells the agents the run is over.
+const STOP_ENV: &str = "PAIR_FAIR_STOP";
+
+fn static_name(who: &str) -> &'static str {
+    DOERS
+        .iter()
+        .chain(POOL.iter())
+        .find(|a| **a == who)
+        .unwrap_or_else(|| panic!("no agent {who}"))
+}
+
+fn env_path(k: &str) -> PathBuf {
+    PathBuf::from(std::env::var_os(k).unwrap_or_else(|| panic!("{k} is not set")))
+}
+
+/// One agent's process: read the setup, then `next --wait` and the command as given, until the
+/// stop file appears; every event appended to the events file as it happens.
+fn agent_process(who: &str) {
+    let who = static_name(who);
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(env_path(SETUP_ENV)).unwrap()).unwrap();
+    let map = |v: &Value| -> BTreeMap<String, String> {
+        v.as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+            .collect()
+    };
+    let setup = Setup {
+        project: v["project"].as_str().unwrap().to_string(),
+        boards: map(&v["boards"]),
+        env: v["env"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, e)| (k.clone(), map(e).into_iter().collect()))
+            .collect(),
+        home: PathBuf::from(v["home"].as_str().unwrap()),
+        read: Box::new(|_| String::new()),
+    };
+    let stop = env_path(STOP_ENV);
+    let mut events = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(env_path(EVENTS_ENV))
+        .unwrap();
+    let mut emit = |e: Value| {
+        events
+            .write_all(format!("{e}\n").as_bytes())
+            .and_then(|()| events.flush())
+            .unwrap();
+    };
     let log = Mutex::new(Log::default());
     let mut handed = false;
-    while !stop.load(Ordering::SeqCst) {
+    while !stop.exists() {
         let start = now_ms();
         let out = setup.pair(
             who,
@@ -151,29 +214,29 @@ fn agent(setup: Arc<Setup>, who: &'static str, stop: Arc<AtomicBool>, ev: Arc<Mu
         );
         let end = now_ms();
         let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-        ev.lock().unwrap().waits.push(Wait {
-            who,
-            start,
-            end,
-            code: out.status.code(),
-            board: v["step"]["name"].as_str().map(str::to_string),
-            command: v["next"]["command"][1].as_str().map(str::to_string),
-        });
+        emit(json!({
+            "wait": {
+                "start": start,
+                "end": end,
+                "code": out.status.code(),
+                "board": v["step"]["name"],
+                "command": v["next"]["command"][1],
+            }
+        }));
         match out.status.code() {
             Some(0) => {}
             Some(10) => continue,
             // Done in the project: it stays until the run stops.
             Some(11) => {
-                while !stop.load(Ordering::SeqCst) {
-                    std::thread::park_timeout(Duration::from_millis(50));
+                while !stop.exists() {
+                    std::thread::sleep(Duration::from_millis(50));
                 }
                 return;
             }
             _ => {
-                ev.lock().unwrap().refused.push(format!(
-                    "{who}: next failed: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                ));
+                emit(json!({
+                    "refused": format!("{who}: next failed: {}", String::from_utf8_lossy(&out.stderr))
+                }));
                 return;
             }
         }
@@ -202,32 +265,87 @@ fn agent(setup: Arc<Setup>, who: &'static str, stop: Arc<AtomicBool>, ev: Arc<Mu
         let done = setup.pair(who, &argv);
         let end = now_ms();
         log.lock().unwrap().trail.push(argv.join(" "));
-        ev.lock().unwrap().ran.push(Ran {
-            who,
-            board: board.clone(),
-            command: command[1].clone(),
-            start,
-            end,
-        });
+        emit(json!({
+            "ran": {"board": board, "command": command[1], "start": start, "end": end}
+        }));
         if done.status.success() {
             continue;
         }
         let why = String::from_utf8_lossy(&done.stderr).to_string();
-        let offered = still_offered(&setup, who, &board, &command);
-        let mut e = ev.lock().unwrap();
-        if offered {
-            e.refused
-                .push(format!("{who}: pair {}: {why}", argv.join(" ")));
+        if still_offered(&setup, who, &board, &command) {
+            emit(json!({"refused": format!("{who}: pair {}: {why}", argv.join(" "))}));
         } else {
-            e.lost_races.push((
-                who.into(),
-                board,
-                command[1].clone(),
-                done.status.code(),
-                why,
-            ));
+            emit(json!({
+                "lost": {
+                    "board": board,
+                    "command": command[1],
+                    "code": done.status.code(),
+                    "why": why,
+                }
+            }));
         }
     }
+}
+
+/// What the agents' processes wrote, read back into one record of the run.
+fn collect(files: &[(&'static str, PathBuf)]) -> Events {
+    let mut ev = Events::default();
+    let num = |v: &Value| v.as_i64().unwrap();
+    let text = |v: &Value| v.as_str().map(str::to_string);
+    for (who, file) in files {
+        let lines = std::fs::read_to_string(file).unwrap_or_default();
+        for line in lines.lines() {
+            let e: Value = serde_json::from_str(line)
+                .unwrap_or_else(|err| panic!("{who}'s events: {line:?}: {err}"));
+            if let Some(w) = e.get("wait") {
+                ev.waits.push(Wait {
+                    who,
+                    start: num(&w["start"]),
+                    end: num(&w["end"]),
+                    code: w["code"].as_i64().map(|c| c as i32),
+                    board: text(&w["board"]),
+                    command: text(&w["command"]),
+                });
+            } else if let Some(r) = e.get("ran") {
+                ev.ran.push(Ran {
+                    who,
+                    board: text(&r["board"]).unwrap(),
+                    command: text(&r["command"]).unwrap(),
+                    start: num(&r["start"]),
+                    end: num(&r["end"]),
+                });
+            } else if let Some(l) = e.get("lost") {
+                ev.lost_races.push((
+                    who.to_string(),
+                    text(&l["board"]).unwrap(),
+                    text(&l["command"]).unwrap(),
+                    l["code"].as_i64().map(|c| c as i32),
+                    text(&l["why"]).unwrap(),
+                ));
+            } else if let Some(r) = e.get("refused") {
+                ev.refused.push(text(r).unwrap());
+            }
+        }
+    }
+    ev
+}
+
+/// Start one agent's process: this test binary, running this test alone as `who`.
+fn spawn_agent(who: &'static str, dir: &Path, setup_file: &Path, stop: &Path) -> (Child, PathBuf) {
+    let events = dir.join(format!("events-{who}.jsonl"));
+    let out = std::fs::File::create(dir.join(format!("agent-{who}.log"))).unwrap();
+    let child = Command::new(std::env::current_exe().unwrap())
+        .args([TEST, "--exact", "--nocapture", "--test-threads=1", "-q"])
+        .env(AGENT_ENV, who)
+        .env(SETUP_ENV, setup_file)
+        .env(EVENTS_ENV, &events)
+        .env(STOP_ENV, stop)
+        .stdin(Stdio::null())
+        .stdout(out.try_clone().unwrap())
+        .stderr(out)
+        .spawn()
+        .unwrap();
+    (child, events)
 }
 
 /// One pool review as the journals tell it: submitted, claimed and judged.
@@ -316,6 +434,9 @@ fn create(setup: &Setup, boards: usize) {
 
 #[test]
 fn four_doers_and_a_pool_of_six_on_three_clones_share_the_reviews_fairly() {
+    if let Ok(who) = std::env::var(AGENT_ENV) {
+        return agent_process(&who);
+    }
     if !require(&GIT_DAEMON, daemon_installed()) {
         return;
     }
@@ -338,7 +459,7 @@ fn four_doers_and_a_pool_of_six_on_three_clones_share_the_reviews_fairly() {
         })
         .collect();
     let bare: PathBuf = dir.path().join("remote.git");
-    let setup = Arc::new(Setup {
+    let setup = Setup {
         project: format!(
             "git+git://127.0.0.1:{}/remote.git#refs/pair/:task.md",
             daemon.port
@@ -347,20 +468,35 @@ fn four_doers_and_a_pool_of_six_on_three_clones_share_the_reviews_fairly() {
         env,
         home: dir.path().to_path_buf(),
         read: Box::new(move |n| read_ref(&bare, n)),
-    });
+    };
     create(&setup, count);
+    let setup_file = dir.path().join("setup.json");
+    let described = json!({
+        "project": setup.project,
+        "boards": setup.boards,
+        "env": setup
+            .env
+            .iter()
+            .map(|(k, e)| (k.clone(), e.iter().cloned().collect::<BTreeMap<_, _>>()))
+            .collect::<BTreeMap<_, _>>(),
+        "home": setup.home.display().to_string(),
+    });
+    std::fs::write(&setup_file, described.to_string()).unwrap();
 
-    let stop = Arc::new(AtomicBool::new(false));
-    let ev = Arc::new(Mutex::new(Events::default()));
+    let stop = dir.path().join("stop");
     let start = Instant::now();
-    let agents: Vec<_> = DOERS
+    let mut agents: Vec<(&'static str, Child, PathBuf)> = DOERS
         .iter()
         .chain(POOL.iter())
         .map(|who| {
-            let (s, st, e) = (setup.clone(), stop.clone(), ev.clone());
-            std::thread::spawn(move || agent(s, who, st, e))
+            let (child, events) = spawn_agent(who, dir.path(), &setup_file, &stop);
+            (*who, child, events)
         })
         .collect();
+    let refused = |agents: &[(&'static str, Child, PathBuf)]| {
+        let files: Vec<_> = agents.iter().map(|(w, _, f)| (*w, f.clone())).collect();
+        !collect(&files).refused.is_empty()
+    };
     // How long one read of the whole project takes now (an `ls`): the machine's pace, which
     // noticing a new review cannot beat.
     let mut reads: Vec<i64> = Vec::new();
@@ -375,16 +511,39 @@ fn four_doers_and_a_pool_of_six_on_three_clones_share_the_reviews_fairly() {
         if rows.len() == count && rows.iter().all(|r| r["phase"] == "COMMITTED") {
             break true;
         }
-        let gone = agents.iter().any(|a| a.is_finished());
-        if gone || start.elapsed() > limit || !ev.lock().unwrap().refused.is_empty() {
+        let gone = agents
+            .iter_mut()
+            .any(|(_, c, _)| c.try_wait().ok().flatten().is_some());
+        if gone || start.elapsed() > limit || refused(&agents) {
             break false;
         }
     };
     let wall = start.elapsed();
-    stop.store(true, Ordering::SeqCst);
-    let panicked = agents.into_iter().filter_map(|a| a.join().err()).count();
-    let ev = ev.lock().unwrap();
-    assert_eq!(panicked, 0, "an agent failed");
+    std::fs::write(&stop, b"").unwrap();
+    // Each agent ends within one `next --wait` (5 s) and the command it runs after it.
+    let mut failed = Vec::new();
+    for (who, child, _) in &mut agents {
+        let until = Instant::now() + Duration::from_secs(120);
+        let status = loop {
+            match child.try_wait().unwrap() {
+                Some(status) => break Some(status),
+                None if Instant::now() > until => break None,
+                None => std::thread::sleep(Duration::from_millis(50)),
+            }
+        };
+        if status.is_none() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if !status.is_some_and(|s| s.success()) {
+            let log = std::fs::read_to_string(dir.path().join(format!("agent-{who}.log")))
+                .unwrap_or_default();
+            failed.push(format!("{who} ({status:?}):\n{log}"));
+        }
+    }
+    let files: Vec<_> = agents.iter().map(|(w, _, f)| (*w, f.clone())).collect();
+    let ev = collect(&files);
+    assert!(failed.is_empty(), "an agent failed: {}", failed.join("\n"));
     assert!(
         ev.refused.is_empty(),
         "a command next gave was refused:\n{}",

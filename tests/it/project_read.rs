@@ -145,14 +145,88 @@ fn a_second_read_of_an_unmoved_namespace_lists_it_once_and_fetches_nothing() {
         assert_eq!(count(&ran, "ls-remote "), 1, "{args:?}: {ran:#?}");
         assert_eq!(count(&ran, "fetch "), 0, "{args:?}: {ran:#?}");
         assert!(
-            ran.iter()
-                .all(|l| l.contains("ls-remote ") || l.contains("cat-file ")),
+            ran.iter().all(|l| l.contains("ls-remote ")
+                || l.contains("cat-file ")
+                || l.contains("for-each-ref ")),
             "{args:?}: only the listing and reads of the cache: {ran:#?}"
         );
         if args[0] == "ls" {
+            // The cache's copies, read while the remote is asked: one listing of them and one
+            // read of every board.
+            assert_eq!(count(&ran, "for-each-ref "), 1, "{ran:#?}");
+            assert_eq!(count(&ran, "cat-file "), 1, "{ran:#?}");
             assert_eq!(names(&again), names(&first));
         } else {
             assert_eq!(again.json()["boards"], 3, "{}", again.stdout);
         }
     }
+}
+
+/// Every read of a moving namespace fetches, and every fetch leaves a pack in the cache: once
+/// they pile up past 16, the small ones are rolled into one (`git repack --geometric=2`), the
+/// roll-up marked as a pack of boards fetched without their large blobs, as the packs were; the
+/// cache still answers every board, and git finds nothing damaged in it.
+#[test]
+fn the_packs_a_cache_s_fetches_leave_are_rolled_up_and_the_boards_read_the_same() {
+    use crate::gitstore::{Machine, Remote};
+    let remote = Remote::new();
+    let writer = Machine::new(&remote);
+    let reader = Machine::new(&remote);
+    let project = remote.board("refs/pair/");
+    let packs = || -> Vec<String> {
+        let mut names = vec![];
+        for cache in fs::read_dir(&reader.cache).unwrap().flatten() {
+            let dir = cache.path().join("objects/pack");
+            for e in fs::read_dir(&dir).into_iter().flatten().flatten() {
+                names.push(e.file_name().to_string_lossy().into_owned());
+            }
+        }
+        names
+    };
+    let mut most = 0;
+    for i in 0..24 {
+        let board = remote.board(&format!("refs/pair/b{i:02}"));
+        writer
+            .pair(&["init", &board, "--goal", "A task", "--reviewers", "r1"])
+            .code(0);
+        let out = reader.pair(&["ls", &project, "--json"]);
+        out.code(0);
+        let rows = out.json()["boards"].as_array().unwrap().clone();
+        assert_eq!(rows.len(), i + 1, "{}", out.stdout);
+        assert!(rows.iter().all(|r| r["error"].is_null()), "{}", out.stdout);
+        let n = packs().iter().filter(|p| p.ends_with(".pack")).count();
+        most = most.max(n);
+    }
+    let now = packs();
+    let pack_files: Vec<&String> = now.iter().filter(|p| p.ends_with(".pack")).collect();
+    assert!(most <= 16, "the packs piled up to {most}: {now:?}");
+    assert!(pack_files.len() < 16, "{now:?}");
+    for p in &pack_files {
+        let marker = p.replace(".pack", ".promisor");
+        assert!(now.contains(&marker), "{p} is not marked: {now:?}");
+    }
+    // Nothing damaged: git's check of the cache (the blobs a fetch of boards leaves out
+    // allowed), and the boards read as before.
+    for cache in fs::read_dir(&reader.cache).unwrap().flatten() {
+        if !cache.path().join("HEAD").is_file() {
+            continue;
+        }
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(cache.path())
+            .args([
+                "-c",
+                "remote.pair-fetch.promisor=true",
+                "fsck",
+                "--no-dangling",
+            ])
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+    let again = reader.pair(&["ls", &project, "--json"]);
+    again.code(0);
+    assert_eq!(again.json()["boards"].as_array().unwrap().len(), 24);
 }

@@ -627,6 +627,74 @@ impl Cache {
         Ok(())
     }
 
+    /// Keep the cache's objects in few packs, so that reading a thousand boards from it is a
+    /// thousand lookups in a few indexes, not a thousand files opened and inflated or a search
+    /// through hundreds of packs: once a fetch leaves [`TIDY_PACKS`] packs or more, or
+    /// [`TIDY_LOOSE`] loose objects or more (a write's commits), `git repack -d
+    /// --geometric=2` rolls the small packs and the loose objects into one (each pack left at
+    /// least twice the size of the next, so the work done over many fetches stays in proportion
+    /// to what they fetched). Git keeps the cache readable throughout (a reader that misses a
+    /// pack rolled up finds its objects in the new one), so no other process waits for it; one
+    /// process tidies a cache at a time (the others skip it, as does a command with less than
+    /// [`TIDY_SPARE`] left before its deadline: a later fetch does it). A roll-up of packs a
+    /// fetch of boards left (which may lack the blobs over the size limit: a promisor pack,
+    /// `.promisor` beside it) is marked so too, so that [`Cache::damaged`] does not take those
+    /// blobs for lost; and the temporary packs of a fetch stopped at its deadline, an hour old
+    /// or more, are removed.
+    pub fn tidy(&self) {
+        if Instant::now() + TIDY_SPARE > self.until.at() {
+            return;
+        }
+        let pack_dir = self.dir.join("objects").join("pack");
+        let packs = count_entries(&pack_dir, |n| n.ends_with(".pack"));
+        let loose = loose_objects(&self.dir.join("objects"));
+        if packs < TIDY_PACKS && loose < TIDY_LOOSE {
+            return;
+        }
+        let tidier = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(self.dir.join("pair-tidy.lock"));
+        if let Ok(f) = tidier
+            && matches!(f.try_lock(), Ok(()))
+        {
+            self.repack(&pack_dir);
+        }
+    }
+
+    fn repack(&self, pack_dir: &Path) {
+        let promisor = count_entries(pack_dir, |n| n.ends_with(".promisor")) > 0;
+        let repacked = self.run(
+            &["repack", "-d", "-q", "-n", "--geometric=2"],
+            None,
+            "pack the cache's objects",
+        );
+        let Ok(entries) = std::fs::read_dir(pack_dir) else {
+            return;
+        };
+        let hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+        for e in entries.flatten() {
+            let path = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with("tmp_") {
+                let old = e
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| t < hour_ago);
+                if old {
+                    let _ = std::fs::remove_file(&path);
+                }
+            } else if promisor && repacked.is_ok() && name.ends_with(".pack") {
+                let marker = path.with_extension("promisor");
+                if !marker.exists() {
+                    let _ = std::fs::write(&marker, b"");
+                }
+            }
+        }
+    }
+
     /// Whether `git fsck` finds objects missing or corrupt in the cache (a failure for any
     /// other reason, such as another process's lock, is not damage).
     pub fn damaged(&self) -> bool {
@@ -820,6 +888,38 @@ fn read_note(path: &Path) -> Option<String> {
     Some(text)
 }
 
+/// How many packs a cache may hold before [`Cache::tidy`] rolls the small ones up.
+pub const TIDY_PACKS: usize = 16;
+
+/// How many loose objects a cache may hold before [`Cache::tidy`] packs them.
+pub const TIDY_LOOSE: usize = 256;
+
+/// How much time a command must have left for [`Cache::tidy`] to run in it.
+pub const TIDY_SPARE: Duration = Duration::from_secs(2);
+
+/// How many entries of `dir` have a name `keep` takes (none when it cannot be read).
+fn count_entries(dir: &Path, keep: impl Fn(&str) -> bool) -> usize {
+    std::fs::read_dir(dir).map_or(0, |it| {
+        it.flatten()
+            .filter(|e| keep(&e.file_name().to_string_lossy()))
+            .count()
+    })
+}
+
+/// How many loose objects a repository's object directory holds (its `xx/` directories).
+fn loose_objects(objects: &Path) -> usize {
+    std::fs::read_dir(objects).map_or(0, |it| {
+        it.flatten()
+            .filter(|e| {
+                let n = e.file_name();
+                let n = n.to_string_lossy();
+                n.len() == 2 && n.bytes().all(|b| b.is_ascii_hexdigit())
+            })
+            .map(|e| count_entries(&e.path(), |n| !n.starts_with("tmp_")))
+            .sum()
+    })
+}
+
 /// Whether `s` is a full object id as git prints it.
 pub fn oid(s: &str) -> bool {
     matches!(s.len(), 40 | 64)
@@ -994,7 +1094,9 @@ pub fn fetch_spec(
             ),
         });
     }
-    remote_output(r, what)
+    let out = remote_output(r, what)?;
+    cache.tidy();
+    Ok(out)
 }
 
 fn fetch_into(cache: &Cache, g: &GitBoard) -> Result<String> {
@@ -1305,6 +1407,61 @@ pub fn read_blobs(cache: &Cache, specs: &[String], budget: u64) -> Result<Vec<Op
         .iter()
         .map(|f| f.as_ref().and_then(|_| blobs.pop_front()))
         .collect())
+}
+
+/// The commit the cache holds for each ref under `prefix` (as the remote names it, ending in
+/// `/`), from its last fetch of them, in name order: one `git for-each-ref`.
+pub fn cached_refs(cache: &Cache, prefix: &str) -> Result<Vec<(String, String)>> {
+    let local = format!("refs/pair-cache/{prefix}");
+    let out = cache.run(
+        &[
+            "for-each-ref",
+            "--format=%(objectname) %(refname)",
+            "--",
+            &local,
+        ],
+        None,
+        "list the boards the cache holds",
+    )?;
+    let text = String::from_utf8_lossy(&out);
+    let mut refs: Vec<(String, String)> = text
+        .lines()
+        .filter_map(|l| {
+            let (oid, name) = l.split_once(' ')?;
+            let name = name.strip_prefix("refs/pair-cache/")?;
+            (name.starts_with(prefix) && self::oid(oid))
+                .then(|| (name.to_string(), oid.to_string()))
+        })
+        .collect();
+    refs.sort();
+    Ok(refs)
+}
+
+/// The boards named by `specs` (`<rev>:<path>`), in order, each `None` when there is no such
+/// blob (no such commit or file, an object the cache lacks) or it is larger than a board may
+/// be: one `git cat-file --batch` read header first, so a blob over the limit is never read
+/// (git is stopped at its header, and asked again for the boards after it).
+pub fn read_boards(cache: &Cache, specs: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+    let max = crate::law::validate::MAX_BOARD_BYTES;
+    let mut out = Vec::with_capacity(specs.len());
+    while out.len() < specs.len() {
+        let answers = read_batch(
+            cache,
+            &specs[out.len()..],
+            max,
+            "read the boards from the cache",
+        )?;
+        if answers.is_empty() {
+            return Err(Error::Git {
+                message: "cannot read the boards from the cache: git gave no answer".into(),
+            });
+        }
+        out.extend(answers.into_iter().map(|a| match a {
+            Answer::Blob(bytes) => Some(bytes),
+            Answer::Missing | Answer::Other(_) | Answer::TooLarge(_) => None,
+        }));
+    }
+    Ok(out)
 }
 
 /// `OsStr` of a string, for environment values.
