@@ -165,6 +165,47 @@ fn started(doer: &Agent, rev: &Agent, b: &str) {
         .code(0);
 }
 
+/// A board at `b` made by the doer with `settings`, joined by the reviewer, its plan approved
+/// (both working from their clones).
+fn plan_approved(doer: &Agent, rev: &Agent, b: &str, settings: &[&str], plan: &str) {
+    let mut init = vec!["init", b, "--doer", "doer", "--reviewers", "rev"];
+    init.extend_from_slice(settings);
+    doer.pair(&init).code(0);
+    rev.pair(&["register", b, "--agent", "rev"]).code(0);
+    doer.pair(&[
+        "advance",
+        b,
+        "--agent",
+        "doer",
+        "PLANNING",
+        "--user-approved",
+    ])
+    .code(0);
+    doer.pair(&[
+        "submit",
+        b,
+        "--agent",
+        "doer",
+        "plan",
+        "--note",
+        plan,
+        "--user-approved",
+    ])
+    .code(0);
+    rev.pair(&[
+        "verdict",
+        b,
+        "--agent",
+        "rev",
+        "APPROVED",
+        "--revision",
+        "1",
+        "--note",
+        "ok",
+    ])
+    .code(0);
+}
+
 fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = vec![dir.to_path_buf()];
     if dir.is_dir() {
@@ -226,53 +267,19 @@ fn two_users(doer: &Agent, rev: &Agent, url: &str) {
     let b = format!("git+{url}#refs/pair/max:board.md");
     let b = b.as_str();
 
-    doer.pair(&[
-        "init",
+    plan_approved(
+        doer,
+        rev,
         b,
-        "--doer",
-        "doer",
-        "--reviewers",
-        "rev",
-        "--red-test",
-        "--max-rounds",
-        "3",
-        "--goal",
-        "max returns the larger number",
-    ])
-    .code(0);
-    rev.pair(&["register", b, "--agent", "rev"]).code(0);
-    doer.pair(&[
-        "advance",
-        b,
-        "--agent",
-        "doer",
-        "PLANNING",
-        "--user-approved",
-    ])
-    .code(0);
-    doer.pair(&[
-        "submit",
-        b,
-        "--agent",
-        "doer",
-        "plan",
-        "--note",
+        &[
+            "--red-test",
+            "--max-rounds",
+            "3",
+            "--goal",
+            "max returns the larger number",
+        ],
         "Swap the branches of max; a red test first.",
-        "--user-approved",
-    ])
-    .code(0);
-    rev.pair(&[
-        "verdict",
-        b,
-        "--agent",
-        "rev",
-        "APPROVED",
-        "--revision",
-        "1",
-        "--note",
-        "ok",
-    ])
-    .code(0);
+    );
     doer.pair(&["advance", b, "--agent", "doer", "RED_TESTING"])
         .code(0);
 
@@ -726,50 +733,7 @@ fn a_check_whose_setup_makes_an_ignored_file_reproduces_on_the_other_users_side(
     }
     let b = format!("git+{url}#refs/pair/gen:board.md");
     let b = b.as_str();
-    doer.pair(&[
-        "init",
-        b,
-        "--doer",
-        "doer",
-        "--reviewers",
-        "rev",
-        "--goal",
-        "g",
-    ])
-    .code(0);
-    rev.pair(&["register", b, "--agent", "rev"]).code(0);
-    doer.pair(&[
-        "advance",
-        b,
-        "--agent",
-        "doer",
-        "PLANNING",
-        "--user-approved",
-    ])
-    .code(0);
-    doer.pair(&[
-        "submit",
-        b,
-        "--agent",
-        "doer",
-        "plan",
-        "--note",
-        "p",
-        "--user-approved",
-    ])
-    .code(0);
-    rev.pair(&[
-        "verdict",
-        b,
-        "--agent",
-        "rev",
-        "APPROVED",
-        "--revision",
-        "1",
-        "--note",
-        "ok",
-    ])
-    .code(0);
+    plan_approved(&doer, &rev, b, &["--goal", "g"], "p");
     doer.pair(&[
         "worktree",
         "create",
