@@ -33,6 +33,10 @@ struct FileReport {
     /// On a board that uses the objection ledger: its stop reasons and open objections.
     #[serde(skip_serializing_if = "Option::is_none")]
     ledger: Option<String>,
+    /// On a signed board: the trust root its records were checked against, how many verified,
+    /// and the agents it could not vouch for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    signatures: Option<crate::signature::Checked>,
 }
 
 /// The lifecycle checks that apply to a board, as `validate` reports them.
@@ -199,6 +203,7 @@ impl FileReport {
             }],
             warnings: vec![],
             lifecycle: None,
+            signatures: None,
         }
     }
 }
@@ -273,11 +278,11 @@ fn check(path: &Path, s: &Session) -> FileReport {
     } else {
         store::snapshot(path, store::Depth::Whole, s).map(store::Snapshot::into_bytes)
     };
-    check_read(path, bytes)
+    check_read(path, bytes, s)
 }
 
 /// The report on what reading `path` gave.
-fn check_read(path: &Path, bytes: Result<Vec<u8>>) -> FileReport {
+fn check_read(path: &Path, bytes: Result<Vec<u8>>, s: &Session) -> FileReport {
     let bytes = match bytes {
         Ok(b) => b,
         // The store refused the file as a blackboard (too large): its own errors, not nested.
@@ -294,7 +299,7 @@ fn check_read(path: &Path, bytes: Result<Vec<u8>>) -> FileReport {
         path.display().to_string()
     };
     let sha256 = Some(crate::text::sha256_hex(&bytes));
-    match check_all(&bytes) {
+    let mut report = match check_all(&bytes) {
         Ok(v) => FileReport {
             path: shown,
             valid: true,
@@ -303,6 +308,7 @@ fn check_read(path: &Path, bytes: Result<Vec<u8>>) -> FileReport {
             lifecycle: Some(lifecycle(&v.parsed.fm)),
             ledger: crate::board::ledger::describe(&v.parsed.fm),
             warnings: v.parsed.warnings,
+            signatures: None,
         },
         Err(r) => FileReport {
             path: shown,
@@ -312,8 +318,22 @@ fn check_read(path: &Path, bytes: Result<Vec<u8>>) -> FileReport {
             errors: r.errors,
             warnings: r.warnings,
             lifecycle: None,
+            signatures: None,
         },
+    };
+    // A signed board's records, checked against the trust root (`poll` checks none).
+    let dir = crate::signature::config_dir(path);
+    if let Some(mut checked) = crate::signature::check_board(&bytes, s.keys(), &dir) {
+        if !checked.errors.is_empty() {
+            report.valid = false;
+            report.lifecycle = None;
+            report.ledger = None;
+        }
+        report.errors.append(&mut checked.errors);
+        report.warnings.append(&mut checked.warnings);
+        report.signatures = Some(checked);
     }
+    report
 }
 
 /// Check a whole file's bytes as every write checks the board it finds
@@ -481,7 +501,7 @@ pub fn run(a: ValidateArgs, s: &Session) -> Result<Outcome> {
                 missing += 1;
             }
             let read = bytes.is_ok();
-            let mut report = check_read(p, bytes);
+            let mut report = check_read(p, bytes, s);
             if read {
                 with_history(&mut report, store::journal_history(p, s));
             }
@@ -574,6 +594,24 @@ fn summary(reports: &[FileReport], invalid: usize) -> String {
 
 /// One line per file (with its SHA-256), errors and warnings below it, the repair command under
 /// an invalid one, then the summary. Quiet: only the invalid files and their errors.
+/// A signed board's line: the trust root checked against, and what it vouched for.
+fn signatures_text(c: &crate::signature::Checked) -> String {
+    let root = match (&c.trust_root, c.source) {
+        (Some(f), Some(src)) => format!("{} ({src})", escape(f)),
+        _ => "no trust root named".to_string(),
+    };
+    let unvouched = if c.unvouched.is_empty() {
+        String::new()
+    } else {
+        format!("; not vouched for: {}", escape(&c.unvouched.join(", ")))
+    };
+    format!(
+        "  signatures: {} record{} verified against {root}{unvouched}\n",
+        c.verified,
+        if c.verified == 1 { "" } else { "s" }
+    )
+}
+
 fn render_text(reports: &[FileReport], invalid: usize, quiet: bool) -> String {
     let mut text = String::new();
     for r in reports {
@@ -595,6 +633,11 @@ fn render_text(reports: &[FileReport], invalid: usize, quiet: bool) -> String {
             }
         } else {
             text.push_str(&format!("invalid  {path}{sha}\n"));
+        }
+        if !quiet && let Some(c) = &r.signatures {
+            text.push_str(&signatures_text(c));
+        }
+        if !r.valid {
             for e in &r.errors {
                 text.push_str(&format!("  error: {}\n", e.escaped()));
             }

@@ -57,6 +57,7 @@ mod refusals;
 mod repair;
 mod roundtrip;
 mod seal;
+mod signed;
 mod slow_remotes;
 mod status;
 mod submit;
