@@ -663,3 +663,119 @@ fn the_key_and_trust_root_come_from_git_s_configuration() {
     assert_eq!(sig["source"], "gpg.ssh.allowedSignersFile");
     assert_eq!(sig["verified"], 1);
 }
+
+#[test]
+fn a_verdict_forged_and_pushed_with_plain_git_is_named_and_refused() {
+    use crate::gitstore::{Machine, Remote};
+    const REF: &str = "refs/pair/signed";
+    let keys = Signers::new(&["doer", "alice", "bob"]);
+    let remote = Remote::new();
+    let m = Machine::new(&remote);
+    let board = remote.board(REF);
+    let run = |key: &str, args: &[&str]| -> Out {
+        let mut v: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        v.extend(keys.flags(key));
+        let refs: Vec<&str> = v.iter().map(String::as_str).collect();
+        m.pair(&refs)
+    };
+    run(
+        "doer",
+        &[
+            "init",
+            &board,
+            "--goal",
+            "g",
+            "--reviewers",
+            "alice,bob",
+            "--signed",
+        ],
+    )
+    .code(0);
+    run("alice", &["register", &board, "--agent", "alice"]).code(0);
+    run("bob", &["register", &board, "--agent", "bob"]).code(0);
+    run(
+        "doer",
+        &[
+            "advance",
+            &board,
+            "--agent",
+            "doer",
+            "PLANNING",
+            "--user-approved",
+        ],
+    )
+    .code(0);
+    run(
+        "doer",
+        &[
+            "submit",
+            &board,
+            "--agent",
+            "doer",
+            "plan",
+            "--note",
+            "p",
+            "--user-approved",
+        ],
+    )
+    .code(0);
+
+    // The doer forges alice's verdict on a copy of the board (its own pair, with a trust root
+    // of its own that calls its key alice's) and pushes it as a hand-made commit.
+    let spec = format!("{REF}:task.md");
+    let genuine = git(&remote.bare(), &["cat-file", "blob", &spec]);
+    let copy = Board::new(&genuine);
+    let fake = Signers::new(&["doer", "bob"]);
+    fake.add("doer-as-alice", "alice");
+    for who in ["doer", "alice", "bob"] {
+        let public = fs::read_to_string(format!("{}.pub", keys.key(who).display())).unwrap();
+        fake.vouch_line(&format!("{who} {}", public.trim()));
+    }
+    let mut forge: Vec<String> = ["verdict", copy.p(), "--agent", "alice", "APPROVED"]
+        .map(String::from)
+        .to_vec();
+    forge.extend(["--revision", "1", "--note", "Forged."].map(String::from));
+    forge.extend(fake.flags("doer-as-alice"));
+    pair(&forge).code(0);
+    let work = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", remote.bare().display());
+    git(work.path(), &["init", "-q", "."]);
+    git(work.path(), &["fetch", "-q", &url, REF]);
+    git(work.path(), &["checkout", "-q", "FETCH_HEAD"]);
+    fs::write(work.path().join("task.md"), copy.read()).unwrap();
+    git(work.path(), &["commit", "-qam", "alice approves"]);
+    git(work.path(), &["push", "-q", &url, &format!("HEAD:{REF}")]);
+    let pushed = remote.tip(REF).unwrap();
+
+    let mut validate: Vec<String> = vec!["validate".into(), board.clone(), "--json".into()];
+    validate.extend(keys.trust());
+    let refs: Vec<&str> = validate.iter().map(String::as_str).collect();
+    let out = m.pair(&refs);
+    out.code(5);
+    let forged_line = record_line(&copy.read_string(), " by=alice cmd=verdict ");
+    assert!(
+        errors(&out).iter().any(|(f, l, m)| f == "journal.sig"
+            && *l == Some(forged_line)
+            && m.contains("by alice does not verify")),
+        "{}",
+        out.report()
+    );
+    // Bob's next write is refused, and the ref stays where the forger left it.
+    run(
+        "bob",
+        &[
+            "verdict",
+            &board,
+            "--agent",
+            "bob",
+            "APPROVED",
+            "--revision",
+            "1",
+            "--note",
+            "n",
+        ],
+    )
+    .code(5)
+    .mentions(&["by alice does not verify"]);
+    assert_eq!(remote.tip(REF).unwrap(), pushed);
+}
