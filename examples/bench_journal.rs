@@ -45,6 +45,7 @@ fn journal_ms(bytes: &[u8]) -> f64 {
         turn: pair::law::protocol::turn(&old.parsed.fm),
         wait_us: 0,
         now: Timestamp::now(),
+        sign: None,
     };
     let sealed = seal(bytes.to_vec(), &facts).expect("sealed");
     let took = start.elapsed().as_secs_f64() * 1000.0;
@@ -141,6 +142,7 @@ fn main() {
             turn: pair::law::protocol::turn(&old),
             wait_us: 0,
             now: Timestamp::now(),
+            sign: None,
         };
         let sealed = seal(bytes, &facts).unwrap();
         bytes = sealed.bytes;

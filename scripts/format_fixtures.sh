@@ -4,6 +4,11 @@
 # empty directory, then copy the boards into `tests/fixtures/formats/N/`.
 #
 #   scripts/format_fixtures.sh OUT_DIR
+#   SIGNED=1 scripts/format_fixtures.sh OUT_DIR   # format 3: signed boards (not the demo's)
+#
+# SIGNED=1 makes each board with `init --signed` and signs each write with a key of its agent,
+# made here by ssh-keygen and thrown away; OUT_DIR/allowed_signers gets their public keys (it
+# belongs in tests/fixtures/signing/, not among the boards).
 #
 # The boards record paths under /tmp/pair-fixtures (worktrees, the repository), where the flows
 # run. The times are fixed with PAIR_NOW (a debug build's clock), one to seven minutes apart; the
@@ -21,9 +26,27 @@ mkdir -p "$ROOT"
 unset PAIR_AGENT PAIR_BOARD
 T0=$(date -u -d 2026-05-04T09:00:00Z +%s)
 STEP=0
+SIGN=()
+if [ -n "${SIGNED:-}" ]; then
+    mkdir -p "$ROOT/keys"
+    for a in doer alice bob; do
+        ssh-keygen -q -t ed25519 -N '' -C "$a" -f "$ROOT/keys/$a"
+        echo "$a $(cat "$ROOT/keys/$a.pub")"
+    done >"$OUT/allowed_signers"
+    export PAIR_ALLOWED_SIGNERS="$OUT/allowed_signers"
+fi
 p() {
     STEP=$((STEP + 1 + (STEP * 7) % 6))
-    PAIR_NOW=$(date -u -d @$((T0 + STEP * 60)) +%Y-%m-%dT%H:%M:%SZ) "$PAIR" "$@" >/dev/null
+    local agent=doer prev= args=("$@")
+    for a in "$@"; do
+        [ "$prev" = --agent ] && agent=$a
+        prev=$a
+    done
+    if [ -n "${SIGNED:-}" ]; then
+        [ "$1" = init ] && args+=(--signed)
+        export PAIR_SIGNING_KEY="$ROOT/keys/$agent"
+    fi
+    PAIR_NOW=$(date -u -d @$((T0 + STEP * 60)) +%Y-%m-%dT%H:%M:%SZ) "$PAIR" "${args[@]}" >/dev/null
 }
 
 cd "$ROOT"
@@ -120,9 +143,9 @@ cd ..
 
 # demo_cleaned_up: the demo's whole lifecycle (analysis, plan, red test, code and follow-up,
 # objections and a decision, commit, merge, cleanup)
-"$PAIR" demo --keep "$ROOT/demo" >/dev/null
+[ -n "${SIGNED:-}" ] || "$PAIR" demo --keep "$ROOT/demo" >/dev/null
 
 cp fresh.md mid_review.md ledger.md seconded.md blocked.md "$OUT/"
 cp repo/board.md "$OUT/sla_checks.md"
-cp demo/task.md "$OUT/demo_cleaned_up.md"
+[ -n "${SIGNED:-}" ] || cp demo/task.md "$OUT/demo_cleaned_up.md"
 "$PAIR" validate "$OUT" >/dev/null

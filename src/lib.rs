@@ -20,19 +20,22 @@
 //!    the ledger's moves, lifecycle checks, SLAs, whose turn; [`law::judge`] is the one entry;
 //! 7. [`repo`] — the only module that runs git: pinned settings, the repository's answers, and
 //!    what a command observes before its write (pins, anchors, lifecycle facts);
-//! 8. [`ops`] — the semantic operations as typed edits of a board (they state no refusal the
+//! 8. [`signature`] — signed records: signing and checking with OpenSSH's `ssh-keygen`, the
+//!    trust root (an allowed-signers file) and the signing key, from the command or git's
+//!    configuration;
+//! 9. [`ops`] — the semantic operations as typed edits of a board (they state no refusal the
 //!    law states);
-//! 9. [`store`] — where a board lives: the backends (a file under a lock, a file in a git ref),
-//!    the lock, compare-and-swap, durable replace, the journal seal, waiting for a change;
-//! 10. [`transaction`] — one transaction for every writer: parse once, edit, judge, record,
+//! 10. [`store`] — where a board lives: the backends (a file under a lock, a file in a git ref),
+//!     the lock, compare-and-swap, durable replace, the journal seal, waiting for a change;
+//! 11. [`transaction`] — one transaction for every writer: parse once, edit, judge, record,
 //!     render, commit through the store;
-//! 11. [`stats`] — where the time and tokens went, from the journal;
-//! 12. [`watch`] — presence records and the watchdog's findings;
-//! 13. [`render`] — human text, the whose-turn report, the SVG timeline;
-//! 14. [`project`] — a set of boards read as one (a directory, or a git remote's board
+//! 12. [`stats`] — where the time and tokens went, from the journal;
+//! 13. [`watch`] — presence records and the watchdog's findings;
+//! 14. [`render`] — human text, the whose-turn report, the SVG timeline;
+//! 15. [`project`] — a set of boards read as one (a directory, or a git remote's board
 //!     namespace): listing, reading and waiting for a change in any;
-//! 15. [`cli`] — the command line's definitions (clap): every command's `Args`;
-//! 16. [`commands`] — one handler per command, from typed arguments to an outcome.
+//! 16. [`cli`] — the command line's definitions (clap): every command's `Args`;
+//! 17. [`commands`] — one handler per command, from typed arguments to an outcome.
 //!
 //! The binary (`main.rs`) is the edge over all of them: parse, run, print, exit code.
 
@@ -52,6 +55,8 @@ pub mod board;
 pub mod law;
 
 pub mod repo;
+
+pub mod signature;
 
 pub mod ops;
 

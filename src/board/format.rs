@@ -38,7 +38,20 @@ use crate::error::{Error, Result};
 ///   refuses to write. `init` makes boards of this format; a board of format 1 stays format 1
 ///   through every write (an older `pair` may still share it) until `pair migrate BOARD`
 ///   upgrades it.
-pub const CURRENT: u32 = 2;
+/// * **3**: a signed board. Every record also names the content its write left (`content=`)
+///   and carries its writer's SSH signature (`sig=`, [`crate::board::journal::signed_message`]),
+///   and the seal names the board's identity (`journal.board`). A reader of format 2 would
+///   write unsigned records on it: hence a new format, which such a reader refuses to write.
+///   `init --signed` makes one; `pair migrate BOARD --signed` turns a board signed. A board is
+///   signed only when asked: `init` makes boards of format [`UNSIGNED`] by default.
+pub const CURRENT: u32 = 3;
+
+/// The newest format of an unsigned board: what `init` and `pair migrate BOARD` make unless
+/// asked for a signed board.
+pub const UNSIGNED: u32 = 2;
+
+/// The format of a signed board.
+pub const SIGNED: u32 = 3;
 
 /// The frontmatter key.
 pub const FIELD: &str = "format";

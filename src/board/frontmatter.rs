@@ -2148,9 +2148,9 @@ mod tests {
             assert_eq!(errs[0].field, "format", "{bad}: {errs:?}");
             assert_eq!(errs[0].line, Some(21), "{bad}: {errs:?}");
         }
-        let newer = parse(&format!("format: 3\n{SAMPLE}")).unwrap();
+        let newer = parse(&format!("format: 4\n{SAMPLE}")).unwrap();
         assert!(newer.warnings.iter().any(|w| w.field == "format"));
-        let broken = parse(&format!("format: 3\n{SAMPLE}").replace("DRAFT\nphase_", "NEW\nphase_"));
+        let broken = parse(&format!("format: 4\n{SAMPLE}").replace("DRAFT\nphase_", "NEW\nphase_"));
         let errs = broken.unwrap_err();
         assert!(
             errs.last().unwrap().message.contains("upgrade pair"),

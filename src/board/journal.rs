@@ -70,6 +70,8 @@ const KEYS: &[&str] = &[
     "for",
     "mended",
     "transcript",
+    "content",
+    "sig",
     "before",
     "after",
     "prev",
@@ -96,24 +98,36 @@ pub const SEAL_FIELD: &str = "journal";
 pub struct Seal {
     pub records: u64,
     pub head: String,
+    /// The board's identity, on a signed board (format 3): 32 hex digits chosen when the board
+    /// became signed, carried by every write after it and covered by every record's signature
+    /// ([`signed_message`]), so that a signed record does not verify on another board.
+    pub board: Option<String>,
 }
 
 impl Seal {
     /// The value as the frontmatter writes it.
     pub fn value(&self) -> String {
-        format!("{{records: {}, head: \"{}\"}}", self.records, self.head)
+        match &self.board {
+            Some(board) => format!(
+                "{{records: {}, head: \"{}\", board: \"{board}\"}}",
+                self.records, self.head
+            ),
+            None => format!("{{records: {}, head: \"{}\"}}", self.records, self.head),
+        }
     }
 
     /// Read the `journal` value.
     pub fn conv(v: &crate::board::yaml::Value) -> std::result::Result<Option<Seal>, String> {
         use crate::board::yaml::Value;
         let expected = "expected the journal's seal as the last write left it, \
-                        {records: N, head: \"16 hex digits\"} (written by pair: keep it as it is)";
+                        {records: N, head: \"16 hex digits\"} and on a signed board \
+                        board: \"32 hex digits\" (written by pair: keep it as it is)";
         let Value::Map(entries) = v else {
             return Err(format!("{expected}, found {}", v.describe()));
         };
         let mut records = None;
         let mut head = None;
+        let mut board = None;
         for (k, n) in entries {
             match (k.as_str(), &n.value) {
                 ("records", Value::Int(i)) if *i >= 1 && *i <= i128::from(u64::MAX) => {
@@ -124,11 +138,20 @@ impl Seal {
                 {
                     head = Some(h.to_ascii_lowercase())
                 }
+                ("board", Value::Str(b))
+                    if b.len() == BOARD_HEX && b.bytes().all(|c| c.is_ascii_hexdigit()) =>
+                {
+                    board = Some(b.to_ascii_lowercase())
+                }
                 (k, v) => return Err(format!("{expected}; `{k}` is {}", v.describe())),
             }
         }
         match (records, head) {
-            (Some(records), Some(head)) => Ok(Some(Seal { records, head })),
+            (Some(records), Some(head)) => Ok(Some(Seal {
+                records,
+                head,
+                board,
+            })),
             _ => Err(format!("{expected}; a key is missing")),
         }
     }
@@ -150,6 +173,86 @@ fn without_after(line: &str) -> std::borrow::Cow<'_, str> {
         }
         None => line.into(),
     }
+}
+
+/// How many hex digits a signed board's identity has ([`Seal::board`]).
+pub const BOARD_HEX: usize = 32;
+
+/// The first format whose records are signed ([`signed_message`]).
+pub const SIGNED_FROM: u32 = 3;
+
+/// The namespace of a record's SSH signature (`ssh-keygen -Y sign -n`): a signature made for
+/// anything else (a git commit, a file) is not a record's, and the other way round.
+pub const NAMESPACE: &str = "pair-record@pair";
+
+/// The first line of every signed message, naming what it is and its version.
+const MESSAGE_TAG: &str = "pair signed record 1";
+
+fn is_base64(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')
+}
+
+/// A record line without its `sig=` and `after=` words: the words its signature covers
+/// (`sed -E 's/ (sig|after)=[^ ]*//g'`).
+pub fn signed_words(line: &str) -> String {
+    line.split(' ')
+        .filter(|w| !w.starts_with("sig=") && !w.starts_with("after="))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The bytes a record's signature covers, for the board `board` ([`Seal::board`]): three
+/// lines, `pair signed record 1`, `board=<id>`, and the record's words but `sig` and `after`
+/// ([`signed_words`]). The words hold `before` (the board before the write: its place in the
+/// chain), `prev`, and `content` (the board the write left, without its seal and journal), so
+/// a signed record verifies only on its board, at its place, with its content.
+pub fn signed_message(board: &str, line: &str) -> Vec<u8> {
+    format!("{MESSAGE_TAG}\nboard={board}\n{}\n", signed_words(line)).into_bytes()
+}
+
+/// The `content=` of a record: the SHA-256 of `head`, the file up to its `## Journal` heading,
+/// without the frontmatter's lines that start with `journal:` (the seal, which holds the
+/// record's digest). With standard tools:
+/// `sed '/^## Journal[[:space:]]*$/,$d' BOARD | awk 'NR==1{f=1;print;next} f&&/^---[ \t\r]*$/{f=0} f&&/^journal:/{next} {print}' | sha256sum`.
+pub fn content_digest(head: &[u8]) -> String {
+    let mut hasher = Sha256::new();
+    let mut in_fm = false;
+    for (i, line) in head.split_inclusive(|b| *b == b'\n').enumerate() {
+        if i == 0 {
+            in_fm = true;
+        } else if in_fm {
+            let text = line.strip_suffix(b"\n").unwrap_or(line);
+            let trimmed = text
+                .iter()
+                .rposition(|b| !matches!(b, b' ' | b'\t' | b'\r'))
+                .map_or(&text[..0], |e| &text[..=e]);
+            if trimmed == b"---" {
+                in_fm = false;
+            } else if line.starts_with(b"journal:") {
+                continue;
+            }
+        }
+        hasher.update(line);
+    }
+    crate::text::hex(&hasher.finalize())
+}
+
+/// Where the `## Journal` heading of a file that ends with its journal starts (the bytes
+/// [`content_digest`] covers end there).
+pub fn journal_heading(bytes: &[u8]) -> Option<usize> {
+    journal_is_last(bytes).map(|(_, _, at)| at)
+}
+
+/// A new signed board's identity: drawn from the moment, the process and the board itself.
+/// It need not be secret, only not shared by two boards.
+fn new_board_id(bytes: &[u8], now: Timestamp) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(now.millis().as_bytes());
+    hasher.update(std::process::id().to_le_bytes());
+    hasher.update(format!("{:?}", std::time::SystemTime::now()).as_bytes());
+    hasher.update(host().as_bytes());
+    hasher.update(bytes);
+    crate::text::hex(&hasher.finalize())[..BOARD_HEX].to_string()
 }
 
 /// Tokens and cost an agent reports with a write (`--tokens N`, `--cost X`), and the phase the
@@ -294,6 +397,14 @@ pub struct Record {
     /// Where the write stopped reading its writer's transcript (`transcript=OFFSET:HEAD`).
     #[serde(skip)]
     pub transcript: Option<crate::board::transcript::Position>,
+    /// On a signed board (format 3): the SHA-256 of the board the write left without its seal
+    /// and journal ([`content_digest`]), which the signature covers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// On a signed board: the writer's SSH signature of [`signed_message`] (the `sshsig`
+    /// format's armored base64, on one line).
+    #[serde(skip)]
+    pub sig: Option<String>,
     pub before: Option<String>,
     pub after: String,
     pub prev: Option<String>,
@@ -361,6 +472,12 @@ impl Record {
         }
         if let Some(p) = &self.transcript {
             let _ = write!(s, " transcript={}", p.value());
+        }
+        if let Some(c) = &self.content {
+            let _ = write!(s, " content={c}");
+        }
+        if let Some(v) = &self.sig {
+            let _ = write!(s, " sig={v}");
         }
         let _ = write!(
             s,
@@ -507,6 +624,17 @@ impl Record {
                     _ => Err(format!("{k}= is not {len} hex digits or `-`")),
                 }
             };
+        let content = match take("content", true)? {
+            Some(c) => {
+                Some(hex("content", Some(c), 64)?.ok_or("content= must be a SHA-256".to_string())?)
+            }
+            None => None,
+        };
+        let sig = match take("sig", true)? {
+            Some(v) if !v.is_empty() && v.bytes().all(is_base64) => Some(v.to_string()),
+            Some(_) => return Err("sig= is not an SSH signature in base64".into()),
+            None => None,
+        };
         let before = hex("before", take("before", false)?, 64)?;
         let after = hex("after", take("after", false)?, 64)?
             .ok_or("after= must be a SHA-256".to_string())?;
@@ -534,6 +662,8 @@ impl Record {
             session,
             model,
             transcript,
+            content,
+            sig,
             before,
             after,
             prev,
@@ -693,6 +823,10 @@ fn verdict(agent: Option<&str>, old: Option<&Frontmatter>, new: &Frontmatter) ->
     })
 }
 
+/// A writer's signer: a message ([`signed_message`]) in, the signature's one-line base64 out, or
+/// why it cannot sign.
+pub type Sign<'a> = dyn Fn(&[u8]) -> std::result::Result<String, String> + 'a;
+
 /// What the store knows of a write when it seals it.
 pub struct Facts<'a> {
     pub intent: &'a Intent,
@@ -703,6 +837,9 @@ pub struct Facts<'a> {
     pub turn: Vec<String>,
     pub wait_us: u64,
     pub now: Timestamp,
+    /// The writer's signer, on a signed board (format 3): signs a message ([`signed_message`])
+    /// and gives the signature's one-line base64, or says why it cannot.
+    pub sign: Option<&'a Sign<'a>>,
 }
 
 /// New content with its record, and the SHA-256 of the whole of it.
@@ -722,7 +859,7 @@ pub struct Sealed {
 /// SHA-256.
 pub fn seal(bytes: Vec<u8>, facts: &Facts) -> std::result::Result<Sealed, String> {
     let (out, eol, found) = match journal_is_last(&bytes) {
-        Some((eol, found)) => {
+        Some((eol, found, _)) => {
             let mut out = bytes;
             if !out.ends_with(b"\n") {
                 out.extend_from_slice(eol.as_bytes());
@@ -764,15 +901,37 @@ pub fn seal(bytes: Vec<u8>, facts: &Facts) -> std::result::Result<Sealed, String
         session: intent.origin.session.clone(),
         model: intent.origin.model.clone(),
         transcript: intent.transcript.clone(),
+        content: None,
+        sig: None,
         before: facts.old_sha256.map(str::to_string),
         // Set below, once the frontmatter holds the seal.
         after: "0".repeat(64),
         prev,
         line: 0,
     };
+    // A signed board: the record names the content it leaves and carries the writer's
+    // signature of it, with the board's identity (the one the board has, or a new one for a board
+    // that becomes signed with this write).
+    let board = (crate::board::format::of(facts.new) >= SIGNED_FROM).then(|| {
+        facts
+            .old
+            .filter(|o| crate::board::format::of(o) >= SIGNED_FROM)
+            .and_then(|o| o.journal.as_ref())
+            .and_then(|s| s.board.clone())
+            .unwrap_or_else(|| new_board_id(&out, facts.now))
+    });
+    if let Some(id) = &board {
+        let head = journal_heading(&out).ok_or("the journal is not the last section")?;
+        record.content = Some(content_digest(&out[..head]));
+        let sign = facts
+            .sign
+            .ok_or("a signed board takes only signed records: give --signing-key")?;
+        record.sig = Some(sign(&signed_message(id, &record.render()))?);
+    }
     let seal = (crate::board::format::of(facts.new) >= SEALED_FROM).then(|| Seal {
         records: found + 1,
         head: digest(&record.render()),
+        board,
     });
     let out = match &seal {
         Some(seal) => with_seal(out, facts.new, seal)?,
@@ -825,7 +984,7 @@ fn with_seal(
 /// code fence cannot be followed by records alone: the fence would never close, and such a
 /// file is refused before it gets here.) The file's line ending and the number of records, when
 /// so.
-fn journal_is_last(bytes: &[u8]) -> Option<(&'static str, u64)> {
+fn journal_is_last(bytes: &[u8]) -> Option<(&'static str, u64, usize)> {
     let heading = format!("## {SECTION}");
     let blank = |l: &[u8]| l.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'));
     // One pass backwards, line by line (line ends found with memrchr): on a board whose journal
@@ -841,7 +1000,7 @@ fn journal_is_last(bytes: &[u8]) -> Option<(&'static str, u64)> {
             && blank(rest)
         {
             let eol = if rest.ends_with(b"\r") { "\r\n" } else { "\n" };
-            return Some((eol, records));
+            return Some((eol, records, start));
         }
         let record = line.starts_with(RECORD_START.as_bytes());
         if !(record || blank(line)) || start == 0 {
@@ -1067,6 +1226,19 @@ fn check_seal(
     if format > crate::board::format::CURRENT {
         return;
     }
+    // A signed board stays signed: one whose format was lowered outside pair (so that its
+    // signatures would not be checked) is named, whatever else it holds.
+    if format < SIGNED_FROM && (lowered(fm) || lines.is_some_and(holds_signed)) {
+        errors.push(err(
+            parsed.line(crate::board::format::FIELD).or(line),
+            format!(
+                "this board's journal holds signed records (or its seal names a signed board's \
+                 identity), and its format says {format}: a signed board is format {SIGNED_FROM} \
+                 for good, and this one was lowered outside pair, so that its signatures would \
+                 not be checked. Restore it from the board's history, or repair the board"
+            ),
+        ));
+    }
     if format < SEALED_FROM {
         if fm.journal.is_some() {
             warnings.push(err(
@@ -1092,6 +1264,17 @@ fn check_seal(
         ));
         return;
     };
+    if format >= SIGNED_FROM && seal.board.is_none() {
+        errors.push(err(
+            line,
+            format!(
+                "a signed board (format {format}) names its identity in `{SEAL_FIELD}.board`, \
+                 which every record's signature covers, and this one has none: the frontmatter \
+                 was edited outside pair. Restore it from the board's history, or repair the \
+                 board"
+            ),
+        ));
+    }
     let gone = lines.is_none();
     let lines = lines.unwrap_or_default();
     let found = lines.len() as u64;
@@ -1147,6 +1330,18 @@ fn check_seal(
             ),
         ));
     }
+}
+
+/// Whether a board's seal names a signed board's identity.
+fn lowered(fm: &Frontmatter) -> bool {
+    fm.journal.as_ref().is_some_and(|s| s.board.is_some())
+}
+
+/// Whether a journal holds a signed record (a line with a `sig=` word).
+fn holds_signed(lines: &[(u32, &str)]) -> bool {
+    lines
+        .iter()
+        .any(|(_, l)| l.starts_with(RECORD_START) && l.contains(" sig="))
 }
 
 /// The records (1-based) of a file's journal whose `prev` does not match the record before
@@ -1275,6 +1470,10 @@ pub fn tail_holds(doc: &Document, parsed: &Parsed) -> bool {
     if lines.len() as u64 != seal.records || digest(last) != seal.head {
         return false;
     }
+    // A board below the signed format with signed records was lowered: the whole check says so.
+    if format < SIGNED_FROM && (lowered(fm) || holds_signed(&lines)) {
+        return false;
+    }
     links(&lines).all(|(prev, want)| prev == Some(want.as_str()))
         && Record::parse(last, *n).is_ok_and(|r| r.to == fm.phase)
 }
@@ -1299,14 +1498,21 @@ mod tests {
     fn the_journal_is_found_last_only_when_records_and_blank_lines_follow_its_heading() {
         let rec = "- at=2026-01-01T00:00:00Z by=a cmd=note";
         let lf = format!("---\nphase: PLANNING\n---\n## Notes\nx\n\n## Journal\n\n{rec}\n{rec}\n");
-        assert_eq!(journal_is_last(lf.as_bytes()), Some(("\n", 2)));
+        let at = |s: &str| s.find("## Journal").unwrap();
+        assert_eq!(journal_is_last(lf.as_bytes()), Some(("\n", 2, at(&lf))));
         let crlf = lf.replace('\n', "\r\n");
-        assert_eq!(journal_is_last(crlf.as_bytes()), Some(("\r\n", 2)));
+        assert_eq!(
+            journal_is_last(crlf.as_bytes()),
+            Some(("\r\n", 2, at(&crlf)))
+        );
         // No final line end, trailing blanks.
         let open = format!("---\n---\n## Journal  \n{rec}\n  \t\n{rec}");
-        assert_eq!(journal_is_last(open.as_bytes()), Some(("\n", 2)));
+        assert_eq!(journal_is_last(open.as_bytes()), Some(("\n", 2, at(&open))));
         let empty = "---\n---\n## Notes\n\n## Journal\n\n";
-        assert_eq!(journal_is_last(empty.as_bytes()), Some(("\n", 0)));
+        assert_eq!(
+            journal_is_last(empty.as_bytes()),
+            Some(("\n", 0, at(empty)))
+        );
         for not_last in [
             format!("---\n---\n## Journal\n{rec}\n## Notes\n"),
             format!("---\n---\n## Journal\n{rec}\ntext\n"),

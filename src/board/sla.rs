@@ -417,6 +417,8 @@ mod tests {
             session: None,
             model: None,
             transcript: None,
+            content: None,
+            sig: None,
             before: None,
             after: String::new(),
             prev: None,

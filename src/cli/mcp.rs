@@ -108,6 +108,11 @@ pub const SERVER_ARGS: &[(&str, &str)] = &[
         "usage is reported on the command line, not per call",
     ),
     (
+        "signed",
+        "a signed board is made with its maker's key on the command line (`pair init --signed`); \
+         the server signs with the key it started with",
+    ),
+    (
         "expect_sha256",
         "a compare-and-swap on the file's bytes, which an agent that reads through the tools \
          never holds: the protocol judges each change",
@@ -235,6 +240,10 @@ pub struct Fixed {
     /// The writer's transcript every write reads: the server's own (`pair mcp --transcript
     /// FILE`, or `PAIR_TRANSCRIPT` as it started), whatever a call's environment says.
     pub transcript: Option<PathBuf>,
+    /// The signing key and trust root every call uses: the server's own (`pair mcp
+    /// --signing-key KEY --allowed-signers FILE`, or their variables as it started), never a
+    /// call's argument.
+    pub keys: crate::signature::Keys,
     /// The directories beside the board's and the recorded worktree that a call's files may be
     /// read from (`pair mcp --read-root DIR`).
     pub read_roots: Vec<PathBuf>,

@@ -107,10 +107,29 @@ pub struct Global {
     /// PAIR_TRANSCRIPT].
     #[arg(long, global = true, value_name = "FILE", value_hint = ValueHint::FilePath)]
     pub transcript: Option<PathBuf>,
+
+    /// The writer's SSH key (a private key file, or a public one whose private key is in
+    /// ssh-agent): every write to a signed board is signed with it (default: git's
+    /// user.signingkey when gpg.format is ssh) [env: PAIR_SIGNING_KEY].
+    #[arg(long, global = true, value_name = "KEY", value_hint = ValueHint::FilePath)]
+    pub signing_key: Option<PathBuf>,
+
+    /// The allowed-signers file (principals are agent ids) that a signed board's records are
+    /// checked against (default: git's gpg.ssh.allowedSignersFile) [env: PAIR_ALLOWED_SIGNERS].
+    #[arg(long, global = true, value_name = "FILE", value_hint = ValueHint::FilePath)]
+    pub allowed_signers: Option<PathBuf>,
 }
 
 impl Global {
     /// The writer's session and model as [`Cli::resolve`] checked them.
+    /// The signing key and trust root as [`Cli::resolve`] read them.
+    pub fn keys(&self) -> crate::signature::Keys {
+        crate::signature::Keys {
+            signing_key: self.signing_key.clone(),
+            allowed_signers: self.allowed_signers.clone(),
+        }
+    }
+
     pub fn origin(&self) -> crate::board::journal::Origin {
         crate::board::journal::Origin {
             session: self.session.clone(),
@@ -1157,12 +1176,16 @@ pub struct InitArgs {
     /// review, revision, analysis, plan, red_test, code, decision, advance or stall).
     #[arg(long, value_name = "NAME=DURATION")]
     pub sla: Vec<String>,
-    /// The board's format (the newest this pair writes by default, or 1 for a board that agents
-    /// on an older pair must still write: its journal is not sealed, and `pair migrate BOARD`
-    /// upgrades it later).
-    #[arg(long, value_name = "N", default_value_t = crate::board::format::CURRENT,
+    /// The board's format (2 by default, or 1 for a board that agents on an older pair must
+    /// still write: its journal is not sealed, and `pair migrate BOARD` upgrades it later).
+    #[arg(long, value_name = "N", default_value_t = crate::board::format::UNSIGNED,
           value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::board::format::CURRENT)))]
     pub format: u32,
+    /// Make a signed board (format 3): every record carries its writer's SSH signature
+    /// (--signing-key), checked against the trust root (--allowed-signers, or git's
+    /// gpg.ssh.allowedSignersFile). See docs/signing.md.
+    #[arg(long)]
+    pub signed: bool,
     /// How long to wait for the lock (a git board: for its remote), in seconds.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub timeout: f64,
@@ -1689,8 +1712,15 @@ fn command_words(args: &[std::ffi::OsString]) -> Option<(usize, Vec<&str>)> {
 }
 
 /// The global options that take a value (and so may stand before the command's name).
-const GLOBAL_VALUE_OPTIONS: &[&str] =
-    &["--color", "--board", "--session", "--model", "--transcript"];
+const GLOBAL_VALUE_OPTIONS: &[&str] = &[
+    "--color",
+    "--board",
+    "--session",
+    "--model",
+    "--transcript",
+    "--signing-key",
+    "--allowed-signers",
+];
 
 /// The default blackboard of a command line: the last `--board PATH` on it, else a non-empty
 /// `$PAIR_BOARD` (as `env` gives it).
@@ -1817,6 +1847,17 @@ impl Cli {
                 }
             } else if let Some(v) = value.as_deref() {
                 crate::board::journal::Origin::check(flag, v).map_err(Error::Usage)?;
+            }
+        }
+        // `$PAIR_SIGNING_KEY` and `$PAIR_ALLOWED_SIGNERS` likewise.
+        for (value, var) in [
+            (&mut self.global.signing_key, "PAIR_SIGNING_KEY"),
+            (&mut self.global.allowed_signers, "PAIR_ALLOWED_SIGNERS"),
+        ] {
+            if value.is_none() {
+                *value = std::env::var_os(var)
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from);
             }
         }
         // `$PAIR_TRANSCRIPT` likewise (an empty one is none).

@@ -163,7 +163,12 @@ pub fn run(a: InitArgs, s: &Session) -> Result<Outcome> {
     fm.phase = Phase::Draft;
     // A new board is of the format asked for (the newest by default), whatever the template's;
     // the journal's seal is set by the write that creates it.
-    fm.format = (a.format > 1).then_some(a.format);
+    let format = if a.signed {
+        crate::board::format::SIGNED
+    } else {
+        a.format
+    };
+    fm.format = (format > 1).then_some(format);
     fm.journal = None;
     fm.work_type = a.work_type.clone();
     let debugging = a.work_type == "debugging";

@@ -96,6 +96,7 @@ pub fn serve(
     a: McpArgs,
     origin: crate::board::journal::Origin,
     transcript: Option<std::path::PathBuf>,
+    keys: crate::signature::Keys,
 ) -> Result<Outcome> {
     super::agent_arg("--agent", &a.agent)?;
     super::timeout(a.timeout)?;
@@ -109,6 +110,7 @@ pub fn serve(
             timeout: a.timeout,
             origin,
             transcript,
+            keys,
             read_roots: a.read_roots,
         },
         input_closed,
@@ -619,6 +621,8 @@ pub fn prepare(tool: &Tool, args: &Map<String, Json>, fixed: &Fixed) -> Result<(
     cli.global.session = fixed.origin.session.clone();
     cli.global.model = fixed.origin.model.clone();
     cli.global.transcript = fixed.transcript.clone();
+    cli.global.signing_key = fixed.keys.signing_key.clone();
+    cli.global.allowed_signers = fixed.keys.allowed_signers.clone();
     Ok((cli, argv))
 }
 
@@ -772,6 +776,8 @@ pub fn prepare_project_wait(
     cli.global.session = fixed.origin.session.clone();
     cli.global.model = fixed.origin.model.clone();
     cli.global.transcript = fixed.transcript.clone();
+    cli.global.signing_key = fixed.keys.signing_key.clone();
+    cli.global.allowed_signers = fixed.keys.allowed_signers.clone();
     Ok((cli, argv))
 }
 

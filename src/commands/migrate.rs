@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::{Outcome, shown};
 use crate::board::entry::DECISIONS;
-use crate::board::format::{self, CURRENT};
+use crate::board::format::{self, SIGNED, UNSIGNED};
 use crate::board::frontmatter::Timestamp;
 use crate::cli::migrate::MigrateArgs;
 use crate::error::{Error, Result};
@@ -51,12 +51,13 @@ pub fn run(a: MigrateArgs, s: &Session) -> Result<Outcome> {
     Ok(Outcome::ok(json, text))
 }
 
-/// Upgrade a board in place to [`CURRENT`]: one recorded write (a Decisions entry and a
+/// Upgrade a board in place to [`UNSIGNED`] (with `--signed`, to [`SIGNED`]): one recorded write (a Decisions entry and a
 /// journal record) that sets `format`, on a board `validate` accepts; on a board of format 2 and
 /// later the write also seals the journal as it stands. A board already of the newest format is
 /// left as it is.
 fn upgrade(a: &MigrateArgs, s: &Session) -> Result<Outcome> {
     let board = &a.from;
+    let target = if a.signed { SIGNED } else { UNSIGNED };
     let found =
         format::declared(&store::snapshot(board, store::Depth::Head, s)?.into_bytes()).unwrap_or(1);
     let unchanged = |found: u32| {
@@ -70,15 +71,21 @@ fn upgrade(a: &MigrateArgs, s: &Session) -> Result<Outcome> {
             "new_sha256": null,
         });
         let text = format!(
-            "{} is already format {found}, the newest this pair writes: nothing was written\n",
-            output::path(board)
+            "{} is already format {found}{}: nothing was written\n",
+            output::path(board),
+            if a.signed {
+                ""
+            } else {
+                ", the newest unsigned format (--signed turns it signed)"
+            }
         );
         Outcome::ok(json, text)
     };
-    if found >= CURRENT {
+    if found >= target {
         return Ok(unchanged(found));
     }
-    let opts = options(a.timeout)?;
+    let mut opts = options(a.timeout)?;
+    opts.agent = a.agent.clone();
     let mut from_format = found;
     let written = store::update(board, Expect::Present, &opts, s, |current| {
         let Some(current) = current else {
@@ -91,18 +98,27 @@ fn upgrade(a: &MigrateArgs, s: &Session) -> Result<Outcome> {
             .map_err(|r| Error::invalid(board, r.errors, false))?;
         let old = valid.parsed.fm;
         from_format = format::of(&old);
-        if from_format >= CURRENT {
+        if from_format >= target {
             return Err(Error::Usage(format!(
                 "{} became format {from_format} meanwhile; nothing to upgrade",
                 output::path(board)
             )));
         }
         let mut new = old.clone();
-        new.format = Some(CURRENT);
+        new.format = Some(target);
         new.journal = None;
         let rendered = crate::board::rewrite::render(&valid.doc.fm_text, &old, &new);
         let bytes = valid.doc.into_rendered(&rendered.text).into_bytes();
         let now = Timestamp::now();
+        let what = if target >= SIGNED {
+            "From this write on every record carries its writer's SSH signature of the board it \
+             leaves (`sig=`), checked against the trust root (an allowed-signers file), and the \
+             journal is sealed in the frontmatter"
+        } else {
+            "From this write on every write seals the journal in the frontmatter (`journal`: how \
+             many records it holds and a digest of the last one), so that a record removed or \
+             added outside pair is an error"
+        };
         let bytes = crate::transaction::append_records(
             board,
             &bytes,
@@ -110,12 +126,9 @@ fn upgrade(a: &MigrateArgs, s: &Session) -> Result<Outcome> {
                 DECISIONS,
                 format!("Format upgrade — pair migrate — {now}"),
                 format!(
-                    "The board was upgraded from format {from_format} to format {CURRENT} \
-                     (`pair migrate`). From this write on every write seals the journal in the \
-                     frontmatter (`journal`: how many records it holds and a digest of the last \
-                     one), so that a record removed or added outside pair is an error; a pair \
-                     that knows only format {from_format} reads the board but no longer writes \
-                     it."
+                    "The board was upgraded from format {from_format} to format {target} \
+                     (`pair migrate`). {what}; a pair that knows only format {from_format} \
+                     reads the board but no longer writes it."
                 ),
             )],
         )?;
@@ -125,13 +138,13 @@ fn upgrade(a: &MigrateArgs, s: &Session) -> Result<Outcome> {
         "schema": SCHEMA,
         "path": shown(board),
         "from_format": from_format,
-        "to_format": CURRENT,
+        "to_format": target,
         "upgraded": true,
         "old_sha256": written.old_sha256,
         "new_sha256": written.new_sha256,
     });
     let text = format!(
-        "upgraded {} from format {from_format} to format {CURRENT} (sha256 {})\n",
+        "upgraded {} from format {from_format} to format {target} (sha256 {})\n",
         output::path(board),
         written.new_sha256
     );

@@ -134,6 +134,7 @@ pub(crate) fn write_options(
         repair: false,
         origin: Default::default(),
         transcript: None,
+        keys: Default::default(),
     })
 }
 
@@ -174,7 +175,8 @@ fn run_call(
     // that cannot be reached.
     let mut session = Session::new(matches!(cli.command, Cmd::Status(_)))
         .with_origin(cli.global.origin())
-        .with_transcript(cli.global.transcript.clone());
+        .with_transcript(cli.global.transcript.clone())
+        .with_keys(cli.global.keys());
     if let Some(interrupt) = interrupt {
         session = session.with_interrupt(interrupt);
     }
@@ -277,7 +279,12 @@ fn run_command(cli: Cli, s: &Session) -> Result<Outcome> {
         Cmd::Watch(a) => watch::run(a, json, s),
         Cmd::Top(a) => top::run(a, s),
         Cmd::Migrate(a) => migrate::run(a, s),
-        Cmd::Mcp(a) => mcp::serve(a, s.origin().clone(), s.transcript().map(Into::into)),
+        Cmd::Mcp(a) => mcp::serve(
+            a,
+            s.origin().clone(),
+            s.transcript().map(Into::into),
+            s.keys().clone(),
+        ),
         Cmd::Ls(a) => project::ls(a, s),
         Cmd::Next(a) => project::next(a, s),
     }

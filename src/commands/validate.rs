@@ -35,6 +35,10 @@ struct FileReport {
     /// On a board that uses the objection ledger: its stop reasons and open objections.
     #[serde(skip_serializing_if = "Option::is_none")]
     ledger: Option<String>,
+    /// On a signed board: the trust root its records were checked against, how many verified,
+    /// and the agents it could not vouch for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    signatures: Option<crate::signature::Checked>,
 }
 
 /// The lifecycle checks that apply to a board, as `validate` reports them, and a warning for
@@ -390,6 +394,7 @@ impl FileReport {
             }],
             warnings: vec![],
             lifecycle: None,
+            signatures: None,
         }
     }
 }
@@ -464,11 +469,11 @@ fn check(path: &Path, s: &Session) -> FileReport {
     } else {
         store::snapshot(path, store::Depth::Whole, s).map(store::Snapshot::into_bytes)
     };
-    check_read(path, bytes)
+    check_read(path, bytes, s)
 }
 
 /// The report on what reading `path` gave.
-fn check_read(path: &Path, bytes: Result<Vec<u8>>) -> FileReport {
+fn check_read(path: &Path, bytes: Result<Vec<u8>>, s: &Session) -> FileReport {
     let bytes = match bytes {
         Ok(b) => b,
         // The store refused the file as a blackboard (too large): its own errors, not nested.
@@ -485,7 +490,7 @@ fn check_read(path: &Path, bytes: Result<Vec<u8>>) -> FileReport {
         path.display().to_string()
     };
     let sha256 = Some(crate::text::sha256_hex(&bytes));
-    match check_all(&bytes) {
+    let mut report = match check_all(&bytes) {
         Ok(v) => {
             let board = match crate::store::location::Location::of(path) {
                 Ok(crate::store::location::Location::Git(g)) if path != Path::new("-") => Some(g),
@@ -503,6 +508,7 @@ fn check_read(path: &Path, bytes: Result<Vec<u8>>) -> FileReport {
                 lifecycle: Some(lifecycle),
                 ledger: crate::board::ledger::describe(&v.parsed.fm),
                 warnings,
+                signatures: None,
             }
         }
         Err(r) => FileReport {
@@ -513,8 +519,22 @@ fn check_read(path: &Path, bytes: Result<Vec<u8>>) -> FileReport {
             errors: r.errors,
             warnings: r.warnings,
             lifecycle: None,
+            signatures: None,
         },
+    };
+    // A signed board's records, checked against the trust root (`poll` checks none).
+    let dir = crate::signature::config_dir(path);
+    if let Some(mut checked) = crate::signature::check_board(&bytes, s.keys(), &dir) {
+        if !checked.errors.is_empty() {
+            report.valid = false;
+            report.lifecycle = None;
+            report.ledger = None;
+        }
+        report.errors.append(&mut checked.errors);
+        report.warnings.append(&mut checked.warnings);
+        report.signatures = Some(checked);
     }
+    report
 }
 
 /// Check a whole file's bytes as every write checks the board it finds
@@ -682,7 +702,7 @@ pub fn run(a: ValidateArgs, s: &Session) -> Result<Outcome> {
                 missing += 1;
             }
             let read = bytes.is_ok();
-            let mut report = check_read(p, bytes);
+            let mut report = check_read(p, bytes, s);
             if read {
                 with_history(&mut report, store::journal_history(p, s));
             }
@@ -775,6 +795,24 @@ fn summary(reports: &[FileReport], invalid: usize) -> String {
 
 /// One line per file (with its SHA-256), errors and warnings below it, the repair command under
 /// an invalid one, then the summary. Quiet: only the invalid files and their errors.
+/// A signed board's line: the trust root checked against, and what it vouched for.
+fn signatures_text(c: &crate::signature::Checked) -> String {
+    let root = match (&c.trust_root, c.source) {
+        (Some(f), Some(src)) => format!("{} ({src})", escape(f)),
+        _ => "no trust root named".to_string(),
+    };
+    let unvouched = if c.unvouched.is_empty() {
+        String::new()
+    } else {
+        format!("; not vouched for: {}", escape(&c.unvouched.join(", ")))
+    };
+    format!(
+        "  signatures: {} record{} verified against {root}{unvouched}\n",
+        c.verified,
+        if c.verified == 1 { "" } else { "s" }
+    )
+}
+
 fn render_text(reports: &[FileReport], invalid: usize, quiet: bool) -> String {
     let mut text = String::new();
     for r in reports {
@@ -796,6 +834,11 @@ fn render_text(reports: &[FileReport], invalid: usize, quiet: bool) -> String {
             }
         } else {
             text.push_str(&format!("invalid  {path}{sha}\n"));
+        }
+        if !quiet && let Some(c) = &r.signatures {
+            text.push_str(&signatures_text(c));
+        }
+        if !r.valid {
             for e in &r.errors {
                 text.push_str(&format!("  error: {}\n", e.escaped()));
             }

@@ -73,6 +73,7 @@ pub fn run(a: WriteArgs, s: &Session) -> Result<Outcome> {
         repair: a.repair,
         origin: s.origin().clone(),
         transcript: s.transcript().map(Into::into),
+        keys: s.keys().clone(),
     };
     let mode = if a.repair {
         Mode::Repair(a.reason.clone().unwrap_or_default())

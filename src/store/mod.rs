@@ -105,6 +105,9 @@ pub struct WriteOptions {
     /// The writer's transcript, whose usage since the writer's previous write the record counts
     /// ([`transcript`]); taken from the command's [`Session`] like the origin.
     pub transcript: Option<PathBuf>,
+    /// The writer's signing key and trust root, for a signed board ([`crate::signature`]);
+    /// taken from the command's [`Session`] like the origin.
+    pub keys: crate::signature::Keys,
 }
 
 /// A commit a write publishes on the board's remote (a submitted artifact).
@@ -129,6 +132,7 @@ impl Default for WriteOptions {
             repair: false,
             origin: crate::board::journal::Origin::default(),
             transcript: None,
+            keys: crate::signature::Keys::default(),
         }
     }
 }
@@ -293,7 +297,48 @@ pub(super) fn seal(
         intent.transcript = measured.position;
         warnings.extend(measured.warnings);
     }
+    // A signed board's record carries its writer's signature, which the writer's own trust
+    // root must vouch for: a key it does not know is refused before anything is written.
+    let signing = if crate::board::format::of(&parsed.fm) >= crate::board::journal::SIGNED_FROM {
+        Some(crate::signature::signer_for(
+            path,
+            &opts.keys,
+            opts.agent.as_deref(),
+        )?)
+    } else {
+        None
+    };
+    let refused = std::cell::RefCell::new(None);
+    let sign = |message: &[u8]| -> std::result::Result<String, String> {
+        let (key, trust) = signing.as_ref().ok_or("no signing key")?;
+        let writer = opts.agent.as_deref().unwrap_or_default();
+        let sig = crate::signature::sign(key, message).inspect_err(|m| {
+            *refused.borrow_mut() = Some(Error::protocol(m.clone()));
+        })?;
+        match crate::signature::verify(trust, writer, message, &sig) {
+            Ok(true) => Ok(sig),
+            Ok(false) => {
+                let m = format!(
+                    "the key {} is not {writer}'s as {} ({}) has it: a signed board takes a \
+                     record by {writer} only with a key that file vouches for as {writer}, and \
+                     nothing was written. Sign with {writer}'s own key, or have the trust root's \
+                     owner add it",
+                    key.display(),
+                    trust.file.display(),
+                    trust.source
+                );
+                *refused.borrow_mut() = Some(Error::protocol(m.clone()));
+                Err(m)
+            }
+            Err(e) => {
+                let m = e.to_string();
+                *refused.borrow_mut() = Some(e);
+                Err(m)
+            }
+        }
+    };
     let facts = crate::board::journal::Facts {
+        sign: signing.as_ref().map(|_| &sign as _),
         intent: &intent,
         old,
         old_sha256,
@@ -302,7 +347,11 @@ pub(super) fn seal(
         wait_us: wait.as_micros().try_into().unwrap_or(u64::MAX),
         now: crate::board::frontmatter::Timestamp::now_ms(),
     };
-    let sealed = crate::board::journal::seal(bytes, &facts).map_err(|m| {
+    let sealed = crate::board::journal::seal(bytes, &facts);
+    if let Some(e) = refused.into_inner() {
+        return Err(e);
+    }
+    let sealed = sealed.map_err(|m| {
         Error::invalid(
             path,
             vec![FieldError {
@@ -384,6 +433,15 @@ where
 {
     check_presence(path, expect, current.is_some())?;
     crate::board::format::check_board(path, current.as_ref().map(|c| &c.bytes[..]))?;
+    if let Some(c) = &current {
+        crate::signature::check_since(
+            path,
+            &c.bytes,
+            &opts.keys,
+            opts.agent.as_deref(),
+            opts.repair,
+        )?;
+    }
     if let Some(c) = &current
         && !c.history.is_empty()
         && !opts.repair
@@ -495,6 +553,8 @@ pub struct Session {
     origin: crate::board::journal::Origin,
     /// The writer's transcript, read by every write the command makes.
     transcript: Option<PathBuf>,
+    /// The writer's signing key and trust root, for every write and check of a signed board.
+    keys: crate::signature::Keys,
 }
 
 impl Session {
@@ -525,6 +585,17 @@ impl Session {
     pub fn with_transcript(mut self, transcript: Option<PathBuf>) -> Session {
         self.transcript = transcript;
         self
+    }
+
+    /// Sign with, and check signed boards against, `keys` ([`crate::signature`]).
+    pub fn with_keys(mut self, keys: crate::signature::Keys) -> Session {
+        self.keys = keys;
+        self
+    }
+
+    /// The signing key and trust root, as the edge gave them.
+    pub fn keys(&self) -> &crate::signature::Keys {
+        &self.keys
     }
 
     /// The writer's transcript, as the edge gave it.
@@ -743,6 +814,9 @@ fn with_session(opts: &WriteOptions, s: &Session) -> WriteOptions {
     }
     if o.transcript.is_none() {
         o.transcript = s.transcript.clone();
+    }
+    if o.keys == Default::default() {
+        o.keys = s.keys.clone();
     }
     o
 }

@@ -14,6 +14,7 @@
 //! upgraded by `pair migrate`. `formats/newer/` holds boards of a format newer than this `pair`
 //! knows.
 
+use crate::common::signing::Signers;
 use crate::common::*;
 use pair::board::format::CURRENT;
 use std::fs;
@@ -94,14 +95,30 @@ fn status(b: &Board, ctx: &str) -> (serde_json::Value, Vec<String>) {
 /// terminal ones included.
 #[track_caller]
 fn repair(b: &Board, line: &str) -> Out {
+    repair_signed(b, line, &[])
+}
+
+/// [`repair`] with `flags` (on a signed board: the doer's, who signs it).
+#[track_caller]
+fn repair_signed(b: &Board, line: &str, flags: &[String]) -> Out {
     let mut content = b.read();
     content.extend_from_slice(format!("\n{line}\n").as_bytes());
-    b.write_expect(content, &b.sha(), &["--repair", "--reason", "format check"])
+    let mut extra = vec!["--repair", "--reason", "format check"];
+    if !flags.is_empty() {
+        extra.extend(["--agent", "doer"]);
+    }
+    extra.extend(flags.iter().map(String::as_str));
+    b.write_expect(content, &b.sha(), &extra)
 }
 
 #[track_caller]
 fn note(b: &Board, text: &str) -> Out {
-    pair([
+    note_signed(b, text, &[])
+}
+
+#[track_caller]
+fn note_signed(b: &Board, text: &str, flags: &[String]) -> Out {
+    let mut args: Vec<String> = [
         "note",
         b.p(),
         "--agent",
@@ -110,7 +127,27 @@ fn note(b: &Board, text: &str) -> Out {
         "Evidence",
         "--note",
         text,
-    ])
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(flags.iter().cloned());
+    pair(args)
+}
+
+/// The trust root of the signed fixtures (`tests/fixtures/signing/allowed_signers`: the public
+/// keys their writers signed with, the private ones thrown away), with a new key of the doer's
+/// vouched for beside its old one: the flags that write a fixture as the doer.
+fn fixture_signers() -> (Signers, Vec<String>) {
+    let signers = Signers::new(&["doer"]);
+    let fixed = fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/signing/allowed_signers"),
+    )
+    .unwrap();
+    for line in fixed.lines() {
+        signers.vouch_line(line);
+    }
+    let flags = signers.flags("doer");
+    (signers, flags)
 }
 
 #[test]
@@ -118,8 +155,16 @@ fn every_board_of_every_known_format_is_read_and_written() {
     for (format, name, bytes) in known_boards() {
         let ctx = format!("formats/{format}/{name}");
         let b = Board::new(&bytes);
+        // A signed board is written with a key its trust root vouches for.
+        let (_signers, flags) = fixture_signers();
+        let flags = if format >= 3 { flags } else { vec![] };
+        let validate = || {
+            let mut args = vec!["validate".to_string(), b.p().to_string()];
+            args.extend(flags.iter().cloned());
+            pair(args)
+        };
 
-        let out = pair(["validate", b.p()]);
+        let out = validate();
         assert_eq!(out.code, Some(0), "{ctx}: validate\n{}", out.report());
         let (json, warnings) = status(&b, &ctx);
         let found = json["frontmatter"]["format"].as_u64().unwrap_or(1);
@@ -132,9 +177,9 @@ fn every_board_of_every_known_format_is_read_and_written() {
         // A semantic write, where the phase takes one (a finished board takes none).
         let terminal = json["terminal"].as_bool().unwrap() && json["phase"] != "BLOCKED";
         if !terminal {
-            let out = note(&b, "Read and written by this release.");
+            let out = note_signed(&b, "Read and written by this release.", &flags);
             assert_eq!(out.code, Some(0), "{ctx}: note\n{}", out.report());
-            let out = pair(["validate", b.p()]);
+            let out = validate();
             assert_eq!(
                 out.code,
                 Some(0),
@@ -147,9 +192,9 @@ fn every_board_of_every_known_format_is_read_and_written() {
             );
         }
         // A raw write.
-        let out = repair(&b, "Repaired by hand with this release.");
+        let out = repair_signed(&b, "Repaired by hand with this release.", &flags);
         assert_eq!(out.code, Some(0), "{ctx}: write --repair\n{}", out.report());
-        let out = pair(["validate", b.p()]);
+        let out = validate();
         assert_eq!(
             out.code,
             Some(0),
@@ -270,7 +315,7 @@ fn a_board_of_a_newer_format_is_read_with_a_warning_and_never_written() {
         out.code_in(&[0, 10, 11, 12]);
         assert_eq!(out.json()["phase"], json["phase"]);
         let out = pair(["status", b.p()]);
-        out.code(0).mentions(&["format 3", "upgrade pair"]);
+        out.code(0).mentions(&["format 4", "upgrade pair"]);
         let out = pair(["validate", b.p(), "--json"]);
         out.code(0);
         for cmd in ["show", "log"] {

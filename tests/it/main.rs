@@ -58,6 +58,7 @@ mod repair;
 mod roundtrip;
 mod seal;
 mod second;
+mod signed;
 mod slow_remotes;
 mod status;
 mod submit;

@@ -47,6 +47,7 @@ fn surface(agent: &str, project: bool) -> (String, String) {
         timeout: 10.0,
         origin: Default::default(),
         transcript: None,
+        keys: Default::default(),
         read_roots: vec![],
     };
     (
@@ -235,6 +236,7 @@ fn a_waiting_poll_defaults_to_a_timeout_clients_allow_and_keeps_its_own() {
         timeout: 10.0,
         origin: Default::default(),
         transcript: None,
+        keys: Default::default(),
         read_roots: vec![],
     };
     let call = |args: Json| {
@@ -259,6 +261,7 @@ fn a_waiting_next_defaults_to_the_same_timeout_and_on_a_project_is_the_projects_
         timeout: 10.0,
         origin: Default::default(),
         transcript: None,
+        keys: Default::default(),
         read_roots: vec![],
     };
     let args = |v: Json| match v {
@@ -493,6 +496,7 @@ fn every_documented_example_is_a_call_that_runs_the_same_command() {
                 .unwrap_or(10.0),
             origin: Default::default(),
             transcript: None,
+            keys: Default::default(),
             read_roots: vec![],
         };
         let argv = tool
@@ -592,6 +596,7 @@ fn a_call_is_refused_before_it_runs_when_its_arguments_are_wrong() {
         timeout: 10.0,
         origin: Default::default(),
         transcript: None,
+        keys: Default::default(),
         read_roots: vec![],
     };
     let refused = |t: &str, args: Json| {

@@ -18,6 +18,7 @@ pub mod proxy;
 pub mod reads;
 pub mod repair;
 pub mod repo;
+pub mod signing;
 pub mod sshd;
 
 use assert_cmd::Command;
@@ -106,6 +107,8 @@ pub fn pair_cmd() -> Command {
     c.env_remove("PAIR_AGENT");
     c.env_remove("PAIR_SESSION");
     c.env_remove("PAIR_MODEL");
+    c.env_remove("PAIR_SIGNING_KEY");
+    c.env_remove("PAIR_ALLOWED_SIGNERS");
     c
 }
 
