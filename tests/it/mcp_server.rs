@@ -1,7 +1,8 @@
 //! `pair mcp` against a raw client: a JSON-RPC error for every line the server cannot take
 //! (not JSON, over its bound, no message, ill-typed params), the calls it runs at once bounded
 //! (the others wait their turn, a cancelled one gives its place up), its memory under many
-//! calls on a large board, and its exit when its input ends with calls in flight.
+//! calls on a large board, its exit when its input ends with calls in flight, and the key it
+//! signs with on a signed board (given when it starts, never by a tool).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -760,4 +761,102 @@ fn a_project_server_has_no_board_once_next_says_the_agent_is_done() {
         "{refusal:#}"
     );
     assert_eq!(s.close(), 0);
+}
+
+#[test]
+fn a_server_started_with_a_key_signs_its_writes_and_no_tool_takes_one() {
+    // The key is the server's user's, given when it starts; no tool argument names a key, so
+    // an agent behind the server cannot sign as someone else.
+    let keys = crate::common::signing::Signers::new(&["doer", "alice", "bob"]);
+    let dir = tempfile::tempdir().unwrap();
+    let b = dir.path().join("task.md");
+    let bs = b.to_str().unwrap();
+    let with = |args: &[&str], key: &str| {
+        let mut v: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        v.extend(keys.flags(key));
+        crate::common::pair(v)
+    };
+    let init = with(
+        &[
+            "init",
+            bs,
+            "--goal",
+            "g",
+            "--reviewers",
+            "alice",
+            "--signed",
+        ],
+        "doer",
+    );
+    assert_eq!(init.code, Some(0), "{}", init.report());
+    let reg = with(&["register", bs, "--agent", "alice"], "alice");
+    assert_eq!(reg.code, Some(0), "{}", reg.report());
+    let key = |name: &str| keys.key(name).display().to_string();
+    let allowed = keys.allowed().display().to_string();
+
+    let mut s = Server::ready_with(
+        &b,
+        &[
+            "--signing-key",
+            &key("alice"),
+            "--allowed-signers",
+            &allowed,
+        ],
+    );
+    let tools = s.call(1, "tools/list", json!({}));
+    let listed = tools.to_string();
+    assert!(listed.contains("\"note\""), "{tools:#}");
+    for word in ["signing", "allowed_signers", "signed"] {
+        assert!(!listed.contains(word), "a tool takes {word}: {tools:#}");
+    }
+    s.tool(
+        2,
+        "note",
+        json!({"section": "Evidence", "note": "read through the MCP server"}),
+    );
+    let a = s.answer();
+    assert_ne!(a["result"]["isError"], json!(true), "{a:#}");
+    drop(s);
+    let text = std::fs::read_to_string(&b).unwrap();
+    let last = text
+        .lines()
+        .rfind(|l| l.starts_with("- at="))
+        .unwrap()
+        .to_string();
+    assert!(
+        last.contains("by=alice") && last.contains(" sig="),
+        "the note's record is alice's and signed: {last}"
+    );
+    assert!(!text.contains("PRIVATE KEY"), "no key reaches the board");
+    let mut v = vec!["validate".to_string(), bs.to_string(), "--json".into()];
+    v.extend(keys.trust());
+    let out = crate::common::pair(v);
+    assert_eq!(out.code, Some(0), "{}", out.report());
+    let sigs = &out.json()["files"][0]["signatures"];
+    assert_eq!(sigs["unvouched"], json!([]), "{sigs:#}");
+
+    // Started with bob's key for alice, the server's writes are refused (exit 6 in the
+    // tool's error) and the board is left as it was.
+    let before = std::fs::read(&b).unwrap();
+    let mut s = Server::ready_with(
+        &b,
+        &["--signing-key", &key("bob"), "--allowed-signers", &allowed],
+    );
+    s.tool(
+        1,
+        "note",
+        json!({"section": "Evidence", "note": "under alice's name with bob's key"}),
+    );
+    let a = s.answer();
+    assert_eq!(a["result"]["isError"], json!(true), "{a:#}");
+    let (err, _) = result_of(&a);
+    assert_eq!(err["error"]["code"], json!(6), "{a:#}");
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("nothing was written")),
+        "{a:#}"
+    );
+    drop(s);
+    assert_eq!(std::fs::read(&b).unwrap(), before);
 }
