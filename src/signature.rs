@@ -47,6 +47,33 @@ pub struct TrustRoot {
     pub source: &'static str,
 }
 
+impl TrustRoot {
+    /// Why this file cannot be checked against (missing, not a file, unreadable, or a key
+    /// rather than a list of allowed signers), in words naming it and where it was named; its
+    /// content is never quoted.
+    pub fn unusable(&self) -> Option<String> {
+        let named = format!("the trust root {} ({})", self.file.display(), self.source);
+        let why = match std::fs::metadata(&self.file) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => "no such file".to_string(),
+            Err(e) => e.to_string(),
+            Ok(m) if !m.is_file() => "not a file".to_string(),
+            Ok(_) => match std::fs::read(&self.file) {
+                Err(e) => e.to_string(),
+                Ok(b) if b.windows(11).any(|w| w == b"PRIVATE KEY") => {
+                    "it holds a private key, not a list of allowed signers (ssh-keygen(1), \
+                     ALLOWED SIGNERS)"
+                        .to_string()
+                }
+                Ok(_) => return None,
+            },
+        };
+        Some(format!(
+            "cannot read {named}: {why}; no signature was checked. Name the allowed-signers file \
+             (--allowed-signers FILE, $PAIR_ALLOWED_SIGNERS, or git's gpg.ssh.allowedSignersFile)"
+        ))
+    }
+}
+
 /// git's answer to `git config --get KEY`, as the user's configuration gives it in `dir`.
 fn git_config(dir: &Path, key: &str) -> Option<String> {
     let out = crate::repo::git::as_user(dir, &["config", "--get", key]).ok()?;
@@ -312,6 +339,18 @@ pub struct Checked {
     pub warnings: Vec<FieldError>,
 }
 
+/// The field of an error that is the verifier's, not the board's: its trust root is missing
+/// or cannot be read, so nothing was checked (and a repair of the board is no answer).
+pub const TRUST_ROOT_FIELD: &str = "trust_root";
+
+fn trust_error(message: String) -> FieldError {
+    FieldError {
+        field: TRUST_ROOT_FIELD.into(),
+        line: None,
+        message,
+    }
+}
+
 fn sig_error(line: Option<u32>, message: String) -> FieldError {
     FieldError {
         field: "journal.sig".into(),
@@ -401,8 +440,7 @@ pub fn check_board(bytes: &[u8], keys: &Keys, dir: &Path) -> Option<Checked> {
     let (records, first) = signed_records(bytes)?;
     let mut checked = Checked::default();
     let Some(trust) = keys.trust_root(dir) else {
-        checked.errors.push(sig_error(
-            None,
+        checked.errors.push(trust_error(
             "this board is signed, and no trust root was named to check its records against: \
              give --allowed-signers FILE (or $PAIR_ALLOWED_SIGNERS), or set git's \
              gpg.ssh.allowedSignersFile"
@@ -412,6 +450,10 @@ pub fn check_board(bytes: &[u8], keys: &Keys, dir: &Path) -> Option<Checked> {
     };
     checked.trust_root = Some(trust.file.display().to_string());
     checked.source = Some(trust.source);
+    if let Some(why) = trust.unusable() {
+        checked.errors.push(trust_error(why));
+        return Some(checked);
+    }
     let idx: Vec<usize> = (first..records.len()).collect();
     let good = match verify_all(&trust, &records, &idx) {
         Ok(g) => g,
@@ -514,13 +556,19 @@ pub fn check_since(
 
 /// The trust root a write on a signed board needs, or its refusal (exit 6).
 fn need_trust(keys: &Keys, dir: &Path) -> Result<TrustRoot> {
-    keys.trust_root(dir).ok_or_else(|| {
+    let trust = keys.trust_root(dir).ok_or_else(|| {
         Error::protocol(
             "this board is signed: a write checks the records before it, and its own \
              signature, against a trust root, and none was named. Give --allowed-signers FILE \
              (or $PAIR_ALLOWED_SIGNERS), or set git's gpg.ssh.allowedSignersFile",
         )
-    })
+    })?;
+    match trust.unusable() {
+        Some(why) => Err(Error::protocol(format!(
+            "this board is signed, and {why}; nothing was written"
+        ))),
+        None => Ok(trust),
+    }
 }
 
 /// What a write on a signed board signs with: its key and trust root, refused (exit 6) when

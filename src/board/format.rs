@@ -228,6 +228,21 @@ pub fn check_new(path: &Path, fm: &Frontmatter) -> Result<()> {
     }
 }
 
+/// Refuse new content that would make a signed board unsigned: once its records are signed
+/// (format [`crate::board::journal::SIGNED_FROM`] or later), every write keeps the format, a
+/// repair included, so no write can drop the signatures that vouch for the records before it.
+pub fn check_kept_signed(old: Option<u32>, fm: &Frontmatter) -> Result<()> {
+    let signed = crate::board::journal::SIGNED_FROM;
+    match (old, of(fm)) {
+        (Some(was), now) if was >= signed && now < signed => Err(Error::protocol(format!(
+            "this board is signed (format {was}): a write may not make it format {now}, which \
+             drops the signatures of its records, and a repair may not either; nothing was \
+             written. Keep `format: {was}` (its records signed with your key: --signing-key)"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// The words of a journal record this version reads, in their order: a word whose key it does
 /// not know (a later version's) is skipped, wherever it stands.
 pub fn known_words<'a>(words: &'a str, known: &'a [&'a str]) -> impl Iterator<Item = &'a str> + 'a {

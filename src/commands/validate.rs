@@ -842,8 +842,15 @@ fn render_text(reports: &[FileReport], invalid: usize, quiet: bool) -> String {
             for e in &r.errors {
                 text.push_str(&format!("  error: {}\n", e.escaped()));
             }
+            // A trust root that is missing or unreadable is the verifier's to fix, not the
+            // board's: no repair is suggested for it.
+            let verifiers_only = r
+                .errors
+                .iter()
+                .all(|e| e.field == crate::signature::TRUST_ROOT_FIELD);
             if let Some(sha) = &r.sha256
                 && r.path != STDIN
+                && !verifiers_only
             {
                 text.push_str(&format!(
                     "  repair: {}\n",

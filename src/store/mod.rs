@@ -495,12 +495,16 @@ where
             .and_then(|c| validate::check_frontmatter_bytes(&c.bytes).ok())
             .map(|v| v.parsed.fm)
     });
+    let old_format = current
+        .as_ref()
+        .and_then(|c| crate::board::format::declared(&c.bytes));
     // Keep only the old hash from here on: holding the old bytes through validation and the
     // write would put a third copy of a large blackboard in memory.
     drop(current);
     let checked = parsed.is_some();
     let parsed = check_new(path, &new_bytes, parsed)?;
     crate::board::format::check_new(path, &parsed.fm)?;
+    crate::board::format::check_kept_signed(old_format, &parsed.fm)?;
     let mut parsed = parsed;
     let (sealed, warnings) = seal(
         path,

@@ -779,3 +779,108 @@ fn a_verdict_forged_and_pushed_with_plain_git_is_named_and_refused() {
     .mentions(&["by alice does not verify"]);
     assert_eq!(remote.tip(REF).unwrap(), pushed);
 }
+
+#[test]
+fn no_write_makes_a_signed_board_unsigned_and_a_repair_is_signed_too() {
+    let s = Signed::new();
+    s.steps(&recipe("PLANNING_SUBMITTED"));
+    let before = s.b.read();
+    let text = String::from_utf8(before.clone()).unwrap();
+    // The board as one who would drop the signatures makes it: format 2, every record's
+    // `content=`/`sig=` words and the seal's board identity gone.
+    let stripped: String = text
+        .replacen("format: 3", "format: 2", 1)
+        .lines()
+        .map(|l| {
+            let l = if l.starts_with("- at=") {
+                l.split(' ')
+                    .filter(|w| !w.starts_with("content=") && !w.starts_with("sig="))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            } else {
+                l.to_string()
+            };
+            match l.find(", board: \"") {
+                Some(i) if l.starts_with("journal: ") => format!("{}}}", &l[..i]),
+                _ => l,
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
+    assert!(!stripped.contains(" sig=") && stripped.contains("format: 2"));
+    let trust = s.keys.trust();
+    let repair = ["--repair", "--reason", "drop the signatures"];
+    // A repair with no key: refused.
+    let mut no_key: Vec<&str> = repair.to_vec();
+    no_key.extend(trust.iter().map(String::as_str));
+    s.b.write_expect(&stripped, &s.b.sha(), &no_key).code(6);
+    s.b.assert_untouched(&before);
+    // A repair by the doer with its own key: refused all the same, naming the format.
+    let doer = s.keys.flags("doer");
+    let mut with_key: Vec<&str> = repair.to_vec();
+    with_key.extend(["--agent", "doer"]);
+    with_key.extend(doer.iter().map(String::as_str));
+    s.b.write_expect(&stripped, &s.b.sha(), &with_key)
+        .code(6)
+        .mentions(&["signed (format 3)", "format 2", "nothing was written"]);
+    s.b.assert_untouched(&before);
+    // A repair that keeps the format is a signed record of its writer.
+    let kept = format!("{text}\nRepaired by hand.\n");
+    s.b.write_expect(&kept, &s.b.sha(), &with_key).code(0);
+    let last =
+        s.b.read_string()
+            .lines()
+            .rfind(|l| l.starts_with("- at="))
+            .unwrap()
+            .to_string();
+    assert!(
+        last.contains("cmd=repair") && last.contains("by=doer") && last.contains(" sig="),
+        "{last}"
+    );
+    s.validate().code(0);
+}
+
+#[test]
+fn a_trust_root_that_cannot_be_read_is_the_verifiers_to_fix_not_a_forgery() {
+    let s = Signed::new();
+    s.steps(&recipe("PLANNING_SUBMITTED"));
+    let before = s.b.read();
+    let missing = s.keys.dir().join("no-such-file");
+    let key = s.keys.key("alice");
+    for (root, why) in [
+        (missing.clone(), "no such file"),
+        (s.keys.dir().to_path_buf(), "not a file"),
+        (key.clone(), "private key"),
+    ] {
+        let root = root.display().to_string();
+        // validate names the trust root and why, checks no record, and suggests no repair.
+        let out = pair(["validate", s.b.p(), "--allowed-signers", &root]);
+        out.code(5).mentions(&["cannot read the trust root", why]);
+        assert!(!out.stdout.contains("repair:"), "{}", out.report());
+        assert!(!out.stdout.contains("does not verify"), "{}", out.report());
+        assert!(!out.report().contains("PRIVATE KEY"), "{}", out.report());
+        let v = pair(["validate", s.b.p(), "--allowed-signers", &root, "--json"]);
+        let errors = v.json()["files"][0]["errors"].clone();
+        assert_eq!(errors.as_array().unwrap().len(), 1, "{errors:#}");
+        assert_eq!(errors[0]["field"], "trust_root", "{errors:#}");
+        // A write with it is refused, nothing written (exit 6, as without a trust root).
+        pair([
+            "note",
+            s.b.p(),
+            "--agent",
+            "alice",
+            "--section",
+            "Evidence",
+            "--note",
+            "n",
+            "--signing-key",
+            &key.display().to_string(),
+            "--allowed-signers",
+            &root,
+        ])
+        .code(6)
+        .mentions(&["cannot read the trust root", why, "nothing was written"]);
+        s.b.assert_untouched(&before);
+    }
+}
