@@ -661,6 +661,43 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
                 return Err(setup_failed(setup, &done));
             }
         }
+        // A needed file reached through a symbolic link that leads out of the checkout is not
+        // the checkout's: another machine would not have what it points to.
+        let inside = std::fs::canonicalize(&run_dir).ok();
+        let escapes = |f: &str| {
+            std::fs::canonicalize(run_dir.join(f))
+                .ok()
+                .zip(inside.as_ref())
+                .is_some_and(|(p, root)| !p.starts_with(root))
+        };
+        let outside: Vec<&str> = needs
+            .files
+            .iter()
+            .map(String::as_str)
+            .filter(|f| escapes(f))
+            .collect();
+        if !outside.is_empty() {
+            let list = outside
+                .iter()
+                .map(|f| crate::text::escape(f).into_owned())
+                .collect::<Vec<_>>()
+                .join(", ");
+            let message = format!(
+                "--needs {list}: a symbolic link in the {} leads out of it, so another machine's \
+                 checkout would not have what it points to; nothing was run or recorded. Need a \
+                 file inside the checkout, made by --setup if git does not track it",
+                if checkout.is_some() {
+                    "temporary checkout"
+                } else {
+                    "worktree"
+                }
+            );
+            return Err(if checkout.is_some() {
+                Error::CannotRun { message }
+            } else {
+                Error::Usage(message)
+            });
+        }
         let missing: Vec<&str> = needs
             .files
             .iter()

@@ -578,6 +578,24 @@ fn a_checks_setup_makes_an_ignored_file_in_the_temporary_checkout_and_a_missing_
         args.extend(test);
         lc.refused("doer", &args, 4).mentions(&["--needs", bad]);
     }
+    // So is one reached through a symbolic link: a link to a file or a directory outside the
+    // worktree is refused when it is recorded, and nothing is recorded.
+    let elsewhere = tempfile::tempdir().unwrap();
+    fs::write(elsewhere.path().join("outside.txt"), "ok\n").unwrap();
+    std::os::unix::fs::symlink(
+        elsewhere.path().join("outside.txt"),
+        lc.wt().join("gen/link.txt"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), lc.wt().join("gen/linkdir")).unwrap();
+    let before = lc.text();
+    for bad in ["gen/link.txt", "gen/linkdir/outside.txt"] {
+        let mut args = vec!["check", "--name", "gen", "--needs", bad];
+        args.extend(test);
+        lc.refused("doer", &args, 4)
+            .mentions(&["--needs", bad, "leads out of it"]);
+    }
+    assert_eq!(lc.text(), before, "nothing is recorded");
     // A raw write cannot declare needs for a run either.
     let forged = lc
         .text()
