@@ -1,4 +1,4 @@
-//! A project worked through by separate agent processes, as the test asks: 12 boards,
+//! A project worked through by separate agent processes, one process each: 12 boards,
 //! 2 doers and a pool of 3 reviewers, some boards waiting for others (`init --after`), one
 //! doer's role handed over mid-stream. Each agent is a loop that runs
 //! `pair next --agent ID PROJECT --wait --json` and then the command it returns, as given (its
