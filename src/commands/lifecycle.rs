@@ -481,13 +481,7 @@ fn cannot_run(argv: &[String], code: i32, output: &str) -> Error {
             if tail.is_empty() {
                 String::new()
             } else {
-                format!(
-                    ". Its last lines:\n{}",
-                    tail.iter()
-                        .map(|l| format!("  {}", crate::text::escape(l)))
-                        .collect::<Vec<_>>()
-                        .join("\n")
-                )
+                format!(". Its last lines:\n{tail}")
             }
         ),
     }
@@ -677,11 +671,7 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
             .filter(|f| escapes(f))
             .collect();
         if !outside.is_empty() {
-            let list = outside
-                .iter()
-                .map(|f| crate::text::escape(f).into_owned())
-                .collect::<Vec<_>>()
-                .join(", ");
+            let list = path_list(&outside);
             let message = format!(
                 "--needs {list}: a symbolic link in the {} leads out of it, so another machine's \
                  checkout would not have what it points to; nothing was run or recorded. Need a \
@@ -905,14 +895,7 @@ pub fn check(a: CheckArgs, s: &Session) -> Result<Outcome> {
         if run.passed() || out_tail.is_empty() {
             String::new()
         } else {
-            format!(
-                "last lines of its output:\n{}\n",
-                last_lines(&out_tail)
-                    .into_iter()
-                    .map(|l| format!("  {}", crate::text::escape(l)))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            )
+            format!("last lines of its output:\n{}\n", last_lines(&out_tail))
         }
     );
     Ok(out)
@@ -968,16 +951,7 @@ fn confirmation(plan: &Plan) -> Result<()> {
         .needs
         .as_ref()
         .filter(|n| !n.files.is_empty())
-        .map(|n| {
-            format!(
-                " (it needs {})",
-                n.files
-                    .iter()
-                    .map(|f| crate::text::escape(f).into_owned())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })
+        .map(|n| format!(" (it needs {})", path_list(&n.files)))
         .unwrap_or_default();
     Err(Error::refused(
         format!(
@@ -1007,13 +981,7 @@ fn setup_failed(setup: &str, done: &Ran) -> Error {
             if tail.is_empty() {
                 String::new()
             } else {
-                format!(
-                    ". Its last lines:\n{}",
-                    tail.iter()
-                        .map(|l| format!("  {}", crate::text::escape(l)))
-                        .collect::<Vec<_>>()
-                        .join("\n")
-                )
+                format!(". Its last lines:\n{tail}")
             }
         ),
     }
@@ -1021,11 +989,7 @@ fn setup_failed(setup: &str, done: &Ran) -> Error {
 
 /// Files the check declared are not in the checkout (after its setup, in a temporary one).
 fn missing_needs(plan: &Plan, needs: &Needs, missing: &[&str], scratch: bool) -> Error {
-    let list = missing
-        .iter()
-        .map(|f| crate::text::escape(f).into_owned())
-        .collect::<Vec<_>>()
-        .join(", ");
+    let list = path_list(missing);
     Error::CannotRun {
         message: if scratch {
             format!(
@@ -1084,11 +1048,24 @@ fn needs_sentence(n: &Needs, scratch: bool) -> String {
 /// How many lines of a failing check's output `check` prints (the record keeps its whole tail).
 const TAIL_SHOWN: usize = 20;
 
-/// The last [`TAIL_SHOWN`] lines of a command's output, in order.
-fn last_lines(output: &str) -> Vec<&str> {
+/// The last [`TAIL_SHOWN`] lines of a command's output, in order, each escaped and indented
+/// on a line of its own (empty when it printed nothing).
+fn last_lines(output: &str) -> String {
     let mut tail: Vec<&str> = output.lines().rev().take(TAIL_SHOWN).collect();
     tail.reverse();
-    tail
+    tail.iter()
+        .map(|l| format!("  {}", crate::text::escape(l)))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Paths for a message: each escaped, separated by commas.
+fn path_list<S: AsRef<str>>(paths: &[S]) -> String {
+    paths
+        .iter()
+        .map(|f| crate::text::escape(f.as_ref()).into_owned())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A temporary checkout of the pinned tree a reproduction runs in: the published commit (from
