@@ -132,6 +132,9 @@ struct Events {
     /// Steps that failed because the board moved on since `next` read it: agent, board,
     /// command, exit code and what it printed.
     lost_races: Vec<(String, String, String, Option<i32>, String)>,
+    /// Steps the machine could not finish in time (exit 2, or a remote's time limit), asked
+    /// for again.
+    busy: Vec<String>,
 }
 
 /// The test that runs the fairness run; run again as one agent when [`AGENT_ENV`] is set.
@@ -272,6 +275,15 @@ fn agent_process(who: &str) {
             continue;
         }
         let why = String::from_utf8_lossy(&done.stderr).to_string();
+        // A write the machine could not finish in time is no refusal: exit 2 (the lock, or the
+        // ref, stayed busy: retry later, as the exit table says) or an exchange with the
+        // remote stopped at its time limit (exit 1; it may have landed). The agent asks `next`
+        // again, as one following the table does.
+        let code = done.status.code();
+        if code == Some(2) || (code == Some(1) && why.contains("time limit")) {
+            emit(json!({"busy": format!("{who}: pair {}: {why}", argv.join(" "))}));
+            continue;
+        }
         if still_offered(&setup, who, &board, &command) {
             emit(json!({"refused": format!("{who}: pair {}: {why}", argv.join(" "))}));
         } else {
@@ -324,6 +336,8 @@ fn collect(files: &[(&'static str, PathBuf)]) -> Events {
                 ));
             } else if let Some(r) = e.get("refused") {
                 ev.refused.push(text(r).unwrap());
+            } else if let Some(b) = e.get("busy") {
+                ev.busy.push(text(b).unwrap());
             }
         }
     }
@@ -708,7 +722,8 @@ fn four_doers_and_a_pool_of_six_on_three_clones_share_the_reviews_fairly() {
         "{count} boards, {} doers, a pool of {} on {} clones: {:.1} s of wall time; {} reviews, \
          per member {reviewed:?} (mean {mean:.1}); longest unclaimed wait while a member was \
          idle {} ms ({} on {}), p50 {} ms, p90 {} ms, allowed {} ms (a read of the project: \
-         p50 {} ms, p90 {read_p90} ms); claims lost to another member {claims_lost}",
+         p50 {} ms, p90 {read_p90} ms); claims lost to another member {claims_lost}; steps \
+         the machine could not finish in time, asked for again {}",
         DOERS.len(),
         POOL.len(),
         MACHINES.len(),
@@ -721,6 +736,7 @@ fn four_doers_and_a_pool_of_six_on_three_clones_share_the_reviews_fairly() {
         percentile(idle_waits.clone(), 0.9),
         allowed,
         percentile(reads.clone(), 0.5),
+        ev.busy.len(),
     );
     assert!(
         ignored.is_empty(),
