@@ -29,13 +29,12 @@ pub(super) fn parent_dir(target: &Path) -> PathBuf {
     }
 }
 
-/// The file a new one takes its permissions from.
+/// The blackboard a new version takes its permissions from: its metadata, and the open file read
+/// under the lock, whose extended attributes (the POSIX ACL among them) are copied and whose
+/// set-id and sticky bits are kept.
 pub(super) struct Like<'a> {
     pub(super) meta: &'a fs::Metadata,
-    /// For the blackboard itself, the open file read under the lock: its extended attributes
-    /// (the POSIX ACL among them) are copied and its set-id and sticky bits kept. Without it
-    /// (a sidecar file), only the owner, the group and the read/write bits are taken.
-    pub(super) file: Option<&'a File>,
+    pub(super) file: &'a File,
 }
 
 /// The extended attribute that holds a file's POSIX access ACL.
@@ -90,11 +89,8 @@ pub(super) fn take_like(file: &File, target: &Path, tpath: &Path, like: &Like<'_
     let meta = like.meta;
     chown_like(file, meta);
     let mut mode = meta.mode() & 0o7777;
-    match like.file {
-        Some(src) => copy_xattrs(src, file)
-            .map_err(|e| Error::io(target, "keep the extended attributes (ACL, labels) of", e))?,
-        None => mode &= 0o666,
-    }
+    copy_xattrs(like.file, file)
+        .map_err(|e| Error::io(target, "keep the extended attributes (ACL, labels) of", e))?;
     let now = file.metadata().map_err(|e| Error::io(tpath, "stat", e))?;
     if now.uid() != meta.uid() {
         mode &= !0o4000;

@@ -212,7 +212,7 @@ pub(super) fn replace(
 ) -> Result<Vec<String>> {
     let like = held.as_ref().map(|h| Like {
         meta: &h.meta,
-        file: Some(&h.file),
+        file: &h.file,
     });
     let tmp = write_temp(target, new_bytes, like.as_ref())?;
     fault!("before-rename", target, "rename the new content over");

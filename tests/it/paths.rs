@@ -600,3 +600,41 @@ fn write_through_a_symlink_updates_the_target_keeps_the_link_and_locks_the_targe
         &["board.md", "board.md.lock", "board.md.lock.owner.json"],
     );
 }
+
+#[test]
+fn a_board_named_without_a_directory_is_written_beside_the_working_directory_and_synced() {
+    // `board.md`, not `./board.md`: the directory to sync, and to clear of what a killed writer
+    // left, is `.`, which the bare name's empty parent stands for.
+    let e = Env::new();
+    e.ok(0, &["init", "board.md"]);
+    let args = note_args("board.md", "hello");
+    let mut killed = crate::common::bounded::pair_command(&args);
+    killed
+        .current_dir(e.dir.path())
+        .env("PAIR_FAULT", "temp-written:kill");
+    let out = crate::common::bounded::within(killed, Duration::from_secs(30));
+    assert_eq!(out.signal, Some(9), "{}", out.report());
+    let left = crate::common::files::temp_files(e.dir.path());
+    assert_eq!(
+        left.len(),
+        1,
+        "the killed writer left its temporary file: {left:?}"
+    );
+    let r = e.ok(0, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(
+        !r.stderr.contains("fsync"),
+        "the directory was synced without a word: {}",
+        r.stderr
+    );
+    let left = crate::common::files::temp_files(e.dir.path());
+    assert!(
+        left.is_empty(),
+        "the next write removed the orphan: {left:?}"
+    );
+    assert!(
+        fs::read_to_string(e.path("board.md"))
+            .unwrap()
+            .contains("hello")
+    );
+    e.ok(0, &["validate", "board.md"]);
+}

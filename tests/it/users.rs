@@ -6,7 +6,7 @@
 
 use crate::common::accounts::Users;
 use crate::common::files::{changed, disk_dir, note, note_args, temp_files};
-use crate::common::prereq::{ACLS, ROOT, require};
+use crate::common::prereq::{self, ACLS, ROOT, require};
 use crate::common::*;
 use std::ffi::CString;
 use std::fs;
@@ -440,6 +440,100 @@ fn the_owner_writing_keeps_the_set_id_bits_acl_and_attributes() {
     .code(0);
     assert_eq!(owner_group_mode(&board), (u.uid("bob"), team, 0o2660));
     assert_decorations_kept(&board, 0o2660);
+}
+
+#[test]
+fn an_attribute_the_writer_may_not_set_is_left_behind_and_the_write_goes_on() {
+    // `security.*` attributes are listed to everyone but set only with a privilege the board's
+    // owner lacks: root gave alice's board a file capability, and her write keeps what she may
+    // set (the ACL, `user.label`) and leaves that one behind instead of failing.
+    let Some(u) = Users::new(&["alice"]) else {
+        return;
+    };
+    let dir = disk_dir();
+    chown(dir.path(), u.uid("alice"), u.team_gid());
+    let Some(board) = decorated_board(dir.path(), 0o660) else {
+        return;
+    };
+    chown(&board, u.uid("alice"), u.team_gid());
+    // struct vfs_cap_data, revision 2: CAP_NET_RAW permitted
+    let mut caps = 0x0200_0000u32.to_le_bytes().to_vec();
+    for word in [1u32 << 13, 0, 0, 0] {
+        caps.extend_from_slice(&word.to_le_bytes());
+    }
+    set_xattr(&board, "security.capability", &caps).unwrap();
+    let p = board.to_str().unwrap();
+    let args = note_args(p, "alice");
+    u.pair(
+        "alice",
+        &args.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+    )
+    .code(0);
+    assert!(
+        fs::read_to_string(&board).unwrap().contains("alice"),
+        "written"
+    );
+    assert_decorations_kept(&board, 0o660);
+    assert_eq!(
+        get_xattr(&board, "security.capability"),
+        None,
+        "an attribute the writer may not set is not carried over"
+    );
+}
+
+/// A directory mounted again through bindfs with extended attributes switched off: every
+/// attribute call there fails with ENOTSUP, as on a filesystem that has none. Unmounted on drop.
+struct NoXattrMount {
+    _src: tempfile::TempDir,
+    mnt: tempfile::TempDir,
+}
+
+impl NoXattrMount {
+    fn new() -> Option<Self> {
+        let possible = is_root() && prereq::on_path("bindfs") && Path::new("/dev/fuse").exists();
+        if !require(&prereq::BINDFS, possible) {
+            return None;
+        }
+        let src = disk_dir();
+        let mnt = tempfile::tempdir().unwrap();
+        let out = std::process::Command::new("bindfs")
+            .arg("--xattr-none")
+            .arg(src.path())
+            .arg(mnt.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "bindfs: {out:?}");
+        Some(NoXattrMount { _src: src, mnt })
+    }
+}
+
+impl Drop for NoXattrMount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.mnt.path())
+            .status();
+    }
+}
+
+#[test]
+fn a_board_on_a_filesystem_without_extended_attributes_is_written() {
+    let Some(m) = NoXattrMount::new() else {
+        return;
+    };
+    let board = m.mnt.path().join("b.md");
+    fs::write(&board, MINIMAL).unwrap();
+    assert_eq!(
+        get_xattr(&board, "user.label"),
+        None,
+        "no extended attributes here"
+    );
+    let p = board.to_str().unwrap();
+    pair(note_args(p, "one")).code(0);
+    pair(note_args(p, "two")).code(0);
+    let text = fs::read_to_string(&board).unwrap();
+    assert!(text.contains("one") && text.contains("two"), "{text}");
+    pair(["validate", p]).code(0);
+    assert_eq!(temp_files(m.mnt.path()), Vec::<String>::new());
 }
 
 #[test]

@@ -68,6 +68,11 @@ pub const ACLS: Need = Need {
     how: "use a filesystem with ACLs and user xattrs (ext4, xfs, btrfs) for /var/tmp and TMPDIR",
 };
 
+pub const BINDFS: Need = Need {
+    what: "root with bindfs and /dev/fuse, to mount a filesystem without extended attributes",
+    how: "run as root; apt-get install bindfs",
+};
+
 pub const MKNOD: Need = Need {
     what: "permission to make a device node (CAP_MKNOD)",
     how: "run as root outside a user namespace that forbids mknod",
