@@ -368,3 +368,25 @@ fn init_rejects_bad_work_type_and_bad_reviewer_ids_and_creates_nothing() {
         );
     }
 }
+
+#[test]
+fn a_new_board_takes_the_mode_the_creators_umask_allows() {
+    // A new file's read/write bits less the umask, as any program's new file: 0640 under 027,
+    // 0600 under 077, 0666 under 0.
+    let dir = tempfile::tempdir().unwrap();
+    for (umask, mode) in [("027", 0o640), ("077", 0o600), ("0", 0o666)] {
+        let board = dir.path().join(format!("u{umask}.md"));
+        let out = StdCommand::new("sh")
+            .arg("-c")
+            .arg(format!("umask {umask} && exec \"$0\" init \"$1\""))
+            .arg(pair_bin())
+            .arg(&board)
+            .env_remove("PAIR_AGENT")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        use std::os::unix::fs::PermissionsExt;
+        let got = fs::metadata(&board).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(got, mode, "umask {umask}: {got:o}");
+    }
+}
