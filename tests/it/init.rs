@@ -390,3 +390,44 @@ fn a_new_board_takes_the_mode_the_creators_umask_allows() {
         assert_eq!(got, mode, "umask {umask}: {got:o}");
     }
 }
+
+#[test]
+fn a_file_that_appears_at_the_path_while_init_writes_is_not_clobbered() {
+    // Something that ignores the lock creates the board between init's read (nothing there)
+    // and its rename: the rename never replaces a file, so init is refused as for any board
+    // that exists (exit 7) and the other file stays as it was.
+    let dir = tempfile::tempdir().unwrap();
+    let board = dir.path().join("b.md");
+    let go = dir.path().join("go-on");
+    let child = StdCommand::new(pair_bin())
+        .arg("init")
+        .arg(&board)
+        .env_remove("PAIR_AGENT")
+        .env("PAIR_FAULT", format!("before-rename:wait={}", go.display()))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !crate::common::files::temp_files(dir.path())
+        .iter()
+        .any(|f| f.starts_with(".b.md.pair-tmp-"))
+    {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "the paused init never wrote its temporary file"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    fs::write(&board, "someone else's file\n").unwrap();
+    fs::write(&go, "").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(7), "{stderr}");
+    assert!(stderr.contains("exists"), "{stderr}");
+    assert_eq!(fs::read_to_string(&board).unwrap(), "someone else's file\n");
+    assert_eq!(
+        crate::common::files::temp_files(dir.path()),
+        Vec::<String>::new()
+    );
+}
