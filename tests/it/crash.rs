@@ -686,16 +686,28 @@ fn only_a_write_after_a_crash_looks_for_orphaned_temporary_files() {
     pair(checked_note_args(&b)).code(0);
     assert!(entries_with_prefix(dir, TEMP_PREFIX).is_empty());
     assert_eq!(fs::metadata(&lock).unwrap().len(), 0);
-    // a lock file last written before the machine booted: a power loss may have left orphans
-    fs::write(&decoy, "x").unwrap();
-    fs::File::options()
-        .write(true)
-        .open(&lock)
-        .unwrap()
-        .set_modified(std::time::UNIX_EPOCH + Duration::from_secs(1_000_000))
-        .unwrap();
-    pair(checked_note_args(&b)).code(0);
-    assert!(!decoy.exists(), "a write after a reboot looks for orphans");
+    // a lock file last written before the machine booted (an hour before), or in the minute
+    // after (the slack for the clock's own steps): a power loss may have left orphans
+    let up = fs::read_to_string("/proc/uptime").unwrap();
+    let up: f64 = up.split_whitespace().next().unwrap().parse().unwrap();
+    let boot = std::time::SystemTime::now() - Duration::from_secs_f64(up);
+    for (when, what) in [
+        (boot - Duration::from_secs(3600), "an hour before the boot"),
+        (boot + Duration::from_secs(30), "30 s after the boot"),
+    ] {
+        fs::write(&decoy, "x").unwrap();
+        fs::File::options()
+            .write(true)
+            .open(&lock)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+        pair(checked_note_args(&b)).code(0);
+        assert!(
+            !decoy.exists(),
+            "a write after a lock file last written {what} looks for orphans"
+        );
+    }
     pair(["validate", b.p()]).code(0);
 }
 
