@@ -236,6 +236,19 @@ fn agent_process(who: &str) {
                 }
                 return;
             }
+            // Its read of the remote stopped at its time limit (exit 1) or a busy lock (exit 2):
+            // the exit table says retry, so the agent asks again.
+            Some(code @ (1 | 2))
+                if code == 2 || {
+                    let why = String::from_utf8_lossy(&out.stderr);
+                    why.contains("time limit") || why.contains("had not finished")
+                } =>
+            {
+                emit(json!({
+                    "busy": format!("{who}: next: {}", String::from_utf8_lossy(&out.stderr))
+                }));
+                continue;
+            }
             _ => {
                 emit(json!({
                     "refused": format!("{who}: next failed: {}", String::from_utf8_lossy(&out.stderr))
