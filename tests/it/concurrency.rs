@@ -10,7 +10,7 @@
 //! Larger runs: `PAIR_CONCURRENCY_SCALE=5 cargo test --release --test it -- concurrency::
 //! --nocapture`.
 
-use crate::common::files::{changed, disk_dir, note_args, temp_files};
+use crate::common::files::{await_entry, changed, disk_dir, note_args, temp_files};
 use crate::common::*;
 use std::collections::BTreeMap;
 use std::fs;
@@ -596,14 +596,7 @@ fn paused_note(board: &Path, text: &str) -> (std::process::Child, PathBuf) {
         ".{}.pair-tmp-",
         board.file_name().unwrap().to_str().unwrap()
     );
-    let start = Instant::now();
-    while !temp_files(dir).iter().any(|f| f.starts_with(&own)) {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "the paused write never wrote its temporary file"
-        );
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    await_entry(dir, &own, "the paused write never wrote its temporary file");
     (child, go)
 }
 

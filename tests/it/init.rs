@@ -408,17 +408,11 @@ fn a_file_that_appears_at_the_path_while_init_writes_is_not_clobbered() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let start = std::time::Instant::now();
-    while !crate::common::files::temp_files(dir.path())
-        .iter()
-        .any(|f| f.starts_with(".b.md.pair-tmp-"))
-    {
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(20),
-            "the paused init never wrote its temporary file"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    }
+    crate::common::files::await_entry(
+        dir.path(),
+        ".b.md.pair-tmp-",
+        "the paused init never wrote its temporary file",
+    );
     fs::write(&board, "someone else's file\n").unwrap();
     fs::write(&go, "").unwrap();
     let out = child.wait_with_output().unwrap();

@@ -505,17 +505,11 @@ fn a_lock_timeout_while_the_holder_writes_its_record_names_a_whole_record() {
             .spawn()
             .unwrap();
         // The holder is at the point once its temporary record is there.
-        let start = Instant::now();
-        while !dir_entries(b.dir.path())
-            .iter()
-            .any(|n| n.starts_with(".board.md.lock.owner.json.pair-tmp-"))
-        {
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "{point}: never reached"
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        crate::common::files::await_entry(
+            b.dir.path(),
+            ".board.md.lock.owner.json.pair-tmp-",
+            &format!("{point}: never reached"),
+        );
         let record: serde_json::Value = serde_json::from_str(&fs::read_to_string(&owner).unwrap())
             .unwrap_or_else(|e| panic!("{point}: a torn owner record ({e})"));
         assert_eq!(

@@ -48,6 +48,18 @@ pub fn temp_files(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Wait until `dir` holds an entry whose name starts with `prefix`: a writer paused by a fault
+/// (`PAIR_FAULT=POINT:wait=PATH`) has reached its point once its temporary file is there.
+/// Fails the test, saying `what`, when it is not there within 20 s.
+#[track_caller]
+pub fn await_entry(dir: &Path, prefix: &str, what: &str) {
+    let start = Instant::now();
+    while !dir_entries(dir).iter().any(|n| n.starts_with(prefix)) {
+        assert!(start.elapsed() < Duration::from_secs(20), "{what}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
 /// `pair ARGS` with its address space capped (so that reading a huge input fails fast instead
 /// of taking the machine's memory) and stdin from a file (or empty). Killed after `timeout`.
 pub fn pair_capped(args: &[&str], stdin: Option<&Path>, timeout: Duration) -> Out {
