@@ -137,6 +137,14 @@ struct Events {
     busy: Vec<String>,
 }
 
+/// Whether a command ended because the machine could not finish it in time, which the exit
+/// table says to retry: exit 2 (the lock, or the ref, stayed busy) or exit 1 with an exchange
+/// with the remote stopped at its time limit (a write may have landed).
+fn busy(code: Option<i32>, why: &str) -> bool {
+    code == Some(2)
+        || (code == Some(1) && (why.contains("time limit") || why.contains("had not finished")))
+}
+
 /// The test that runs the fairness run; run again as one agent when [`AGENT_ENV`] is set.
 const TEST: &str =
     "project_fair::four_doers_and_a_pool_of_six_on_three_clones_share_the_reviews_fairly";
@@ -236,14 +244,8 @@ fn agent_process(who: &str) {
                 }
                 return;
             }
-            // Its read of the remote stopped at its time limit (exit 1) or a busy lock (exit 2):
-            // the exit table says retry, so the agent asks again.
-            Some(code @ (1 | 2))
-                if code == 2 || {
-                    let why = String::from_utf8_lossy(&out.stderr);
-                    why.contains("time limit") || why.contains("had not finished")
-                } =>
-            {
+            // Its read of the remote could not finish in time: the agent asks again.
+            code if busy(code, &String::from_utf8_lossy(&out.stderr)) => {
                 emit(json!({
                     "busy": format!("{who}: next: {}", String::from_utf8_lossy(&out.stderr))
                 }));
@@ -288,12 +290,9 @@ fn agent_process(who: &str) {
             continue;
         }
         let why = String::from_utf8_lossy(&done.stderr).to_string();
-        // A write the machine could not finish in time is no refusal: exit 2 (the lock, or the
-        // ref, stayed busy: retry later, as the exit table says) or an exchange with the
-        // remote stopped at its time limit (exit 1; it may have landed). The agent asks `next`
-        // again, as one following the table does.
-        let code = done.status.code();
-        if code == Some(2) || (code == Some(1) && why.contains("time limit")) {
+        // A write the machine could not finish in time is no refusal: the agent asks `next`
+        // again, as one following the exit table does.
+        if busy(done.status.code(), &why) {
             emit(json!({"busy": format!("{who}: pair {}: {why}", argv.join(" "))}));
             continue;
         }
