@@ -19,9 +19,13 @@
 set -eu
 cd "$(dirname "$0")/.."
 opts=""
+timeout="--timeout 150"
+build_timeout="--build-timeout 400"
 while [ $# -gt 0 ]; do
     case "$1" in
-        --shard|--jobs|-j|--timeout|--build-timeout) opts="$opts $1 $2"; shift 2 ;;
+        --timeout) timeout="$1 $2"; shift 2 ;;
+        --build-timeout) build_timeout="$1 $2"; shift 2 ;;
+        --shard|--jobs|-j) opts="$opts $1 $2"; shift 2 ;;
         --) break ;;
         --*) opts="$opts $1"; shift ;;
         *) break ;;
@@ -44,4 +48,4 @@ if command -v mold >/dev/null 2>&1; then
 fi
 # shellcheck disable=SC2086
 exec cargo mutants $args $opts --profile mutants --test-tool nextest --cargo-arg=--test=it \
-    --timeout 150 --build-timeout 400 --no-shuffle --output target -- -- "$@"
+    $timeout $build_timeout --no-shuffle --output target -- -- "$@"
