@@ -171,6 +171,33 @@ fn blocked_has_a_way_out_by_stop() {
     p.refused("doer", &["unblock", "--reason", "too-late"], 6);
 }
 
+/// A refusal on a terminal board names a way on only where there is one: on a BLOCKED board,
+/// `unblock` to the doer and the wait through it to anyone else; on a STOPPED one, neither.
+#[test]
+fn a_refusal_on_a_terminal_board_names_the_way_on_only_where_there_is_one() {
+    let p = plan_approved(&["alice"], &[]);
+    p.ok("alice", &["block", "--reason", "question"]);
+    let claim = ["claim"];
+    let advance = ["advance", "CODING", "--worktree", "{wt}", "--user-approved"];
+    let doer = p.refused("doer", &advance, 6);
+    doer.mentions(&["BLOCKED (terminal)", "the doer can resume with `unblock`"]);
+    let alice = p.refused("alice", &claim, 6);
+    alice.mentions(&[
+        "BLOCKED (terminal)",
+        "until the doer resumes the work with `unblock`",
+        "poll --through-blocked",
+    ]);
+    p.ok("doer", &["stop", "--reason", "user-cancelled"]);
+    p.assert_phase("STOPPED");
+    for out in [
+        p.refused("doer", &advance, 6),
+        p.refused("alice", &claim, 6),
+    ] {
+        out.mentions(&["STOPPED (terminal)"]);
+        assert!(!out.stderr.contains("unblock"), "{}", out.stderr);
+    }
+}
+
 #[test]
 fn stop_and_register_on_a_terminal_blackboard_are_refused_cleanly() {
     let p = plan_approved(&["alice"], &[]);
