@@ -910,3 +910,38 @@ fn expect_sha256_mismatch_on_a_semantic_command_is_stale() {
         ],
     );
 }
+
+/// A refusal for the wrong role says, in words, what only the other role may do, and who the
+/// caller is on the board.
+#[test]
+fn a_refusal_for_the_wrong_role_names_the_step_and_the_callers_standing() {
+    let p = Proto::init(&["--reviewers", "alice", "--yolo", "--dissent"]);
+    p.ok("alice", &["register"]);
+    p.refused("alice", &["advance", "PLANNING"], 6)
+        .mentions(&["only the doer (doer) may advance the phase; \"alice\" is a reviewer"]);
+    p.refused("zed", &["advance", "PLANNING"], 6).mentions(&[
+        "only the doer (doer) may advance the phase; \"zed\" is not on the blackboard",
+    ]);
+    p.ok("doer", &["advance", "PLANNING"]);
+    p.ok("doer", &["submit", "plan", "--note", "The plan."]);
+    for (words, said) in [
+        (
+            vec!["claim"],
+            "only a reviewer may claim a review; \"doer\" is the doer",
+        ),
+        (
+            vec!["verdict", "APPROVED", "--revision", "1", "--note", "n"],
+            "only a reviewer may give a verdict; \"doer\" is the doer",
+        ),
+        (
+            vec!["correct", "--note", "n"],
+            "only a reviewer may correct a review; \"doer\" is the doer",
+        ),
+        (
+            vec!["dissent", "none", "--revision", "1", "--note", "n"],
+            "\"doer\" is the doer and may not dissent on its own work; a fresh agent dissents",
+        ),
+    ] {
+        p.refused("doer", &words, 6).mentions(&[said]);
+    }
+}
