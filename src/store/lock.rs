@@ -176,15 +176,14 @@ pub(super) fn read_owner(target: &Path) -> Option<String> {
 
 /// The error of opening the lock file.
 pub(super) fn lock_open_error(path: &Path, e: io::Error) -> Error {
-    if e.raw_os_error() == Some(libc::ELOOP) {
-        Error::UnsafePath {
-            path: path.to_path_buf(),
-            why: "the lock file is a symlink; refusing to follow it. Remove the symlink (pair \
-                  recreates the lock file)"
-                .to_string(),
-        }
-    } else {
-        Error::io(path, "open the lock file", e)
+    let unsafe_path = |what: &str| Error::UnsafePath {
+        path: path.to_path_buf(),
+        why: format!("the lock file is {what}. Remove it (pair recreates the lock file)"),
+    };
+    match e.raw_os_error() {
+        Some(libc::ELOOP) => unsafe_path("a symlink; refusing to follow it"),
+        Some(libc::EISDIR) => unsafe_path("a directory"),
+        _ => Error::io(path, "open the lock file", e),
     }
 }
 

@@ -388,6 +388,13 @@ fn a_new_board_takes_the_mode_the_creators_umask_allows() {
         use std::os::unix::fs::PermissionsExt;
         let got = fs::metadata(&board).unwrap().permissions().mode() & 0o7777;
         assert_eq!(got, mode, "umask {umask}: {got:o}");
+        // So do the lock file and the owner record made with it (there is no board yet to
+        // take them from).
+        for sidecar in ["lock", "lock.owner.json"] {
+            let path = dir.path().join(format!("u{umask}.md.{sidecar}"));
+            let got = fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
+            assert_eq!(got, mode, "umask {umask}: {sidecar} {got:o}");
+        }
     }
 }
 

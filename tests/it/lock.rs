@@ -569,3 +569,102 @@ fn a_lock_timeout_with_an_unreadable_owner_record_calls_the_holder_unknown() {
     }
     b.assert_untouched(MINIMAL.as_bytes());
 }
+
+/// A FIFO standing at the owner record's path itself (no symlink to follow): a waiter opens it
+/// without blocking, finds it is no record, and times out as it would without one.
+#[test]
+fn a_lock_timeout_does_not_block_on_a_fifo_at_the_owner_path() {
+    let b = Board::minimal();
+    mkfifo(&b.dir.path().join("board.md.lock.owner.json"));
+    let _lock = hold_lock(&b.path);
+    let out = timed_out_write(&b);
+    out.code(2);
+    assert!(!out.all().contains("held by pid"), "{}", out.report());
+    b.assert_untouched(MINIMAL.as_bytes());
+}
+
+/// A record padded past a kilobyte (hand-formatted, say) is still read: the bound on what a
+/// waiter reads is 64 KiB, not the size of a record `pair` writes.
+#[test]
+fn a_lock_timeout_names_the_holder_of_a_padded_owner_record() {
+    let b = Board::minimal();
+    let owner = b.dir.path().join("board.md.lock.owner.json");
+    let record = format!(
+        "{{{}\"pid\": {}, \"hostname\": \"{}\", \"agent\": \"padded\", \"operation\": \"note\", \
+         \"acquired_at\": \"2020-01-01T00:00:00Z\"}}\n",
+        " ".repeat(4096),
+        std::process::id(),
+        hostname()
+    );
+    fs::write(&owner, record).unwrap();
+    let _lock = hold_lock(&b.path);
+    timed_out_write(&b).code(2).mentions(&[
+        &format!("held by pid {}", std::process::id()),
+        "agent padded",
+    ]);
+}
+
+/// A directory where the lock file goes is refused as an unsafe path, saying what to remove,
+/// and the board is left as it was.
+#[test]
+fn a_directory_at_the_lock_path_is_refused_naming_it() {
+    let b = Board::minimal();
+    fs::create_dir(b.dir.path().join("board.md.lock")).unwrap();
+    let content = b.aux_file("c.md", format!("{MINIMAL}\nx\n"));
+    let e = pair([
+        "write",
+        b.p(),
+        "--content-file",
+        content.to_str().unwrap(),
+        "--expect-sha256",
+        &sha256_hex(MINIMAL),
+        "--json",
+    ])
+    .json_error(1);
+    assert_eq!(e["kind"], "unsafe_path", "{e:#}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("the lock file is a directory. Remove it (pair recreates the lock file)"),
+        "{e:#}"
+    );
+    b.assert_untouched(MINIMAL.as_bytes());
+}
+
+/// The owner record's path becomes a directory while the holder writes its record: the rename
+/// over it fails, and the write is refused as an unsafe path instead of going on unrecorded.
+#[test]
+fn an_owner_path_swapped_for_a_directory_while_it_is_written_refuses_the_write() {
+    let b = Board::minimal();
+    let owner = b.dir.path().join("board.md.lock.owner.json");
+    let go = b.aux.path().join("go");
+    let content = b.aux_file("c.md", format!("{MINIMAL}\nx\n"));
+    let holder = StdCommand::new(pair_bin())
+        .args(["write", b.p(), "--content-file"])
+        .arg(&content)
+        .args(["--expect-sha256", &sha256_hex(MINIMAL), "--json"])
+        .env("PAIR_FAULT", format!("owner-written:wait={}", go.display()))
+        .env_remove("PAIR_AGENT")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    crate::common::files::await_entry(
+        b.dir.path(),
+        ".board.md.lock.owner.json.pair-tmp-",
+        "owner-written: never reached",
+    );
+    let _ = fs::remove_file(&owner);
+    fs::create_dir(&owner).unwrap();
+    fs::write(&go, "").unwrap();
+    let done = holder.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("\"kind\":\"unsafe_path\"")
+            && stderr.contains("the lock owner file is not a regular file"),
+        "{stderr}"
+    );
+    b.assert_untouched(MINIMAL.as_bytes());
+}
