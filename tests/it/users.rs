@@ -660,3 +660,36 @@ fn a_side_directory_planted_by_another_user_is_neither_trusted_nor_written() {
     out.code(13);
     assert!(fs::read_dir(&private).unwrap().next().is_none());
 }
+
+/// A FIFO at the lock path that the writer may only read (root's, mode 0444): the read-only
+/// open it falls back to does not block either, and the write is refused as an unsafe path,
+/// the board as it was.
+#[test]
+fn a_fifo_at_the_lock_path_the_writer_may_only_read_is_refused_without_blocking() {
+    let Some(u) = Users::new(&["alice"]) else {
+        return;
+    };
+    let (alice, team) = (u.uid("alice"), u.team_gid());
+    let dir = disk_dir();
+    chown(dir.path(), alice, team);
+    let board = dir.path().join("b.md");
+    fs::write(&board, MINIMAL).unwrap();
+    chown(&board, alice, team);
+    let lock = dir.path().join("b.md.lock");
+    crate::common::files::mkfifo(&lock);
+    chmod(&lock, 0o444);
+    let mut args = note_args(board.to_str().unwrap(), "alice");
+    args.push("--json".into());
+    let out = u.pair(
+        "alice",
+        &args.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+    );
+    out.code(1);
+    assert!(
+        out.stderr.contains("\"kind\":\"unsafe_path\"")
+            && out.stderr.contains("not a regular file"),
+        "{}",
+        out.report()
+    );
+    assert_eq!(fs::read_to_string(&board).unwrap(), MINIMAL);
+}
