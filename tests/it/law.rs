@@ -627,3 +627,62 @@ fn a_counter_at_its_maximum_is_refused_with_a_clear_message() {
     .mentions(&["plan_revision", "maximum"]);
     max_board.assert_untouched(max.as_bytes());
 }
+
+/// A raw write is held to who owns each field: a reviewer may not change the doer's fields, the
+/// phase's time while the phase stays, or top-level fields beyond the protocol's; the doer may
+/// change each.
+#[test]
+fn a_raw_write_changes_only_the_fields_the_writer_owns() {
+    let p = crate::proto::Proto::init(&["--reviewers", "alice", "--yolo"]);
+    p.ok("alice", &["register"]);
+    let text = p.text();
+    let worktree = text.replacen("worktree: null", "worktree: /elsewhere", 1);
+    let stamped = {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("phase_updated_at: "))
+            .unwrap();
+        text.replacen(line, "phase_updated_at: \"2020-01-01T00:00:00Z\"", 1)
+    };
+    let extra = text.replacen("blocked_from: null\n", "blocked_from: null\nteam: red\n", 1);
+    for (edited, field) in [
+        (
+            &worktree,
+            "field `worktree` belongs to the doer (doer); alice may not change it",
+        ),
+        (
+            &stamped,
+            "field `phase_updated_at` belongs to the doer (doer) unless the phase changes",
+        ),
+        (
+            &extra,
+            "top-level fields beyond the protocol's belong to the doer (doer); alice may not \
+             change them",
+        ),
+    ] {
+        assert_ne!(edited, &text);
+        p.b.write_expect(edited, &p.b.sha(), &["--as", "alice"])
+            .code(6)
+            .mentions(&[field]);
+    }
+    for edited in [&stamped, &extra, &worktree] {
+        let before = p.text();
+        let sha = p.b.sha();
+        let line_of =
+            |t: &str, key: &str| t.lines().find(|l| l.starts_with(key)).map(str::to_string);
+        // The doer's own change, on the board as it now stands.
+        let mut mine = before.clone();
+        for key in ["phase_updated_at: ", "worktree: ", "team: "] {
+            if let (Some(old), Some(new)) = (line_of(&before, key), line_of(edited, key)) {
+                mine = mine.replacen(&old, &new, 1);
+            } else if let Some(new) = line_of(edited, key) {
+                mine = mine.replacen(
+                    "blocked_from: null\n",
+                    &format!("blocked_from: null\n{new}\n"),
+                    1,
+                );
+            }
+        }
+        p.b.write_expect(&mine, &sha, &["--as", "doer"]).code(0);
+    }
+}
