@@ -1521,3 +1521,57 @@ fn an_anchor_outside_the_worktree_or_not_a_regular_file_is_refused_without_readi
         assert!(!out.stderr.contains("no such file"), "{}", out.stderr);
     }
 }
+
+/// Each ledger command run by the wrong side is refused before anything else is looked at,
+/// naming who runs it: the reviewers raise, accept, reopen and withdraw; the doer resolves and
+/// challenges. The ledger's table says so, and each command reads it.
+#[test]
+fn each_ledger_command_refuses_the_wrong_side_naming_who_runs_it() {
+    let p = plan_review(&[]);
+    for (who, words, said) in [
+        (
+            "doer",
+            vec![
+                "object",
+                "--severity",
+                "blocking",
+                "--anchor",
+                "## Goal",
+                "--title",
+                "t",
+                "--evidence",
+                "e",
+                "--fix",
+                "f",
+            ],
+            "only a reviewer may object; \"doer\" is the doer",
+        ),
+        (
+            "doer",
+            vec!["accept", "BLK-1"],
+            "only a reviewer may accept; \"doer\" is the doer",
+        ),
+        (
+            "doer",
+            vec!["reopen", "BLK-1", "--reason", "r"],
+            "only a reviewer may reopen; \"doer\" is the doer",
+        ),
+        (
+            "doer",
+            vec!["withdraw", "BLK-1", "--reason", "r"],
+            "only a reviewer may withdraw; \"doer\" is the doer",
+        ),
+        (
+            "alice",
+            vec!["resolve", "BLK-1", "--resolution", "r"],
+            "only the doer (doer) may resolve; \"alice\" is a reviewer",
+        ),
+        (
+            "alice",
+            vec!["challenge", "BLK-1", "--grounds", "g"],
+            "only the doer (doer) may challenge; \"alice\" is a reviewer",
+        ),
+    ] {
+        p.refused(who, &words, 6).mentions(&[said]);
+    }
+}
