@@ -686,3 +686,36 @@ fn a_raw_write_changes_only_the_fields_the_writer_owns() {
         p.b.write_expect(&mine, &sha, &["--as", "doer"]).code(0);
     }
 }
+
+/// A reviewer the user named adds itself to the required list, and that is all it may change
+/// there: a raw write that appends it but also swaps another required reviewer is refused.
+#[test]
+fn a_reviewer_adding_itself_to_the_required_list_may_not_change_the_rest() {
+    let p = crate::proto::Proto::init(&["--reviewers", "alice,bob", "--yolo"]);
+    p.ok("alice", &["register"]);
+    p.ok("carol", &["register"]);
+    let text = p.text();
+    let list = "required_reviewers:\n  - alice\n  - bob\n";
+    assert!(text.contains(list), "{text}");
+    let swapped = text.replacen(
+        list,
+        "required_reviewers:\n  - alice\n  - dave\n  - carol\n",
+        1,
+    );
+    p.b.write_expect(&swapped, &p.b.sha(), &["--as", "carol"])
+        .code(6)
+        .mentions(&["field `required_reviewers` changes only when"]);
+    // Appending itself alone is the recorded self-addition.
+    let appended = text.replacen(
+        list,
+        "required_reviewers:\n  - alice\n  - bob\n  - carol\n",
+        1,
+    );
+    p.b.write_expect(&appended, &p.b.sha(), &["--as", "carol"])
+        .code(0);
+    assert!(
+        p.text().contains("### Required reviewer added — carol — "),
+        "{}",
+        p.text()
+    );
+}
