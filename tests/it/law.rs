@@ -719,3 +719,31 @@ fn a_reviewer_adding_itself_to_the_required_list_may_not_change_the_rest() {
         p.text()
     );
 }
+
+/// A registration is withdrawn only by a reviewer who is not required, before and after the
+/// write: one that names itself required in the very write that removes its entry is refused.
+#[test]
+fn a_reviewer_may_not_withdraw_while_making_itself_required() {
+    let p = crate::proto::Proto::init(&["--reviewers", "alice", "--yolo"]);
+    p.ok("alice", &["register"]);
+    p.ok("carol", &["register"]);
+    let text = p.text();
+    let start = text.find("  carol:\n").unwrap();
+    let end = text[start..]
+        .find("\n---\n")
+        .map(|e| start + e + 1)
+        .unwrap();
+    let entry = &text[start..end];
+    assert!(
+        entry.lines().skip(1).all(|l| l.starts_with("    ")),
+        "{entry}"
+    );
+    let withdrawn = text.replacen(entry, "", 1).replacen(
+        "required_reviewers:\n  - alice\n",
+        "required_reviewers:\n  - alice\n  - carol\n",
+        1,
+    );
+    p.b.write_expect(&withdrawn, &p.b.sha(), &["--as", "carol"])
+        .code(6)
+        .mentions(&["carol is a required reviewer"]);
+}
