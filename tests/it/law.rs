@@ -747,3 +747,38 @@ fn a_reviewer_may_not_withdraw_while_making_itself_required() {
         .code(6)
         .mentions(&["carol is a required reviewer"]);
 }
+
+/// Only an `unblock` resets the status the block gave another agent: a raw `stop` of a BLOCKED
+/// board that also sets the blocking reviewer's status is refused, the status being hers.
+#[test]
+fn a_raw_stop_of_a_blocked_board_may_not_reset_another_agents_status() {
+    let p = crate::proto::Proto::init(&["--reviewers", "alice", "--yolo"]);
+    p.ok("alice", &["register"]);
+    p.ok("doer", &["advance", "PLANNING"]);
+    p.ok("alice", &["block", "--reason", "A question"]);
+    let text = p.text();
+    let set_status = |s: &str, who: &str, to: &str| -> String {
+        let i = s.find(&format!("  {who}:\n")).unwrap();
+        let j = i + s[i..].find("status: ").unwrap();
+        let k = j + s[j..].find('\n').unwrap();
+        format!("{}status: {to}{}", &s[..j], &s[k..])
+    };
+    assert!(text.contains("blocked_from: PLANNING"), "{text}");
+    let stopped = text
+        .replacen("phase: BLOCKED", "phase: STOPPED", 1)
+        .replacen("blocked_from: PLANNING", "blocked_from: null", 1)
+        .replacen(
+            "\n## Journal",
+            "### Stopped — from BLOCKED — doer — 2026-01-01T00:00:00Z\n\ndone\n\n## Journal",
+            1,
+        );
+    let stopped = set_status(&stopped, "doer", "STOPPED");
+    // The stop alone is the doer's to write.
+    let reset = set_status(&stopped, "alice", "IDLE");
+    p.b.write_expect(&reset, &p.b.sha(), &["--as", "doer"])
+        .code(6)
+        .mentions(&["field `agents.alice.status` belongs to alice; doer may not change it"]);
+    p.b.write_expect(&stopped, &p.b.sha(), &["--as", "doer"])
+        .code(0);
+    p.assert_phase("STOPPED");
+}
