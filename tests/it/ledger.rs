@@ -1575,3 +1575,26 @@ fn each_ledger_command_refuses_the_wrong_side_naming_who_runs_it() {
         p.refused(who, &words, 6).mentions(&[said]);
     }
 }
+
+/// A ruling by someone who is not the arbiter says who the arbiter is: with several required
+/// reviewers, the user, through `--user-approved`, which the refusal's hint adds.
+#[test]
+fn a_ruling_by_a_reviewer_among_several_names_the_user_as_the_arbiter() {
+    let p = Proto::init(&["--reviewers", "alice,bob", "--yolo"]);
+    p.ok("alice", &["register"]);
+    p.ok("bob", &["register"]);
+    p.ok("doer", &["advance", "PLANNING"]);
+    p.ok("doer", &["submit", "plan", "--note", "The plan."]);
+    object(&p, "alice", "blocking", "## Goal", "Vague", &[]);
+    verdict(&p, "alice", "CHANGES_REQUESTED", &["--objections", "BLK-1"]).code(0);
+    verdict(&p, "bob", "APPROVED", &[]).code(0);
+    p.ok(
+        "doer",
+        &["challenge", "BLK-1", "--grounds", "The goal is exact."],
+    );
+    p.refused("bob", &["rule", "BLK-1", "uphold", "--reason", "r"], 6)
+        .mentions(&[
+            "is made by the user (several reviewers: run it with --user-approved once the user \
+             decided); bob may not make it",
+        ]);
+}
