@@ -649,7 +649,8 @@ fn a_raw_write_changes_only_the_fields_the_writer_owns() {
     fn extra(t: &str) -> String {
         t.replacen("blocked_from: null\n", "blocked_from: null\nteam: red\n", 1)
     }
-    let edits: [(fn(&str) -> String, &str); 3] = [
+    type Edit = fn(&str) -> String;
+    let edits: [(Edit, &str); 3] = [
         (
             worktree,
             "field `worktree` belongs to the doer (doer); alice may not change it",
