@@ -675,7 +675,7 @@ fn a_raw_write_changes_only_the_fields_the_writer_owns() {
     }
     // The doer's own change, each on the board as it now stands.
     for (edit, _) in [edits[1], edits[2], edits[0]] {
-        p.b.write_expect(&edit(&p.text()), &p.b.sha(), &["--as", "doer"])
+        p.b.write_expect(edit(&p.text()), &p.b.sha(), &["--as", "doer"])
             .code(0);
     }
 }
